@@ -1,0 +1,652 @@
+//! The syntax tree and its canonical `Display` (parse -> print -> parse gives an equal tree).
+
+use crate::span::Span;
+use std::fmt::{self, Display, Formatter, Write};
+
+/// A whole query: single queries combined with UNION / UNION ALL.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Query {
+    pub first: SingleQuery,
+    /// `(all, query)` for each `UNION [ALL] query`.
+    pub unions: Vec<(bool, SingleQuery)>,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct SingleQuery {
+    pub clauses: Vec<Clause>,
+    pub span: Span,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum Clause {
+    Match(Match),
+    Unwind(Unwind),
+    With(With),
+    Return(Projection),
+}
+
+impl Clause {
+    pub fn span(&self) -> Span {
+        match self {
+            Clause::Match(m) => m.span,
+            Clause::Unwind(u) => u.span,
+            Clause::With(w) => w.projection.span,
+            Clause::Return(r) => r.span,
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Match {
+    pub optional: bool,
+    pub patterns: Vec<PathPattern>,
+    pub where_: Option<Expr>,
+    pub span: Span,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Unwind {
+    pub expr: Expr,
+    pub alias: Ident,
+    pub span: Span,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct With {
+    pub projection: Projection,
+    pub where_: Option<Expr>,
+}
+
+/// The body shared by WITH and RETURN.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Projection {
+    pub distinct: bool,
+    /// `*` as the first item.
+    pub star: bool,
+    pub items: Vec<ProjectionItem>,
+    pub order_by: Vec<SortItem>,
+    pub skip: Option<Expr>,
+    pub limit: Option<Expr>,
+    pub span: Span,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct ProjectionItem {
+    pub expr: Expr,
+    pub alias: Option<Ident>,
+    /// The expression as written; the result column name when there is no alias.
+    pub text: SourceText,
+}
+
+impl ProjectionItem {
+    /// The column name Cypher gives this item: the alias, or the expression text.
+    pub fn name(&self) -> String {
+        match &self.alias {
+            Some(a) => a.name.clone(),
+            None => self.text.0.clone(),
+        }
+    }
+}
+
+/// Source text kept for naming; like spans, it never takes part in equality.
+#[derive(Debug, Clone, Default)]
+pub struct SourceText(pub String);
+
+impl PartialEq for SourceText {
+    fn eq(&self, _: &Self) -> bool {
+        true
+    }
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct SortItem {
+    pub expr: Expr,
+    pub descending: bool,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Ident {
+    pub name: String,
+    pub span: Span,
+}
+
+impl Ident {
+    pub fn new(name: impl Into<String>, span: Span) -> Self {
+        Self {
+            name: name.into(),
+            span,
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct PathPattern {
+    /// `p = (a)-->(b)`: a named path.
+    pub name: Option<Ident>,
+    pub start: NodePattern,
+    pub steps: Vec<(RelPattern, NodePattern)>,
+    pub span: Span,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct NodePattern {
+    pub var: Option<Ident>,
+    pub labels: Vec<Ident>,
+    pub props: Option<Expr>,
+    pub span: Span,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Direction {
+    /// `-[]->`
+    Outgoing,
+    /// `<-[]-`
+    Incoming,
+    /// `-[]-` (or `<-[]->`)
+    Both,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct RelPattern {
+    pub var: Option<Ident>,
+    pub types: Vec<Ident>,
+    pub direction: Direction,
+    /// `*min..max`; `Some((None, None))` is a bare `*`.
+    pub length: Option<(Option<u64>, Option<u64>)>,
+    pub props: Option<Expr>,
+    pub span: Span,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Expr {
+    pub kind: ExprKind,
+    pub span: Span,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum Literal {
+    Integer(i64),
+    Float(f64),
+    String(String),
+    Bool(bool),
+    Null,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum BinaryOp {
+    Or,
+    Xor,
+    And,
+    Eq,
+    Neq,
+    Lt,
+    Le,
+    Gt,
+    Ge,
+    Add,
+    Sub,
+    Mul,
+    Div,
+    Mod,
+    Pow,
+    In,
+    StartsWith,
+    EndsWith,
+    Contains,
+    RegexMatch,
+}
+
+impl BinaryOp {
+    pub fn symbol(&self) -> &'static str {
+        match self {
+            BinaryOp::Or => "OR",
+            BinaryOp::Xor => "XOR",
+            BinaryOp::And => "AND",
+            BinaryOp::Eq => "=",
+            BinaryOp::Neq => "<>",
+            BinaryOp::Lt => "<",
+            BinaryOp::Le => "<=",
+            BinaryOp::Gt => ">",
+            BinaryOp::Ge => ">=",
+            BinaryOp::Add => "+",
+            BinaryOp::Sub => "-",
+            BinaryOp::Mul => "*",
+            BinaryOp::Div => "/",
+            BinaryOp::Mod => "%",
+            BinaryOp::Pow => "^",
+            BinaryOp::In => "IN",
+            BinaryOp::StartsWith => "STARTS WITH",
+            BinaryOp::EndsWith => "ENDS WITH",
+            BinaryOp::Contains => "CONTAINS",
+            BinaryOp::RegexMatch => "=~",
+        }
+    }
+
+    pub fn is_comparison(&self) -> bool {
+        matches!(
+            self,
+            BinaryOp::Eq | BinaryOp::Neq | BinaryOp::Lt | BinaryOp::Le | BinaryOp::Gt | BinaryOp::Ge
+        )
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum UnaryOp {
+    Not,
+    Neg,
+    Pos,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum ExprKind {
+    Literal(Literal),
+    Param(String),
+    Variable(String),
+    Property(Box<Expr>, Ident),
+    List(Vec<Expr>),
+    Map(Vec<(Ident, Expr)>),
+    Unary(UnaryOp, Box<Expr>),
+    Binary(BinaryOp, Box<Expr>, Box<Expr>),
+    IsNull { expr: Box<Expr>, negated: bool },
+    /// `n:A:B` label predicate.
+    HasLabels(Box<Expr>, Vec<Ident>),
+    /// `count(*)`
+    CountStar,
+    Function {
+        name: String,
+        distinct: bool,
+        args: Vec<Expr>,
+    },
+    Case {
+        operand: Option<Box<Expr>>,
+        whens: Vec<(Expr, Expr)>,
+        else_: Option<Box<Expr>>,
+    },
+    Index(Box<Expr>, Box<Expr>),
+    Slice(Box<Expr>, Option<Box<Expr>>, Option<Box<Expr>>),
+}
+
+impl Expr {
+    pub fn new(kind: ExprKind, span: Span) -> Self {
+        Self { kind, span }
+    }
+
+    /// Direct sub-expressions, in source order.
+    pub fn children(&self) -> Vec<&Expr> {
+        match &self.kind {
+            ExprKind::Literal(_) | ExprKind::Param(_) | ExprKind::Variable(_) | ExprKind::CountStar => {
+                vec![]
+            }
+            ExprKind::Property(e, _) | ExprKind::Unary(_, e) | ExprKind::HasLabels(e, _) => vec![e],
+            ExprKind::IsNull { expr, .. } => vec![expr],
+            ExprKind::List(xs) => xs.iter().collect(),
+            ExprKind::Map(kv) => kv.iter().map(|(_, v)| v).collect(),
+            ExprKind::Binary(_, l, r) | ExprKind::Index(l, r) => vec![l, r],
+            ExprKind::Function { args, .. } => args.iter().collect(),
+            ExprKind::Case {
+                operand,
+                whens,
+                else_,
+            } => {
+                let mut v: Vec<&Expr> = operand.iter().map(|b| b.as_ref()).collect();
+                for (w, t) in whens {
+                    v.push(w);
+                    v.push(t);
+                }
+                v.extend(else_.iter().map(|b| b.as_ref()));
+                v
+            }
+            ExprKind::Slice(e, a, b) => {
+                let mut v = vec![e.as_ref()];
+                v.extend(a.iter().map(|b| b.as_ref()));
+                v.extend(b.iter().map(|b| b.as_ref()));
+                v
+            }
+        }
+    }
+
+    /// Pre-order walk; `f` returns false to stop descending below a node.
+    pub fn walk<'a>(&'a self, f: &mut impl FnMut(&'a Expr) -> bool) {
+        if f(self) {
+            for c in self.children() {
+                c.walk(f);
+            }
+        }
+    }
+}
+
+/// Aggregating function names (lower case).
+pub const AGGREGATES: &[&str] = &["count", "sum", "avg", "min", "max", "collect"];
+
+impl Expr {
+    /// True when the expression contains an aggregate call.
+    pub fn contains_aggregate(&self) -> bool {
+        let mut found = false;
+        self.walk(&mut |e| {
+            match &e.kind {
+                ExprKind::CountStar => found = true,
+                ExprKind::Function { name, .. } if AGGREGATES.contains(&name.to_lowercase().as_str()) => {
+                    found = true
+                }
+                _ => {}
+            }
+            !found
+        });
+        found
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Display: canonical text. Binary and unary expressions are fully parenthesised so that the
+// printed text re-parses to the same tree whatever the precedence.
+
+/// Prints an identifier, backquoting it when it is not a plain word.
+pub fn fmt_ident(name: &str) -> String {
+    let plain = name
+        .chars()
+        .next()
+        .is_some_and(|c| c.is_alphabetic() || c == '_')
+        && name.chars().all(|c| c.is_alphanumeric() || c == '_')
+        && !crate::parser::is_reserved(name);
+    if plain {
+        name.to_string()
+    } else {
+        format!("`{}`", name.replace('`', "``"))
+    }
+}
+
+/// Prints a string literal with single quotes and escapes.
+pub fn fmt_string(s: &str) -> String {
+    let mut out = String::with_capacity(s.len() + 2);
+    out.push('\'');
+    for c in s.chars() {
+        match c {
+            '\'' => out.push_str("\\'"),
+            '\\' => out.push_str("\\\\"),
+            '\n' => out.push_str("\\n"),
+            '\t' => out.push_str("\\t"),
+            '\r' => out.push_str("\\r"),
+            '\u{8}' => out.push_str("\\b"),
+            '\u{c}' => out.push_str("\\f"),
+            c if c.is_control() => {
+                let _ = write!(out, "\\u{:04X}", c as u32);
+            }
+            c => out.push(c),
+        }
+    }
+    out.push('\'');
+    out
+}
+
+impl Display for Literal {
+    fn fmt(&self, f: &mut Formatter<'_>) -> fmt::Result {
+        match self {
+            Literal::Integer(i) => write!(f, "{i}"),
+            Literal::Float(x) => {
+                if x.is_finite() && x.fract() == 0.0 && x.abs() < 1e15 {
+                    write!(f, "{x:.1}")
+                } else {
+                    write!(f, "{x:?}")
+                }
+            }
+            Literal::String(s) => f.write_str(&fmt_string(s)),
+            Literal::Bool(b) => f.write_str(if *b { "true" } else { "false" }),
+            Literal::Null => f.write_str("null"),
+        }
+    }
+}
+
+fn comma_list<T: Display>(f: &mut Formatter<'_>, xs: &[T]) -> fmt::Result {
+    for (i, x) in xs.iter().enumerate() {
+        if i > 0 {
+            f.write_str(", ")?;
+        }
+        write!(f, "{x}")?;
+    }
+    Ok(())
+}
+
+impl Display for Expr {
+    fn fmt(&self, f: &mut Formatter<'_>) -> fmt::Result {
+        match &self.kind {
+            ExprKind::Literal(l) => write!(f, "{l}"),
+            ExprKind::Param(p) => write!(f, "${}", fmt_ident(p)),
+            ExprKind::Variable(v) => f.write_str(&fmt_ident(v)),
+            ExprKind::Property(e, k) => write!(f, "{e}.{}", fmt_ident(&k.name)),
+            ExprKind::List(xs) => {
+                f.write_str("[")?;
+                comma_list(f, xs)?;
+                f.write_str("]")
+            }
+            ExprKind::Map(kv) => {
+                f.write_str("{")?;
+                for (i, (k, v)) in kv.iter().enumerate() {
+                    if i > 0 {
+                        f.write_str(", ")?;
+                    }
+                    write!(f, "{}: {v}", fmt_ident(&k.name))?;
+                }
+                f.write_str("}")
+            }
+            ExprKind::Unary(UnaryOp::Not, e) => write!(f, "(NOT {e})"),
+            ExprKind::Unary(UnaryOp::Neg, e) => write!(f, "(-{e})"),
+            ExprKind::Unary(UnaryOp::Pos, e) => write!(f, "(+{e})"),
+            ExprKind::Binary(op, l, r) => write!(f, "({l} {} {r})", op.symbol()),
+            ExprKind::IsNull { expr, negated } => {
+                write!(f, "({expr} IS {}NULL)", if *negated { "NOT " } else { "" })
+            }
+            ExprKind::HasLabels(e, ls) => {
+                write!(f, "({e}")?;
+                for l in ls {
+                    write!(f, ":{}", fmt_ident(&l.name))?;
+                }
+                f.write_str(")")
+            }
+            ExprKind::CountStar => f.write_str("count(*)"),
+            ExprKind::Function {
+                name,
+                distinct,
+                args,
+            } => {
+                write!(f, "{}(", fmt_ident(name))?;
+                if *distinct {
+                    f.write_str("DISTINCT ")?;
+                }
+                comma_list(f, args)?;
+                f.write_str(")")
+            }
+            ExprKind::Case {
+                operand,
+                whens,
+                else_,
+            } => {
+                f.write_str("CASE")?;
+                if let Some(o) = operand {
+                    write!(f, " {o}")?;
+                }
+                for (w, t) in whens {
+                    write!(f, " WHEN {w} THEN {t}")?;
+                }
+                if let Some(e) = else_ {
+                    write!(f, " ELSE {e}")?;
+                }
+                f.write_str(" END")
+            }
+            ExprKind::Index(e, i) => write!(f, "{e}[{i}]"),
+            ExprKind::Slice(e, a, b) => {
+                write!(f, "{e}[")?;
+                if let Some(a) = a {
+                    write!(f, "{a}")?;
+                }
+                f.write_str("..")?;
+                if let Some(b) = b {
+                    write!(f, "{b}")?;
+                }
+                f.write_str("]")
+            }
+        }
+    }
+}
+
+impl Display for NodePattern {
+    fn fmt(&self, f: &mut Formatter<'_>) -> fmt::Result {
+        f.write_str("(")?;
+        if let Some(v) = &self.var {
+            f.write_str(&fmt_ident(&v.name))?;
+        }
+        for l in &self.labels {
+            write!(f, ":{}", fmt_ident(&l.name))?;
+        }
+        if let Some(p) = &self.props {
+            if self.var.is_some() || !self.labels.is_empty() {
+                f.write_str(" ")?;
+            }
+            write!(f, "{p}")?;
+        }
+        f.write_str(")")
+    }
+}
+
+impl Display for RelPattern {
+    fn fmt(&self, f: &mut Formatter<'_>) -> fmt::Result {
+        f.write_str(if self.direction == Direction::Incoming {
+            "<-["
+        } else {
+            "-["
+        })?;
+        if let Some(v) = &self.var {
+            f.write_str(&fmt_ident(&v.name))?;
+        }
+        for (i, t) in self.types.iter().enumerate() {
+            f.write_str(if i == 0 { ":" } else { "|" })?;
+            f.write_str(&fmt_ident(&t.name))?;
+        }
+        if let Some((lo, hi)) = &self.length {
+            f.write_str("*")?;
+            match (lo, hi) {
+                (None, None) => {}
+                (Some(a), Some(b)) if a == b => write!(f, "{a}")?,
+                (lo, hi) => {
+                    if let Some(a) = lo {
+                        write!(f, "{a}")?;
+                    }
+                    f.write_str("..")?;
+                    if let Some(b) = hi {
+                        write!(f, "{b}")?;
+                    }
+                }
+            }
+        }
+        if let Some(p) = &self.props {
+            write!(f, " {p}")?;
+        }
+        f.write_str(if self.direction == Direction::Outgoing {
+            "]->"
+        } else {
+            "]-"
+        })
+    }
+}
+
+impl Display for PathPattern {
+    fn fmt(&self, f: &mut Formatter<'_>) -> fmt::Result {
+        if let Some(n) = &self.name {
+            write!(f, "{} = ", fmt_ident(&n.name))?;
+        }
+        write!(f, "{}", self.start)?;
+        for (r, n) in &self.steps {
+            write!(f, "{r}{n}")?;
+        }
+        Ok(())
+    }
+}
+
+impl Display for ProjectionItem {
+    fn fmt(&self, f: &mut Formatter<'_>) -> fmt::Result {
+        write!(f, "{}", self.expr)?;
+        if let Some(a) = &self.alias {
+            write!(f, " AS {}", fmt_ident(&a.name))?;
+        }
+        Ok(())
+    }
+}
+
+impl Display for Projection {
+    fn fmt(&self, f: &mut Formatter<'_>) -> fmt::Result {
+        if self.distinct {
+            f.write_str("DISTINCT ")?;
+        }
+        if self.star {
+            f.write_str("*")?;
+            if !self.items.is_empty() {
+                f.write_str(", ")?;
+            }
+        }
+        comma_list(f, &self.items)?;
+        if !self.order_by.is_empty() {
+            f.write_str(" ORDER BY ")?;
+            for (i, s) in self.order_by.iter().enumerate() {
+                if i > 0 {
+                    f.write_str(", ")?;
+                }
+                write!(f, "{}{}", s.expr, if s.descending { " DESC" } else { "" })?;
+            }
+        }
+        if let Some(s) = &self.skip {
+            write!(f, " SKIP {s}")?;
+        }
+        if let Some(l) = &self.limit {
+            write!(f, " LIMIT {l}")?;
+        }
+        Ok(())
+    }
+}
+
+impl Display for Clause {
+    fn fmt(&self, f: &mut Formatter<'_>) -> fmt::Result {
+        match self {
+            Clause::Match(m) => {
+                if m.optional {
+                    f.write_str("OPTIONAL ")?;
+                }
+                f.write_str("MATCH ")?;
+                comma_list(f, &m.patterns)?;
+                if let Some(w) = &m.where_ {
+                    write!(f, " WHERE {w}")?;
+                }
+                Ok(())
+            }
+            Clause::Unwind(u) => write!(f, "UNWIND {} AS {}", u.expr, fmt_ident(&u.alias.name)),
+            Clause::With(w) => {
+                write!(f, "WITH {}", w.projection)?;
+                if let Some(wh) = &w.where_ {
+                    write!(f, " WHERE {wh}")?;
+                }
+                Ok(())
+            }
+            Clause::Return(r) => write!(f, "RETURN {r}"),
+        }
+    }
+}
+
+impl Display for SingleQuery {
+    fn fmt(&self, f: &mut Formatter<'_>) -> fmt::Result {
+        for (i, c) in self.clauses.iter().enumerate() {
+            if i > 0 {
+                f.write_str(" ")?;
+            }
+            write!(f, "{c}")?;
+        }
+        Ok(())
+    }
+}
+
+impl Display for Query {
+    fn fmt(&self, f: &mut Formatter<'_>) -> fmt::Result {
+        write!(f, "{}", self.first)?;
+        for (all, q) in &self.unions {
+            write!(f, " UNION {}{q}", if *all { "ALL " } else { "" })?;
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,960 @@
+//! Recursive-descent parser with precedence climbing for the Cypher subset.
+
+use crate::ast::*;
+use crate::span::{ErrorKind, Location, ParseError, Span};
+use crate::token::{tokenize, SpannedToken, Token};
+
+/// Deepest expression / pattern nesting accepted before giving up with an error
+/// (instead of overflowing the stack).
+pub const DEFAULT_RECURSION_LIMIT: usize = 64;
+
+const RESERVED: &[&str] = &[
+    "MATCH", "OPTIONAL", "WHERE", "WITH", "RETURN", "UNWIND", "AS", "DISTINCT", "ORDER", "BY",
+    "ASC", "ASCENDING", "DESC", "DESCENDING", "SKIP", "LIMIT", "UNION", "ALL", "AND", "OR", "XOR",
+    "NOT", "IN", "STARTS", "ENDS", "CONTAINS", "IS", "NULL", "TRUE", "FALSE", "CASE", "WHEN",
+    "THEN", "ELSE", "END", "CREATE", "MERGE", "SET", "DELETE", "DETACH", "REMOVE", "CALL",
+    "FOREACH", "LOAD", "YIELD",
+];
+
+const WRITE_CLAUSES: &[&str] = &[
+    "CREATE", "MERGE", "SET", "DELETE", "DETACH", "REMOVE", "FOREACH", "LOAD", "CALL",
+];
+
+/// Words that must be backquoted to be used as identifiers in canonical output.
+pub fn is_reserved(word: &str) -> bool {
+    RESERVED.iter().any(|k| k.eq_ignore_ascii_case(word))
+}
+
+/// Parses a whole query.
+pub fn parse_query(src: &str) -> Result<Query, ParseError> {
+    Parser::new(src)?.query()
+}
+
+/// Parses a single expression (used for `--param k=v` values).
+pub fn parse_expression(src: &str) -> Result<Expr, ParseError> {
+    let mut p = Parser::new(src)?;
+    let e = p.expr()?;
+    p.expect_eof()?;
+    Ok(e)
+}
+
+pub struct Parser<'a> {
+    src: &'a str,
+    tokens: Vec<SpannedToken>,
+    pos: usize,
+    depth: usize,
+    recursion_limit: usize,
+}
+
+type PResult<T> = Result<T, ParseError>;
+
+impl<'a> Parser<'a> {
+    pub fn new(src: &'a str) -> PResult<Self> {
+        Ok(Self {
+            src,
+            tokens: tokenize(src)?,
+            pos: 0,
+            depth: 0,
+            recursion_limit: DEFAULT_RECURSION_LIMIT,
+        })
+    }
+
+    pub fn with_recursion_limit(mut self, limit: usize) -> Self {
+        self.recursion_limit = limit;
+        self
+    }
+
+    // --- token helpers -------------------------------------------------------------------
+
+    fn peek(&self) -> &Token {
+        &self.tokens[self.pos].token
+    }
+
+    fn peek_at(&self, n: usize) -> &Token {
+        let i = (self.pos + n).min(self.tokens.len() - 1);
+        &self.tokens[i].token
+    }
+
+    fn span(&self) -> Span {
+        self.tokens[self.pos].span
+    }
+
+    fn prev_end(&self) -> Location {
+        if self.pos == 0 {
+            self.tokens[0].span.start
+        } else {
+            self.tokens[self.pos - 1].span.end
+        }
+    }
+
+    fn span_from(&self, start: Location) -> Span {
+        Span::new(start, self.prev_end())
+    }
+
+    fn advance(&mut self) -> SpannedToken {
+        let t = self.tokens[self.pos].clone();
+        if self.pos < self.tokens.len() - 1 {
+            self.pos += 1;
+        }
+        t
+    }
+
+    fn at(&self, t: &Token) -> bool {
+        self.peek() == t
+    }
+
+    fn eat(&mut self, t: &Token) -> bool {
+        if self.at(t) {
+            self.advance();
+            true
+        } else {
+            false
+        }
+    }
+
+    fn is_kw(&self, kw: &str) -> bool {
+        self.is_kw_at(0, kw)
+    }
+
+    fn is_kw_at(&self, n: usize, kw: &str) -> bool {
+        matches!(self.peek_at(n), Token::Word(w) if w.eq_ignore_ascii_case(kw))
+    }
+
+    fn eat_kw(&mut self, kw: &str) -> bool {
+        if self.is_kw(kw) {
+            self.advance();
+            true
+        } else {
+            false
+        }
+    }
+
+    fn error(&self, expected: &str) -> ParseError {
+        let t = &self.tokens[self.pos];
+        ParseError::new(
+            ErrorKind::UnexpectedSyntax,
+            format!("Expected: {expected}, found: {}", t.token),
+            t.span,
+        )
+    }
+
+    fn expect(&mut self, t: &Token, expected: &str) -> PResult<Span> {
+        if self.at(t) {
+            Ok(self.advance().span)
+        } else {
+            Err(self.error(expected))
+        }
+    }
+
+    fn expect_kw(&mut self, kw: &str) -> PResult<Span> {
+        if self.is_kw(kw) {
+            Ok(self.advance().span)
+        } else {
+            Err(self.error(kw))
+        }
+    }
+
+    fn expect_eof(&mut self) -> PResult<()> {
+        while self.eat(&Token::Semicolon) {}
+        if self.at(&Token::Eof) {
+            Ok(())
+        } else {
+            Err(self.error("end of input"))
+        }
+    }
+
+    fn enter(&mut self) -> PResult<()> {
+        self.depth += 1;
+        if self.depth > self.recursion_limit {
+            return Err(ParseError::new(
+                ErrorKind::RecursionLimit,
+                format!(
+                    "Query nests deeper than the limit of {} levels",
+                    self.recursion_limit
+                ),
+                self.span(),
+            ));
+        }
+        Ok(())
+    }
+
+    fn leave(&mut self) {
+        self.depth -= 1;
+    }
+
+    fn unsupported(&self, what: &str, span: Span) -> ParseError {
+        ParseError::new(ErrorKind::Unsupported, format!("unsupported: {what}"), span)
+    }
+
+    /// An identifier: a non-reserved word or a backquoted name.
+    fn ident(&mut self, what: &str) -> PResult<Ident> {
+        match self.peek().clone() {
+            Token::Quoted(s) => {
+                let sp = self.advance().span;
+                Ok(Ident::new(s, sp))
+            }
+            Token::Word(w) if !is_reserved(&w) => {
+                let sp = self.advance().span;
+                Ok(Ident::new(w, sp))
+            }
+            _ => Err(self.error(what)),
+        }
+    }
+
+    /// A name after `.` or `:` or as a map key: any word, reserved or not.
+    fn symbolic_name(&mut self, what: &str) -> PResult<Ident> {
+        match self.peek().clone() {
+            Token::Quoted(s) | Token::Word(s) => {
+                let sp = self.advance().span;
+                Ok(Ident::new(s, sp))
+            }
+            _ => Err(self.error(what)),
+        }
+    }
+
+    // --- clauses -------------------------------------------------------------------------
+
+    pub fn query(&mut self) -> PResult<Query> {
+        let first = self.single_query()?;
+        let mut unions = Vec::new();
+        while self.eat_kw("UNION") {
+            let all = self.eat_kw("ALL");
+            unions.push((all, self.single_query()?));
+        }
+        self.expect_eof()?;
+        Ok(Query { first, unions })
+    }
+
+    fn single_query(&mut self) -> PResult<SingleQuery> {
+        let start = self.span().start;
+        let mut clauses = Vec::new();
+        loop {
+            if let Token::Word(w) = self.peek() {
+                if let Some(kw) = WRITE_CLAUSES.iter().find(|k| k.eq_ignore_ascii_case(w)) {
+                    return Err(self.unsupported(
+                        &format!("{kw} (lance-csr answers read-only queries)"),
+                        self.span(),
+                    ));
+                }
+            }
+            if self.is_kw("MATCH") || (self.is_kw("OPTIONAL") && self.is_kw_at(1, "MATCH")) {
+                clauses.push(Clause::Match(self.match_clause()?));
+            } else if self.is_kw("UNWIND") {
+                clauses.push(Clause::Unwind(self.unwind_clause()?));
+            } else if self.is_kw("WITH") {
+                self.advance();
+                let projection = self.projection(start)?;
+                let where_ = if self.eat_kw("WHERE") {
+                    Some(self.expr()?)
+                } else {
+                    None
+                };
+                clauses.push(Clause::With(With { projection, where_ }));
+            } else if self.is_kw("RETURN") {
+                let s = self.advance().span.start;
+                let r = self.projection(s)?;
+                clauses.push(Clause::Return(r));
+                break;
+            } else if clauses.is_empty() {
+                return Err(self.error("MATCH, OPTIONAL MATCH, UNWIND, WITH or RETURN"));
+            } else if matches!(self.peek(), Token::Eof | Token::Semicolon) || self.is_kw("UNION") {
+                return Err(ParseError::new(
+                    ErrorKind::UnexpectedSyntax,
+                    "Query cannot conclude with MATCH, UNWIND or WITH (must be RETURN)",
+                    self.span(),
+                ));
+            } else {
+                return Err(self.error("MATCH, OPTIONAL MATCH, UNWIND, WITH, RETURN or UNION"));
+            }
+        }
+        Ok(SingleQuery {
+            clauses,
+            span: self.span_from(start),
+        })
+    }
+
+    fn match_clause(&mut self) -> PResult<Match> {
+        let start = self.span().start;
+        let optional = self.eat_kw("OPTIONAL");
+        self.expect_kw("MATCH")?;
+        let mut patterns = vec![self.path_pattern()?];
+        while self.eat(&Token::Comma) {
+            patterns.push(self.path_pattern()?);
+        }
+        let where_ = if self.eat_kw("WHERE") {
+            Some(self.expr()?)
+        } else {
+            None
+        };
+        Ok(Match {
+            optional,
+            patterns,
+            where_,
+            span: self.span_from(start),
+        })
+    }
+
+    fn unwind_clause(&mut self) -> PResult<Unwind> {
+        let start = self.advance().span.start;
+        let expr = self.expr()?;
+        self.expect_kw("AS")?;
+        let alias = self.ident("variable name")?;
+        Ok(Unwind {
+            expr,
+            alias,
+            span: self.span_from(start),
+        })
+    }
+
+    fn projection(&mut self, start: Location) -> PResult<Projection> {
+        let distinct = self.eat_kw("DISTINCT");
+        let mut star = false;
+        let mut items = Vec::new();
+        if self.eat(&Token::Star) {
+            star = true;
+            while self.eat(&Token::Comma) {
+                items.push(self.projection_item()?);
+            }
+        } else {
+            items.push(self.projection_item()?);
+            while self.eat(&Token::Comma) {
+                items.push(self.projection_item()?);
+            }
+        }
+        let mut order_by = Vec::new();
+        if self.is_kw("ORDER") {
+            self.advance();
+            self.expect_kw("BY")?;
+            loop {
+                let expr = self.expr()?;
+                let descending = if self.eat_kw("DESC") || self.eat_kw("DESCENDING") {
+                    true
+                } else {
+                    let _ = self.eat_kw("ASC") || self.eat_kw("ASCENDING");
+                    false
+                };
+                order_by.push(SortItem { expr, descending });
+                if !self.eat(&Token::Comma) {
+                    break;
+                }
+            }
+        }
+        let skip = if self.eat_kw("SKIP") {
+            Some(self.expr()?)
+        } else {
+            None
+        };
+        let limit = if self.eat_kw("LIMIT") {
+            Some(self.expr()?)
+        } else {
+            None
+        };
+        Ok(Projection {
+            distinct,
+            star,
+            items,
+            order_by,
+            skip,
+            limit,
+            span: self.span_from(start),
+        })
+    }
+
+    fn projection_item(&mut self) -> PResult<ProjectionItem> {
+        let start = self.span().start;
+        let expr = self.expr()?;
+        let end = self.prev_end();
+        let text = SourceText(self.src[start.offset..end.offset].to_string());
+        let alias = if self.eat_kw("AS") {
+            Some(self.ident("alias name")?)
+        } else {
+            None
+        };
+        Ok(ProjectionItem { expr, alias, text })
+    }
+
+    // --- patterns ------------------------------------------------------------------------
+
+    fn path_pattern(&mut self) -> PResult<PathPattern> {
+        let start = self.span().start;
+        let mut name = None;
+        if matches!(self.peek(), Token::Word(_) | Token::Quoted(_)) && self.peek_at(1) == &Token::Eq
+        {
+            name = Some(self.ident("path name")?);
+            self.advance();
+        }
+        if matches!(self.peek(), Token::Word(w) if w.eq_ignore_ascii_case("shortestPath") || w.eq_ignore_ascii_case("allShortestPaths"))
+        {
+            return Err(self.unsupported("shortestPath", self.span()));
+        }
+        let first = self.node_pattern()?;
+        let mut steps = Vec::new();
+        while matches!(self.peek(), Token::Minus | Token::Lt) {
+            let rel = self.rel_pattern()?;
+            let node = self.node_pattern()?;
+            steps.push((rel, node));
+        }
+        Ok(PathPattern {
+            name,
+            start: first,
+            steps,
+            span: self.span_from(start),
+        })
+    }
+
+    fn node_pattern(&mut self) -> PResult<NodePattern> {
+        let start = self.span().start;
+        self.expect(&Token::LParen, "'(' starting a node pattern")?;
+        let var = if matches!(self.peek(), Token::Word(_) | Token::Quoted(_)) {
+            Some(self.ident("variable name")?)
+        } else {
+            None
+        };
+        let mut labels = Vec::new();
+        while self.eat(&Token::Colon) {
+            labels.push(self.symbolic_name("label name")?);
+        }
+        let props = self.pattern_properties()?;
+        self.expect(&Token::RParen, "')' closing the node pattern")?;
+        Ok(NodePattern {
+            var,
+            labels,
+            props,
+            span: self.span_from(start),
+        })
+    }
+
+    fn pattern_properties(&mut self) -> PResult<Option<Expr>> {
+        match self.peek() {
+            Token::LBrace => Ok(Some(self.map_literal()?)),
+            Token::Param(p) => {
+                let p = p.clone();
+                let sp = self.advance().span;
+                Ok(Some(Expr::new(ExprKind::Param(p), sp)))
+            }
+            _ => Ok(None),
+        }
+    }
+
+    fn rel_pattern(&mut self) -> PResult<RelPattern> {
+        let start = self.span().start;
+        let left_arrow = self.eat(&Token::Lt);
+        self.expect(&Token::Minus, "'-' in a relationship pattern")?;
+        let mut var = None;
+        let mut types = Vec::new();
+        let mut length = None;
+        let mut props = None;
+        if self.eat(&Token::LBracket) {
+            if matches!(self.peek(), Token::Word(_) | Token::Quoted(_)) {
+                var = Some(self.ident("variable name")?);
+            }
+            if self.eat(&Token::Colon) {
+                types.push(self.symbolic_name("relationship type")?);
+                while self.eat(&Token::Pipe) {
+                    self.eat(&Token::Colon);
+                    types.push(self.symbolic_name("relationship type")?);
+                }
+            }
+            if self.eat(&Token::Star) {
+                length = Some(self.range_literal()?);
+            }
+            props = self.pattern_properties()?;
+            self.expect(&Token::RBracket, "']' closing the relationship pattern")?;
+        }
+        self.expect(&Token::Minus, "'-' in a relationship pattern")?;
+        let right_arrow = self.eat(&Token::Gt);
+        let direction = match (left_arrow, right_arrow) {
+            (false, true) => Direction::Outgoing,
+            (true, false) => Direction::Incoming,
+            _ => Direction::Both,
+        };
+        Ok(RelPattern {
+            var,
+            types,
+            direction,
+            length,
+            props,
+            span: self.span_from(start),
+        })
+    }
+
+    fn range_bound(&mut self) -> PResult<Option<u64>> {
+        match self.peek().clone() {
+            Token::Integer(i) => {
+                self.advance();
+                Ok(Some(i as u64))
+            }
+            _ => Ok(None),
+        }
+    }
+
+    fn range_literal(&mut self) -> PResult<(Option<u64>, Option<u64>)> {
+        let lo = self.range_bound()?;
+        if self.eat(&Token::DotDot) {
+            let hi = self.range_bound()?;
+            Ok((lo, hi))
+        } else {
+            Ok((lo, lo))
+        }
+    }
+
+    // --- expressions ---------------------------------------------------------------------
+
+    pub fn expr(&mut self) -> PResult<Expr> {
+        self.enter()?;
+        let r = self.or_expr();
+        self.leave();
+        r
+    }
+
+    fn binary(op: BinaryOp, l: Expr, r: Expr) -> Expr {
+        let span = l.span.union(&r.span);
+        Expr::new(ExprKind::Binary(op, Box::new(l), Box::new(r)), span)
+    }
+
+    fn or_expr(&mut self) -> PResult<Expr> {
+        let mut l = self.xor_expr()?;
+        while self.eat_kw("OR") {
+            let r = self.xor_expr()?;
+            l = Self::binary(BinaryOp::Or, l, r);
+        }
+        Ok(l)
+    }
+
+    fn xor_expr(&mut self) -> PResult<Expr> {
+        let mut l = self.and_expr()?;
+        while self.eat_kw("XOR") {
+            let r = self.and_expr()?;
+            l = Self::binary(BinaryOp::Xor, l, r);
+        }
+        Ok(l)
+    }
+
+    fn and_expr(&mut self) -> PResult<Expr> {
+        let mut l = self.not_expr()?;
+        while self.eat_kw("AND") {
+            let r = self.not_expr()?;
+            l = Self::binary(BinaryOp::And, l, r);
+        }
+        Ok(l)
+    }
+
+    fn not_expr(&mut self) -> PResult<Expr> {
+        if self.is_kw("NOT") {
+            let sp = self.advance().span;
+            self.enter()?;
+            let e = self.not_expr();
+            self.leave();
+            let e = e?;
+            let span = sp.union(&e.span);
+            return Ok(Expr::new(ExprKind::Unary(UnaryOp::Not, Box::new(e)), span));
+        }
+        self.comparison()
+    }
+
+    fn comparison(&mut self) -> PResult<Expr> {
+        let first = self.predicate_expr()?;
+        let mut result: Option<Expr> = None;
+        let mut left = first.clone();
+        loop {
+            let op = match self.peek() {
+                Token::Eq => BinaryOp::Eq,
+                Token::Neq => BinaryOp::Neq,
+                Token::Lt => BinaryOp::Lt,
+                Token::Le => BinaryOp::Le,
+                Token::Gt => BinaryOp::Gt,
+                Token::Ge => BinaryOp::Ge,
+                Token::RegexEq => BinaryOp::RegexMatch,
+                _ => break,
+            };
+            self.advance();
+            let right = self.predicate_expr()?;
+            let cmp = Self::binary(op, left, right.clone());
+            // `a < b < c` means `a < b AND b < c`.
+            result = Some(match result {
+                None => cmp,
+                Some(prev) => Self::binary(BinaryOp::And, prev, cmp),
+            });
+            left = right;
+        }
+        Ok(result.unwrap_or(first))
+    }
+
+    fn predicate_expr(&mut self) -> PResult<Expr> {
+        let mut e = self.add_sub()?;
+        loop {
+            if self.is_kw("IS") {
+                self.advance();
+                let negated = self.eat_kw("NOT");
+                let end = self.expect_kw("NULL")?;
+                let span = e.span.union(&end);
+                e = Expr::new(
+                    ExprKind::IsNull {
+                        expr: Box::new(e),
+                        negated,
+                    },
+                    span,
+                );
+            } else if self.is_kw("IN") {
+                self.advance();
+                let r = self.add_sub()?;
+                e = Self::binary(BinaryOp::In, e, r);
+            } else if self.is_kw("STARTS") && self.is_kw_at(1, "WITH") {
+                self.advance();
+                self.advance();
+                let r = self.add_sub()?;
+                e = Self::binary(BinaryOp::StartsWith, e, r);
+            } else if self.is_kw("ENDS") && self.is_kw_at(1, "WITH") {
+                self.advance();
+                self.advance();
+                let r = self.add_sub()?;
+                e = Self::binary(BinaryOp::EndsWith, e, r);
+            } else if self.is_kw("CONTAINS") {
+                self.advance();
+                let r = self.add_sub()?;
+                e = Self::binary(BinaryOp::Contains, e, r);
+            } else {
+                return Ok(e);
+            }
+        }
+    }
+
+    fn add_sub(&mut self) -> PResult<Expr> {
+        let mut l = self.mul_div()?;
+        loop {
+            let op = match self.peek() {
+                Token::Plus => BinaryOp::Add,
+                Token::Minus => BinaryOp::Sub,
+                _ => return Ok(l),
+            };
+            self.advance();
+            let r = self.mul_div()?;
+            l = Self::binary(op, l, r);
+        }
+    }
+
+    fn mul_div(&mut self) -> PResult<Expr> {
+        let mut l = self.power()?;
+        loop {
+            let op = match self.peek() {
+                Token::Star => BinaryOp::Mul,
+                Token::Slash => BinaryOp::Div,
+                Token::Percent => BinaryOp::Mod,
+                _ => return Ok(l),
+            };
+            self.advance();
+            let r = self.power()?;
+            l = Self::binary(op, l, r);
+        }
+    }
+
+    fn power(&mut self) -> PResult<Expr> {
+        let mut l = self.unary()?;
+        while self.eat(&Token::Caret) {
+            let r = self.unary()?;
+            l = Self::binary(BinaryOp::Pow, l, r);
+        }
+        Ok(l)
+    }
+
+    fn unary(&mut self) -> PResult<Expr> {
+        let op = match self.peek() {
+            Token::Minus => UnaryOp::Neg,
+            Token::Plus => UnaryOp::Pos,
+            _ => return self.postfix(),
+        };
+        let sp = self.advance().span;
+        // `-9223372036854775808` is the one literal that only exists negated.
+        if op == UnaryOp::Neg && self.at(&Token::IntegerMinMagnitude) {
+            let end = self.advance().span;
+            return Ok(Expr::new(
+                ExprKind::Literal(Literal::Integer(i64::MIN)),
+                sp.union(&end),
+            ));
+        }
+        self.enter()?;
+        let e = self.unary();
+        self.leave();
+        let e = e?;
+        let span = sp.union(&e.span);
+        Ok(match (op, e.kind) {
+            (UnaryOp::Neg, ExprKind::Literal(Literal::Integer(i))) if i != i64::MIN => {
+                Expr::new(ExprKind::Literal(Literal::Integer(-i)), span)
+            }
+            (UnaryOp::Neg, ExprKind::Literal(Literal::Float(x))) => {
+                Expr::new(ExprKind::Literal(Literal::Float(-x)), span)
+            }
+            (op, kind) => Expr::new(
+                ExprKind::Unary(
+                    op,
+                    Box::new(Expr {
+                        kind,
+                        span: e.span,
+                    }),
+                ),
+                span,
+            ),
+        })
+    }
+
+    fn postfix(&mut self) -> PResult<Expr> {
+        let mut e = self.atom()?;
+        loop {
+            match self.peek() {
+                Token::Dot => {
+                    self.advance();
+                    let key = self.symbolic_name("property name")?;
+                    let span = e.span.union(&key.span);
+                    e = Expr::new(ExprKind::Property(Box::new(e), key), span);
+                }
+                Token::LBracket => {
+                    self.advance();
+                    let start_e = if self.at(&Token::DotDot) {
+                        None
+                    } else {
+                        Some(Box::new(self.expr()?))
+                    };
+                    if self.eat(&Token::DotDot) {
+                        let end_e = if self.at(&Token::RBracket) {
+                            None
+                        } else {
+                            Some(Box::new(self.expr()?))
+                        };
+                        let close = self.expect(&Token::RBracket, "']'")?;
+                        let span = e.span.union(&close);
+                        e = Expr::new(ExprKind::Slice(Box::new(e), start_e, end_e), span);
+                    } else {
+                        let close = self.expect(&Token::RBracket, "']'")?;
+                        let span = e.span.union(&close);
+                        let idx = start_e.ok_or_else(|| self.error("index expression"))?;
+                        e = Expr::new(ExprKind::Index(Box::new(e), idx), span);
+                    }
+                }
+                Token::Colon => {
+                    let mut labels = Vec::new();
+                    while self.eat(&Token::Colon) {
+                        labels.push(self.symbolic_name("label name")?);
+                    }
+                    let span = e.span.union(&labels.last().map(|l| l.span).unwrap_or(e.span));
+                    e = Expr::new(ExprKind::HasLabels(Box::new(e), labels), span);
+                }
+                Token::LBrace if matches!(e.kind, ExprKind::Variable(_)) => {
+                    return Err(self.unsupported("map projection", self.span()));
+                }
+                _ => return Ok(e),
+            }
+        }
+    }
+
+    fn atom(&mut self) -> PResult<Expr> {
+        let t = self.tokens[self.pos].clone();
+        let lit = |l: Literal| Ok(Expr::new(ExprKind::Literal(l), t.span));
+        match t.token {
+            Token::Integer(i) => {
+                self.advance();
+                lit(Literal::Integer(i))
+            }
+            Token::IntegerMinMagnitude => Err(ParseError::new(
+                ErrorKind::IntegerOverflow,
+                "Integer literal 9223372036854775808 is too large for a 64-bit integer",
+                t.span,
+            )),
+            Token::Float(x) => {
+                self.advance();
+                lit(Literal::Float(x))
+            }
+            Token::Str(s) => {
+                self.advance();
+                lit(Literal::String(s))
+            }
+            Token::Param(p) => {
+                self.advance();
+                Ok(Expr::new(ExprKind::Param(p), t.span))
+            }
+            Token::LBrace => self.map_literal(),
+            Token::LBracket => self.list_literal(),
+            Token::LParen => {
+                self.advance();
+                self.enter()?;
+                let e = self.expr();
+                self.leave();
+                let mut e = e?;
+                if matches!(self.peek(), Token::Comma) || self.at(&Token::Colon) {
+                    return Err(self.unsupported("pattern expression", t.span));
+                }
+                let close = self.expect(&Token::RParen, "')'")?;
+                // `(a)-->(b)` in an expression is a pattern predicate.
+                if (self.at(&Token::Minus)
+                    && matches!(self.peek_at(1), Token::Minus | Token::LBracket))
+                    || (self.at(&Token::Lt) && self.peek_at(1) == &Token::Minus)
+                {
+                    return Err(self.unsupported("pattern expression", t.span.union(&close)));
+                }
+                e.span = t.span.union(&close);
+                Ok(e)
+            }
+            Token::Quoted(name) => {
+                self.advance();
+                if self.at(&Token::LParen) {
+                    return self.function_call(name, t.span);
+                }
+                Ok(Expr::new(ExprKind::Variable(name), t.span))
+            }
+            Token::Word(w) => {
+                let upper = w.to_ascii_uppercase();
+                match upper.as_str() {
+                    "TRUE" => {
+                        self.advance();
+                        lit(Literal::Bool(true))
+                    }
+                    "FALSE" => {
+                        self.advance();
+                        lit(Literal::Bool(false))
+                    }
+                    "NULL" => {
+                        self.advance();
+                        lit(Literal::Null)
+                    }
+                    "CASE" => self.case_expr(),
+                    "ALL" | "ANY" | "NONE" | "SINGLE"
+                        if self.peek_at(1) == &Token::LParen
+                            && matches!(self.peek_at(2), Token::Word(_) | Token::Quoted(_))
+                            && self.is_kw_at(3, "IN") =>
+                    {
+                        Err(self.unsupported("list predicate (all/any/none/single)", t.span))
+                    }
+                    "REDUCE" if self.peek_at(1) == &Token::LParen => {
+                        Err(self.unsupported("reduce", t.span))
+                    }
+                    "EXISTS" if self.peek_at(1) == &Token::LBrace => {
+                        Err(self.unsupported("existential subquery", t.span))
+                    }
+                    _ if is_reserved(&w) => Err(self.error("an expression")),
+                    _ => {
+                        self.advance();
+                        // Namespaced function names: `a.b.c(...)`.
+                        let mut name = w;
+                        let mut k = 0;
+                        while self.peek_at(k) == &Token::Dot
+                            && matches!(self.peek_at(k + 1), Token::Word(_))
+                        {
+                            k += 2;
+                        }
+                        if k > 0 && self.peek_at(k) == &Token::LParen {
+                            while self.eat(&Token::Dot) {
+                                if let Token::Word(part) = self.advance().token {
+                                    name.push('.');
+                                    name.push_str(&part);
+                                }
+                            }
+                        }
+                        if self.at(&Token::LParen) {
+                            return self.function_call(name, t.span);
+                        }
+                        Ok(Expr::new(ExprKind::Variable(name), t.span))
+                    }
+                }
+            }
+            _ => Err(self.error("an expression")),
+        }
+    }
+
+    fn function_call(&mut self, name: String, start: Span) -> PResult<Expr> {
+        self.expect(&Token::LParen, "'('")?;
+        if name.eq_ignore_ascii_case("count") && self.at(&Token::Star) {
+            self.advance();
+            let close = self.expect(&Token::RParen, "')'")?;
+            return Ok(Expr::new(ExprKind::CountStar, start.union(&close)));
+        }
+        let distinct = self.eat_kw("DISTINCT");
+        let mut args = Vec::new();
+        if !self.at(&Token::RParen) {
+            args.push(self.expr()?);
+            while self.eat(&Token::Comma) {
+                args.push(self.expr()?);
+            }
+        }
+        let close = self.expect(&Token::RParen, "')' closing the function call")?;
+        Ok(Expr::new(
+            ExprKind::Function {
+                name,
+                distinct,
+                args,
+            },
+            start.union(&close),
+        ))
+    }
+
+    fn case_expr(&mut self) -> PResult<Expr> {
+        let start = self.advance().span;
+        let operand = if self.is_kw("WHEN") {
+            None
+        } else {
+            Some(Box::new(self.expr()?))
+        };
+        let mut whens = Vec::new();
+        while self.eat_kw("WHEN") {
+            let w = self.expr()?;
+            self.expect_kw("THEN")?;
+            let t = self.expr()?;
+            whens.push((w, t));
+        }
+        if whens.is_empty() {
+            return Err(self.error("WHEN"));
+        }
+        let else_ = if self.eat_kw("ELSE") {
+            Some(Box::new(self.expr()?))
+        } else {
+            None
+        };
+        let end = self.expect_kw("END")?;
+        Ok(Expr::new(
+            ExprKind::Case {
+                operand,
+                whens,
+                else_,
+            },
+            start.union(&end),
+        ))
+    }
+
+    fn list_literal(&mut self) -> PResult<Expr> {
+        let start = self.advance().span;
+        if matches!(self.peek(), Token::Word(_) | Token::Quoted(_)) && self.is_kw_at(1, "IN") {
+            return Err(self.unsupported("list comprehension", start));
+        }
+        self.enter()?;
+        let mut items = Vec::new();
+        if !self.at(&Token::RBracket) {
+            loop {
+                items.push(self.expr()?);
+                if !self.eat(&Token::Comma) {
+                    break;
+                }
+            }
+        }
+        self.leave();
+        let end = self.expect(&Token::RBracket, "']' closing the list")?;
+        Ok(Expr::new(ExprKind::List(items), start.union(&end)))
+    }
+
+    fn map_literal(&mut self) -> PResult<Expr> {
+        let start = self.expect(&Token::LBrace, "'{'")?;
+        self.enter()?;
+        let mut entries: Vec<(Ident, Expr)> = Vec::new();
+        if !self.at(&Token::RBrace) {
+            loop {
+                let k = self.symbolic_name("map key")?;
+                self.expect(&Token::Colon, "':' after the map key")?;
+                let v = self.expr()?;
+                entries.push((k, v));
+                if !self.eat(&Token::Comma) {
+                    break;
+                }
+            }
+        }
+        self.leave();
+        let end = self.expect(&Token::RBrace, "'}' closing the map")?;
+        Ok(Expr::new(ExprKind::Map(entries), start.union(&end)))
+    }
+}
