@@ -1,1 +1,18 @@
-fn main(){}
+use clap::Parser;
+use lance_csr::cli::{run, Cli};
+
+fn main() {
+    let cli = Cli::parse();
+    let rt = match tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(rt) => rt,
+        Err(e) => {
+            eprintln!("error: cannot start the runtime: {e}");
+            std::process::exit(1);
+        }
+    };
+    let code = rt.block_on(run(cli));
+    std::process::exit(code);
+}

@@ -225,7 +225,12 @@ impl BinaryOp {
     pub fn is_comparison(&self) -> bool {
         matches!(
             self,
-            BinaryOp::Eq | BinaryOp::Neq | BinaryOp::Lt | BinaryOp::Le | BinaryOp::Gt | BinaryOp::Ge
+            BinaryOp::Eq
+                | BinaryOp::Neq
+                | BinaryOp::Lt
+                | BinaryOp::Le
+                | BinaryOp::Gt
+                | BinaryOp::Ge
         )
     }
 }
@@ -247,7 +252,10 @@ pub enum ExprKind {
     Map(Vec<(Ident, Expr)>),
     Unary(UnaryOp, Box<Expr>),
     Binary(BinaryOp, Box<Expr>, Box<Expr>),
-    IsNull { expr: Box<Expr>, negated: bool },
+    IsNull {
+        expr: Box<Expr>,
+        negated: bool,
+    },
     /// `n:A:B` label predicate.
     HasLabels(Box<Expr>, Vec<Ident>),
     /// `count(*)`
@@ -274,7 +282,10 @@ impl Expr {
     /// Direct sub-expressions, in source order.
     pub fn children(&self) -> Vec<&Expr> {
         match &self.kind {
-            ExprKind::Literal(_) | ExprKind::Param(_) | ExprKind::Variable(_) | ExprKind::CountStar => {
+            ExprKind::Literal(_)
+            | ExprKind::Param(_)
+            | ExprKind::Variable(_)
+            | ExprKind::CountStar => {
                 vec![]
             }
             ExprKind::Property(e, _) | ExprKind::Unary(_, e) | ExprKind::HasLabels(e, _) => vec![e],
@@ -325,7 +336,9 @@ impl Expr {
         self.walk(&mut |e| {
             match &e.kind {
                 ExprKind::CountStar => found = true,
-                ExprKind::Function { name, .. } if AGGREGATES.contains(&name.to_lowercase().as_str()) => {
+                ExprKind::Function { name, .. }
+                    if AGGREGATES.contains(&name.to_lowercase().as_str()) =>
+                {
                     found = true
                 }
                 _ => {}

@@ -9,11 +9,51 @@ use crate::token::{tokenize, SpannedToken, Token};
 pub const DEFAULT_RECURSION_LIMIT: usize = 64;
 
 const RESERVED: &[&str] = &[
-    "MATCH", "OPTIONAL", "WHERE", "WITH", "RETURN", "UNWIND", "AS", "DISTINCT", "ORDER", "BY",
-    "ASC", "ASCENDING", "DESC", "DESCENDING", "SKIP", "LIMIT", "UNION", "ALL", "AND", "OR", "XOR",
-    "NOT", "IN", "STARTS", "ENDS", "CONTAINS", "IS", "NULL", "TRUE", "FALSE", "CASE", "WHEN",
-    "THEN", "ELSE", "END", "CREATE", "MERGE", "SET", "DELETE", "DETACH", "REMOVE", "CALL",
-    "FOREACH", "LOAD", "YIELD",
+    "MATCH",
+    "OPTIONAL",
+    "WHERE",
+    "WITH",
+    "RETURN",
+    "UNWIND",
+    "AS",
+    "DISTINCT",
+    "ORDER",
+    "BY",
+    "ASC",
+    "ASCENDING",
+    "DESC",
+    "DESCENDING",
+    "SKIP",
+    "LIMIT",
+    "UNION",
+    "ALL",
+    "AND",
+    "OR",
+    "XOR",
+    "NOT",
+    "IN",
+    "STARTS",
+    "ENDS",
+    "CONTAINS",
+    "IS",
+    "NULL",
+    "TRUE",
+    "FALSE",
+    "CASE",
+    "WHEN",
+    "THEN",
+    "ELSE",
+    "END",
+    "CREATE",
+    "MERGE",
+    "SET",
+    "DELETE",
+    "DETACH",
+    "REMOVE",
+    "CALL",
+    "FOREACH",
+    "LOAD",
+    "YIELD",
 ];
 
 const WRITE_CLAUSES: &[&str] = &[
@@ -685,13 +725,7 @@ impl<'a> Parser<'a> {
                 Expr::new(ExprKind::Literal(Literal::Float(-x)), span)
             }
             (op, kind) => Expr::new(
-                ExprKind::Unary(
-                    op,
-                    Box::new(Expr {
-                        kind,
-                        span: e.span,
-                    }),
-                ),
+                ExprKind::Unary(op, Box::new(Expr { kind, span: e.span })),
                 span,
             ),
         })
@@ -735,7 +769,9 @@ impl<'a> Parser<'a> {
                     while self.eat(&Token::Colon) {
                         labels.push(self.symbolic_name("label name")?);
                     }
-                    let span = e.span.union(&labels.last().map(|l| l.span).unwrap_or(e.span));
+                    let span = e
+                        .span
+                        .union(&labels.last().map(|l| l.span).unwrap_or(e.span));
                     e = Expr::new(ExprKind::HasLabels(Box::new(e), labels), span);
                 }
                 Token::LBrace if matches!(e.kind, ExprKind::Variable(_)) => {

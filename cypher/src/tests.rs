@@ -59,7 +59,10 @@ fn canonical_forms() {
     parses_to("RETURN (1 + 2) * 3", "RETURN ((1 + 2) * 3)");
     parses_to("RETURN 1 < 2 < 3", "RETURN ((1 < 2) AND (2 < 3))");
     parses_to("RETURN NOT a = b", "RETURN (NOT (a = b))");
-    parses_to("RETURN a OR b XOR c AND d", "RETURN (a OR (b XOR (c AND d)))");
+    parses_to(
+        "RETURN a OR b XOR c AND d",
+        "RETURN (a OR (b XOR (c AND d)))",
+    );
     parses_to("RETURN 2 ^ 3 ^ 2", "RETURN ((2 ^ 3) ^ 2)");
     parses_to("RETURN -9223372036854775808", "RETURN -9223372036854775808");
     parses_to("RETURN 0x1F, 0o17, .5, 1e3", "RETURN 31, 15, 0.5, 1000.0");
@@ -71,8 +74,14 @@ fn canonical_forms() {
     parses_to("RETURN x ORDER BY x ASCENDING", "RETURN x ORDER BY x");
     parses_to("RETURN `a``b`", "RETURN `a``b`");
     parses_to("RETURN `match`", "RETURN `match`");
-    parses_to("RETURN a IS NULL, b IS NOT NULL", "RETURN (a IS NULL), (b IS NOT NULL)");
-    parses_to("MATCH ()-[r:A|:B]->() RETURN r", "MATCH ()-[r:A|B]->() RETURN r");
+    parses_to(
+        "RETURN a IS NULL, b IS NOT NULL",
+        "RETURN (a IS NULL), (b IS NOT NULL)",
+    );
+    parses_to(
+        "MATCH ()-[r:A|:B]->() RETURN r",
+        "MATCH ()-[r:A|B]->() RETURN r",
+    );
 }
 
 #[test]
@@ -90,11 +99,17 @@ fn errors_have_positions() {
     let e = parse_query("MATCH (n)\nRETURN n +").unwrap_err();
     assert_eq!(e.kind, ErrorKind::UnexpectedSyntax);
     assert_eq!((e.span.start.line, e.span.start.column), (2, 11));
-    assert!(e.message.starts_with("Expected: an expression, found: end of input"));
+    assert!(e
+        .message
+        .starts_with("Expected: an expression, found: end of input"));
 
     let e = parse_query("MATCH (n RETURN n").unwrap_err();
     assert_eq!((e.span.start.line, e.span.start.column), (1, 10));
-    assert!(e.message.contains("')' closing the node pattern"), "{}", e.message);
+    assert!(
+        e.message.contains("')' closing the node pattern"),
+        "{}",
+        e.message
+    );
 
     let e = parse_query("MATCH (n)").unwrap_err();
     assert!(e.message.contains("must be RETURN"), "{}", e.message);
@@ -110,7 +125,11 @@ fn write_clauses_are_unsupported() {
     ] {
         let e = parse_query(q).unwrap_err();
         assert_eq!(e.kind, ErrorKind::Unsupported, "{q}");
-        assert!(e.message.starts_with(&format!("unsupported: {kw}")), "{}", e.message);
+        assert!(
+            e.message.starts_with(&format!("unsupported: {kw}")),
+            "{}",
+            e.message
+        );
     }
 }
 
@@ -147,16 +166,25 @@ fn literal_errors() {
 #[test]
 fn recursion_limit_stops_deep_nesting() {
     let deep = format!("RETURN {}1{}", "(".repeat(5000), ")".repeat(5000));
-    assert_eq!(parse_query(&deep).unwrap_err().kind, ErrorKind::RecursionLimit);
+    assert_eq!(
+        parse_query(&deep).unwrap_err().kind,
+        ErrorKind::RecursionLimit
+    );
     let deep_list = format!("RETURN {}1{}", "[".repeat(5000), "]".repeat(5000));
     assert_eq!(
         parse_query(&deep_list).unwrap_err().kind,
         ErrorKind::RecursionLimit
     );
     let nots = format!("RETURN {}true", "NOT ".repeat(5000));
-    assert_eq!(parse_query(&nots).unwrap_err().kind, ErrorKind::RecursionLimit);
+    assert_eq!(
+        parse_query(&nots).unwrap_err().kind,
+        ErrorKind::RecursionLimit
+    );
     let negs = format!("RETURN {}1", "- ".repeat(5000));
-    assert_eq!(parse_query(&negs).unwrap_err().kind, ErrorKind::RecursionLimit);
+    assert_eq!(
+        parse_query(&negs).unwrap_err().kind,
+        ErrorKind::RecursionLimit
+    );
     let ok = format!("RETURN {}1{}", "(".repeat(20), ")".repeat(20));
     assert!(parse_query(&ok).is_ok());
 }

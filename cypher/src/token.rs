@@ -446,7 +446,10 @@ fn number(cur: &mut Cursor<'_>, start: Location) -> Result<Token, ParseError> {
         if digits.is_empty() || !digits.chars().all(|c| c.is_digit(radix)) {
             return Err(err_at(
                 ErrorKind::InvalidNumberLiteral,
-                format!("Invalid number literal '{}'", &cur.src[begin..cur.loc.offset]),
+                format!(
+                    "Invalid number literal '{}'",
+                    &cur.src[begin..cur.loc.offset]
+                ),
                 start,
                 cur.loc,
             ));
@@ -474,7 +477,10 @@ fn number(cur: &mut Cursor<'_>, start: Location) -> Result<Token, ParseError> {
             word(cur);
             return Err(err_at(
                 ErrorKind::InvalidNumberLiteral,
-                format!("Invalid number literal '{}'", &cur.src[begin..cur.loc.offset]),
+                format!(
+                    "Invalid number literal '{}'",
+                    &cur.src[begin..cur.loc.offset]
+                ),
                 start,
                 cur.loc,
             ));
@@ -488,7 +494,10 @@ fn number(cur: &mut Cursor<'_>, start: Location) -> Result<Token, ParseError> {
         word(cur);
         return Err(err_at(
             ErrorKind::InvalidNumberLiteral,
-            format!("Invalid number literal '{}'", &cur.src[begin..cur.loc.offset]),
+            format!(
+                "Invalid number literal '{}'",
+                &cur.src[begin..cur.loc.offset]
+            ),
             start,
             cur.loc,
         ));
@@ -554,14 +563,17 @@ mod tests {
 
     #[test]
     fn numbers() {
-        assert_eq!(toks("0x1F 0o17 .5 1e3 42"), vec![
-            Token::Integer(31),
-            Token::Integer(15),
-            Token::Float(0.5),
-            Token::Float(1000.0),
-            Token::Integer(42),
-            Token::Eof
-        ]);
+        assert_eq!(
+            toks("0x1F 0o17 .5 1e3 42"),
+            vec![
+                Token::Integer(31),
+                Token::Integer(15),
+                Token::Float(0.5),
+                Token::Float(1000.0),
+                Token::Integer(42),
+                Token::Eof
+            ]
+        );
         assert_eq!(
             tokenize("9223372036854775809").unwrap_err().kind,
             ErrorKind::IntegerOverflow
@@ -613,13 +625,16 @@ mod tests {
             toks("<-->"),
             vec![Token::Lt, Token::Minus, Token::Minus, Token::Gt, Token::Eof]
         );
-        assert_eq!(toks("<> != <= >= =~"), vec![
-            Token::Neq,
-            Token::Neq,
-            Token::Le,
-            Token::Ge,
-            Token::RegexEq,
-            Token::Eof
-        ]);
+        assert_eq!(
+            toks("<> != <= >= =~"),
+            vec![
+                Token::Neq,
+                Token::Neq,
+                Token::Le,
+                Token::Ge,
+                Token::RegexEq,
+                Token::Eof
+            ]
+        );
     }
 }

@@ -1,0 +1,202 @@
+//! The opened graph: for each label and relationship table, its provider, key and properties.
+
+use crate::config::{GraphConfig, RelTable};
+use crate::error::{Error, Result};
+use crate::storage::{TableHandle, ROW_ID};
+use arrow::array::RecordBatch;
+use arrow::datatypes::{DataType, SchemaRef};
+use std::collections::BTreeMap;
+
+/// A node label's table.
+#[derive(Debug, Clone)]
+pub struct NodeInfo {
+    pub label: String,
+    pub table: TableHandle,
+    /// Key column name (a property too).
+    pub key: String,
+    pub key_type: DataType,
+    /// Property columns (every column of the table), in table order.
+    pub props: Vec<(String, DataType)>,
+}
+
+/// A relationship table.
+#[derive(Debug, Clone)]
+pub struct RelInfo {
+    pub index: usize,
+    pub cfg: RelTable,
+    pub table: TableHandle,
+    /// Property columns: every column but the endpoints.
+    pub props: Vec<(String, DataType)>,
+}
+
+/// Everything the planner needs to know about the graph.
+#[derive(Debug, Clone, Default)]
+pub struct Catalog {
+    pub config: GraphConfig,
+    pub nodes: BTreeMap<String, NodeInfo>,
+    pub rels: Vec<RelInfo>,
+}
+
+/// Where a table's data comes from when opening a graph.
+pub enum TableData {
+    Lance,
+    Memory(SchemaRef, Vec<RecordBatch>),
+}
+
+fn is_key_type(t: &DataType) -> bool {
+    matches!(
+        t,
+        DataType::Int8
+            | DataType::Int16
+            | DataType::Int32
+            | DataType::Int64
+            | DataType::UInt8
+            | DataType::UInt16
+            | DataType::UInt32
+            | DataType::UInt64
+            | DataType::Utf8
+            | DataType::LargeUtf8
+    )
+}
+
+impl Catalog {
+    /// Opens every table of `config`; `memory` supplies in-memory tables by source name.
+    pub async fn open(
+        config: GraphConfig,
+        memory: &mut BTreeMap<String, (SchemaRef, Vec<RecordBatch>)>,
+    ) -> Result<Self> {
+        let origin = if config.origin.is_empty() {
+            "<builder>".to_string()
+        } else {
+            config.origin.clone()
+        };
+        let mut nodes = BTreeMap::new();
+        for (label, n) in &config.nodes {
+            let key = format!("nodes.{label}");
+            let table = open_table(&config, &origin, &key, &n.source, false, memory).await?;
+            let field = table.schema.field_with_name(&n.id).map_err(|_| {
+                Error::config(
+                    &origin,
+                    format!("{key}.id"),
+                    format!(
+                        "column `{}` not found in {} (columns: {})",
+                        n.id,
+                        table.origin,
+                        columns(&table.schema)
+                    ),
+                )
+            })?;
+            if !is_key_type(field.data_type()) {
+                return Err(Error::config(
+                    &origin,
+                    format!("{key}.id"),
+                    format!(
+                        "id column `{}` has unsupported type {} (integer or string required)",
+                        n.id,
+                        field.data_type()
+                    ),
+                ));
+            }
+            let props = table
+                .schema
+                .fields()
+                .iter()
+                .map(|f| (f.name().clone(), f.data_type().clone()))
+                .collect();
+            nodes.insert(
+                label.clone(),
+                NodeInfo {
+                    label: label.clone(),
+                    key: n.id.clone(),
+                    key_type: field.data_type().clone(),
+                    props,
+                    table,
+                },
+            );
+        }
+        let mut rels = Vec::new();
+        for (i, r) in config.relationships.iter().enumerate() {
+            let key = format!("relationships[{i}]");
+            let table = open_table(&config, &origin, &key, &r.source, true, memory).await?;
+            for (k, col, label) in [("src", &r.src, &r.from), ("dst", &r.dst, &r.to)] {
+                let f = table.schema.field_with_name(col).map_err(|_| {
+                    Error::config(
+                        &origin,
+                        format!("{key}.{k}"),
+                        format!(
+                            "column `{col}` not found in {} (columns: {})",
+                            table.origin,
+                            columns(&table.schema)
+                        ),
+                    )
+                })?;
+                let key_type = &nodes[label].key_type;
+                let compatible = f.data_type() == key_type
+                    || (f.data_type().is_integer() && key_type.is_integer())
+                    || (matches!(f.data_type(), DataType::Utf8 | DataType::LargeUtf8)
+                        && matches!(key_type, DataType::Utf8 | DataType::LargeUtf8));
+                if !compatible {
+                    return Err(Error::config(
+                        &origin,
+                        format!("{key}.{k}"),
+                        format!(
+                            "column `{col}` has type {} but {label}'s key has type {key_type}",
+                            f.data_type()
+                        ),
+                    ));
+                }
+            }
+            let props = table
+                .schema
+                .fields()
+                .iter()
+                .filter(|f| f.name() != &r.src && f.name() != &r.dst && f.name() != ROW_ID)
+                .map(|f| (f.name().clone(), f.data_type().clone()))
+                .collect();
+            rels.push(RelInfo {
+                index: i,
+                cfg: r.clone(),
+                table,
+                props,
+            });
+        }
+        Ok(Self {
+            config,
+            nodes,
+            rels,
+        })
+    }
+
+    pub fn rel_types(&self) -> Vec<&str> {
+        let mut v: Vec<&str> = self.rels.iter().map(|r| r.cfg.rel_type.as_str()).collect();
+        v.sort();
+        v.dedup();
+        v
+    }
+}
+
+async fn open_table(
+    config: &GraphConfig,
+    origin: &str,
+    key: &str,
+    source: &str,
+    with_row_id: bool,
+    memory: &mut BTreeMap<String, (SchemaRef, Vec<RecordBatch>)>,
+) -> Result<TableHandle> {
+    if let Some((schema, batches)) = memory.get(source) {
+        return TableHandle::from_batches(source, schema.clone(), batches.clone(), with_row_id);
+    }
+    let path = config.resolve(source);
+    TableHandle::open_lance(&path, with_row_id)
+        .await
+        .map_err(|e| Error::config(origin, format!("{key}.source"), e.to_string()))
+}
+
+fn columns(schema: &SchemaRef) -> String {
+    schema
+        .fields()
+        .iter()
+        .map(|f| f.name().as_str())
+        .collect::<Vec<_>>()
+        .join(", ")
+}

@@ -1,0 +1,310 @@
+//! Graph configuration: which tables hold which labels and relationship types (`graph.toml`).
+
+use crate::error::{Error, Result};
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+/// One node label's table.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct NodeTable {
+    /// Lance dataset path, relative to the config file's folder.
+    pub source: String,
+    /// The node key column (integer or string).
+    pub id: String,
+}
+
+/// One relationship table: a type between two labels.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RelTable {
+    #[serde(rename = "type")]
+    pub rel_type: String,
+    pub from: String,
+    pub to: String,
+    pub source: String,
+    pub src: String,
+    pub dst: String,
+}
+
+/// A validated graph configuration.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct GraphConfig {
+    #[serde(default)]
+    pub nodes: BTreeMap<String, NodeTable>,
+    #[serde(default)]
+    pub relationships: Vec<RelTable>,
+    /// Folder that relative sources resolve against (the config file's folder).
+    #[serde(skip)]
+    pub base_dir: PathBuf,
+    /// Where the config came from, for error messages.
+    #[serde(skip)]
+    pub origin: String,
+}
+
+impl GraphConfig {
+    /// Reads and validates a `graph.toml`.
+    pub fn from_file(path: impl AsRef<Path>) -> Result<Self> {
+        let path = path.as_ref();
+        let text = std::fs::read_to_string(path).map_err(|e| {
+            Error::config(path.display().to_string(), "-", format!("cannot read: {e}"))
+        })?;
+        let base = path.parent().map(Path::to_path_buf).unwrap_or_default();
+        Self::from_toml(&text, &path.display().to_string(), base)
+    }
+
+    /// Parses and validates config text; `origin` names it in errors.
+    pub fn from_toml(text: &str, origin: &str, base_dir: PathBuf) -> Result<Self> {
+        let mut cfg: GraphConfig = toml::from_str(text).map_err(|e| {
+            let key = e
+                .span()
+                .map(|s| {
+                    let line = text[..s.start].matches('\n').count() + 1;
+                    format!("line {line}: {}", text[s.clone()].trim())
+                })
+                .unwrap_or_else(|| "-".into());
+            Error::config(origin, key, e.message().to_string())
+        })?;
+        cfg.base_dir = base_dir;
+        cfg.origin = origin.to_string();
+        cfg.validate()?;
+        Ok(cfg)
+    }
+
+    pub fn builder() -> GraphConfigBuilder {
+        GraphConfigBuilder::default()
+    }
+
+    /// Checks what can be checked without opening the tables.
+    pub fn validate(&self) -> Result<()> {
+        let origin = if self.origin.is_empty() {
+            "<builder>"
+        } else {
+            &self.origin
+        };
+        for (label, n) in &self.nodes {
+            if label.is_empty() {
+                return Err(Error::config(origin, "nodes", "empty label name"));
+            }
+            if n.id.is_empty() {
+                return Err(Error::config(
+                    origin,
+                    format!("nodes.{label}.id"),
+                    "empty id column",
+                ));
+            }
+            if n.source.is_empty() {
+                return Err(Error::config(
+                    origin,
+                    format!("nodes.{label}.source"),
+                    "empty source",
+                ));
+            }
+        }
+        for (i, r) in self.relationships.iter().enumerate() {
+            let key = |k: &str| format!("relationships[{i}].{k}");
+            if r.rel_type.is_empty() {
+                return Err(Error::config(
+                    origin,
+                    key("type"),
+                    "empty relationship type",
+                ));
+            }
+            for (k, label) in [("from", &r.from), ("to", &r.to)] {
+                if !self.nodes.contains_key(label) {
+                    return Err(Error::config(
+                        origin,
+                        key(k),
+                        format!(
+                            "unknown label `{label}` in relationship {} (configured labels: {})",
+                            r.rel_type,
+                            self.nodes.keys().cloned().collect::<Vec<_>>().join(", ")
+                        ),
+                    ));
+                }
+            }
+            if r.src.is_empty() || r.dst.is_empty() {
+                return Err(Error::config(origin, key("src"), "empty endpoint column"));
+            }
+            if self.relationships[..i]
+                .iter()
+                .any(|o| o.rel_type == r.rel_type && o.from == r.from && o.to == r.to)
+            {
+                return Err(Error::config(
+                    origin,
+                    key("type"),
+                    format!(
+                        "duplicate relationship {}: {} -> {} is configured twice",
+                        r.rel_type, r.from, r.to
+                    ),
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    /// Resolves a source path against the config's folder.
+    pub fn resolve(&self, source: &str) -> PathBuf {
+        let p = Path::new(source);
+        if p.is_absolute() {
+            p.to_path_buf()
+        } else {
+            self.base_dir.join(p)
+        }
+    }
+
+    /// Relationship tables of a type.
+    pub fn rels_of_type<'a>(&'a self, t: &'a str) -> impl Iterator<Item = (usize, &'a RelTable)> {
+        self.relationships
+            .iter()
+            .enumerate()
+            .filter(move |(_, r)| r.rel_type == t)
+    }
+
+    pub fn has_type(&self, t: &str) -> bool {
+        self.relationships.iter().any(|r| r.rel_type == t)
+    }
+
+    /// The TOML text of this configuration.
+    pub fn to_toml(&self) -> String {
+        toml::to_string_pretty(self).unwrap_or_default()
+    }
+}
+
+/// Builds a [`GraphConfig`] in code.
+#[derive(Debug, Default)]
+pub struct GraphConfigBuilder {
+    cfg: GraphConfig,
+    duplicate: Option<String>,
+}
+
+impl GraphConfigBuilder {
+    pub fn node(mut self, label: &str, source: &str, id: &str) -> Self {
+        if self.cfg.nodes.contains_key(label) {
+            self.duplicate = Some(label.to_string());
+        }
+        self.cfg.nodes.insert(
+            label.to_string(),
+            NodeTable {
+                source: source.into(),
+                id: id.into(),
+            },
+        );
+        self
+    }
+
+    pub fn relationship(
+        mut self,
+        rel_type: &str,
+        from: &str,
+        to: &str,
+        source: &str,
+        src: &str,
+        dst: &str,
+    ) -> Self {
+        self.cfg.relationships.push(RelTable {
+            rel_type: rel_type.into(),
+            from: from.into(),
+            to: to.into(),
+            source: source.into(),
+            src: src.into(),
+            dst: dst.into(),
+        });
+        self
+    }
+
+    pub fn base_dir(mut self, dir: impl Into<PathBuf>) -> Self {
+        self.cfg.base_dir = dir.into();
+        self
+    }
+
+    pub fn build(self) -> Result<GraphConfig> {
+        if let Some(l) = self.duplicate {
+            return Err(Error::config(
+                "<builder>",
+                format!("nodes.{l}"),
+                format!("duplicate label `{l}`"),
+            ));
+        }
+        self.cfg.validate()?;
+        Ok(self.cfg)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const GOOD: &str = r#"
+[nodes.Person]
+source = "person.lance"
+id = "id"
+
+[nodes.Forum]
+source = "forum.lance"
+id = "id"
+
+[[relationships]]
+type = "HAS_MEMBER"
+from = "Forum"
+to = "Person"
+source = "forum_member.lance"
+src = "src"
+dst = "dst"
+"#;
+
+    #[test]
+    fn parses_and_resolves() {
+        let c = GraphConfig::from_toml(GOOD, "g.toml", PathBuf::from("/data")).unwrap();
+        assert_eq!(c.nodes.len(), 2);
+        assert_eq!(c.relationships[0].rel_type, "HAS_MEMBER");
+        assert_eq!(
+            c.resolve("person.lance"),
+            PathBuf::from("/data/person.lance")
+        );
+        let again =
+            GraphConfig::from_toml(&c.to_toml(), "g2.toml", PathBuf::from("/data")).unwrap();
+        assert_eq!(again.nodes, c.nodes);
+        assert_eq!(again.relationships, c.relationships);
+    }
+
+    #[test]
+    fn unknown_label_names_file_key_and_label() {
+        let bad = GOOD.replace("from = \"Forum\"", "from = \"Forun\"");
+        let e = GraphConfig::from_toml(&bad, "g.toml", PathBuf::new()).unwrap_err();
+        let msg = e.to_string();
+        assert!(msg.contains("g.toml"), "{msg}");
+        assert!(msg.contains("relationships[0].from"), "{msg}");
+        assert!(msg.contains("unknown label `Forun`"), "{msg}");
+    }
+
+    #[test]
+    fn duplicate_label_is_rejected() {
+        let bad = format!("{GOOD}\n[nodes.Person]\nsource = \"x\"\nid = \"id\"\n");
+        let msg = GraphConfig::from_toml(&bad, "g.toml", PathBuf::new())
+            .unwrap_err()
+            .to_string();
+        assert!(msg.contains("g.toml") && msg.contains("Person"), "{msg}");
+        let msg = GraphConfig::builder()
+            .node("A", "a", "id")
+            .node("A", "b", "id")
+            .build()
+            .unwrap_err()
+            .to_string();
+        assert!(msg.contains("duplicate label `A`"), "{msg}");
+    }
+
+    #[test]
+    fn unknown_keys_are_rejected() {
+        let bad = GOOD.replace(
+            "id = \"id\"\n\n[nodes.Forum]",
+            "idd = \"id\"\n\n[nodes.Forum]",
+        );
+        let msg = GraphConfig::from_toml(&bad, "g.toml", PathBuf::new())
+            .unwrap_err()
+            .to_string();
+        assert!(msg.contains("idd"), "{msg}");
+    }
+}

@@ -1,0 +1,175 @@
+//! Arrow cells rendered as Cypher values: `'text'`, `[1, 2]`, `{k: 1}`, `(:Person {name: 'Ann'})`,
+//! `[:KNOWS {since: 2020}]`.
+
+use arrow::array::{Array, AsArray};
+use arrow::datatypes::{DataType, Float32Type, Float64Type};
+use arrow::util::display::{ArrayFormatter, FormatOptions};
+
+/// Formats a float as Cypher prints it: always with a fraction or exponent.
+pub fn fmt_float(x: f64) -> String {
+    if x.is_nan() {
+        "NaN".into()
+    } else if x.is_infinite() {
+        if x > 0.0 { "Infinity" } else { "-Infinity" }.into()
+    } else {
+        format!("{x:?}")
+    }
+}
+
+fn quote(s: &str) -> String {
+    format!("'{}'", s.replace('\\', "\\\\").replace('\'', "\\'"))
+}
+
+/// Renders row `i` of `a`. `quote_strings` quotes a top-level string; nested strings are always
+/// quoted.
+pub fn render_cell(a: &dyn Array, i: usize, quote_strings: bool) -> String {
+    if a.is_null(i) {
+        return "null".into();
+    }
+    match a.data_type() {
+        DataType::Null => "null".into(),
+        DataType::Boolean => a.as_boolean().value(i).to_string(),
+        DataType::Float64 => fmt_float(a.as_primitive::<Float64Type>().value(i)),
+        DataType::Float32 => fmt_float(a.as_primitive::<Float32Type>().value(i) as f64),
+        DataType::Utf8 => {
+            let s = a.as_string::<i32>().value(i);
+            if quote_strings {
+                quote(s)
+            } else {
+                s.to_string()
+            }
+        }
+        DataType::LargeUtf8 => {
+            let s = a.as_string::<i64>().value(i);
+            if quote_strings {
+                quote(s)
+            } else {
+                s.to_string()
+            }
+        }
+        DataType::Utf8View => {
+            let s = a.as_string_view().value(i);
+            if quote_strings {
+                quote(s)
+            } else {
+                s.to_string()
+            }
+        }
+        DataType::List(_) => list(a.as_list::<i32>().value(i).as_ref()),
+        DataType::LargeList(_) => list(a.as_list::<i64>().value(i).as_ref()),
+        DataType::FixedSizeList(_, _) => list(a.as_fixed_size_list().value(i).as_ref()),
+        DataType::Struct(fields) => {
+            let s = a.as_struct();
+            let names: Vec<&str> = fields.iter().map(|f| f.name().as_str()).collect();
+            let props = |skip: usize, skip_nulls: bool| -> String {
+                let mut parts = Vec::new();
+                for (k, name) in names.iter().enumerate().skip(skip) {
+                    let col = s.column(k);
+                    if name.starts_with("__") || (skip_nulls && col.is_null(i)) {
+                        continue;
+                    }
+                    parts.push(format!(
+                        "{}: {}",
+                        cypher::fmt_ident(name),
+                        render_cell(col.as_ref(), i, true)
+                    ));
+                }
+                parts.join(", ")
+            };
+            let tag = |k: usize| render_cell(s.column(k).as_ref(), i, false);
+            match names.first() {
+                Some(&"__label") => {
+                    let label = tag(0);
+                    let label = if label.is_empty() || label.starts_with("__") {
+                        String::new()
+                    } else {
+                        format!(":{label}")
+                    };
+                    let p = props(2, true);
+                    if p.is_empty() {
+                        format!("({label})")
+                    } else if label.is_empty() {
+                        format!("({{{p}}})")
+                    } else {
+                        format!("({label} {{{p}}})")
+                    }
+                }
+                Some(&"__type") => {
+                    let p = props(2, true);
+                    if p.is_empty() {
+                        format!("[:{}]", tag(1))
+                    } else {
+                        format!("[:{} {{{p}}}]", tag(1))
+                    }
+                }
+                _ => format!("{{{}}}", props(0, false)),
+            }
+        }
+        _ => ArrayFormatter::try_new(a, &FormatOptions::default())
+            .map(|f| f.value(i).to_string())
+            .unwrap_or_else(|_| "?".into()),
+    }
+}
+
+fn list(a: &dyn Array) -> String {
+    let items: Vec<String> = (0..a.len()).map(|j| render_cell(a, j, true)).collect();
+    format!("[{}]", items.join(", "))
+}
+
+/// Row `i` of `a` as JSON: nodes and relationships become objects with `_labels` / `_type`.
+pub fn to_json(a: &dyn Array, i: usize) -> serde_json::Value {
+    use serde_json::Value;
+    if a.is_null(i) {
+        return Value::Null;
+    }
+    match a.data_type() {
+        DataType::Boolean => Value::Bool(a.as_boolean().value(i)),
+        DataType::Int8
+        | DataType::Int16
+        | DataType::Int32
+        | DataType::Int64
+        | DataType::UInt8
+        | DataType::UInt16
+        | DataType::UInt32
+        | DataType::UInt64 => {
+            let s = render_cell(a, i, false);
+            s.parse::<i64>()
+                .map(Value::from)
+                .unwrap_or_else(|_| Value::String(s))
+        }
+        DataType::Float64 | DataType::Float32 => {
+            let x: f64 = render_cell(a, i, false).parse().unwrap_or(f64::NAN);
+            serde_json::Number::from_f64(x)
+                .map(Value::Number)
+                .unwrap_or(Value::Null)
+        }
+        DataType::List(_) | DataType::LargeList(_) => {
+            let v = match a.data_type() {
+                DataType::List(_) => a.as_list::<i32>().value(i),
+                _ => a.as_list::<i64>().value(i),
+            };
+            Value::Array((0..v.len()).map(|j| to_json(v.as_ref(), j)).collect())
+        }
+        DataType::Struct(fields) => {
+            let s = a.as_struct();
+            let mut obj = serde_json::Map::new();
+            for (k, f) in fields.iter().enumerate() {
+                let v = to_json(s.column(k).as_ref(), i);
+                match f.name().as_str() {
+                    "__label" => {
+                        obj.insert("_labels".into(), Value::Array(vec![v]));
+                    }
+                    "__type" => {
+                        obj.insert("_type".into(), v);
+                    }
+                    n if n.starts_with("__") => {}
+                    n => {
+                        obj.insert(n.into(), v);
+                    }
+                }
+            }
+            Value::Object(obj)
+        }
+        _ => Value::String(render_cell(a, i, false)),
+    }
+}

@@ -1,0 +1,606 @@
+//! Lowering of UNWIND, WITH, RETURN (projection, aggregation, DISTINCT, ORDER BY, SKIP/LIMIT)
+//! and OPTIONAL MATCH.
+
+use super::expr::{col, empty_list, ExprCtx};
+use super::scope::{Binding, Scope};
+use super::{Lowered, Lowerer, State};
+use crate::error::Result;
+use crate::sem_err;
+use arrow::datatypes::DataType;
+use cypher::ast::{self, ExprKind, Literal};
+use datafusion::common::{Column, JoinType, UnnestOptions};
+use datafusion::functions_aggregate::expr_fn as af;
+use datafusion::functions_nested::expr_fn as nf;
+use datafusion::functions_window::expr_fn::row_number;
+use datafusion::logical_expr::{lit, when, Expr, ExprFunctionExt, LogicalPlanBuilder, SortExpr};
+use std::collections::HashSet;
+
+/// One item of a WITH / RETURN after `*` expansion.
+struct Item {
+    expr: ast::Expr,
+    /// The variable / column name it introduces.
+    name: String,
+}
+
+impl<'c> Lowerer<'c> {
+    pub fn lower_unwind(&mut self, mut st: State, u: &ast::Unwind) -> Result<State> {
+        if st.scope.get(&u.alias.name).is_some() {
+            return sem_err!(
+                VariableAlreadyBound,
+                u.alias.span,
+                "Variable `{}` already declared",
+                u.alias.name
+            );
+        }
+        let schema = st.plan.schema().clone();
+        let cx = ExprCtx {
+            no_aggregates: "in UNWIND",
+            ..ExprCtx::new(&st.scope, &schema)
+        };
+        let x = self.expr(&u.expr, &cx)?;
+        let t = self.type_of(&x, &schema)?;
+        let colname = self.value_col(&u.alias.name);
+        let list = match t {
+            DataType::List(_) | DataType::LargeList(_) | DataType::FixedSizeList(_, _) => x,
+            // UNWIND null gives no rows.
+            DataType::Null => empty_list(&DataType::Null),
+            _ => nf::make_array(vec![x]),
+        };
+        let mut exprs: Vec<Expr> = if st.unit {
+            vec![]
+        } else {
+            schema.fields().iter().map(|f| col(f.name())).collect()
+        };
+        exprs.push(list.alias(&colname));
+        st.plan = LogicalPlanBuilder::from(st.plan)
+            .project(exprs)?
+            .unnest_column_with_options(
+                Column::new_unqualified(&colname),
+                UnnestOptions::new().with_preserve_nulls(false),
+            )?
+            .build()?;
+        st.unit = false;
+        st.scope
+            .bind(&u.alias.name, Binding::Value { col: colname });
+        Ok(st)
+    }
+
+    /// The column holding a WITH/UNWIND value variable.
+    fn value_col(&self, name: &str) -> String {
+        name.to_string()
+    }
+
+    pub fn lower_optional_match(&mut self, st: State, m: &ast::Match) -> Result<State> {
+        let row = self.fresh("row");
+        let row_r = self.fresh("row");
+        let left = LogicalPlanBuilder::from(st.plan.clone())
+            .window(vec![row_number().alias(&row)])?
+            .build()?;
+        let left_cols: HashSet<String> = left
+            .schema()
+            .fields()
+            .iter()
+            .map(|f| f.name().clone())
+            .collect();
+        let inner = State {
+            plan: left.clone(),
+            scope: st.scope.clone(),
+            unit: false,
+        };
+        let matched = self.lower_match(inner, m)?;
+        let mut right_exprs = vec![col(&row).alias(&row_r)];
+        let mut new_cols = Vec::new();
+        for f in matched.plan.schema().fields() {
+            if !left_cols.contains(f.name()) {
+                right_exprs.push(col(f.name()));
+                new_cols.push(f.name().clone());
+            }
+        }
+        let right = LogicalPlanBuilder::from(matched.plan)
+            .project(right_exprs)?
+            .build()?;
+        let mut out: Vec<Expr> = st
+            .plan
+            .schema()
+            .fields()
+            .iter()
+            .map(|f| col(f.name()))
+            .collect();
+        if st.unit {
+            out.clear();
+        }
+        out.extend(new_cols.iter().map(|c| col(c)));
+        let plan = LogicalPlanBuilder::from(left)
+            .join(
+                right,
+                JoinType::Left,
+                (
+                    vec![Column::new_unqualified(&row)],
+                    vec![Column::new_unqualified(&row_r)],
+                ),
+                None,
+            )?
+            .project(out)?
+            .build()?;
+        Ok(State {
+            plan,
+            scope: matched.scope,
+            unit: false,
+        })
+    }
+
+    pub fn lower_with(&mut self, st: State, w: &ast::With) -> Result<State> {
+        let (mut st, _) = self.lower_projection(st, &w.projection, false)?;
+        if let Some(pred) = &w.where_ {
+            let schema = st.plan.schema().clone();
+            let cx = ExprCtx {
+                no_aggregates: "in WHERE",
+                ..ExprCtx::new(&st.scope, &schema)
+            };
+            let p = self.expr(pred, &cx)?;
+            self.check_boolean(&p, &schema, pred.span)?;
+            st.plan = LogicalPlanBuilder::from(st.plan).filter(p)?.build()?;
+        }
+        Ok(st)
+    }
+
+    pub fn lower_return(&mut self, st: State, r: &ast::Projection) -> Result<Lowered> {
+        let (st, items) = self.lower_projection(st, r, true)?;
+        // Final projection: entities become values, columns get Cypher's names.
+        let mut exprs = Vec::new();
+        for (name, internal) in &items {
+            let b = st.scope.get(internal).cloned().unwrap_or(Binding::Value {
+                col: internal.clone(),
+            });
+            exprs.push(self.entity_value(&b)?.alias(name));
+        }
+        let plan = LogicalPlanBuilder::from(st.plan).project(exprs)?.build()?;
+        Ok(Lowered {
+            plan,
+            columns: items.into_iter().map(|(n, _)| n).collect(),
+        })
+    }
+
+    /// Items of a projection, with `*` expanded and names checked.
+    fn items(&self, st: &State, p: &ast::Projection, is_return: bool) -> Result<Vec<Item>> {
+        let mut items = Vec::new();
+        if p.star {
+            let names = st.scope.visible_names();
+            if names.is_empty() {
+                return sem_err!(
+                    NoVariablesInScope,
+                    p.span,
+                    "RETURN * / WITH * is not allowed when there are no variables in scope"
+                );
+            }
+            for n in names {
+                items.push(Item {
+                    expr: ast::Expr::new(ExprKind::Variable(n.clone()), p.span),
+                    name: n,
+                });
+            }
+        }
+        for it in &p.items {
+            if !is_return && it.alias.is_none() && !matches!(it.expr.kind, ExprKind::Variable(_)) {
+                return sem_err!(
+                    NoExpressionAlias,
+                    it.expr.span,
+                    "Expression in WITH must be aliased (use AS)"
+                );
+            }
+            items.push(Item {
+                expr: it.expr.clone(),
+                name: it.name(),
+            });
+        }
+        let mut seen = HashSet::new();
+        for (i, it) in items.iter().enumerate() {
+            if !seen.insert(it.name.clone()) {
+                let span = if i >= items.len() - p.items.len() {
+                    p.items[i + p.items.len() - items.len()].expr.span
+                } else {
+                    p.span
+                };
+                return sem_err!(
+                    ColumnNameConflict,
+                    span,
+                    "Multiple result columns with the same name `{}`",
+                    it.name
+                );
+            }
+        }
+        Ok(items)
+    }
+
+    /// Shared by WITH and RETURN. Returns the new state and, per item, (name, scope variable).
+    fn lower_projection(
+        &mut self,
+        st: State,
+        p: &ast::Projection,
+        is_return: bool,
+    ) -> Result<(State, Vec<(String, String)>)> {
+        let items = self.items(&st, p, is_return)?;
+        let aggregating = items.iter().any(|i| i.expr.contains_aggregate());
+        let in_schema = st.plan.schema().clone();
+        let ents = self.entities();
+
+        // New bindings: entities keep being entities (under a new prefix), values get a column.
+        let mut new_scope = Scope::default();
+        let mut item_vars = Vec::new();
+        // (expression producing the column, column name) per output column, per item.
+        let mut key_exprs: Vec<Expr> = Vec::new();
+        let mut agg_items: Vec<(usize, String)> = Vec::new();
+        for (i, it) in items.iter().enumerate() {
+            let var = if is_return {
+                format!("__ret{i}")
+            } else {
+                it.name.clone()
+            };
+            item_vars.push((it.name.clone(), var.clone()));
+            let entity = match &it.expr.kind {
+                ExprKind::Variable(v) => match st.scope.get(v) {
+                    Some(b @ (Binding::Node { .. } | Binding::Rel { .. })) => Some(b.clone()),
+                    Some(_) => None,
+                    None => {
+                        return sem_err!(
+                            UndefinedVariable,
+                            it.expr.span,
+                            "Variable `{v}` not defined"
+                        )
+                    }
+                },
+                _ => None,
+            };
+            if let Some(b) = entity {
+                let nb = match &b {
+                    Binding::Node { label, .. } => Binding::Node {
+                        label: label.clone(),
+                        prefix: var.clone(),
+                    },
+                    Binding::Rel { rel, .. } => Binding::Rel {
+                        rel: *rel,
+                        prefix: var.clone(),
+                    },
+                    Binding::Value { .. } => unreachable!(),
+                };
+                for ((old, _), (new, _)) in ents.columns(&b).into_iter().zip(ents.columns(&nb)) {
+                    key_exprs.push(col(&old).alias(new));
+                }
+                new_scope.bind(&var_name(is_return, &it.name, &var), nb);
+            } else if aggregating && it.expr.contains_aggregate() {
+                agg_items.push((i, var.clone()));
+                new_scope.bind(
+                    &var_name(is_return, &it.name, &var),
+                    Binding::Value { col: var.clone() },
+                );
+            } else {
+                let cx = ExprCtx {
+                    no_aggregates: "here",
+                    ..ExprCtx::new(&st.scope, &in_schema)
+                };
+                key_exprs.push(self.expr(&it.expr, &cx)?.alias(&var));
+                new_scope.bind(
+                    &var_name(is_return, &it.name, &var),
+                    Binding::Value { col: var.clone() },
+                );
+            }
+        }
+        // In RETURN the scope is keyed by the internal variable; ORDER BY may use the alias too.
+        let order_scope_aliases: Vec<(String, Binding)> = if is_return {
+            items
+                .iter()
+                .zip(&item_vars)
+                .filter_map(|(it, (_, var))| {
+                    new_scope.get(var).map(|b| (it.name.clone(), b.clone()))
+                })
+                .collect()
+        } else {
+            vec![]
+        };
+
+        let mut plan = st.plan.clone();
+        // Item expressions already computed as columns, for ORDER BY.
+        let mut overrides: Vec<(ast::Expr, String)> = Vec::new();
+        for (it, (_, var)) in items.iter().zip(&item_vars) {
+            if !matches!(it.expr.kind, ExprKind::Variable(_)) {
+                overrides.push((it.expr.clone(), var.clone()));
+            }
+        }
+
+        let mut sorted_before_projection = false;
+        if aggregating {
+            // Aggregate calls, deduplicated by syntax.
+            let mut calls: Vec<ast::Expr> = Vec::new();
+            for (i, _) in &agg_items {
+                collect_aggregates(&items[*i].expr, &mut calls)?;
+            }
+            let mut aggs = Vec::new();
+            let mut agg_overrides = Vec::new();
+            for (k, call) in calls.iter().enumerate() {
+                let name = format!("__agg{k}");
+                aggs.push(self.aggregate(call, &st.scope, &in_schema)?.alias(&name));
+                agg_overrides.push((call.clone(), name));
+            }
+            let b = LogicalPlanBuilder::from(plan);
+            plan = b.aggregate(key_exprs.clone(), aggs)?.build()?;
+            // Items built from aggregates (and keys).
+            let post_schema = plan.schema().clone();
+            let mut key_overrides = agg_overrides.clone();
+            for (it, (_, var)) in items.iter().zip(&item_vars) {
+                if !it.expr.contains_aggregate() {
+                    key_overrides.push((it.expr.clone(), var.clone()));
+                }
+            }
+            // Keys are reachable under their original variable names too.
+            let mut post_scope = new_scope.clone();
+            for (it, (_, var)) in items.iter().zip(&item_vars) {
+                if let ExprKind::Variable(v) = &it.expr.kind {
+                    if let Some(b) = new_scope.get(&var_name(is_return, &it.name, var)) {
+                        post_scope.bind(v, b.clone());
+                    }
+                }
+            }
+            let mut exprs: Vec<Expr> = post_schema
+                .fields()
+                .iter()
+                .filter(|f| !f.name().starts_with("__agg"))
+                .map(|f| col(f.name()))
+                .collect();
+            for (i, var) in &agg_items {
+                let cx = ExprCtx {
+                    scope: &post_scope,
+                    schema: &post_schema,
+                    overrides: &key_overrides,
+                    no_aggregates: "inside another aggregate",
+                };
+                let e = self.expr(&items[*i].expr, &cx).map_err(|e| match e {
+                    crate::error::Error::Semantic {
+                        kind: crate::error::SemanticKind::UndefinedVariable,
+                        message,
+                        span,
+                    } => crate::error::Error::semantic(
+                        crate::error::SemanticKind::InvalidAggregation,
+                        format!("{message}: an expression next to an aggregate may only use grouping keys"),
+                        span,
+                    ),
+                    other => other,
+                })?;
+                exprs.push(e.alias(var));
+            }
+            plan = LogicalPlanBuilder::from(plan).project(exprs)?.build()?;
+            overrides.extend(agg_overrides.into_iter().map(|(e, n)| (e, n)));
+            // Aggregates in ORDER BY resolve to their item column, not new aggregates.
+            for (i, var) in &agg_items {
+                overrides.push((items[*i].expr.clone(), var.clone()));
+            }
+            overrides.retain(|(_, c)| plan.schema().has_column_with_unqualified_name(c));
+        } else {
+            let mut exprs = key_exprs.clone();
+            if !p.order_by.is_empty() && !p.distinct {
+                // Old columns stay available for ORDER BY until the final projection.
+                let produced: HashSet<String> =
+                    exprs.iter().map(|e| e.schema_name().to_string()).collect();
+                for f in in_schema.fields() {
+                    if !produced.contains(f.name()) && !st.unit {
+                        exprs.push(col(f.name()));
+                    }
+                }
+                sorted_before_projection = true;
+            }
+            if exprs.is_empty() {
+                // Nothing to project (e.g. `WITH *` over no columns).
+                exprs.push(lit(true).alias("__unit"));
+            }
+            plan = LogicalPlanBuilder::from(plan).project(exprs)?.build()?;
+            if p.distinct {
+                plan = LogicalPlanBuilder::from(plan).distinct()?.build()?;
+            }
+        }
+
+        // ORDER BY, against the new variables (plus the old ones when still available).
+        if !p.order_by.is_empty() {
+            let mut sort_scope = if sorted_before_projection {
+                st.scope.clone()
+            } else {
+                Scope::default()
+            };
+            for (n, b) in &new_scope.vars {
+                sort_scope.bind(n, b.clone());
+            }
+            for (n, b) in &order_scope_aliases {
+                sort_scope.bind(n, b.clone());
+            }
+            let schema = plan.schema().clone();
+            let cx = ExprCtx {
+                scope: &sort_scope,
+                schema: &schema,
+                overrides: &overrides,
+                no_aggregates: "in ORDER BY unless it is also projected",
+            };
+            let mut sorts = Vec::new();
+            for s in &p.order_by {
+                let e = self.expr(&s.expr, &cx)?;
+                // Cypher: ascending puts nulls last, descending first.
+                sorts.push(SortExpr::new(e, !s.descending, s.descending));
+            }
+            plan = LogicalPlanBuilder::from(plan).sort(sorts)?.build()?;
+        }
+        let skip = match &p.skip {
+            Some(e) => self.constant_count(e, "SKIP")?,
+            None => 0,
+        };
+        let limit = match &p.limit {
+            Some(e) => Some(self.constant_count(e, "LIMIT")?),
+            None => None,
+        };
+        if skip > 0 || limit.is_some() {
+            plan = LogicalPlanBuilder::from(plan).limit(skip, limit)?.build()?;
+        }
+        if sorted_before_projection {
+            let cols: Vec<Expr> = new_scope
+                .vars
+                .iter()
+                .flat_map(|(_, b)| ents.columns(b))
+                .map(|(c, _)| col(&c))
+                .collect();
+            plan = LogicalPlanBuilder::from(plan).project(cols)?.build()?;
+        }
+        Ok((
+            State {
+                plan,
+                scope: new_scope,
+                unit: false,
+            },
+            item_vars,
+        ))
+    }
+
+    /// SKIP / LIMIT operand: a non-negative integer literal or parameter.
+    fn constant_count(&self, e: &ast::Expr, what: &str) -> Result<usize> {
+        let resolved = match &e.kind {
+            ExprKind::Param(p) => match self.params.get(p) {
+                Some(v) => v.clone(),
+                None => return sem_err!(MissingParameter, e.span, "Missing parameter ${p}"),
+            },
+            _ => e.clone(),
+        };
+        match resolved.kind {
+            ExprKind::Literal(Literal::Integer(i)) if i >= 0 => Ok(i as usize),
+            ExprKind::Literal(Literal::Integer(_)) => sem_err!(
+                NegativeIntegerArgument,
+                e.span,
+                "{what} must be a non-negative integer"
+            ),
+            ExprKind::Literal(Literal::Float(_)) => {
+                sem_err!(InvalidArgumentType, e.span, "{what} must be an integer")
+            }
+            _ => sem_err!(
+                NonConstantExpression,
+                e.span,
+                "{what} must be a constant non-negative integer"
+            ),
+        }
+    }
+
+    /// One aggregate call (`count(*)`, `sum(x)`, `collect(DISTINCT x)`, ...).
+    fn aggregate(
+        &self,
+        call: &ast::Expr,
+        scope: &Scope,
+        schema: &datafusion::common::DFSchema,
+    ) -> Result<Expr> {
+        let cx = ExprCtx {
+            no_aggregates: "inside another aggregate",
+            ..ExprCtx::new(scope, schema)
+        };
+        let (name, distinct, args) = match &call.kind {
+            ExprKind::CountStar => return Ok(af::count(lit(1i64))),
+            ExprKind::Function {
+                name,
+                distinct,
+                args,
+            } => (name.to_lowercase(), *distinct, args),
+            _ => unreachable!("collect_aggregates returns calls only"),
+        };
+        if args.len() != 1 {
+            return sem_err!(
+                InvalidArgumentValue,
+                call.span,
+                "{name}() takes 1 argument, got {}",
+                args.len()
+            );
+        }
+        // count(n) / collect(n) of an entity: identity decides nulls / distinctness.
+        let x = self.expr(&args[0], &cx)?;
+        let t = self.type_of(&x, schema)?;
+        let numeric = |what: &str| -> Result<()> {
+            if t.is_numeric() || t == DataType::Null {
+                Ok(())
+            } else {
+                sem_err!(
+                    InvalidArgumentType,
+                    args[0].span,
+                    "{what}() expects numbers, got {t}"
+                )
+            }
+        };
+        let maybe_distinct = |e: Expr| -> Result<Expr> {
+            if distinct {
+                Ok(e.distinct().build()?)
+            } else {
+                Ok(e)
+            }
+        };
+        let out = match name.as_str() {
+            "count" => maybe_distinct(af::count(x))?,
+            "sum" => {
+                numeric("sum")?;
+                if t == DataType::Null {
+                    lit(0i64)
+                } else {
+                    // Cypher: the sum of no values is 0, not null.
+                    let zero = if t.is_integer() {
+                        lit(0i64)
+                    } else {
+                        lit(0.0f64)
+                    };
+                    return Ok(datafusion::functions::expr_fn::coalesce(vec![
+                        maybe_distinct(af::sum(x))?,
+                        zero,
+                    ]));
+                }
+            }
+            "avg" => {
+                numeric("avg")?;
+                maybe_distinct(af::avg(x))?
+            }
+            "min" => maybe_distinct(af::min(x))?,
+            "max" => maybe_distinct(af::max(x))?,
+            "collect" => {
+                let elem = t.clone();
+                let agg = af::array_agg(x.clone()).filter(x.is_not_null());
+                let agg = if distinct { agg.distinct() } else { agg };
+                // No (non-null) values collect to [], not null.
+                when(agg.clone().build()?.is_null(), empty_list(&elem)).otherwise(agg.build()?)?
+            }
+            _ => unreachable!("not an aggregate: {name}"),
+        };
+        Ok(out)
+    }
+}
+
+fn var_name(is_return: bool, name: &str, var: &str) -> String {
+    if is_return {
+        var.to_string()
+    } else {
+        name.to_string()
+    }
+}
+
+/// Aggregate calls in `e` (not descending into them); errors on nested aggregates.
+fn collect_aggregates(e: &ast::Expr, out: &mut Vec<ast::Expr>) -> Result<()> {
+    let is_agg = |x: &ast::Expr| match &x.kind {
+        ExprKind::CountStar => true,
+        ExprKind::Function { name, .. } => ast::AGGREGATES.contains(&name.to_lowercase().as_str()),
+        _ => false,
+    };
+    if is_agg(e) {
+        for c in e.children() {
+            if c.contains_aggregate() {
+                return sem_err!(
+                    NestedAggregation,
+                    c.span,
+                    "Can't use aggregate functions inside of aggregate functions"
+                );
+            }
+        }
+        if !out.contains(e) {
+            out.push(e.clone());
+        }
+        return Ok(());
+    }
+    for c in e.children() {
+        collect_aggregates(c, out)?;
+    }
+    Ok(())
+}

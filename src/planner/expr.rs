@@ -1,0 +1,920 @@
+//! Lowering of Cypher expressions to DataFusion expressions.
+
+use super::scope::{prop_col, Binding, Scope};
+use super::Lowerer;
+use crate::error::{Error, Result};
+use crate::sem_err;
+use arrow::datatypes::DataType;
+use cypher::ast::{self, BinaryOp, ExprKind, Literal, UnaryOp};
+use cypher::Span;
+use datafusion::common::{Column, DFSchema, ScalarValue};
+use datafusion::functions::expr_fn as f;
+use datafusion::functions_nested::expr_fn as nf;
+use datafusion::logical_expr::{
+    binary_expr, case, cast, lit, try_cast, when, Expr, ExprSchemable, Operator,
+};
+use std::sync::Arc;
+
+/// A column reference by exact name (never parsed, so names may contain any character).
+pub fn col(name: &str) -> Expr {
+    Expr::Column(Column::new_unqualified(name))
+}
+
+pub fn null() -> Expr {
+    lit(ScalarValue::Null)
+}
+
+/// Where an expression is lowered: the variables in scope, the plan schema they live in, and
+/// sub-expressions already computed as columns (aggregates, projection items).
+pub struct ExprCtx<'a> {
+    pub scope: &'a Scope,
+    pub schema: &'a DFSchema,
+    pub overrides: &'a [(ast::Expr, String)],
+    /// Why aggregates are not allowed here, for the error message.
+    pub no_aggregates: &'static str,
+}
+
+impl<'a> ExprCtx<'a> {
+    pub fn new(scope: &'a Scope, schema: &'a DFSchema) -> Self {
+        Self {
+            scope,
+            schema,
+            overrides: &[],
+            no_aggregates: "here",
+        }
+    }
+}
+
+fn is_numeric(t: &DataType) -> bool {
+    t.is_numeric()
+}
+
+fn is_string(t: &DataType) -> bool {
+    matches!(t, DataType::Utf8 | DataType::LargeUtf8 | DataType::Utf8View)
+}
+
+fn is_list(t: &DataType) -> bool {
+    matches!(
+        t,
+        DataType::List(_) | DataType::LargeList(_) | DataType::FixedSizeList(_, _)
+    )
+}
+
+/// Whether values of two types can ever be equal / ordered in Cypher.
+fn comparable(a: &DataType, b: &DataType) -> bool {
+    a == &DataType::Null
+        || b == &DataType::Null
+        || a == b
+        || (is_numeric(a) && is_numeric(b))
+        || (is_string(a) && is_string(b))
+        || (is_list(a) && is_list(b))
+        || (matches!(a, DataType::Struct(_)) && matches!(b, DataType::Struct(_)))
+}
+
+impl<'c> Lowerer<'c> {
+    pub fn type_of(&self, e: &Expr, schema: &DFSchema) -> Result<DataType> {
+        e.get_type(schema)
+            .map_err(|err| Error::Execution(format!("cannot type expression {e}: {err}")))
+    }
+
+    /// Lowers `e`; errors carry the span of the culprit.
+    pub fn expr(&self, e: &ast::Expr, cx: &ExprCtx<'_>) -> Result<Expr> {
+        if let Some((_, c)) = cx.overrides.iter().find(|(o, _)| o == e) {
+            return Ok(col(c));
+        }
+        let out = match &e.kind {
+            ExprKind::Literal(l) => lit(literal(l)),
+            ExprKind::Param(p) => {
+                let Some(v) = self.params.get(p) else {
+                    return sem_err!(MissingParameter, e.span, "Missing parameter ${p}");
+                };
+                let empty = Scope::default();
+                let schema = DFSchema::empty();
+                self.expr(v, &ExprCtx::new(&empty, &schema))?
+            }
+            ExprKind::Variable(v) => match cx.scope.get(v) {
+                None => return sem_err!(UndefinedVariable, e.span, "Variable `{v}` not defined"),
+                Some(Binding::Value { col: c }) => col(c),
+                Some(b) => self.entity_value(b)?,
+            },
+            ExprKind::Property(target, key) => self.property(target, key, cx)?,
+            ExprKind::List(items) => {
+                if items.is_empty() {
+                    lit(ScalarValue::List(ScalarValue::new_list_nullable(
+                        &[],
+                        &DataType::Null,
+                    )))
+                } else {
+                    let xs = items
+                        .iter()
+                        .map(|x| self.expr(x, cx))
+                        .collect::<Result<Vec<_>>>()?;
+                    nf::make_array(xs)
+                }
+            }
+            ExprKind::Map(entries) => {
+                if entries.is_empty() {
+                    return sem_err!(Unsupported, e.span, "unsupported: empty map literal");
+                }
+                let mut args = Vec::with_capacity(entries.len() * 2);
+                for (k, v) in entries {
+                    args.push(lit(k.name.clone()));
+                    args.push(self.expr(v, cx)?);
+                }
+                f::named_struct(args)
+            }
+            ExprKind::Unary(op, inner) => {
+                let x = self.expr(inner, cx)?;
+                let t = self.type_of(&x, cx.schema)?;
+                match op {
+                    UnaryOp::Not => {
+                        if !matches!(t, DataType::Boolean | DataType::Null) {
+                            return sem_err!(
+                                InvalidArgumentType,
+                                inner.span,
+                                "NOT expects a boolean, got {t}"
+                            );
+                        }
+                        Expr::Not(Box::new(x))
+                    }
+                    UnaryOp::Neg | UnaryOp::Pos => {
+                        if !is_numeric(&t) && t != DataType::Null {
+                            return sem_err!(
+                                InvalidArgumentType,
+                                inner.span,
+                                "unary {} expects a number, got {t}",
+                                if *op == UnaryOp::Neg { "-" } else { "+" }
+                            );
+                        }
+                        if *op == UnaryOp::Neg {
+                            Expr::Negative(Box::new(x))
+                        } else {
+                            x
+                        }
+                    }
+                }
+            }
+            ExprKind::Binary(op, l, r) => self.binary(*op, l, r, e.span, cx)?,
+            ExprKind::IsNull { expr, negated } => {
+                let x = match &expr.kind {
+                    // An entity is null when its identity column is (OPTIONAL MATCH).
+                    ExprKind::Variable(v) => match cx.scope.get(v) {
+                        Some(b @ (Binding::Node { .. } | Binding::Rel { .. })) => {
+                            col(&self.entities().identity_col(b))
+                        }
+                        _ => self.expr(expr, cx)?,
+                    },
+                    _ => self.expr(expr, cx)?,
+                };
+                if *negated {
+                    x.is_not_null()
+                } else {
+                    x.is_null()
+                }
+            }
+            ExprKind::HasLabels(target, labels) => {
+                let ExprKind::Variable(v) = &target.kind else {
+                    return sem_err!(
+                        Unsupported,
+                        e.span,
+                        "unsupported: label test on an expression"
+                    );
+                };
+                match cx.scope.get(v) {
+                    Some(Binding::Node { label, prefix }) => {
+                        let all = labels.iter().all(|l| &l.name == label);
+                        let key = prop_col(prefix, &self.entities().node(label).key);
+                        // null for a missing (OPTIONAL MATCH) node, else a constant.
+                        when(col(&key).is_null(), null()).otherwise(lit(all))?
+                    }
+                    Some(_) => {
+                        return sem_err!(
+                            InvalidArgumentType,
+                            target.span,
+                            "label test needs a node, `{v}` is not one"
+                        )
+                    }
+                    None => {
+                        return sem_err!(
+                            UndefinedVariable,
+                            target.span,
+                            "Variable `{v}` not defined"
+                        )
+                    }
+                }
+            }
+            ExprKind::CountStar => {
+                return sem_err!(
+                    InvalidAggregation,
+                    e.span,
+                    "aggregate count(*) is not allowed {}",
+                    cx.no_aggregates
+                )
+            }
+            ExprKind::Function {
+                name,
+                distinct,
+                args,
+            } => self.function(name, *distinct, args, e.span, cx)?,
+            ExprKind::Case {
+                operand,
+                whens,
+                else_,
+            } => {
+                let mut builder = match operand {
+                    Some(o) => {
+                        let o = self.expr(o, cx)?;
+                        let (w0, t0) = &whens[0];
+                        let mut b = case(o).when(self.expr(w0, cx)?, self.expr(t0, cx)?);
+                        for (w, t) in &whens[1..] {
+                            b = b.when(self.expr(w, cx)?, self.expr(t, cx)?);
+                        }
+                        b
+                    }
+                    None => {
+                        let (w0, t0) = &whens[0];
+                        let mut b = when(self.expr(w0, cx)?, self.expr(t0, cx)?);
+                        for (w, t) in &whens[1..] {
+                            b = b.when(self.expr(w, cx)?, self.expr(t, cx)?);
+                        }
+                        b
+                    }
+                };
+                match else_ {
+                    Some(x) => builder.otherwise(self.expr(x, cx)?)?,
+                    None => builder.otherwise(null())?,
+                }
+            }
+            ExprKind::Index(target, idx) => {
+                let t = self.expr(target, cx)?;
+                let tt = self.type_of(&t, cx.schema)?;
+                match (&tt, &idx.kind) {
+                    (DataType::Struct(fields), ExprKind::Literal(Literal::String(k))) => {
+                        if fields.iter().any(|f| f.name() == k) {
+                            f::get_field(t, k.as_str())
+                        } else {
+                            null()
+                        }
+                    }
+                    (t2, _) if is_list(t2) => {
+                        let i = self.expr(idx, cx)?;
+                        let it = self.type_of(&i, cx.schema)?;
+                        if !it.is_integer() && it != DataType::Null {
+                            return sem_err!(
+                                InvalidArgumentType,
+                                idx.span,
+                                "list index must be an integer, got {it}"
+                            );
+                        }
+                        let i = cast(i, DataType::Int64);
+                        // Cypher indexes from 0 (negative from the end); arrays from 1.
+                        when(
+                            i.clone().gt_eq(lit(0i64)),
+                            nf::array_element(t.clone(), i.clone() + lit(1i64)),
+                        )
+                        .otherwise(nf::array_element(t, i))?
+                    }
+                    (DataType::Null, _) => null(),
+                    _ => {
+                        return sem_err!(
+                            InvalidArgumentType,
+                            target.span,
+                            "cannot index a value of type {tt}"
+                        )
+                    }
+                }
+            }
+            ExprKind::Slice(target, from, to) => {
+                let t = self.expr(target, cx)?;
+                let tt = self.type_of(&t, cx.schema)?;
+                if !is_list(&tt) {
+                    return sem_err!(Unsupported, e.span, "unsupported: slicing a {tt}");
+                }
+                let len = cast(nf::cardinality(t.clone()), DataType::Int64);
+                let norm = |x: Expr| {
+                    when(x.clone().lt(lit(0i64)), len.clone() + x.clone())
+                        .otherwise(x)
+                        .map_err(Error::from)
+                };
+                let a = match from {
+                    Some(x) => norm(cast(self.expr(x, cx)?, DataType::Int64))?,
+                    None => lit(0i64),
+                };
+                let b = match to {
+                    Some(x) => norm(cast(self.expr(x, cx)?, DataType::Int64))?,
+                    None => len.clone(),
+                };
+                nf::array_slice(t, a + lit(1i64), b, None)
+            }
+        };
+        Ok(out)
+    }
+
+    fn property(&self, target: &ast::Expr, key: &ast::Ident, cx: &ExprCtx<'_>) -> Result<Expr> {
+        if let ExprKind::Variable(v) = &target.kind {
+            if !cx.overrides.iter().any(|(o, _)| o == target) {
+                match cx.scope.get(v) {
+                    Some(Binding::Node { label, prefix }) => {
+                        let info = self.entities().node(label);
+                        if info.props.iter().any(|(p, _)| p == &key.name) {
+                            return Ok(col(&prop_col(prefix, &key.name)));
+                        }
+                        if self.options.lenient {
+                            return Ok(null());
+                        }
+                        return sem_err!(
+                            UnknownProperty,
+                            key.span,
+                            "Unknown property `{}` of :{label} (properties: {})",
+                            key.name,
+                            info.props
+                                .iter()
+                                .map(|(p, _)| p.as_str())
+                                .collect::<Vec<_>>()
+                                .join(", ")
+                        );
+                    }
+                    Some(Binding::Rel { rel, prefix }) => {
+                        let info = self.entities().rel(*rel);
+                        if info.props.iter().any(|(p, _)| p == &key.name) {
+                            return Ok(col(&prop_col(prefix, &key.name)));
+                        }
+                        if self.options.lenient {
+                            return Ok(null());
+                        }
+                        return sem_err!(
+                            UnknownProperty,
+                            key.span,
+                            "Unknown property `{}` of :{} (properties: {})",
+                            key.name,
+                            info.cfg.rel_type,
+                            info.props
+                                .iter()
+                                .map(|(p, _)| p.as_str())
+                                .collect::<Vec<_>>()
+                                .join(", ")
+                        );
+                    }
+                    _ => {}
+                }
+            }
+        }
+        let t = self.expr(target, cx)?;
+        let tt = self.type_of(&t, cx.schema)?;
+        match tt {
+            DataType::Struct(fields) => {
+                if fields.iter().any(|f| f.name() == &key.name) {
+                    Ok(f::get_field(t, key.name.as_str()))
+                } else {
+                    Ok(null())
+                }
+            }
+            DataType::Null => Ok(null()),
+            other => sem_err!(
+                InvalidArgumentType,
+                target.span,
+                "cannot read property `{}` of a value of type {other}",
+                key.name
+            ),
+        }
+    }
+
+    /// A whole node or relationship as a value: a struct with `__label` / `__type` first, then
+    /// the properties; null when the entity is (an OPTIONAL MATCH miss).
+    pub fn entity_value(&self, b: &Binding) -> Result<Expr> {
+        let ents = self.entities();
+        let (tag, name, props, prefix) = match b {
+            Binding::Node { label, prefix } => {
+                ("__label", label.clone(), &ents.node(label).props, prefix)
+            }
+            Binding::Rel { rel, prefix } => {
+                let info = ents.rel(*rel);
+                ("__type", info.cfg.rel_type.clone(), &info.props, prefix)
+            }
+            Binding::Value { col: c } => return Ok(col(c)),
+        };
+        let mut args = vec![lit(tag), lit(name)];
+        for (p, _) in props {
+            args.push(lit(p.clone()));
+            args.push(col(&prop_col(prefix, p)));
+        }
+        let id = col(&ents.identity_col(b));
+        Ok(when(id.is_null(), null()).otherwise(f::named_struct(args))?)
+    }
+
+    fn binary(
+        &self,
+        op: BinaryOp,
+        l: &ast::Expr,
+        r: &ast::Expr,
+        span: Span,
+        cx: &ExprCtx<'_>,
+    ) -> Result<Expr> {
+        // Entity equality compares identity.
+        if matches!(op, BinaryOp::Eq | BinaryOp::Neq) {
+            if let (ExprKind::Variable(a), ExprKind::Variable(b)) = (&l.kind, &r.kind) {
+                if let (Some(ba), Some(bb)) = (cx.scope.get(a), cx.scope.get(b)) {
+                    let same_kind = match (ba, bb) {
+                        (Binding::Node { label: x, .. }, Binding::Node { label: y, .. }) => {
+                            Some(x == y)
+                        }
+                        (Binding::Rel { rel: x, .. }, Binding::Rel { rel: y, .. }) => Some(x == y),
+                        (Binding::Value { .. }, _) | (_, Binding::Value { .. }) => None,
+                        _ => Some(false),
+                    };
+                    if let Some(same) = same_kind {
+                        let ents = self.entities();
+                        let (ia, ib) = (col(&ents.identity_col(ba)), col(&ents.identity_col(bb)));
+                        let eq = if same {
+                            ia.eq(ib)
+                        } else {
+                            when(ia.is_null().or(ib.is_null()), null()).otherwise(lit(false))?
+                        };
+                        return Ok(if op == BinaryOp::Eq {
+                            eq
+                        } else {
+                            Expr::Not(Box::new(eq))
+                        });
+                    }
+                }
+            }
+        }
+        if op == BinaryOp::In {
+            let x = self.expr(l, cx)?;
+            if let ExprKind::List(items) = &r.kind {
+                if items.is_empty() {
+                    return Ok(lit(false));
+                }
+                let xs = items
+                    .iter()
+                    .map(|i| self.expr(i, cx))
+                    .collect::<Result<Vec<_>>>()?;
+                return Ok(x.in_list(xs, false));
+            }
+            let list = self.expr(r, cx)?;
+            let lt = self.type_of(&list, cx.schema)?;
+            if lt == DataType::Null {
+                return Ok(null());
+            }
+            if !is_list(&lt) {
+                return sem_err!(
+                    InvalidArgumentType,
+                    r.span,
+                    "IN expects a list on the right, got {lt}"
+                );
+            }
+            return Ok(when(list.clone().is_null().or(x.clone().is_null()), null())
+                .when(nf::array_has(list, x), lit(true))
+                .otherwise(lit(false))?);
+        }
+        let a = self.expr(l, cx)?;
+        let b = self.expr(r, cx)?;
+        let (ta, tb) = (self.type_of(&a, cx.schema)?, self.type_of(&b, cx.schema)?);
+        let either_null = || a.clone().is_null().or(b.clone().is_null());
+        let bool_op = |o: Operator| -> Result<Expr> {
+            for (t, s) in [(&ta, l.span), (&tb, r.span)] {
+                if !matches!(t, DataType::Boolean | DataType::Null) {
+                    return sem_err!(
+                        InvalidArgumentType,
+                        s,
+                        "{} expects booleans, got {t}",
+                        op.symbol()
+                    );
+                }
+            }
+            Ok(binary_expr(a.clone(), o, b.clone()))
+        };
+        let out = match op {
+            BinaryOp::And => bool_op(Operator::And)?,
+            BinaryOp::Or => bool_op(Operator::Or)?,
+            BinaryOp::Xor => {
+                bool_op(Operator::And)?;
+                a.clone().or(b.clone()).and(Expr::Not(Box::new(a.and(b))))
+            }
+            BinaryOp::Eq
+            | BinaryOp::Neq
+            | BinaryOp::Lt
+            | BinaryOp::Le
+            | BinaryOp::Gt
+            | BinaryOp::Ge => {
+                if !comparable(&ta, &tb) {
+                    // Values of different kinds are never equal; ordering them is null.
+                    let v = match op {
+                        BinaryOp::Eq => lit(false),
+                        BinaryOp::Neq => lit(true),
+                        _ => return Ok(null()),
+                    };
+                    return Ok(when(either_null(), null()).otherwise(v)?);
+                }
+                let o = match op {
+                    BinaryOp::Eq => Operator::Eq,
+                    BinaryOp::Neq => Operator::NotEq,
+                    BinaryOp::Lt => Operator::Lt,
+                    BinaryOp::Le => Operator::LtEq,
+                    BinaryOp::Gt => Operator::Gt,
+                    _ => Operator::GtEq,
+                };
+                binary_expr(a, o, b)
+            }
+            BinaryOp::Add => {
+                if is_list(&ta) || is_list(&tb) {
+                    match (is_list(&ta), is_list(&tb)) {
+                        (true, true) => nf::array_concat(vec![a, b]),
+                        (true, false) => nf::array_append(a, b),
+                        _ => nf::array_prepend(a, b),
+                    }
+                } else if is_string(&ta) || is_string(&tb) {
+                    let s = |x: Expr, t: &DataType| {
+                        if is_string(t) {
+                            x
+                        } else {
+                            cast(x, DataType::Utf8)
+                        }
+                    };
+                    binary_expr(s(a, &ta), Operator::StringConcat, s(b, &tb))
+                } else {
+                    self.arith(a, Operator::Plus, b, &ta, &tb, span)?
+                }
+            }
+            BinaryOp::Sub => self.arith(a, Operator::Minus, b, &ta, &tb, span)?,
+            BinaryOp::Mul => self.arith(a, Operator::Multiply, b, &ta, &tb, span)?,
+            BinaryOp::Div => self.arith(a, Operator::Divide, b, &ta, &tb, span)?,
+            BinaryOp::Mod => self.arith(a, Operator::Modulo, b, &ta, &tb, span)?,
+            BinaryOp::Pow => {
+                self.arith(a.clone(), Operator::Plus, b.clone(), &ta, &tb, span)?;
+                f::power(cast(a, DataType::Float64), cast(b, DataType::Float64))
+            }
+            BinaryOp::StartsWith | BinaryOp::EndsWith | BinaryOp::Contains => {
+                if !(is_string(&ta) || ta == DataType::Null)
+                    || !(is_string(&tb) || tb == DataType::Null)
+                {
+                    // Cypher: string predicates on non-strings are null.
+                    return Ok(null());
+                }
+                match op {
+                    BinaryOp::StartsWith => f::starts_with(a, b),
+                    BinaryOp::EndsWith => f::ends_with(a, b),
+                    _ => f::contains(a, b),
+                }
+            }
+            BinaryOp::RegexMatch => {
+                return sem_err!(
+                    Unsupported,
+                    span,
+                    "unsupported: regular expression match (=~)"
+                )
+            }
+            BinaryOp::In => unreachable!("handled above"),
+        };
+        Ok(out)
+    }
+
+    fn arith(
+        &self,
+        a: Expr,
+        o: Operator,
+        b: Expr,
+        ta: &DataType,
+        tb: &DataType,
+        span: Span,
+    ) -> Result<Expr> {
+        let ok = |t: &DataType| is_numeric(t) || t == &DataType::Null;
+        if !ok(ta) || !ok(tb) {
+            return sem_err!(
+                InvalidArgumentType,
+                span,
+                "arithmetic `{o}` is not defined for {ta} and {tb}"
+            );
+        }
+        if ta == &DataType::Null || tb == &DataType::Null {
+            return Ok(null());
+        }
+        Ok(binary_expr(a, o, b))
+    }
+
+    fn function(
+        &self,
+        name: &str,
+        distinct: bool,
+        args: &[ast::Expr],
+        span: Span,
+        cx: &ExprCtx<'_>,
+    ) -> Result<Expr> {
+        let lname = name.to_lowercase();
+        if ast::AGGREGATES.contains(&lname.as_str()) {
+            return sem_err!(
+                InvalidAggregation,
+                span,
+                "aggregate {name}(...) is not allowed {}",
+                cx.no_aggregates
+            );
+        }
+        if distinct {
+            return sem_err!(
+                InvalidArgumentType,
+                span,
+                "DISTINCT is only allowed in aggregates"
+            );
+        }
+        let arity = |n: std::ops::RangeInclusive<usize>| -> Result<()> {
+            if n.contains(&args.len()) {
+                Ok(())
+            } else {
+                sem_err!(
+                    InvalidArgumentValue,
+                    span,
+                    "{name}() takes {} argument(s), got {}",
+                    if n.start() == n.end() {
+                        n.start().to_string()
+                    } else {
+                        format!("{}..{}", n.start(), n.end())
+                    },
+                    args.len()
+                )
+            }
+        };
+        // Functions on entities read the binding, not a value.
+        if matches!(
+            lname.as_str(),
+            "id" | "labels" | "type" | "keys" | "properties"
+        ) {
+            arity(1..=1)?;
+            if let ExprKind::Variable(v) = &args[0].kind {
+                if let Some(b) = cx.scope.get(v) {
+                    let ents = self.entities();
+                    let id = col(&ents.identity_col(b));
+                    let guard = |e: Expr| -> Result<Expr> {
+                        Ok(when(id.clone().is_null(), null()).otherwise(e)?)
+                    };
+                    match (lname.as_str(), b) {
+                        ("id", Binding::Node { .. }) | ("id", Binding::Rel { .. }) => {
+                            return Ok(cast(id, DataType::Int64))
+                        }
+                        ("labels", Binding::Node { label, .. }) => {
+                            let l = if label.starts_with("__") || label.is_empty() {
+                                lit(ScalarValue::List(ScalarValue::new_list_nullable(
+                                    &[],
+                                    &DataType::Utf8,
+                                )))
+                            } else {
+                                nf::make_array(vec![lit(label.clone())])
+                            };
+                            return guard(l);
+                        }
+                        ("type", Binding::Rel { rel, .. }) => {
+                            return guard(lit(ents.rel(*rel).cfg.rel_type.clone()))
+                        }
+                        ("keys", Binding::Node { .. } | Binding::Rel { .. })
+                        | ("properties", Binding::Node { .. } | Binding::Rel { .. }) => {
+                            return sem_err!(
+                                Unsupported,
+                                span,
+                                "unsupported: {name}() of an entity"
+                            )
+                        }
+                        (_, Binding::Value { .. }) => {}
+                        _ => {
+                            return sem_err!(
+                                InvalidArgumentType,
+                                args[0].span,
+                                "{name}() is not defined for a {}",
+                                b.kind_name()
+                            )
+                        }
+                    }
+                }
+            }
+        }
+        let xs = args
+            .iter()
+            .map(|a| self.expr(a, cx))
+            .collect::<Result<Vec<_>>>()?;
+        let ty = |i: usize| self.type_of(&xs[i], cx.schema);
+        let x0 = || xs[0].clone();
+        let out = match lname.as_str() {
+            "toupper" | "upper" => {
+                arity(1..=1)?;
+                f::upper(x0())
+            }
+            "tolower" | "lower" => {
+                arity(1..=1)?;
+                f::lower(x0())
+            }
+            "trim" => {
+                arity(1..=1)?;
+                f::btrim(vec![x0()])
+            }
+            "ltrim" => {
+                arity(1..=1)?;
+                f::ltrim(vec![x0()])
+            }
+            "rtrim" => {
+                arity(1..=1)?;
+                f::rtrim(vec![x0()])
+            }
+            "replace" => {
+                arity(3..=3)?;
+                f::replace(x0(), xs[1].clone(), xs[2].clone())
+            }
+            "substring" => {
+                arity(2..=3)?;
+                let start = cast(xs[1].clone(), DataType::Int64) + lit(1i64);
+                if xs.len() == 3 {
+                    f::substring(x0(), start, cast(xs[2].clone(), DataType::Int64))
+                } else {
+                    f::substr(x0(), start)
+                }
+            }
+            "left" => {
+                arity(2..=2)?;
+                f::left(x0(), cast(xs[1].clone(), DataType::Int64))
+            }
+            "right" => {
+                arity(2..=2)?;
+                f::right(x0(), cast(xs[1].clone(), DataType::Int64))
+            }
+            "split" => {
+                arity(2..=2)?;
+                nf::string_to_array(x0(), xs[1].clone(), null())
+            }
+            "reverse" => {
+                arity(1..=1)?;
+                if is_list(&ty(0)?) {
+                    nf::array_reverse(x0())
+                } else {
+                    f::reverse(x0())
+                }
+            }
+            "tostring" => {
+                arity(1..=1)?;
+                let t = ty(0)?;
+                if t == DataType::Boolean {
+                    when(x0(), lit("true")).otherwise(lit("false"))?
+                } else {
+                    cast(x0(), DataType::Utf8)
+                }
+            }
+            "tointeger" => {
+                arity(1..=1)?;
+                let t = ty(0)?;
+                if is_string(&t) {
+                    try_cast(try_cast(x0(), DataType::Float64), DataType::Int64)
+                } else {
+                    try_cast(x0(), DataType::Int64)
+                }
+            }
+            "tofloat" => {
+                arity(1..=1)?;
+                try_cast(x0(), DataType::Float64)
+            }
+            "toboolean" => {
+                arity(1..=1)?;
+                try_cast(x0(), DataType::Boolean)
+            }
+            "abs" => {
+                arity(1..=1)?;
+                f::abs(x0())
+            }
+            "ceil" => {
+                arity(1..=1)?;
+                f::ceil(cast(x0(), DataType::Float64))
+            }
+            "floor" => {
+                arity(1..=1)?;
+                f::floor(cast(x0(), DataType::Float64))
+            }
+            "round" => {
+                arity(1..=1)?;
+                f::round(vec![cast(x0(), DataType::Float64)])
+            }
+            "sqrt" => {
+                arity(1..=1)?;
+                f::sqrt(cast(x0(), DataType::Float64))
+            }
+            "sign" => {
+                arity(1..=1)?;
+                cast(f::signum(cast(x0(), DataType::Float64)), DataType::Int64)
+            }
+            "exp" => {
+                arity(1..=1)?;
+                f::exp(cast(x0(), DataType::Float64))
+            }
+            "log" => {
+                arity(1..=1)?;
+                f::ln(cast(x0(), DataType::Float64))
+            }
+            "log10" => {
+                arity(1..=1)?;
+                f::log10(cast(x0(), DataType::Float64))
+            }
+            "sin" | "cos" | "tan" | "asin" | "acos" | "atan" => {
+                arity(1..=1)?;
+                let a = cast(x0(), DataType::Float64);
+                match lname.as_str() {
+                    "sin" => f::sin(a),
+                    "cos" => f::cos(a),
+                    "tan" => f::tan(a),
+                    "asin" => f::asin(a),
+                    "acos" => f::acos(a),
+                    _ => f::atan(a),
+                }
+            }
+            "pi" => {
+                arity(0..=0)?;
+                lit(std::f64::consts::PI)
+            }
+            "e" => {
+                arity(0..=0)?;
+                lit(std::f64::consts::E)
+            }
+            "rand" => {
+                arity(0..=0)?;
+                f::random()
+            }
+            "coalesce" => {
+                if xs.is_empty() {
+                    arity(1..=usize::MAX)?;
+                }
+                f::coalesce(xs.clone())
+            }
+            "size" | "length" => {
+                arity(1..=1)?;
+                let t = ty(0)?;
+                if is_list(&t) {
+                    cast(nf::cardinality(x0()), DataType::Int64)
+                } else if is_string(&t) {
+                    cast(f::character_length(x0()), DataType::Int64)
+                } else if t == DataType::Null {
+                    null()
+                } else {
+                    return sem_err!(
+                        InvalidArgumentType,
+                        args[0].span,
+                        "{name}() expects a list or string, got {t}"
+                    );
+                }
+            }
+            "head" => {
+                arity(1..=1)?;
+                nf::array_element(x0(), lit(1i64))
+            }
+            "last" => {
+                arity(1..=1)?;
+                nf::array_element(x0(), lit(-1i64))
+            }
+            "tail" => {
+                arity(1..=1)?;
+                nf::array_slice(
+                    x0(),
+                    lit(2i64),
+                    cast(nf::cardinality(x0()), DataType::Int64),
+                    None,
+                )
+            }
+            "range" => {
+                arity(2..=3)?;
+                let mut a: Vec<Expr> = xs
+                    .iter()
+                    .map(|x| cast(x.clone(), DataType::Int64))
+                    .collect();
+                if a.len() == 2 {
+                    a.push(lit(1i64));
+                }
+                nf::gen_series(a[0].clone(), a[1].clone(), a[2].clone())
+            }
+            "id" | "labels" | "type" | "keys" | "properties" => {
+                return sem_err!(
+                    InvalidArgumentType,
+                    args[0].span,
+                    "{name}() expects a node or relationship"
+                )
+            }
+            "exists" => {
+                arity(1..=1)?;
+                x0().is_not_null()
+            }
+            _ => {
+                return sem_err!(UnknownFunction, span, "Unknown function `{name}`");
+            }
+        };
+        Ok(out)
+    }
+}
+
+/// A Cypher literal as a DataFusion scalar.
+pub fn literal(l: &Literal) -> ScalarValue {
+    match l {
+        Literal::Integer(i) => ScalarValue::Int64(Some(*i)),
+        Literal::Float(x) => ScalarValue::Float64(Some(*x)),
+        Literal::String(s) => ScalarValue::Utf8(Some(s.clone())),
+        Literal::Bool(b) => ScalarValue::Boolean(Some(*b)),
+        Literal::Null => ScalarValue::Null,
+    }
+}
+
+/// An empty list value of the given element type.
+pub fn empty_list(elem: &DataType) -> Expr {
+    lit(ScalarValue::List(Arc::new(
+        ScalarValue::new_list_nullable(&[], elem).as_ref().clone(),
+    )))
+}

@@ -1,0 +1,185 @@
+//! Planner: binds a parsed query against the graph and lowers it to a DataFusion LogicalPlan.
+//!
+//! Binding and lowering happen in one walk over the clauses: each clause takes the plan so far
+//! and the variables in scope ([`State`]) and returns the next. Hops run as joins here.
+
+pub mod clause;
+pub mod expr;
+pub mod pattern;
+pub mod scope;
+
+use crate::catalog::{Catalog, NodeInfo, RelInfo};
+use crate::config::RelTable;
+use crate::error::{Error, Result};
+use crate::sem_err;
+use crate::storage::{TableHandle, ROW_ID};
+use arrow::datatypes::{DataType, Field, Schema};
+use cypher::ast;
+use cypher::Span;
+use datafusion::common::DFSchema;
+use datafusion::logical_expr::{Expr, LogicalPlan, LogicalPlanBuilder};
+use scope::{Entities, Scope};
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+/// Query parameters: name -> a Cypher literal expression.
+pub type Params = BTreeMap<String, ast::Expr>;
+
+/// How the planner treats names the graph does not have.
+#[derive(Debug, Clone, Default)]
+pub struct PlannerOptions {
+    /// Schema-less semantics: an unknown label or type matches nothing and an unknown property
+    /// is null (as in a property graph without a schema). Off by default: a typo is an error.
+    pub lenient: bool,
+}
+
+/// The plan built so far and the variables it binds.
+#[derive(Debug, Clone)]
+pub struct State {
+    pub plan: LogicalPlan,
+    pub scope: Scope,
+    /// The plan is the single empty row a query starts from.
+    pub unit: bool,
+}
+
+/// A lowered query: its plan and the result column names (Cypher's, in order).
+#[derive(Debug, Clone)]
+pub struct Lowered {
+    pub plan: LogicalPlan,
+    pub columns: Vec<String>,
+}
+
+pub struct Lowerer<'c> {
+    pub catalog: &'c Catalog,
+    pub params: &'c Params,
+    pub options: PlannerOptions,
+    empty_node: NodeInfo,
+    empty_rel: RelInfo,
+    counter: usize,
+}
+
+impl<'c> Lowerer<'c> {
+    pub fn new(catalog: &'c Catalog, params: &'c Params, options: PlannerOptions) -> Result<Self> {
+        // Stand-ins for labels / types the graph does not have (lenient mode): empty tables.
+        let key_schema = Arc::new(Schema::new(vec![Field::new(
+            "__id",
+            DataType::Int64,
+            false,
+        )]));
+        let empty_node = NodeInfo {
+            label: String::new(),
+            table: TableHandle::from_batches("<none>", key_schema.clone(), vec![], false)?,
+            key: "__id".into(),
+            key_type: DataType::Int64,
+            props: vec![("__id".into(), DataType::Int64)],
+        };
+        let rel_schema = Arc::new(Schema::new(vec![
+            Field::new("__src", DataType::Int64, false),
+            Field::new("__dst", DataType::Int64, false),
+        ]));
+        let empty_rel = RelInfo {
+            index: usize::MAX,
+            cfg: RelTable {
+                rel_type: String::new(),
+                from: String::new(),
+                to: String::new(),
+                source: String::new(),
+                src: "__src".into(),
+                dst: "__dst".into(),
+            },
+            table: TableHandle::from_batches("<none>", rel_schema, vec![], true)?,
+            props: vec![],
+        };
+        debug_assert!(empty_rel
+            .table
+            .provider
+            .schema()
+            .field_with_name(ROW_ID)
+            .is_ok());
+        Ok(Self {
+            catalog,
+            params,
+            options,
+            empty_node,
+            empty_rel,
+            counter: 0,
+        })
+    }
+
+    pub fn entities(&self) -> Entities<'_> {
+        Entities {
+            catalog: self.catalog,
+            empty_node: &self.empty_node,
+            empty_rel: &self.empty_rel,
+        }
+    }
+
+    /// A fresh internal name (anonymous variables, helper columns).
+    pub fn fresh(&mut self, what: &str) -> String {
+        self.counter += 1;
+        format!("__{what}{}", self.counter)
+    }
+
+    /// Lowers a whole query.
+    pub fn lower_query(&mut self, q: &ast::Query) -> Result<Lowered> {
+        let first = self.lower_single(&q.first)?;
+        let mut plan = first.plan;
+        for (all, sq) in &q.unions {
+            let next = self.lower_single(sq)?;
+            if next.columns != first.columns {
+                return sem_err!(
+                    DifferentColumnsInUnion,
+                    sq.span,
+                    "All sub queries in a UNION must have the same column names ({} vs {})",
+                    first.columns.join(", "),
+                    next.columns.join(", ")
+                );
+            }
+            let b = LogicalPlanBuilder::from(plan);
+            plan = if *all {
+                b.union(next.plan)?.build()?
+            } else {
+                b.union_distinct(next.plan)?.build()?
+            };
+        }
+        if q.unions.iter().any(|(all, _)| !all) {
+            plan = LogicalPlanBuilder::from(plan).distinct()?.build()?;
+        }
+        Ok(Lowered {
+            plan,
+            columns: first.columns,
+        })
+    }
+
+    fn lower_single(&mut self, sq: &ast::SingleQuery) -> Result<Lowered> {
+        let mut st = State {
+            plan: LogicalPlanBuilder::empty(true).build()?,
+            scope: Scope::default(),
+            unit: true,
+        };
+        for clause in &sq.clauses {
+            match clause {
+                ast::Clause::Match(m) if m.optional => st = self.lower_optional_match(st, m)?,
+                ast::Clause::Match(m) => st = self.lower_match(st, m)?,
+                ast::Clause::Unwind(u) => st = self.lower_unwind(st, u)?,
+                ast::Clause::With(w) => st = self.lower_with(st, w)?,
+                ast::Clause::Return(r) => return self.lower_return(st, r),
+            }
+        }
+        sem_err!(Unsupported, sq.span, "Query cannot conclude without RETURN")
+    }
+
+    /// Errors unless `e` is boolean (or null) typed.
+    pub fn check_boolean(&self, e: &Expr, schema: &DFSchema, span: Span) -> Result<()> {
+        let t = self.type_of(e, schema)?;
+        if matches!(t, DataType::Boolean | DataType::Null) {
+            Ok(())
+        } else {
+            Err(Error::semantic(
+                crate::error::SemanticKind::InvalidArgumentType,
+                format!("a predicate must be boolean, got {t}"),
+                span,
+            ))
+        }
+    }
+}

@@ -1,0 +1,612 @@
+//! MATCH lowering on the relational path: node scans, and each hop as joins
+//! `node -> edge table -> node`.
+
+use super::expr::{col, ExprCtx};
+use super::scope::{dst_col, eid_col, prop_col, src_col, Binding};
+use super::{Lowerer, State};
+use crate::catalog::{NodeInfo, RelInfo};
+use crate::error::Result;
+use crate::sem_err;
+use crate::storage::ROW_ID;
+use arrow::datatypes::DataType;
+use cypher::ast::{self, Direction, ExprKind};
+use datafusion::catalog::default_table_source::provider_as_source;
+use datafusion::common::JoinType;
+use datafusion::logical_expr::{cast, lit, Expr, LogicalPlan, LogicalPlanBuilder};
+use std::collections::{BTreeMap, BTreeSet};
+
+/// Near / far endpoint columns of an edge scan as walked (`src`->`dst` or reversed).
+fn near_col(prefix: &str) -> String {
+    format!("{prefix}__#near")
+}
+fn far_col(prefix: &str) -> String {
+    format!("{prefix}__#far")
+}
+
+/// The resolved shape of one path: a label per node, a table per relationship.
+struct Resolved {
+    labels: Vec<String>,
+    rels: Vec<usize>,
+    /// False when no combination of tables can match (the MATCH yields no rows).
+    satisfiable: bool,
+}
+
+impl<'c> Lowerer<'c> {
+    /// Scans a node table as columns `{prefix}__{prop}`.
+    pub fn scan_node(&self, info: &NodeInfo, prefix: &str) -> Result<LogicalPlan> {
+        let exprs: Vec<Expr> = info
+            .props
+            .iter()
+            .map(|(p, _)| col(p).alias(prop_col(prefix, p)))
+            .collect();
+        let plan = LogicalPlanBuilder::scan(
+            format!("node_{}", info.label),
+            provider_as_source(info.table.provider.clone()),
+            None,
+        )?
+        .project(exprs)?
+        .build()?;
+        Ok(plan)
+    }
+
+    /// Scans a relationship table: endpoints (cast to the node key types), row id, properties,
+    /// and near/far columns for the walking direction (`reversed`: near = dst).
+    fn scan_rel(&self, info: &RelInfo, prefix: &str, reversed: bool) -> Result<LogicalPlanBuilder> {
+        let ents = self.entities();
+        let from_t = ents.node(&info.cfg.from).key_type.clone();
+        let to_t = ents.node(&info.cfg.to).key_type.clone();
+        let src = cast(col(&info.cfg.src), from_t);
+        let dst = cast(col(&info.cfg.dst), to_t);
+        let (near, far) = if reversed {
+            (dst.clone(), src.clone())
+        } else {
+            (src.clone(), dst.clone())
+        };
+        let mut exprs = vec![
+            src.alias(src_col(prefix)),
+            dst.alias(dst_col(prefix)),
+            cast(col(ROW_ID), DataType::UInt64).alias(eid_col(prefix)),
+        ];
+        for (p, _) in &info.props {
+            exprs.push(col(p).alias(prop_col(prefix, p)));
+        }
+        exprs.push(near.alias(near_col(prefix)));
+        exprs.push(far.alias(far_col(prefix)));
+        Ok(LogicalPlanBuilder::scan(
+            format!("rel_{}_{}", info.cfg.rel_type, info.index),
+            provider_as_source(info.table.provider.clone()),
+            None,
+        )?
+        .project(exprs)?)
+    }
+
+    /// Lowers one MATCH clause (not OPTIONAL) onto `st`.
+    pub fn lower_match(&mut self, mut st: State, m: &ast::Match) -> Result<State> {
+        let mut preds: Vec<Expr> = Vec::new();
+        // (rel table, prefix) of every relationship matched in this clause, for uniqueness.
+        let mut matched_rels: Vec<(usize, String)> = Vec::new();
+        let mut new_rel_vars: BTreeSet<String> = BTreeSet::new();
+        let mut unsatisfiable = false;
+        for path in &m.patterns {
+            if let Some(n) = &path.name {
+                return sem_err!(Unsupported, n.span, "unsupported: named path `{}`", n.name);
+            }
+            let resolved = self.resolve_path(&st, path)?;
+            unsatisfiable |= !resolved.satisfiable;
+            let node_prefixes: Vec<String> = std::iter::once(&path.start)
+                .chain(path.steps.iter().map(|(_, n)| n))
+                .map(|n| match &n.var {
+                    Some(v) => v.name.clone(),
+                    None => self.fresh("anon"),
+                })
+                .collect();
+            // First node.
+            self.bind_node(
+                &mut st,
+                &path.start,
+                &node_prefixes[0],
+                &resolved.labels[0],
+                &mut preds,
+            )?;
+            for (i, (rel, node)) in path.steps.iter().enumerate() {
+                if let Some(len) = &rel.length {
+                    let _ = len;
+                    return sem_err!(
+                        Unsupported,
+                        rel.span,
+                        "unsupported: variable-length relationship (planned: iterative CSR traversal)"
+                    );
+                }
+                let near_label = &resolved.labels[i];
+                let far_label = &resolved.labels[i + 1];
+                let rel_idx = resolved.rels[i];
+                let info = self.entities().rel(rel_idx).clone();
+                let prefix = match &rel.var {
+                    Some(v) => {
+                        if let Some(b) = st.scope.get(&v.name) {
+                            return match b {
+                                Binding::Rel { .. } if !new_rel_vars.contains(&v.name) => sem_err!(
+                                    Unsupported,
+                                    v.span,
+                                    "unsupported: re-matching relationship variable `{}` bound by an earlier clause",
+                                    v.name
+                                ),
+                                Binding::Rel { .. } => sem_err!(
+                                    VariableAlreadyBound,
+                                    v.span,
+                                    "Relationship variable `{}` is used twice in one pattern",
+                                    v.name
+                                ),
+                                other => sem_err!(
+                                    VariableTypeConflict,
+                                    v.span,
+                                    "Variable `{}` is a {}, not a relationship",
+                                    v.name,
+                                    other.kind_name()
+                                ),
+                            };
+                        }
+                        new_rel_vars.insert(v.name.clone());
+                        v.name.clone()
+                    }
+                    None => self.fresh("anonr"),
+                };
+                // Orientation(s): walking from the near node, is it the edge's src or dst?
+                let mut orients = Vec::new();
+                let fits = |a: &str, b: &str| {
+                    rel_idx == usize::MAX || (a == info.cfg.from && b == info.cfg.to)
+                };
+                if matches!(rel.direction, Direction::Outgoing | Direction::Both)
+                    && fits(near_label, far_label)
+                {
+                    orients.push(false);
+                }
+                if matches!(rel.direction, Direction::Incoming | Direction::Both)
+                    && fits(far_label, near_label)
+                {
+                    orients.push(true);
+                }
+                if orients.is_empty() {
+                    orients.push(rel.direction == Direction::Incoming);
+                    unsatisfiable = true;
+                }
+                let mut edges = self.scan_rel(&info, &prefix, orients[0])?;
+                if orients.len() == 2 {
+                    // Undirected: both orientations, a self-loop only once.
+                    let back = self
+                        .scan_rel(&info, &prefix, true)?
+                        .filter(col(&src_col(&prefix)).not_eq(col(&dst_col(&prefix))))?
+                        .build()?;
+                    edges = edges.union(back)?;
+                }
+                let edges = edges.build()?;
+                let near_prefix = &node_prefixes[i];
+                let near_key = prop_col(near_prefix, &self.entities().node(near_label).key);
+                st.plan = LogicalPlanBuilder::from(st.plan)
+                    .join(
+                        edges,
+                        JoinType::Inner,
+                        (
+                            vec![col_name(&near_key)],
+                            vec![col_name(&near_col(&prefix))],
+                        ),
+                        None,
+                    )?
+                    .build()?;
+                st.unit = false;
+                st.scope.bind(
+                    &prefix,
+                    Binding::Rel {
+                        rel: rel_idx,
+                        prefix: prefix.clone(),
+                    },
+                );
+                if let Some(props) = &rel.props {
+                    self.property_map_preds(&st, &prefix, props, &mut preds)?;
+                }
+                matched_rels.push((rel_idx, prefix.clone()));
+                // Far node: join a new scan, or check a bound one.
+                let far_prefix = &node_prefixes[i + 1];
+                self.bind_far_node(&mut st, node, far_prefix, far_label, &prefix, &mut preds)?;
+            }
+        }
+        // Relationship uniqueness within the clause.
+        for i in 0..matched_rels.len() {
+            for j in i + 1..matched_rels.len() {
+                if matched_rels[i].0 == matched_rels[j].0 {
+                    preds.push(
+                        col(&eid_col(&matched_rels[i].1)).not_eq(col(&eid_col(&matched_rels[j].1))),
+                    );
+                }
+            }
+        }
+        if unsatisfiable {
+            preds.push(lit(false));
+        }
+        if let Some(w) = &m.where_ {
+            let schema = st.plan.schema().clone();
+            let cx = ExprCtx {
+                no_aggregates: "in WHERE",
+                ..ExprCtx::new(&st.scope, &schema)
+            };
+            let p = self.expr(w, &cx)?;
+            self.check_boolean(&p, &schema, w.span)?;
+            preds.push(p);
+        }
+        if let Some(p) = preds.into_iter().reduce(Expr::and) {
+            st.plan = LogicalPlanBuilder::from(st.plan).filter(p)?.build()?;
+        }
+        Ok(st)
+    }
+
+    /// Binds the first node of a path: a new scan (cross-joined), or an already bound variable.
+    fn bind_node(
+        &mut self,
+        st: &mut State,
+        node: &ast::NodePattern,
+        prefix: &str,
+        label: &str,
+        preds: &mut Vec<Expr>,
+    ) -> Result<()> {
+        let bound = node
+            .var
+            .as_ref()
+            .and_then(|v| st.scope.get(&v.name))
+            .cloned();
+        match bound {
+            Some(Binding::Node { prefix: p, .. }) => {
+                if let Some(props) = &node.props {
+                    self.property_map_preds(st, &p, props, preds)?;
+                }
+            }
+            Some(_) => unreachable!("checked in resolve_path"),
+            None => {
+                let info = self.entities().node(label).clone();
+                let scan = self.scan_node(&info, prefix)?;
+                st.plan = if st.unit {
+                    scan
+                } else {
+                    LogicalPlanBuilder::from(st.plan.clone())
+                        .cross_join(scan)?
+                        .build()?
+                };
+                st.unit = false;
+                st.scope.bind(
+                    prefix,
+                    Binding::Node {
+                        label: label.to_string(),
+                        prefix: prefix.to_string(),
+                    },
+                );
+                if let Some(props) = &node.props {
+                    self.property_map_preds(st, prefix, props, preds)?;
+                }
+            }
+        }
+        Ok(())
+    }
+
+    fn bind_far_node(
+        &mut self,
+        st: &mut State,
+        node: &ast::NodePattern,
+        prefix: &str,
+        label: &str,
+        rel_prefix: &str,
+        preds: &mut Vec<Expr>,
+    ) -> Result<()> {
+        let bound = node
+            .var
+            .as_ref()
+            .and_then(|v| st.scope.get(&v.name))
+            .cloned();
+        match bound {
+            Some(Binding::Node {
+                prefix: p,
+                label: l,
+            }) => {
+                let key = prop_col(&p, &self.entities().node(&l).key);
+                preds.push(col(&key).eq(col(&far_col(rel_prefix))));
+                if let Some(props) = &node.props {
+                    self.property_map_preds(st, &p, props, preds)?;
+                }
+            }
+            Some(_) => unreachable!("checked in resolve_path"),
+            None => {
+                let info = self.entities().node(label).clone();
+                let scan = self.scan_node(&info, prefix)?;
+                let key = prop_col(prefix, &info.key);
+                st.plan = LogicalPlanBuilder::from(st.plan.clone())
+                    .join(
+                        scan,
+                        JoinType::Inner,
+                        (vec![col_name(&far_col(rel_prefix))], vec![col_name(&key)]),
+                        None,
+                    )?
+                    .build()?;
+                st.scope.bind(
+                    prefix,
+                    Binding::Node {
+                        label: label.to_string(),
+                        prefix: prefix.to_string(),
+                    },
+                );
+                if let Some(props) = &node.props {
+                    self.property_map_preds(st, prefix, props, preds)?;
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// `{k: v, ...}` on a node or relationship: one equality per entry.
+    fn property_map_preds(
+        &self,
+        st: &State,
+        var: &str,
+        props: &ast::Expr,
+        preds: &mut Vec<Expr>,
+    ) -> Result<()> {
+        let ExprKind::Map(entries) = &props.kind else {
+            return sem_err!(
+                Unsupported,
+                props.span,
+                "unsupported: parameter as a property map"
+            );
+        };
+        let schema = st.plan.schema().clone();
+        let cx = ExprCtx {
+            no_aggregates: "in a pattern",
+            ..ExprCtx::new(&st.scope, &schema)
+        };
+        for (k, v) in entries {
+            let target = ast::Expr::new(ExprKind::Variable(var.to_string()), k.span);
+            let prop = ast::Expr::new(ExprKind::Property(Box::new(target), k.clone()), k.span);
+            let eq = ast::Expr::new(
+                ExprKind::Binary(ast::BinaryOp::Eq, Box::new(prop), Box::new(v.clone())),
+                k.span.union(&v.span),
+            );
+            preds.push(self.expr(&eq, &cx)?);
+        }
+        Ok(())
+    }
+
+    /// Picks one label per node and one table per relationship of a path, from explicit labels
+    /// and types, bound variables, and the configured endpoints (constraint propagation).
+    fn resolve_path(&self, st: &State, path: &ast::PathPattern) -> Result<Resolved> {
+        let cat = self.catalog;
+        let nodes: Vec<&ast::NodePattern> = std::iter::once(&path.start)
+            .chain(path.steps.iter().map(|(_, n)| n))
+            .collect();
+        // Candidate labels per node, shared by nodes with the same variable.
+        let mut cands: Vec<BTreeSet<String>> = Vec::new();
+        let mut known_unknown = false;
+        for n in &nodes {
+            let mut c: BTreeSet<String> = cat.nodes.keys().cloned().collect();
+            if let Some(v) = &n.var {
+                match st.scope.get(&v.name) {
+                    Some(Binding::Node { label, .. }) => {
+                        c = BTreeSet::from([label.clone()]);
+                    }
+                    Some(other) => {
+                        return sem_err!(
+                            VariableTypeConflict,
+                            v.span,
+                            "Variable `{}` is a {}, not a node",
+                            v.name,
+                            other.kind_name()
+                        )
+                    }
+                    None => {}
+                }
+            }
+            if n.labels.len() > 1 {
+                return sem_err!(
+                    Unsupported,
+                    n.labels[1].span,
+                    "unsupported: several labels on one node (needs branching, planned)"
+                );
+            }
+            if let Some(l) = n.labels.first() {
+                if !cat.nodes.contains_key(&l.name) {
+                    if !self.options.lenient {
+                        return sem_err!(
+                            UnknownLabel,
+                            l.span,
+                            "Unknown label `{}` (labels: {})",
+                            l.name,
+                            cat.nodes.keys().cloned().collect::<Vec<_>>().join(", ")
+                        );
+                    }
+                    known_unknown = true;
+                }
+                c.retain(|x| x == &l.name);
+            }
+            cands.push(c);
+        }
+        // Same variable twice in the path: intersect.
+        for i in 0..nodes.len() {
+            for j in i + 1..nodes.len() {
+                if let (Some(a), Some(b)) = (&nodes[i].var, &nodes[j].var) {
+                    if a.name == b.name {
+                        let inter: BTreeSet<String> =
+                            cands[i].intersection(&cands[j]).cloned().collect();
+                        cands[i] = inter.clone();
+                        cands[j] = inter;
+                    }
+                }
+            }
+        }
+        let mut rel_cands: Vec<BTreeSet<usize>> = Vec::new();
+        for (rel, _) in &path.steps {
+            let mut c: BTreeSet<usize> = (0..cat.rels.len()).collect();
+            if !rel.types.is_empty() {
+                for t in &rel.types {
+                    if !cat.config.has_type(&t.name) {
+                        if !self.options.lenient {
+                            return sem_err!(
+                                UnknownRelationshipType,
+                                t.span,
+                                "Unknown relationship type `{}` (types: {})",
+                                t.name,
+                                cat.rel_types().join(", ")
+                            );
+                        }
+                        known_unknown = true;
+                    }
+                }
+                c.retain(|&i| rel.types.iter().any(|t| t.name == cat.rels[i].cfg.rel_type));
+            }
+            rel_cands.push(c);
+        }
+        // Propagate until nothing changes.
+        loop {
+            let mut changed = false;
+            for (k, (rel, _)) in path.steps.iter().enumerate() {
+                let (a, b) = (k, k + 1);
+                let fits = |i: usize, cands: &Vec<BTreeSet<String>>| {
+                    let r = &cat.rels[i].cfg;
+                    let out = cands[a].contains(&r.from) && cands[b].contains(&r.to);
+                    let inc = cands[a].contains(&r.to) && cands[b].contains(&r.from);
+                    match rel.direction {
+                        Direction::Outgoing => out,
+                        Direction::Incoming => inc,
+                        Direction::Both => out || inc,
+                    }
+                };
+                let before = rel_cands[k].len();
+                let kept: BTreeSet<usize> = rel_cands[k]
+                    .iter()
+                    .copied()
+                    .filter(|&i| fits(i, &cands))
+                    .collect();
+                rel_cands[k] = kept;
+                changed |= rel_cands[k].len() != before;
+                let mut la = BTreeSet::new();
+                let mut lb = BTreeSet::new();
+                for &i in &rel_cands[k] {
+                    let r = &cat.rels[i].cfg;
+                    if matches!(rel.direction, Direction::Outgoing | Direction::Both)
+                        && cands[a].contains(&r.from)
+                        && cands[b].contains(&r.to)
+                    {
+                        la.insert(r.from.clone());
+                        lb.insert(r.to.clone());
+                    }
+                    if matches!(rel.direction, Direction::Incoming | Direction::Both)
+                        && cands[a].contains(&r.to)
+                        && cands[b].contains(&r.from)
+                    {
+                        la.insert(r.to.clone());
+                        lb.insert(r.from.clone());
+                    }
+                }
+                for (idx, new) in [(a, la), (b, lb)] {
+                    if new.len() != cands[idx].len() {
+                        cands[idx] = new;
+                        changed = true;
+                    }
+                }
+            }
+            // Keep nodes sharing a variable in sync.
+            for i in 0..nodes.len() {
+                for j in i + 1..nodes.len() {
+                    if let (Some(x), Some(y)) = (&nodes[i].var, &nodes[j].var) {
+                        if x.name == y.name && cands[i] != cands[j] {
+                            let inter: BTreeSet<String> =
+                                cands[i].intersection(&cands[j]).cloned().collect();
+                            cands[i] = inter.clone();
+                            cands[j] = inter;
+                            changed = true;
+                        }
+                    }
+                }
+            }
+            if !changed {
+                break;
+            }
+        }
+        let satisfiable = !known_unknown
+            && cands.iter().all(|c| !c.is_empty())
+            && rel_cands.iter().all(|c| !c.is_empty());
+        if satisfiable {
+            for (i, c) in cands.iter().enumerate() {
+                if c.len() > 1 {
+                    let n = nodes[i];
+                    return sem_err!(
+                        AmbiguousPattern,
+                        n.span,
+                        "node pattern {n} could have any of the labels {}; give it a label (branching over labels is planned)",
+                        c.iter().cloned().collect::<Vec<_>>().join(", ")
+                    );
+                }
+            }
+            for (k, c) in rel_cands.iter().enumerate() {
+                if c.len() > 1 {
+                    let r = &path.steps[k].0;
+                    return sem_err!(
+                        AmbiguousPattern,
+                        r.span,
+                        "relationship pattern {r} matches several relationship tables ({}); give it a type and endpoint labels (branching is planned)",
+                        c.iter()
+                            .map(|&i| {
+                                let r = &cat.rels[i].cfg;
+                                format!("{}:{}->{}", r.rel_type, r.from, r.to)
+                            })
+                            .collect::<Vec<_>>()
+                            .join(", ")
+                    );
+                }
+            }
+        }
+        // Unsatisfiable: keep whatever real tables were named so properties still resolve;
+        // the MATCH gets a `false` filter.
+        let explicit: BTreeMap<usize, String> = nodes
+            .iter()
+            .enumerate()
+            .filter_map(|(i, n)| n.labels.first().map(|l| (i, l.name.clone())))
+            .collect();
+        let labels = cands
+            .iter()
+            .enumerate()
+            .map(|(i, c)| {
+                if satisfiable {
+                    return c.iter().next().cloned().unwrap_or_default();
+                }
+                if let Some(Binding::Node { label, .. }) =
+                    nodes[i].var.as_ref().and_then(|v| st.scope.get(&v.name))
+                {
+                    return label.clone();
+                }
+                explicit
+                    .get(&i)
+                    .filter(|l| cat.nodes.contains_key(*l))
+                    .cloned()
+                    .unwrap_or_default()
+            })
+            .collect();
+        let rels = rel_cands
+            .iter()
+            .enumerate()
+            .map(|(k, c)| {
+                if satisfiable {
+                    return *c.iter().next().unwrap_or(&usize::MAX);
+                }
+                let r = &path.steps[k].0;
+                cat.rels
+                    .iter()
+                    .position(|x| r.types.iter().any(|t| t.name == x.cfg.rel_type))
+                    .unwrap_or(usize::MAX)
+            })
+            .collect();
+        Ok(Resolved {
+            labels,
+            rels,
+            satisfiable,
+        })
+    }
+}
+
+fn col_name(name: &str) -> datafusion::common::Column {
+    datafusion::common::Column::new_unqualified(name)
+}

@@ -1,0 +1,286 @@
+//! The library API: open a graph, run queries with parameters, get Arrow RecordBatches.
+
+use crate::catalog::Catalog;
+use crate::config::GraphConfig;
+use crate::error::{Error, Result};
+use crate::planner::{Lowerer, Params, PlannerOptions};
+use arrow::array::RecordBatch;
+use arrow::datatypes::SchemaRef;
+use cypher::ast;
+use datafusion::execution::context::SessionContext;
+use datafusion::logical_expr::LogicalPlan;
+use datafusion::physical_plan::{collect, displayable, ExecutionPlan};
+use datafusion::prelude::SessionConfig;
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::sync::Arc;
+
+/// Options for opening a graph.
+#[derive(Debug, Clone, Default)]
+pub struct GraphOptions {
+    pub planner: PlannerOptions,
+    /// DataFusion target partitions (default: the number of cores).
+    pub target_partitions: Option<usize>,
+}
+
+/// An opened graph, ready for queries.
+///
+/// ```
+/// # tokio::runtime::Runtime::new().unwrap().block_on(async {
+/// use lance_csr::{Graph, Params};
+/// let graph = Graph::sample().await.unwrap();
+/// let mut params = Params::new();
+/// params.insert("name".into(), lance_csr::param("Ann"));
+/// let result = graph
+///     .query("MATCH (p:Person {firstName: $name})-[:KNOWS]->(f:Person) RETURN f.firstName AS friend ORDER BY friend", &params)
+///     .await
+///     .unwrap();
+/// assert_eq!(result.columns, vec!["friend"]);
+/// assert_eq!(result.num_rows(), 2);
+/// # });
+/// ```
+pub struct Graph {
+    catalog: Catalog,
+    ctx: SessionContext,
+    options: GraphOptions,
+}
+
+/// The answer to a query: Cypher column names and Arrow batches.
+#[derive(Debug, Clone)]
+pub struct QueryResult {
+    pub columns: Vec<String>,
+    pub schema: SchemaRef,
+    pub batches: Vec<RecordBatch>,
+}
+
+impl QueryResult {
+    pub fn num_rows(&self) -> usize {
+        self.batches.iter().map(|b| b.num_rows()).sum()
+    }
+}
+
+/// Builds a graph from in-memory Arrow tables.
+#[derive(Default)]
+pub struct GraphBuilder {
+    config: crate::config::GraphConfigBuilder,
+    tables: BTreeMap<String, (SchemaRef, Vec<RecordBatch>)>,
+    options: GraphOptions,
+}
+
+impl GraphBuilder {
+    /// A node table: `label`'s nodes are the rows of `batches`, keyed by column `id`.
+    pub fn node_table(
+        mut self,
+        label: &str,
+        id: &str,
+        schema: SchemaRef,
+        batches: Vec<RecordBatch>,
+    ) -> Self {
+        let source = format!("mem:node:{label}");
+        self.config = self.config.node(label, &source, id);
+        self.tables.insert(source, (schema, batches));
+        self
+    }
+
+    /// A relationship table: `rel_type` edges from `from` to `to` nodes, endpoints in `src`/`dst`.
+    #[allow(clippy::too_many_arguments)]
+    pub fn relationship_table(
+        mut self,
+        rel_type: &str,
+        from: &str,
+        to: &str,
+        src: &str,
+        dst: &str,
+        schema: SchemaRef,
+        batches: Vec<RecordBatch>,
+    ) -> Self {
+        let source = format!("mem:rel:{rel_type}:{from}:{to}");
+        self.config = self
+            .config
+            .relationship(rel_type, from, to, &source, src, dst);
+        self.tables.insert(source, (schema, batches));
+        self
+    }
+
+    pub fn options(mut self, options: GraphOptions) -> Self {
+        self.options = options;
+        self
+    }
+
+    pub async fn build(mut self) -> Result<Graph> {
+        let config = self.config.build()?;
+        let catalog = Catalog::open(config, &mut self.tables).await?;
+        Ok(Graph::new(catalog, self.options))
+    }
+}
+
+/// A parameter value from a Rust value (string, integer, float, bool).
+pub fn param(v: impl Into<ParamValue>) -> ast::Expr {
+    v.into().0
+}
+
+/// Conversion of Rust values into parameter literals.
+pub struct ParamValue(pub ast::Expr);
+
+macro_rules! param_from {
+    ($t:ty, $v:ident => $lit:expr) => {
+        impl From<$t> for ParamValue {
+            fn from($v: $t) -> Self {
+                ParamValue(ast::Expr::new(
+                    ast::ExprKind::Literal($lit),
+                    Default::default(),
+                ))
+            }
+        }
+    };
+}
+param_from!(i64, v => ast::Literal::Integer(v));
+param_from!(i32, v => ast::Literal::Integer(v as i64));
+param_from!(f64, v => ast::Literal::Float(v));
+param_from!(bool, v => ast::Literal::Bool(v));
+param_from!(&str, v => ast::Literal::String(v.to_string()));
+param_from!(String, v => ast::Literal::String(v));
+
+/// Parses `k=v` where v is a Cypher literal (`42`, `'Ann'`, `[1, 2]`, `{a: 1}`).
+pub fn parse_param(kv: &str) -> Result<(String, ast::Expr)> {
+    let (k, v) = kv
+        .split_once('=')
+        .ok_or_else(|| Error::Other(format!("--param {kv}: expected NAME=VALUE")))?;
+    let k = k.trim().trim_start_matches('$');
+    if k.is_empty() {
+        return Err(Error::Other(format!("--param {kv}: empty name")));
+    }
+    let e = cypher::parse_expression(v).map_err(|e| {
+        Error::Other(format!(
+            "--param {k}: value is not a Cypher literal: {}",
+            cypher::render_caret(v, &e.span, &e.message)
+        ))
+    })?;
+    let mut ok = true;
+    e.walk(&mut |x| {
+        if !matches!(
+            x.kind,
+            ast::ExprKind::Literal(_) | ast::ExprKind::List(_) | ast::ExprKind::Map(_)
+        ) {
+            ok = false;
+        }
+        ok
+    });
+    if !ok {
+        return Err(Error::Other(format!(
+            "--param {k}: value must be a literal (number, 'string', true/false, null, list or map), got {v}"
+        )));
+    }
+    Ok((k.to_string(), e))
+}
+
+impl Graph {
+    fn new(catalog: Catalog, options: GraphOptions) -> Self {
+        let mut cfg = SessionConfig::new().with_information_schema(false);
+        if let Some(n) = options.target_partitions {
+            cfg = cfg.with_target_partitions(n);
+        }
+        Self {
+            catalog,
+            ctx: SessionContext::new_with_config(cfg),
+            options,
+        }
+    }
+
+    /// Opens the graph described by a `graph.toml`.
+    pub async fn open(path: impl AsRef<Path>) -> Result<Self> {
+        Self::open_with(path, GraphOptions::default()).await
+    }
+
+    pub async fn open_with(path: impl AsRef<Path>, options: GraphOptions) -> Result<Self> {
+        let config = GraphConfig::from_file(path)?;
+        Self::from_config(config, options).await
+    }
+
+    /// Opens the graph of an already loaded configuration (sources are Lance datasets).
+    pub async fn from_config(config: GraphConfig, options: GraphOptions) -> Result<Self> {
+        let catalog = Catalog::open(config, &mut BTreeMap::new()).await?;
+        Ok(Self::new(catalog, options))
+    }
+
+    /// A graph built from in-memory tables.
+    pub fn builder() -> GraphBuilder {
+        GraphBuilder::default()
+    }
+
+    /// The small sample social network the demo and the doc examples use (in memory).
+    pub async fn sample() -> Result<Self> {
+        let mut b = Graph::builder();
+        for t in lance_csr_datasets::sample::tables() {
+            b = match t.kind {
+                lance_csr_datasets::TableKind::Node { label, id } => {
+                    b.node_table(&label, &id, t.batch.schema(), vec![t.batch])
+                }
+                lance_csr_datasets::TableKind::Rel { rel_type, from, to } => b.relationship_table(
+                    &rel_type,
+                    &from,
+                    &to,
+                    "src",
+                    "dst",
+                    t.batch.schema(),
+                    vec![t.batch],
+                ),
+            };
+        }
+        b.build().await
+    }
+
+    pub fn catalog(&self) -> &Catalog {
+        &self.catalog
+    }
+
+    pub fn config(&self) -> &GraphConfig {
+        &self.catalog.config
+    }
+
+    /// Parses and lowers a query to a DataFusion logical plan (unoptimized).
+    pub fn plan(&self, query: &str, params: &Params) -> Result<(LogicalPlan, Vec<String>)> {
+        let ast = cypher::parse_query(query)?;
+        let mut lowerer = Lowerer::new(&self.catalog, params, self.options.planner.clone())?;
+        let lowered = lowerer.lower_query(&ast)?;
+        Ok((lowered.plan, lowered.columns))
+    }
+
+    async fn physical(&self, plan: LogicalPlan) -> Result<Arc<dyn ExecutionPlan>> {
+        let state = self.ctx.state();
+        let optimized = state
+            .optimize(&plan)
+            .map_err(|e| Error::Execution(format!("planning failed: {e}")))?;
+        state
+            .create_physical_plan(&optimized)
+            .await
+            .map_err(|e| Error::Execution(format!("planning failed: {e}")))
+    }
+
+    /// Runs a query and collects its result.
+    pub async fn query(&self, query: &str, params: &Params) -> Result<QueryResult> {
+        let (plan, columns) = self.plan(query, params)?;
+        let schema: SchemaRef = Arc::new(plan.schema().as_arrow().clone());
+        let physical = self.physical(plan).await?;
+        let batches = collect(physical, self.ctx.task_ctx()).await?;
+        Ok(QueryResult {
+            columns,
+            schema,
+            batches,
+        })
+    }
+
+    /// The logical plan (as lowered, then optimized) and the physical plan, as text.
+    pub async fn explain(&self, query: &str, params: &Params) -> Result<String> {
+        let (plan, _) = self.plan(query, params)?;
+        let state = self.ctx.state();
+        let optimized = state.optimize(&plan)?;
+        let physical = state.create_physical_plan(&optimized).await?;
+        Ok(format!(
+            "== logical plan ==\n{}\n\n== optimized logical plan ==\n{}\n\n== physical plan ==\n{}",
+            plan.display_indent(),
+            optimized.display_indent(),
+            displayable(physical.as_ref()).indent(false)
+        ))
+    }
+}

@@ -1,0 +1,145 @@
+//! Storage: node and relationship tables from Lance datasets (through the `lance` crate) or
+//! in-memory Arrow batches, exposed to DataFusion as table providers.
+
+pub mod import;
+
+use crate::error::{Error, Result};
+use arrow::array::{RecordBatch, RecordBatchIterator, UInt64Array};
+use arrow::datatypes::{DataType, Field, Schema, SchemaRef};
+use datafusion::catalog::TableProvider;
+use datafusion::datasource::MemTable;
+use lance::datafusion::LanceTableProvider;
+use lance::dataset::{WriteMode, WriteParams};
+use lance::Dataset;
+use std::path::Path;
+use std::sync::Arc;
+
+/// Name of the row-id column every relationship table exposes (Lance's own `_rowid`).
+pub const ROW_ID: &str = "_rowid";
+
+/// An opened table.
+#[derive(Debug, Clone)]
+pub struct TableHandle {
+    pub provider: Arc<dyn TableProvider>,
+    /// The table's columns as stored (without the row-id column).
+    pub schema: SchemaRef,
+    /// Where it came from, for messages.
+    pub origin: String,
+    /// Lance dataset version; `None` for in-memory tables.
+    pub version: Option<u64>,
+    pub num_rows: usize,
+}
+
+impl TableHandle {
+    /// Wraps in-memory batches; `with_row_id` appends a `_rowid` column numbering the rows.
+    pub fn from_batches(
+        origin: &str,
+        schema: SchemaRef,
+        batches: Vec<RecordBatch>,
+        with_row_id: bool,
+    ) -> Result<Self> {
+        let num_rows = batches.iter().map(|b| b.num_rows()).sum();
+        let (provider_schema, batches) = if with_row_id {
+            let mut fields: Vec<Field> =
+                schema.fields().iter().map(|f| f.as_ref().clone()).collect();
+            fields.push(Field::new(ROW_ID, DataType::UInt64, false));
+            let s = Arc::new(Schema::new(fields));
+            let mut next = 0u64;
+            let mut out = Vec::with_capacity(batches.len());
+            for b in batches {
+                let n = b.num_rows() as u64;
+                let ids = UInt64Array::from_iter_values(next..next + n);
+                next += n;
+                let mut cols = b.columns().to_vec();
+                cols.push(Arc::new(ids));
+                out.push(RecordBatch::try_new(s.clone(), cols)?);
+            }
+            (s, out)
+        } else {
+            (schema.clone(), batches)
+        };
+        let provider = MemTable::try_new(provider_schema, vec![batches])?;
+        Ok(Self {
+            provider: Arc::new(provider),
+            schema,
+            origin: origin.to_string(),
+            version: None,
+            num_rows,
+        })
+    }
+
+    /// Opens a Lance dataset; `with_row_id` exposes Lance's `_rowid`.
+    pub async fn open_lance(path: &Path, with_row_id: bool) -> Result<Self> {
+        let uri = path.to_string_lossy().to_string();
+        if !path.exists() {
+            return Err(Error::Storage(format!("dataset {uri} does not exist")));
+        }
+        let ds = Dataset::open(&uri)
+            .await
+            .map_err(|e| Error::Storage(format!("cannot open Lance dataset {uri}: {e}")))?;
+        let schema: SchemaRef = Arc::new(Schema::from(ds.schema()));
+        let num_rows = ds
+            .count_rows(None)
+            .await
+            .map_err(|e| Error::Storage(format!("cannot read Lance dataset {uri}: {e}")))?;
+        let version = Some(ds.version().version);
+        let provider = LanceTableProvider::new(Arc::new(ds), with_row_id, false);
+        Ok(Self {
+            provider: Arc::new(provider),
+            schema,
+            origin: uri,
+            version,
+            num_rows,
+        })
+    }
+}
+
+/// Writes batches as a new Lance dataset at `path`, replacing one that is there.
+pub async fn write_lance(path: &Path, schema: SchemaRef, batches: Vec<RecordBatch>) -> Result<()> {
+    let uri = path.to_string_lossy().to_string();
+    let reader = RecordBatchIterator::new(batches.into_iter().map(Ok), schema);
+    let params = WriteParams {
+        mode: WriteMode::Overwrite,
+        ..Default::default()
+    };
+    Dataset::write(reader, uri.as_str(), Some(params))
+        .await
+        .map_err(|e| Error::Storage(format!("cannot write Lance dataset {uri}: {e}")))?;
+    Ok(())
+}
+
+/// Writes generated tables as Lance datasets under `dir` plus a `graph.toml`; returns its path.
+pub async fn write_graph(
+    dir: &Path,
+    tables: Vec<lance_csr_datasets::Table>,
+    progress: &mut dyn FnMut(&str),
+) -> Result<std::path::PathBuf> {
+    use crate::config::{GraphConfig, NodeTable, RelTable};
+    use lance_csr_datasets::TableKind;
+    std::fs::create_dir_all(dir)?;
+    let mut cfg = GraphConfig::default();
+    for t in tables {
+        let source = format!("{}.lance", t.name);
+        let rows = t.batch.num_rows();
+        write_lance(&dir.join(&source), t.batch.schema(), vec![t.batch]).await?;
+        progress(&format!("wrote {source} ({rows} rows)"));
+        match t.kind {
+            TableKind::Node { label, id } => {
+                cfg.nodes.insert(label, NodeTable { source, id });
+            }
+            TableKind::Rel { rel_type, from, to } => cfg.relationships.push(RelTable {
+                rel_type,
+                from,
+                to,
+                source,
+                src: "src".into(),
+                dst: "dst".into(),
+            }),
+        }
+    }
+    let path = dir.join("graph.toml");
+    cfg.origin = path.display().to_string();
+    cfg.validate()?;
+    std::fs::write(&path, cfg.to_toml())?;
+    Ok(path)
+}
