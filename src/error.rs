@@ -40,6 +40,8 @@ pub enum Error {
         message: String,
         span: Span,
     },
+    /// The query could not be planned (a type error found before execution).
+    Plan(String),
     /// A bad graph configuration: which file, which key, what is wrong.
     Config {
         file: String,
@@ -82,7 +84,10 @@ impl Error {
 
     /// True for errors raised before execution started (parse, semantic, planning).
     pub fn is_compile_time(&self) -> bool {
-        matches!(self, Error::Parse(_) | Error::Semantic { .. })
+        matches!(
+            self,
+            Error::Parse(_) | Error::Semantic { .. } | Error::Plan(_)
+        )
     }
 
     /// The error kind's name (`UndefinedVariable`, `UnexpectedSyntax`, ...).
@@ -90,6 +95,7 @@ impl Error {
         match self {
             Error::Parse(e) => e.kind.name().to_string(),
             Error::Semantic { kind, .. } => format!("{kind:?}"),
+            Error::Plan(_) => "PlanError".into(),
             Error::Config { .. } => "ConfigError".into(),
             Error::Storage(_) => "StorageError".into(),
             Error::Execution(_) => "ExecutionError".into(),
@@ -118,6 +124,7 @@ impl fmt::Display for Error {
             Error::Config { file, key, message } => {
                 write!(f, "invalid graph config {file}: key `{key}`: {message}")
             }
+            Error::Plan(m) => write!(f, "planning error: {m}"),
             Error::Storage(m) => write!(f, "storage error: {m}"),
             Error::Execution(m) => write!(f, "execution error: {m}"),
             Error::Other(m) => f.write_str(m),

@@ -242,7 +242,11 @@ impl Graph {
     pub fn plan(&self, query: &str, params: &Params) -> Result<(LogicalPlan, Vec<String>)> {
         let ast = cypher::parse_query(query)?;
         let mut lowerer = Lowerer::new(&self.catalog, params, self.options.planner.clone())?;
-        let lowered = lowerer.lower_query(&ast)?;
+        // Lowering never executes anything: a DataFusion error here is a planning error.
+        let lowered = lowerer.lower_query(&ast).map_err(|e| match e {
+            Error::Execution(m) => Error::Plan(m),
+            other => other,
+        })?;
         Ok((lowered.plan, lowered.columns))
     }
 
@@ -250,11 +254,11 @@ impl Graph {
         let state = self.ctx.state();
         let optimized = state
             .optimize(&plan)
-            .map_err(|e| Error::Execution(format!("planning failed: {e}")))?;
+            .map_err(|e| Error::Plan(e.to_string()))?;
         state
             .create_physical_plan(&optimized)
             .await
-            .map_err(|e| Error::Execution(format!("planning failed: {e}")))
+            .map_err(|e| Error::Plan(e.to_string()))
     }
 
     /// Runs a query and collects its result.

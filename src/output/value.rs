@@ -85,7 +85,7 @@ pub fn render_cell(a: &dyn Array, i: usize, quote_strings: bool) -> String {
                     } else {
                         format!(":{label}")
                     };
-                    let p = props(2, true);
+                    let p = props(1, true);
                     if p.is_empty() {
                         format!("({label})")
                     } else if label.is_empty() {
@@ -95,11 +95,11 @@ pub fn render_cell(a: &dyn Array, i: usize, quote_strings: bool) -> String {
                     }
                 }
                 Some(&"__type") => {
-                    let p = props(2, true);
+                    let p = props(1, true);
                     if p.is_empty() {
-                        format!("[:{}]", tag(1))
+                        format!("[:{}]", tag(0))
                     } else {
-                        format!("[:{} {{{p}}}]", tag(1))
+                        format!("[:{} {{{p}}}]", tag(0))
                     }
                 }
                 _ => format!("{{{}}}", props(0, false)),

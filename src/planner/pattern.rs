@@ -259,7 +259,16 @@ impl<'c> Lowerer<'c> {
                     self.property_map_preds(st, &p, props, preds)?;
                 }
             }
-            Some(_) => unreachable!("checked in resolve_path"),
+            Some(other) => {
+                let v = node.var.as_ref().expect("bound implies a variable");
+                return sem_err!(
+                    VariableTypeConflict,
+                    v.span,
+                    "Variable `{}` is a {}, not a node",
+                    v.name,
+                    other.kind_name()
+                );
+            }
             None => {
                 let info = self.entities().node(label).clone();
                 let scan = self.scan_node(&info, prefix)?;
@@ -311,7 +320,16 @@ impl<'c> Lowerer<'c> {
                     self.property_map_preds(st, &p, props, preds)?;
                 }
             }
-            Some(_) => unreachable!("checked in resolve_path"),
+            Some(other) => {
+                let v = node.var.as_ref().expect("bound implies a variable");
+                return sem_err!(
+                    VariableTypeConflict,
+                    v.span,
+                    "Variable `{}` is a {}, not a node",
+                    v.name,
+                    other.kind_name()
+                );
+            }
             None => {
                 let info = self.entities().node(label).clone();
                 let scan = self.scan_node(&info, prefix)?;

@@ -1,0 +1,36 @@
+//! Helpers shared by the integration tests.
+#![allow(dead_code)]
+
+pub mod tck;
+
+use lance_csr::{Graph, Params, QueryResult};
+
+/// The sample graph (in memory), opened once per test.
+pub async fn sample() -> Graph {
+    Graph::sample().await.expect("sample graph opens")
+}
+
+/// Runs a query without parameters, panicking with the rendered error.
+pub async fn run(g: &Graph, q: &str) -> QueryResult {
+    match g.query(q, &Params::new()).await {
+        Ok(r) => r,
+        Err(e) => panic!("{}", e.render(q)),
+    }
+}
+
+/// Rows as strings (top-level strings unquoted, nested values in Cypher syntax).
+pub fn rows(r: &QueryResult) -> Vec<Vec<String>> {
+    lance_csr::output::rows(r)
+}
+
+/// Rows as `a|b|c` lines, for compact assertions.
+pub fn lines(r: &QueryResult) -> Vec<String> {
+    rows(r).into_iter().map(|r| r.join("|")).collect()
+}
+
+/// Same as [`lines`] but sorted, for queries without a fixed order.
+pub fn sorted_lines(r: &QueryResult) -> Vec<String> {
+    let mut v = lines(r);
+    v.sort();
+    v
+}
