@@ -368,7 +368,7 @@ impl<'c> Lowerer<'c> {
                 exprs.push(e.alias(var));
             }
             plan = LogicalPlanBuilder::from(plan).project(exprs)?.build()?;
-            overrides.extend(agg_overrides.into_iter().map(|(e, n)| (e, n)));
+            overrides.extend(agg_overrides);
             // Aggregates in ORDER BY resolve to their item column, not new aggregates.
             for (i, var) in &agg_items {
                 overrides.push((items[*i].expr.clone(), var.clone()));

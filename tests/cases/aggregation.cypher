@@ -1,0 +1,66 @@
+# Aggregates with implicit grouping keys.
+
+# Out-degree ranking.
+MATCH (a:Person)-[:KNOWS]->(b:Person) RETURN a.firstName AS name, count(b) AS deg ORDER BY deg DESC, name
+---- ordered
+name|deg
+Ann|2
+Bob|2
+Carl|1
+Dana|1
+Eve|1
+
+# Several aggregates per group.
+MATCH (p:Person) RETURN p.gender AS g, count(*) AS n, min(p.age) AS lo, max(p.age) AS hi, sum(p.age) AS total ORDER BY g
+---- ordered
+g|n|lo|hi|total
+female|3|29|37|97
+male|3|25|55|122
+
+# avg is a float.
+MATCH (p:Person) RETURN avg(p.age) AS a
+---- rowsort
+a
+36.5
+
+# count(DISTINCT ...) per group.
+MATCH (p:Person)-[:IS_LOCATED_IN]->(c:City) RETURN c.name AS city, count(DISTINCT p.gender) AS genders, count(p) AS people ORDER BY city
+---- ordered
+city|genders|people
+Berlin|2|3
+Lyon|2|3
+
+# count(DISTINCT node).
+MATCH (p:Person)-[:KNOWS]->(f:Person) RETURN count(DISTINCT f) AS n
+---- rowsort
+n
+4
+
+# A computed grouping key.
+MATCH (p:Person) RETURN p.age / 10 * 10 AS decade, count(*) AS n ORDER BY decade
+---- ordered
+decade|n
+20|2
+30|2
+40|1
+50|1
+
+# ORDER BY an aggregate, then LIMIT.
+MATCH (p:Person)<-[:KNOWS]-(x:Person) RETURN p.firstName AS name, count(*) AS fans ORDER BY fans DESC, name LIMIT 3
+---- ordered
+name|fans
+Ann|2
+Carl|2
+Dana|2
+
+# Aggregates over no rows: count 0, sum 0, collect [], max null.
+MATCH (p:Person) WHERE p.age > 100 RETURN count(*) AS c, sum(p.age) AS s, collect(p.firstName) AS l, max(p.age) AS m
+---- rowsort
+c|s|l|m
+0|0|[]|null
+
+# collect skips nulls; an expression around aggregates.
+UNWIND [1, null, 2] AS x RETURN size(collect(x)) AS n, count(x) * 10 AS c
+---- rowsort
+n|c
+2|20

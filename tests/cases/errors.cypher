@@ -1,0 +1,52 @@
+# Errors: the kind of error (and that it is raised before execution).
+
+MATCH (p:Persn) RETURN p
+---- error UnknownLabel
+
+MATCH (p:Person) RETURN p.nmae
+---- error UnknownProperty
+
+MATCH (p:Person)-[:KNOWZ]->(q) RETURN q
+---- error UnknownRelationshipType
+
+MATCH (p:Person) RETURN q
+---- error UndefinedVariable
+
+MATCH (p:Person) WHERE count(*) > 1 RETURN p
+---- error InvalidAggregation
+
+RETURN count(count(*))
+---- error NestedAggregation
+
+MATCH (p:Person) WITH p.age RETURN 1
+---- error NoExpressionAlias
+
+MATCH (p:Person) RETURN p.age AS a, p.id AS a
+---- error ColumnNameConflict
+
+RETURN $missing
+---- error MissingParameter
+
+CREATE (n:Person {id: 7})
+---- error Unsupported
+
+MATCH (p:Person) RETURN p LIMIT -1
+---- error NegativeIntegerArgument
+
+RETURN 1 AS a UNION RETURN 2 AS b
+---- error DifferentColumnsInUnion
+
+MATCH (p:Person RETURN p
+---- error UnexpectedSyntax
+
+RETURN foo(1)
+---- error UnknownFunction
+
+WITH 1 AS x MATCH (x) RETURN x
+---- error VariableTypeConflict
+
+RETURN 'a' * 2
+---- error InvalidArgumentType
+
+RETURN NOT 1
+---- error InvalidArgumentType

@@ -1,0 +1,75 @@
+# Expressions and functions.
+
+# Arithmetic: integer division and modulo stay integers, ^ is a float.
+RETURN 7 / 2 AS d, 7 % 3 AS m, 2 ^ 3 AS p, -3 + 1 AS n, 1.5 * 2 AS f
+---- rowsort
+d|m|p|n|f
+3|1|8.0|-2|3.0
+
+# CASE.
+MATCH (p:Person) RETURN p.firstName AS n, CASE WHEN p.age >= 40 THEN 'senior' ELSE 'junior' END AS g ORDER BY n
+---- ordered
+n|g
+Ann|junior
+Bob|senior
+Carl|junior
+Dana|junior
+Eve|junior
+Finn|senior
+
+# Simple CASE.
+UNWIND [1, 2, 3] AS x RETURN CASE x WHEN 1 THEN 'one' WHEN 2 THEN 'two' END AS w ORDER BY x
+---- ordered
+w
+one
+two
+null
+
+# Three-valued logic: NOT (null = 1) is null and filters the row out.
+UNWIND [1, null, 3] AS x WITH x WHERE NOT (x = 1) RETURN x
+---- rowsort
+x
+3
+
+# null in AND / OR.
+RETURN null AND false AS a, null AND true AS b, null OR true AS c, null OR false AS d, true XOR null AS e
+---- rowsort
+a|b|c|d|e
+false|null|true|null|null
+
+# IN with a literal list, IS NULL, IS NOT NULL.
+MATCH (p:Person) WHERE p.id IN [1, 3, 99] AND p.firstName IS NOT NULL RETURN p.firstName ORDER BY p.firstName
+---- ordered
+p.firstName
+Ann
+Carl
+
+# String functions and predicates.
+MATCH (p:Person {id: 4}) RETURN toUpper(p.firstName) AS u, size(p.lastName) AS s, substring(p.firstName, 1, 2) AS sub, p.firstName STARTS WITH 'Da' AS sw, p.lastName CONTAINS 'ü' AS c, p.firstName ENDS WITH 'x' AS ew
+---- rowsort
+u|s|sub|sw|c|ew
+DANA|6|an|true|true|false
+
+# List functions and indexing.
+RETURN size([1, 2, 3]) AS s, head([1, 2, 3]) AS h, last([1, 2, 3]) AS l, [1, 2, 3][0] AS i0, [1, 2, 3][-1] AS im, range(1, 4) AS r
+---- rowsort
+s|h|l|i0|im|r
+3|1|3|1|3|[1, 2, 3, 4]
+
+# Conversions.
+RETURN toInteger('42') AS i, toFloat('1.5') AS f, toString(7) AS s, toInteger('x') AS bad, abs(-3) AS a
+---- rowsort
+i|f|s|bad|a
+42|1.5|7|null|3
+
+# labels() and id().
+MATCH (c:City {name: 'Lyon'}) RETURN labels(c) AS l, id(c) AS i
+---- rowsort
+l|i
+['City']|501
+
+# Comparison of different types is false, ordering them is null.
+RETURN 1 = 'a' AS eq, 1 <> 'a' AS ne, 1 < 'a' AS lt
+---- rowsort
+eq|ne|lt
+false|true|null

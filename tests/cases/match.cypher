@@ -1,0 +1,144 @@
+# Cases on the sample graph (datasets/src/sample.rs documents it). Format: query lines, then
+# `---- ordered` / `---- rowsort` / `---- error Kind`, the column header and rows joined by `|`,
+# then a blank line. `-- param name=literal` lines give parameters.
+
+# Every person, in key order.
+MATCH (p:Person) RETURN p.firstName ORDER BY p.id
+---- ordered
+p.firstName
+Ann
+Bob
+Carl
+Dana
+Eve
+Finn
+
+# Outgoing hop with a property map on the start node.
+MATCH (a:Person {firstName: 'Ann'})-[:KNOWS]->(f:Person) RETURN f.firstName AS friend
+---- rowsort
+friend
+Bob
+Carl
+
+# Incoming hop.
+MATCH (a:Person {firstName: 'Ann'})<-[:KNOWS]-(b:Person) RETURN b.firstName
+---- rowsort
+b.firstName
+Dana
+Eve
+
+# Undirected hop matches both directions.
+MATCH (a:Person {id: 1})-[:KNOWS]-(b:Person) RETURN b.firstName
+---- rowsort
+b.firstName
+Bob
+Carl
+Dana
+Eve
+
+# Unlabeled endpoints get their label from the relationship table.
+MATCH (a:Person {id: 4})-[:KNOWS]->(b) RETURN b.firstName
+---- rowsort
+b.firstName
+Ann
+
+# Two hops: each KNOWS edge times the out-degree of its target.
+MATCH (a:Person)-[:KNOWS]->(b:Person)-[:KNOWS]->(c:Person) RETURN count(*) AS paths
+---- rowsort
+paths
+10
+
+# Relationship uniqueness: an undirected 2-hop never walks back over the same edge.
+MATCH (a:Person {id: 1})-[r1:KNOWS]-(b)-[r2:KNOWS]-(c) RETURN count(*) AS paths
+---- rowsort
+paths
+6
+
+# A cycle closes on a bound variable.
+MATCH (a:Person)-[:KNOWS]->(b:Person)-[:KNOWS]->(c:Person)-[:KNOWS]->(a) RETURN a.firstName, b.firstName, c.firstName
+---- rowsort
+a.firstName|b.firstName|c.firstName
+Ann|Bob|Dana
+Ann|Carl|Dana
+Bob|Dana|Ann
+Carl|Dana|Ann
+Dana|Ann|Bob
+Dana|Ann|Carl
+
+# Two patterns sharing a variable.
+MATCH (p:Person)-[:IS_LOCATED_IN]->(c:City), (q:Person)-[:IS_LOCATED_IN]->(c) WHERE p.id < q.id AND p.gender = q.gender RETURN p.firstName, q.firstName, c.name
+---- rowsort
+p.firstName|q.firstName|c.name
+Ann|Eve|Berlin
+Carl|Finn|Lyon
+
+# Disconnected patterns are a cross product.
+MATCH (t:Tag), (c:Country) RETURN count(*) AS n
+---- rowsort
+n
+4
+
+# Relationship tables of one type between different labels.
+MATCH (c:Comment)-[:REPLY_OF]->(p:Post) RETURN c.id, p.id
+---- rowsort
+c.id|p.id
+200|100
+202|102
+
+# A longer chain over several labels.
+MATCH (c:Comment)-[:REPLY_OF]->(c2:Comment)-[:REPLY_OF]->(post:Post)<-[:CONTAINER_OF]-(f:Forum) RETURN c.id, f.title
+---- rowsort
+c.id|f.title
+201|Graph Lovers
+
+# Relationship property filter and type().
+MATCH (:Person {id: 5})-[k:KNOWS]->(x:Person) RETURN type(k), k.creationDate > 0, x.firstName
+---- rowsort
+type(k)|k.creationDate > 0|x.firstName
+KNOWS|true|Ann
+
+# Whole nodes as values.
+MATCH (t:Tag {id: 300}) RETURN t
+---- rowsort
+t
+(:Tag {id: 300, name: 'graphs'})
+
+# Whole relationships as values.
+MATCH (:Tag {id: 301})-[h:HAS_TYPE]->(:TagClass) RETURN h
+---- rowsort
+h
+[:HAS_TYPE]
+
+# RETURN * lists variables by name.
+MATCH (t:Tag {id: 301})-[:HAS_TYPE]->(c:TagClass) RETURN *
+---- rowsort
+c|t
+(:TagClass {id: 401, name: 'Technology'})|(:Tag {id: 301, name: 'rust'})
+
+# Parameters.
+-- param minAge=40
+MATCH (p:Person) WHERE p.age > $minAge RETURN p.firstName
+---- rowsort
+p.firstName
+Bob
+Finn
+
+# String parameter in a property map.
+-- param name='Dana'
+MATCH (p:Person {firstName: $name})-[:KNOWS]->(f) RETURN f.firstName
+---- rowsort
+f.firstName
+Ann
+
+# A tag hierarchy walk.
+MATCH (t:Tag)-[:HAS_TYPE]->(tc:TagClass)-[:IS_SUBCLASS_OF]->(sup:TagClass) RETURN t.name, sup.name
+---- rowsort
+t.name|sup.name
+rust|Science
+
+# Two MATCH clauses in a row.
+MATCH (f:Forum {id: 11}) MATCH (f)-[:HAS_MEMBER]->(p:Person) RETURN p.firstName
+---- rowsort
+p.firstName
+Dana
+Eve
