@@ -18,12 +18,16 @@ async fn cypher_cases() {
         match (&c.expect, g.query(&c.query, &params).await) {
             (Expect::Error(kind), Err(e)) => {
                 if &e.kind_name() != kind || !e.is_compile_time() {
-                    failures.push(format!("{where_}: expected {kind}, got {} ({e})", e.kind_name()));
+                    failures.push(format!(
+                        "{where_}: expected {kind}, got {} ({e})",
+                        e.kind_name()
+                    ));
                 }
             }
-            (Expect::Error(kind), Ok(r)) => {
-                failures.push(format!("{where_}: expected {kind}, got {} rows", r.num_rows()))
-            }
+            (Expect::Error(kind), Ok(r)) => failures.push(format!(
+                "{where_}: expected {kind}, got {} rows",
+                r.num_rows()
+            )),
             (_, Err(e)) => failures.push(format!("{where_}: {}", e.render(&c.query))),
             (expect, Ok(r)) => {
                 let header = r.columns.join("|");

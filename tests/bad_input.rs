@@ -1,0 +1,176 @@
+//! Bad input never panics and always says what is wrong: malformed queries, unknown names,
+//! bad configs, missing or corrupt datasets, runtime type errors.
+
+mod common;
+
+use common::sample;
+use lance_csr::config::GraphConfig;
+use lance_csr::{Error, Graph, Params};
+use std::path::PathBuf;
+
+#[tokio::test]
+async fn malformed_and_wrong_queries_give_positioned_errors() {
+    let g = sample().await;
+    let queries = [
+        "",
+        "MATCH",
+        "MATCH (",
+        "MATCH (n) RETURN",
+        "MATCH (n)-[r->(m) RETURN n",
+        "RETURN 1 +",
+        "RETURN 'unterminated",
+        "RETURN 1 AS",
+        "MATCH (n:Person) RETURN n ORDER",
+        "MATCH (n:Person) RETURN n LIMIT 'x'",
+        "MATCH (n:Person) RETURN n SKIP -1",
+        "MATCH (n:Person) WHERE n.age RETURN n",
+        "MATCH (n:Person) RETURN n.age - n.firstName",
+        "MATCH (n:Person)-[:KNOWS*1..2]->(m) RETURN m",
+        "MATCH (a)-->(b) RETURN a",
+        "MATCH p = (a:Person)-[:KNOWS]->(b:Person) RETURN p",
+        "MATCH (n:Person) RETURN sum(n.firstName)",
+        "DELETE n",
+        "RETURN {}",
+        "MATCH (n:Person) RETURN n.age[0]",
+        "RETURN 9223372036854775808",
+    ];
+    for q in queries {
+        match g.query(q, &Params::new()).await {
+            Ok(r) => panic!("{q:?} should fail, gave {} rows", r.num_rows()),
+            Err(e) => {
+                let text = e.render(q);
+                assert!(text.starts_with("error: "), "{q:?}: {text}");
+                assert!(
+                    e.is_compile_time(),
+                    "{q:?} should fail before execution: {e}"
+                );
+                if e.span().is_some() && !q.is_empty() {
+                    assert!(text.contains('^'), "{q:?}: no caret in {text}");
+                }
+            }
+        }
+    }
+}
+
+#[tokio::test]
+async fn runtime_errors_are_errors() {
+    let g = sample().await;
+    let e = g
+        .query("UNWIND [1, 0] AS x RETURN 10 / x", &Params::new())
+        .await
+        .unwrap_err();
+    assert!(matches!(e, Error::Execution(_)), "{e}");
+    assert!(
+        e.to_string().to_lowercase().contains("divide by zero"),
+        "{e}"
+    );
+}
+
+fn write_config(dir: &std::path::Path, text: &str) -> PathBuf {
+    let p = dir.join("graph.toml");
+    std::fs::write(&p, text).unwrap();
+    p
+}
+
+#[tokio::test]
+async fn bad_configs_name_file_key_and_problem() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    lance_csr::storage::write_graph(d, lance_csr_datasets::sample::tables(), &mut |_| {})
+        .await
+        .unwrap();
+    let cases: Vec<(&str, &[&str])> = vec![
+        (
+            "[nodes.Person]\nsource = \"person.lance\"\nid = \"pid\"\n",
+            &["nodes.Person.id", "`pid` not found", "firstName"],
+        ),
+        (
+            "[nodes.Person]\nsource = \"person.lance\"\nid = \"id\"\n[[relationships]]\ntype = \"KNOWS\"\nfrom = \"Person\"\nto = \"Person\"\nsource = \"person_knows_person.lance\"\nsrc = \"from\"\ndst = \"dst\"\n",
+            &["relationships[0].src", "`from` not found"],
+        ),
+        (
+            "[nodes.Person]\nsource = \"person.lance\"\nid = \"id\"\n[[relationships]]\ntype = \"KNOWS\"\nfrom = \"Person\"\nto = \"Human\"\nsource = \"x.lance\"\nsrc = \"src\"\ndst = \"dst\"\n",
+            &["relationships[0].to", "unknown label `Human`"],
+        ),
+        (
+            "[nodes.Person]\nsource = \"person.lance\"\nid = \"id\"\n[nodes.Person]\nsource = \"forum.lance\"\nid = \"id\"\n",
+            &["Person", "duplicate"],
+        ),
+        ("[nodes.Person]\nsource = \"person.lance\"\n", &["id"]),
+        ("[nodes.Person\nsource = 1\n", &["line 1"]),
+        (
+            "[nodes.Person]\nsource = \"nope.lance\"\nid = \"id\"\n",
+            &["nodes.Person.source", "nope.lance", "does not exist"],
+        ),
+    ];
+    for (text, needles) in cases {
+        let p = write_config(d, text);
+        let e = match Graph::open(&p).await {
+            Ok(_) => panic!("config should be rejected:\n{text}"),
+            Err(e) => e,
+        };
+        let msg = e.to_string();
+        assert!(msg.contains("graph.toml"), "{msg}");
+        for n in needles {
+            assert!(msg.contains(n), "{msg} lacks {n}");
+        }
+    }
+}
+
+#[tokio::test]
+async fn id_column_of_unsupported_type_is_rejected() {
+    use arrow::array::{Float64Array, RecordBatch};
+    use arrow::datatypes::{DataType, Field, Schema};
+    use std::sync::Arc;
+    let schema = Arc::new(Schema::new(vec![Field::new(
+        "id",
+        DataType::Float64,
+        false,
+    )]));
+    let batch = RecordBatch::try_new(
+        schema.clone(),
+        vec![Arc::new(Float64Array::from(vec![1.0]))],
+    )
+    .unwrap();
+    let e = match Graph::builder()
+        .node_table("X", "id", schema, vec![batch])
+        .build()
+        .await
+    {
+        Ok(_) => panic!("float ids must be rejected"),
+        Err(e) => e,
+    };
+    assert!(e.to_string().contains("unsupported type Float64"), "{e}");
+}
+
+#[tokio::test]
+async fn corrupt_dataset_is_an_error_not_a_panic() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let ds = d.join("person.lance");
+    std::fs::create_dir_all(ds.join("_versions")).unwrap();
+    std::fs::write(ds.join("_versions").join("1.manifest"), b"not a manifest").unwrap();
+    let p = write_config(
+        d,
+        "[nodes.Person]\nsource = \"person.lance\"\nid = \"id\"\n",
+    );
+    let e = match Graph::open(&p).await {
+        Ok(_) => panic!("corrupt dataset must not open"),
+        Err(e) => e,
+    };
+    let msg = e.to_string();
+    assert!(
+        msg.contains("nodes.Person.source") && msg.contains("person.lance"),
+        "{msg}"
+    );
+}
+
+#[test]
+fn config_builder_validates() {
+    let e = GraphConfig::builder()
+        .node("A", "a.lance", "id")
+        .relationship("R", "A", "B", "r.lance", "src", "dst")
+        .build()
+        .unwrap_err();
+    assert!(e.to_string().contains("unknown label `B`"), "{e}");
+}

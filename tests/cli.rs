@@ -1,0 +1,269 @@
+//! The `lance-csr` binary end to end: demo, query formats, parameters, explain, shell, import,
+//! and errors with a caret and a non-zero exit code.
+
+use std::io::Write;
+use std::path::Path;
+use std::process::{Command, Output, Stdio};
+use std::sync::OnceLock;
+
+fn bin() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_lance-csr"))
+}
+
+fn run(args: &[&str]) -> Output {
+    bin().args(args).output().expect("binary runs")
+}
+
+fn stdout(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stdout).to_string()
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).to_string()
+}
+
+/// The sample graph written as Lance datasets once for all tests here.
+fn sample_graph() -> &'static str {
+    static PATH: OnceLock<String> = OnceLock::new();
+    PATH.get_or_init(|| {
+        let dir = tempfile::tempdir().unwrap().keep();
+        let rt = tokio::runtime::Runtime::new().unwrap();
+        let p = rt
+            .block_on(lance_csr::storage::write_graph(
+                &dir,
+                lance_csr_datasets::sample::tables(),
+                &mut |_| {},
+            ))
+            .unwrap();
+        p.to_string_lossy().to_string()
+    })
+}
+
+#[test]
+fn demo_prints_results_and_next_steps() {
+    let o = run(&["demo"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let s = stdout(&o);
+    assert!(s.contains("Who does Ann know?"), "{s}");
+    assert!(s.contains("| Bob    | 42  |"), "{s}");
+    assert!(s.contains("| Graph Lovers | 3       |"), "{s}");
+    assert!(s.contains("What to try next"), "{s}");
+}
+
+#[test]
+fn csv_output_has_a_header_then_one_line_per_row() {
+    let o = run(&[
+        "query",
+        "--graph",
+        sample_graph(),
+        "--format",
+        "csv",
+        "MATCH (p:Person) WHERE p.age > 40 RETURN p.firstName AS name, p.age ORDER BY p.age",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(stdout(&o), "name,p.age\nBob,42\nFinn,55\n");
+}
+
+#[test]
+fn json_output_and_string_parameters() {
+    let o = run(&[
+        "query", "--graph", sample_graph(), "--format", "json", "--param", "name='Ann'",
+        "--param", "ids=[2, 3]",
+        "MATCH (p:Person {firstName: $name})-[:KNOWS]->(f:Person) WHERE f.id IN $ids RETURN f.firstName AS f ORDER BY f",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+    assert_eq!(v, serde_json::json!([{"f": "Bob"}, {"f": "Carl"}]));
+}
+
+#[test]
+fn query_from_file_and_stdin() {
+    let dir = tempfile::tempdir().unwrap();
+    let f = dir.path().join("q.cypher");
+    std::fs::write(&f, "MATCH (c:City) RETURN count(*) AS n").unwrap();
+    let o = run(&[
+        "query",
+        "--graph",
+        sample_graph(),
+        "--format",
+        "csv",
+        "--file",
+        f.to_str().unwrap(),
+    ]);
+    assert_eq!(stdout(&o), "n\n2\n");
+    let mut child = bin()
+        .args(["query", "--graph", sample_graph(), "--format", "csv"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(b"MATCH (t:Tag) RETURN count(*) AS n")
+        .unwrap();
+    let o = child.wait_with_output().unwrap();
+    assert_eq!(stdout(&o), "n\n2\n");
+}
+
+#[test]
+fn errors_show_the_line_with_a_caret_and_exit_non_zero() {
+    let o = run(&[
+        "query",
+        "--graph",
+        sample_graph(),
+        "MATCH (p:Person)\nRETURN p.nmae",
+    ]);
+    assert!(!o.status.success());
+    let e = stderr(&o);
+    assert!(e.contains("Unknown property `nmae`"), "{e}");
+    assert!(e.contains("2 | RETURN p.nmae"), "{e}");
+    assert!(e.contains("  |          ^^^^"), "{e}");
+    assert!(e.lines().count() <= 6, "one screen: {e}");
+
+    let o = run(&[
+        "query",
+        "--graph",
+        sample_graph(),
+        "MATCH (p:Person RETURN p",
+    ]);
+    assert!(!o.status.success());
+    let e = stderr(&o);
+    assert!(
+        e.contains("syntax error: Expected: ')' closing the node pattern"),
+        "{e}"
+    );
+    assert!(e.contains("line 1, column 17"), "{e}");
+
+    let o = run(&[
+        "query",
+        "--graph",
+        sample_graph(),
+        "--param",
+        "x=[1,",
+        "RETURN $x",
+    ]);
+    assert!(!o.status.success());
+    assert!(stderr(&o).contains("--param x"), "{}", stderr(&o));
+}
+
+#[test]
+fn bad_config_and_missing_dataset_are_reported() {
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = dir.path().join("graph.toml");
+    std::fs::write(
+        &cfg,
+        "[nodes.Person]\nsource = \"person.lance\"\nid = \"id\"\n\n[[relationships]]\ntype = \"KNOWS\"\nfrom = \"Person\"\nto = \"Persn\"\nsource = \"k.lance\"\nsrc = \"src\"\ndst = \"dst\"\n",
+    )
+    .unwrap();
+    let o = run(&["query", "--graph", cfg.to_str().unwrap(), "RETURN 1"]);
+    assert!(!o.status.success());
+    let e = stderr(&o);
+    assert!(
+        e.contains("graph.toml") && e.contains("relationships[0].to") && e.contains("Persn"),
+        "{e}"
+    );
+
+    std::fs::write(
+        &cfg,
+        "[nodes.Person]\nsource = \"missing.lance\"\nid = \"id\"\n",
+    )
+    .unwrap();
+    let o = run(&["query", "--graph", cfg.to_str().unwrap(), "RETURN 1"]);
+    assert!(!o.status.success());
+    let e = stderr(&o);
+    assert!(
+        e.contains("nodes.Person.source")
+            && e.contains("missing.lance")
+            && e.contains("does not exist"),
+        "{e}"
+    );
+
+    let o = run(&["query", "--graph", "/nonexistent/graph.toml", "RETURN 1"]);
+    assert!(!o.status.success());
+    assert!(stderr(&o).contains("cannot read"), "{}", stderr(&o));
+}
+
+#[test]
+fn explain_shows_plans() {
+    let o = run(&[
+        "explain",
+        "--graph",
+        sample_graph(),
+        "MATCH (a:Person {id: 1})-[:KNOWS]->(b:Person) RETURN b.firstName",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let s = stdout(&o);
+    assert!(
+        s.contains("== logical plan ==") && s.contains("== physical plan =="),
+        "{s}"
+    );
+    assert!(s.contains("HashJoinExec"), "{s}");
+}
+
+#[test]
+fn shell_runs_multi_line_queries_and_commands() {
+    let mut child = bin()
+        .args(["shell", "--graph", sample_graph()])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .env("HOME", tempfile::tempdir().unwrap().path())
+        .spawn()
+        .unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(
+            b"MATCH (p:Person)\nRETURN count(*) AS people;\n:timing\n:explain RETURN 1;\n:quit\n",
+        )
+        .unwrap();
+    let o = child.wait_with_output().unwrap();
+    assert!(o.status.success());
+    let s = stdout(&o);
+    assert!(s.contains("| people |") && s.contains("| 6      |"), "{s}");
+    assert!(
+        s.contains("timing on") && s.contains("== physical plan ==") && s.contains("time: "),
+        "{s}"
+    );
+}
+
+#[test]
+fn import_turns_csv_into_a_queryable_graph() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    std::fs::write(
+        d.join("people.csv"),
+        "id,name,age\n1,Ann,31\n2,Bob,42\n3,Cy,20\n",
+    )
+    .unwrap();
+    std::fs::write(
+        d.join("follows.csv"),
+        "from_id,to_id,since\n1,2,2020\n2,3,2021\n1,3,2022\n",
+    )
+    .unwrap();
+    let out = d.join("out");
+    let o = run(&[
+        "import",
+        "--out",
+        out.to_str().unwrap(),
+        "--node",
+        &format!("User={}", d.join("people.csv").display()),
+        "--rel",
+        &format!(
+            "FOLLOWS:User:User:from_id:to_id={}",
+            d.join("follows.csv").display()
+        ),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(stderr(&o).contains("rows ->"), "progress: {}", stderr(&o));
+    let cfg = stdout(&o).trim().to_string();
+    assert!(Path::new(&cfg).exists());
+    let o = run(&[
+        "query", "--graph", &cfg, "--format", "csv",
+        "MATCH (a:User)-[f:FOLLOWS]->(b:User) WHERE f.since > 2020 RETURN a.name, b.name ORDER BY b.name, a.name",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(stdout(&o), "a.name,b.name\nAnn,Cy\nBob,Cy\n");
+}
