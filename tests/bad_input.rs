@@ -30,7 +30,7 @@ async fn malformed_and_wrong_queries_give_positioned_errors() {
         "MATCH p = (a:Person)-[:KNOWS]->(b:Person) RETURN p",
         "MATCH (n:Person) RETURN sum(n.firstName)",
         "DELETE n",
-        "RETURN {}",
+        "RETURN {a: }",
         "MATCH (n:Person) RETURN n.age[0]",
         "RETURN 9223372036854775808",
     ];

@@ -130,11 +130,17 @@ impl<'c> Lowerer<'c> {
     }
 
     pub fn lower_with(&mut self, st: State, w: &ast::With) -> Result<State> {
-        let (mut st, _) = self.lower_projection(st, &w.projection, false)?;
+        let (mut st, _, overrides) = self.lower_projection(st, &w.projection, false)?;
         if let Some(pred) = &w.where_ {
             let schema = st.plan.schema().clone();
+            // WHERE may repeat a projected expression (`WITH a.x AS x WHERE a.x > 1`).
+            let overrides: Vec<_> = overrides
+                .into_iter()
+                .filter(|(_, c)| schema.has_column_with_unqualified_name(c))
+                .collect();
             let cx = ExprCtx {
                 no_aggregates: "in WHERE",
+                overrides: &overrides,
                 ..ExprCtx::new(&st.scope, &schema)
             };
             let p = self.expr(pred, &cx)?;
@@ -145,7 +151,7 @@ impl<'c> Lowerer<'c> {
     }
 
     pub fn lower_return(&mut self, st: State, r: &ast::Projection) -> Result<Lowered> {
-        let (st, items) = self.lower_projection(st, r, true)?;
+        let (st, items, _) = self.lower_projection(st, r, true)?;
         // Final projection: entities become values, columns get Cypher's names.
         let mut exprs = Vec::new();
         for (name, internal) in &items {
@@ -218,7 +224,7 @@ impl<'c> Lowerer<'c> {
         st: State,
         p: &ast::Projection,
         is_return: bool,
-    ) -> Result<(State, Vec<(String, String)>)> {
+    ) -> Result<(State, Vec<(String, String)>, Vec<(ast::Expr, String)>)> {
         let items = self.items(&st, p, is_return)?;
         let aggregating = items.iter().any(|i| i.expr.contains_aggregate());
         let in_schema = st.plan.schema().clone();
@@ -326,8 +332,15 @@ impl<'c> Lowerer<'c> {
             // Items built from aggregates (and keys).
             let post_schema = plan.schema().clone();
             let mut key_overrides = agg_overrides.clone();
+            // Only variables and property lookups may be reused next to an aggregate; any
+            // other key expression there is ambiguous (openCypher's AmbiguousAggregationExpression).
             for (it, (_, var)) in items.iter().zip(&item_vars) {
-                if !it.expr.contains_aggregate() {
+                let simple = match &it.expr.kind {
+                    ExprKind::Variable(_) => true,
+                    ExprKind::Property(t, _) => matches!(t.kind, ExprKind::Variable(_)),
+                    _ => false,
+                };
+                if !it.expr.contains_aggregate() && simple {
                     key_overrides.push((it.expr.clone(), var.clone()));
                 }
             }
@@ -452,6 +465,7 @@ impl<'c> Lowerer<'c> {
                 unit: false,
             },
             item_vars,
+            overrides,
         ))
     }
 
@@ -511,8 +525,13 @@ impl<'c> Lowerer<'c> {
             );
         }
         // count(n) / collect(n) of an entity: identity decides nulls / distinctness.
-        let x = self.expr(&args[0], &cx)?;
-        let t = self.type_of(&x, schema)?;
+        let mut x = self.expr(&args[0], &cx)?;
+        let mut t = self.type_of(&x, schema)?;
+        if t == DataType::Null && matches!(name.as_str(), "avg" | "min" | "max") {
+            // Only nulls (e.g. a property no node has): give the accumulator a type.
+            x = datafusion::logical_expr::cast(x, DataType::Float64);
+            t = DataType::Float64;
+        }
         let numeric = |what: &str| -> Result<()> {
             if t.is_numeric() || t == DataType::Null {
                 Ok(())

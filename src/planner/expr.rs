@@ -114,7 +114,9 @@ impl<'c> Lowerer<'c> {
             }
             ExprKind::Map(entries) => {
                 if entries.is_empty() {
-                    return sem_err!(Unsupported, e.span, "unsupported: empty map literal");
+                    return Ok(lit(ScalarValue::Struct(Arc::new(
+                        arrow::array::StructArray::new_empty_fields(1, None),
+                    ))));
                 }
                 let mut args = Vec::with_capacity(entries.len() * 2);
                 for (k, v) in entries {
@@ -439,16 +441,33 @@ impl<'c> Lowerer<'c> {
                 }
             }
         }
+        if matches!(op, BinaryOp::Eq | BinaryOp::Neq) {
+            if let Some(eq) = self.literal_equality(l, r, span, cx)? {
+                return Ok(if op == BinaryOp::Eq {
+                    eq
+                } else {
+                    Expr::Not(Box::new(eq))
+                });
+            }
+        }
         if op == BinaryOp::In {
             let x = self.expr(l, cx)?;
             if let ExprKind::List(items) = &r.kind {
                 if items.is_empty() {
                     return Ok(lit(false));
                 }
-                let xs = items
-                    .iter()
-                    .map(|i| self.expr(i, cx))
-                    .collect::<Result<Vec<_>>>()?;
+                let xt = self.type_of(&x, cx.schema)?;
+                // Items of another kind can never equal x (`1 IN ['1']` is false).
+                let mut xs = Vec::new();
+                for i in items {
+                    let e = self.expr(i, cx)?;
+                    if comparable(&xt, &self.type_of(&e, cx.schema)?) {
+                        xs.push(e);
+                    }
+                }
+                if xs.is_empty() {
+                    return Ok(when(x.is_null(), null()).otherwise(lit(false))?);
+                }
                 return Ok(x.in_list(xs, false));
             }
             let list = self.expr(r, cx)?;
@@ -514,6 +533,24 @@ impl<'c> Lowerer<'c> {
                     BinaryOp::Gt => Operator::Gt,
                     _ => Operator::GtEq,
                 };
+                let is_float = |t: &DataType| matches!(t, DataType::Float64 | DataType::Float32);
+                if is_float(&ta) || is_float(&tb) {
+                    // Cypher: NaN equals nothing and is not ordered (DataFusion sorts it last).
+                    let mut nan = Vec::new();
+                    if is_float(&ta) {
+                        nan.push(f::isnan(a.clone()));
+                    }
+                    if is_float(&tb) {
+                        nan.push(f::isnan(b.clone()));
+                    }
+                    let any_nan = nan
+                        .into_iter()
+                        .reduce(Expr::or)
+                        .expect("one side is a float");
+                    return Ok(
+                        when(any_nan, lit(op == BinaryOp::Neq)).otherwise(binary_expr(a, o, b))?
+                    );
+                }
                 binary_expr(a, o, b)
             }
             BinaryOp::Add => {
@@ -567,6 +604,51 @@ impl<'c> Lowerer<'c> {
             BinaryOp::In => unreachable!("handled above"),
         };
         Ok(out)
+    }
+
+    /// `[a, b] = [c, d]` and `{k: a} = {k: b}` between literals compare element-wise with
+    /// three-valued logic (`[1, 2] = [null, 2]` is null); `None` when not both literals.
+    fn literal_equality(
+        &self,
+        l: &ast::Expr,
+        r: &ast::Expr,
+        span: Span,
+        cx: &ExprCtx<'_>,
+    ) -> Result<Option<Expr>> {
+        let pairs: Vec<(&ast::Expr, &ast::Expr)> = match (&l.kind, &r.kind) {
+            (ExprKind::List(a), ExprKind::List(b)) => {
+                if a.len() != b.len() {
+                    return Ok(Some(lit(false)));
+                }
+                a.iter().zip(b).collect()
+            }
+            (ExprKind::Map(a), ExprKind::Map(b)) => {
+                let mut ka: Vec<&str> = a.iter().map(|(k, _)| k.name.as_str()).collect();
+                let mut kb: Vec<&str> = b.iter().map(|(k, _)| k.name.as_str()).collect();
+                ka.sort();
+                kb.sort();
+                if ka != kb {
+                    return Ok(Some(lit(false)));
+                }
+                a.iter()
+                    .map(|(k, v)| {
+                        let w = &b
+                            .iter()
+                            .find(|(k2, _)| k2.name == k.name)
+                            .expect("same keys")
+                            .1;
+                        (v, w)
+                    })
+                    .collect()
+            }
+            _ => return Ok(None),
+        };
+        let mut out = lit(true);
+        for (x, y) in pairs {
+            let e = self.binary(BinaryOp::Eq, x, y, span, cx)?;
+            out = out.and(e);
+        }
+        Ok(Some(out))
     }
 
     fn arith(
