@@ -183,3 +183,68 @@ impl<'c> Lowerer<'c> {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::session::Graph;
+    use crate::Params;
+
+    fn plan_text(q: &str) -> String {
+        let rt = tokio::runtime::Runtime::new().unwrap();
+        let g = rt.block_on(Graph::sample()).unwrap();
+        let (plan, _) = g.plan(q, &Params::new()).unwrap();
+        let text = plan.display_indent().to_string();
+        text
+    }
+
+    #[test]
+    fn a_hop_is_two_inner_joins_on_the_endpoint_keys() {
+        let p = plan_text("MATCH (a:Person {id: 1})-[k:KNOWS]->(b:Person) RETURN b.firstName");
+        assert_eq!(p.matches("Inner Join").count(), 2, "{p}");
+        assert!(p.contains("Inner Join: a__id = k__#near"), "{p}");
+        assert!(p.contains("Inner Join: k__#far = b__id"), "{p}");
+        assert!(p.contains("Filter: a__id = Int64(1)"), "{p}");
+    }
+
+    #[test]
+    fn hops_over_one_table_are_unique_per_match() {
+        let p =
+            plan_text("MATCH (a:Person)-[r1:KNOWS]->(b:Person)-[r2:KNOWS]->(c:Person) RETURN c.id");
+        assert!(p.contains("r1__#eid != r2__#eid"), "{p}");
+        // Different tables never share an edge, so no check there.
+        let p = plan_text(
+            "MATCH (a:Person)-[r1:KNOWS]->(b:Person)-[r2:IS_LOCATED_IN]->(c:City) RETURN c.id",
+        );
+        assert!(!p.contains("!="), "{p}");
+    }
+
+    #[test]
+    fn unlabeled_endpoints_take_the_configured_label() {
+        let p = plan_text("MATCH (a:Post {id: 100})-[:HAS_CREATOR]->(b) RETURN b.firstName");
+        assert!(p.contains("TableScan: node_Person"), "{p}");
+    }
+
+    #[test]
+    fn undirected_hops_union_both_orientations() {
+        let p = plan_text("MATCH (a:Person {id: 1})-[:KNOWS]-(b) RETURN b.id");
+        assert!(p.contains("Union"), "{p}");
+    }
+
+    #[test]
+    fn semantic_errors_point_at_the_culprit() {
+        let rt = tokio::runtime::Runtime::new().unwrap();
+        let g = rt.block_on(Graph::sample()).unwrap();
+        let e = g
+            .plan(
+                "MATCH (a:Person)-[:KNOWS]->(b:Persn) RETURN b",
+                &Params::new(),
+            )
+            .unwrap_err();
+        let span = e.span().unwrap();
+        assert_eq!((span.start.column, span.end.column), (31, 36));
+        let e = g
+            .plan("MATCH (a:Person) RETURN a.x", &Params::new())
+            .unwrap_err();
+        assert_eq!(e.span().unwrap().start.column, 27);
+    }
+}

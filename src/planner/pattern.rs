@@ -11,7 +11,7 @@ use crate::storage::ROW_ID;
 use arrow::datatypes::DataType;
 use cypher::ast::{self, Direction, ExprKind};
 use datafusion::catalog::default_table_source::provider_as_source;
-use datafusion::common::JoinType;
+use datafusion::common::{JoinType, TableReference};
 use datafusion::logical_expr::{cast, lit, Expr, LogicalPlan, LogicalPlanBuilder};
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -40,7 +40,7 @@ impl<'c> Lowerer<'c> {
             .map(|(p, _)| col(p).alias(prop_col(prefix, p)))
             .collect();
         let plan = LogicalPlanBuilder::scan(
-            format!("node_{}", info.label),
+            TableReference::bare(format!("node_{}", info.label)),
             provider_as_source(info.table.provider.clone()),
             None,
         )?
@@ -73,7 +73,7 @@ impl<'c> Lowerer<'c> {
         exprs.push(near.alias(near_col(prefix)));
         exprs.push(far.alias(far_col(prefix)));
         Ok(LogicalPlanBuilder::scan(
-            format!("rel_{}_{}", info.cfg.rel_type, info.index),
+            TableReference::bare(format!("rel_{}_{}", info.cfg.rel_type, info.index)),
             provider_as_source(info.table.provider.clone()),
             None,
         )?
