@@ -8,7 +8,10 @@
 pub mod catalog;
 pub mod cli;
 pub mod config;
+pub mod csr;
 pub mod error;
+pub mod operators;
+pub mod optimizer;
 pub mod output;
 pub mod planner;
 pub mod session;

@@ -2,12 +2,17 @@
 
 use crate::catalog::Catalog;
 use crate::config::GraphConfig;
+use crate::csr::registry::{open_indexes, IndexReport};
+use crate::csr::GraphIndexes;
 use crate::error::{Error, Result};
+use crate::operators::planner::GraphQueryPlanner;
+use crate::optimizer::{PruneCsrTargetColumns, PushCsrTargetFilters};
 use crate::planner::{Lowerer, Params, PlannerOptions};
 use arrow::array::RecordBatch;
 use arrow::datatypes::SchemaRef;
 use cypher::ast;
 use datafusion::execution::context::SessionContext;
+use datafusion::execution::SessionStateBuilder;
 use datafusion::logical_expr::LogicalPlan;
 use datafusion::physical_plan::{collect, displayable, ExecutionPlan};
 use datafusion::prelude::SessionConfig;
@@ -15,12 +20,51 @@ use std::collections::BTreeMap;
 use std::path::Path;
 use std::sync::Arc;
 
+/// How hops execute.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Mode {
+    /// On CSR indexes where the graph has them (the default).
+    #[default]
+    Csr,
+    /// As joins, with every rule of ours off: the relational reference path.
+    Join,
+}
+
+impl std::str::FromStr for Mode {
+    type Err = String;
+    fn from_str(s: &str) -> std::result::Result<Self, String> {
+        match s {
+            "csr" => Ok(Mode::Csr),
+            "join" => Ok(Mode::Join),
+            other => Err(format!("unknown mode '{other}' (csr or join)")),
+        }
+    }
+}
+
+/// Switches for lance-csr's optimizer rules (all on by default; off in join mode).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RuleSwitches {
+    pub push_csr_target_filters: bool,
+    pub prune_csr_target_columns: bool,
+}
+
+impl Default for RuleSwitches {
+    fn default() -> Self {
+        Self {
+            push_csr_target_filters: true,
+            prune_csr_target_columns: true,
+        }
+    }
+}
+
 /// Options for opening a graph.
 #[derive(Debug, Clone, Default)]
 pub struct GraphOptions {
     pub planner: PlannerOptions,
     /// DataFusion target partitions (default: the number of cores).
     pub target_partitions: Option<usize>,
+    pub mode: Mode,
+    pub rules: RuleSwitches,
 }
 
 /// An opened graph, ready for queries.
@@ -40,7 +84,9 @@ pub struct GraphOptions {
 /// # });
 /// ```
 pub struct Graph {
-    catalog: Catalog,
+    catalog: Arc<Catalog>,
+    /// Present in CSR mode.
+    indexes: Option<Arc<GraphIndexes>>,
     ctx: SessionContext,
     options: GraphOptions,
 }
@@ -110,7 +156,7 @@ impl GraphBuilder {
     pub async fn build(mut self) -> Result<Graph> {
         let config = self.config.build()?;
         let catalog = Catalog::open(config, &mut self.tables).await?;
-        Ok(Graph::new(catalog, self.options))
+        Graph::new(Arc::new(catalog), self.options, None).await
     }
 }
 
@@ -174,17 +220,127 @@ pub fn parse_param(kv: &str) -> Result<(String, ast::Expr)> {
     Ok((k.to_string(), e))
 }
 
+fn session(options: &GraphOptions) -> SessionContext {
+    let mut cfg = SessionConfig::new().with_information_schema(false);
+    if let Some(n) = options.target_partitions {
+        cfg = cfg.with_target_partitions(n);
+    }
+    let mut b = SessionStateBuilder::new()
+        .with_config(cfg)
+        .with_default_features()
+        .with_query_planner(Arc::new(GraphQueryPlanner));
+    if options.mode == Mode::Csr {
+        // Push before prune: columns read only by a pushed filter can then be pruned.
+        if options.rules.push_csr_target_filters {
+            b = b.with_optimizer_rule(Arc::new(PushCsrTargetFilters::new()));
+        }
+        if options.rules.prune_csr_target_columns {
+            b = b.with_optimizer_rule(Arc::new(PruneCsrTargetColumns::new()));
+        }
+    }
+    SessionContext::new_with_state(b.build())
+}
+
 impl Graph {
-    fn new(catalog: Catalog, options: GraphOptions) -> Self {
-        let mut cfg = SessionConfig::new().with_information_schema(false);
-        if let Some(n) = options.target_partitions {
-            cfg = cfg.with_target_partitions(n);
-        }
-        Self {
+    /// A graph over an opened catalog; in CSR mode its indexes are read or built (and
+    /// `reuse`d where unchanged).
+    async fn new(
+        catalog: Arc<Catalog>,
+        options: GraphOptions,
+        reuse: Option<&GraphIndexes>,
+    ) -> Result<Self> {
+        Self::new_with_progress(catalog, options, reuse, &mut |_| {}).await
+    }
+
+    async fn new_with_progress(
+        catalog: Arc<Catalog>,
+        options: GraphOptions,
+        reuse: Option<&GraphIndexes>,
+        progress: &mut dyn FnMut(&str),
+    ) -> Result<Self> {
+        let ctx = session(&options);
+        let indexes = if options.mode == Mode::Csr {
+            let (idx, _) = open_indexes(&catalog, &ctx.state(), reuse, progress).await?;
+            Some(Arc::new(idx))
+        } else {
+            None
+        };
+        Ok(Self {
             catalog,
-            ctx: SessionContext::new_with_config(cfg),
+            indexes,
+            ctx,
             options,
+        })
+    }
+
+    /// The same graph in another mode (shares tables and indexes).
+    pub async fn with_mode(&self, mode: Mode) -> Result<Self> {
+        self.with_options(GraphOptions {
+            mode,
+            ..self.options.clone()
+        })
+        .await
+    }
+
+    /// The same graph with other options (shares tables, and indexes where possible).
+    pub async fn with_options(&self, options: GraphOptions) -> Result<Self> {
+        if options.mode == Mode::Csr && self.indexes.is_none() {
+            return Self::new(self.catalog.clone(), options, None).await;
         }
+        Ok(Self {
+            catalog: self.catalog.clone(),
+            indexes: if options.mode == Mode::Csr {
+                self.indexes.clone()
+            } else {
+                None
+            },
+            ctx: session(&options),
+            options,
+        })
+    }
+
+    pub fn options(&self) -> &GraphOptions {
+        &self.options
+    }
+
+    pub fn indexes(&self) -> Option<&GraphIndexes> {
+        self.indexes.as_deref()
+    }
+
+    /// Opens a graph.toml and builds (or reads) its indexes, reporting each step.
+    pub async fn build_indexes(
+        path: impl AsRef<Path>,
+        progress: &mut dyn FnMut(&str),
+    ) -> Result<IndexReport> {
+        let config = GraphConfig::from_file(path)?;
+        let catalog = Catalog::open(config, &mut BTreeMap::new()).await?;
+        let ctx = session(&GraphOptions::default());
+        let (_, report) = open_indexes(&catalog, &ctx.state(), None, progress).await?;
+        Ok(report)
+    }
+
+    /// Re-reads the datasets' latest versions; indexes of unchanged tables are kept (no work),
+    /// changed ones are rebuilt, so no query ever uses a stale index. Returns how many index
+    /// structures were rebuilt.
+    pub async fn refresh(&mut self) -> Result<usize> {
+        let config = self.catalog.config.clone();
+        if config.nodes.values().any(|n| n.source.starts_with("mem:")) {
+            return Ok(0);
+        }
+        let catalog = Arc::new(Catalog::open(config, &mut BTreeMap::new()).await?);
+        let mut built = 0;
+        let indexes = match (&self.indexes, self.options.mode) {
+            (Some(old), Mode::Csr) => {
+                let (idx, report) =
+                    open_indexes(&catalog, &self.ctx.state(), Some(old), &mut |_| {}).await?;
+                built = report.built;
+                Some(Arc::new(idx))
+            }
+            _ => None,
+        };
+        self.catalog = catalog;
+        self.indexes = indexes;
+        Ok(built)
     }
 
     /// Opens the graph described by a `graph.toml`.
@@ -200,7 +356,7 @@ impl Graph {
     /// Opens the graph of an already loaded configuration (sources are Lance datasets).
     pub async fn from_config(config: GraphConfig, options: GraphOptions) -> Result<Self> {
         let catalog = Catalog::open(config, &mut BTreeMap::new()).await?;
-        Ok(Self::new(catalog, options))
+        Self::new(Arc::new(catalog), options, None).await
     }
 
     /// A graph built from in-memory tables.
@@ -242,6 +398,7 @@ impl Graph {
     pub fn plan(&self, query: &str, params: &Params) -> Result<(LogicalPlan, Vec<String>)> {
         let ast = cypher::parse_query(query)?;
         let mut lowerer = Lowerer::new(&self.catalog, params, self.options.planner.clone())?;
+        lowerer.indexes = self.indexes.as_deref();
         // Lowering never executes anything: a DataFusion error here is a planning error.
         let lowered = lowerer.lower_query(&ast).map_err(|e| match e {
             Error::Execution(m) => Error::Plan(m),

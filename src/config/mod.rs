@@ -51,7 +51,10 @@ impl GraphConfig {
         let text = std::fs::read_to_string(path).map_err(|e| {
             Error::config(path.display().to_string(), "-", format!("cannot read: {e}"))
         })?;
-        let base = path.parent().map(Path::to_path_buf).unwrap_or_default();
+        let base = match path.parent() {
+            Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
+            _ => PathBuf::from("."),
+        };
         Self::from_toml(&text, &path.display().to_string(), base)
     }
 

@@ -51,6 +51,8 @@ pub struct Lowered {
 
 pub struct Lowerer<'c> {
     pub catalog: &'c Catalog,
+    /// Present in CSR mode: hops covered by an index become `CsrExpand`.
+    pub indexes: Option<&'c crate::csr::GraphIndexes>,
     pub params: &'c Params,
     pub options: PlannerOptions,
     empty_node: NodeInfo,
@@ -98,6 +100,7 @@ impl<'c> Lowerer<'c> {
             .is_ok());
         Ok(Self {
             catalog,
+            indexes: None,
             params,
             options,
             empty_node,

@@ -6,14 +6,17 @@ use super::scope::{dst_col, eid_col, prop_col, src_col, Binding};
 use super::{Lowerer, State};
 use crate::catalog::{NodeInfo, RelInfo};
 use crate::error::Result;
+use crate::operators::csr_expand::{CsrData, CsrExpand, TakeSpec};
+use crate::operators::node_lookup::NodeLookup;
 use crate::sem_err;
 use crate::storage::ROW_ID;
 use arrow::datatypes::DataType;
 use cypher::ast::{self, Direction, ExprKind};
 use datafusion::catalog::default_table_source::provider_as_source;
 use datafusion::common::{JoinType, TableReference};
-use datafusion::logical_expr::{cast, lit, Expr, LogicalPlan, LogicalPlanBuilder};
+use datafusion::logical_expr::{cast, lit, Expr, Extension, LogicalPlan, LogicalPlanBuilder};
 use std::collections::{BTreeMap, BTreeSet};
+use std::sync::Arc;
 
 /// Near / far endpoint columns of an edge scan as walked (`src`->`dst` or reversed).
 fn near_col(prefix: &str) -> String {
@@ -166,9 +169,32 @@ impl<'c> Lowerer<'c> {
                 {
                     orients.push(true);
                 }
+                let orients_fit = !orients.is_empty();
                 if orients.is_empty() {
                     orients.push(rel.direction == Direction::Incoming);
                     unsatisfiable = true;
+                }
+                let near_prefix = &node_prefixes[i];
+                let far_prefix = &node_prefixes[i + 1];
+                if orients_fit {
+                    if let Some(data) = self.csr_data(rel_idx, near_label, far_label) {
+                        self.csr_hop(
+                            &mut st,
+                            &info,
+                            data,
+                            orients,
+                            near_prefix,
+                            near_label,
+                            &prefix,
+                            rel,
+                            node,
+                            far_prefix,
+                            far_label,
+                            &mut preds,
+                        )?;
+                        matched_rels.push((rel_idx, prefix.clone()));
+                        continue;
+                    }
                 }
                 let mut edges = self.scan_rel(&info, &prefix, orients[0])?;
                 if orients.len() == 2 {
@@ -180,7 +206,6 @@ impl<'c> Lowerer<'c> {
                     edges = edges.union(back)?;
                 }
                 let edges = edges.build()?;
-                let near_prefix = &node_prefixes[i];
                 let near_key = prop_col(near_prefix, &self.entities().node(near_label).key);
                 st.plan = LogicalPlanBuilder::from(st.plan)
                     .join(
@@ -206,7 +231,6 @@ impl<'c> Lowerer<'c> {
                 }
                 matched_rels.push((rel_idx, prefix.clone()));
                 // Far node: join a new scan, or check a bound one.
-                let far_prefix = &node_prefixes[i + 1];
                 self.bind_far_node(&mut st, node, far_prefix, far_label, &prefix, &mut preds)?;
             }
         }
@@ -271,7 +295,10 @@ impl<'c> Lowerer<'c> {
             }
             None => {
                 let info = self.entities().node(label).clone();
-                let scan = self.scan_node(&info, prefix)?;
+                let scan = match self.point_lookup(st, node, prefix, &info)? {
+                    Some(lookup) => lookup,
+                    None => self.scan_node(&info, prefix)?,
+                };
                 st.plan = if st.unit {
                     scan
                 } else {
@@ -355,6 +382,206 @@ impl<'c> Lowerer<'c> {
             }
         }
         Ok(())
+    }
+
+    /// The index data of a hop, when the graph has a CSR for it (CSR mode only).
+    fn csr_data(&self, rel: usize, near_label: &str, far_label: &str) -> Option<CsrData> {
+        let idx = self.indexes?;
+        Some(CsrData {
+            index: idx.csr.get(rel)?.as_ref()?.clone(),
+            near_keys: idx.keys.get(near_label)?.clone(),
+            far_keys: idx.keys.get(far_label)?.clone(),
+            edges: idx.rel_columns.get(rel)?.clone(),
+            target: idx.node_columns.get(far_label)?.clone(),
+        })
+    }
+
+    /// A hop as a `CsrExpand`: the relationship's columns and the far node's (or, when the far
+    /// node is already bound, a check that the hop closes onto it).
+    fn csr_hop(
+        &mut self,
+        st: &mut State,
+        info: &RelInfo,
+        data: CsrData,
+        orients: Vec<bool>,
+        near_prefix: &str,
+        near_label: &str,
+        prefix: &str,
+        rel: &ast::RelPattern,
+        node: &ast::NodePattern,
+        far_prefix: &str,
+        far_label: &str,
+        preds: &mut Vec<Expr>,
+    ) -> Result<()> {
+        let ents = self.entities();
+        let from_t = ents.node(&info.cfg.from).key_type.clone();
+        let to_t = ents.node(&info.cfg.to).key_type.clone();
+        let mut all = vec![
+            (info.cfg.src.clone(), src_col(prefix), from_t),
+            (info.cfg.dst.clone(), dst_col(prefix), to_t),
+            (ROW_ID.to_string(), eid_col(prefix), DataType::UInt64),
+        ];
+        all.extend(
+            info.props
+                .iter()
+                .map(|(p, t)| (p.clone(), prop_col(prefix, p), t.clone())),
+        );
+        let edge = TakeSpec {
+            var: prefix.to_string(),
+            take: (0..all.len()).collect(),
+            all,
+            key: None,
+        };
+        let bound = node
+            .var
+            .as_ref()
+            .and_then(|v| st.scope.get(&v.name))
+            .cloned();
+        let (target, close) = match &bound {
+            Some(Binding::Node {
+                prefix: p,
+                label: l,
+            }) => (
+                TakeSpec {
+                    var: p.clone(),
+                    all: vec![],
+                    take: vec![],
+                    key: None,
+                },
+                Some(prop_col(p, &ents.node(l).key)),
+            ),
+            Some(other) => {
+                let v = node.var.as_ref().expect("bound implies a variable");
+                return sem_err!(
+                    VariableTypeConflict,
+                    v.span,
+                    "Variable `{}` is a {}, not a node",
+                    v.name,
+                    other.kind_name()
+                );
+            }
+            None => {
+                let far = ents.node(far_label);
+                let all: Vec<_> = far
+                    .props
+                    .iter()
+                    .map(|(p, t)| (p.clone(), prop_col(far_prefix, p), t.clone()))
+                    .collect();
+                (
+                    TakeSpec {
+                        var: far_prefix.to_string(),
+                        take: (0..all.len()).collect(),
+                        key: far.props.iter().position(|(p, _)| p == &far.key),
+                        all,
+                    },
+                    None,
+                )
+            }
+        };
+        let near_key = prop_col(near_prefix, &ents.node(near_label).key);
+        let n = CsrExpand::try_new(
+            st.plan.clone(),
+            near_key,
+            info.cfg.rel_type.clone(),
+            info.index,
+            orients,
+            edge,
+            target,
+            close,
+            data,
+        )?;
+        st.plan = LogicalPlan::Extension(Extension { node: Arc::new(n) });
+        st.scope.bind(
+            prefix,
+            Binding::Rel {
+                rel: info.index,
+                prefix: prefix.to_string(),
+            },
+        );
+        if let Some(props) = &rel.props {
+            self.property_map_preds(st, prefix, props, preds)?;
+        }
+        match bound {
+            Some(Binding::Node { prefix: p, .. }) => {
+                if let Some(props) = &node.props {
+                    self.property_map_preds(st, &p, props, preds)?;
+                }
+            }
+            _ => {
+                st.scope.bind(
+                    far_prefix,
+                    Binding::Node {
+                        label: far_label.to_string(),
+                        prefix: far_prefix.to_string(),
+                    },
+                );
+                if let Some(props) = &node.props {
+                    self.property_map_preds(st, far_prefix, props, preds)?;
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// `(a:L {key: 42})` at the start of a query: look the node up by key instead of scanning
+    /// its table (CSR mode, integer keys). The property map still filters above.
+    fn point_lookup(
+        &mut self,
+        st: &State,
+        node: &ast::NodePattern,
+        prefix: &str,
+        info: &NodeInfo,
+    ) -> Result<Option<LogicalPlan>> {
+        let Some(idx) = self.indexes else {
+            return Ok(None);
+        };
+        let (Some(keys), Some(columns)) =
+            (idx.keys.get(&info.label), idx.node_columns.get(&info.label))
+        else {
+            return Ok(None);
+        };
+        let Some(ExprKind::Map(entries)) = node.props.as_ref().map(|p| &p.kind) else {
+            return Ok(None);
+        };
+        let Some((_, value)) = entries.iter().find(|(k, _)| k.name == info.key) else {
+            return Ok(None);
+        };
+        if !st.unit || !matches!(value.kind, ExprKind::Literal(_) | ExprKind::Param(_)) {
+            return Ok(None);
+        }
+        let empty = super::scope::Scope::default();
+        let schema = datafusion::common::DFSchema::empty();
+        let v = self.expr(value, &ExprCtx::new(&empty, &schema))?;
+        if !self.type_of(&v, &schema)?.is_integer() {
+            return Ok(None);
+        }
+        let lk = self.fresh("lookup");
+        let input = LogicalPlanBuilder::values(vec![vec![cast(v, DataType::Int64)]])?
+            .project(vec![col("column1").alias(&lk)])?
+            .build()?;
+        let all: Vec<_> = info
+            .props
+            .iter()
+            .map(|(p, t)| (p.clone(), prop_col(prefix, p), t.clone()))
+            .collect();
+        let target = TakeSpec {
+            var: prefix.to_string(),
+            take: (0..all.len()).collect(),
+            key: info.props.iter().position(|(p, _)| p == &info.key),
+            all,
+        };
+        let n = NodeLookup::try_new(
+            input,
+            lk,
+            info.label.clone(),
+            target,
+            keys.clone(),
+            columns.clone(),
+            false,
+        )?;
+        Ok(Some(LogicalPlan::Extension(Extension {
+            node: Arc::new(n),
+        })))
     }
 
     /// `{k: v, ...}` on a node or relationship: one equality per entry.

@@ -1,0 +1,86 @@
+//! Node key -> dense ordinal (the node's row position in its table), by binary search over the
+//! keys in sorted order.
+
+use super::as_i64;
+use crate::error::{Error, Result};
+use arrow::array::Array;
+
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct NodeKeys {
+    /// Keys in ascending order.
+    pub sorted: Vec<i64>,
+    /// The ordinal of `sorted[i]`.
+    pub ordinals: Vec<u32>,
+    /// The key at each ordinal (table order), for mapping back.
+    pub by_ordinal: Vec<i64>,
+    pub version: Option<u64>,
+}
+
+impl NodeKeys {
+    /// From the key column in table order. Keys must be non-null and unique.
+    pub fn from_keys(keys: &dyn Array) -> Result<Self> {
+        let k = as_i64(keys)?;
+        if k.null_count() > 0 {
+            return Err(Error::Storage("node key column has nulls".into()));
+        }
+        if k.len() > u32::MAX as usize {
+            return Err(Error::Storage(
+                "node table too large for u32 ordinals".into(),
+            ));
+        }
+        let by_ordinal: Vec<i64> = k.values().to_vec();
+        let mut pairs: Vec<(i64, u32)> = by_ordinal
+            .iter()
+            .enumerate()
+            .map(|(i, &v)| (v, i as u32))
+            .collect();
+        pairs.sort_unstable();
+        if let Some(w) = pairs.windows(2).find(|w| w[0].0 == w[1].0) {
+            return Err(Error::Storage(format!("node key {} is not unique", w[0].0)));
+        }
+        Ok(Self {
+            sorted: pairs.iter().map(|p| p.0).collect(),
+            ordinals: pairs.iter().map(|p| p.1).collect(),
+            by_ordinal,
+            version: None,
+        })
+    }
+
+    pub fn len(&self) -> usize {
+        self.by_ordinal.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.by_ordinal.is_empty()
+    }
+
+    #[inline]
+    pub fn ordinal(&self, key: i64) -> Option<u32> {
+        self.sorted
+            .binary_search(&key)
+            .ok()
+            .map(|i| self.ordinals[i])
+    }
+
+    pub fn memory_bytes(&self) -> usize {
+        8 * self.sorted.len() + 4 * self.ordinals.len() + 8 * self.by_ordinal.len()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use arrow::array::{Int32Array, Int64Array};
+
+    #[test]
+    fn lookup_and_uniqueness() {
+        let k = NodeKeys::from_keys(&Int64Array::from(vec![30, 10, 20])).unwrap();
+        assert_eq!(k.ordinal(10), Some(1));
+        assert_eq!(k.ordinal(30), Some(0));
+        assert_eq!(k.ordinal(15), None);
+        assert_eq!(k.by_ordinal, vec![30, 10, 20]);
+        let k32 = NodeKeys::from_keys(&Int32Array::from(vec![5, 6])).unwrap();
+        assert_eq!(k32.ordinal(6), Some(1));
+        assert!(NodeKeys::from_keys(&Int64Array::from(vec![1, 1])).is_err());
+    }
+}

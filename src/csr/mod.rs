@@ -1,0 +1,222 @@
+//! CSR adjacency indexes: per relationship table and direction, node keys map to dense
+//! ordinals (row positions in the node table), and each node's edges are a contiguous run of
+//! (neighbour ordinal, edge row position) pairs: 8 bytes per edge per direction plus offsets.
+
+pub mod keys;
+pub mod persist;
+pub mod registry;
+pub mod store;
+
+pub use keys::NodeKeys;
+pub use store::TableColumns;
+
+use crate::error::{Error, Result};
+use arrow::array::{Array, AsArray};
+use arrow::datatypes::{DataType, Int64Type};
+use std::sync::Arc;
+
+/// One direction of one relationship table.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Csr {
+    /// `offsets[o]..offsets[o + 1]` are the edges of the node with ordinal `o`.
+    pub offsets: Vec<u32>,
+    /// Ordinal of the node at the other end, per edge.
+    pub neighbors: Vec<u32>,
+    /// Row position of the edge in the relationship table, per edge.
+    pub edge_rows: Vec<u32>,
+}
+
+impl Csr {
+    /// Builds from parallel arrays of (from ordinal, to ordinal, edge row), keeping each node's
+    /// edges in table order (a stable counting sort).
+    pub fn build(num_nodes: usize, from: &[u32], to: &[u32], rows: &[u32]) -> Self {
+        let mut offsets = vec![0u32; num_nodes + 1];
+        for &f in from {
+            offsets[f as usize + 1] += 1;
+        }
+        for i in 0..num_nodes {
+            offsets[i + 1] += offsets[i];
+        }
+        let mut cursor: Vec<u32> = offsets[..num_nodes].to_vec();
+        let mut neighbors = vec![0u32; from.len()];
+        let mut edge_rows = vec![0u32; from.len()];
+        for i in 0..from.len() {
+            let slot = &mut cursor[from[i] as usize];
+            neighbors[*slot as usize] = to[i];
+            edge_rows[*slot as usize] = rows[i];
+            *slot += 1;
+        }
+        Self {
+            offsets,
+            neighbors,
+            edge_rows,
+        }
+    }
+
+    pub fn num_nodes(&self) -> usize {
+        self.offsets.len().saturating_sub(1)
+    }
+
+    pub fn num_edges(&self) -> usize {
+        self.neighbors.len()
+    }
+
+    /// The edges of node `ordinal` as index range into `neighbors` / `edge_rows`.
+    #[inline]
+    pub fn range(&self, ordinal: u32) -> std::ops::Range<usize> {
+        let o = ordinal as usize;
+        if o + 1 >= self.offsets.len() {
+            return 0..0;
+        }
+        self.offsets[o] as usize..self.offsets[o + 1] as usize
+    }
+
+    pub fn degree(&self, ordinal: u32) -> usize {
+        self.range(ordinal).len()
+    }
+
+    /// Bytes held: 8 per edge plus 4 per node.
+    pub fn memory_bytes(&self) -> usize {
+        4 * (self.offsets.len() + self.neighbors.len() + self.edge_rows.len())
+    }
+}
+
+/// Dataset versions an index was built from; an index is valid only for exactly these.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Versions {
+    pub edges: u64,
+    pub from: u64,
+    pub to: u64,
+}
+
+/// Both directions of one relationship table.
+#[derive(Debug)]
+pub struct CsrIndex {
+    /// Keyed by source ordinal: neighbours are targets.
+    pub out: Csr,
+    /// Keyed by target ordinal: neighbours are sources.
+    pub inc: Csr,
+    /// Rows of the relationship table (including edges whose endpoint is missing).
+    pub table_rows: usize,
+    pub versions: Option<Versions>,
+}
+
+impl CsrIndex {
+    /// Builds both directions from the endpoint key columns of the relationship table (one
+    /// scan's worth of data). Edges whose endpoint is not a node are left out, as a join would.
+    pub fn build(
+        src: &dyn Array,
+        dst: &dyn Array,
+        from_keys: &NodeKeys,
+        to_keys: &NodeKeys,
+        versions: Option<Versions>,
+    ) -> Result<Self> {
+        let n = src.len();
+        if n > u32::MAX as usize {
+            return Err(Error::Storage(format!(
+                "relationship table has {n} rows; a CSR holds at most {}",
+                u32::MAX
+            )));
+        }
+        let src = as_i64(src)?;
+        let dst = as_i64(dst)?;
+        let (mut f, mut t, mut r) = (
+            Vec::with_capacity(n),
+            Vec::with_capacity(n),
+            Vec::with_capacity(n),
+        );
+        for i in 0..n {
+            if src.is_null(i) || dst.is_null(i) {
+                continue;
+            }
+            let (Some(a), Some(b)) = (
+                from_keys.ordinal(src.value(i)),
+                to_keys.ordinal(dst.value(i)),
+            ) else {
+                continue;
+            };
+            f.push(a);
+            t.push(b);
+            r.push(i as u32);
+        }
+        let out = Csr::build(from_keys.len(), &f, &t, &r);
+        let inc = Csr::build(to_keys.len(), &t, &f, &r);
+        Ok(Self {
+            out,
+            inc,
+            table_rows: n,
+            versions,
+        })
+    }
+
+    pub fn memory_bytes(&self) -> usize {
+        self.out.memory_bytes() + self.inc.memory_bytes()
+    }
+
+    /// The CSR walked from the near end: `reversed` = from the target side.
+    pub fn direction(&self, reversed: bool) -> &Csr {
+        if reversed {
+            &self.inc
+        } else {
+            &self.out
+        }
+    }
+}
+
+/// An integer column as Int64 (keys of any integer type).
+pub fn as_i64(a: &dyn Array) -> Result<arrow::array::Int64Array> {
+    if !a.data_type().is_integer() {
+        return Err(Error::Storage(format!(
+            "CSR keys must be integers, got {}",
+            a.data_type()
+        )));
+    }
+    let c = arrow::compute::cast(a, &DataType::Int64)?;
+    Ok(c.as_primitive::<Int64Type>().clone())
+}
+
+/// Indexes of a whole graph: node keys per label and a CSR per relationship table.
+#[derive(Debug, Default, Clone)]
+pub struct GraphIndexes {
+    pub keys: std::collections::BTreeMap<String, Arc<NodeKeys>>,
+    /// By relationship table index; `None` where the table has no CSR (non-integer keys).
+    pub csr: Vec<Option<Arc<CsrIndex>>>,
+    /// Full columns of node tables (by label) and relationship tables (by index), loaded on use.
+    pub node_columns: std::collections::BTreeMap<String, Arc<TableColumns>>,
+    pub rel_columns: Vec<Arc<TableColumns>>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use arrow::array::Int64Array;
+
+    #[test]
+    fn counting_sort_keeps_table_order_per_node() {
+        // Edges (from, to): 0->2, 1->0, 0->1, 2->2
+        let c = Csr::build(3, &[0, 1, 0, 2], &[2, 0, 1, 2], &[0, 1, 2, 3]);
+        assert_eq!(c.offsets, vec![0, 2, 3, 4]);
+        assert_eq!(c.neighbors, vec![2, 1, 0, 2]);
+        assert_eq!(c.edge_rows, vec![0, 2, 1, 3]);
+        assert_eq!(c.degree(0), 2);
+        assert_eq!(c.range(7), 0..0);
+        assert_eq!(c.memory_bytes(), 4 * (4 + 4 + 4));
+    }
+
+    #[test]
+    fn index_drops_dangling_edges_and_builds_both_directions() {
+        let keys = NodeKeys::from_keys(&Int64Array::from(vec![10, 20, 30])).unwrap();
+        let src = Int64Array::from(vec![Some(10), Some(20), Some(99), None, Some(30)]);
+        let dst = Int64Array::from(vec![Some(20), Some(30), Some(10), Some(10), Some(10)]);
+        let idx = CsrIndex::build(&src, &dst, &keys, &keys, None).unwrap();
+        assert_eq!(idx.table_rows, 5);
+        assert_eq!(idx.out.num_edges(), 3);
+        // 10 -> 20 (row 0); 20 -> 30 (row 1); 30 -> 10 (row 4)
+        assert_eq!(idx.out.neighbors, vec![1, 2, 0]);
+        assert_eq!(idx.out.edge_rows, vec![0, 1, 4]);
+        // Incoming of 10 (ordinal 0): from 30 via row 4.
+        let r = idx.inc.range(0);
+        assert_eq!(&idx.inc.neighbors[r.clone()], &[2]);
+        assert_eq!(&idx.inc.edge_rows[r], &[4]);
+    }
+}

@@ -1,0 +1,205 @@
+//! Opening a graph's indexes: node keys per label and a CSR per relationship table, read from
+//! the index files when they match the datasets' versions, else built (one scan each) and
+//! written back.
+
+use super::persist::{file_for, read_csr, read_csr_versions, read_keys, write_csr, write_keys};
+use super::{CsrIndex, GraphIndexes, NodeKeys, TableColumns, Versions};
+use crate::catalog::Catalog;
+use crate::error::Result;
+use datafusion::catalog::Session;
+use std::path::Path;
+use std::sync::Arc;
+use std::time::Instant;
+
+/// What [`open_indexes`] did, per table.
+#[derive(Debug, Default, Clone)]
+pub struct IndexReport {
+    pub lines: Vec<String>,
+    /// Indexes (key maps and CSRs) built rather than read.
+    pub built: usize,
+    pub edges_indexed: usize,
+    pub build_seconds: f64,
+    pub csr_bytes: usize,
+}
+
+/// Where index files go: beside the datasets, unless the graph lives in memory.
+pub fn persist_dir(catalog: &Catalog) -> Option<&Path> {
+    let all_lance = catalog.nodes.values().all(|n| n.table.version.is_some())
+        && catalog.rels.iter().all(|r| r.table.version.is_some());
+    (all_lance && !catalog.config.base_dir.as_os_str().is_empty())
+        .then_some(catalog.config.base_dir.as_path())
+}
+
+fn integer_key(t: &arrow::datatypes::DataType) -> bool {
+    t.is_integer()
+}
+
+/// Loads or builds every index of the graph. `reuse` holds indexes from an earlier open; one
+/// whose versions still match is kept as is (no work on an unchanged graph).
+pub async fn open_indexes(
+    catalog: &Catalog,
+    state: &dyn Session,
+    reuse: Option<&GraphIndexes>,
+    progress: &mut dyn FnMut(&str),
+) -> Result<(GraphIndexes, IndexReport)> {
+    let dir = persist_dir(catalog);
+    let mut out = GraphIndexes::default();
+    let mut report = IndexReport::default();
+    for (label, n) in &catalog.nodes {
+        // Columns already loaded stay valid while the table's version is unchanged.
+        let old_keys = reuse.and_then(|r| r.keys.get(label));
+        let unchanged =
+            n.table.version.is_some() && old_keys.and_then(|k| k.version) == n.table.version;
+        let cols = match reuse.and_then(|r| r.node_columns.get(label)) {
+            Some(c) if unchanged => c.clone(),
+            _ => Arc::new(TableColumns::new(n.table.provider.clone(), &n.table.origin)),
+        };
+        out.node_columns.insert(label.clone(), cols.clone());
+        if !integer_key(&n.key_type) {
+            report.lines.push(format!(
+                "node {label}: string keys, no index (hops run as joins)"
+            ));
+            continue;
+        }
+        if let (Some(old), true) = (old_keys, unchanged) {
+            out.keys.insert(label.clone(), old.clone());
+            continue;
+        }
+        let file = dir.map(|d| file_for(d, &catalog.config.nodes[label].source, "keys"));
+        let loaded = match (&file, n.table.version) {
+            (Some(f), Some(v)) => read_keys(f, v),
+            _ => None,
+        };
+        let keys = match loaded {
+            Some(k) => k,
+            None => {
+                let t = Instant::now();
+                let col = cols.load(state, &n.key).await?;
+                let mut k = NodeKeys::from_keys(col.as_ref())?;
+                k.version = n.table.version;
+                if let Some(f) = &file {
+                    write_keys(f, &k)?;
+                }
+                report.built += 1;
+                progress(&format!(
+                    "node keys {label}: {} nodes in {:.2}s",
+                    k.len(),
+                    t.elapsed().as_secs_f64()
+                ));
+                k
+            }
+        };
+        out.keys.insert(label.clone(), Arc::new(keys));
+    }
+    for r in &catalog.rels {
+        let cols = Arc::new(TableColumns::new(r.table.provider.clone(), &r.table.origin));
+        out.rel_columns.push(cols.clone());
+        let name = format!("{}({}->{})", r.cfg.rel_type, r.cfg.from, r.cfg.to);
+        let (Some(fk), Some(tk)) = (out.keys.get(&r.cfg.from), out.keys.get(&r.cfg.to)) else {
+            out.csr.push(None);
+            continue;
+        };
+        let versions = match (r.table.version, fk.version, tk.version) {
+            (Some(e), Some(f), Some(t)) => Some(Versions {
+                edges: e,
+                from: f,
+                to: t,
+            }),
+            _ => None,
+        };
+        if let (Some(old), Some(v)) = (
+            reuse
+                .and_then(|x| x.csr.get(r.index))
+                .and_then(|c| c.as_ref()),
+            versions,
+        ) {
+            if old.versions == Some(v) {
+                out.rel_columns[r.index] =
+                    reuse.expect("reuse is some").rel_columns[r.index].clone();
+                out.csr.push(Some(old.clone()));
+                continue;
+            }
+        }
+        let file = dir.map(|d| file_for(d, &r.cfg.source, "csr"));
+        let loaded = match (&file, versions) {
+            (Some(f), Some(v)) => read_csr(f, v),
+            _ => None,
+        };
+        let idx = match loaded {
+            Some(i) => i,
+            None => {
+                let t = Instant::now();
+                // One scan of the endpoint columns; not kept (the index replaces them).
+                let scan = TableColumns::new(r.table.provider.clone(), &r.table.origin);
+                scan.ensure(state, &[r.cfg.src.clone(), r.cfg.dst.clone()])
+                    .await?;
+                let idx = CsrIndex::build(
+                    scan.get(&r.cfg.src)?.as_ref(),
+                    scan.get(&r.cfg.dst)?.as_ref(),
+                    fk,
+                    tk,
+                    versions,
+                )?;
+                let secs = t.elapsed().as_secs_f64();
+                if let Some(f) = &file {
+                    write_csr(f, &idx)?;
+                }
+                report.built += 1;
+                report.build_seconds += secs;
+                report.edges_indexed += idx.out.num_edges();
+                let edges = idx.out.num_edges().max(1);
+                progress(&format!(
+                    "csr {name}: {} edges in {:.3}s ({:.1}M edges/s), {:.1} bytes/edge per direction",
+                    idx.out.num_edges(),
+                    secs,
+                    idx.out.num_edges() as f64 / secs.max(1e-9) / 1e6,
+                    idx.out.memory_bytes() as f64 / edges as f64,
+                ));
+                idx
+            }
+        };
+        report.csr_bytes += idx.memory_bytes();
+        out.csr.push(Some(Arc::new(idx)));
+    }
+    Ok((out, report))
+}
+
+/// One line per relationship table: indexed, up to date, size. Reads only file headers.
+pub fn index_status(catalog: &Catalog) -> Vec<String> {
+    let dir = persist_dir(catalog);
+    let mut lines = Vec::new();
+    for r in &catalog.rels {
+        let name = format!("{}({}->{})", r.cfg.rel_type, r.cfg.from, r.cfg.to);
+        let keyed = [&r.cfg.from, &r.cfg.to]
+            .iter()
+            .all(|l| integer_key(&catalog.nodes[*l].key_type));
+        if !keyed {
+            lines.push(format!("{name:<40} no index (string keys)"));
+            continue;
+        }
+        let Some(d) = dir else {
+            lines.push(format!("{name:<40} in memory (built when the graph opens)"));
+            continue;
+        };
+        let f = file_for(d, &r.cfg.source, "csr");
+        let want = Versions {
+            edges: r.table.version.unwrap_or_default(),
+            from: catalog.nodes[&r.cfg.from].table.version.unwrap_or_default(),
+            to: catalog.nodes[&r.cfg.to].table.version.unwrap_or_default(),
+        };
+        let state = match read_csr_versions(&f) {
+            None => "missing".to_string(),
+            Some(v) if v == want => {
+                let bytes = std::fs::metadata(&f).map(|m| m.len()).unwrap_or(0);
+                format!(
+                    "up to date, {} rows, file {:.1} MB",
+                    r.table.num_rows,
+                    bytes as f64 / 1e6
+                )
+            }
+            Some(_) => "stale (dataset changed; rebuilt on next open or `index build`)".to_string(),
+        };
+        lines.push(format!("{name:<40} {state}"));
+    }
+    lines
+}

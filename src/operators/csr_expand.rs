@@ -1,0 +1,263 @@
+//! `CsrExpand`: one hop over a CSR index. Each input row carries the near node's key; the
+//! output is the input row once per matching edge, plus the requested relationship and target
+//! node columns. A target filter and a relationship filter are evaluated inside, reading only
+//! the filter's columns first and taking the other columns for the rows that pass.
+
+use super::display_cols;
+use crate::csr::{CsrIndex, NodeKeys, TableColumns};
+use datafusion::common::{DFSchema, DFSchemaRef, Result};
+use datafusion::logical_expr::{Expr, LogicalPlan, UserDefinedLogicalNodeCore};
+use std::collections::HashSet;
+use std::fmt;
+use std::hash::{Hash, Hasher};
+use std::sync::Arc;
+
+/// Columns fetched from a table: (table column, output column name), plus which are wanted.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd)]
+pub struct TakeSpec {
+    /// Variable the columns belong to (`b`, `k`).
+    pub var: String,
+    /// Every column the operator can fetch: (table column, output name, type).
+    pub all: Vec<(String, String, arrow::datatypes::DataType)>,
+    /// Indices into `all` that are output, in order.
+    pub take: Vec<usize>,
+    /// Index into `all` of the key column (marked `*` in EXPLAIN), if any.
+    pub key: Option<usize>,
+}
+
+impl TakeSpec {
+    pub fn output(&self) -> impl Iterator<Item = &(String, String, arrow::datatypes::DataType)> {
+        self.take.iter().map(|&i| &self.all[i])
+    }
+
+    /// Table column for an output name.
+    pub fn table_col(&self, out: &str) -> Option<&str> {
+        self.all
+            .iter()
+            .find(|(_, o, _)| o == out)
+            .map(|(c, _, _)| c.as_str())
+    }
+}
+
+/// The data a CSR hop reads, shared by the logical node and its operator.
+#[derive(Debug, Clone)]
+pub struct CsrData {
+    pub index: Arc<CsrIndex>,
+    pub near_keys: Arc<NodeKeys>,
+    pub far_keys: Arc<NodeKeys>,
+    pub edges: Arc<TableColumns>,
+    pub target: Arc<TableColumns>,
+}
+
+#[derive(Debug, Clone)]
+pub struct CsrExpand {
+    pub input: LogicalPlan,
+    /// Input column holding the near node's key.
+    pub key: String,
+    /// Relationship type and table index (for display and identity).
+    pub rel_type: String,
+    pub rel: usize,
+    /// Walk directions: `false` = from source to target, `true` = from target to source.
+    /// Both for an undirected hop (a self-loop is then matched once).
+    pub orientations: Vec<bool>,
+    pub edge: TakeSpec,
+    /// Target node columns; empty `take` when the far node is already bound (`close`).
+    pub target: TakeSpec,
+    /// Input column holding the far node's key when the hop closes onto a bound node.
+    pub close: Option<String>,
+    /// Predicate over target columns (output names), evaluated inside.
+    pub target_filter: Option<Expr>,
+    /// Predicate over the relationship's own columns (output names), evaluated inside.
+    pub edge_filter: Option<Expr>,
+    pub data: CsrData,
+    pub schema: DFSchemaRef,
+}
+
+impl CsrExpand {
+    pub fn try_new(
+        input: LogicalPlan,
+        key: String,
+        rel_type: String,
+        rel: usize,
+        orientations: Vec<bool>,
+        edge: TakeSpec,
+        target: TakeSpec,
+        close: Option<String>,
+        data: CsrData,
+    ) -> Result<Self> {
+        let mut n = Self {
+            input,
+            key,
+            rel_type,
+            rel,
+            orientations,
+            edge,
+            target,
+            close,
+            target_filter: None,
+            edge_filter: None,
+            data,
+            schema: Arc::new(DFSchema::empty()),
+        };
+        n.schema = n.compute_schema()?;
+        Ok(n)
+    }
+
+    /// Input columns, then the relationship's, then the target's.
+    pub fn compute_schema(&self) -> Result<DFSchemaRef> {
+        let mut fields: Vec<arrow::datatypes::Field> = self
+            .input
+            .schema()
+            .fields()
+            .iter()
+            .map(|f| f.as_ref().clone())
+            .collect();
+        for (_, out, t) in self.edge.output().chain(self.target.output()) {
+            fields.push(arrow::datatypes::Field::new(out, t.clone(), true));
+        }
+        Ok(Arc::new(DFSchema::try_from(
+            arrow::datatypes::Schema::new(fields),
+        )?))
+    }
+
+    /// Output columns produced here (not passed through from the input).
+    pub fn produced(&self) -> HashSet<String> {
+        self.edge
+            .output()
+            .chain(self.target.output())
+            .map(|(_, o, _)| o.clone())
+            .collect()
+    }
+
+    /// Every column name this node can produce, taken or not (filters may use any of them).
+    pub fn producible(&self) -> HashSet<String> {
+        self.edge
+            .all
+            .iter()
+            .chain(self.target.all.iter())
+            .map(|(_, o, _)| o.clone())
+            .collect()
+    }
+
+    fn sig(&self) -> impl Hash + PartialOrd + '_ {
+        (
+            &self.input,
+            &self.key,
+            self.rel,
+            &self.orientations,
+            &self.edge,
+            &self.target,
+            &self.close,
+            &self.target_filter,
+            &self.edge_filter,
+        )
+    }
+}
+
+impl PartialEq for CsrExpand {
+    fn eq(&self, other: &Self) -> bool {
+        self.sig() == other.sig()
+    }
+}
+
+impl Eq for CsrExpand {}
+
+impl PartialOrd for CsrExpand {
+    fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
+        self.sig().partial_cmp(&other.sig())
+    }
+}
+
+impl Hash for CsrExpand {
+    fn hash<H: Hasher>(&self, state: &mut H) {
+        self.sig().hash(state)
+    }
+}
+
+impl UserDefinedLogicalNodeCore for CsrExpand {
+    fn name(&self) -> &str {
+        "CsrExpand"
+    }
+
+    fn inputs(&self) -> Vec<&LogicalPlan> {
+        vec![&self.input]
+    }
+
+    fn schema(&self) -> &DFSchemaRef {
+        &self.schema
+    }
+
+    /// The filters are kept out of DataFusion's expression rewrites: they refer to columns the
+    /// node may no longer output (a filtered-only column is pruned), which those rewrites could
+    /// not resolve. They were type-checked and simplified before being pushed in.
+    fn expressions(&self) -> Vec<Expr> {
+        vec![]
+    }
+
+    /// Predicates on what the hop produces must stay above it (our rule moves them inside).
+    fn prevent_predicate_push_down_columns(&self) -> HashSet<String> {
+        self.produced()
+    }
+
+    fn fmt_for_explain(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        // The first two relationship columns are its endpoints.
+        let name = |i: usize| self.edge.all.get(i).map(|c| c.1.as_str()).unwrap_or("?");
+        let (src, dst) = (name(0), name(1));
+        write!(
+            f,
+            "CsrExpand: key={} -> [{src}, {dst}], edges={}",
+            self.key, self.data.index.table_rows
+        )?;
+        if self.orientations.len() == 2 {
+            write!(f, ", both directions")?;
+        } else if self.orientations[0] {
+            write!(f, ", incoming")?;
+        }
+        match &self.close {
+            Some(c) => write!(f, ", close={c}")?,
+            None => write!(f, ", take={}", display_cols(&self.target, true))?,
+        }
+        write!(f, ", edge={}", display_cols(&self.edge, false))?;
+        if let Some(p) = &self.target_filter {
+            write!(f, ", filter={p}")?;
+        }
+        if let Some(p) = &self.edge_filter {
+            write!(f, ", edge_filter={p}")?;
+        }
+        Ok(())
+    }
+
+    fn with_exprs_and_inputs(
+        &self,
+        _exprs: Vec<Expr>,
+        mut inputs: Vec<LogicalPlan>,
+    ) -> Result<Self> {
+        let mut n = self.clone();
+        n.input = inputs.swap_remove(0);
+        n.schema = n.compute_schema()?;
+        Ok(n)
+    }
+
+    /// Input columns needed for the requested outputs: the passed-through ones, plus the key
+    /// (and closing) column.
+    fn necessary_children_exprs(&self, output_columns: &[usize]) -> Option<Vec<Vec<usize>>> {
+        let in_schema = self.input.schema();
+        let n_in = in_schema.fields().len();
+        let mut need: Vec<usize> = output_columns
+            .iter()
+            .copied()
+            .filter(|&i| i < n_in)
+            .collect();
+        for c in std::iter::once(&self.key).chain(self.close.iter()) {
+            need.push(in_schema.index_of_column_by_name(None, c)?);
+        }
+        need.sort_unstable();
+        need.dedup();
+        Some(vec![need])
+    }
+
+    fn supports_limit_pushdown(&self) -> bool {
+        // An expansion changes the row count: a limit above it cannot move below it.
+        false
+    }
+}

@@ -1,0 +1,335 @@
+//! `CsrExpandExec`: the physical CSR hop. Streams input batches; for each, collects the
+//! candidate (row, neighbour, edge) triples from the CSR, evaluates the relationship filter and
+//! the target filter on just their columns, then takes the output columns for the survivors.
+
+use super::csr_expand::CsrData;
+use crate::csr::{as_i64, TableColumns};
+use arrow::array::{Array, ArrayRef, BooleanArray, RecordBatch, UInt32Array};
+use arrow::datatypes::SchemaRef;
+use datafusion::common::Result;
+use datafusion::execution::TaskContext;
+use datafusion::physical_expr::{EquivalenceProperties, PhysicalExpr};
+use datafusion::physical_plan::execution_plan::{Boundedness, EmissionType};
+use datafusion::physical_plan::metrics::{
+    Count, ExecutionPlanMetricsSet, MetricBuilder, MetricsSet,
+};
+use datafusion::physical_plan::stream::RecordBatchStreamAdapter;
+use datafusion::physical_plan::{
+    DisplayAs, DisplayFormatType, ExecutionPlan, ExecutionPlanProperties, PlanProperties,
+    SendableRecordBatchStream,
+};
+use futures::StreamExt;
+use std::fmt;
+use std::sync::Arc;
+
+/// A predicate compiled against a batch of just the columns it reads.
+#[derive(Debug, Clone)]
+pub struct CompiledFilter {
+    pub expr: Arc<dyn PhysicalExpr>,
+    /// Table columns, in the order of the filter batch.
+    pub cols: Vec<String>,
+    pub schema: SchemaRef,
+}
+
+impl CompiledFilter {
+    /// Keeps the positions whose row (taken at `idx` from `store`) passes; nulls fail.
+    pub fn mask(&self, store: &TableColumns, idx: &UInt32Array) -> Result<Vec<bool>> {
+        let cols = self
+            .cols
+            .iter()
+            .map(|c| {
+                let a = store
+                    .get(c)
+                    .map_err(|e| datafusion::error::DataFusionError::External(Box::new(e)))?;
+                Ok(arrow::compute::take(a.as_ref(), idx, None)?)
+            })
+            .collect::<Result<Vec<ArrayRef>>>()?;
+        let batch = RecordBatch::try_new_with_options(
+            self.schema.clone(),
+            cols,
+            &arrow::array::RecordBatchOptions::new().with_row_count(Some(idx.len())),
+        )?;
+        let v = self.expr.evaluate(&batch)?.into_array(idx.len())?;
+        let b = v.as_any().downcast_ref::<BooleanArray>().ok_or_else(|| {
+            datafusion::error::DataFusionError::Internal("filter is not boolean".into())
+        })?;
+        Ok((0..b.len()).map(|i| b.is_valid(i) && b.value(i)).collect())
+    }
+}
+
+/// What the operator needs at run time, shared by its partitions.
+#[derive(Debug)]
+pub struct ExpandSpec {
+    pub key_idx: usize,
+    pub close_idx: Option<usize>,
+    pub orientations: Vec<bool>,
+    pub data: CsrData,
+    /// Table columns output, in schema order after the input's.
+    pub edge_take: Vec<String>,
+    pub target_take: Vec<String>,
+    pub edge_filter: Option<CompiledFilter>,
+    pub target_filter: Option<CompiledFilter>,
+    /// For display.
+    pub key_name: String,
+    pub edge_var: String,
+    pub target_var: String,
+    pub edge_out: Vec<String>,
+    pub target_out: Vec<String>,
+}
+
+#[derive(Debug)]
+pub struct CsrExpandExec {
+    input: Arc<dyn ExecutionPlan>,
+    spec: Arc<ExpandSpec>,
+    schema: SchemaRef,
+    cache: Arc<PlanProperties>,
+    metrics: ExecutionPlanMetricsSet,
+}
+
+struct Counters {
+    rows_in: Count,
+    edges_scanned: Count,
+    rows_taken: Count,
+    output_rows: Count,
+}
+
+impl CsrExpandExec {
+    pub fn try_new(
+        input: Arc<dyn ExecutionPlan>,
+        spec: ExpandSpec,
+        schema: SchemaRef,
+    ) -> Result<Self> {
+        let n_in = input.schema().fields().len();
+        if spec.key_idx >= n_in || spec.close_idx.is_some_and(|c| c >= n_in) {
+            return datafusion::common::internal_err!("CsrExpandExec: key column out of range");
+        }
+        if schema.fields().len() != n_in + spec.edge_take.len() + spec.target_take.len() {
+            return datafusion::common::internal_err!(
+                "CsrExpandExec: schema does not match the take lists"
+            );
+        }
+        let cache = Arc::new(PlanProperties::new(
+            EquivalenceProperties::new(schema.clone()),
+            input.output_partitioning().clone(),
+            EmissionType::Incremental,
+            Boundedness::Bounded,
+        ));
+        Ok(Self {
+            input,
+            spec: Arc::new(spec),
+            schema,
+            cache,
+            metrics: ExecutionPlanMetricsSet::new(),
+        })
+    }
+
+    pub fn spec(&self) -> &ExpandSpec {
+        &self.spec
+    }
+}
+
+fn take_all(arrays: &[ArrayRef], idx: &UInt32Array) -> Result<Vec<ArrayRef>> {
+    arrays
+        .iter()
+        .map(|a| Ok(arrow::compute::take(a.as_ref(), idx, None)?))
+        .collect()
+}
+
+fn retain(mask: &[bool], vs: [&mut Vec<u32>; 3]) {
+    for v in vs {
+        let mut k = 0;
+        v.retain(|_| {
+            let keep = mask[k];
+            k += 1;
+            keep
+        });
+    }
+}
+
+fn store_err(e: crate::Error) -> datafusion::error::DataFusionError {
+    datafusion::error::DataFusionError::External(Box::new(e))
+}
+
+impl ExpandSpec {
+    fn expand(&self, batch: &RecordBatch, schema: &SchemaRef, c: &Counters) -> Result<RecordBatch> {
+        c.rows_in.add(batch.num_rows());
+        let keys = as_i64(batch.column(self.key_idx).as_ref()).map_err(store_err)?;
+        let close = match self.close_idx {
+            Some(i) => Some(as_i64(batch.column(i).as_ref()).map_err(store_err)?),
+            None => None,
+        };
+        let both = self.orientations.len() == 2;
+        let (mut rows, mut nbrs, mut erows) = (Vec::new(), Vec::new(), Vec::new());
+        for i in 0..batch.num_rows() {
+            if keys.is_null(i) {
+                continue;
+            }
+            let Some(o) = self.data.near_keys.ordinal(keys.value(i)) else {
+                continue;
+            };
+            let want = match &close {
+                Some(cl) => {
+                    if cl.is_null(i) {
+                        continue;
+                    }
+                    match self.data.far_keys.ordinal(cl.value(i)) {
+                        Some(w) => Some(w),
+                        None => continue,
+                    }
+                }
+                None => None,
+            };
+            for (j, &rev) in self.orientations.iter().enumerate() {
+                let csr = self.data.index.direction(rev);
+                for e in csr.range(o) {
+                    let n = csr.neighbors[e];
+                    // Undirected: a self-loop is matched once.
+                    if both && j == 1 && n == o {
+                        continue;
+                    }
+                    if want.is_some_and(|w| w != n) {
+                        continue;
+                    }
+                    rows.push(i as u32);
+                    nbrs.push(n);
+                    erows.push(csr.edge_rows[e]);
+                }
+            }
+        }
+        c.edges_scanned.add(rows.len());
+        if let Some(f) = &self.edge_filter {
+            let mask = f.mask(&self.data.edges, &UInt32Array::from(erows.clone()))?;
+            retain(&mask, [&mut rows, &mut nbrs, &mut erows]);
+        }
+        if let Some(f) = &self.target_filter {
+            let mask = f.mask(&self.data.target, &UInt32Array::from(nbrs.clone()))?;
+            retain(&mask, [&mut rows, &mut nbrs, &mut erows]);
+        }
+        c.rows_taken.add(rows.len());
+        c.output_rows.add(rows.len());
+        let n = rows.len();
+        let rows = UInt32Array::from(rows);
+        let mut cols = take_all(batch.columns(), &rows)?;
+        let fields = schema.fields();
+        let mut take_from = |store: &TableColumns, names: &[String], idx: Vec<u32>| -> Result<()> {
+            let idx = UInt32Array::from(idx);
+            for name in names {
+                let a = store.get(name).map_err(store_err)?;
+                let t = arrow::compute::take(a.as_ref(), &idx, None)?;
+                let want = fields[cols.len()].data_type();
+                let t = if t.data_type() == want {
+                    t
+                } else {
+                    arrow::compute::cast(&t, want)?
+                };
+                cols.push(t);
+            }
+            Ok(())
+        };
+        take_from(&self.data.edges, &self.edge_take, erows)?;
+        take_from(&self.data.target, &self.target_take, nbrs)?;
+        Ok(RecordBatch::try_new_with_options(
+            schema.clone(),
+            cols,
+            &arrow::array::RecordBatchOptions::new().with_row_count(Some(n)),
+        )?)
+    }
+}
+
+impl DisplayAs for CsrExpandExec {
+    fn fmt_as(&self, t: DisplayFormatType, f: &mut fmt::Formatter) -> fmt::Result {
+        match t {
+            DisplayFormatType::Default | DisplayFormatType::Verbose => {
+                let s = &self.spec;
+                write!(
+                    f,
+                    "CsrExpandExec: key={}, edges={}",
+                    s.key_name, s.data.index.table_rows
+                )?;
+                if s.orientations.len() == 2 {
+                    write!(f, ", both directions")?;
+                } else if s.orientations[0] {
+                    write!(f, ", incoming")?;
+                }
+                if s.close_idx.is_some() {
+                    write!(f, ", close")?;
+                } else {
+                    write!(f, ", take={}[{}]", s.target_var, s.target_out.join(", "))?;
+                }
+                write!(f, ", edge={}[{}]", s.edge_var, s.edge_out.join(", "))?;
+                if let Some(p) = &s.target_filter {
+                    write!(f, ", filter={}", p.expr)?;
+                }
+                if let Some(p) = &s.edge_filter {
+                    write!(f, ", edge_filter={}", p.expr)?;
+                }
+                Ok(())
+            }
+            DisplayFormatType::TreeRender => write!(f, "key={}", self.spec.key_name),
+        }
+    }
+}
+
+impl ExecutionPlan for CsrExpandExec {
+    fn name(&self) -> &str {
+        "CsrExpandExec"
+    }
+
+    fn properties(&self) -> &Arc<PlanProperties> {
+        &self.cache
+    }
+
+    fn children(&self) -> Vec<&Arc<dyn ExecutionPlan>> {
+        vec![&self.input]
+    }
+
+    fn with_new_children(
+        self: Arc<Self>,
+        mut children: Vec<Arc<dyn ExecutionPlan>>,
+    ) -> Result<Arc<dyn ExecutionPlan>> {
+        // Properties follow the new input (its partitioning may differ).
+        let input = children.swap_remove(0);
+        let cache = Arc::new(PlanProperties::new(
+            EquivalenceProperties::new(self.schema.clone()),
+            input.output_partitioning().clone(),
+            EmissionType::Incremental,
+            Boundedness::Bounded,
+        ));
+        Ok(Arc::new(Self {
+            input,
+            spec: self.spec.clone(),
+            schema: self.schema.clone(),
+            cache,
+            metrics: ExecutionPlanMetricsSet::new(),
+        }))
+    }
+
+    fn maintains_input_order(&self) -> Vec<bool> {
+        // Each input row's expansions come out together, in input order.
+        vec![true]
+    }
+
+    fn execute(
+        &self,
+        partition: usize,
+        context: Arc<TaskContext>,
+    ) -> Result<SendableRecordBatchStream> {
+        let input = self.input.execute(partition, context)?;
+        let m = &self.metrics;
+        let counters = Counters {
+            rows_in: MetricBuilder::new(m).counter("rows_in", partition),
+            edges_scanned: MetricBuilder::new(m).counter("edges_scanned", partition),
+            rows_taken: MetricBuilder::new(m).counter("rows_taken", partition),
+            output_rows: MetricBuilder::new(m).output_rows(partition),
+        };
+        let spec = self.spec.clone();
+        let schema = self.schema.clone();
+        let out_schema = schema.clone();
+        let stream = input.map(move |b| b.and_then(|b| spec.expand(&b, &schema, &counters)));
+        Ok(Box::pin(RecordBatchStreamAdapter::new(out_schema, stream)))
+    }
+
+    fn metrics(&self) -> Option<MetricsSet> {
+        Some(self.metrics.clone_inner())
+    }
+}

@@ -1,0 +1,177 @@
+//! `NodeLookupExec`: maps each input row's node key to its ordinal and takes the node columns;
+//! rows whose key is not a node are dropped.
+
+use crate::csr::{as_i64, NodeKeys, TableColumns};
+use arrow::array::{Array, ArrayRef, RecordBatch, UInt32Array};
+use arrow::datatypes::SchemaRef;
+use datafusion::common::Result;
+use datafusion::execution::TaskContext;
+use datafusion::physical_expr::EquivalenceProperties;
+use datafusion::physical_plan::execution_plan::{Boundedness, EmissionType};
+use datafusion::physical_plan::metrics::{ExecutionPlanMetricsSet, MetricBuilder, MetricsSet};
+use datafusion::physical_plan::stream::RecordBatchStreamAdapter;
+use datafusion::physical_plan::{
+    DisplayAs, DisplayFormatType, ExecutionPlan, ExecutionPlanProperties, PlanProperties,
+    SendableRecordBatchStream,
+};
+use futures::StreamExt;
+use std::fmt;
+use std::sync::Arc;
+
+#[derive(Debug)]
+pub struct LookupSpec {
+    pub key_idx: usize,
+    pub key_name: String,
+    pub label: String,
+    pub keys: Arc<NodeKeys>,
+    pub columns: Arc<TableColumns>,
+    /// Table columns output, after the input's.
+    pub take: Vec<String>,
+    pub take_out: Vec<String>,
+}
+
+#[derive(Debug)]
+pub struct NodeLookupExec {
+    input: Arc<dyn ExecutionPlan>,
+    spec: Arc<LookupSpec>,
+    schema: SchemaRef,
+    cache: Arc<PlanProperties>,
+    metrics: ExecutionPlanMetricsSet,
+}
+
+impl NodeLookupExec {
+    pub fn try_new(
+        input: Arc<dyn ExecutionPlan>,
+        spec: LookupSpec,
+        schema: SchemaRef,
+    ) -> Result<Self> {
+        if spec.key_idx >= input.schema().fields().len() {
+            return datafusion::common::internal_err!("NodeLookupExec: key column out of range");
+        }
+        let cache = Arc::new(PlanProperties::new(
+            EquivalenceProperties::new(schema.clone()),
+            input.output_partitioning().clone(),
+            EmissionType::Incremental,
+            Boundedness::Bounded,
+        ));
+        Ok(Self {
+            input,
+            spec: Arc::new(spec),
+            schema,
+            cache,
+            metrics: ExecutionPlanMetricsSet::new(),
+        })
+    }
+}
+
+impl LookupSpec {
+    fn lookup(&self, batch: &RecordBatch, schema: &SchemaRef) -> Result<RecordBatch> {
+        let ext = |e: crate::Error| datafusion::error::DataFusionError::External(Box::new(e));
+        let keys = as_i64(batch.column(self.key_idx).as_ref()).map_err(ext)?;
+        let (mut rows, mut ords) = (Vec::new(), Vec::new());
+        for i in 0..keys.len() {
+            if keys.is_null(i) {
+                continue;
+            }
+            if let Some(o) = self.keys.ordinal(keys.value(i)) {
+                rows.push(i as u32);
+                ords.push(o);
+            }
+        }
+        let n = rows.len();
+        let rows = UInt32Array::from(rows);
+        let ords = UInt32Array::from(ords);
+        let mut cols: Vec<ArrayRef> = batch
+            .columns()
+            .iter()
+            .map(|a| arrow::compute::take(a.as_ref(), &rows, None))
+            .collect::<std::result::Result<_, _>>()?;
+        for name in &self.take {
+            let a = self.columns.get(name).map_err(ext)?;
+            cols.push(arrow::compute::take(a.as_ref(), &ords, None)?);
+        }
+        Ok(RecordBatch::try_new_with_options(
+            schema.clone(),
+            cols,
+            &arrow::array::RecordBatchOptions::new().with_row_count(Some(n)),
+        )?)
+    }
+}
+
+impl DisplayAs for NodeLookupExec {
+    fn fmt_as(&self, t: DisplayFormatType, f: &mut fmt::Formatter) -> fmt::Result {
+        match t {
+            DisplayFormatType::Default | DisplayFormatType::Verbose => write!(
+                f,
+                "NodeLookupExec: key={}, label={}, take=[{}]",
+                self.spec.key_name,
+                self.spec.label,
+                self.spec.take_out.join(", ")
+            ),
+            DisplayFormatType::TreeRender => write!(f, "label={}", self.spec.label),
+        }
+    }
+}
+
+impl ExecutionPlan for NodeLookupExec {
+    fn name(&self) -> &str {
+        "NodeLookupExec"
+    }
+
+    fn properties(&self) -> &Arc<PlanProperties> {
+        &self.cache
+    }
+
+    fn children(&self) -> Vec<&Arc<dyn ExecutionPlan>> {
+        vec![&self.input]
+    }
+
+    fn with_new_children(
+        self: Arc<Self>,
+        mut children: Vec<Arc<dyn ExecutionPlan>>,
+    ) -> Result<Arc<dyn ExecutionPlan>> {
+        // Properties follow the new input (its partitioning may differ).
+        let input = children.swap_remove(0);
+        let cache = Arc::new(PlanProperties::new(
+            EquivalenceProperties::new(self.schema.clone()),
+            input.output_partitioning().clone(),
+            EmissionType::Incremental,
+            Boundedness::Bounded,
+        ));
+        Ok(Arc::new(Self {
+            input,
+            spec: self.spec.clone(),
+            schema: self.schema.clone(),
+            cache,
+            metrics: ExecutionPlanMetricsSet::new(),
+        }))
+    }
+
+    fn maintains_input_order(&self) -> Vec<bool> {
+        vec![true]
+    }
+
+    fn execute(
+        &self,
+        partition: usize,
+        context: Arc<TaskContext>,
+    ) -> Result<SendableRecordBatchStream> {
+        let input = self.input.execute(partition, context)?;
+        let out_rows = MetricBuilder::new(&self.metrics).output_rows(partition);
+        let spec = self.spec.clone();
+        let schema = self.schema.clone();
+        let out_schema = schema.clone();
+        let stream = input.map(move |b| {
+            b.and_then(|b| {
+                let r = spec.lookup(&b, &schema)?;
+                out_rows.add(r.num_rows());
+                Ok(r)
+            })
+        });
+        Ok(Box::pin(RecordBatchStreamAdapter::new(out_schema, stream)))
+    }
+
+    fn metrics(&self) -> Option<MetricsSet> {
+        Some(self.metrics.clone_inner())
+    }
+}

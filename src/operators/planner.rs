@@ -1,0 +1,172 @@
+//! Physical planning of the graph operators: loads the columns they read, compiles their
+//! filters against just those columns, and builds `CsrExpandExec` / `NodeLookupExec`.
+
+use super::csr_expand::{CsrExpand, TakeSpec};
+use super::csr_expand_exec::{CompiledFilter, CsrExpandExec, ExpandSpec};
+use super::node_lookup::NodeLookup;
+use super::node_lookup_exec::{LookupSpec, NodeLookupExec};
+use crate::csr::TableColumns;
+use arrow::datatypes::{Field, Schema, SchemaRef};
+use async_trait::async_trait;
+use datafusion::common::tree_node::{Transformed, TreeNode};
+use datafusion::common::{Column, DFSchema, DataFusionError, Result};
+use datafusion::execution::context::{QueryPlanner, SessionState};
+use datafusion::logical_expr::{Expr, LogicalPlan, UserDefinedLogicalNode};
+use datafusion::physical_plan::ExecutionPlan;
+use datafusion::physical_planner::{DefaultPhysicalPlanner, ExtensionPlanner, PhysicalPlanner};
+use std::collections::BTreeSet;
+use std::sync::Arc;
+
+/// Plans `CsrExpand` and `NodeLookup`.
+#[derive(Debug, Default)]
+pub struct GraphExtensionPlanner;
+
+/// The query planner of lance-csr sessions: DataFusion's, plus [`GraphExtensionPlanner`].
+#[derive(Debug, Default)]
+pub struct GraphQueryPlanner;
+
+#[async_trait]
+impl QueryPlanner for GraphQueryPlanner {
+    async fn create_physical_plan(
+        &self,
+        logical_plan: &LogicalPlan,
+        session_state: &SessionState,
+    ) -> Result<Arc<dyn ExecutionPlan>> {
+        DefaultPhysicalPlanner::with_extension_planners(vec![Arc::new(GraphExtensionPlanner)])
+            .create_physical_plan(logical_plan, session_state)
+            .await
+    }
+}
+
+fn ext(e: crate::Error) -> DataFusionError {
+    DataFusionError::External(Box::new(e))
+}
+
+/// Compiles `pred` (over output names of `spec`) against a batch of the table columns it reads.
+fn compile_filter(
+    pred: &Expr,
+    spec: &TakeSpec,
+    store: &TableColumns,
+    state: &SessionState,
+) -> Result<CompiledFilter> {
+    let mut cols = BTreeSet::new();
+    for c in pred.column_refs() {
+        let table = spec.table_col(&c.name).ok_or_else(|| {
+            DataFusionError::Internal(format!("filter column {} is not produced", c.name))
+        })?;
+        cols.insert(table.to_string());
+    }
+    let cols: Vec<String> = cols.into_iter().collect();
+    let fields = cols
+        .iter()
+        .map(|c| {
+            let a = store.get(c).map_err(ext)?;
+            Ok(Field::new(c, a.data_type().clone(), true))
+        })
+        .collect::<Result<Vec<_>>>()?;
+    let schema: SchemaRef = Arc::new(Schema::new(fields));
+    let renamed = pred
+        .clone()
+        .transform(|e| {
+            Ok(match e {
+                Expr::Column(c) => {
+                    let t = spec.table_col(&c.name).unwrap_or(&c.name).to_string();
+                    Transformed::yes(Expr::Column(Column::new_unqualified(t)))
+                }
+                other => Transformed::no(other),
+            })
+        })?
+        .data;
+    let df_schema = DFSchema::try_from(schema.as_ref().clone())?;
+    let expr = state.create_physical_expr(renamed, &df_schema)?;
+    Ok(CompiledFilter { expr, cols, schema })
+}
+
+fn filter_cols(pred: &Option<Expr>, spec: &TakeSpec) -> Vec<String> {
+    pred.iter()
+        .flat_map(|p| p.column_refs())
+        .filter_map(|c| spec.table_col(&c.name).map(String::from))
+        .collect()
+}
+
+#[async_trait]
+impl ExtensionPlanner for GraphExtensionPlanner {
+    async fn plan_extension(
+        &self,
+        _planner: &dyn PhysicalPlanner,
+        node: &dyn UserDefinedLogicalNode,
+        _logical_inputs: &[&LogicalPlan],
+        physical_inputs: &[Arc<dyn ExecutionPlan>],
+        state: &SessionState,
+    ) -> Result<Option<Arc<dyn ExecutionPlan>>> {
+        if let Some(n) = node.as_any().downcast_ref::<CsrExpand>() {
+            let input = physical_inputs[0].clone();
+            let in_schema = input.schema();
+            let key_idx = in_schema.index_of(&n.key)?;
+            let close_idx = n
+                .close
+                .as_ref()
+                .map(|c| in_schema.index_of(c))
+                .transpose()?;
+            let edge_take: Vec<String> = n.edge.output().map(|(c, _, _)| c.clone()).collect();
+            let target_take: Vec<String> = n.target.output().map(|(c, _, _)| c.clone()).collect();
+            let mut edge_need = edge_take.clone();
+            edge_need.extend(filter_cols(&n.edge_filter, &n.edge));
+            let mut target_need = target_take.clone();
+            target_need.extend(filter_cols(&n.target_filter, &n.target));
+            n.data.edges.ensure(state, &edge_need).await.map_err(ext)?;
+            n.data
+                .target
+                .ensure(state, &target_need)
+                .await
+                .map_err(ext)?;
+            let edge_filter = n
+                .edge_filter
+                .as_ref()
+                .map(|p| compile_filter(p, &n.edge, &n.data.edges, state))
+                .transpose()?;
+            let target_filter = n
+                .target_filter
+                .as_ref()
+                .map(|p| compile_filter(p, &n.target, &n.data.target, state))
+                .transpose()?;
+            let spec = ExpandSpec {
+                key_idx,
+                close_idx,
+                orientations: n.orientations.clone(),
+                data: n.data.clone(),
+                edge_out: n.edge.output().map(|(_, o, _)| o.clone()).collect(),
+                target_out: n.target.output().map(|(_, o, _)| o.clone()).collect(),
+                edge_take,
+                target_take,
+                edge_filter,
+                target_filter,
+                key_name: n.key.clone(),
+                edge_var: n.edge.var.clone(),
+                target_var: n.target.var.clone(),
+            };
+            let schema = Arc::new(n.schema.as_arrow().clone());
+            return Ok(Some(Arc::new(CsrExpandExec::try_new(input, spec, schema)?)));
+        }
+        if let Some(n) = node.as_any().downcast_ref::<NodeLookup>() {
+            let input = physical_inputs[0].clone();
+            let key_idx = input.schema().index_of(&n.key)?;
+            let take: Vec<String> = n.target.output().map(|(c, _, _)| c.clone()).collect();
+            n.columns.ensure(state, &take).await.map_err(ext)?;
+            let spec = LookupSpec {
+                key_idx,
+                key_name: n.key.clone(),
+                label: n.label.clone(),
+                keys: n.keys.clone(),
+                columns: n.columns.clone(),
+                take_out: n.target.output().map(|(_, o, _)| o.clone()).collect(),
+                take,
+            };
+            let schema = Arc::new(n.schema.as_arrow().clone());
+            return Ok(Some(Arc::new(NodeLookupExec::try_new(
+                input, spec, schema,
+            )?)));
+        }
+        Ok(None)
+    }
+}

@@ -1,0 +1,161 @@
+//! `PruneCsrTargetColumns`: narrows each `CsrExpand`'s target and relationship columns, and each
+//! `NodeLookup`'s, to the columns used anywhere in the plan.
+//!
+//! DataFusion's projection pushdown prunes an extension node's inputs but not its outputs, so
+//! without this rule a fused hop would take every target column for every row. "Used" is
+//! conservative: any column referenced by any expression of any node, the plan's output
+//! columns, the keys and closing columns of the graph operators, and all input columns of nodes
+//! whose column use is implicit (DISTINCT, UNION, UNNEST, ...).
+//!
+//! ```text
+//! before:
+//!   Projection: b__name
+//!     CsrExpand: key=a__id -> ..., take=b[b__id*, b__name, b__age], edge=k[k__#src, ...], filter=b__age > Int64(35)
+//! after:
+//!   Projection: b__name
+//!     CsrExpand: key=a__id -> ..., take=b[b__name], edge=k[], filter=b__age > Int64(35)
+//! ```
+//!
+//! Runs after `PushCsrTargetFilters`: once a filter is inside the node, the columns only it
+//! reads are no longer referenced above, and are pruned. Must not fire on a column read above
+//! (including by DISTINCT or UNION, which read all their input columns). A `NodeLookup` whose
+//! columns are all unused is removed only when its keys are known to exist (it would otherwise
+//! drop rows with unknown keys).
+
+use crate::operators::csr_expand::{CsrExpand, TakeSpec};
+use crate::operators::node_lookup::NodeLookup;
+use datafusion::common::tree_node::{Transformed, TreeNode, TreeNodeRecursion};
+use datafusion::common::Result;
+use datafusion::logical_expr::{Extension, LogicalPlan};
+use datafusion::optimizer::{OptimizerConfig, OptimizerRule};
+use std::collections::HashSet;
+use std::sync::Arc;
+
+#[derive(Debug, Default)]
+pub struct PruneCsrTargetColumns;
+
+impl PruneCsrTargetColumns {
+    pub fn new() -> Self {
+        Self
+    }
+}
+
+/// Every column name the plan reads or outputs (conservatively).
+pub fn used_columns(plan: &LogicalPlan) -> Result<HashSet<String>> {
+    let mut used: HashSet<String> = plan
+        .schema()
+        .fields()
+        .iter()
+        .map(|f| f.name().clone())
+        .collect();
+    plan.apply(|node| {
+        for e in node.expressions() {
+            for c in e.column_refs() {
+                used.insert(c.name.clone());
+            }
+        }
+        match node {
+            LogicalPlan::Distinct(_)
+            | LogicalPlan::Union(_)
+            | LogicalPlan::Unnest(_)
+            | LogicalPlan::Window(_)
+            | LogicalPlan::Subquery(_)
+            | LogicalPlan::SubqueryAlias(_) => {
+                for i in node.inputs() {
+                    used.extend(i.schema().fields().iter().map(|f| f.name().clone()));
+                }
+            }
+            LogicalPlan::Extension(Extension { node: ext }) => {
+                if let Some(n) = ext.as_any().downcast_ref::<CsrExpand>() {
+                    used.insert(n.key.clone());
+                    used.extend(n.close.iter().cloned());
+                } else if let Some(n) = ext.as_any().downcast_ref::<NodeLookup>() {
+                    used.insert(n.key.clone());
+                } else {
+                    for i in node.inputs() {
+                        used.extend(i.schema().fields().iter().map(|f| f.name().clone()));
+                    }
+                }
+            }
+            _ => {}
+        }
+        Ok(TreeNodeRecursion::Continue)
+    })?;
+    Ok(used)
+}
+
+fn narrow(spec: &TakeSpec, used: &HashSet<String>) -> Option<TakeSpec> {
+    let take: Vec<usize> = spec
+        .take
+        .iter()
+        .copied()
+        .filter(|&i| used.contains(&spec.all[i].1))
+        .collect();
+    (take != spec.take).then(|| TakeSpec {
+        take,
+        ..spec.clone()
+    })
+}
+
+impl OptimizerRule for PruneCsrTargetColumns {
+    fn name(&self) -> &str {
+        "prune_csr_target_columns"
+    }
+
+    fn rewrite(
+        &self,
+        plan: LogicalPlan,
+        _config: &dyn OptimizerConfig,
+    ) -> Result<Transformed<LogicalPlan>> {
+        let used = used_columns(&plan)?;
+        let mut changed = false;
+        let out = plan.transform_up(|node| {
+            if let LogicalPlan::Extension(Extension { node: ext }) = &node {
+                if let Some(n) = ext.as_any().downcast_ref::<CsrExpand>() {
+                    let (e, t) = (narrow(&n.edge, &used), narrow(&n.target, &used));
+                    let mut m = n.clone();
+                    if e.is_none() && t.is_none() {
+                        // Children may have changed: refresh the schema.
+                        m.schema = m.compute_schema()?;
+                        return Ok(Transformed::no(LogicalPlan::Extension(Extension {
+                            node: Arc::new(m),
+                        })));
+                    }
+                    changed = true;
+                    if let Some(e) = e {
+                        m.edge = e;
+                    }
+                    if let Some(t) = t {
+                        m.target = t;
+                    }
+                    m.schema = m.compute_schema()?;
+                    return Ok(Transformed::yes(LogicalPlan::Extension(Extension {
+                        node: Arc::new(m),
+                    })));
+                }
+                if let Some(n) = ext.as_any().downcast_ref::<NodeLookup>() {
+                    let mut m = n.clone();
+                    if let Some(t) = narrow(&n.target, &used) {
+                        changed = true;
+                        m.target = t;
+                        if m.target.take.is_empty() && m.keys_exist {
+                            return Ok(Transformed::yes(n.input.clone()));
+                        }
+                    }
+                    m.schema = m.compute_schema()?;
+                    return Ok(Transformed::yes(LogicalPlan::Extension(Extension {
+                        node: Arc::new(m),
+                    })));
+                }
+                return Ok(Transformed::no(node));
+            }
+            // Parents of narrowed nodes: recompute stored schemas.
+            Ok(Transformed::no(node.recompute_schema()?))
+        })?;
+        Ok(if changed {
+            Transformed::yes(out.data)
+        } else {
+            Transformed::no(out.data)
+        })
+    }
+}

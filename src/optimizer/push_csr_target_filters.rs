@@ -1,0 +1,133 @@
+//! `PushCsrTargetFilters`: moves filter conjuncts on a hop's target node or relationship into
+//! the `CsrExpand`, where they are evaluated on just their columns before anything else is taken.
+//!
+//! DataFusion pushes a filter below a join but treats an extension node as opaque; this rule
+//! fills that gap. It splits a Filter above a `CsrExpand` (looking through projections that only
+//! pass columns on) into conjuncts and moves:
+//! - conjuncts reading only the target node's columns into the node's target filter,
+//! - conjuncts reading only the relationship's own columns into its relationship filter.
+//!
+//! Mixed conjuncts (reading the input too, or both target and relationship), volatile ones
+//! (`rand()`), and column-free ones stay where they are.
+//!
+//! ```text
+//! before:
+//!   Filter: b__age > Int64(35) AND k__creationDate > Int64(5) AND a__age < b__age
+//!     CsrExpand: key=a__id -> [k__#src, k__#dst], edges=7, take=b[b__id*, b__age, ...], edge=k[...]
+//! after:
+//!   Filter: a__age < b__age
+//!     CsrExpand: key=a__id -> ..., filter=b__age > Int64(35), edge_filter=k__creationDate > Int64(5)
+//! ```
+//!
+//! Must not fire: a filter above a LIMIT above the expansion (the limit is a barrier: filtering
+//! first would change which rows the limit keeps), or a filter under an OPTIONAL MATCH's left
+//! join that reads the target (it stays above the join: filtering inside would turn "no match"
+//! into null-padded rows).
+
+use crate::operators::csr_expand::CsrExpand;
+use datafusion::common::tree_node::{Transformed, TreeNode};
+use datafusion::common::Result;
+use datafusion::logical_expr::utils::{conjunction, split_conjunction};
+use datafusion::logical_expr::{Expr, Extension, Filter, LogicalPlan, Projection};
+use datafusion::optimizer::{OptimizerConfig, OptimizerRule};
+use std::collections::HashSet;
+use std::sync::Arc;
+
+#[derive(Debug, Default)]
+pub struct PushCsrTargetFilters;
+
+impl PushCsrTargetFilters {
+    pub fn new() -> Self {
+        Self
+    }
+}
+
+/// A projection that only passes columns on, unrenamed.
+fn is_column_only(p: &Projection) -> bool {
+    p.expr.iter().all(|e| matches!(e, Expr::Column(_)))
+}
+
+fn csr_of(plan: &LogicalPlan) -> Option<&CsrExpand> {
+    match plan {
+        LogicalPlan::Extension(Extension { node }) => node.as_any().downcast_ref::<CsrExpand>(),
+        _ => None,
+    }
+}
+
+/// Splits conjuncts into (to target, to edge, stay).
+fn classify(pred: &Expr, n: &CsrExpand) -> (Vec<Expr>, Vec<Expr>, Vec<Expr>) {
+    let target: HashSet<String> = n.target.all.iter().map(|(_, o, _)| o.clone()).collect();
+    let edge: HashSet<String> = n.edge.all.iter().map(|(_, o, _)| o.clone()).collect();
+    let (mut t, mut e, mut stay) = (vec![], vec![], vec![]);
+    for c in split_conjunction(pred) {
+        let cols: Vec<String> = c
+            .column_refs()
+            .into_iter()
+            .map(|c| c.name.clone())
+            .collect();
+        if cols.is_empty() || c.is_volatile() {
+            stay.push(c.clone());
+        } else if cols.iter().all(|x| target.contains(x)) && n.close.is_none() {
+            t.push(c.clone());
+        } else if cols.iter().all(|x| edge.contains(x)) {
+            e.push(c.clone());
+        } else {
+            stay.push(c.clone());
+        }
+    }
+    (t, e, stay)
+}
+
+fn and_into(existing: &Option<Expr>, more: Vec<Expr>) -> Option<Expr> {
+    let mut all: Vec<Expr> = existing.iter().cloned().collect();
+    all.extend(more);
+    conjunction(all)
+}
+
+fn push(filter: &Filter) -> Result<Option<LogicalPlan>> {
+    // Directly above, or through one column-only projection.
+    let (proj, ext) = match filter.input.as_ref() {
+        LogicalPlan::Projection(p) if is_column_only(p) => (Some(p), p.input.as_ref()),
+        other => (None, other),
+    };
+    let Some(n) = csr_of(ext) else {
+        return Ok(None);
+    };
+    let (t, e, stay) = classify(&filter.predicate, n);
+    if t.is_empty() && e.is_empty() {
+        return Ok(None);
+    }
+    let mut node = n.clone();
+    node.target_filter = and_into(&n.target_filter, t);
+    node.edge_filter = and_into(&n.edge_filter, e);
+    let mut plan = LogicalPlan::Extension(Extension {
+        node: Arc::new(node),
+    });
+    if let Some(p) = proj {
+        plan = LogicalPlan::Projection(Projection::try_new(p.expr.clone(), Arc::new(plan))?);
+    }
+    if let Some(rest) = conjunction(stay) {
+        plan = LogicalPlan::Filter(Filter::try_new(rest, Arc::new(plan))?);
+    }
+    Ok(Some(plan))
+}
+
+impl OptimizerRule for PushCsrTargetFilters {
+    fn name(&self) -> &str {
+        "push_csr_target_filters"
+    }
+
+    fn rewrite(
+        &self,
+        plan: LogicalPlan,
+        _config: &dyn OptimizerConfig,
+    ) -> Result<Transformed<LogicalPlan>> {
+        plan.transform_down(|node| match &node {
+            LogicalPlan::Filter(f) => match push(f)? {
+                Some(p) => Ok(Transformed::yes(p)),
+                None => Ok(Transformed::no(node)),
+            },
+            _ => Ok(Transformed::no(node)),
+        })
+    }
+}

@@ -1,0 +1,195 @@
+//! The equivalence suite: every query runs with CSR + all our rules on and with them all off
+//! (the relational join path); results must be identical (in order where the query fixes it,
+//! as a multiset otherwise). Queries: every `tests/cases` case, a set of hop-heavy queries on a
+//! generated graph, and every TCK scenario that has a graph.
+
+mod common;
+
+use common::cases::{all_cases, Expect};
+use lance_csr::output::value::render_cell;
+use lance_csr::session::{Graph, Mode};
+use lance_csr::{Params, QueryResult};
+
+/// Rows rendered exactly (strings quoted, floats as Cypher prints them).
+fn rendered(r: &QueryResult) -> Vec<String> {
+    let mut out = Vec::new();
+    for b in &r.batches {
+        for i in 0..b.num_rows() {
+            let cells: Vec<String> = (0..b.num_columns())
+                .map(|c| render_cell(b.column(c).as_ref(), i, true))
+                .collect();
+            out.push(cells.join(" | "));
+        }
+    }
+    out
+}
+
+/// Does the query's last clause fix the row order?
+fn ordered(q: &str) -> bool {
+    match cypher::parse_query(q) {
+        Ok(ast) if ast.unions.is_empty() => matches!(
+            ast.first.clauses.last(),
+            Some(cypher::Clause::Return(r)) if !r.order_by.is_empty()
+        ),
+        _ => false,
+    }
+}
+
+/// Runs `q` in both modes; `None` when they agree.
+async fn compare(csr: &Graph, join: &Graph, q: &str, params: &Params) -> Option<String> {
+    let (a, b) = (csr.query(q, params).await, join.query(q, params).await);
+    match (a, b) {
+        (Err(_), Err(_)) => None,
+        (Ok(a), Ok(b)) => {
+            let (mut x, mut y) = (rendered(&a), rendered(&b));
+            if a.columns != b.columns {
+                return Some(format!("{q}\n  columns {:?} vs {:?}", a.columns, b.columns));
+            }
+            if !ordered(q) {
+                x.sort();
+                y.sort();
+            }
+            (x != y).then(|| format!("{q}\n  csr:  {x:?}\n  join: {y:?}"))
+        }
+        (Ok(a), Err(e)) => Some(format!(
+            "{q}\n  csr gave {} rows, join failed: {e}",
+            a.num_rows()
+        )),
+        (Err(e), Ok(b)) => Some(format!(
+            "{q}\n  csr failed: {e}; join gave {} rows",
+            b.num_rows()
+        )),
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn case_queries_agree_in_both_modes() {
+    let csr = common::sample().await;
+    assert_eq!(csr.options().mode, Mode::Csr);
+    assert!(csr
+        .indexes()
+        .is_some_and(|i| i.csr.iter().all(|c| c.is_some())));
+    let join = csr.with_mode(Mode::Join).await.unwrap();
+    let mut mismatches = Vec::new();
+    let mut n = 0;
+    for c in all_cases() {
+        if matches!(c.expect, Expect::Error(_)) {
+            continue;
+        }
+        let params = lance_csr::cli::parse_params(&c.params).unwrap();
+        n += 1;
+        if let Some(m) = compare(&csr, &join, &c.query, &params).await {
+            mismatches.push(m);
+        }
+    }
+    println!("{n} case queries compared");
+    assert!(n >= 55);
+    assert!(mismatches.is_empty(), "{}", mismatches.join("\n"));
+}
+
+/// Hop-heavy queries with target and relationship filters, closing hops, both directions,
+/// optional matches and aggregates, on a generated graph.
+const GENERATED_QUERIES: &[&str] = &[
+    "MATCH (a:Person)-[k:KNOWS]->(b:Person) WHERE a.id < 1100 AND k.creationDate > 1500000000000 AND b.age > 35 RETURN a.id, b.id, b.firstName",
+    "MATCH (a:Person {id: 1007})-[:KNOWS]->(b:Person)-[:KNOWS]->(c:Person) RETURN count(*), count(DISTINCT c)",
+    "MATCH (a:Person {id: 1014})-[:KNOWS]-(b:Person) RETURN b.id ORDER BY b.id",
+    "MATCH (a:Person)-[:KNOWS]->(b:Person)-[:KNOWS]->(a) WHERE a.id < b.id RETURN a.id, b.id ORDER BY a.id, b.id LIMIT 20",
+    "MATCH (a:Person)-[:KNOWS]->(b:Person) WHERE a.age > b.age AND b.gender = 'female' RETURN count(*)",
+    "MATCH (f:Forum)-[m:HAS_MEMBER]->(p:Person)-[:IS_LOCATED_IN]->(c:City) WHERE m.joinDate > 1400000000000 RETURN c.name, count(*) AS n ORDER BY n DESC, c.name LIMIT 5",
+    "MATCH (p:Person)<-[:HAS_CREATOR]-(post:Post)-[:HAS_TAG]->(t:Tag) WHERE p.id = 1021 RETURN t.name, count(*) ORDER BY t.name",
+    "MATCH (c:Comment)-[:REPLY_OF]->(x:Comment)-[:REPLY_OF]->(p:Post) RETURN count(*)",
+    "MATCH (p:Person) WHERE p.id < 1050 OPTIONAL MATCH (p)-[:KNOWS]->(f:Person) WHERE f.age > 70 RETURN p.id, count(f) ORDER BY p.id",
+    "MATCH (a:Person)-[:KNOWS]->(b:Person) WITH a, count(b) AS deg ORDER BY deg DESC, a.id LIMIT 3 MATCH (a)-[:IS_LOCATED_IN]->(c:City) RETURN a.id, deg, c.name",
+    "MATCH (t:Tag)<-[:HAS_INTEREST]-(p:Person)-[:KNOWS]->(q:Person)-[:HAS_INTEREST]->(t) RETURN count(*)",
+    "MATCH (a:Person {id: 1000})-[r1:KNOWS]-(b)-[r2:KNOWS]-(c) RETURN count(*)",
+    "MATCH (p:Person)-[l:LIKES]->(post:Post)<-[:CONTAINER_OF]-(f:Forum) WHERE l.creationDate < 1300000000000 RETURN f.id, count(*) ORDER BY f.id",
+    "MATCH (a:Person)-[:KNOWS]->(b:Person) WHERE a.id = 1035 RETURN b",
+    "MATCH (a:Person)-[k:KNOWS]->(b:Person) WHERE a.id = 1035 RETURN k, b.id ORDER BY b.id",
+    "MATCH (a:Person {id: 999999})-[:KNOWS]->(b) RETURN count(*)",
+];
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn generated_graph_queries_agree_in_both_modes() {
+    let tables = lance_csr_datasets::social::generate(0.5, 11, &mut |_| {});
+    let mut b = Graph::builder();
+    for t in tables {
+        b = match t.kind {
+            lance_csr_datasets::TableKind::Node { label, id } => {
+                b.node_table(&label, &id, t.batch.schema(), vec![t.batch])
+            }
+            lance_csr_datasets::TableKind::Rel { rel_type, from, to } => b.relationship_table(
+                &rel_type,
+                &from,
+                &to,
+                "src",
+                "dst",
+                t.batch.schema(),
+                vec![t.batch],
+            ),
+        };
+    }
+    let csr = b.build().await.unwrap();
+    let join = csr.with_mode(Mode::Join).await.unwrap();
+    // The two modes really take different paths.
+    let q0 = GENERATED_QUERIES[0];
+    let (pc, pj) = (
+        csr.explain(q0, &Params::new()).await.unwrap(),
+        join.explain(q0, &Params::new()).await.unwrap(),
+    );
+    assert!(
+        pc.contains("CsrExpandExec") && !pc.contains("HashJoinExec"),
+        "{pc}"
+    );
+    assert!(
+        pj.contains("HashJoinExec") && !pj.contains("CsrExpand"),
+        "{pj}"
+    );
+    let mut mismatches = Vec::new();
+    for q in GENERATED_QUERIES {
+        // Each query must run (an error in both modes would hide a broken query).
+        if let Err(e) = csr.query(q, &Params::new()).await {
+            panic!("{}", e.render(q));
+        }
+        if let Some(m) = compare(&csr, &join, q, &Params::new()).await {
+            mismatches.push(m);
+        }
+    }
+    assert!(mismatches.is_empty(), "{}", mismatches.join("\n"));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn tck_scenarios_with_a_graph_agree_in_both_modes() {
+    let Some((path, _)) = common::tck::tck_path() else {
+        println!("no TCK file; skipping");
+        return;
+    };
+    let mut compared = 0;
+    let mut mismatches = Vec::new();
+    for s in common::tck::load(&path) {
+        let has_graph = s.setup_graph["nodes"]
+            .as_array()
+            .is_some_and(|n| !n.is_empty());
+        if !has_graph {
+            continue;
+        }
+        let Ok(csr) = common::tck::build_graph(&s.setup_graph).await else {
+            continue;
+        };
+        let Ok(params) = common::tck::params(&s) else {
+            continue;
+        };
+        let join = csr.with_mode(Mode::Join).await.unwrap();
+        compared += 1;
+        if let Some(m) = compare(&csr, &join, &s.query, &params).await {
+            mismatches.push(format!("{}: {m}", s.id));
+        }
+    }
+    println!("{compared} TCK scenarios compared");
+    assert!(compared > 300);
+    assert!(
+        mismatches.is_empty(),
+        "{} mismatches:\n{}",
+        mismatches.len(),
+        mismatches.join("\n")
+    );
+}
