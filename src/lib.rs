@@ -5,6 +5,7 @@
 //! and lowers it to a DataFusion plan; DataFusion optimizes and executes it; [`output`] renders
 //! the Arrow result. [`session::Graph`] is the entry point.
 
+pub mod bench;
 pub mod catalog;
 pub mod cli;
 pub mod config;

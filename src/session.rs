@@ -407,6 +407,14 @@ impl Graph {
         Ok((lowered.plan, lowered.columns))
     }
 
+    /// Runs DataFusion's optimizer (and ours, as switched on) over a lowered plan.
+    pub fn optimize(&self, plan: &LogicalPlan) -> Result<LogicalPlan> {
+        self.ctx
+            .state()
+            .optimize(plan)
+            .map_err(|e| Error::Plan(e.to_string()))
+    }
+
     async fn physical(&self, plan: LogicalPlan) -> Result<Arc<dyn ExecutionPlan>> {
         let state = self.ctx.state();
         let optimized = state

@@ -186,20 +186,105 @@ fn bad_config_and_missing_dataset_are_reported() {
 }
 
 #[test]
-fn explain_shows_plans() {
-    let o = run(&[
-        "explain",
-        "--graph",
-        sample_graph(),
-        "MATCH (a:Person {id: 1})-[:KNOWS]->(b:Person) RETURN b.firstName",
-    ]);
+fn explain_shows_filters_inside_the_expansion_and_only_used_columns() {
+    let q = "MATCH (a:Person {id: 1})-[k:KNOWS]->(b:Person) WHERE k.creationDate > 1400000000000 AND b.age > 35 RETURN b.firstName";
+    let o = run(&["explain", "--graph", sample_graph(), q]);
     assert!(o.status.success(), "{}", stderr(&o));
     let s = stdout(&o);
     assert!(
         s.contains("== logical plan ==") && s.contains("== physical plan =="),
         "{s}"
     );
-    assert!(s.contains("HashJoinExec"), "{s}");
+    // As lowered: every target column, the filters above.
+    assert!(s.contains("CsrExpand: key=a__id -> [k__#src, k__#dst], edges=7, take=b[b__id*, b__firstName, b__lastName, b__gender, b__age, b__birthday, b__creationDate, b__browserUsed], edge=k[k__#src, k__#dst, k__#eid, k__creationDate]"), "{s}");
+    // Executed: both filters inside, only the returned column taken.
+    assert!(
+        s.contains("CsrExpandExec: key=a__id, edges=7, take=b[b__firstName], edge=k[], filter=age@0 > 35, edge_filter=creationDate@0 > 1400000000000"),
+        "{s}"
+    );
+    assert!(!s.contains("HashJoinExec"), "{s}");
+    let o = run(&["explain", "--mode", "join", "--graph", sample_graph(), q]);
+    let s = stdout(&o);
+    assert!(
+        s.contains("HashJoinExec") && !s.contains("CsrExpand"),
+        "{s}"
+    );
+}
+
+#[test]
+fn join_mode_gives_the_same_answer() {
+    let q = "MATCH (a:Person)-[:KNOWS]->(b:Person) WHERE b.age > 30 RETURN a.firstName, b.firstName ORDER BY a.firstName, b.firstName";
+    let csr = run(&["query", "--graph", sample_graph(), "--format", "csv", q]);
+    let join = run(&[
+        "query",
+        "--graph",
+        sample_graph(),
+        "--format",
+        "csv",
+        "--mode",
+        "join",
+        q,
+    ]);
+    assert!(csr.status.success() && join.status.success());
+    assert_eq!(stdout(&csr), stdout(&join));
+    assert_eq!(stdout(&csr).lines().count(), 1 + 5);
+}
+
+#[test]
+fn index_build_status_and_bench() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("g");
+    let o = run(&["generate", "--scale", "0.2", "--out", out.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(stderr(&o).contains("CSR build:"), "{}", stderr(&o));
+    let cfg = out.join("graph.toml");
+    let cfg = cfg.to_str().unwrap();
+    let o = run(&["index", "status", "--graph", cfg]);
+    let s = stdout(&o);
+    assert!(
+        s.contains("KNOWS(Person->Person)") && s.contains("up to date"),
+        "{s}"
+    );
+    // Built by generate: a rebuild reads everything and builds nothing.
+    let o = run(&["index", "build", "--graph", cfg]);
+    assert!(stdout(&o).starts_with("0 indexes built"), "{}", stdout(&o));
+    let queries = dir.path().join("q");
+    std::fs::create_dir_all(&queries).unwrap();
+    std::fs::write(
+        queries.join("hop.cypher"),
+        "MATCH (p:Person {id: 1007})-[:KNOWS]->(f) RETURN count(*)",
+    )
+    .unwrap();
+    let o = run(&[
+        "bench",
+        "--graph",
+        cfg,
+        "--queries",
+        queries.to_str().unwrap(),
+        "--runs",
+        "2",
+        "--format",
+        "csv",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let s = stdout(&o);
+    let lines: Vec<&str> = s.lines().collect();
+    assert_eq!(lines[0], "query,mode,median_ms,min_ms,max_ms,rows");
+    assert!(
+        lines[1].starts_with("hop,csr,") && lines[2].starts_with("hop,join,"),
+        "{s}"
+    );
+    assert_eq!(lines[1].rsplit(',').next(), Some("1"));
+    let o = run(&[
+        "bench",
+        "--graph",
+        cfg,
+        "--queries",
+        queries.to_str().unwrap(),
+        "--runs",
+        "1",
+    ]);
+    assert!(stdout(&o).contains("join/csr"), "{}", stdout(&o));
 }
 
 #[test]

@@ -5,7 +5,7 @@ mod shell;
 use crate::error::{Error, Result};
 use crate::output::{render, Format};
 use crate::planner::Params;
-use crate::session::{parse_param, Graph};
+use crate::session::{parse_param, Graph, GraphOptions, Mode};
 use crate::storage::import::{import, NodeSpec, RelSpec};
 use clap::{Args, Parser, Subcommand};
 use std::io::Read;
@@ -36,6 +36,9 @@ pub struct QueryArgs {
     pub file: Option<PathBuf>,
     /// The query text; read from --file or standard input when absent.
     pub query: Option<String>,
+    /// `csr` (hops on CSR indexes, our rules on) or `join` (hops as joins, our rules off).
+    #[arg(long, default_value = "csr")]
+    pub mode: Mode,
 }
 
 #[derive(Subcommand, Debug)]
@@ -60,6 +63,30 @@ pub enum Command {
         #[arg(long, short)]
         graph: PathBuf,
     },
+    /// Build or inspect the CSR indexes of a graph.
+    Index {
+        #[command(subcommand)]
+        action: IndexAction,
+    },
+    /// Run a suite of .cypher files in both modes and report medians and the join/CSR ratio.
+    Bench {
+        #[arg(long, short)]
+        graph: PathBuf,
+        /// Folder of .cypher files (one query each).
+        #[arg(long)]
+        queries: PathBuf,
+        /// Timed runs per query and mode (after one warm-up run).
+        #[arg(long, default_value_t = 5)]
+        runs: usize,
+        #[arg(long = "param", short = 'p')]
+        params: Vec<String>,
+        /// table, or csv (`query,mode,median_ms,min_ms,max_ms,rows`).
+        #[arg(long, default_value = "table")]
+        format: Format,
+        /// Run only this mode (default: both).
+        #[arg(long)]
+        mode: Option<Mode>,
+    },
     /// Turn CSV or Parquet files into Lance datasets plus a graph.toml.
     Import {
         /// Output folder.
@@ -71,6 +98,9 @@ pub enum Command {
         /// A relationship file: TYPE:FROM:TO[:SRCCOL:DSTCOL]=FILE (defaults `src`, `dst`).
         #[arg(long = "rel")]
         rels: Vec<String>,
+        /// Skip building the CSR indexes.
+        #[arg(long)]
+        no_index: bool,
     },
     /// Generate an LDBC-SNB-like social network (scale N = N x 1,000 persons).
     Generate {
@@ -80,6 +110,23 @@ pub enum Command {
         out: PathBuf,
         #[arg(long, default_value_t = 42)]
         seed: u64,
+        /// Skip building the CSR indexes.
+        #[arg(long)]
+        no_index: bool,
+    },
+}
+
+#[derive(Subcommand, Debug)]
+pub enum IndexAction {
+    /// Build (or bring up to date) every index of the graph, with progress.
+    Build {
+        #[arg(long, short)]
+        graph: PathBuf,
+    },
+    /// Show whether each relationship table's index exists and is up to date.
+    Status {
+        #[arg(long, short)]
+        graph: PathBuf,
     },
 }
 
@@ -146,7 +193,7 @@ async fn execute(cli: Cli) -> std::result::Result<(), CliError> {
         Command::Query { args, format } => {
             let query = read_query(&args)?;
             let params = parse_params(&args.params)?;
-            let graph = Graph::open(&args.graph).await?;
+            let graph = open_mode(&args.graph, args.mode).await?;
             let result = graph
                 .query(&query, &params)
                 .await
@@ -156,7 +203,7 @@ async fn execute(cli: Cli) -> std::result::Result<(), CliError> {
         Command::Explain { args } => {
             let query = read_query(&args)?;
             let params = parse_params(&args.params)?;
-            let graph = Graph::open(&args.graph).await?;
+            let graph = open_mode(&args.graph, args.mode).await?;
             let text = graph
                 .explain(&query, &params)
                 .await
@@ -167,7 +214,50 @@ async fn execute(cli: Cli) -> std::result::Result<(), CliError> {
             let g = Graph::open(&graph).await?;
             shell::run(&g).await?;
         }
-        Command::Import { out, nodes, rels } => {
+        Command::Index { action } => match action {
+            IndexAction::Build { graph } => {
+                let t0 = Instant::now();
+                let r = Graph::build_indexes(&graph, &mut |l| eprintln!("  {l}")).await?;
+                println!(
+                    "{} indexes built, {} read (already up to date), {} edges indexed in {:.2}s{}, {:.1} MB of CSR in memory",
+                    r.built,
+                    r.read,
+                    r.edges_indexed,
+                    t0.elapsed().as_secs_f64(),
+                    if r.build_seconds > 0.0 {
+                        format!(" ({:.1}M edges/s CSR build)", r.edges_indexed as f64 / r.build_seconds / 1e6)
+                    } else {
+                        String::new()
+                    },
+                    r.csr_bytes as f64 / 1e6
+                );
+            }
+            IndexAction::Status { graph } => {
+                let config = crate::config::GraphConfig::from_file(&graph)?;
+                let catalog =
+                    crate::catalog::Catalog::open(config, &mut Default::default()).await?;
+                for l in crate::csr::registry::index_status(&catalog) {
+                    println!("{l}");
+                }
+            }
+        },
+        Command::Bench {
+            graph,
+            queries,
+            runs,
+            params,
+            format,
+            mode,
+        } => {
+            let params = parse_params(&params)?;
+            crate::bench::run(&graph, &queries, runs, &params, format, mode).await?;
+        }
+        Command::Import {
+            out,
+            nodes,
+            rels,
+            no_index,
+        } => {
             let nodes = nodes
                 .iter()
                 .map(|s| NodeSpec::parse(s))
@@ -180,16 +270,35 @@ async fn execute(cli: Cli) -> std::result::Result<(), CliError> {
                 return Err(Error::Other("import needs at least one --node".into()).into());
             }
             let path = import(&out, &nodes, &rels, &mut |l| eprintln!("{l}")).await?;
+            if !no_index {
+                Graph::build_indexes(&path, &mut |l| eprintln!("{l}")).await?;
+            }
             // Check that the result opens.
-            Graph::open(&path).await?;
+            open_mode(&path, if no_index { Mode::Join } else { Mode::Csr }).await?;
             println!("{}", path.display());
         }
-        Command::Generate { scale, out, seed } => generate(scale, &out, seed).await?,
+        Command::Generate {
+            scale,
+            out,
+            seed,
+            no_index,
+        } => generate(scale, &out, seed, !no_index).await?,
     }
     Ok(())
 }
 
-async fn generate(scale: f64, out: &Path, seed: u64) -> Result<()> {
+async fn open_mode(path: &Path, mode: Mode) -> Result<Graph> {
+    Graph::open_with(
+        path,
+        GraphOptions {
+            mode,
+            ..Default::default()
+        },
+    )
+    .await
+}
+
+async fn generate(scale: f64, out: &Path, seed: u64, index: bool) -> Result<()> {
     if !(scale > 0.0 && scale.is_finite()) {
         return Err(Error::Other(format!(
             "--scale must be positive, got {scale}"
@@ -212,6 +321,22 @@ async fn generate(scale: f64, out: &Path, seed: u64) -> Result<()> {
         eprintln!("  [{:>6.1}s] {l}", t0.elapsed().as_secs_f64())
     })
     .await?;
+    if index {
+        let r = Graph::build_indexes(&path, &mut |l| {
+            eprintln!("  [{:>6.1}s] {l}", t0.elapsed().as_secs_f64())
+        })
+        .await?;
+        if r.build_seconds > 0.0 {
+            eprintln!(
+                "  CSR build: {} edges in {:.2}s ({:.1}M edges/s), {:.1} MB ({:.1} bytes/edge, both directions)",
+                r.edges_indexed,
+                r.build_seconds,
+                r.edges_indexed as f64 / r.build_seconds / 1e6,
+                r.csr_bytes as f64 / 1e6,
+                r.csr_bytes as f64 / r.edges_indexed.max(1) as f64
+            );
+        }
+    }
     eprintln!(
         "done in {:.1}s: {edges} relationships; graph config at {}",
         t0.elapsed().as_secs_f64(),

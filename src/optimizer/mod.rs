@@ -5,3 +5,39 @@ pub mod push_csr_target_filters;
 
 pub use prune_csr_target_columns::PruneCsrTargetColumns;
 pub use push_csr_target_filters::PushCsrTargetFilters;
+
+#[cfg(test)]
+pub(crate) mod test_util {
+    use crate::session::{Graph, GraphOptions, RuleSwitches};
+    use crate::Params;
+    use datafusion::logical_expr::LogicalPlan;
+    use datafusion::optimizer::{OptimizerContext, OptimizerRule};
+
+    /// The sample graph's plan for `q` after DataFusion's optimizer with our rules off: the
+    /// input our rules see.
+    pub fn optimized_without_our_rules(q: &str) -> LogicalPlan {
+        let rt = tokio::runtime::Runtime::new().unwrap();
+        rt.block_on(async {
+            let g = Graph::sample().await.unwrap();
+            let g = g
+                .with_options(GraphOptions {
+                    rules: RuleSwitches {
+                        push_csr_target_filters: false,
+                        prune_csr_target_columns: false,
+                    },
+                    ..g.options().clone()
+                })
+                .await
+                .unwrap();
+            let (plan, _) = g.plan(q, &Params::new()).unwrap();
+            g.optimize(&plan).unwrap()
+        })
+    }
+
+    /// Applies one rule; returns the plan text and whether the rule reported a change.
+    pub fn apply(rule: &dyn OptimizerRule, plan: LogicalPlan) -> (String, bool) {
+        let t = rule.rewrite(plan, &OptimizerContext::new()).unwrap();
+        let text = t.data.display_indent().to_string();
+        (text, t.transformed)
+    }
+}

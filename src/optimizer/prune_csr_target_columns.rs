@@ -159,3 +159,78 @@ impl OptimizerRule for PruneCsrTargetColumns {
         })
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::optimizer::test_util::{apply, optimized_without_our_rules};
+    use crate::optimizer::PushCsrTargetFilters;
+    use datafusion::optimizer::OptimizerRule;
+
+    #[test]
+    fn narrows_take_to_used_columns_after_push() {
+        let plan = optimized_without_our_rules(
+            "MATCH (a:Person {id: 1})-[k:KNOWS]->(b:Person) WHERE k.creationDate > 5 AND b.age > 35 RETURN b.firstName",
+        );
+        // One optimizer pass as it runs in a session: push, DataFusion's projection pushdown
+        // (drops the columns only the pushed filter read from the projection above), prune.
+        let cx = datafusion::optimizer::OptimizerContext::new();
+        let pushed = PushCsrTargetFilters::new().rewrite(plan, &cx).unwrap().data;
+        let projected = datafusion::optimizer::optimize_projections::OptimizeProjections::new()
+            .rewrite(pushed, &cx)
+            .unwrap()
+            .data;
+        let (after, changed) = apply(&PruneCsrTargetColumns::new(), projected);
+        assert!(changed);
+        assert!(after.contains("take=b[b__firstName], edge=k[]"), "{after}");
+        insta::assert_snapshot!("prune_fires", after);
+    }
+
+    #[test]
+    fn keeps_columns_a_whole_node_needs() {
+        let plan =
+            optimized_without_our_rules("MATCH (a:Person {id: 1})-[k:KNOWS]->(b:Person) RETURN b");
+        let (after, _) = apply(&PruneCsrTargetColumns::new(), plan);
+        assert!(after.contains("take=b[b__id*, b__firstName, b__lastName, b__gender, b__age, b__birthday, b__creationDate, b__browserUsed]"), "{after}");
+        insta::assert_snapshot!("prune_keeps_node_columns", after);
+    }
+
+    #[test]
+    fn removes_an_unused_lookup_only_when_its_keys_exist() {
+        let plan = optimized_without_our_rules("MATCH (a:Person {id: 1}) RETURN a.firstName");
+        let mut lookup = None;
+        plan.apply(|p| {
+            if let LogicalPlan::Extension(Extension { node }) = p {
+                if let Some(n) = node.as_any().downcast_ref::<NodeLookup>() {
+                    lookup = Some(n.clone());
+                }
+            }
+            Ok(TreeNodeRecursion::Continue)
+        })
+        .unwrap();
+        let lookup = lookup.expect("a point lookup");
+        // A plan that reads nothing the lookup produces: only its input key.
+        let only_key = |n: NodeLookup| {
+            let key = datafusion::logical_expr::col(n.key.as_str());
+            LogicalPlan::Projection(
+                datafusion::logical_expr::Projection::try_new(
+                    vec![key],
+                    Arc::new(LogicalPlan::Extension(Extension { node: Arc::new(n) })),
+                )
+                .unwrap(),
+            )
+        };
+        // As lowered, the lookup drops unknown keys: it stays, with nothing taken.
+        let (after, _) = apply(&PruneCsrTargetColumns::new(), only_key(lookup.clone()));
+        assert!(
+            after.contains("NodeLookup: key=__lookup1, label=Person, take=a[]"),
+            "{after}"
+        );
+        // Over keys known to exist it is removed.
+        let mut exists = lookup;
+        exists.keys_exist = true;
+        let (after, changed) = apply(&PruneCsrTargetColumns::new(), only_key(exists));
+        assert!(changed);
+        assert!(!after.contains("NodeLookup"), "{after}");
+    }
+}

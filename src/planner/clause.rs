@@ -145,7 +145,7 @@ impl<'c> Lowerer<'c> {
             };
             let p = self.expr(pred, &cx)?;
             self.check_boolean(&p, &schema, pred.span)?;
-            st.plan = LogicalPlanBuilder::from(st.plan).filter(p)?.build()?;
+            st.plan = self.filter(st.plan, p)?;
         }
         Ok(st)
     }

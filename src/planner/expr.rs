@@ -534,7 +534,7 @@ impl<'c> Lowerer<'c> {
                     _ => Operator::GtEq,
                 };
                 let is_float = |t: &DataType| matches!(t, DataType::Float64 | DataType::Float32);
-                if is_float(&ta) || is_float(&tb) {
+                if (is_float(&ta) || is_float(&tb)) && !a.is_volatile() && !b.is_volatile() {
                     // Cypher: NaN equals nothing and is not ordered (DataFusion sorts it last).
                     let mut nan = Vec::new();
                     if is_float(&ta) {

@@ -172,6 +172,44 @@ impl<'c> Lowerer<'c> {
         sem_err!(Unsupported, sq.span, "Query cannot conclude without RETURN")
     }
 
+    /// A filter. Volatile conjuncts (`rand() < 0.5`) are first computed as a column, so that
+    /// DataFusion cannot push them below an expansion, where they would run once per input
+    /// row instead of once per output row.
+    pub fn filter(&mut self, plan: LogicalPlan, pred: Expr) -> Result<LogicalPlan> {
+        let (volatile, fixed): (Vec<Expr>, Vec<Expr>) =
+            datafusion::logical_expr::utils::split_conjunction_owned(pred)
+                .into_iter()
+                .partition(|e| e.is_volatile());
+        let mut b = LogicalPlanBuilder::from(plan);
+        if let Some(p) = fixed.into_iter().reduce(Expr::and) {
+            b = b.filter(p)?;
+        }
+        if volatile.is_empty() {
+            return Ok(b.build()?);
+        }
+        let keep: Vec<Expr> = b
+            .schema()
+            .fields()
+            .iter()
+            .map(|f| expr::col(f.name()))
+            .collect();
+        let mut with_flags = keep.clone();
+        let mut flags = Vec::new();
+        for v in volatile {
+            let name = self.fresh("volatile");
+            with_flags.push(v.alias(&name));
+            flags.push(expr::col(&name));
+        }
+        let cond = flags
+            .into_iter()
+            .reduce(Expr::and)
+            .expect("at least one volatile conjunct");
+        Ok(b.project(with_flags)?
+            .filter(cond)?
+            .project(keep)?
+            .build()?)
+    }
+
     /// Errors unless `e` is boolean (or null) typed.
     pub fn check_boolean(&self, e: &Expr, schema: &DFSchema, span: Span) -> Result<()> {
         let t = self.type_of(e, schema)?;
@@ -189,12 +227,44 @@ impl<'c> Lowerer<'c> {
 
 #[cfg(test)]
 mod tests {
-    use crate::session::Graph;
+    use crate::session::{Graph, Mode};
     use crate::Params;
 
+    #[test]
+    fn in_csr_mode_a_hop_is_a_csr_expand_and_a_key_lookup_starts_it() {
+        let p = plan_in(
+            "MATCH (a:Person {id: 1})-[k:KNOWS]->(b:Person) RETURN b.firstName",
+            Mode::Csr,
+        );
+        assert!(!p.contains("Join"), "{p}");
+        assert!(
+            p.contains("CsrExpand: key=a__id -> [k__#src, k__#dst], edges=7, take=b["),
+            "{p}"
+        );
+        assert!(p.contains("NodeLookup: key=__lookup1, label=Person"), "{p}");
+        // A hop onto a bound node closes the cycle instead of taking the node again.
+        let p = plan_in(
+            "MATCH (a:Person)-[:KNOWS]->(b:Person)-[:KNOWS]->(a) RETURN a.id",
+            Mode::Csr,
+        );
+        assert!(p.contains("close=a__id"), "{p}");
+        // Undirected hops walk both directions of one index.
+        let p = plan_in(
+            "MATCH (a:Person {id: 1})-[:KNOWS]-(b) RETURN b.id",
+            Mode::Csr,
+        );
+        assert!(p.contains("both directions"), "{p}");
+    }
+
+    /// The lowered plan on the join path.
     fn plan_text(q: &str) -> String {
+        plan_in(q, Mode::Join)
+    }
+
+    fn plan_in(q: &str, mode: Mode) -> String {
         let rt = tokio::runtime::Runtime::new().unwrap();
         let g = rt.block_on(Graph::sample()).unwrap();
+        let g = rt.block_on(g.with_mode(mode)).unwrap();
         let (plan, _) = g.plan(q, &Params::new()).unwrap();
         let text = plan.display_indent().to_string();
         text

@@ -258,7 +258,7 @@ impl<'c> Lowerer<'c> {
             preds.push(p);
         }
         if let Some(p) = preds.into_iter().reduce(Expr::and) {
-            st.plan = LogicalPlanBuilder::from(st.plan).filter(p)?.build()?;
+            st.plan = self.filter(st.plan, p)?;
         }
         Ok(st)
     }

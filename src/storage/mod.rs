@@ -96,10 +96,24 @@ impl TableHandle {
 
 /// Writes batches as a new Lance dataset at `path`, replacing one that is there.
 pub async fn write_lance(path: &Path, schema: SchemaRef, batches: Vec<RecordBatch>) -> Result<()> {
+    write_mode(path, schema, batches, WriteMode::Overwrite).await
+}
+
+/// Appends batches to the Lance dataset at `path` (a new dataset version).
+pub async fn append_lance(path: &Path, schema: SchemaRef, batches: Vec<RecordBatch>) -> Result<()> {
+    write_mode(path, schema, batches, WriteMode::Append).await
+}
+
+async fn write_mode(
+    path: &Path,
+    schema: SchemaRef,
+    batches: Vec<RecordBatch>,
+    mode: WriteMode,
+) -> Result<()> {
     let uri = path.to_string_lossy().to_string();
     let reader = RecordBatchIterator::new(batches.into_iter().map(Ok), schema);
     let params = WriteParams {
-        mode: WriteMode::Overwrite,
+        mode,
         ..Default::default()
     };
     Dataset::write(reader, uri.as_str(), Some(params))
