@@ -439,6 +439,21 @@ impl Graph {
         })
     }
 
+    /// Runs the query and returns the physical plan annotated with each operator's metrics.
+    pub async fn explain_analyze(&self, query: &str, params: &Params) -> Result<String> {
+        let (plan, _) = self.plan(query, params)?;
+        let physical = self.physical(plan).await?;
+        let batches = collect(physical.clone(), self.ctx.task_ctx()).await?;
+        let rows: usize = batches.iter().map(|b| b.num_rows()).sum();
+        Ok(format!(
+            "== physical plan with metrics ({rows} rows) ==\n{}",
+            datafusion::physical_plan::display::DisplayableExecutionPlan::with_metrics(
+                physical.as_ref()
+            )
+            .indent(false)
+        ))
+    }
+
     /// The logical plan (as lowered, then optimized) and the physical plan, as text.
     pub async fn explain(&self, query: &str, params: &Params) -> Result<String> {
         let (plan, _) = self.plan(query, params)?;

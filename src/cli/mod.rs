@@ -57,6 +57,9 @@ pub enum Command {
     Explain {
         #[command(flatten)]
         args: QueryArgs,
+        /// Also run the query and show each operator's metrics (rows, edges scanned, ...).
+        #[arg(long)]
+        analyze: bool,
     },
     /// Interactive shell (end a query with `;`; `:help` lists commands).
     Shell {
@@ -200,14 +203,16 @@ async fn execute(cli: Cli) -> std::result::Result<(), CliError> {
                 .map_err(|e| CliError::Query(query.clone(), e))?;
             print!("{}", render(&result, format));
         }
-        Command::Explain { args } => {
+        Command::Explain { args, analyze } => {
             let query = read_query(&args)?;
             let params = parse_params(&args.params)?;
             let graph = open_mode(&args.graph, args.mode).await?;
-            let text = graph
-                .explain(&query, &params)
-                .await
-                .map_err(|e| CliError::Query(query.clone(), e))?;
+            let text = if analyze {
+                graph.explain_analyze(&query, &params).await
+            } else {
+                graph.explain(&query, &params).await
+            }
+            .map_err(|e| CliError::Query(query.clone(), e))?;
             println!("{text}");
         }
         Command::Shell { graph } => {
