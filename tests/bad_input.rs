@@ -174,3 +174,49 @@ fn config_builder_validates() {
         .unwrap_err();
     assert!(e.to_string().contains("unknown label `B`"), "{e}");
 }
+
+#[tokio::test]
+async fn duplicate_node_keys_fall_back_to_joins() {
+    use arrow::array::{Int64Array, RecordBatch, StringArray};
+    use arrow::datatypes::{DataType, Field, Schema};
+    use std::sync::Arc;
+    let ns = Arc::new(Schema::new(vec![
+        Field::new("id", DataType::Int64, false),
+        Field::new("name", DataType::Utf8, false),
+    ]));
+    let nodes = RecordBatch::try_new(
+        ns.clone(),
+        vec![
+            Arc::new(Int64Array::from(vec![1, 1, 2])),
+            Arc::new(StringArray::from(vec!["a", "b", "c"])),
+        ],
+    )
+    .unwrap();
+    let es = Arc::new(Schema::new(vec![
+        Field::new("src", DataType::Int64, false),
+        Field::new("dst", DataType::Int64, false),
+    ]));
+    let edges = RecordBatch::try_new(
+        es.clone(),
+        vec![
+            Arc::new(Int64Array::from(vec![2])),
+            Arc::new(Int64Array::from(vec![1])),
+        ],
+    )
+    .unwrap();
+    let g = Graph::builder()
+        .node_table("N", "id", ns, vec![nodes])
+        .relationship_table("R", "N", "N", "src", "dst", es, vec![edges])
+        .build()
+        .await
+        .expect("a graph with duplicate keys still opens");
+    assert!(g.indexes().unwrap().csr[0].is_none());
+    let r = g
+        .query(
+            "MATCH (:N {id: 2})-[:R]->(x:N) RETURN x.name ORDER BY x.name",
+            &Params::new(),
+        )
+        .await
+        .unwrap();
+    assert_eq!(lance_csr::output::rows(&r), vec![vec!["a"], vec!["b"]]);
+}

@@ -83,7 +83,16 @@ pub async fn open_indexes(
             None => {
                 let t = Instant::now();
                 let col = cols.load(state, &n.key).await?;
-                let mut k = NodeKeys::from_keys(col.as_ref())?;
+                let mut k = match NodeKeys::from_keys(col.as_ref()) {
+                    Ok(k) => k,
+                    Err(e) => {
+                        // Duplicate or null keys: no index; hops on this label run as joins.
+                        let line = format!("node {label}: no index ({e}); hops run as joins");
+                        progress(&line);
+                        report.lines.push(line);
+                        continue;
+                    }
+                };
                 k.version = n.table.version;
                 if let Some(f) = &file {
                     write_keys(f, &k)?;
