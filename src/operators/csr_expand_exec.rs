@@ -91,6 +91,15 @@ struct Counters {
     edges_scanned: Count,
     rows_taken: Count,
     output_rows: Count,
+    filter_evals: Count,
+}
+
+/// Target-filter outcomes per node ordinal, kept for the whole partition: a node reached many
+/// times (common two hops out) has its filter columns read and evaluated once.
+#[derive(Default)]
+struct Selection {
+    passed: roaring::RoaringBitmap,
+    failed: roaring::RoaringBitmap,
 }
 
 impl CsrExpandExec {
@@ -151,7 +160,13 @@ fn store_err(e: crate::Error) -> datafusion::error::DataFusionError {
 }
 
 impl ExpandSpec {
-    fn expand(&self, batch: &RecordBatch, schema: &SchemaRef, c: &Counters) -> Result<RecordBatch> {
+    fn expand(
+        &self,
+        batch: &RecordBatch,
+        schema: &SchemaRef,
+        c: &Counters,
+        sel: &mut Selection,
+    ) -> Result<RecordBatch> {
         c.rows_in.add(batch.num_rows());
         let keys = as_i64(batch.column(self.key_idx).as_ref()).map_err(store_err)?;
         let close = match self.close_idx {
@@ -202,7 +217,26 @@ impl ExpandSpec {
             retain(&mask, [&mut rows, &mut nbrs, &mut erows]);
         }
         if let Some(f) = &self.target_filter {
-            let mask = f.mask(&self.data.target, &UInt32Array::from(nbrs.clone()))?;
+            // Evaluate only nodes not seen before in this partition (sorted, distinct).
+            let mut fresh = roaring::RoaringBitmap::new();
+            for &n in &nbrs {
+                if !sel.passed.contains(n) && !sel.failed.contains(n) {
+                    fresh.insert(n);
+                }
+            }
+            if !fresh.is_empty() {
+                let ords: Vec<u32> = fresh.iter().collect();
+                c.filter_evals.add(ords.len());
+                let mask = f.mask(&self.data.target, &UInt32Array::from(ords.clone()))?;
+                for (o, pass) in ords.into_iter().zip(mask) {
+                    if pass {
+                        sel.passed.insert(o);
+                    } else {
+                        sel.failed.insert(o);
+                    }
+                }
+            }
+            let mask: Vec<bool> = nbrs.iter().map(|&n| sel.passed.contains(n)).collect();
             retain(&mask, [&mut rows, &mut nbrs, &mut erows]);
         }
         c.rows_taken.add(rows.len());
@@ -321,11 +355,14 @@ impl ExecutionPlan for CsrExpandExec {
             edges_scanned: MetricBuilder::new(m).counter("edges_scanned", partition),
             rows_taken: MetricBuilder::new(m).counter("rows_taken", partition),
             output_rows: MetricBuilder::new(m).output_rows(partition),
+            filter_evals: MetricBuilder::new(m).counter("target_filter_evals", partition),
         };
         let spec = self.spec.clone();
         let schema = self.schema.clone();
         let out_schema = schema.clone();
-        let stream = input.map(move |b| b.and_then(|b| spec.expand(&b, &schema, &counters)));
+        let mut sel = Selection::default();
+        let stream =
+            input.map(move |b| b.and_then(|b| spec.expand(&b, &schema, &counters, &mut sel)));
         Ok(Box::pin(RecordBatchStreamAdapter::new(out_schema, stream)))
     }
 
