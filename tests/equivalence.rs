@@ -10,13 +10,27 @@ use lance_csr::output::value::render_cell;
 use lance_csr::session::{Graph, Mode};
 use lance_csr::{Params, QueryResult};
 
-/// Rows rendered exactly (strings quoted, floats as Cypher prints them).
-fn rendered(r: &QueryResult) -> Vec<String> {
+/// A cell rendered exactly (strings quoted, floats as Cypher prints them); with
+/// `unordered_lists`, list items are sorted (`collect` gives no order).
+fn cell(a: &dyn arrow::array::Array, i: usize, unordered_lists: bool) -> String {
+    use arrow::array::AsArray;
+    if unordered_lists && !a.is_null(i) {
+        if let arrow::datatypes::DataType::List(_) = a.data_type() {
+            let v = a.as_list::<i32>().value(i);
+            let mut items: Vec<String> = (0..v.len()).map(|j| cell(v.as_ref(), j, true)).collect();
+            items.sort();
+            return format!("[{}]", items.join(", "));
+        }
+    }
+    render_cell(a, i, true)
+}
+
+fn rendered(r: &QueryResult, unordered_lists: bool) -> Vec<String> {
     let mut out = Vec::new();
     for b in &r.batches {
         for i in 0..b.num_rows() {
             let cells: Vec<String> = (0..b.num_columns())
-                .map(|c| render_cell(b.column(c).as_ref(), i, true))
+                .map(|c| cell(b.column(c).as_ref(), i, unordered_lists))
                 .collect();
             out.push(cells.join(" | "));
         }
@@ -41,7 +55,8 @@ async fn compare(csr: &Graph, join: &Graph, q: &str, params: &Params) -> Option<
     match (a, b) {
         (Err(_), Err(_)) => None,
         (Ok(a), Ok(b)) => {
-            let (mut x, mut y) = (rendered(&a), rendered(&b));
+            let collects = q.to_lowercase().contains("collect(");
+            let (mut x, mut y) = (rendered(&a, collects), rendered(&b, collects));
             if a.columns != b.columns {
                 return Some(format!("{q}\n  columns {:?} vs {:?}", a.columns, b.columns));
             }
