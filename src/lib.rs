@@ -15,6 +15,7 @@ pub mod operators;
 pub mod optimizer;
 pub mod output;
 pub mod planner;
+pub mod rewrite;
 pub mod session;
 pub mod storage;
 

@@ -46,6 +46,8 @@ impl std::str::FromStr for Mode {
 pub struct RuleSwitches {
     pub push_csr_target_filters: bool,
     pub prune_csr_target_columns: bool,
+    /// Graph rewrite: start each MATCH at its most selective node.
+    pub reroot: bool,
 }
 
 impl Default for RuleSwitches {
@@ -53,6 +55,7 @@ impl Default for RuleSwitches {
         Self {
             push_csr_target_filters: true,
             prune_csr_target_columns: true,
+            reroot: true,
         }
     }
 }
@@ -396,15 +399,21 @@ impl Graph {
 
     /// Parses and lowers a query to a DataFusion logical plan (unoptimized).
     pub fn plan(&self, query: &str, params: &Params) -> Result<(LogicalPlan, Vec<String>)> {
+        let lowered = self.lower(query, params)?;
+        Ok((lowered.plan, lowered.columns))
+    }
+
+    fn lower(&self, query: &str, params: &Params) -> Result<crate::planner::Lowered> {
         let ast = cypher::parse_query(query)?;
-        let mut lowerer = Lowerer::new(&self.catalog, params, self.options.planner.clone())?;
+        let mut popts = self.options.planner.clone();
+        popts.reroot = self.options.mode == Mode::Csr && self.options.rules.reroot;
+        let mut lowerer = Lowerer::new(&self.catalog, params, popts)?;
         lowerer.indexes = self.indexes.as_deref();
         // Lowering never executes anything: a DataFusion error here is a planning error.
-        let lowered = lowerer.lower_query(&ast).map_err(|e| match e {
+        lowerer.lower_query(&ast).map_err(|e| match e {
             Error::Execution(m) => Error::Plan(m),
             other => other,
-        })?;
-        Ok((lowered.plan, lowered.columns))
+        })
     }
 
     /// Runs DataFusion's optimizer (and ours, as switched on) over a lowered plan.
@@ -456,12 +465,18 @@ impl Graph {
 
     /// The logical plan (as lowered, then optimized) and the physical plan, as text.
     pub async fn explain(&self, query: &str, params: &Params) -> Result<String> {
-        let (plan, _) = self.plan(query, params)?;
+        let lowered = self.lower(query, params)?;
+        let plan = lowered.plan;
         let state = self.ctx.state();
         let optimized = state.optimize(&plan)?;
         let physical = state.create_physical_plan(&optimized).await?;
+        let rewrites = if lowered.notes.is_empty() {
+            String::new()
+        } else {
+            format!("== pattern order ==\n{}\n\n", lowered.notes.join("\n"))
+        };
         Ok(format!(
-            "== logical plan ==\n{}\n\n== optimized logical plan ==\n{}\n\n== physical plan ==\n{}",
+            "{rewrites}== logical plan ==\n{}\n\n== optimized logical plan ==\n{}\n\n== physical plan ==\n{}",
             plan.display_indent(),
             optimized.display_indent(),
             displayable(physical.as_ref()).indent(false)

@@ -24,6 +24,7 @@ pub(crate) mod test_util {
                     rules: RuleSwitches {
                         push_csr_target_filters: false,
                         prune_csr_target_columns: false,
+                        reroot: true,
                     },
                     ..g.options().clone()
                 })

@@ -164,6 +164,7 @@ impl<'c> Lowerer<'c> {
         Ok(Lowered {
             plan,
             columns: items.into_iter().map(|(n, _)| n).collect(),
+            notes: vec![],
         })
     }
 

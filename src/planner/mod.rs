@@ -31,6 +31,8 @@ pub struct PlannerOptions {
     /// Schema-less semantics: an unknown label or type matches nothing and an unknown property
     /// is null (as in a property graph without a schema). Off by default: a typo is an error.
     pub lenient: bool,
+    /// Re-root each MATCH at its most selective node (`rewrite::pattern_order`).
+    pub reroot: bool,
 }
 
 /// The plan built so far and the variables it binds.
@@ -47,6 +49,8 @@ pub struct State {
 pub struct Lowered {
     pub plan: LogicalPlan,
     pub columns: Vec<String>,
+    /// What the graph rewrites did, for EXPLAIN.
+    pub notes: Vec<String>,
 }
 
 pub struct Lowerer<'c> {
@@ -58,6 +62,8 @@ pub struct Lowerer<'c> {
     empty_node: NodeInfo,
     empty_rel: RelInfo,
     counter: usize,
+    /// What the graph rewrites did, for EXPLAIN.
+    pub notes: Vec<String>,
 }
 
 impl<'c> Lowerer<'c> {
@@ -106,6 +112,7 @@ impl<'c> Lowerer<'c> {
             empty_node,
             empty_rel,
             counter: 0,
+            notes: Vec::new(),
         })
     }
 
@@ -151,6 +158,7 @@ impl<'c> Lowerer<'c> {
         Ok(Lowered {
             plan,
             columns: first.columns,
+            notes: std::mem::take(&mut self.notes),
         })
     }
 
@@ -247,7 +255,7 @@ mod tests {
             "MATCH (a:Person)-[:KNOWS]->(b:Person)-[:KNOWS]->(a) RETURN a.id",
             Mode::Csr,
         );
-        assert!(p.contains("close=a__id"), "{p}");
+        assert!(p.contains(", close=b__id,"), "{p}");
         // Undirected hops walk both directions of one index.
         let p = plan_in(
             "MATCH (a:Person {id: 1})-[:KNOWS]-(b) RETURN b.id",

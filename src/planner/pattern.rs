@@ -83,8 +83,35 @@ impl<'c> Lowerer<'c> {
         .project(exprs)?)
     }
 
-    /// Lowers one MATCH clause (not OPTIONAL) onto `st`.
-    pub fn lower_match(&mut self, mut st: State, m: &ast::Match) -> Result<State> {
+    /// Lowers one MATCH clause (not OPTIONAL) onto `st`, re-rooted first when switched on.
+    pub fn lower_match(&mut self, st: State, m: &ast::Match) -> Result<State> {
+        if self.options.reroot {
+            let scope = st.scope.clone();
+            let mut counter = self.counter;
+            let reordered =
+                crate::rewrite::pattern_order::reorder(m, &scope, self.catalog, &mut || {
+                    counter += 1;
+                    format!("__anon{counter}")
+                });
+            self.counter = counter;
+            if let Some(r) = reordered {
+                let roots: Vec<String> = r
+                    .roots
+                    .iter()
+                    .map(|(v, why)| format!("{v} ({why})"))
+                    .collect();
+                self.notes.push(format!(
+                    "{}  -- root: {}",
+                    ast::Clause::Match(r.clause.clone()),
+                    roots.join(", ")
+                ));
+                return self.lower_match_as_written(st, &r.clause);
+            }
+        }
+        self.lower_match_as_written(st, m)
+    }
+
+    fn lower_match_as_written(&mut self, mut st: State, m: &ast::Match) -> Result<State> {
         let mut preds: Vec<Expr> = Vec::new();
         // (rel table, prefix) of every relationship matched in this clause, for uniqueness.
         let mut matched_rels: Vec<(usize, String)> = Vec::new();
@@ -94,7 +121,9 @@ impl<'c> Lowerer<'c> {
             if let Some(n) = &path.name {
                 return sem_err!(Unsupported, n.span, "unsupported: named path `{}`", n.name);
             }
-            let resolved = self.resolve_path(&st, path)?;
+        }
+        let all_resolved = self.resolve_match(&st, &m.patterns)?;
+        for (path, resolved) in m.patterns.iter().zip(all_resolved) {
             unsatisfiable |= !resolved.satisfiable;
             let node_prefixes: Vec<String> = std::iter::once(&path.start)
                 .chain(path.steps.iter().map(|(_, n)| n))
@@ -616,13 +645,21 @@ impl<'c> Lowerer<'c> {
         Ok(())
     }
 
-    /// Picks one label per node and one table per relationship of a path, from explicit labels
-    /// and types, bound variables, and the configured endpoints (constraint propagation).
-    fn resolve_path(&self, st: &State, path: &ast::PathPattern) -> Result<Resolved> {
+    /// Picks one label per node and one table per relationship for all paths of a MATCH, from
+    /// explicit labels and types, bound variables, and the configured endpoints (constraint
+    /// propagation over the whole clause: paths sharing a variable constrain each other).
+    fn resolve_match(&self, st: &State, paths: &[ast::PathPattern]) -> Result<Vec<Resolved>> {
         let cat = self.catalog;
-        let nodes: Vec<&ast::NodePattern> = std::iter::once(&path.start)
-            .chain(path.steps.iter().map(|(_, n)| n))
-            .collect();
+        // Every node occurrence, and every relationship as (near occurrence, far occurrence).
+        let mut nodes: Vec<&ast::NodePattern> = Vec::new();
+        let mut steps: Vec<(usize, usize, &ast::RelPattern)> = Vec::new();
+        for path in paths {
+            nodes.push(&path.start);
+            for (r, n) in &path.steps {
+                steps.push((nodes.len() - 1, nodes.len(), r));
+                nodes.push(n);
+            }
+        }
         // Candidate labels per node, shared by nodes with the same variable.
         let mut cands: Vec<BTreeSet<String>> = Vec::new();
         let mut known_unknown = false;
@@ -683,7 +720,7 @@ impl<'c> Lowerer<'c> {
             }
         }
         let mut rel_cands: Vec<BTreeSet<usize>> = Vec::new();
-        for (rel, _) in &path.steps {
+        for (_, _, rel) in &steps {
             let mut c: BTreeSet<usize> = (0..cat.rels.len()).collect();
             if !rel.types.is_empty() {
                 for t in &rel.types {
@@ -707,8 +744,7 @@ impl<'c> Lowerer<'c> {
         // Propagate until nothing changes.
         loop {
             let mut changed = false;
-            for (k, (rel, _)) in path.steps.iter().enumerate() {
-                let (a, b) = (k, k + 1);
+            for (k, &(a, b, rel)) in steps.iter().enumerate() {
                 let fits = |i: usize, cands: &Vec<BTreeSet<String>>| {
                     let r = &cat.rels[i].cfg;
                     let out = cands[a].contains(&r.from) && cands[b].contains(&r.to);
@@ -788,7 +824,7 @@ impl<'c> Lowerer<'c> {
             }
             for (k, c) in rel_cands.iter().enumerate() {
                 if c.len() > 1 {
-                    let r = &path.steps[k].0;
+                    let r = steps[k].2;
                     return sem_err!(
                         AmbiguousPattern,
                         r.span,
@@ -837,18 +873,28 @@ impl<'c> Lowerer<'c> {
                 if satisfiable {
                     return *c.iter().next().unwrap_or(&usize::MAX);
                 }
-                let r = &path.steps[k].0;
+                let r = steps[k].2;
                 cat.rels
                     .iter()
                     .position(|x| r.types.iter().any(|t| t.name == x.cfg.rel_type))
                     .unwrap_or(usize::MAX)
             })
             .collect();
-        Ok(Resolved {
-            labels,
-            rels,
-            satisfiable,
-        })
+        // Split back per path.
+        let (labels, rels): (Vec<String>, Vec<usize>) = (labels, rels);
+        let mut out = Vec::new();
+        let (mut ni, mut ri) = (0, 0);
+        for path in paths {
+            let n = path.steps.len();
+            out.push(Resolved {
+                labels: labels[ni..ni + n + 1].to_vec(),
+                rels: rels[ri..ri + n].to_vec(),
+                satisfiable,
+            });
+            ni += n + 1;
+            ri += n;
+        }
+        Ok(out)
     }
 }
 

@@ -1,0 +1,386 @@
+//! Re-rooting (`pattern_order`): each MATCH is rewritten to start at its best-scoring node and
+//! walk outwards, hop by hop, turning a relationship around where it is walked from its target
+//! (an outgoing edge walked from its target is incoming).
+//!
+//! Score: already bound by an earlier clause > key equality > other property filter > smaller
+//! table > none. The patterns of a MATCH form a graph (a `petgraph` graph, nodes = node
+//! variables, edges = relationship patterns); each connected component is walked depth-first
+//! from its best node, the best component first. Every relationship is matched exactly once,
+//! with the same endpoints, labels, property maps and variables; the full WHERE still applies
+//! above. Only the order of work changes.
+//!
+//! ```text
+//! MATCH (f:Forum)-[:HAS_MEMBER]->(p:Person) WHERE p.id = 42 RETURN f.title
+//!   becomes
+//! MATCH (p:Person)<-[:HAS_MEMBER]-(f:Forum) WHERE p.id = 42 RETURN f.title
+//! ```
+//!
+//! Must not fire: named paths (their relationship order is the path's) and variable-length
+//! relationships (left as written for the traversal operators).
+
+use crate::catalog::Catalog;
+use crate::planner::scope::Scope;
+use cypher::ast::{self, Direction, ExprKind};
+use petgraph::graph::{NodeIndex, UnGraph};
+use petgraph::visit::EdgeRef;
+use std::collections::{BTreeMap, HashSet};
+
+/// Why a node was chosen as the root, for EXPLAIN.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+pub enum RootReason {
+    None,
+    /// Smaller tables score higher: `usize::MAX - rows`.
+    Table(usize),
+    PropertyFilter,
+    KeyEquality,
+    Bound,
+}
+
+impl std::fmt::Display for RootReason {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            RootReason::None => write!(f, "no filter"),
+            RootReason::Table(s) => write!(f, "smallest table ({} rows)", usize::MAX - s),
+            RootReason::PropertyFilter => write!(f, "property filter"),
+            RootReason::KeyEquality => write!(f, "key equality"),
+            RootReason::Bound => write!(f, "bound by an earlier clause"),
+        }
+    }
+}
+
+/// A node variable of the MATCH with everything the patterns say about it.
+struct Var {
+    name: String,
+    labels: Vec<ast::Ident>,
+    props: Vec<(ast::Ident, ast::Expr)>,
+    span: cypher::Span,
+}
+
+/// Top-level `AND` conjuncts of WHERE.
+fn conjuncts(e: &ast::Expr) -> Vec<&ast::Expr> {
+    match &e.kind {
+        ExprKind::Binary(ast::BinaryOp::And, l, r) => {
+            let mut v = conjuncts(l);
+            v.extend(conjuncts(r));
+            v
+        }
+        _ => vec![e],
+    }
+}
+
+/// `v.k = <literal or parameter>` (either side): (v, k).
+fn equality_on(e: &ast::Expr) -> Option<(&str, &str)> {
+    let ExprKind::Binary(ast::BinaryOp::Eq, l, r) = &e.kind else {
+        return None;
+    };
+    fn constant(x: &ast::Expr) -> bool {
+        matches!(x.kind, ExprKind::Literal(_) | ExprKind::Param(_))
+    }
+    fn prop(x: &ast::Expr) -> Option<(&str, &str)> {
+        match &x.kind {
+            ExprKind::Property(t, k) => match &t.kind {
+                ExprKind::Variable(v) => Some((v.as_str(), k.name.as_str())),
+                _ => None,
+            },
+            _ => None,
+        }
+    }
+    match (prop(l), prop(r)) {
+        (Some(p), None) if constant(r) => Some(p),
+        (None, Some(p)) if constant(l) => Some(p),
+        _ => None,
+    }
+}
+
+/// Variables a predicate reads properties of, when it reads exactly one variable.
+fn single_var_filter(e: &ast::Expr) -> Option<String> {
+    let mut vars = HashSet::new();
+    let mut props = false;
+    e.walk(&mut |x| {
+        match &x.kind {
+            ExprKind::Variable(v) => {
+                vars.insert(v.clone());
+            }
+            ExprKind::Property(..) => props = true,
+            _ => {}
+        }
+        true
+    });
+    (props && vars.len() == 1).then(|| vars.into_iter().next().expect("one variable"))
+}
+
+/// The rewritten MATCH and, per component, the root and why.
+pub struct Reordered {
+    pub clause: ast::Match,
+    pub roots: Vec<(String, RootReason)>,
+}
+
+/// Re-roots a MATCH. `fresh` names anonymous nodes (internal names start with `__`).
+pub fn reorder(
+    m: &ast::Match,
+    scope: &Scope,
+    catalog: &Catalog,
+    fresh: &mut dyn FnMut() -> String,
+) -> Option<Reordered> {
+    if m.patterns
+        .iter()
+        .any(|p| p.name.is_some() || p.steps.iter().any(|(r, _)| r.length.is_some()))
+    {
+        return None;
+    }
+    // Node variables (anonymous ones named), in order of first appearance.
+    let mut vars: Vec<Var> = Vec::new();
+    let mut index: BTreeMap<String, usize> = BTreeMap::new();
+    let mut var_of =
+        |n: &ast::NodePattern, vars: &mut Vec<Var>, fresh: &mut dyn FnMut() -> String| {
+            let name = n.var.as_ref().map(|v| v.name.clone()).unwrap_or_else(fresh);
+            let i = *index.entry(name.clone()).or_insert_with(|| {
+                vars.push(Var {
+                    name: name.clone(),
+                    labels: vec![],
+                    props: vec![],
+                    span: n.span,
+                });
+                vars.len() - 1
+            });
+            let v = &mut vars[i];
+            for l in &n.labels {
+                if !v.labels.iter().any(|x| x.name == l.name) {
+                    v.labels.push(l.clone());
+                }
+            }
+            if let Some(p) = &n.props {
+                match &p.kind {
+                    ExprKind::Map(entries) => v.props.extend(entries.iter().cloned()),
+                    _ => return None,
+                }
+            }
+            Some(i)
+        };
+    let mut graph: UnGraph<usize, usize> = UnGraph::new_undirected();
+    let mut nodes: Vec<NodeIndex> = Vec::new();
+    // (from var, rel, to var) with the relationship as written between them.
+    let mut rels: Vec<(usize, ast::RelPattern, usize)> = Vec::new();
+    for p in &m.patterns {
+        let mut prev = var_of(&p.start, &mut vars, fresh)?;
+        for (r, n) in &p.steps {
+            let next = var_of(n, &mut vars, fresh)?;
+            rels.push((prev, r.clone(), next));
+            prev = next;
+        }
+    }
+    for i in 0..vars.len() {
+        nodes.push(graph.add_node(i));
+    }
+    for (k, (a, _, b)) in rels.iter().enumerate() {
+        graph.add_edge(nodes[*a], nodes[*b], k);
+    }
+    // Scores.
+    let where_conj: Vec<&ast::Expr> = m.where_.as_ref().map(conjuncts).unwrap_or_default();
+    let score = |v: &Var| -> RootReason {
+        if scope.get(&v.name).is_some() {
+            return RootReason::Bound;
+        }
+        let info = v.labels.first().and_then(|l| catalog.nodes.get(&l.name));
+        let key = info.map(|i| i.key.as_str());
+        let key_eq = v.props.iter().any(|(k, e)| {
+            Some(k.name.as_str()) == key
+                && matches!(e.kind, ExprKind::Literal(_) | ExprKind::Param(_))
+        }) || where_conj
+            .iter()
+            .any(|c| equality_on(c).is_some_and(|(var, k)| var == v.name && Some(k) == key));
+        if key_eq {
+            return RootReason::KeyEquality;
+        }
+        if !v.props.is_empty()
+            || where_conj
+                .iter()
+                .any(|c| single_var_filter(c).as_deref() == Some(v.name.as_str()))
+        {
+            return RootReason::PropertyFilter;
+        }
+        match info {
+            Some(i) if v.labels.len() == 1 => RootReason::Table(usize::MAX - i.table.num_rows),
+            _ => RootReason::None,
+        }
+    };
+    let scores: Vec<RootReason> = vars.iter().map(score).collect();
+    // Components, best root first; ties keep the written order.
+    let mut seen = vec![false; vars.len()];
+    let mut components: Vec<(usize, Vec<usize>)> = Vec::new();
+    for start in 0..vars.len() {
+        if seen[start] {
+            continue;
+        }
+        let mut members = vec![];
+        let mut stack = vec![start];
+        seen[start] = true;
+        while let Some(x) = stack.pop() {
+            members.push(x);
+            for nb in graph.neighbors(nodes[x]) {
+                let j = graph[nb];
+                if !seen[j] {
+                    seen[j] = true;
+                    stack.push(j);
+                }
+            }
+        }
+        members.sort_unstable();
+        let root = *members
+            .iter()
+            .max_by(|a, b| scores[**a].cmp(&scores[**b]).then(b.cmp(a)))
+            .expect("a component has a node");
+        components.push((root, members));
+    }
+    components.sort_by(|a, b| scores[b.0].cmp(&scores[a.0]).then(a.0.cmp(&b.0)));
+
+    // Node pattern for a variable: all its labels and property entries on first emission.
+    let mut emitted = vec![false; vars.len()];
+    let node_pat = |i: usize, emitted: &mut Vec<bool>| -> ast::NodePattern {
+        let v = &vars[i];
+        let first = !emitted[i];
+        emitted[i] = true;
+        ast::NodePattern {
+            var: Some(ast::Ident::new(v.name.clone(), v.span)),
+            labels: if first { v.labels.clone() } else { vec![] },
+            props: (first && !v.props.is_empty())
+                .then(|| ast::Expr::new(ExprKind::Map(v.props.clone()), v.span)),
+            span: v.span,
+        }
+    };
+    let mut patterns = Vec::new();
+    let mut used = vec![false; rels.len()];
+    let mut roots = Vec::new();
+    for (root, _) in &components {
+        roots.push((vars[*root].name.clone(), scores[*root].clone()));
+        // Depth-first from the root; each relationship once, walked from the visited end.
+        let mut visited = vec![false; vars.len()];
+        visited[*root] = true;
+        let mut emitted_any = false;
+        let mut stack = vec![*root];
+        while let Some(x) = stack.pop() {
+            let mut edges: Vec<(usize, usize)> = graph
+                .edges(nodes[x])
+                .map(|e| {
+                    (
+                        *e.weight(),
+                        graph[if e.source() == nodes[x] {
+                            e.target()
+                        } else {
+                            e.source()
+                        }],
+                    )
+                })
+                .collect();
+            edges.sort_unstable();
+            for (k, y) in edges {
+                if used[k] {
+                    continue;
+                }
+                used[k] = true;
+                let (a, r, _) = &rels[k];
+                let mut rel = r.clone();
+                // Walked from its written target: turn it around.
+                if *a != x {
+                    rel.direction = match rel.direction {
+                        Direction::Outgoing => Direction::Incoming,
+                        Direction::Incoming => Direction::Outgoing,
+                        Direction::Both => Direction::Both,
+                    };
+                }
+                let from = node_pat(x, &mut emitted);
+                let to = node_pat(y, &mut emitted);
+                patterns.push(ast::PathPattern {
+                    name: None,
+                    span: rel.span,
+                    start: from,
+                    steps: vec![(rel, to)],
+                });
+                emitted_any = true;
+                if !visited[y] {
+                    visited[y] = true;
+                    stack.push(y);
+                }
+            }
+        }
+        if !emitted_any {
+            let start = node_pat(*root, &mut emitted);
+            patterns.push(ast::PathPattern {
+                name: None,
+                span: start.span,
+                start,
+                steps: vec![],
+            });
+        }
+    }
+    Some(Reordered {
+        clause: ast::Match {
+            optional: m.optional,
+            patterns,
+            where_: m.where_.clone(),
+            span: m.span,
+        },
+        roots,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::session::Graph;
+    use crate::Params;
+
+    fn explain(q: &str) -> String {
+        let rt = tokio::runtime::Runtime::new().unwrap();
+        rt.block_on(async {
+            let g = Graph::sample().await.unwrap();
+            g.explain(q, &Params::new()).await.unwrap()
+        })
+    }
+
+    fn order(q: &str) -> String {
+        let e = explain(q);
+        e.lines().nth(1).unwrap_or_default().to_string()
+    }
+
+    #[test]
+    fn starts_at_the_key_equality_and_walks_backwards() {
+        insta::assert_snapshot!(
+            order("MATCH (f:Forum)-[:HAS_MEMBER]->(p:Person) WHERE p.id = 4 RETURN f.title"),
+            @"MATCH (p:Person)<-[:HAS_MEMBER]-(f:Forum) WHERE (p.id = 4)  -- root: p (key equality)"
+        );
+    }
+
+    #[test]
+    fn scores_key_over_filter_over_table_size() {
+        // A property filter beats a plain node; a key beats a property filter.
+        insta::assert_snapshot!(
+            order("MATCH (c:City)<-[:IS_LOCATED_IN]-(p:Person)-[:KNOWS]->(q:Person {firstName: 'Ann'}) RETURN c.name"),
+            @"MATCH (q:Person {firstName: 'Ann'})<-[:KNOWS]-(p:Person), (p)-[:IS_LOCATED_IN]->(c:City)  -- root: q (property filter)"
+        );
+        insta::assert_snapshot!(
+            order("MATCH (c:City)<-[:IS_LOCATED_IN]-(p:Person {firstName: 'Ann'})-[:KNOWS]->(q:Person {id: 2}) RETURN c.name"),
+            @"MATCH (q:Person {id: 2})<-[:KNOWS]-(p:Person {firstName: 'Ann'}), (p)-[:IS_LOCATED_IN]->(c:City)  -- root: q (key equality)"
+        );
+        // No filters: the smaller table (2 cities vs 6 persons).
+        insta::assert_snapshot!(
+            order("MATCH (p:Person)-[:IS_LOCATED_IN]->(c:City) RETURN count(*)"),
+            @"MATCH (c:City)<-[:IS_LOCATED_IN]-(p:Person)  -- root: c (smallest table (2 rows))"
+        );
+    }
+
+    #[test]
+    fn a_bound_variable_is_the_root_and_named_paths_are_left_alone() {
+        insta::assert_snapshot!(
+            order("MATCH (t:Tag {id: 300}) MATCH (p:Person)-[:HAS_INTEREST]->(t) RETURN p.id"),
+            @"MATCH (t:Tag {id: 300})  -- root: t (key equality)"
+        );
+        let e =
+            explain("MATCH (t:Tag {id: 300}) MATCH (p:Person)-[:HAS_INTEREST]->(t) RETURN p.id");
+        assert!(
+            e.contains(
+                "MATCH (t)<-[:HAS_INTEREST]-(p:Person)  -- root: t (bound by an earlier clause)"
+            ),
+            "{e}"
+        );
+    }
+}
