@@ -6,6 +6,8 @@ pub mod csr_expand_exec;
 pub mod node_lookup;
 pub mod node_lookup_exec;
 pub mod planner;
+pub mod var_length;
+pub mod var_length_exec;
 
 use csr_expand::TakeSpec;
 

@@ -5,6 +5,8 @@ use super::csr_expand::{CsrExpand, TakeSpec};
 use super::csr_expand_exec::{CompiledFilter, CsrExpandExec, ExpandSpec};
 use super::node_lookup::NodeLookup;
 use super::node_lookup_exec::{LookupSpec, NodeLookupExec};
+use super::var_length::VarLengthExpand;
+use super::var_length_exec::{TraversalSpec, VarLengthExec};
 use crate::csr::TableColumns;
 use arrow::datatypes::{Field, Schema, SchemaRef};
 use async_trait::async_trait;
@@ -147,6 +149,38 @@ impl ExtensionPlanner for GraphExtensionPlanner {
             };
             let schema = Arc::new(n.schema.as_arrow().clone());
             return Ok(Some(Arc::new(CsrExpandExec::try_new(input, spec, schema)?)));
+        }
+        if let Some(n) = node.as_any().downcast_ref::<VarLengthExpand>() {
+            let input = physical_inputs[0].clone();
+            let key_idx = input.schema().index_of(&n.key)?;
+            let target_take: Vec<String> = n.target.output().map(|(c, _, _)| c.clone()).collect();
+            let rowid = crate::storage::ROW_ID.to_string();
+            n.data
+                .edges
+                .ensure(state, std::slice::from_ref(&rowid))
+                .await
+                .map_err(ext)?;
+            n.data
+                .target
+                .ensure(state, &target_take)
+                .await
+                .map_err(ext)?;
+            let spec = TraversalSpec {
+                key_idx,
+                key_name: n.key.clone(),
+                rel_type: n.rel_type.clone(),
+                orientations: n.orientations.clone(),
+                min: n.min,
+                max: n.max,
+                distinct: n.distinct,
+                data: n.data.clone(),
+                rowid_col: rowid,
+                target_out: n.target.output().map(|(_, o, _)| o.clone()).collect(),
+                target_var: n.target.var.clone(),
+                target_take,
+            };
+            let schema = Arc::new(n.schema.as_arrow().clone());
+            return Ok(Some(Arc::new(VarLengthExec::try_new(input, spec, schema)?)));
         }
         if let Some(n) = node.as_any().downcast_ref::<NodeLookup>() {
             let input = physical_inputs[0].clone();

@@ -247,6 +247,16 @@ impl<'c> Lowerer<'c> {
             let entity = match &it.expr.kind {
                 ExprKind::Variable(v) => match st.scope.get(v) {
                     Some(b @ (Binding::Node { .. } | Binding::Rel { .. })) => Some(b.clone()),
+                    Some(b @ Binding::RelList { .. }) => {
+                        if is_return {
+                            return sem_err!(
+                                Unsupported,
+                                it.expr.span,
+                                "unsupported: returning the relationships of a variable-length pattern (`{v}`)"
+                            );
+                        }
+                        Some(b.clone())
+                    }
                     Some(_) => None,
                     None => {
                         return sem_err!(
@@ -265,6 +275,10 @@ impl<'c> Lowerer<'c> {
                         prefix: var.clone(),
                     },
                     Binding::Rel { rel, .. } => Binding::Rel {
+                        rel: *rel,
+                        prefix: var.clone(),
+                    },
+                    Binding::RelList { rel, .. } => Binding::RelList {
                         rel: *rel,
                         prefix: var.clone(),
                     },

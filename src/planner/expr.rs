@@ -95,6 +95,13 @@ impl<'c> Lowerer<'c> {
             ExprKind::Variable(v) => match cx.scope.get(v) {
                 None => return sem_err!(UndefinedVariable, e.span, "Variable `{v}` not defined"),
                 Some(Binding::Value { col: c }) => col(c),
+                Some(Binding::RelList { .. }) => {
+                    return sem_err!(
+                        Unsupported,
+                        e.span,
+                        "unsupported: the relationships of a variable-length pattern (`{v}`) as a value"
+                    )
+                }
                 Some(b) => self.entity_value(b)?,
             },
             ExprKind::Property(target, key) => self.property(target, key, cx)?,
@@ -392,6 +399,13 @@ impl<'c> Lowerer<'c> {
             Binding::Rel { rel, prefix } => {
                 let info = ents.rel(*rel);
                 ("__type", info.cfg.rel_type.clone(), &info.props, prefix)
+            }
+            Binding::RelList { .. } => {
+                return Err(Error::semantic(
+                    crate::error::SemanticKind::Unsupported,
+                    "unsupported: the relationships of a variable-length pattern as a value",
+                    Span::default(),
+                ))
             }
             Binding::Value { col: c } => return Ok(col(c)),
         };
@@ -715,6 +729,17 @@ impl<'c> Lowerer<'c> {
                 )
             }
         };
+        // The length of a variable-length pattern's relationship list.
+        if matches!(lname.as_str(), "size" | "length") && args.len() == 1 {
+            if let ExprKind::Variable(v) = &args[0].kind {
+                if let Some(Binding::RelList { prefix, .. }) = cx.scope.get(v) {
+                    return Ok(cast(
+                        nf::cardinality(col(&super::scope::eids_col(prefix))),
+                        DataType::Int64,
+                    ));
+                }
+            }
+        }
         // Functions on entities read the binding, not a value.
         if matches!(
             lname.as_str(),

@@ -2,18 +2,20 @@
 //! `node -> edge table -> node`.
 
 use super::expr::{col, ExprCtx};
-use super::scope::{dst_col, eid_col, prop_col, src_col, Binding};
+use super::scope::{dst_col, eid_col, eids_col, prop_col, src_col, Binding};
 use super::{Lowerer, State};
 use crate::catalog::{NodeInfo, RelInfo};
 use crate::error::Result;
 use crate::operators::csr_expand::{CsrData, CsrExpand, TakeSpec};
 use crate::operators::node_lookup::NodeLookup;
+use crate::operators::var_length::VarLengthExpand;
 use crate::sem_err;
 use crate::storage::ROW_ID;
 use arrow::datatypes::DataType;
 use cypher::ast::{self, Direction, ExprKind};
 use datafusion::catalog::default_table_source::provider_as_source;
 use datafusion::common::{JoinType, TableReference};
+use datafusion::functions_nested::expr_fn as nf;
 use datafusion::logical_expr::{cast, lit, Expr, Extension, LogicalPlan, LogicalPlanBuilder};
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
@@ -115,6 +117,8 @@ impl<'c> Lowerer<'c> {
         let mut preds: Vec<Expr> = Vec::new();
         // (rel table, prefix) of every relationship matched in this clause, for uniqueness.
         let mut matched_rels: Vec<(usize, String)> = Vec::new();
+        // Variable-length relationships: (table, prefix) with their edge ids in a list.
+        let mut matched_lists: Vec<(usize, String)> = Vec::new();
         let mut new_rel_vars: BTreeSet<String> = BTreeSet::new();
         let mut unsatisfiable = false;
         for path in &m.patterns {
@@ -141,14 +145,6 @@ impl<'c> Lowerer<'c> {
                 &mut preds,
             )?;
             for (i, (rel, node)) in path.steps.iter().enumerate() {
-                if let Some(len) = &rel.length {
-                    let _ = len;
-                    return sem_err!(
-                        Unsupported,
-                        rel.span,
-                        "unsupported: variable-length relationship (planned: iterative CSR traversal)"
-                    );
-                }
                 let near_label = &resolved.labels[i];
                 let far_label = &resolved.labels[i + 1];
                 let rel_idx = resolved.rels[i];
@@ -205,6 +201,26 @@ impl<'c> Lowerer<'c> {
                 }
                 let near_prefix = &node_prefixes[i];
                 let far_prefix = &node_prefixes[i + 1];
+                if let Some((lo, hi)) = rel.length {
+                    self.var_length_hop(
+                        &mut st,
+                        &info,
+                        rel,
+                        lo,
+                        hi,
+                        orients,
+                        orients_fit,
+                        near_prefix,
+                        near_label,
+                        far_prefix,
+                        far_label,
+                        node,
+                        &prefix,
+                        &mut preds,
+                    )?;
+                    matched_lists.push((rel_idx, prefix.clone()));
+                    continue;
+                }
                 if orients_fit {
                     if let Some(data) = self.csr_data(rel_idx, near_label, far_label) {
                         self.csr_hop(
@@ -270,6 +286,26 @@ impl<'c> Lowerer<'c> {
                     preds.push(
                         col(&eid_col(&matched_rels[i].1)).not_eq(col(&eid_col(&matched_rels[j].1))),
                     );
+                }
+            }
+        }
+        // ... and between variable-length lists and single relationships / other lists.
+        for (k, (rl, pl)) in matched_lists.iter().enumerate() {
+            let list = col(&eids_col(pl));
+            for (r, p) in &matched_rels {
+                if r == rl {
+                    preds.push(Expr::Not(Box::new(nf::array_has(
+                        list.clone(),
+                        col(&eid_col(p)),
+                    ))));
+                }
+            }
+            for (r2, p2) in &matched_lists[k + 1..] {
+                if r2 == rl {
+                    preds.push(Expr::Not(Box::new(nf::array_has_any(
+                        list.clone(),
+                        col(&eids_col(p2)),
+                    ))));
                 }
             }
         }
@@ -410,6 +446,336 @@ impl<'c> Lowerer<'c> {
                 }
             }
         }
+        Ok(())
+    }
+
+    /// `-[:T*min..max]-`: one traversal over the CSR when there is one, else unrolled into a
+    /// UNION ALL of fixed-length chains (one per length). Binds the relationship variable to
+    /// the list of edge ids and the far node.
+    #[allow(clippy::too_many_arguments)]
+    fn var_length_hop(
+        &mut self,
+        st: &mut State,
+        info: &RelInfo,
+        rel: &ast::RelPattern,
+        lo: Option<u64>,
+        hi: Option<u64>,
+        orients: Vec<bool>,
+        orients_fit: bool,
+        near_prefix: &str,
+        near_label: &str,
+        far_prefix: &str,
+        far_label: &str,
+        node: &ast::NodePattern,
+        prefix: &str,
+        preds: &mut Vec<Expr>,
+    ) -> Result<()> {
+        if let Some(p) = &rel.props {
+            return sem_err!(
+                Unsupported,
+                p.span,
+                "unsupported: a property map on a variable-length relationship"
+            );
+        }
+        if rel.types.len() > 1 {
+            return sem_err!(
+                Unsupported,
+                rel.types[1].span,
+                "unsupported: several types on a variable-length relationship (planned)"
+            );
+        }
+        let min = lo.unwrap_or(1);
+        // Over a table between two different labels a path has at most one edge.
+        let chainable = info.cfg.from == info.cfg.to;
+        let max = if chainable {
+            hi
+        } else {
+            Some(hi.map_or(1, |h| h.min(1)))
+        };
+        if hi.is_some_and(|h| h > self.options.max_var_length) {
+            return sem_err!(
+                InvalidArgumentValue,
+                rel.span,
+                "variable-length upper bound {} exceeds the maximum depth {}",
+                hi.unwrap_or_default(),
+                self.options.max_var_length
+            );
+        }
+        let eids = eids_col(prefix);
+        let far_bound = node
+            .var
+            .as_ref()
+            .and_then(|v| st.scope.get(&v.name))
+            .cloned();
+        if let Some(b @ (Binding::Rel { .. } | Binding::RelList { .. } | Binding::Value { .. })) =
+            &far_bound
+        {
+            let v = node.var.as_ref().expect("bound implies a variable");
+            return sem_err!(
+                VariableTypeConflict,
+                v.span,
+                "Variable `{}` is a {}, not a node",
+                v.name,
+                b.kind_name()
+            );
+        }
+        let near_info = self.entities().node(near_label).clone();
+        let far_info = self.entities().node(far_label).clone();
+        let data = if orients_fit {
+            self.csr_data(info.index, near_label, far_label)
+        } else {
+            None
+        };
+        if let (Some(data), true) = (data, min > 0 || near_label == far_label) {
+            // The far node's columns, or (bound far node) just its key to compare.
+            let (target, check) = match &far_bound {
+                Some(Binding::Node {
+                    prefix: p,
+                    label: l,
+                }) => {
+                    let bound = self.entities().node(l).clone();
+                    let tmp = self.fresh("vlend");
+                    let key = bound.key.clone();
+                    let t = bound.key_type.clone();
+                    (
+                        TakeSpec {
+                            var: p.clone(),
+                            all: vec![(key.clone(), tmp.clone(), t)],
+                            take: vec![0],
+                            key: Some(0),
+                        },
+                        Some(col(&tmp).eq(col(&prop_col(p, &key)))),
+                    )
+                }
+                _ => {
+                    let all: Vec<_> = far_info
+                        .props
+                        .iter()
+                        .map(|(p, t)| (p.clone(), prop_col(far_prefix, p), t.clone()))
+                        .collect();
+                    (
+                        TakeSpec {
+                            var: far_prefix.to_string(),
+                            take: (0..all.len()).collect(),
+                            key: far_info.props.iter().position(|(p, _)| p == &far_info.key),
+                            all,
+                        },
+                        None,
+                    )
+                }
+            };
+            let n = VarLengthExpand::try_new(
+                st.plan.clone(),
+                prop_col(near_prefix, &near_info.key),
+                info.cfg.rel_type.clone(),
+                info.index,
+                orients,
+                min,
+                max,
+                eids,
+                target,
+                data,
+            )?;
+            st.plan = LogicalPlan::Extension(Extension { node: Arc::new(n) });
+            preds.extend(check);
+        } else {
+            self.unroll_var_length(
+                st,
+                info,
+                rel,
+                min,
+                max,
+                near_prefix,
+                near_label,
+                far_prefix,
+                far_label,
+                node,
+                prefix,
+            )?;
+        }
+        st.scope.bind(
+            prefix,
+            Binding::RelList {
+                rel: info.index,
+                prefix: prefix.to_string(),
+            },
+        );
+        if far_bound.is_none() {
+            st.scope.bind(
+                far_prefix,
+                Binding::Node {
+                    label: far_label.to_string(),
+                    prefix: far_prefix.to_string(),
+                },
+            );
+        }
+        if let Some(props) = &node.props {
+            self.property_map_preds(st, far_prefix, props, preds)?;
+        }
+        Ok(())
+    }
+
+    /// The join path of a variable-length hop: for each length k, the chain of k hops (edges
+    /// distinct), projected to the input columns + the edge-id list + the far node; UNION ALL.
+    #[allow(clippy::too_many_arguments)]
+    fn unroll_var_length(
+        &mut self,
+        st: &mut State,
+        info: &RelInfo,
+        rel: &ast::RelPattern,
+        min: u64,
+        max: Option<u64>,
+        near_prefix: &str,
+        near_label: &str,
+        far_prefix: &str,
+        far_label: &str,
+        node: &ast::NodePattern,
+        prefix: &str,
+    ) -> Result<()> {
+        // Without an upper bound, a path can't be longer than the table (edges don't repeat).
+        let cap = max.unwrap_or(info.table.num_rows as u64);
+        if cap > self.options.max_var_length {
+            return sem_err!(
+                InvalidArgumentValue,
+                rel.span,
+                "variable-length relationship needs up to {cap} joins on the join path, more than the maximum depth {} (add an upper bound, or use the CSR path)",
+                self.options.max_var_length
+            );
+        }
+        let far_bound = node
+            .var
+            .as_ref()
+            .is_some_and(|v| st.scope.get(&v.name).is_some());
+        let near_info = self.entities().node(near_label).clone();
+        let far_info = self.entities().node(far_label).clone();
+        let far_cols: Vec<String> = if far_bound {
+            vec![]
+        } else {
+            far_info
+                .props
+                .iter()
+                .map(|(p, _)| prop_col(far_prefix, p))
+                .collect()
+        };
+        let input_cols: Vec<String> = st
+            .plan
+            .schema()
+            .fields()
+            .iter()
+            .map(|f| f.name().clone())
+            .collect();
+        let mid_label = if rel.direction == Direction::Incoming {
+            &info.cfg.from
+        } else {
+            &info.cfg.to
+        };
+        let ident = |n: &str| ast::Ident::new(n, rel.span);
+        let mut branches = Vec::new();
+        for k in min..=cap {
+            let (plan, eid_exprs) = if k == 0 {
+                if near_label != far_label {
+                    continue;
+                }
+                // The empty path: the far node is the near node.
+                let near_key = prop_col(near_prefix, &near_info.key);
+                let mut b = LogicalPlanBuilder::from(st.plan.clone());
+                if far_bound {
+                    let far_key = prop_col(far_prefix, &far_info.key);
+                    b = b.filter(col(&near_key).eq(col(&far_key)))?;
+                } else {
+                    let mut exprs: Vec<Expr> = input_cols.iter().map(|c| col(c)).collect();
+                    for (p, _) in &near_info.props {
+                        exprs.push(col(&prop_col(near_prefix, p)).alias(prop_col(far_prefix, p)));
+                    }
+                    b = b.project(exprs)?;
+                }
+                (b.build()?, vec![])
+            } else {
+                let mut steps = Vec::new();
+                let mut rels = Vec::new();
+                for j in 0..k {
+                    let rv = self.fresh("vlr");
+                    let last = j + 1 == k;
+                    let var = if last {
+                        far_prefix.to_string()
+                    } else {
+                        self.fresh("vln")
+                    };
+                    let to = ast::NodePattern {
+                        var: Some(ident(&var)),
+                        labels: vec![ident(if last { far_label } else { mid_label })],
+                        props: None,
+                        span: rel.span,
+                    };
+                    steps.push((
+                        ast::RelPattern {
+                            var: Some(ident(&rv)),
+                            types: rel.types.clone(),
+                            direction: rel.direction,
+                            length: None,
+                            props: None,
+                            span: rel.span,
+                        },
+                        to,
+                    ));
+                    rels.push(rv);
+                }
+                let path = ast::PathPattern {
+                    name: None,
+                    start: ast::NodePattern {
+                        var: Some(ident(near_prefix)),
+                        labels: vec![],
+                        props: None,
+                        span: rel.span,
+                    },
+                    steps,
+                    span: rel.span,
+                };
+                let m = ast::Match {
+                    optional: false,
+                    patterns: vec![path],
+                    where_: None,
+                    span: rel.span,
+                };
+                let sub = self.lower_match_as_written(st.clone(), &m)?;
+                (sub.plan, rels.iter().map(|r| col(&eid_col(r))).collect())
+            };
+            let eids = if eid_exprs.is_empty() {
+                super::expr::empty_list(&DataType::UInt64)
+            } else {
+                nf::make_array(eid_exprs)
+            };
+            let mut exprs: Vec<Expr> = input_cols.iter().map(|c| col(c)).collect();
+            exprs.push(eids.alias(eids_col(prefix)));
+            exprs.extend(far_cols.iter().map(|c| col(c)));
+            branches.push(LogicalPlanBuilder::from(plan).project(exprs)?.build()?);
+        }
+        let mut it = branches.into_iter();
+        let first = match it.next() {
+            Some(p) => p,
+            None => {
+                // No length is possible: an empty result with the right columns.
+                let mut exprs: Vec<Expr> = input_cols.iter().map(|c| col(c)).collect();
+                exprs.push(super::expr::empty_list(&DataType::UInt64).alias(eids_col(prefix)));
+                for (p, t) in &far_info.props {
+                    if !far_bound {
+                        exprs.push(
+                            cast(lit(datafusion::common::ScalarValue::Null), t.clone())
+                                .alias(prop_col(far_prefix, p)),
+                        );
+                    }
+                }
+                LogicalPlanBuilder::from(st.plan.clone())
+                    .filter(lit(false))?
+                    .project(exprs)?
+                    .build()?
+            }
+        };
+        let mut b = LogicalPlanBuilder::from(first);
+        for p in it {
+            b = b.union(p)?;
+        }
+        st.plan = b.build()?;
         Ok(())
     }
 

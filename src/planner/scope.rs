@@ -25,8 +25,15 @@ pub enum Binding {
     Node { label: String, prefix: String },
     /// A relationship of table `rel` (index into the catalog; `usize::MAX` = no table).
     Rel { rel: usize, prefix: String },
+    /// The relationships of a variable-length pattern: their edge ids in `{prefix}__#eids`.
+    RelList { rel: usize, prefix: String },
     /// Any other value, held in one column.
     Value { col: String },
+}
+
+/// Edge-id list column of a variable-length relationship.
+pub fn eids_col(prefix: &str) -> String {
+    format!("{prefix}__#eids")
 }
 
 impl Binding {
@@ -34,6 +41,7 @@ impl Binding {
         match self {
             Binding::Node { .. } => "node",
             Binding::Rel { .. } => "relationship",
+            Binding::RelList { .. } => "relationship list",
             Binding::Value { .. } => "value",
         }
     }
@@ -114,6 +122,10 @@ impl<'a> Entities<'a> {
                 );
                 v
             }
+            Binding::RelList { prefix, .. } => vec![(
+                eids_col(prefix),
+                crate::operators::var_length::VarLengthExpand::eids_type(),
+            )],
             Binding::Value { col } => vec![(col.clone(), DataType::Null)],
         }
     }
@@ -123,6 +135,7 @@ impl<'a> Entities<'a> {
         match b {
             Binding::Node { label, prefix } => prop_col(prefix, &self.node(label).key),
             Binding::Rel { prefix, .. } => eid_col(prefix),
+            Binding::RelList { prefix, .. } => eids_col(prefix),
             Binding::Value { col } => col.clone(),
         }
     }

@@ -142,3 +142,41 @@ MATCH (f:Forum {id: 11}) MATCH (f)-[:HAS_MEMBER]->(p:Person) RETURN p.firstName
 p.firstName
 Dana
 Eve
+
+# Variable length: one row per path, relationships not repeated within a path.
+MATCH (a:Person {id: 1})-[r:KNOWS*1..3]->(b:Person) RETURN b.firstName, size(r) AS len ORDER BY len, b.firstName
+---- ordered
+b.firstName|len
+Bob|1
+Carl|1
+Carl|2
+Dana|2
+Dana|2
+Ann|3
+Ann|3
+Dana|3
+
+# A zero-length path is the start node itself.
+MATCH (a:Person {id: 4})-[:KNOWS*0..1]->(b) RETURN b.firstName
+---- rowsort
+b.firstName
+Ann
+Dana
+
+# Unbounded, up a tag-class hierarchy.
+MATCH (t:TagClass {id: 401})-[:IS_SUBCLASS_OF*]->(s) RETURN s.name
+---- rowsort
+s.name
+Science
+
+# Paths that close on the start node.
+MATCH (a:Person {id: 1})-[:KNOWS*2..3]->(a) RETURN count(*) AS cycles
+---- rowsort
+cycles
+2
+
+# Undirected, from a node without relationships.
+MATCH (a:Person {id: 6})-[:KNOWS*1..2]-(b) RETURN count(*) AS n
+---- rowsort
+n
+0
