@@ -5,7 +5,7 @@ use super::as_i64;
 use crate::error::{Error, Result};
 use arrow::array::Array;
 
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
+#[derive(Clone, PartialEq, Eq, Default)]
 pub struct NodeKeys {
     /// Keys in ascending order.
     pub sorted: Vec<i64>,
@@ -14,6 +14,17 @@ pub struct NodeKeys {
     /// The key at each ordinal (table order), for mapping back.
     pub by_ordinal: Vec<i64>,
     pub version: Option<u64>,
+}
+
+impl std::fmt::Debug for NodeKeys {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "NodeKeys {{ nodes: {}, version: {:?} }}",
+            self.len(),
+            self.version
+        )
+    }
 }
 
 impl NodeKeys {

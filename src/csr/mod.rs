@@ -16,7 +16,7 @@ use arrow::datatypes::{DataType, Int64Type};
 use std::sync::Arc;
 
 /// One direction of one relationship table.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Clone, PartialEq, Eq)]
 pub struct Csr {
     /// `offsets[o]..offsets[o + 1]` are the edges of the node with ordinal `o`.
     pub offsets: Vec<u32>,
@@ -24,6 +24,19 @@ pub struct Csr {
     pub neighbors: Vec<u32>,
     /// Row position of the edge in the relationship table, per edge.
     pub edge_rows: Vec<u32>,
+}
+
+// Summaries only: plans are formatted with `{:?}` (in logs, errors), and printing millions of
+// ordinals there costs far more than the query.
+impl std::fmt::Debug for Csr {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "Csr {{ nodes: {}, edges: {} }}",
+            self.num_nodes(),
+            self.num_edges()
+        )
+    }
 }
 
 impl Csr {

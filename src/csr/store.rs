@@ -8,11 +8,21 @@ use datafusion::physical_plan::collect;
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
-#[derive(Debug)]
 pub struct TableColumns {
     provider: Arc<dyn TableProvider>,
     origin: String,
     cache: Mutex<HashMap<String, ArrayRef>>,
+}
+
+impl std::fmt::Debug for TableColumns {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let loaded: Vec<String> = self
+            .cache
+            .lock()
+            .map(|c| c.keys().cloned().collect())
+            .unwrap_or_default();
+        write!(f, "TableColumns {{ {}, loaded: {loaded:?} }}", self.origin)
+    }
 }
 
 impl TableColumns {
