@@ -14,7 +14,13 @@ pub struct NodeKeys {
     /// The key at each ordinal (table order), for mapping back.
     pub by_ordinal: Vec<i64>,
     pub version: Option<u64>,
+    /// When keys are compact (range within a few times their count): ordinal of `min + i` at
+    /// `i` (`u32::MAX` = no node). A lookup is then one array read instead of a search.
+    pub dense: Option<(i64, Vec<u32>)>,
 }
+
+/// Dense lookup when the key range is at most this many times the number of keys.
+const DENSE_FACTOR: i64 = 8;
 
 impl std::fmt::Debug for NodeKeys {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -54,7 +60,27 @@ impl NodeKeys {
             ordinals: pairs.iter().map(|p| p.1).collect(),
             by_ordinal,
             version: None,
-        })
+            dense: None,
+        }
+        .with_dense())
+    }
+
+    /// Adds the dense lookup table when the keys are compact enough.
+    pub fn with_dense(mut self) -> Self {
+        self.dense = None;
+        if let (Some(&lo), Some(&hi)) = (self.sorted.first(), self.sorted.last()) {
+            let n = self.sorted.len() as i64;
+            if let Some(range) = hi.checked_sub(lo) {
+                if range < DENSE_FACTOR * n + 1024 {
+                    let mut table = vec![u32::MAX; range as usize + 1];
+                    for (k, o) in self.sorted.iter().zip(&self.ordinals) {
+                        table[(k - lo) as usize] = *o;
+                    }
+                    self.dense = Some((lo, table));
+                }
+            }
+        }
+        self
     }
 
     pub fn len(&self) -> usize {
@@ -67,6 +93,13 @@ impl NodeKeys {
 
     #[inline]
     pub fn ordinal(&self, key: i64) -> Option<u32> {
+        if let Some((lo, table)) = &self.dense {
+            let i = key.wrapping_sub(*lo);
+            return match table.get(usize::try_from(i).ok()?) {
+                Some(&o) if o != u32::MAX && key >= *lo => Some(o),
+                _ => None,
+            };
+        }
         self.sorted
             .binary_search(&key)
             .ok()
@@ -74,7 +107,10 @@ impl NodeKeys {
     }
 
     pub fn memory_bytes(&self) -> usize {
-        8 * self.sorted.len() + 4 * self.ordinals.len() + 8 * self.by_ordinal.len()
+        8 * self.sorted.len()
+            + 4 * self.ordinals.len()
+            + 8 * self.by_ordinal.len()
+            + self.dense.as_ref().map_or(0, |(_, t)| 4 * t.len())
     }
 }
 
@@ -93,5 +129,19 @@ mod tests {
         let k32 = NodeKeys::from_keys(&Int32Array::from(vec![5, 6])).unwrap();
         assert_eq!(k32.ordinal(6), Some(1));
         assert!(NodeKeys::from_keys(&Int64Array::from(vec![1, 1])).is_err());
+        // Compact keys get the dense table; sparse ones are searched. Same answers.
+        let dense = NodeKeys::from_keys(&Int64Array::from(vec![107, 100, 114])).unwrap();
+        assert!(dense.dense.is_some());
+        let sparse = NodeKeys::from_keys(&Int64Array::from(vec![107, 100, i64::MAX])).unwrap();
+        assert!(sparse.dense.is_none());
+        for k in [99, 100, 101, 107, 114, 115, -5, i64::MIN] {
+            let search = dense
+                .sorted
+                .binary_search(&k)
+                .ok()
+                .map(|i| dense.ordinals[i]);
+            assert_eq!(dense.ordinal(k), search, "{k}");
+        }
+        assert_eq!(sparse.ordinal(i64::MAX), Some(2));
     }
 }

@@ -200,12 +200,16 @@ pub fn read_keys(path: &Path, version: u64) -> Option<NodeKeys> {
         return None;
     }
     let n = r.u64().ok()? as usize;
-    Some(NodeKeys {
-        by_ordinal: r.i64s(n).ok()?,
-        sorted: r.i64s(n).ok()?,
-        ordinals: r.u32s(n).ok()?,
-        version: Some(version),
-    })
+    Some(
+        NodeKeys {
+            by_ordinal: r.i64s(n).ok()?,
+            sorted: r.i64s(n).ok()?,
+            ordinals: r.u32s(n).ok()?,
+            version: Some(version),
+            dense: None,
+        }
+        .with_dense(),
+    )
 }
 
 #[cfg(test)]
