@@ -25,7 +25,7 @@ async fn malformed_and_wrong_queries_give_positioned_errors() {
         "MATCH (n:Person) RETURN n SKIP -1",
         "MATCH (n:Person) WHERE n.age RETURN n",
         "MATCH (n:Person) RETURN n.age - n.firstName",
-        "MATCH (n:Person)-[:KNOWS*1..2]->(m) RETURN m",
+        "MATCH (n:Person)-[:KNOWS*1..2 {x: 1}]->(m) RETURN m",
         "MATCH (a)-->(b) RETURN a",
         "MATCH p = (a:Person)-[:KNOWS]->(b:Person) RETURN p",
         "MATCH (n:Person) RETURN sum(n.firstName)",
