@@ -6,7 +6,7 @@ use crate::csr::registry::{open_indexes, IndexReport};
 use crate::csr::GraphIndexes;
 use crate::error::{Error, Result};
 use crate::operators::planner::GraphQueryPlanner;
-use crate::optimizer::{PruneCsrTargetColumns, PushCsrTargetFilters};
+use crate::optimizer::{PruneCsrTargetColumns, PushCsrTargetFilters, VarLengthDistinctEnds};
 use crate::planner::{Lowerer, Params, PlannerOptions};
 use arrow::array::RecordBatch;
 use arrow::datatypes::SchemaRef;
@@ -48,6 +48,8 @@ pub struct RuleSwitches {
     pub prune_csr_target_columns: bool,
     /// Graph rewrite: start each MATCH at its most selective node.
     pub reroot: bool,
+    /// Traverse breadth-first when only distinct end nodes are needed.
+    pub var_length_distinct_ends: bool,
 }
 
 impl Default for RuleSwitches {
@@ -56,6 +58,7 @@ impl Default for RuleSwitches {
             push_csr_target_filters: true,
             prune_csr_target_columns: true,
             reroot: true,
+            var_length_distinct_ends: true,
         }
     }
 }
@@ -239,6 +242,9 @@ fn session(options: &GraphOptions) -> SessionContext {
         }
         if options.rules.prune_csr_target_columns {
             b = b.with_optimizer_rule(Arc::new(PruneCsrTargetColumns::new()));
+        }
+        if options.rules.var_length_distinct_ends {
+            b = b.with_optimizer_rule(Arc::new(VarLengthDistinctEnds::new()));
         }
     }
     SessionContext::new_with_state(b.build())

@@ -121,6 +121,11 @@ const GENERATED_QUERIES: &[&str] = &[
     "MATCH (a:Person)-[:KNOWS]->(b:Person) WHERE a.id = 1035 RETURN b",
     "MATCH (a:Person)-[k:KNOWS]->(b:Person) WHERE a.id = 1035 RETURN k, b.id ORDER BY b.id",
     "MATCH (a:Person {id: 999999})-[:KNOWS]->(b) RETURN count(*)",
+    "MATCH (a:Person {id: 1007})-[:KNOWS*1..3]->(b:Person) RETURN count(DISTINCT b)",
+    "MATCH (a:Person {id: 1007})-[:KNOWS*1..2]->(b:Person) RETURN count(*)",
+    "MATCH (a:Person {id: 1007})-[r:KNOWS*2]->(b:Person) WHERE b.age > 40 RETURN b.id, size(r) ORDER BY b.id",
+    "MATCH (a:Person)-[:KNOWS]->(b:Person)-[:KNOWS]->(c:Person) WHERE a.id < 1030 RETURN count(*)",
+    "MATCH (c:Comment {id: 6000000700})-[:REPLY_OF*0..5]->(x:Comment) RETURN count(*)",
 ];
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -2,9 +2,11 @@
 
 pub mod prune_csr_target_columns;
 pub mod push_csr_target_filters;
+pub mod var_length_distinct_ends;
 
 pub use prune_csr_target_columns::PruneCsrTargetColumns;
 pub use push_csr_target_filters::PushCsrTargetFilters;
+pub use var_length_distinct_ends::VarLengthDistinctEnds;
 
 #[cfg(test)]
 pub(crate) mod test_util {
@@ -25,6 +27,7 @@ pub(crate) mod test_util {
                         push_csr_target_filters: false,
                         prune_csr_target_columns: false,
                         reroot: true,
+                        var_length_distinct_ends: false,
                     },
                     ..g.options().clone()
                 })

@@ -180,3 +180,16 @@ MATCH (a:Person {id: 6})-[:KNOWS*1..2]-(b) RETURN count(*) AS n
 ---- rowsort
 n
 0
+
+# Distinct ends of a variable-length pattern (breadth-first in CSR mode).
+MATCH (a:Person {id: 1})-[:KNOWS*1..3]->(b:Person) RETURN count(DISTINCT b) AS n
+---- rowsort
+n
+4
+
+MATCH (a:Person {id: 1})-[:KNOWS*1..2]->(b:Person) RETURN DISTINCT b.firstName ORDER BY b.firstName
+---- ordered
+b.firstName
+Bob
+Carl
+Dana
