@@ -539,7 +539,20 @@ impl<'c> Lowerer<'c> {
                 args.len()
             );
         }
-        // count(n) / collect(n) of an entity: identity decides nulls / distinctness.
+        // count(n) of a node or relationship: its identity column decides nulls and
+        // distinctness, and is much cheaper to hash than the whole entity.
+        if name == "count" {
+            if let ExprKind::Variable(v) = &args[0].kind {
+                if let Some(b @ (Binding::Node { .. } | Binding::Rel { .. })) = scope.get(v) {
+                    let id = col(&self.entities().identity_col(b));
+                    return if distinct {
+                        Ok(af::count(id).distinct().build()?)
+                    } else {
+                        Ok(af::count(id))
+                    };
+                }
+            }
+        }
         let mut x = self.expr(&args[0], &cx)?;
         let mut t = self.type_of(&x, schema)?;
         if t == DataType::Null && matches!(name.as_str(), "avg" | "min" | "max") {

@@ -64,3 +64,9 @@ UNWIND [1, null, 2] AS x RETURN size(collect(x)) AS n, count(x) * 10 AS c
 ---- rowsort
 n|c
 2|20
+
+# count(DISTINCT) of a missing optional node is 0 (nulls are not counted).
+OPTIONAL MATCH (t:Tag {id: -1}) RETURN count(DISTINCT t) AS n, count(t) AS m
+---- rowsort
+n|m
+0|0
