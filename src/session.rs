@@ -6,7 +6,9 @@ use crate::csr::registry::{open_indexes, IndexReport};
 use crate::csr::GraphIndexes;
 use crate::error::{Error, Result};
 use crate::operators::planner::GraphQueryPlanner;
-use crate::optimizer::{PruneCsrTargetColumns, PushCsrTargetFilters, VarLengthDistinctEnds};
+use crate::optimizer::{
+    FactorizeCounts, PruneCsrTargetColumns, PushCsrTargetFilters, VarLengthDistinctEnds,
+};
 use crate::planner::{Lowerer, Params, PlannerOptions};
 use arrow::array::RecordBatch;
 use arrow::datatypes::SchemaRef;
@@ -50,6 +52,8 @@ pub struct RuleSwitches {
     pub reroot: bool,
     /// Traverse breadth-first when only distinct end nodes are needed.
     pub var_length_distinct_ends: bool,
+    /// Compute `count(*)` of hop chains from per-node counts.
+    pub factorize_counts: bool,
 }
 
 impl Default for RuleSwitches {
@@ -59,6 +63,7 @@ impl Default for RuleSwitches {
             prune_csr_target_columns: true,
             reroot: true,
             var_length_distinct_ends: true,
+            factorize_counts: true,
         }
     }
 }
@@ -254,6 +259,10 @@ fn session(options: &GraphOptions) -> SessionContext {
         }
         if options.rules.var_length_distinct_ends {
             b = b.with_optimizer_rule(Arc::new(VarLengthDistinctEnds::new()));
+        }
+        // After push: the hops' filters must be inside them to be counted per node.
+        if options.rules.factorize_counts {
+            b = b.with_optimizer_rule(Arc::new(FactorizeCounts::new()));
         }
     }
     SessionContext::new_with_state(b.build())

@@ -112,9 +112,19 @@ pub struct CsrIndex {
     /// Rows of the relationship table (including edges whose endpoint is missing).
     pub table_rows: usize,
     pub versions: Option<Versions>,
+    /// Whether some edge goes from a node to itself (computed on first use).
+    pub self_loops: std::sync::OnceLock<bool>,
 }
 
 impl CsrIndex {
+    /// True when some edge is a self-loop.
+    pub fn has_self_loops(&self) -> bool {
+        *self.self_loops.get_or_init(|| {
+            (0..self.out.num_nodes() as u32)
+                .any(|o| self.out.range(o).any(|e| self.out.neighbors[e] == o))
+        })
+    }
+
     /// Builds both directions from the endpoint key columns of the relationship table (one
     /// scan's worth of data). Edges whose endpoint is not a node are left out, as a join would.
     pub fn build(
@@ -159,6 +169,7 @@ impl CsrIndex {
             inc,
             table_rows: n,
             versions,
+            self_loops: Default::default(),
         })
     }
 

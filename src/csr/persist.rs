@@ -175,6 +175,7 @@ pub fn read_csr(path: &Path, want: Versions) -> Option<CsrIndex> {
         inc,
         table_rows,
         versions: Some(v),
+        self_loops: Default::default(),
     })
 }
 

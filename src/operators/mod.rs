@@ -1,6 +1,8 @@
 //! Graph operators: logical nodes (`CsrExpand`, `NodeLookup`), their physical operators, and the
 //! `ExtensionPlanner` that turns one into the other.
 
+pub mod count_paths;
+pub mod count_paths_exec;
 pub mod csr_expand;
 pub mod csr_expand_exec;
 pub mod node_lookup;

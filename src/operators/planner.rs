@@ -1,6 +1,8 @@
 //! Physical planning of the graph operators: loads the columns they read, compiles their
 //! filters against just those columns, and builds `CsrExpandExec` / `NodeLookupExec`.
 
+use super::count_paths::CountPaths;
+use super::count_paths_exec::{CountPathsExec, HopSpec};
 use super::csr_expand::{CsrExpand, TakeSpec};
 use super::csr_expand_exec::{CompiledFilter, CsrExpandExec, ExpandSpec};
 use super::node_lookup::NodeLookup;
@@ -149,6 +151,46 @@ impl ExtensionPlanner for GraphExtensionPlanner {
             };
             let schema = Arc::new(n.schema.as_arrow().clone());
             return Ok(Some(Arc::new(CsrExpandExec::try_new(input, spec, schema)?)));
+        }
+        if let Some(n) = node.as_any().downcast_ref::<CountPaths>() {
+            let input = physical_inputs[0].clone();
+            let key_idx = input.schema().index_of(&n.key)?;
+            let mut arms = Vec::new();
+            for arm in &n.arms {
+                let mut hops = Vec::new();
+                for h in arm {
+                    h.data
+                        .edges
+                        .ensure(state, &filter_cols(&h.edge_filter, &h.edge))
+                        .await
+                        .map_err(ext)?;
+                    h.data
+                        .target
+                        .ensure(state, &filter_cols(&h.target_filter, &h.target))
+                        .await
+                        .map_err(ext)?;
+                    hops.push(HopSpec {
+                        rel_type: h.rel_type.clone(),
+                        orientations: h.orientations.clone(),
+                        data: h.data.clone(),
+                        target_filter: h
+                            .target_filter
+                            .as_ref()
+                            .map(|p| compile_filter(p, &h.target, &h.data.target, state))
+                            .transpose()?,
+                        edge_filter: h
+                            .edge_filter
+                            .as_ref()
+                            .map(|p| compile_filter(p, &h.edge, &h.data.edges, state))
+                            .transpose()?,
+                    });
+                }
+                arms.push(hops);
+            }
+            let schema = Arc::new(n.schema.as_arrow().clone());
+            return Ok(Some(Arc::new(CountPathsExec::try_new(
+                input, key_idx, arms, schema,
+            )?)));
         }
         if let Some(n) = node.as_any().downcast_ref::<VarLengthExpand>() {
             let input = physical_inputs[0].clone();

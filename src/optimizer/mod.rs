@@ -1,9 +1,11 @@
 //! lance-csr's own optimizer rules, run after DataFusion's (each can be switched off).
 
+pub mod factorize_counts;
 pub mod prune_csr_target_columns;
 pub mod push_csr_target_filters;
 pub mod var_length_distinct_ends;
 
+pub use factorize_counts::FactorizeCounts;
 pub use prune_csr_target_columns::PruneCsrTargetColumns;
 pub use push_csr_target_filters::PushCsrTargetFilters;
 pub use var_length_distinct_ends::VarLengthDistinctEnds;
@@ -28,6 +30,7 @@ pub(crate) mod test_util {
                         prune_csr_target_columns: false,
                         reroot: true,
                         var_length_distinct_ends: false,
+                        factorize_counts: false,
                     },
                     ..g.options().clone()
                 })

@@ -70,3 +70,9 @@ OPTIONAL MATCH (t:Tag {id: -1}) RETURN count(DISTINCT t) AS n, count(t) AS m
 ---- rowsort
 n|m
 0|0
+
+# Path counts (factorized in CSR mode): two hops ending at people over 30.
+MATCH (a:Person)-[:KNOWS]->(b:Person)-[:KNOWS]->(c:Person) WHERE c.age > 30 RETURN count(*) AS n
+---- rowsort
+n
+7
