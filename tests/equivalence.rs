@@ -125,7 +125,12 @@ const GENERATED_QUERIES: &[&str] = &[
     "MATCH (a:Person {id: 1007})-[:KNOWS*1..2]->(b:Person) RETURN count(*)",
     "MATCH (a:Person {id: 1007})-[r:KNOWS*2]->(b:Person) WHERE b.age > 40 RETURN b.id, size(r) ORDER BY b.id",
     "MATCH (a:Person)-[:KNOWS]->(b:Person)-[:KNOWS]->(c:Person) WHERE a.id < 1030 RETURN count(*)",
+    // Factorized counts: from every person (counted backwards per node) and from a few
+    // (walked forward), chains and stars.
     "MATCH (a:Person)-[:KNOWS]->(b:Person)-[:KNOWS]->(c:Person) RETURN count(*)",
+    "MATCH (a:Person)-[:KNOWS]->(b:Person)-[:KNOWS]->(c:Person) WHERE b.age > 50 RETURN count(*)",
+    "MATCH (a:Person)-[:KNOWS]->(b:Person)-[:KNOWS]->(c:Person) WHERE a.id < 1100 AND c.age < 40 RETURN count(*)",
+    "MATCH (p:Person)-[:IS_LOCATED_IN]->(c:City), (p)<-[:HAS_MEMBER]-(f:Forum) RETURN count(*)",
     "MATCH (a:Person)-[:KNOWS]->(b:Person)-[k:KNOWS]->(c:Person) WHERE b.age > 40 AND k.creationDate > 1400000000000 RETURN count(*)",
     "MATCH (f:Forum)-[:HAS_MEMBER]->(p:Person)-[:KNOWS]->(q:Person)-[:IS_LOCATED_IN]->(c:City) RETURN count(*)",
     "MATCH (a:Person)-[:KNOWS]-(b:Person)-[:KNOWS]-(c:Person) WHERE a.id < 1100 RETURN count(*)",

@@ -134,7 +134,83 @@ fn arm_counts(hops: &[HopSpec], edges_seen: &mut usize) -> Result<Vec<u64>> {
     Ok(w)
 }
 
+/// Paths along `hops` from weighted start nodes, pushed forward over just the edges reached
+/// (filters evaluated only on the nodes and edges touched). Returns the total.
+fn forward(hops: &[HopSpec], start: Vec<(u32, u64)>, edges_seen: &mut usize) -> Result<u64> {
+    let mut cur = start;
+    for h in hops {
+        let both = h.orientations.len() == 2;
+        // (far node, edge row, weight) for every edge walked.
+        let mut steps: Vec<(u32, u32, u64)> = Vec::new();
+        for &(x, c) in &cur {
+            for (j, &rev) in h.orientations.iter().enumerate() {
+                let csr = h.data.index.direction(rev);
+                for e in csr.range(x) {
+                    let y = csr.neighbors[e];
+                    if both && j == 1 && y == x {
+                        continue;
+                    }
+                    steps.push((y, csr.edge_rows[e], c));
+                }
+            }
+        }
+        *edges_seen += steps.len();
+        if let Some(f) = &h.edge_filter {
+            let rows = UInt32Array::from_iter_values(steps.iter().map(|s| s.1));
+            let ok = f.mask(&h.data.edges, &rows)?;
+            let mut k = 0;
+            steps.retain(|_| {
+                k += 1;
+                ok[k - 1]
+            });
+        }
+        // Sum per far node, then apply its filter once per distinct node.
+        let mut acc: std::collections::BTreeMap<u32, u64> = std::collections::BTreeMap::new();
+        for (y, _, c) in steps {
+            *acc.entry(y).or_default() += c;
+        }
+        let mut next: Vec<(u32, u64)> = acc.into_iter().collect();
+        if let Some(f) = &h.target_filter {
+            let ids = UInt32Array::from_iter_values(next.iter().map(|n| n.0));
+            let ok = f.mask(&h.data.target, &ids)?;
+            let mut k = 0;
+            next.retain(|_| {
+                k += 1;
+                ok[k - 1]
+            });
+        }
+        cur = next;
+    }
+    Ok(cur.iter().map(|c| c.1).sum())
+}
+
+/// Few root nodes: walk forward from them; many: count every node backwards, once per arm.
+const FORWARD_ROOTS: usize = 256;
+
 fn count(arms: &[Vec<HopSpec>], roots: &[u64], edges_seen: &mut usize) -> Result<i64> {
+    let live: Vec<(u32, u64)> = roots
+        .iter()
+        .enumerate()
+        .filter(|(_, &m)| m > 0)
+        .map(|(r, &m)| (r as u32, m))
+        .collect();
+    if live.len() <= FORWARD_ROOTS {
+        if arms.len() == 1 {
+            return Ok(forward(&arms[0], live, edges_seen)? as i64);
+        }
+        let mut total: u64 = 0;
+        for (r, m) in live {
+            let mut p = m;
+            for arm in arms {
+                p = p.saturating_mul(forward(arm, vec![(r, 1)], edges_seen)?);
+                if p == 0 {
+                    break;
+                }
+            }
+            total = total.saturating_add(p);
+        }
+        return Ok(total as i64);
+    }
     let counts = arms
         .iter()
         .map(|a| arm_counts(a, edges_seen))
