@@ -5,27 +5,12 @@ use criterion::{criterion_group, criterion_main, Criterion, Throughput};
 use lance_csr::csr::{CsrIndex, NodeKeys};
 use lance_csr::session::{Graph, Mode};
 use lance_csr::Params;
-use lance_csr_datasets::{social, TableKind};
+use lance_csr_datasets::social;
 
 fn graph(scale: f64, rt: &tokio::runtime::Runtime) -> Graph {
-    let mut b = Graph::builder();
-    for t in social::generate(scale, 1, &mut |_| {}) {
-        b = match t.kind {
-            TableKind::Node { label, id } => {
-                b.node_table(&label, &id, t.batch.schema(), vec![t.batch])
-            }
-            TableKind::Rel { rel_type, from, to } => b.relationship_table(
-                &rel_type,
-                &from,
-                &to,
-                "src",
-                "dst",
-                t.batch.schema(),
-                vec![t.batch],
-            ),
-        };
-    }
-    rt.block_on(b.build()).expect("graph builds")
+    let tables = social::generate(scale, 1, &mut |_| {});
+    rt.block_on(Graph::from_tables(tables, Default::default()))
+        .expect("graph builds")
 }
 
 fn parse(c: &mut Criterion) {

@@ -393,21 +393,28 @@ impl Graph {
 
     /// The small sample social network the demo and the doc examples use (in memory).
     pub async fn sample() -> Result<Self> {
-        let mut b = Graph::builder();
-        for t in lance_csr_datasets::sample::tables() {
+        Self::from_tables(
+            lance_csr_datasets::sample::tables(),
+            GraphOptions::default(),
+        )
+        .await
+    }
+
+    /// A graph over generated tables (in memory), e.g. `lance_csr_datasets::social::generate`.
+    pub async fn from_tables(
+        tables: Vec<lance_csr_datasets::Table>,
+        options: GraphOptions,
+    ) -> Result<Self> {
+        let mut b = Graph::builder().options(options);
+        for t in tables {
+            let schema = t.batch.schema();
             b = match t.kind {
                 lance_csr_datasets::TableKind::Node { label, id } => {
-                    b.node_table(&label, &id, t.batch.schema(), vec![t.batch])
+                    b.node_table(&label, &id, schema, vec![t.batch])
                 }
-                lance_csr_datasets::TableKind::Rel { rel_type, from, to } => b.relationship_table(
-                    &rel_type,
-                    &from,
-                    &to,
-                    "src",
-                    "dst",
-                    t.batch.schema(),
-                    vec![t.batch],
-                ),
+                lance_csr_datasets::TableKind::Rel { rel_type, from, to } => {
+                    b.relationship_table(&rel_type, &from, &to, "src", "dst", schema, vec![t.batch])
+                }
             };
         }
         b.build().await

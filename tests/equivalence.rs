@@ -140,24 +140,9 @@ const GENERATED_QUERIES: &[&str] = &[
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn generated_graph_queries_agree_in_both_modes() {
     let tables = lance_csr_datasets::social::generate(0.5, 11, &mut |_| {});
-    let mut b = Graph::builder();
-    for t in tables {
-        b = match t.kind {
-            lance_csr_datasets::TableKind::Node { label, id } => {
-                b.node_table(&label, &id, t.batch.schema(), vec![t.batch])
-            }
-            lance_csr_datasets::TableKind::Rel { rel_type, from, to } => b.relationship_table(
-                &rel_type,
-                &from,
-                &to,
-                "src",
-                "dst",
-                t.batch.schema(),
-                vec![t.batch],
-            ),
-        };
-    }
-    let csr = b.build().await.unwrap();
+    let csr = Graph::from_tables(tables, Default::default())
+        .await
+        .unwrap();
     let join = csr.with_mode(Mode::Join).await.unwrap();
     // The two modes really take different paths.
     let q0 = GENERATED_QUERIES[0];

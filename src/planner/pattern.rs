@@ -547,22 +547,7 @@ impl<'c> Lowerer<'c> {
                         Some(col(&tmp).eq(col(&prop_col(p, &key)))),
                     )
                 }
-                _ => {
-                    let all: Vec<_> = far_info
-                        .props
-                        .iter()
-                        .map(|(p, t)| (p.clone(), prop_col(far_prefix, p), t.clone()))
-                        .collect();
-                    (
-                        TakeSpec {
-                            var: far_prefix.to_string(),
-                            take: (0..all.len()).collect(),
-                            key: far_info.props.iter().position(|(p, _)| p == &far_info.key),
-                            all,
-                        },
-                        None,
-                    )
-                }
+                _ => (node_take(far_prefix, &far_info), None),
             };
             let n = VarLengthExpand::try_new(
                 st.plan.clone(),
@@ -855,23 +840,7 @@ impl<'c> Lowerer<'c> {
                     other.kind_name()
                 );
             }
-            None => {
-                let far = ents.node(far_label);
-                let all: Vec<_> = far
-                    .props
-                    .iter()
-                    .map(|(p, t)| (p.clone(), prop_col(far_prefix, p), t.clone()))
-                    .collect();
-                (
-                    TakeSpec {
-                        var: far_prefix.to_string(),
-                        take: (0..all.len()).collect(),
-                        key: far.props.iter().position(|(p, _)| p == &far.key),
-                        all,
-                    },
-                    None,
-                )
-            }
+            None => (node_take(far_prefix, ents.node(far_label)), None),
         };
         let near_key = prop_col(near_prefix, &ents.node(near_label).key);
         let n = CsrExpand::try_new(
@@ -954,17 +923,7 @@ impl<'c> Lowerer<'c> {
         let input = LogicalPlanBuilder::values(vec![vec![cast(v, DataType::Int64)]])?
             .project(vec![col("column1").alias(&lk)])?
             .build()?;
-        let all: Vec<_> = info
-            .props
-            .iter()
-            .map(|(p, t)| (p.clone(), prop_col(prefix, p), t.clone()))
-            .collect();
-        let target = TakeSpec {
-            var: prefix.to_string(),
-            take: (0..all.len()).collect(),
-            key: info.props.iter().position(|(p, _)| p == &info.key),
-            all,
-        };
+        let target = node_take(prefix, info);
         let n = NodeLookup::try_new(
             input,
             lk,
@@ -1261,6 +1220,21 @@ impl<'c> Lowerer<'c> {
             ri += n;
         }
         Ok(out)
+    }
+}
+
+/// Every column of a node, as a take of the graph operators (the key marked).
+fn node_take(prefix: &str, info: &NodeInfo) -> TakeSpec {
+    let all: Vec<_> = info
+        .props
+        .iter()
+        .map(|(p, t)| (p.clone(), prop_col(prefix, p), t.clone()))
+        .collect();
+    TakeSpec {
+        var: prefix.to_string(),
+        take: (0..all.len()).collect(),
+        key: info.props.iter().position(|(p, _)| p == &info.key),
+        all,
     }
 }
 
