@@ -372,16 +372,7 @@ impl<'c> Lowerer<'c> {
                         .build()?
                 };
                 st.unit = false;
-                st.scope.bind(
-                    prefix,
-                    Binding::Node {
-                        label: label.to_string(),
-                        prefix: prefix.to_string(),
-                    },
-                );
-                if let Some(props) = &node.props {
-                    self.property_map_preds(st, prefix, props, preds)?;
-                }
+                self.bind_node_var(st, prefix, label, node, preds)?;
             }
         }
         Ok(())
@@ -434,16 +425,7 @@ impl<'c> Lowerer<'c> {
                         None,
                     )?
                     .build()?;
-                st.scope.bind(
-                    prefix,
-                    Binding::Node {
-                        label: label.to_string(),
-                        prefix: prefix.to_string(),
-                    },
-                );
-                if let Some(props) = &node.props {
-                    self.property_map_preds(st, prefix, props, preds)?;
-                }
+                self.bind_node_var(st, prefix, label, node, preds)?;
             }
         }
         Ok(())
@@ -872,16 +854,7 @@ impl<'c> Lowerer<'c> {
                 }
             }
             _ => {
-                st.scope.bind(
-                    far_prefix,
-                    Binding::Node {
-                        label: far_label.to_string(),
-                        prefix: far_prefix.to_string(),
-                    },
-                );
-                if let Some(props) = &node.props {
-                    self.property_map_preds(st, far_prefix, props, preds)?;
-                }
+                self.bind_node_var(st, far_prefix, far_label, node, preds)?;
             }
         }
         Ok(())
@@ -936,6 +909,28 @@ impl<'c> Lowerer<'c> {
         Ok(Some(LogicalPlan::Extension(Extension {
             node: Arc::new(n),
         })))
+    }
+
+    /// Binds a node variable to its columns and adds its property map's predicates.
+    fn bind_node_var(
+        &self,
+        st: &mut State,
+        prefix: &str,
+        label: &str,
+        node: &ast::NodePattern,
+        preds: &mut Vec<Expr>,
+    ) -> Result<()> {
+        st.scope.bind(
+            prefix,
+            Binding::Node {
+                label: label.to_string(),
+                prefix: prefix.to_string(),
+            },
+        );
+        if let Some(props) = &node.props {
+            self.property_map_preds(st, prefix, props, preds)?;
+        }
+        Ok(())
     }
 
     /// `{k: v, ...}` on a node or relationship: one equality per entry.
