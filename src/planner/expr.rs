@@ -116,6 +116,29 @@ impl<'c> Lowerer<'c> {
                         .iter()
                         .map(|x| self.expr(x, cx))
                         .collect::<Result<Vec<_>>>()?;
+                    // Arrow lists hold one type: strings, booleans, numbers, lists and maps
+                    // can't be mixed without changing values (`['0', 0]` would become strings).
+                    let mut kinds = std::collections::BTreeSet::new();
+                    for x in &xs {
+                        let t = self.type_of(x, cx.schema)?;
+                        let k = match t {
+                            DataType::Null => continue,
+                            t if is_numeric(&t) => "number",
+                            t if is_string(&t) => "string",
+                            DataType::Boolean => "boolean",
+                            t if is_list(&t) => "list",
+                            _ => "map or other",
+                        };
+                        kinds.insert(k);
+                    }
+                    if kinds.len() > 1 {
+                        return sem_err!(
+                            Unsupported,
+                            e.span,
+                            "unsupported: a list mixing {} values",
+                            kinds.into_iter().collect::<Vec<_>>().join(" and ")
+                        );
+                    }
                     nf::make_array(xs)
                 }
             }
@@ -300,20 +323,36 @@ impl<'c> Lowerer<'c> {
                     return sem_err!(Unsupported, e.span, "unsupported: slicing a {tt}");
                 }
                 let len = cast(nf::cardinality(t.clone()), DataType::Int64);
-                let norm = |x: Expr| {
-                    when(x.clone().lt(lit(0i64)), len.clone() + x.clone())
-                        .otherwise(x)
-                        .map_err(Error::from)
+                // Negative bounds count from the end; then clamp into 0..=len (Cypher slices
+                // never fail on out-of-range bounds).
+                let norm = |x: Expr| -> Result<Expr> {
+                    let from_end = when(x.clone().lt(lit(0i64)), len.clone() + x.clone()).otherwise(x)?;
+                    Ok(f::least(vec![f::greatest(vec![from_end, lit(0i64)]), len.clone()]))
+                };
+                // A null bound makes the slice null.
+                let mut null_bound: Option<Expr> = None;
+                let mut bound = |x: &ast::Expr| -> Result<Expr> {
+                    let v = cast(self.expr(x, cx)?, DataType::Int64);
+                    let isn = v.clone().is_null();
+                    null_bound = Some(match null_bound.take() {
+                        Some(p) => p.or(isn),
+                        None => isn,
+                    });
+                    norm(v)
                 };
                 let a = match from {
-                    Some(x) => norm(cast(self.expr(x, cx)?, DataType::Int64))?,
+                    Some(x) => bound(x)?,
                     None => lit(0i64),
                 };
                 let b = match to {
-                    Some(x) => norm(cast(self.expr(x, cx)?, DataType::Int64))?,
+                    Some(x) => bound(x)?,
                     None => len.clone(),
                 };
-                nf::array_slice(t, a + lit(1i64), b, None)
+                let sliced = nf::array_slice(t, a + lit(1i64), b, None);
+                match null_bound {
+                    Some(p) => when(p, null()).otherwise(sliced)?,
+                    None => sliced,
+                }
             }
         };
         Ok(out)

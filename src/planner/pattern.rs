@@ -5,6 +5,7 @@ use super::expr::{col, ExprCtx};
 use super::scope::{dst_col, eid_col, eids_col, prop_col, src_col, Binding};
 use super::{Lowerer, State};
 use crate::catalog::{NodeInfo, RelInfo};
+use crate::config::RelTable;
 use crate::error::Result;
 use crate::operators::csr_expand::{CsrData, CsrExpand, TakeSpec};
 use crate::operators::node_lookup::NodeLookup;
@@ -195,9 +196,11 @@ impl<'c> Lowerer<'c> {
                     orients.push(true);
                 }
                 let orients_fit = !orients.is_empty();
+                // A zero-length step (`*0`) uses no table, so no table has to fit.
+                let zero_length = matches!(rel.length, Some((_, Some(0))));
                 if orients.is_empty() {
                     orients.push(rel.direction == Direction::Incoming);
-                    unsatisfiable = true;
+                    unsatisfiable |= !zero_length;
                 }
                 let near_prefix = &node_prefixes[i];
                 let far_prefix = &node_prefixes[i + 1];
@@ -467,6 +470,98 @@ impl<'c> Lowerer<'c> {
             );
         }
         let min = lo.unwrap_or(1);
+        // A zero-length path ends where it starts: with longer paths too, the end node could
+        // have either label (branching, planned); with only zero-length, it is the near label.
+        let far_label = if near_label != far_label && min == 0 {
+            if hi != Some(0) {
+                return sem_err!(
+                    Unsupported,
+                    rel.span,
+                    "unsupported: a variable-length path from length 0 whose end may be a :{near_label} or a :{far_label} (planned with branching)"
+                );
+            }
+            if node.labels.iter().any(|l| l.name != near_label) {
+                // `(a:A)-[*0]->(c:B)`: never the same node.
+                preds.push(lit(false));
+                far_label
+            } else {
+                near_label
+            }
+        } else {
+            far_label
+        };
+        // A path walks one table here; any other table of the type that a path could continue
+        // on (from a label it reaches) would be missed: refuse rather than answer partially.
+        if max_len_or(hi, u64::MAX) >= 2 && info.index != usize::MAX {
+            let cat = self.catalog;
+            let tables: Vec<&RelTable> = cat
+                .rels
+                .iter()
+                .map(|r| &r.cfg)
+                .filter(|r| rel.types.iter().all(|t| t.name == r.rel_type))
+                .collect();
+            // Steps a table allows as walked: (from label, to label).
+            let walks = |r: &RelTable| -> Vec<(String, String)> {
+                let mut v = Vec::new();
+                if rel.direction != Direction::Incoming {
+                    v.push((r.from.clone(), r.to.clone()));
+                }
+                if rel.direction != Direction::Outgoing {
+                    v.push((r.to.clone(), r.from.clone()));
+                }
+                v
+            };
+            let closure = |start: &str, forward: bool| {
+                let mut set = BTreeSet::from([start.to_string()]);
+                loop {
+                    let before = set.len();
+                    for r in &tables {
+                        for (a, b) in walks(r) {
+                            let (x, y) = if forward { (a, b) } else { (b, a) };
+                            if set.contains(&x) {
+                                set.insert(y);
+                            }
+                        }
+                    }
+                    if set.len() == before {
+                        return set;
+                    }
+                }
+            };
+            // The end of a variable-length path is not pinned by its first hop: an unlabeled
+            // (or already bound) end node may be any label the paths reach.
+            let far_candidates: Vec<String> = match node.labels.first() {
+                Some(l) => vec![l.name.clone()],
+                None => cat.nodes.keys().cloned().collect(),
+            };
+            let from_near = closure(near_label, true);
+            let mut to_far = BTreeSet::new();
+            for l in &far_candidates {
+                to_far.extend(closure(l, false));
+            }
+            for r in &tables {
+                let other = !(r.rel_type == info.cfg.rel_type
+                    && r.from == info.cfg.from
+                    && r.to == info.cfg.to);
+                if other
+                    && walks(r)
+                        .iter()
+                        .any(|(a, b)| from_near.contains(a) && to_far.contains(b))
+                {
+                    return sem_err!(
+                        Unsupported,
+                        rel.span,
+                        "unsupported: a variable-length path over several relationship tables ({}:{}->{} and {}:{}->{}); planned with branching",
+                        info.cfg.rel_type,
+                        info.cfg.from,
+                        info.cfg.to,
+                        r.rel_type,
+                        r.from,
+                        r.to
+                    );
+                }
+            }
+        }
         // Over a table between two different labels a path has at most one edge.
         let chainable = info.cfg.from == info.cfg.to;
         let max = if chainable {
@@ -1065,6 +1160,17 @@ impl<'c> Lowerer<'c> {
         loop {
             let mut changed = false;
             for (k, &(a, b, rel)) in steps.iter().enumerate() {
+                // A zero-length step (`*0`) joins a node to itself: same labels, any table.
+                if matches!(rel.length, Some((_, Some(0)))) {
+                    if cands[a] != cands[b] {
+                        let inter: BTreeSet<String> =
+                            cands[a].intersection(&cands[b]).cloned().collect();
+                        cands[a] = inter.clone();
+                        cands[b] = inter;
+                        changed = true;
+                    }
+                    continue;
+                }
                 let fits = |i: usize, cands: &Vec<BTreeSet<String>>| {
                     let r = &cat.rels[i].cfg;
                     let out = cands[a].contains(&r.from) && cands[b].contains(&r.to);
@@ -1143,7 +1249,7 @@ impl<'c> Lowerer<'c> {
                 }
             }
             for (k, c) in rel_cands.iter().enumerate() {
-                if c.len() > 1 {
+                if c.len() > 1 && !matches!(steps[k].2.length, Some((_, Some(0)))) {
                     let r = steps[k].2;
                     return sem_err!(
                         AmbiguousPattern,
@@ -1231,6 +1337,10 @@ fn node_take(prefix: &str, info: &NodeInfo) -> TakeSpec {
         key: info.props.iter().position(|(p, _)| p == &info.key),
         all,
     }
+}
+
+fn max_len_or(hi: Option<u64>, unbounded: u64) -> u64 {
+    hi.unwrap_or(unbounded)
 }
 
 fn col_name(name: &str) -> datafusion::common::Column {

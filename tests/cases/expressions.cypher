@@ -73,3 +73,9 @@ RETURN 1 = 'a' AS eq, 1 <> 'a' AS ne, 1 < 'a' AS lt
 ---- rowsort
 eq|ne|lt
 false|true|null
+
+# Slices clamp out-of-range bounds; a null bound gives null.
+RETURN [1, 2, 3][-5..5] AS a, [1, 2, 3][1..] AS b, [1, 2, 3][..-1] AS c, [1, 2, 3][null..2] AS d
+---- rowsort
+a|b|c|d
+[1, 2, 3]|[2, 3]|[1, 2]|null

@@ -193,3 +193,10 @@ b.firstName
 Bob
 Carl
 Dana
+
+# Over one table of a type with two (Comment->Comment, Comment->Post): paths ending at a
+# Comment can only use the first.
+MATCH (c:Comment {id: 201})-[:REPLY_OF*1..3]->(x:Comment) RETURN x.id
+---- rowsort
+x.id
+200
