@@ -505,6 +505,19 @@ impl<'c> Lowerer<'c> {
         }
         if op == BinaryOp::In {
             let x = self.expr(l, cx)?;
+            // A list parameter is a list literal too (element-wise, three-valued `IN`).
+            let r = match &r.kind {
+                ExprKind::Param(p) => match self.params.get(p) {
+                    Some(
+                        v @ ast::Expr {
+                            kind: ExprKind::List(_),
+                            ..
+                        },
+                    ) => v,
+                    _ => r,
+                },
+                _ => r,
+            };
             if let ExprKind::List(items) = &r.kind {
                 if items.is_empty() {
                     return Ok(lit(false));
