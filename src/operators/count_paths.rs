@@ -9,7 +9,7 @@ use super::csr_expand::{CsrData, TakeSpec};
 use datafusion::common::{DFSchema, DFSchemaRef, Result};
 use datafusion::logical_expr::{Expr, LogicalPlan, UserDefinedLogicalNodeCore};
 use std::fmt;
-use std::hash::{Hash, Hasher};
+use std::hash::Hash;
 use std::sync::Arc;
 
 /// One hop of the chain, as its `CsrExpand` had it.
@@ -78,25 +78,7 @@ impl CountPaths {
     }
 }
 
-impl PartialEq for CountPaths {
-    fn eq(&self, other: &Self) -> bool {
-        self.sig() == other.sig()
-    }
-}
-
-impl Eq for CountPaths {}
-
-impl PartialOrd for CountPaths {
-    fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
-        self.sig().partial_cmp(&other.sig())
-    }
-}
-
-impl Hash for CountPaths {
-    fn hash<H: Hasher>(&self, state: &mut H) {
-        self.sig().hash(state)
-    }
-}
+super::node_identity!(CountPaths);
 
 impl UserDefinedLogicalNodeCore for CountPaths {
     fn name(&self) -> &str {

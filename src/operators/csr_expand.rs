@@ -9,7 +9,7 @@ use datafusion::common::{DFSchema, DFSchemaRef, Result};
 use datafusion::logical_expr::{Expr, LogicalPlan, UserDefinedLogicalNodeCore};
 use std::collections::HashSet;
 use std::fmt;
-use std::hash::{Hash, Hasher};
+use std::hash::Hash;
 use std::sync::Arc;
 
 /// Columns fetched from a table: (table column, output column name), plus which are wanted.
@@ -105,19 +105,8 @@ impl CsrExpand {
 
     /// Input columns, then the relationship's, then the target's.
     pub fn compute_schema(&self) -> Result<DFSchemaRef> {
-        let mut fields: Vec<arrow::datatypes::Field> = self
-            .input
-            .schema()
-            .fields()
-            .iter()
-            .map(|f| f.as_ref().clone())
-            .collect();
-        for (_, out, t) in self.edge.output().chain(self.target.output()) {
-            fields.push(arrow::datatypes::Field::new(out, t.clone(), true));
-        }
-        Ok(Arc::new(DFSchema::try_from(
-            arrow::datatypes::Schema::new(fields),
-        )?))
+        let extra = self.edge.output().chain(self.target.output());
+        super::extended_schema(&self.input, extra.map(|(_, o, t)| (o, t)))
     }
 
     /// Output columns produced here (not passed through from the input).
@@ -154,25 +143,7 @@ impl CsrExpand {
     }
 }
 
-impl PartialEq for CsrExpand {
-    fn eq(&self, other: &Self) -> bool {
-        self.sig() == other.sig()
-    }
-}
-
-impl Eq for CsrExpand {}
-
-impl PartialOrd for CsrExpand {
-    fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
-        self.sig().partial_cmp(&other.sig())
-    }
-}
-
-impl Hash for CsrExpand {
-    fn hash<H: Hasher>(&self, state: &mut H) {
-        self.sig().hash(state)
-    }
-}
+super::node_identity!(CsrExpand);
 
 impl UserDefinedLogicalNodeCore for CsrExpand {
     fn name(&self) -> &str {
@@ -241,19 +212,9 @@ impl UserDefinedLogicalNodeCore for CsrExpand {
     /// Input columns needed for the requested outputs: the passed-through ones, plus the key
     /// (and closing) column.
     fn necessary_children_exprs(&self, output_columns: &[usize]) -> Option<Vec<Vec<usize>>> {
-        let in_schema = self.input.schema();
-        let n_in = in_schema.fields().len();
-        let mut need: Vec<usize> = output_columns
-            .iter()
-            .copied()
-            .filter(|&i| i < n_in)
-            .collect();
-        for c in std::iter::once(&self.key).chain(self.close.iter()) {
-            need.push(in_schema.index_of_column_by_name(None, c)?);
-        }
-        need.sort_unstable();
-        need.dedup();
-        Some(vec![need])
+        let mut keys = vec![self.key.as_str()];
+        keys.extend(self.close.as_deref());
+        super::input_columns_needed(&self.input, output_columns, &keys)
     }
 
     fn supports_limit_pushdown(&self) -> bool {

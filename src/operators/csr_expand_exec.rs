@@ -8,15 +8,13 @@ use arrow::array::{Array, ArrayRef, BooleanArray, RecordBatch, UInt32Array};
 use arrow::datatypes::SchemaRef;
 use datafusion::common::Result;
 use datafusion::execution::TaskContext;
-use datafusion::physical_expr::{EquivalenceProperties, PhysicalExpr};
-use datafusion::physical_plan::execution_plan::{Boundedness, EmissionType};
+use datafusion::physical_expr::PhysicalExpr;
 use datafusion::physical_plan::metrics::{
     Count, ExecutionPlanMetricsSet, MetricBuilder, MetricsSet,
 };
 use datafusion::physical_plan::stream::RecordBatchStreamAdapter;
 use datafusion::physical_plan::{
-    DisplayAs, DisplayFormatType, ExecutionPlan, ExecutionPlanProperties, PlanProperties,
-    SendableRecordBatchStream,
+    DisplayAs, DisplayFormatType, ExecutionPlan, PlanProperties, SendableRecordBatchStream,
 };
 use futures::StreamExt;
 use std::fmt;
@@ -117,12 +115,7 @@ impl CsrExpandExec {
                 "CsrExpandExec: schema does not match the take lists"
             );
         }
-        let cache = Arc::new(PlanProperties::new(
-            EquivalenceProperties::new(schema.clone()),
-            input.output_partitioning().clone(),
-            EmissionType::Incremental,
-            Boundedness::Bounded,
-        ));
+        let cache = super::streaming_properties(&schema, &input);
         Ok(Self {
             input,
             spec: Arc::new(spec),
@@ -323,12 +316,7 @@ impl ExecutionPlan for CsrExpandExec {
     ) -> Result<Arc<dyn ExecutionPlan>> {
         // Properties follow the new input (its partitioning may differ).
         let input = children.swap_remove(0);
-        let cache = Arc::new(PlanProperties::new(
-            EquivalenceProperties::new(self.schema.clone()),
-            input.output_partitioning().clone(),
-            EmissionType::Incremental,
-            Boundedness::Bounded,
-        ));
+        let cache = super::streaming_properties(&self.schema, &input);
         Ok(Arc::new(Self {
             input,
             spec: self.spec.clone(),

@@ -8,7 +8,7 @@ use datafusion::common::{DFSchema, DFSchemaRef, Result};
 use datafusion::logical_expr::{Expr, LogicalPlan, UserDefinedLogicalNodeCore};
 use std::collections::HashSet;
 use std::fmt;
-use std::hash::{Hash, Hasher};
+use std::hash::Hash;
 use std::sync::Arc;
 
 #[derive(Debug, Clone)]
@@ -51,19 +51,7 @@ impl NodeLookup {
     }
 
     pub fn compute_schema(&self) -> Result<DFSchemaRef> {
-        let mut fields: Vec<arrow::datatypes::Field> = self
-            .input
-            .schema()
-            .fields()
-            .iter()
-            .map(|f| f.as_ref().clone())
-            .collect();
-        for (_, out, t) in self.target.output() {
-            fields.push(arrow::datatypes::Field::new(out, t.clone(), true));
-        }
-        Ok(Arc::new(DFSchema::try_from(
-            arrow::datatypes::Schema::new(fields),
-        )?))
+        super::extended_schema(&self.input, self.target.output().map(|(_, o, t)| (o, t)))
     }
 
     pub fn produced(&self) -> HashSet<String> {
@@ -81,25 +69,7 @@ impl NodeLookup {
     }
 }
 
-impl PartialEq for NodeLookup {
-    fn eq(&self, other: &Self) -> bool {
-        self.sig() == other.sig()
-    }
-}
-
-impl Eq for NodeLookup {}
-
-impl PartialOrd for NodeLookup {
-    fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
-        self.sig().partial_cmp(&other.sig())
-    }
-}
-
-impl Hash for NodeLookup {
-    fn hash<H: Hasher>(&self, state: &mut H) {
-        self.sig().hash(state)
-    }
-}
+super::node_identity!(NodeLookup);
 
 impl UserDefinedLogicalNodeCore for NodeLookup {
     fn name(&self) -> &str {
@@ -144,17 +114,7 @@ impl UserDefinedLogicalNodeCore for NodeLookup {
     }
 
     fn necessary_children_exprs(&self, output_columns: &[usize]) -> Option<Vec<Vec<usize>>> {
-        let in_schema = self.input.schema();
-        let n_in = in_schema.fields().len();
-        let mut need: Vec<usize> = output_columns
-            .iter()
-            .copied()
-            .filter(|&i| i < n_in)
-            .collect();
-        need.push(in_schema.index_of_column_by_name(None, &self.key)?);
-        need.sort_unstable();
-        need.dedup();
-        Some(vec![need])
+        super::input_columns_needed(&self.input, output_columns, &[&self.key])
     }
 
     fn supports_limit_pushdown(&self) -> bool {

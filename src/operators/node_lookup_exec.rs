@@ -6,13 +6,10 @@ use arrow::array::{Array, ArrayRef, RecordBatch, UInt32Array};
 use arrow::datatypes::SchemaRef;
 use datafusion::common::Result;
 use datafusion::execution::TaskContext;
-use datafusion::physical_expr::EquivalenceProperties;
-use datafusion::physical_plan::execution_plan::{Boundedness, EmissionType};
 use datafusion::physical_plan::metrics::{ExecutionPlanMetricsSet, MetricBuilder, MetricsSet};
 use datafusion::physical_plan::stream::RecordBatchStreamAdapter;
 use datafusion::physical_plan::{
-    DisplayAs, DisplayFormatType, ExecutionPlan, ExecutionPlanProperties, PlanProperties,
-    SendableRecordBatchStream,
+    DisplayAs, DisplayFormatType, ExecutionPlan, PlanProperties, SendableRecordBatchStream,
 };
 use futures::StreamExt;
 use std::fmt;
@@ -48,12 +45,7 @@ impl NodeLookupExec {
         if spec.key_idx >= input.schema().fields().len() {
             return datafusion::common::internal_err!("NodeLookupExec: key column out of range");
         }
-        let cache = Arc::new(PlanProperties::new(
-            EquivalenceProperties::new(schema.clone()),
-            input.output_partitioning().clone(),
-            EmissionType::Incremental,
-            Boundedness::Bounded,
-        ));
+        let cache = super::streaming_properties(&schema, &input);
         Ok(Self {
             input,
             spec: Arc::new(spec),
@@ -132,12 +124,7 @@ impl ExecutionPlan for NodeLookupExec {
     ) -> Result<Arc<dyn ExecutionPlan>> {
         // Properties follow the new input (its partitioning may differ).
         let input = children.swap_remove(0);
-        let cache = Arc::new(PlanProperties::new(
-            EquivalenceProperties::new(self.schema.clone()),
-            input.output_partitioning().clone(),
-            EmissionType::Incremental,
-            Boundedness::Bounded,
-        ));
+        let cache = super::streaming_properties(&self.schema, &input);
         Ok(Arc::new(Self {
             input,
             spec: self.spec.clone(),

@@ -11,8 +11,13 @@ use datafusion::common::{DFSchema, DFSchemaRef, Result};
 use datafusion::logical_expr::{Expr, LogicalPlan, UserDefinedLogicalNodeCore};
 use std::collections::HashSet;
 use std::fmt;
-use std::hash::{Hash, Hasher};
+use std::hash::Hash;
 use std::sync::Arc;
+
+/// Type of the edge-id list column: `List<UInt64>`.
+static EIDS_TYPE: std::sync::LazyLock<DataType> = std::sync::LazyLock::new(|| {
+    DataType::List(Arc::new(Field::new_list_field(DataType::UInt64, true)))
+});
 
 #[derive(Debug, Clone)]
 pub struct VarLengthExpand {
@@ -35,7 +40,7 @@ pub struct VarLengthExpand {
 
 impl VarLengthExpand {
     pub fn eids_type() -> DataType {
-        DataType::List(Arc::new(Field::new_list_field(DataType::UInt64, true)))
+        EIDS_TYPE.clone()
     }
 
     #[allow(clippy::too_many_arguments)]
@@ -70,20 +75,9 @@ impl VarLengthExpand {
     }
 
     pub fn compute_schema(&self) -> Result<DFSchemaRef> {
-        let mut fields: Vec<Field> = self
-            .input
-            .schema()
-            .fields()
-            .iter()
-            .map(|f| f.as_ref().clone())
-            .collect();
-        fields.push(Field::new(&self.eids, Self::eids_type(), true));
-        for (_, out, t) in self.target.output() {
-            fields.push(Field::new(out, t.clone(), true));
-        }
-        Ok(Arc::new(DFSchema::try_from(
-            arrow::datatypes::Schema::new(fields),
-        )?))
+        let eids: (&String, &DataType) = (&self.eids, &EIDS_TYPE);
+        let extra = std::iter::once(eids).chain(self.target.output().map(|(_, o, t)| (o, t)));
+        super::extended_schema(&self.input, extra)
     }
 
     pub fn produced(&self) -> HashSet<String> {
@@ -107,25 +101,7 @@ impl VarLengthExpand {
     }
 }
 
-impl PartialEq for VarLengthExpand {
-    fn eq(&self, other: &Self) -> bool {
-        self.sig() == other.sig()
-    }
-}
-
-impl Eq for VarLengthExpand {}
-
-impl PartialOrd for VarLengthExpand {
-    fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
-        self.sig().partial_cmp(&other.sig())
-    }
-}
-
-impl Hash for VarLengthExpand {
-    fn hash<H: Hasher>(&self, state: &mut H) {
-        self.sig().hash(state)
-    }
-}
+super::node_identity!(VarLengthExpand);
 
 impl UserDefinedLogicalNodeCore for VarLengthExpand {
     fn name(&self) -> &str {
@@ -178,17 +154,7 @@ impl UserDefinedLogicalNodeCore for VarLengthExpand {
     }
 
     fn necessary_children_exprs(&self, output_columns: &[usize]) -> Option<Vec<Vec<usize>>> {
-        let in_schema = self.input.schema();
-        let n_in = in_schema.fields().len();
-        let mut need: Vec<usize> = output_columns
-            .iter()
-            .copied()
-            .filter(|&i| i < n_in)
-            .collect();
-        need.push(in_schema.index_of_column_by_name(None, &self.key)?);
-        need.sort_unstable();
-        need.dedup();
-        Some(vec![need])
+        super::input_columns_needed(&self.input, output_columns, &[&self.key])
     }
 
     fn supports_limit_pushdown(&self) -> bool {

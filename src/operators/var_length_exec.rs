@@ -9,13 +9,10 @@ use arrow::buffer::OffsetBuffer;
 use arrow::datatypes::{Field, SchemaRef, UInt64Type};
 use datafusion::common::Result;
 use datafusion::execution::TaskContext;
-use datafusion::physical_expr::EquivalenceProperties;
-use datafusion::physical_plan::execution_plan::{Boundedness, EmissionType};
 use datafusion::physical_plan::metrics::{ExecutionPlanMetricsSet, MetricBuilder, MetricsSet};
 use datafusion::physical_plan::stream::RecordBatchStreamAdapter;
 use datafusion::physical_plan::{
-    DisplayAs, DisplayFormatType, ExecutionPlan, ExecutionPlanProperties, PlanProperties,
-    SendableRecordBatchStream,
+    DisplayAs, DisplayFormatType, ExecutionPlan, PlanProperties, SendableRecordBatchStream,
 };
 use futures::StreamExt;
 use std::fmt;
@@ -47,15 +44,6 @@ pub struct VarLengthExec {
     metrics: ExecutionPlanMetricsSet,
 }
 
-fn properties(schema: &SchemaRef, input: &Arc<dyn ExecutionPlan>) -> Arc<PlanProperties> {
-    Arc::new(PlanProperties::new(
-        EquivalenceProperties::new(schema.clone()),
-        input.output_partitioning().clone(),
-        EmissionType::Incremental,
-        Boundedness::Bounded,
-    ))
-}
-
 impl VarLengthExec {
     pub fn try_new(
         input: Arc<dyn ExecutionPlan>,
@@ -65,7 +53,7 @@ impl VarLengthExec {
         if spec.key_idx >= input.schema().fields().len() {
             return datafusion::common::internal_err!("VarLengthExec: key column out of range");
         }
-        let cache = properties(&schema, &input);
+        let cache = super::streaming_properties(&schema, &input);
         Ok(Self {
             input,
             spec: Arc::new(spec),
@@ -279,7 +267,7 @@ impl ExecutionPlan for VarLengthExec {
     ) -> Result<Arc<dyn ExecutionPlan>> {
         let input = children.swap_remove(0);
         Ok(Arc::new(Self {
-            cache: properties(&self.schema, &input),
+            cache: super::streaming_properties(&self.schema, &input),
             input,
             spec: self.spec.clone(),
             schema: self.schema.clone(),

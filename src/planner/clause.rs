@@ -39,7 +39,8 @@ impl<'c> Lowerer<'c> {
         };
         let x = self.expr(&u.expr, &cx)?;
         let t = self.type_of(&x, &schema)?;
-        let colname = self.value_col(&u.alias.name);
+        // A value variable lives in a column of its own name.
+        let colname = u.alias.name.clone();
         let list = match t {
             DataType::List(_) | DataType::LargeList(_) | DataType::FixedSizeList(_, _) => x,
             // UNWIND null gives no rows.
@@ -63,11 +64,6 @@ impl<'c> Lowerer<'c> {
         st.scope
             .bind(&u.alias.name, Binding::Value { col: colname });
         Ok(st)
-    }
-
-    /// The column holding a WITH/UNWIND value variable.
-    fn value_col(&self, name: &str) -> String {
-        name.to_string()
     }
 
     pub fn lower_optional_match(&mut self, st: State, m: &ast::Match) -> Result<State> {

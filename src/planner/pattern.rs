@@ -340,26 +340,11 @@ impl<'c> Lowerer<'c> {
         label: &str,
         preds: &mut Vec<Expr>,
     ) -> Result<()> {
-        let bound = node
-            .var
-            .as_ref()
-            .and_then(|v| st.scope.get(&v.name))
-            .cloned();
-        match bound {
-            Some(Binding::Node { prefix: p, .. }) => {
+        match bound_node(st, node)? {
+            Some((p, _)) => {
                 if let Some(props) = &node.props {
                     self.property_map_preds(st, &p, props, preds)?;
                 }
-            }
-            Some(other) => {
-                let v = node.var.as_ref().expect("bound implies a variable");
-                return sem_err!(
-                    VariableTypeConflict,
-                    v.span,
-                    "Variable `{}` is a {}, not a node",
-                    v.name,
-                    other.kind_name()
-                );
             }
             None => {
                 let info = self.entities().node(label).clone();
@@ -390,31 +375,13 @@ impl<'c> Lowerer<'c> {
         rel_prefix: &str,
         preds: &mut Vec<Expr>,
     ) -> Result<()> {
-        let bound = node
-            .var
-            .as_ref()
-            .and_then(|v| st.scope.get(&v.name))
-            .cloned();
-        match bound {
-            Some(Binding::Node {
-                prefix: p,
-                label: l,
-            }) => {
+        match bound_node(st, node)? {
+            Some((p, l)) => {
                 let key = prop_col(&p, &self.entities().node(&l).key);
                 preds.push(col(&key).eq(col(&far_col(rel_prefix))));
                 if let Some(props) = &node.props {
                     self.property_map_preds(st, &p, props, preds)?;
                 }
-            }
-            Some(other) => {
-                let v = node.var.as_ref().expect("bound implies a variable");
-                return sem_err!(
-                    VariableTypeConflict,
-                    v.span,
-                    "Variable `{}` is a {}, not a node",
-                    v.name,
-                    other.kind_name()
-                );
             }
             None => {
                 let info = self.entities().node(label).clone();
@@ -492,7 +459,7 @@ impl<'c> Lowerer<'c> {
         };
         // A path walks one table here; any other table of the type that a path could continue
         // on (from a label it reaches) would be missed: refuse rather than answer partially.
-        if max_len_or(hi, u64::MAX) >= 2 && info.index != usize::MAX {
+        if hi.unwrap_or(u64::MAX) >= 2 && info.index != usize::MAX {
             let cat = self.catalog;
             let tables: Vec<&RelTable> = cat
                 .rels
@@ -579,23 +546,7 @@ impl<'c> Lowerer<'c> {
             );
         }
         let eids = eids_col(prefix);
-        let far_bound = node
-            .var
-            .as_ref()
-            .and_then(|v| st.scope.get(&v.name))
-            .cloned();
-        if let Some(b @ (Binding::Rel { .. } | Binding::RelList { .. } | Binding::Value { .. })) =
-            &far_bound
-        {
-            let v = node.var.as_ref().expect("bound implies a variable");
-            return sem_err!(
-                VariableTypeConflict,
-                v.span,
-                "Variable `{}` is a {}, not a node",
-                v.name,
-                b.kind_name()
-            );
-        }
+        let far_bound = bound_node(st, node)?;
         let near_info = self.entities().node(near_label).clone();
         let far_info = self.entities().node(far_label).clone();
         let data = if orients_fit {
@@ -606,10 +557,7 @@ impl<'c> Lowerer<'c> {
         if let (Some(data), true) = (data, min > 0 || near_label == far_label) {
             // The far node's columns, or (bound far node) just its key to compare.
             let (target, check) = match &far_bound {
-                Some(Binding::Node {
-                    prefix: p,
-                    label: l,
-                }) => {
+                Some((p, l)) => {
                     let bound = self.entities().node(l).clone();
                     let tmp = self.fresh("vlend");
                     let key = bound.key.clone();
@@ -704,10 +652,7 @@ impl<'c> Lowerer<'c> {
                 self.options.max_var_length
             );
         }
-        let far_bound = node
-            .var
-            .as_ref()
-            .is_some_and(|v| st.scope.get(&v.name).is_some());
+        let far_bound = bound_node(st, node)?.is_some();
         let near_info = self.entities().node(near_label).clone();
         let far_info = self.entities().node(far_label).clone();
         let far_cols: Vec<String> = if far_bound {
@@ -889,16 +834,9 @@ impl<'c> Lowerer<'c> {
             all,
             key: None,
         };
-        let bound = node
-            .var
-            .as_ref()
-            .and_then(|v| st.scope.get(&v.name))
-            .cloned();
+        let bound = bound_node(st, node)?;
         let (target, close) = match &bound {
-            Some(Binding::Node {
-                prefix: p,
-                label: l,
-            }) => (
+            Some((p, l)) => (
                 TakeSpec {
                     var: p.clone(),
                     all: vec![],
@@ -907,16 +845,6 @@ impl<'c> Lowerer<'c> {
                 },
                 Some(prop_col(p, &ents.node(l).key)),
             ),
-            Some(other) => {
-                let v = node.var.as_ref().expect("bound implies a variable");
-                return sem_err!(
-                    VariableTypeConflict,
-                    v.span,
-                    "Variable `{}` is a {}, not a node",
-                    v.name,
-                    other.kind_name()
-                );
-            }
             None => (node_take(far_prefix, ents.node(far_label)), None),
         };
         let near_key = prop_col(near_prefix, &ents.node(near_label).key);
@@ -943,12 +871,12 @@ impl<'c> Lowerer<'c> {
             self.property_map_preds(st, prefix, props, preds)?;
         }
         match bound {
-            Some(Binding::Node { prefix: p, .. }) => {
+            Some((p, _)) => {
                 if let Some(props) = &node.props {
                     self.property_map_preds(st, &p, props, preds)?;
                 }
             }
-            _ => {
+            None => {
                 self.bind_node_var(st, far_prefix, far_label, node, preds)?;
             }
         }
@@ -1080,22 +1008,8 @@ impl<'c> Lowerer<'c> {
         let mut known_unknown = false;
         for n in &nodes {
             let mut c: BTreeSet<String> = cat.nodes.keys().cloned().collect();
-            if let Some(v) = &n.var {
-                match st.scope.get(&v.name) {
-                    Some(Binding::Node { label, .. }) => {
-                        c = BTreeSet::from([label.clone()]);
-                    }
-                    Some(other) => {
-                        return sem_err!(
-                            VariableTypeConflict,
-                            v.span,
-                            "Variable `{}` is a {}, not a node",
-                            v.name,
-                            other.kind_name()
-                        )
-                    }
-                    None => {}
-                }
+            if let Some((_, label)) = bound_node(st, n)? {
+                c = BTreeSet::from([label]);
             }
             if n.labels.len() > 1 {
                 return sem_err!(
@@ -1273,7 +1187,7 @@ impl<'c> Lowerer<'c> {
             .enumerate()
             .filter_map(|(i, n)| n.labels.first().map(|l| (i, l.name.clone())))
             .collect();
-        let labels = cands
+        let labels: Vec<String> = cands
             .iter()
             .enumerate()
             .map(|(i, c)| {
@@ -1292,7 +1206,7 @@ impl<'c> Lowerer<'c> {
                     .unwrap_or_default()
             })
             .collect();
-        let rels = rel_cands
+        let rels: Vec<usize> = rel_cands
             .iter()
             .enumerate()
             .map(|(k, c)| {
@@ -1307,7 +1221,6 @@ impl<'c> Lowerer<'c> {
             })
             .collect();
         // Split back per path.
-        let (labels, rels): (Vec<String>, Vec<usize>) = (labels, rels);
         let mut out = Vec::new();
         let (mut ni, mut ri) = (0, 0);
         for path in paths {
@@ -1324,6 +1237,25 @@ impl<'c> Lowerer<'c> {
     }
 }
 
+/// The node a pattern's variable is already bound to, as `(prefix, label)`; `None` for a new
+/// variable; an error when the variable holds something other than a node.
+fn bound_node(st: &State, node: &ast::NodePattern) -> Result<Option<(String, String)>> {
+    let Some(v) = &node.var else {
+        return Ok(None);
+    };
+    match st.scope.get(&v.name) {
+        None => Ok(None),
+        Some(Binding::Node { prefix, label }) => Ok(Some((prefix.clone(), label.clone()))),
+        Some(other) => sem_err!(
+            VariableTypeConflict,
+            v.span,
+            "Variable `{}` is a {}, not a node",
+            v.name,
+            other.kind_name()
+        ),
+    }
+}
+
 /// Every column of a node, as a take of the graph operators (the key marked).
 fn node_take(prefix: &str, info: &NodeInfo) -> TakeSpec {
     let all: Vec<_> = info
@@ -1337,10 +1269,6 @@ fn node_take(prefix: &str, info: &NodeInfo) -> TakeSpec {
         key: info.props.iter().position(|(p, _)| p == &info.key),
         all,
     }
-}
-
-fn max_len_or(hi: Option<u64>, unbounded: u64) -> u64 {
-    hi.unwrap_or(unbounded)
 }
 
 fn col_name(name: &str) -> datafusion::common::Column {
