@@ -361,49 +361,36 @@ impl<'c> Lowerer<'c> {
     fn property(&self, target: &ast::Expr, key: &ast::Ident, cx: &ExprCtx<'_>) -> Result<Expr> {
         if let ExprKind::Variable(v) = &target.kind {
             if !cx.overrides.iter().any(|(o, _)| o == target) {
-                match cx.scope.get(v) {
+                let ents = self.entities();
+                // An entity's properties and the name to report: its label or type.
+                let entity = match cx.scope.get(v) {
                     Some(Binding::Node { label, prefix }) => {
-                        let info = self.entities().node(label);
-                        if info.props.iter().any(|(p, _)| p == &key.name) {
-                            return Ok(col(&prop_col(prefix, &key.name)));
-                        }
-                        if self.options.lenient {
-                            return Ok(null());
-                        }
-                        return sem_err!(
-                            UnknownProperty,
-                            key.span,
-                            "Unknown property `{}` of :{label} (properties: {})",
-                            key.name,
-                            info.props
-                                .iter()
-                                .map(|(p, _)| p.as_str())
-                                .collect::<Vec<_>>()
-                                .join(", ")
-                        );
+                        Some((&ents.node(label).props, label.as_str(), prefix))
                     }
                     Some(Binding::Rel { rel, prefix }) => {
-                        let info = self.entities().rel(*rel);
-                        if info.props.iter().any(|(p, _)| p == &key.name) {
-                            return Ok(col(&prop_col(prefix, &key.name)));
-                        }
-                        if self.options.lenient {
-                            return Ok(null());
-                        }
-                        return sem_err!(
-                            UnknownProperty,
-                            key.span,
-                            "Unknown property `{}` of :{} (properties: {})",
-                            key.name,
-                            info.cfg.rel_type,
-                            info.props
-                                .iter()
-                                .map(|(p, _)| p.as_str())
-                                .collect::<Vec<_>>()
-                                .join(", ")
-                        );
+                        let info = ents.rel(*rel);
+                        Some((&info.props, info.cfg.rel_type.as_str(), prefix))
                     }
-                    _ => {}
+                    _ => None,
+                };
+                if let Some((props, name, prefix)) = entity {
+                    if props.iter().any(|(p, _)| p == &key.name) {
+                        return Ok(col(&prop_col(prefix, &key.name)));
+                    }
+                    if self.options.lenient {
+                        return Ok(null());
+                    }
+                    return sem_err!(
+                        UnknownProperty,
+                        key.span,
+                        "Unknown property `{}` of :{name} (properties: {})",
+                        key.name,
+                        props
+                            .iter()
+                            .map(|(p, _)| p.as_str())
+                            .collect::<Vec<_>>()
+                            .join(", ")
+                    );
                 }
             }
         }
