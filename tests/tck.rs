@@ -210,8 +210,8 @@ async fn tck() {
     if !is_default {
         return;
     }
-    let list_path =
-        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/tck_known_failures.txt");
+    let list_path = common::project_root().join("tests/tck_known_failures.txt");
+
     let failed_ids: BTreeSet<String> = failures.iter().map(|(id, _)| id.clone()).collect();
     if std::env::var_os("LANCE_CSR_TCK_BLESS").is_some() {
         let mut text = String::from("# TCK scenarios known to fail; the runner fails on any other failure.\n# Regenerate with LANCE_CSR_TCK_BLESS=1 cargo test --test tck\n");

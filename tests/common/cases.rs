@@ -23,7 +23,7 @@ pub struct Case {
 }
 
 pub fn case_files() -> Vec<PathBuf> {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/cases");
+    let dir = super::project_root().join("tests/cases");
     let mut v: Vec<PathBuf> = std::fs::read_dir(dir)
         .expect("tests/cases exists")
         .filter_map(|e| e.ok().map(|e| e.path()))

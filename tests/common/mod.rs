@@ -35,3 +35,12 @@ pub fn sorted_lines(r: &QueryResult) -> Vec<String> {
     v.sort();
     v
 }
+
+/// The project root at run time. `env!("CARGO_MANIFEST_DIR")` is baked in at compile time, and a
+/// test binary reused from a shared target folder may have been compiled in another checkout;
+/// `cargo test` sets the variable for the running test too, so prefer that.
+pub fn project_root() -> std::path::PathBuf {
+    std::env::var_os("CARGO_MANIFEST_DIR")
+        .map(std::path::PathBuf::from)
+        .unwrap_or_else(|| env!("CARGO_MANIFEST_DIR").into())
+}

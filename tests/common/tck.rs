@@ -53,7 +53,7 @@ pub fn tck_path() -> Option<(std::path::PathBuf, bool)> {
     if let Ok(p) = std::env::var("LANCE_CSR_TCK") {
         return Some((p.into(), false));
     }
-    let p = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/tck/tck.jsonl");
+    let p = super::project_root().join("../shared/tck/tck.jsonl");
     p.exists().then_some((p, true))
 }
 
