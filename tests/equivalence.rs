@@ -25,28 +25,45 @@ fn cell(a: &dyn arrow::array::Array, i: usize, unordered_lists: bool) -> String 
     render_cell(a, i, true)
 }
 
-fn rendered(r: &QueryResult, unordered_lists: bool) -> Vec<String> {
+fn rendered(r: &QueryResult, unordered_lists: bool) -> Vec<Vec<String>> {
     let mut out = Vec::new();
     for b in &r.batches {
         for i in 0..b.num_rows() {
-            let cells: Vec<String> = (0..b.num_columns())
-                .map(|c| cell(b.column(c).as_ref(), i, unordered_lists))
-                .collect();
-            out.push(cells.join(" | "));
+            out.push(
+                (0..b.num_columns())
+                    .map(|c| cell(b.column(c).as_ref(), i, unordered_lists))
+                    .collect(),
+            );
         }
     }
     out
 }
 
-/// Does the query's last clause fix the row order?
-fn ordered(q: &str) -> bool {
-    match cypher::parse_query(q) {
-        Ok(ast) if ast.unions.is_empty() => matches!(
-            ast.first.clauses.last(),
-            Some(cypher::Clause::Return(r)) if !r.order_by.is_empty()
-        ),
-        _ => false,
+/// How the query's last clause orders rows: `None` when it does not; else the result columns
+/// that hold its ORDER BY keys, when every key is one (rows with equal keys may come in any
+/// order), or `Some(None)` when some key is not returned (compare the order exactly).
+fn ordering(q: &str) -> Option<Option<Vec<usize>>> {
+    let ast = cypher::parse_query(q).ok()?;
+    if !ast.unions.is_empty() {
+        return None;
     }
+    let Some(cypher::Clause::Return(r)) = ast.first.clauses.last() else {
+        return None;
+    };
+    if r.order_by.is_empty() {
+        return None;
+    }
+    let keys = r
+        .order_by
+        .iter()
+        .map(|o| {
+            let text = o.expr.to_string();
+            r.items.iter().position(|it| {
+                it.expr.to_string() == text || it.alias.as_ref().is_some_and(|a| a.name == text)
+            })
+        })
+        .collect::<Option<Vec<usize>>>();
+    Some(keys.filter(|_| !r.star))
 }
 
 /// Runs `q` in both modes; `None` when they agree.
@@ -60,11 +77,31 @@ async fn compare(csr: &Graph, join: &Graph, q: &str, params: &Params) -> Option<
             if a.columns != b.columns {
                 return Some(format!("{q}\n  columns {:?} vs {:?}", a.columns, b.columns));
             }
-            if !ordered(q) {
-                x.sort();
-                y.sort();
-            }
-            (x != y).then(|| format!("{q}\n  csr:  {x:?}\n  join: {y:?}"))
+            let show = |rows: &[Vec<String>]| -> Vec<String> {
+                rows.iter().map(|r| r.join(" | ")).collect()
+            };
+            let differ = match ordering(q) {
+                None => {
+                    x.sort();
+                    y.sort();
+                    x != y
+                }
+                Some(None) => x != y,
+                // Same rows, and the same sequence of sort keys: ties may come in any order.
+                Some(Some(keys)) => {
+                    let key_seq = |rows: &[Vec<String>]| -> Vec<Vec<String>> {
+                        rows.iter()
+                            .map(|r| keys.iter().map(|&k| r[k].clone()).collect())
+                            .collect()
+                    };
+                    let (kx, ky) = (key_seq(&x), key_seq(&y));
+                    let (mut sx, mut sy) = (x.clone(), y.clone());
+                    sx.sort();
+                    sy.sort();
+                    kx != ky || sx != sy
+                }
+            };
+            differ.then(|| format!("{q}\n  csr:  {:?}\n  join: {:?}", show(&x), show(&y)))
         }
         (Ok(a), Err(e)) => Some(format!(
             "{q}\n  csr gave {} rows, join failed: {e}",

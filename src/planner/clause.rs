@@ -1,7 +1,7 @@
 //! Lowering of UNWIND, WITH, RETURN (projection, aggregation, DISTINCT, ORDER BY, SKIP/LIMIT)
 //! and OPTIONAL MATCH.
 
-use super::expr::{col, empty_list, ExprCtx};
+use super::expr::{col, empty_list, null, ExprCtx};
 use super::scope::{Binding, Scope};
 use super::{Lowered, Lowerer, State};
 use crate::error::Result;
@@ -9,6 +9,7 @@ use crate::sem_err;
 use arrow::datatypes::DataType;
 use cypher::ast::{self, ExprKind, Literal};
 use datafusion::common::{Column, JoinType, UnnestOptions};
+use datafusion::functions::expr_fn as f;
 use datafusion::functions_aggregate::expr_fn as af;
 use datafusion::functions_nested::expr_fn as nf;
 use datafusion::functions_window::expr_fn::row_number;
@@ -242,7 +243,12 @@ impl<'c> Lowerer<'c> {
             item_vars.push((it.name.clone(), var.clone()));
             let entity = match &it.expr.kind {
                 ExprKind::Variable(v) => match st.scope.get(v) {
-                    Some(b @ (Binding::Node { .. } | Binding::Rel { .. })) => Some(b.clone()),
+                    Some(
+                        b @ (Binding::Node { .. }
+                        | Binding::Rel { .. }
+                        | Binding::Nodes { .. }
+                        | Binding::Rels { .. }),
+                    ) => Some(b.clone()),
                     Some(b @ Binding::RelList { .. }) => {
                         if is_return {
                             return sem_err!(
@@ -265,21 +271,7 @@ impl<'c> Lowerer<'c> {
                 _ => None,
             };
             if let Some(b) = entity {
-                let nb = match &b {
-                    Binding::Node { label, .. } => Binding::Node {
-                        label: label.clone(),
-                        prefix: var.clone(),
-                    },
-                    Binding::Rel { rel, .. } => Binding::Rel {
-                        rel: *rel,
-                        prefix: var.clone(),
-                    },
-                    Binding::RelList { rel, .. } => Binding::RelList {
-                        rel: *rel,
-                        prefix: var.clone(),
-                    },
-                    Binding::Value { .. } => unreachable!(),
-                };
+                let nb = b.with_prefix(&var);
                 for ((old, _), (new, _)) in ents.columns(&b).into_iter().zip(ents.columns(&nb)) {
                     key_exprs.push(col(&old).alias(new));
                 }
@@ -539,8 +531,16 @@ impl<'c> Lowerer<'c> {
         // distinctness, and is much cheaper to hash than the whole entity.
         if name == "count" {
             if let ExprKind::Variable(v) = &args[0].kind {
-                if let Some(b @ (Binding::Node { .. } | Binding::Rel { .. })) = scope.get(v) {
+                if let Some(b) = scope.get(v).filter(|b| b.is_entity()) {
                     let id = col(&self.entities().identity_col(b));
+                    if distinct && matches!(b, Binding::Nodes { .. } | Binding::Rels { .. }) {
+                        // Keys / edge ids repeat across labels / tables: count the pairs.
+                        let [a, b] = self.entities().identity_parts(b).expect("entity");
+                        let pair = f::named_struct(vec![lit("a"), a, lit("b"), b]);
+                        return Ok(af::count(when(id.is_null(), null()).otherwise(pair)?)
+                            .distinct()
+                            .build()?);
+                    }
                     return if distinct {
                         Ok(af::count(id).distinct().build()?)
                     } else {

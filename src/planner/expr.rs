@@ -1,6 +1,6 @@
 //! Lowering of Cypher expressions to DataFusion expressions.
 
-use super::scope::{prop_col, Binding, Scope};
+use super::scope::{label_col, prop_col, type_col, Binding, Scope};
 use super::Lowerer;
 use crate::error::{Error, Result};
 use crate::sem_err;
@@ -191,9 +191,7 @@ impl<'c> Lowerer<'c> {
                 let x = match &expr.kind {
                     // An entity is null when its identity column is (OPTIONAL MATCH).
                     ExprKind::Variable(v) => match cx.scope.get(v) {
-                        Some(b @ (Binding::Node { .. } | Binding::Rel { .. })) => {
-                            col(&self.entities().identity_col(b))
-                        }
+                        Some(b) if b.is_entity() => col(&self.entities().identity_col(b)),
                         _ => self.expr(expr, cx)?,
                     },
                     _ => self.expr(expr, cx)?,
@@ -218,6 +216,14 @@ impl<'c> Lowerer<'c> {
                         let key = prop_col(prefix, &self.entities().node(label).key);
                         // null for a missing (OPTIONAL MATCH) node, else a constant.
                         when(col(&key).is_null(), null()).otherwise(lit(all))?
+                    }
+                    Some(Binding::Nodes { prefix, .. }) => {
+                        let label = col(&label_col(prefix));
+                        labels
+                            .iter()
+                            .map(|l| label.clone().eq(lit(l.name.clone())))
+                            .reduce(Expr::and)
+                            .unwrap_or(lit(true))
                     }
                     Some(_) => {
                         return sem_err!(
@@ -362,28 +368,22 @@ impl<'c> Lowerer<'c> {
         if let ExprKind::Variable(v) = &target.kind {
             if !cx.overrides.iter().any(|(o, _)| o == target) {
                 let ents = self.entities();
-                // An entity's properties and the name to report: its label or type.
-                let entity = match cx.scope.get(v) {
-                    Some(Binding::Node { label, prefix }) => {
-                        Some((&ents.node(label).props, label.as_str(), prefix))
-                    }
-                    Some(Binding::Rel { rel, prefix }) => {
-                        let info = ents.rel(*rel);
-                        Some((&info.props, info.cfg.rel_type.as_str(), prefix))
-                    }
-                    _ => None,
-                };
+                // An entity's properties and the name to report: its label(s) or type(s).
+                let entity = cx.scope.get(v).and_then(|b| {
+                    let (props, name) = ents.props_of(b)?;
+                    Some((props, name, b.prefix()))
+                });
                 if let Some((props, name, prefix)) = entity {
                     if props.iter().any(|(p, _)| p == &key.name) {
                         return Ok(col(&prop_col(prefix, &key.name)));
                     }
-                    if self.options.lenient {
+                    if self.options.lenient || self.missing_props_null {
                         return Ok(null());
                     }
                     return sem_err!(
                         UnknownProperty,
                         key.span,
-                        "Unknown property `{}` of :{name} (properties: {})",
+                        "Unknown property `{}` of {name} (properties: {})",
                         key.name,
                         props
                             .iter()
@@ -419,12 +419,26 @@ impl<'c> Lowerer<'c> {
     pub fn entity_value(&self, b: &Binding) -> Result<Expr> {
         let ents = self.entities();
         let (tag, name, props, prefix) = match b {
-            Binding::Node { label, prefix } => {
-                ("__label", label.clone(), &ents.node(label).props, prefix)
-            }
+            Binding::Node { label, prefix } => (
+                "__label",
+                lit(label.clone()),
+                &ents.node(label).props,
+                prefix,
+            ),
             Binding::Rel { rel, prefix } => {
                 let info = ents.rel(*rel);
-                ("__type", info.cfg.rel_type.clone(), &info.props, prefix)
+                (
+                    "__type",
+                    lit(info.cfg.rel_type.clone()),
+                    &info.props,
+                    prefix,
+                )
+            }
+            Binding::Nodes { prefix, props, .. } => {
+                ("__label", col(&label_col(prefix)), props, prefix)
+            }
+            Binding::Rels { prefix, props, .. } => {
+                ("__type", col(&type_col(prefix)), props, prefix)
             }
             Binding::RelList { .. } => {
                 return Err(Error::semantic(
@@ -435,7 +449,7 @@ impl<'c> Lowerer<'c> {
             }
             Binding::Value { col: c } => return Ok(col(c)),
         };
-        let mut args = vec![lit(tag), lit(name)];
+        let mut args = vec![lit(tag), name];
         for (p, _) in props {
             args.push(lit(p.clone()));
             args.push(col(&prop_col(prefix, p)));
@@ -456,6 +470,7 @@ impl<'c> Lowerer<'c> {
         if matches!(op, BinaryOp::Eq | BinaryOp::Neq) {
             if let (ExprKind::Variable(a), ExprKind::Variable(b)) = (&l.kind, &r.kind) {
                 if let (Some(ba), Some(bb)) = (cx.scope.get(a), cx.scope.get(b)) {
+                    let ents = self.entities();
                     let same_kind = match (ba, bb) {
                         (Binding::Node { label: x, .. }, Binding::Node { label: y, .. }) => {
                             Some(x == y)
@@ -464,8 +479,24 @@ impl<'c> Lowerer<'c> {
                         (Binding::Value { .. }, _) | (_, Binding::Value { .. }) => None,
                         _ => Some(false),
                     };
+                    let both_nodes = matches!(ba, Binding::Node { .. } | Binding::Nodes { .. })
+                        && matches!(bb, Binding::Node { .. } | Binding::Nodes { .. });
+                    let both_rels = matches!(ba, Binding::Rel { .. } | Binding::Rels { .. })
+                        && matches!(bb, Binding::Rel { .. } | Binding::Rels { .. });
+                    let several = matches!(ba, Binding::Nodes { .. } | Binding::Rels { .. })
+                        || matches!(bb, Binding::Nodes { .. } | Binding::Rels { .. });
+                    if several && (both_nodes || both_rels) {
+                        // Several labels / tables: same label (table) and same key (edge id).
+                        let [la, ka] = ents.identity_parts(ba).expect("entity");
+                        let [lb, kb] = ents.identity_parts(bb).expect("entity");
+                        let eq = la.eq(lb).and(ka.eq(kb));
+                        return Ok(if op == BinaryOp::Eq {
+                            eq
+                        } else {
+                            Expr::Not(Box::new(eq))
+                        });
+                    }
                     if let Some(same) = same_kind {
-                        let ents = self.entities();
                         let (ia, ib) = (col(&ents.identity_col(ba)), col(&ents.identity_col(bb)));
                         let eq = if same {
                             ia.eq(ib)
@@ -793,8 +824,21 @@ impl<'c> Lowerer<'c> {
                         Ok(when(id.clone().is_null(), null()).otherwise(e)?)
                     };
                     match (lname.as_str(), b) {
-                        ("id", Binding::Node { .. }) | ("id", Binding::Rel { .. }) => {
-                            return Ok(cast(id, DataType::Int64))
+                        ("id", b) if b.is_entity() => return Ok(cast(id, DataType::Int64)),
+                        ("labels", Binding::Nodes { prefix, .. }) => {
+                            let label = col(&label_col(prefix));
+                            let none = lit(ScalarValue::List(ScalarValue::new_list_nullable(
+                                &[],
+                                &DataType::Utf8,
+                            )));
+                            // Unlabeled nodes sit in a table named `__...`.
+                            return guard(
+                                when(f::starts_with(label.clone(), lit("__")), none)
+                                    .otherwise(nf::make_array(vec![label]))?,
+                            );
+                        }
+                        ("type", Binding::Rels { prefix, .. }) => {
+                            return guard(col(&type_col(prefix)))
                         }
                         ("labels", Binding::Node { label, .. }) => {
                             let l = if label.starts_with("__") || label.is_empty() {
@@ -810,8 +854,7 @@ impl<'c> Lowerer<'c> {
                         ("type", Binding::Rel { rel, .. }) => {
                             return guard(lit(ents.rel(*rel).cfg.rel_type.clone()))
                         }
-                        ("keys", Binding::Node { .. } | Binding::Rel { .. })
-                        | ("properties", Binding::Node { .. } | Binding::Rel { .. }) => {
+                        ("keys" | "properties", b) if b.is_entity() => {
                             return sem_err!(
                                 Unsupported,
                                 span,

@@ -3,6 +3,7 @@
 //! Binding and lowering happen in one walk over the clauses: each clause takes the plan so far
 //! and the variables in scope ([`State`]) and returns the next. Hops run as joins here.
 
+pub mod branch;
 pub mod clause;
 pub mod expr;
 pub mod pattern;
@@ -73,7 +74,10 @@ pub struct Lowerer<'c> {
     pub options: PlannerOptions,
     empty_node: NodeInfo,
     empty_rel: RelInfo,
-    counter: usize,
+    pub(crate) counter: usize,
+    /// Lowering one branch of a MATCH: a property its label lacks is null (another label of
+    /// the same variable has it), not an error.
+    pub(crate) missing_props_null: bool,
     /// What the graph rewrites did, for EXPLAIN.
     pub notes: Vec<String>,
 }
@@ -124,6 +128,7 @@ impl<'c> Lowerer<'c> {
             empty_node,
             empty_rel,
             counter: 0,
+            missing_props_null: false,
             notes: Vec::new(),
         })
     }

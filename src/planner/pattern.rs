@@ -10,6 +10,7 @@ use crate::error::Result;
 use crate::operators::csr_expand::{CsrData, CsrExpand, TakeSpec};
 use crate::operators::node_lookup::NodeLookup;
 use crate::operators::var_length::VarLengthExpand;
+use crate::rewrite::branching::label_reach;
 use crate::sem_err;
 use crate::storage::ROW_ID;
 use arrow::datatypes::DataType;
@@ -30,6 +31,20 @@ fn far_col(prefix: &str) -> String {
 }
 
 /// The resolved shape of one path: a label per node, a table per relationship.
+/// What each node and relationship of a MATCH can be (see [`Lowerer::candidates`]).
+pub(crate) struct Candidates<'p> {
+    /// Every node occurrence, path by path.
+    pub nodes: Vec<&'p ast::NodePattern>,
+    /// Every relationship as (near occurrence, far occurrence, pattern).
+    pub steps: Vec<(usize, usize, &'p ast::RelPattern)>,
+    /// Candidate labels per node occurrence.
+    pub labels: Vec<BTreeSet<String>>,
+    /// Candidate tables (catalog indexes) per relationship.
+    pub rels: Vec<BTreeSet<usize>>,
+    /// False when no combination can match (the MATCH yields no rows).
+    pub satisfiable: bool,
+}
+
 struct Resolved {
     labels: Vec<String>,
     rels: Vec<usize>,
@@ -86,8 +101,29 @@ impl<'c> Lowerer<'c> {
         .project(exprs)?)
     }
 
-    /// Lowers one MATCH clause (not OPTIONAL) onto `st`, re-rooted first when switched on.
+    /// Lowers one MATCH clause (not OPTIONAL): branched when its nodes may have several
+    /// labels or its relationships come from several tables (`super::branch`), each branch
+    /// re-rooted first when switched on.
     pub fn lower_match(&mut self, st: State, m: &ast::Match) -> Result<State> {
+        for path in &m.patterns {
+            if let Some(n) = &path.name {
+                return sem_err!(Unsupported, n.span, "unsupported: named path `{}`", n.name);
+            }
+        }
+        if let Some(st) = self.lower_branches(&st, m)? {
+            return Ok(st);
+        }
+        self.lower_match_one(st, m, true)
+    }
+
+    /// Lowers a MATCH that needs no branching, re-rooted first when switched on; its WHERE
+    /// too when `with_where`.
+    pub(crate) fn lower_match_one(
+        &mut self,
+        st: State,
+        m: &ast::Match,
+        with_where: bool,
+    ) -> Result<State> {
         if self.options.reroot {
             let scope = st.scope.clone();
             let mut counter = self.counter;
@@ -108,13 +144,18 @@ impl<'c> Lowerer<'c> {
                     ast::Clause::Match(r.clause.clone()),
                     roots.join(", ")
                 ));
-                return self.lower_match_as_written(st, &r.clause);
+                return self.lower_match_as_written(st, &r.clause, with_where);
             }
         }
-        self.lower_match_as_written(st, m)
+        self.lower_match_as_written(st, m, with_where)
     }
 
-    fn lower_match_as_written(&mut self, mut st: State, m: &ast::Match) -> Result<State> {
+    fn lower_match_as_written(
+        &mut self,
+        mut st: State,
+        m: &ast::Match,
+        with_where: bool,
+    ) -> Result<State> {
         let mut preds: Vec<Expr> = Vec::new();
         // (rel table, prefix) of every relationship matched in this clause, for uniqueness.
         let mut matched_rels: Vec<(usize, String)> = Vec::new();
@@ -122,11 +163,6 @@ impl<'c> Lowerer<'c> {
         let mut matched_lists: Vec<(usize, String)> = Vec::new();
         let mut new_rel_vars: BTreeSet<String> = BTreeSet::new();
         let mut unsatisfiable = false;
-        for path in &m.patterns {
-            if let Some(n) = &path.name {
-                return sem_err!(Unsupported, n.span, "unsupported: named path `{}`", n.name);
-            }
-        }
         let all_resolved = self.resolve_match(&st, &m.patterns)?;
         for (path, resolved) in m.patterns.iter().zip(all_resolved) {
             unsatisfiable |= !resolved.satisfiable;
@@ -315,20 +351,25 @@ impl<'c> Lowerer<'c> {
         if unsatisfiable {
             preds.push(lit(false));
         }
-        if let Some(w) = &m.where_ {
-            let schema = st.plan.schema().clone();
-            let cx = ExprCtx {
-                no_aggregates: "in WHERE",
-                ..ExprCtx::new(&st.scope, &schema)
-            };
-            let p = self.expr(w, &cx)?;
-            self.check_boolean(&p, &schema, w.span)?;
-            preds.push(p);
+        if let Some(w) = m.where_.as_ref().filter(|_| with_where) {
+            preds.push(self.match_where(&st, w)?);
         }
         if let Some(p) = preds.into_iter().reduce(Expr::and) {
             st.plan = self.filter(st.plan, p)?;
         }
         Ok(st)
+    }
+
+    /// A MATCH's WHERE over the variables in `st`.
+    pub(crate) fn match_where(&self, st: &State, w: &ast::Expr) -> Result<Expr> {
+        let schema = st.plan.schema().clone();
+        let cx = ExprCtx {
+            no_aggregates: "in WHERE",
+            ..ExprCtx::new(&st.scope, &schema)
+        };
+        let p = self.expr(w, &cx)?;
+        self.check_boolean(&p, &schema, w.span)?;
+        Ok(p)
     }
 
     /// Binds the first node of a path: a new scan (cross-joined), or an already bound variable.
@@ -744,7 +785,7 @@ impl<'c> Lowerer<'c> {
                     where_: None,
                     span: rel.span,
                 };
-                let sub = self.lower_match_as_written(st.clone(), &m)?;
+                let sub = self.lower_match_as_written(st.clone(), &m, true)?;
                 (sub.plan, rels.iter().map(|r| col(&eid_col(r))).collect())
             };
             let eids = if eid_exprs.is_empty() {
@@ -988,10 +1029,15 @@ impl<'c> Lowerer<'c> {
         Ok(())
     }
 
-    /// Picks one label per node and one table per relationship for all paths of a MATCH, from
-    /// explicit labels and types, bound variables, and the configured endpoints (constraint
-    /// propagation over the whole clause: paths sharing a variable constrain each other).
-    fn resolve_match(&self, st: &State, paths: &[ast::PathPattern]) -> Result<Vec<Resolved>> {
+    /// The labels each node of a MATCH can have and the tables each relationship can come
+    /// from, given explicit labels and types, bound variables and the configured endpoints
+    /// (constraint propagation over the whole clause: paths sharing a variable constrain each
+    /// other).
+    pub(crate) fn candidates<'p>(
+        &self,
+        st: &State,
+        paths: &'p [ast::PathPattern],
+    ) -> Result<Candidates<'p>> {
         let cat = self.catalog;
         // Every node occurrence, and every relationship as (near occurrence, far occurrence).
         let mut nodes: Vec<&ast::NodePattern> = Vec::new();
@@ -1008,17 +1054,13 @@ impl<'c> Lowerer<'c> {
         let mut known_unknown = false;
         for n in &nodes {
             let mut c: BTreeSet<String> = cat.nodes.keys().cloned().collect();
-            if let Some((_, label)) = bound_node(st, n)? {
-                c = BTreeSet::from([label]);
+            if let Some(labels) = bound_labels(st, n)? {
+                c = labels.into_iter().collect();
             }
-            if n.labels.len() > 1 {
-                return sem_err!(
-                    Unsupported,
-                    n.labels[1].span,
-                    "unsupported: several labels on one node (needs branching, planned)"
-                );
-            }
-            if let Some(l) = n.labels.first() {
+            // `(m:Post:Comment)`: any of the labels (one label per node table).
+            let mut named = BTreeSet::new();
+            for l in &n.labels {
+                named.insert(l.name.clone());
                 if !cat.nodes.contains_key(&l.name) {
                     if !self.options.lenient {
                         return sem_err!(
@@ -1029,9 +1071,11 @@ impl<'c> Lowerer<'c> {
                             cat.nodes.keys().cloned().collect::<Vec<_>>().join(", ")
                         );
                     }
-                    known_unknown = true;
+                    known_unknown |= n.labels.len() == 1;
                 }
-                c.retain(|x| x == &l.name);
+            }
+            if !n.labels.is_empty() {
+                c.retain(|x| named.contains(x));
             }
             cands.push(c);
         }
@@ -1083,6 +1127,38 @@ impl<'c> Lowerer<'c> {
                         cands[b] = inter;
                         changed = true;
                     }
+                    continue;
+                }
+                // Variable length: the ends are labels reachable over the tables in as many
+                // steps as the bounds allow; the tables, those on some such path.
+                if let Some((lo, hi)) = rel.length {
+                    let (lo, hi) = (lo.unwrap_or(1), hi.unwrap_or(u64::MAX));
+                    let tables: Vec<&RelTable> =
+                        rel_cands[k].iter().map(|&i| &cat.rels[i].cfg).collect();
+                    let fwd = label_reach(&cands[a], &tables, rel.direction, false, lo, hi);
+                    let bwd = label_reach(&cands[b], &tables, rel.direction, true, lo, hi);
+                    let new_b: BTreeSet<String> = cands[b].intersection(&fwd).cloned().collect();
+                    let new_a: BTreeSet<String> = cands[a].intersection(&bwd).cloned().collect();
+                    let near = label_reach(&new_a, &tables, rel.direction, false, 0, hi - 1);
+                    let far = label_reach(&new_b, &tables, rel.direction, true, 0, hi - 1);
+                    let kept: BTreeSet<usize> = rel_cands[k]
+                        .iter()
+                        .copied()
+                        .filter(|&i| {
+                            let r = &cat.rels[i].cfg;
+                            let out = near.contains(&r.from) && far.contains(&r.to);
+                            let inc = near.contains(&r.to) && far.contains(&r.from);
+                            match rel.direction {
+                                Direction::Outgoing => out,
+                                Direction::Incoming => inc,
+                                Direction::Both => out || inc,
+                            }
+                        })
+                        .collect();
+                    changed |= kept != rel_cands[k] || new_a != cands[a] || new_b != cands[b];
+                    rel_cands[k] = kept;
+                    cands[a] = new_a;
+                    cands[b] = new_b;
                     continue;
                 }
                 let fits = |i: usize, cands: &Vec<BTreeSet<String>>| {
@@ -1150,6 +1226,27 @@ impl<'c> Lowerer<'c> {
         let satisfiable = !known_unknown
             && cands.iter().all(|c| !c.is_empty())
             && rel_cands.iter().all(|c| !c.is_empty());
+        Ok(Candidates {
+            nodes,
+            steps,
+            labels: cands,
+            rels: rel_cands,
+            satisfiable,
+        })
+    }
+
+    /// Picks one label per node and one table per relationship for all paths of a MATCH (see
+    /// [`Self::candidates`]); several possible ones are an error here (the MATCH branches
+    /// before it gets here).
+    fn resolve_match(&self, st: &State, paths: &[ast::PathPattern]) -> Result<Vec<Resolved>> {
+        let cat = self.catalog;
+        let Candidates {
+            nodes,
+            steps,
+            labels: cands,
+            rels: rel_cands,
+            satisfiable,
+        } = self.candidates(st, paths)?;
         if satisfiable {
             for (i, c) in cands.iter().enumerate() {
                 if c.len() > 1 {
@@ -1254,6 +1351,17 @@ fn bound_node(st: &State, node: &ast::NodePattern) -> Result<Option<(String, Str
             other.kind_name()
         ),
     }
+}
+
+/// The labels a bound node variable can have: one, or several after a MATCH that branched;
+/// `None` for a new variable; an error when the variable holds something other than a node.
+fn bound_labels(st: &State, node: &ast::NodePattern) -> Result<Option<Vec<String>>> {
+    if let Some(v) = &node.var {
+        if let Some(Binding::Nodes { labels, .. }) = st.scope.get(&v.name) {
+            return Ok(Some(labels.clone()));
+        }
+    }
+    Ok(bound_node(st, node)?.map(|(_, l)| vec![l]))
 }
 
 /// Every column of a node, as a take of the graph operators (the key marked).

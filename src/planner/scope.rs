@@ -2,6 +2,9 @@
 
 use crate::catalog::{Catalog, NodeInfo, RelInfo};
 use arrow::datatypes::DataType;
+use datafusion::common::ScalarValue;
+use super::expr::col;
+use datafusion::logical_expr::{lit, Expr};
 
 /// Column name of a node or relationship property: `{prefix}__{prop}`.
 pub fn prop_col(prefix: &str, prop: &str) -> String {
@@ -27,8 +30,38 @@ pub enum Binding {
     Rel { rel: usize, prefix: String },
     /// The relationships of a variable-length pattern: their edge ids in `{prefix}__#eids`.
     RelList { rel: usize, prefix: String },
+    /// A node that may have any of several labels (a MATCH that branched): `{prefix}__#label`
+    /// holds the label, `{prefix}__#key` the key, and `props` every property of any of the
+    /// labels (null where the row's label lacks it), in one type each.
+    Nodes {
+        labels: Vec<String>,
+        prefix: String,
+        key_type: DataType,
+        props: Vec<(String, DataType)>,
+    },
+    /// A relationship that may come from any of several tables: `{prefix}__#type` holds its
+    /// type, `{prefix}__#table` the table (edge ids are per table), `{prefix}__#eid` the edge.
+    Rels {
+        rels: Vec<usize>,
+        prefix: String,
+        props: Vec<(String, DataType)>,
+    },
     /// Any other value, held in one column.
     Value { col: String },
+}
+
+/// Columns of the several-label / several-table bindings.
+pub fn label_col(prefix: &str) -> String {
+    format!("{prefix}__#label")
+}
+pub fn key_col(prefix: &str) -> String {
+    format!("{prefix}__#key")
+}
+pub fn type_col(prefix: &str) -> String {
+    format!("{prefix}__#type")
+}
+pub fn table_col(prefix: &str) -> String {
+    format!("{prefix}__#table")
 }
 
 /// Edge-id list column of a variable-length relationship.
@@ -39,11 +72,45 @@ pub fn eids_col(prefix: &str) -> String {
 impl Binding {
     pub fn kind_name(&self) -> &'static str {
         match self {
-            Binding::Node { .. } => "node",
-            Binding::Rel { .. } => "relationship",
+            Binding::Node { .. } | Binding::Nodes { .. } => "node",
+            Binding::Rel { .. } | Binding::Rels { .. } => "relationship",
             Binding::RelList { .. } => "relationship list",
             Binding::Value { .. } => "value",
         }
+    }
+
+    /// The column prefix (for a value, its column).
+    pub fn prefix(&self) -> &str {
+        match self {
+            Binding::Node { prefix, .. }
+            | Binding::Rel { prefix, .. }
+            | Binding::RelList { prefix, .. }
+            | Binding::Nodes { prefix, .. }
+            | Binding::Rels { prefix, .. } => prefix,
+            Binding::Value { col } => col,
+        }
+    }
+
+    /// A node or relationship (not a list or a value).
+    pub fn is_entity(&self) -> bool {
+        matches!(
+            self,
+            Binding::Node { .. } | Binding::Rel { .. } | Binding::Nodes { .. } | Binding::Rels { .. }
+        )
+    }
+
+    /// The same binding under another column prefix.
+    pub fn with_prefix(&self, prefix: &str) -> Binding {
+        let mut b = self.clone();
+        match &mut b {
+            Binding::Node { prefix: p, .. }
+            | Binding::Rel { prefix: p, .. }
+            | Binding::RelList { prefix: p, .. }
+            | Binding::Nodes { prefix: p, .. }
+            | Binding::Rels { prefix: p, .. } => *p = prefix.to_string(),
+            Binding::Value { col } => *col = prefix.to_string(),
+        }
+        b
     }
 }
 
@@ -126,6 +193,28 @@ impl<'a> Entities<'a> {
                 eids_col(prefix),
                 crate::operators::var_length::VarLengthExpand::eids_type(),
             )],
+            Binding::Nodes {
+                prefix,
+                key_type,
+                props,
+                ..
+            } => {
+                let mut v = vec![
+                    (label_col(prefix), DataType::Utf8),
+                    (key_col(prefix), key_type.clone()),
+                ];
+                v.extend(props.iter().map(|(p, t)| (prop_col(prefix, p), t.clone())));
+                v
+            }
+            Binding::Rels { prefix, props, .. } => {
+                let mut v = vec![
+                    (type_col(prefix), DataType::Utf8),
+                    (table_col(prefix), DataType::UInt32),
+                    (eid_col(prefix), DataType::UInt64),
+                ];
+                v.extend(props.iter().map(|(p, t)| (prop_col(prefix, p), t.clone())));
+                v
+            }
             Binding::Value { col } => vec![(col.clone(), DataType::Null)],
         }
     }
@@ -136,7 +225,54 @@ impl<'a> Entities<'a> {
             Binding::Node { label, prefix } => prop_col(prefix, &self.node(label).key),
             Binding::Rel { prefix, .. } => eid_col(prefix),
             Binding::RelList { prefix, .. } => eids_col(prefix),
+            Binding::Nodes { prefix, .. } => key_col(prefix),
+            Binding::Rels { prefix, .. } => eid_col(prefix),
             Binding::Value { col } => col.clone(),
+        }
+    }
+
+    /// What tells two entities apart, as expressions to compare pairwise: (label, key) for a
+    /// node, (table, edge id) for a relationship; the label / table is a literal where fixed.
+    pub fn identity_parts(&self, b: &Binding) -> Option<[Expr; 2]> {
+        match b {
+            Binding::Node { label, .. } => {
+                Some([lit(label.clone()), col(&self.identity_col(b))])
+            }
+            Binding::Nodes { prefix, .. } => {
+                Some([col(&label_col(prefix)), col(&key_col(prefix))])
+            }
+            Binding::Rel { rel, .. } => Some([
+                lit(ScalarValue::UInt32(Some(*rel as u32))),
+                col(&self.identity_col(b)),
+            ]),
+            Binding::Rels { prefix, .. } => {
+                Some([col(&table_col(prefix)), col(&eid_col(prefix))])
+            }
+            _ => None,
+        }
+    }
+
+    /// The properties an entity binding has, and the name to report in errors.
+    pub fn props_of<'b>(&self, b: &'b Binding) -> Option<(&'b [(String, DataType)], String)>
+    where
+        'a: 'b,
+    {
+        match b {
+            Binding::Node { label, .. } => Some((&self.node(label).props, format!(":{label}"))),
+            Binding::Rel { rel, .. } => {
+                let info = self.rel(*rel);
+                Some((&info.props, format!(":{}", info.cfg.rel_type)))
+            }
+            Binding::Nodes { labels, props, .. } => Some((props, format!(":{}", labels.join("|")))),
+            Binding::Rels { rels, props, .. } => {
+                let mut types: Vec<String> = rels
+                    .iter()
+                    .map(|&r| self.rel(r).cfg.rel_type.clone())
+                    .collect();
+                types.dedup();
+                Some((props, format!(":{}", types.join("|"))))
+            }
+            _ => None,
         }
     }
 }

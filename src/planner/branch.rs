@@ -1,0 +1,519 @@
+//! Lowering a MATCH that branches (`rewrite::branching`): one ordinary pattern per
+//! combination of labels and tables, combined with UNION ALL into one schema where a variable
+//! that differs between branches becomes a several-label node ([`Binding::Nodes`]) or a
+//! several-table relationship ([`Binding::Rels`]). The MATCH's WHERE applies above the union,
+//! where every property of every label is a column; DataFusion pushes it back into the
+//! branches, and the CSR rules into the operators.
+
+use super::expr::{col, null};
+use super::scope::{eid_col, key_col, label_col, prop_col, table_col, type_col, Binding, Scope};
+use super::{Lowerer, State};
+use crate::error::{Error, Result};
+use crate::rewrite::branching::{self, Shape, MAX_BRANCHES};
+use crate::sem_err;
+use arrow::datatypes::DataType;
+use cypher::ast::{self, ExprKind};
+use datafusion::common::ScalarValue;
+use datafusion::logical_expr::{cast, lit, Expr, LogicalPlanBuilder};
+use std::collections::BTreeSet;
+
+impl<'c> Lowerer<'c> {
+    /// Lowers `m` as branches when it needs them; `None` when it is one ordinary pattern.
+    pub(crate) fn lower_branches(&mut self, st: &State, m: &ast::Match) -> Result<Option<State>> {
+        let cands = self.candidates(st, &m.patterns)?;
+        let several_bound = cands.nodes.iter().any(|n| {
+            matches!(
+                n.var.as_ref().and_then(|v| st.scope.get(&v.name)),
+                Some(Binding::Nodes { .. })
+            )
+        });
+        let ambiguous = cands.labels.iter().any(|c| c.len() > 1)
+            || cands
+                .steps
+                .iter()
+                .zip(&cands.rels)
+                .any(|((_, _, r), t)| r.length.is_none() && t.len() > 1);
+        if !several_bound && !(cands.satisfiable && ambiguous) {
+            return Ok(None);
+        }
+        self.check_property_maps(&cands)?;
+        let shape = Shape {
+            vars: cands
+                .nodes
+                .iter()
+                .map(|n| n.var.as_ref().map(|v| v.name.as_str()))
+                .collect(),
+            labels: &cands.labels,
+            steps: cands.steps.clone(),
+            tables: &cands.rels,
+        };
+        let combos = if cands.satisfiable {
+            branching::combinations(self.catalog, &shape).ok_or_else(|| {
+                Error::semantic(
+                    crate::error::SemanticKind::AmbiguousPattern,
+                    format!(
+                        "the pattern matches more than {MAX_BRANCHES} combinations of labels and relationship tables; give its nodes labels or its relationships types"
+                    ),
+                    m.span,
+                )
+            })?
+        } else {
+            vec![]
+        };
+        let new_vars = new_variables(&cands, st);
+        if combos.is_empty() {
+            return Ok(Some(self.empty_match(st, &cands, &new_vars)?));
+        }
+        self.notes.push(format!(
+            "{}  -- {} branch{}",
+            ast::Clause::Match(m.clone()),
+            combos.len(),
+            if combos.len() == 1 { "" } else { "es" }
+        ));
+        let mut branches = Vec::new();
+        for combo in &combos {
+            let mut bst = st.clone();
+            // A several-label variable the pattern names is one label in this branch.
+            for (i, n) in cands.nodes.iter().enumerate() {
+                let Some(v) = &n.var else { continue };
+                if let Some(Binding::Nodes { prefix, .. }) = bst.scope.get(&v.name).cloned() {
+                    let label = combo.labels[i].clone();
+                    bst.plan = LogicalPlanBuilder::from(bst.plan)
+                        .filter(col(&label_col(&prefix)).eq(lit(label.clone())))?
+                        .build()?;
+                    bst.scope.bind(&v.name, Binding::Node { label, prefix });
+                }
+            }
+            let pinned = branching::pin(self.catalog, m, combo);
+            let saved = std::mem::replace(&mut self.missing_props_null, true);
+            let lowered = self.lower_match_one(bst, &pinned, false);
+            self.missing_props_null = saved;
+            branches.push(lowered?);
+        }
+        let mut out = self.union_branches(&st.scope, &new_vars, branches)?;
+        if let Some(w) = &m.where_ {
+            let p = self.match_where(&out, w)?;
+            out.plan = self.filter(out.plan, p)?;
+        }
+        Ok(Some(out))
+    }
+
+    /// A property map key no candidate label (type) has is a typo, as without branching; a
+    /// key only some have is null on the others.
+    fn check_property_maps(&self, cands: &super::pattern::Candidates<'_>) -> Result<()> {
+        if self.options.lenient {
+            return Ok(());
+        }
+        let ents = self.entities();
+        let check = |props: &Option<ast::Expr>, names: Vec<&[(String, DataType)]>, what: &str| {
+            let Some(ast::Expr {
+                kind: ExprKind::Map(entries),
+                ..
+            }) = props
+            else {
+                return Ok(());
+            };
+            for (k, _) in entries {
+                if !names.iter().any(|ps| ps.iter().any(|(p, _)| p == &k.name)) {
+                    return sem_err!(
+                        UnknownProperty,
+                        k.span,
+                        "Unknown property `{}`: no {what} the pattern can match has it",
+                        k.name
+                    );
+                }
+            }
+            Ok(())
+        };
+        for (n, labels) in cands.nodes.iter().zip(&cands.labels) {
+            let props = labels.iter().map(|l| ents.node(l).props.as_slice()).collect();
+            check(&n.props, props, "label")?;
+        }
+        for ((_, _, r), tables) in cands.steps.iter().zip(&cands.rels) {
+            let props = tables.iter().map(|&t| ents.rel(t).props.as_slice()).collect();
+            check(&r.props, props, "relationship type")?;
+        }
+        Ok(())
+    }
+
+    /// UNION ALL of the branches, each projected onto one schema: the variables bound before
+    /// the MATCH (as they were), then the new named ones, unified across branches.
+    fn union_branches(
+        &self,
+        before: &Scope,
+        new_vars: &[String],
+        branches: Vec<State>,
+    ) -> Result<State> {
+        let mut scope = Scope::default();
+        for (name, b) in &before.vars {
+            scope.bind(name, b.clone());
+        }
+        for name in new_vars {
+            let bs: Vec<&Binding> = branches
+                .iter()
+                .map(|s| {
+                    s.scope.get(name).ok_or_else(|| {
+                        Error::Plan(format!("branch without variable `{name}`"))
+                    })
+                })
+                .collect::<Result<_>>()?;
+            scope.bind(name, self.unify(name, &bs)?);
+        }
+        let mut plan = None;
+        for b in branches {
+            let mut exprs = Vec::new();
+            for (name, target) in &scope.vars {
+                let have = b.scope.get(name).expect("every branch binds it");
+                exprs.extend(self.convert(have, target)?);
+            }
+            let p = LogicalPlanBuilder::from(b.plan).project(exprs)?.build()?;
+            plan = Some(match plan {
+                None => p,
+                Some(acc) => LogicalPlanBuilder::from(acc).union(p)?.build()?,
+            });
+        }
+        Ok(State {
+            plan: plan.expect("at least one branch"),
+            scope,
+            unit: false,
+        })
+    }
+
+    /// One binding for a variable bound differently in different branches.
+    fn unify(&self, name: &str, bs: &[&Binding]) -> Result<Binding> {
+        if bs.windows(2).all(|w| w[0] == w[1]) {
+            return Ok(bs[0].clone());
+        }
+        let ents = self.entities();
+        let prefix = bs[0].prefix().to_string();
+        let mismatch = || Error::Plan(format!("branches bind `{name}` to different kinds"));
+        match bs[0] {
+            Binding::Node { .. } | Binding::Nodes { .. } => {
+                let mut labels = BTreeSet::new();
+                for b in bs {
+                    match b {
+                        Binding::Node { label, .. } => {
+                            labels.insert(label.clone());
+                        }
+                        Binding::Nodes { labels: ls, .. } => labels.extend(ls.iter().cloned()),
+                        _ => return Err(mismatch()),
+                    }
+                }
+                let labels: Vec<String> = labels.into_iter().collect();
+                let mut key_type: Option<DataType> = None;
+                let mut props: Vec<(String, DataType)> = Vec::new();
+                for l in &labels {
+                    let info = ents.node(l);
+                    key_type = Some(match key_type {
+                        None => info.key_type.clone(),
+                        Some(k) => common_type(&k, &info.key_type).ok_or_else(|| {
+                            Error::semantic(
+                                crate::error::SemanticKind::Unsupported,
+                                format!(
+                                    "unsupported: `{name}` can be a :{} whose keys have different types",
+                                    labels.join(" or a :")
+                                ),
+                                cypher::Span::default(),
+                            )
+                        })?,
+                    });
+                    merge_props(&mut props, &info.props, name)?;
+                }
+                Ok(Binding::Nodes {
+                    labels,
+                    prefix,
+                    key_type: key_type.unwrap_or(DataType::Int64),
+                    props,
+                })
+            }
+            Binding::Rel { .. } | Binding::Rels { .. } => {
+                let mut rels = BTreeSet::new();
+                for b in bs {
+                    match b {
+                        Binding::Rel { rel, .. } => {
+                            rels.insert(*rel);
+                        }
+                        Binding::Rels { rels: rs, .. } => rels.extend(rs.iter().copied()),
+                        _ => return Err(mismatch()),
+                    }
+                }
+                let mut props = Vec::new();
+                for &r in &rels {
+                    merge_props(&mut props, &ents.rel(r).props, name)?;
+                }
+                Ok(Binding::Rels {
+                    rels: rels.into_iter().collect(),
+                    prefix,
+                    props,
+                })
+            }
+            Binding::RelList { .. } => {
+                if bs.iter().all(|b| matches!(b, Binding::RelList { .. })) {
+                    // Edge ids of different tables: only the list's length means anything.
+                    Ok(Binding::RelList {
+                        rel: usize::MAX,
+                        prefix,
+                    })
+                } else {
+                    Err(mismatch())
+                }
+            }
+            Binding::Value { .. } => Err(mismatch()),
+        }
+    }
+
+    /// The columns of `target` (aliased, cast to its types) computed from a branch's `have`.
+    fn convert(&self, have: &Binding, target: &Binding) -> Result<Vec<Expr>> {
+        let ents = self.entities();
+        let cols = ents.columns(target);
+        if have == target {
+            return Ok(cols.into_iter().map(|(c, _)| col(&c)).collect());
+        }
+        let typed_null = |t: &DataType| -> Result<Expr> { Ok(lit(ScalarValue::try_from(t)?)) };
+        let mut out = Vec::new();
+        match (have, target) {
+            (Binding::Node { label, prefix: p }, Binding::Nodes { .. }) => {
+                let info = ents.node(label);
+                for (c, t) in cols {
+                    let prefix = target.prefix();
+                    let e = if c == label_col(prefix) {
+                        lit(label.clone())
+                    } else if c == key_col(prefix) {
+                        col(&prop_col(p, &info.key))
+                    } else {
+                        let prop = &c[prefix.len() + 2..];
+                        if info.props.iter().any(|(x, _)| x == prop) {
+                            col(&prop_col(p, prop))
+                        } else {
+                            typed_null(&t)?
+                        }
+                    };
+                    out.push(cast(e, t).alias(c));
+                }
+            }
+            (Binding::Rel { rel, prefix: p }, Binding::Rels { .. }) => {
+                let info = ents.rel(*rel);
+                for (c, t) in cols {
+                    let prefix = target.prefix();
+                    let e = if c == type_col(prefix) {
+                        lit(info.cfg.rel_type.clone())
+                    } else if c == table_col(prefix) {
+                        lit(ScalarValue::UInt32(Some(*rel as u32)))
+                    } else if c == eid_col(prefix) {
+                        col(&eid_col(p))
+                    } else {
+                        let prop = &c[prefix.len() + 2..];
+                        if info.props.iter().any(|(x, _)| x == prop) {
+                            col(&prop_col(p, prop))
+                        } else {
+                            typed_null(&t)?
+                        }
+                    };
+                    out.push(cast(e, t).alias(c));
+                }
+            }
+            (Binding::Nodes { .. }, Binding::Nodes { .. })
+            | (Binding::Rels { .. }, Binding::Rels { .. }) => {
+                // Same prefix; a narrower set of labels / tables lacks some columns.
+                let present: BTreeSet<String> =
+                    ents.columns(have).into_iter().map(|(c, _)| c).collect();
+                for (c, t) in cols {
+                    let e = if present.contains(&c) {
+                        col(&c)
+                    } else {
+                        typed_null(&t)?
+                    };
+                    out.push(cast(e, t).alias(c));
+                }
+            }
+            (Binding::RelList { prefix: p, .. }, Binding::RelList { prefix: q, .. }) => {
+                out.push(col(&super::scope::eids_col(p)).alias(super::scope::eids_col(q)));
+            }
+            _ => {
+                return Err(Error::Plan(format!(
+                    "cannot combine a {} with a {} across branches",
+                    have.kind_name(),
+                    target.kind_name()
+                )))
+            }
+        }
+        Ok(out)
+    }
+
+    /// A MATCH no combination satisfies: no rows, with every variable it would bind (as
+    /// nulls of the right types) so that the rest of the query still plans and checks.
+    fn empty_match(
+        &mut self,
+        st: &State,
+        cands: &super::pattern::Candidates<'_>,
+        new_vars: &[String],
+    ) -> Result<State> {
+        let mut scope = st.scope.clone();
+        let named_labels = |i: usize| -> Vec<String> {
+            let mut ls: Vec<String> = cands.labels[i].iter().cloned().collect();
+            if ls.is_empty() {
+                ls = cands.nodes[i]
+                    .labels
+                    .iter()
+                    .map(|l| l.name.clone())
+                    .filter(|l| self.catalog.nodes.contains_key(l))
+                    .collect();
+            }
+            ls
+        };
+        let mut binds: Vec<(String, Binding)> = Vec::new();
+        for name in new_vars {
+            if let Some(i) = cands
+                .nodes
+                .iter()
+                .position(|n| n.var.as_ref().is_some_and(|v| &v.name == name))
+            {
+                let labels = named_labels(i);
+                let as_nodes: Vec<Binding> = labels
+                    .iter()
+                    .map(|l| Binding::Node {
+                        label: l.clone(),
+                        prefix: name.clone(),
+                    })
+                    .collect();
+                let b = match as_nodes.len() {
+                    0 => Binding::Nodes {
+                        labels: vec![],
+                        prefix: name.clone(),
+                        key_type: DataType::Int64,
+                        props: vec![],
+                    },
+                    _ => self.unify(name, &as_nodes.iter().collect::<Vec<_>>())?,
+                };
+                binds.push((name.clone(), b));
+            } else if let Some(k) = cands
+                .steps
+                .iter()
+                .position(|(_, _, r)| r.var.as_ref().is_some_and(|v| &v.name == name))
+            {
+                let r = cands.steps[k].2;
+                let b = if r.length.is_some() {
+                    Binding::RelList {
+                        rel: usize::MAX,
+                        prefix: name.clone(),
+                    }
+                } else {
+                    let mut tables: Vec<usize> = cands.rels[k].iter().copied().collect();
+                    if tables.is_empty() {
+                        tables = (0..self.catalog.rels.len())
+                            .filter(|&i| {
+                                r.types
+                                    .iter()
+                                    .any(|t| t.name == self.catalog.rels[i].cfg.rel_type)
+                            })
+                            .collect();
+                    }
+                    let as_rels: Vec<Binding> = tables
+                        .iter()
+                        .map(|&rel| Binding::Rel {
+                            rel,
+                            prefix: name.clone(),
+                        })
+                        .collect();
+                    match as_rels.len() {
+                        0 => Binding::Rels {
+                            rels: vec![],
+                            prefix: name.clone(),
+                            props: vec![],
+                        },
+                        _ => self.unify(name, &as_rels.iter().collect::<Vec<_>>())?,
+                    }
+                };
+                binds.push((name.clone(), b));
+            }
+        }
+        let mut exprs: Vec<Expr> = if st.unit {
+            vec![]
+        } else {
+            st.plan
+                .schema()
+                .fields()
+                .iter()
+                .map(|f| col(f.name()))
+                .collect()
+        };
+        let ents = self.entities();
+        for (name, b) in binds {
+            for (c, t) in ents.columns(&b) {
+                exprs.push(cast(null(), t).alias(c));
+            }
+            scope.bind(&name, b);
+        }
+        let plan = LogicalPlanBuilder::from(st.plan.clone())
+            .filter(lit(false))?
+            .project(exprs)?
+            .build()?;
+        Ok(State {
+            plan,
+            scope,
+            unit: false,
+        })
+    }
+}
+
+/// The named variables a MATCH binds that `st` does not have yet, in pattern order.
+fn new_variables(cands: &super::pattern::Candidates<'_>, st: &State) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    let mut add = |v: &Option<ast::Ident>| {
+        if let Some(v) = v {
+            if st.scope.get(&v.name).is_none() && !out.contains(&v.name) {
+                out.push(v.name.clone());
+            }
+        }
+    };
+    let mut steps = cands.steps.iter().peekable();
+    for (i, n) in cands.nodes.iter().enumerate() {
+        add(&n.var);
+        while let Some((a, _, r)) = steps.peek() {
+            if *a != i {
+                break;
+            }
+            add(&r.var);
+            steps.next();
+        }
+    }
+    out
+}
+
+/// Adds `more` to the union of properties `acc`, one type per name.
+fn merge_props(
+    acc: &mut Vec<(String, DataType)>,
+    more: &[(String, DataType)],
+    var: &str,
+) -> Result<()> {
+    for (p, t) in more {
+        match acc.iter_mut().find(|(x, _)| x == p) {
+            None => acc.push((p.clone(), t.clone())),
+            Some((_, have)) => {
+                *have = common_type(have, t).ok_or_else(|| {
+                    Error::semantic(
+                        crate::error::SemanticKind::Unsupported,
+                        format!(
+                            "unsupported: property `{p}` of `{var}` has different types ({have} and {t}) on the labels or types it can have"
+                        ),
+                        cypher::Span::default(),
+                    )
+                })?
+            }
+        }
+    }
+    Ok(())
+}
+
+/// One type for values of two types: the same, or a number type both fit in.
+fn common_type(a: &DataType, b: &DataType) -> Option<DataType> {
+    if a == b {
+        return Some(a.clone());
+    }
+    match (a, b) {
+        (DataType::Null, x) | (x, DataType::Null) => Some(x.clone()),
+        (x, y) if x.is_integer() && y.is_integer() => Some(DataType::Int64),
+        (x, y) if x.is_numeric() && y.is_numeric() => Some(DataType::Float64),
+        _ => None,
+    }
+}

@@ -1,0 +1,333 @@
+//! Branching (SPEC §5, seed 004): a MATCH whose nodes may have several labels (`(n)`,
+//! `(m:Post:Comment)`) or whose relationships may come from several tables (`-[:A|B]->`,
+//! `-[]->`) becomes one branch per consistent combination, each with exactly one label per
+//! node and one type per relationship, so that each branch is an ordinary pattern (CSR hops,
+//! re-rooting). The planner lowers the branches and combines them with UNION ALL.
+//!
+//! Only combinations the configured endpoints allow are kept: a relationship table joins the
+//! labels its entry names, nothing else. Variable-length steps keep their types (a traversal
+//! may walk several tables); only their end labels branch.
+
+use crate::catalog::Catalog;
+use crate::config::RelTable;
+use cypher::ast::{self, Direction};
+use std::collections::BTreeSet;
+
+/// More branches than this is an error: the pattern should say more.
+pub const MAX_BRANCHES: usize = 128;
+
+/// What a MATCH's nodes and relationships can be (from `Lowerer::candidates`).
+pub struct Shape<'a> {
+    /// Variable name per node occurrence (`None`: anonymous).
+    pub vars: Vec<Option<&'a str>>,
+    /// Candidate labels per node occurrence.
+    pub labels: &'a [BTreeSet<String>],
+    /// (near occurrence, far occurrence, pattern) per relationship.
+    pub steps: Vec<(usize, usize, &'a ast::RelPattern)>,
+    /// Candidate tables per relationship.
+    pub tables: &'a [BTreeSet<usize>],
+}
+
+/// One branch: a label per node occurrence, and per relationship its table (`None` for a
+/// variable-length one, which keeps its types).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Combo {
+    pub labels: Vec<String>,
+    pub tables: Vec<Option<usize>>,
+}
+
+/// Every consistent combination, in a stable order; `None` when there are more than
+/// [`MAX_BRANCHES`].
+pub fn combinations(cat: &Catalog, shape: &Shape<'_>) -> Option<Vec<Combo>> {
+    let n = shape.vars.len();
+    // Occurrences sharing a variable share a label: assign per group.
+    let mut group_of = vec![usize::MAX; n];
+    let mut groups: Vec<usize> = Vec::new(); // first occurrence of each group
+    for i in 0..n {
+        if group_of[i] != usize::MAX {
+            continue;
+        }
+        group_of[i] = groups.len();
+        if let Some(v) = shape.vars[i] {
+            for j in i + 1..n {
+                if shape.vars[j] == Some(v) {
+                    group_of[j] = groups.len();
+                }
+            }
+        }
+        groups.push(i);
+    }
+    let mut out = Vec::new();
+    let mut chosen: Vec<Option<&str>> = vec![None; groups.len()];
+    assign(cat, shape, &groups, &group_of, 0, &mut chosen, &mut out)?;
+    Some(out)
+}
+
+fn assign<'s>(
+    cat: &Catalog,
+    shape: &Shape<'s>,
+    groups: &[usize],
+    group_of: &[usize],
+    g: usize,
+    chosen: &mut Vec<Option<&'s str>>,
+    out: &mut Vec<Combo>,
+) -> Option<()> {
+    if g == groups.len() {
+        let labels: Vec<String> = group_of
+            .iter()
+            .map(|&g| chosen[g].expect("assigned").to_string())
+            .collect();
+        return expand_tables(cat, shape, labels, out);
+    }
+    for label in &shape.labels[groups[g]] {
+        chosen[g] = Some(label.as_str());
+        // Prune as soon as a step with both ends assigned has no table.
+        let dead = shape.steps.iter().enumerate().any(|(k, &(a, b, rel))| {
+            let (Some(la), Some(lb)) = (chosen[group_of[a]], chosen[group_of[b]]) else {
+                return false;
+            };
+            !step_possible(cat, shape, k, rel, la, lb)
+        });
+        if !dead {
+            assign(cat, shape, groups, group_of, g + 1, chosen, out)?;
+        }
+        chosen[g] = None;
+    }
+    Some(())
+}
+
+/// Whether relationship `k` can join a node labelled `la` (near) to one labelled `lb` (far).
+fn step_possible(
+    cat: &Catalog,
+    shape: &Shape<'_>,
+    k: usize,
+    rel: &ast::RelPattern,
+    la: &str,
+    lb: &str,
+) -> bool {
+    match rel.length {
+        None => shape.tables[k]
+            .iter()
+            .any(|&t| fits(&cat.rels[t].cfg, rel.direction, la, lb)),
+        Some((_, Some(0))) => la == lb,
+        Some((lo, hi)) => {
+            let tables: Vec<&RelTable> = shape.tables[k].iter().map(|&t| &cat.rels[t].cfg).collect();
+            let from = BTreeSet::from([la.to_string()]);
+            label_reach(
+                &from,
+                &tables,
+                rel.direction,
+                false,
+                lo.unwrap_or(1),
+                hi.unwrap_or(u64::MAX),
+            )
+            .contains(lb)
+        }
+    }
+}
+
+/// Whether a table joins `near` to `far` when walked in `dir`.
+pub fn fits(t: &RelTable, dir: Direction, near: &str, far: &str) -> bool {
+    let out = t.from == near && t.to == far;
+    let inc = t.to == near && t.from == far;
+    match dir {
+        Direction::Outgoing => out,
+        Direction::Incoming => inc,
+        Direction::Both => out || inc,
+    }
+}
+
+fn expand_tables(
+    cat: &Catalog,
+    shape: &Shape<'_>,
+    labels: Vec<String>,
+    out: &mut Vec<Combo>,
+) -> Option<()> {
+    let options: Vec<Vec<Option<usize>>> = shape
+        .steps
+        .iter()
+        .enumerate()
+        .map(|(k, &(a, b, rel))| match rel.length {
+            Some(_) => vec![None],
+            None => shape.tables[k]
+                .iter()
+                .copied()
+                .filter(|&t| fits(&cat.rels[t].cfg, rel.direction, &labels[a], &labels[b]))
+                .map(Some)
+                .collect(),
+        })
+        .collect();
+    let mut idx = vec![0usize; options.len()];
+    if options.iter().any(|o| o.is_empty()) {
+        return Some(());
+    }
+    loop {
+        if out.len() == MAX_BRANCHES {
+            return None;
+        }
+        out.push(Combo {
+            labels: labels.clone(),
+            tables: idx.iter().enumerate().map(|(k, &i)| options[k][i]).collect(),
+        });
+        // Odometer over the per-step options.
+        let mut k = options.len();
+        loop {
+            if k == 0 {
+                return Some(());
+            }
+            k -= 1;
+            idx[k] += 1;
+            if idx[k] < options[k].len() {
+                break;
+            }
+            idx[k] = 0;
+        }
+    }
+}
+
+/// The MATCH of one branch: every node gets its label and every fixed-length relationship its
+/// type (with the endpoint labels, that names one table). A variable-length step between
+/// different labels cannot be zero-length (different labels are different nodes): it starts at
+/// length 1.
+pub fn pin(cat: &Catalog, m: &ast::Match, combo: &Combo) -> ast::Match {
+    let mut m = m.clone();
+    let (mut ni, mut ri) = (0, 0);
+    let label = |n: &mut ast::NodePattern, l: &str| {
+        let span = n.labels.first().map_or(n.span, |x| x.span);
+        n.labels = vec![ast::Ident::new(l, span)];
+    };
+    for p in &mut m.patterns {
+        label(&mut p.start, &combo.labels[ni]);
+        ni += 1;
+        for (r, n) in &mut p.steps {
+            let near = combo.labels[ni - 1].clone();
+            label(n, &combo.labels[ni]);
+            match combo.tables[ri] {
+                Some(t) => {
+                    let span = r.types.first().map_or(r.span, |x| x.span);
+                    r.types = vec![ast::Ident::new(cat.rels[t].cfg.rel_type.clone(), span)];
+                }
+                None => {
+                    if let Some((Some(0), hi)) = r.length {
+                        if near != combo.labels[ni] {
+                            r.length = Some((Some(1), hi));
+                        }
+                    }
+                }
+            }
+            ni += 1;
+            ri += 1;
+        }
+    }
+    m
+}
+
+/// The labels reachable from `from` in `lo..=hi` steps over `tables` walked in `dir`
+/// (`reverse`: walking the pattern from its far end).
+pub fn label_reach(
+    from: &BTreeSet<String>,
+    tables: &[&RelTable],
+    dir: Direction,
+    reverse: bool,
+    lo: u64,
+    hi: u64,
+) -> BTreeSet<String> {
+    let (fwd, bwd) = match (dir, reverse) {
+        (Direction::Both, _) => (true, true),
+        (Direction::Outgoing, false) | (Direction::Incoming, true) => (true, false),
+        _ => (false, true),
+    };
+    let step = |cur: &BTreeSet<String>| -> BTreeSet<String> {
+        let mut next = BTreeSet::new();
+        for t in tables {
+            if fwd && cur.contains(&t.from) {
+                next.insert(t.to.clone());
+            }
+            if bwd && cur.contains(&t.to) {
+                next.insert(t.from.clone());
+            }
+        }
+        next
+    };
+    let mut out = BTreeSet::new();
+    let mut cur = from.clone();
+    let mut seen: Vec<BTreeSet<String>> = Vec::new();
+    let mut k = 0u64;
+    loop {
+        if k >= lo {
+            // From here on the frontiers repeat with a period: stop at the first repeat.
+            if seen.contains(&cur) {
+                break;
+            }
+            out.extend(cur.iter().cloned());
+            seen.push(cur.clone());
+        }
+        if k >= hi || cur.is_empty() {
+            break;
+        }
+        cur = step(&cur);
+        k += 1;
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn t(from: &str, to: &str) -> RelTable {
+        RelTable {
+            rel_type: "T".into(),
+            from: from.into(),
+            to: to.into(),
+            source: String::new(),
+            src: "src".into(),
+            dst: "dst".into(),
+        }
+    }
+
+    fn set(xs: &[&str]) -> BTreeSet<String> {
+        xs.iter().map(|s| s.to_string()).collect()
+    }
+
+    #[test]
+    fn reach_follows_direction_and_bounds() {
+        let (ab, bc) = (t("A", "B"), t("B", "C"));
+        let tables = [&ab, &bc];
+        let from = set(&["A"]);
+        assert_eq!(
+            label_reach(&from, &tables, Direction::Outgoing, false, 1, 1),
+            set(&["B"])
+        );
+        assert_eq!(
+            label_reach(&from, &tables, Direction::Outgoing, false, 0, u64::MAX),
+            set(&["A", "B", "C"])
+        );
+        assert_eq!(
+            label_reach(&from, &tables, Direction::Outgoing, false, 2, 2),
+            set(&["C"])
+        );
+        // Incoming from A: nothing points at A.
+        assert!(label_reach(&from, &tables, Direction::Incoming, false, 1, 3).is_empty());
+        // Walking back from C.
+        assert_eq!(
+            label_reach(&set(&["C"]), &tables, Direction::Outgoing, true, 1, 5),
+            set(&["A", "B"])
+        );
+    }
+
+    #[test]
+    fn reach_terminates_on_cycles_without_upper_bound() {
+        let (ab, ba) = (t("A", "B"), t("B", "A"));
+        let tables = [&ab, &ba];
+        // Even lengths from A end at A, odd at B: from 3 steps on, both.
+        assert_eq!(
+            label_reach(&set(&["A"]), &tables, Direction::Outgoing, false, 3, u64::MAX),
+            set(&["A", "B"])
+        );
+        assert_eq!(
+            label_reach(&set(&["A"]), &tables, Direction::Outgoing, false, 2, 2),
+            set(&["A"])
+        );
+    }
+}
