@@ -90,7 +90,7 @@ impl<'c> Lowerer<'c> {
             self.missing_props_null = saved;
             branches.push(lowered?);
         }
-        let mut out = self.union_branches(&st.scope, &new_vars, branches)?;
+        let mut out = self.union_branches(st, &new_vars, branches)?;
         if let Some(w) = &m.where_ {
             let p = self.match_where(&out, w)?;
             out.plan = self.filter(out.plan, p)?;
@@ -140,12 +140,12 @@ impl<'c> Lowerer<'c> {
     /// the MATCH (as they were), then the new named ones, unified across branches.
     fn union_branches(
         &self,
-        before: &Scope,
+        input: &State,
         new_vars: &[String],
         branches: Vec<State>,
     ) -> Result<State> {
         let mut scope = Scope::default();
-        for (name, b) in &before.vars {
+        for (name, b) in &input.scope.vars {
             scope.bind(name, b.clone());
         }
         for name in new_vars {
@@ -159,9 +159,30 @@ impl<'c> Lowerer<'c> {
                 .collect::<Result<_>>()?;
             scope.bind(name, self.unify(name, &bs)?);
         }
+        // Columns of the input that belong to no variable (an OPTIONAL MATCH's row number)
+        // pass through: every branch extends the input.
+        let ents = self.entities();
+        let var_cols: BTreeSet<String> = scope
+            .vars
+            .iter()
+            .flat_map(|(_, b)| ents.columns(b))
+            .map(|(c, _)| c)
+            .collect();
+        let extra: Vec<String> = if input.unit {
+            vec![]
+        } else {
+            input
+                .plan
+                .schema()
+                .fields()
+                .iter()
+                .map(|f| f.name().clone())
+                .filter(|c| !var_cols.contains(c))
+                .collect()
+        };
         let mut plan = None;
         for b in branches {
-            let mut exprs = Vec::new();
+            let mut exprs: Vec<Expr> = extra.iter().map(|c| col(c)).collect();
             for (name, target) in &scope.vars {
                 let have = b.scope.get(name).expect("every branch binds it");
                 exprs.extend(self.convert(have, target)?);
