@@ -61,8 +61,19 @@ impl TableColumns {
         let batches = collect(plan, state.task_ctx()).await?;
         let mut loaded = Vec::new();
         for (k, name) in missing.iter().enumerate() {
-            let parts: Vec<&dyn arrow::array::Array> =
-                batches.iter().map(|b| b.column(k).as_ref()).collect();
+            // By name: a provider may return a projection in its own column order (Lance
+            // returns table order, not the order asked for).
+            let parts = batches
+                .iter()
+                .map(|b| {
+                    b.schema()
+                        .index_of(name)
+                        .map(|i| b.column(i).as_ref())
+                        .map_err(|_| {
+                            Error::Storage(format!("{}: scan lacks `{name}`", self.origin))
+                        })
+                })
+                .collect::<Result<Vec<&dyn arrow::array::Array>>>()?;
             let col = if parts.is_empty() {
                 arrow::array::new_empty_array(schema.field(indices[k]).data_type())
             } else {
@@ -90,5 +101,50 @@ impl TableColumns {
     pub async fn load(&self, state: &dyn Session, col: &str) -> Result<ArrayRef> {
         self.ensure(state, &[col.to_string()]).await?;
         self.get(col)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::storage::{write_lance, TableHandle, ROW_ID};
+    use arrow::array::{Array, Int64Array, StringArray, UInt64Array};
+    use arrow::datatypes::{DataType, Field, Schema};
+    use arrow::record_batch::RecordBatch;
+    use datafusion::prelude::SessionContext;
+
+    /// Several columns loaded in one scan land under their own names, whatever order the
+    /// provider returns them in (Lance returns table order, row id last).
+    #[tokio::test]
+    async fn columns_loaded_together_keep_their_names() {
+        let dir = tempfile::tempdir().unwrap();
+        let schema = Arc::new(Schema::new(vec![
+            Field::new("b", DataType::Utf8, false),
+            Field::new("a", DataType::Int64, false),
+        ]));
+        let batch = RecordBatch::try_new(
+            schema.clone(),
+            vec![
+                Arc::new(StringArray::from(vec!["x", "y"])),
+                Arc::new(Int64Array::from(vec![10, 20])),
+            ],
+        )
+        .unwrap();
+        let path = dir.path().join("t.lance");
+        write_lance(&path, schema, vec![batch]).await.unwrap();
+        let t = TableHandle::open_lance(&path, true).await.unwrap();
+        let cols = TableColumns::new(t.provider.clone(), "t");
+        let ctx = SessionContext::new();
+        // Asked for in an order (sorted by name) that differs from the table's.
+        cols.ensure(&ctx.state(), &[ROW_ID.to_string(), "b".into(), "a".into()])
+            .await
+            .unwrap();
+        let a = cols.get("a").unwrap();
+        assert_eq!(a.data_type(), &DataType::Int64);
+        let b = cols.get("b").unwrap();
+        assert_eq!(b.data_type(), &DataType::Utf8);
+        let rid = cols.get(ROW_ID).unwrap();
+        assert!(rid.as_any().downcast_ref::<UInt64Array>().is_some());
+        assert_eq!(a.len(), 2);
     }
 }
