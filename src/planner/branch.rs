@@ -126,11 +126,17 @@ impl<'c> Lowerer<'c> {
             Ok(())
         };
         for (n, labels) in cands.nodes.iter().zip(&cands.labels) {
-            let props = labels.iter().map(|l| ents.node(l).props.as_slice()).collect();
+            let props = labels
+                .iter()
+                .map(|l| ents.node(l).props.as_slice())
+                .collect();
             check(&n.props, props, "label")?;
         }
         for ((_, _, r), tables) in cands.steps.iter().zip(&cands.rels) {
-            let props = tables.iter().map(|&t| ents.rel(t).props.as_slice()).collect();
+            let props = tables
+                .iter()
+                .map(|&t| ents.rel(t).props.as_slice())
+                .collect();
             check(&r.props, props, "relationship type")?;
         }
         Ok(())
@@ -152,9 +158,9 @@ impl<'c> Lowerer<'c> {
             let bs: Vec<&Binding> = branches
                 .iter()
                 .map(|s| {
-                    s.scope.get(name).ok_or_else(|| {
-                        Error::Plan(format!("branch without variable `{name}`"))
-                    })
+                    s.scope
+                        .get(name)
+                        .ok_or_else(|| Error::Plan(format!("branch without variable `{name}`")))
                 })
                 .collect::<Result<_>>()?;
             scope.bind(name, self.unify(name, &bs)?);

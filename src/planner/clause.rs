@@ -13,7 +13,9 @@ use datafusion::functions::expr_fn as f;
 use datafusion::functions_aggregate::expr_fn as af;
 use datafusion::functions_nested::expr_fn as nf;
 use datafusion::functions_window::expr_fn::row_number;
-use datafusion::logical_expr::{lit, when, Expr, ExprFunctionExt, LogicalPlanBuilder, SortExpr};
+use datafusion::logical_expr::{
+    cast, lit, when, Expr, ExprFunctionExt, LogicalPlanBuilder, SortExpr,
+};
 use std::collections::HashSet;
 
 /// One item of a WITH / RETURN after `*` expansion.
@@ -534,9 +536,14 @@ impl<'c> Lowerer<'c> {
                 if let Some(b) = scope.get(v).filter(|b| b.is_entity()) {
                     let id = col(&self.entities().identity_col(b));
                     if distinct && matches!(b, Binding::Nodes { .. } | Binding::Rels { .. }) {
-                        // Keys / edge ids repeat across labels / tables: count the pairs.
+                        // Keys / edge ids repeat across labels / tables: count the pairs, as
+                        // text (a label or table number never holds the separator).
                         let [a, b] = self.entities().identity_parts(b).expect("entity");
-                        let pair = f::named_struct(vec![lit("a"), a, lit("b"), b]);
+                        let pair = f::concat(vec![
+                            cast(a, DataType::Utf8),
+                            lit("\u{0}"),
+                            cast(b, DataType::Utf8),
+                        ]);
                         return Ok(af::count(when(id.is_null(), null()).otherwise(pair)?)
                             .distinct()
                             .build()?);

@@ -1,9 +1,9 @@
 //! What each query variable is bound to, and which plan columns hold it.
 
+use super::expr::col;
 use crate::catalog::{Catalog, NodeInfo, RelInfo};
 use arrow::datatypes::DataType;
 use datafusion::common::ScalarValue;
-use super::expr::col;
 use datafusion::logical_expr::{lit, Expr};
 
 /// Column name of a node or relationship property: `{prefix}__{prop}`.
@@ -95,7 +95,10 @@ impl Binding {
     pub fn is_entity(&self) -> bool {
         matches!(
             self,
-            Binding::Node { .. } | Binding::Rel { .. } | Binding::Nodes { .. } | Binding::Rels { .. }
+            Binding::Node { .. }
+                | Binding::Rel { .. }
+                | Binding::Nodes { .. }
+                | Binding::Rels { .. }
         )
     }
 
@@ -235,19 +238,13 @@ impl<'a> Entities<'a> {
     /// node, (table, edge id) for a relationship; the label / table is a literal where fixed.
     pub fn identity_parts(&self, b: &Binding) -> Option<[Expr; 2]> {
         match b {
-            Binding::Node { label, .. } => {
-                Some([lit(label.clone()), col(&self.identity_col(b))])
-            }
-            Binding::Nodes { prefix, .. } => {
-                Some([col(&label_col(prefix)), col(&key_col(prefix))])
-            }
+            Binding::Node { label, .. } => Some([lit(label.clone()), col(&self.identity_col(b))]),
+            Binding::Nodes { prefix, .. } => Some([col(&label_col(prefix)), col(&key_col(prefix))]),
             Binding::Rel { rel, .. } => Some([
                 lit(ScalarValue::UInt32(Some(*rel as u32))),
                 col(&self.identity_col(b)),
             ]),
-            Binding::Rels { prefix, .. } => {
-                Some([col(&table_col(prefix)), col(&eid_col(prefix))])
-            }
+            Binding::Rels { prefix, .. } => Some([col(&table_col(prefix)), col(&eid_col(prefix))]),
             _ => None,
         }
     }

@@ -111,7 +111,8 @@ fn step_possible(
             .any(|&t| fits(&cat.rels[t].cfg, rel.direction, la, lb)),
         Some((_, Some(0))) => la == lb,
         Some((lo, hi)) => {
-            let tables: Vec<&RelTable> = shape.tables[k].iter().map(|&t| &cat.rels[t].cfg).collect();
+            let tables: Vec<&RelTable> =
+                shape.tables[k].iter().map(|&t| &cat.rels[t].cfg).collect();
             let from = BTreeSet::from([la.to_string()]);
             label_reach(
                 &from,
@@ -167,7 +168,11 @@ fn expand_tables(
         }
         out.push(Combo {
             labels: labels.clone(),
-            tables: idx.iter().enumerate().map(|(k, &i)| options[k][i]).collect(),
+            tables: idx
+                .iter()
+                .enumerate()
+                .map(|(k, &i)| options[k][i])
+                .collect(),
         });
         // Odometer over the per-step options.
         let mut k = options.len();
@@ -322,7 +327,14 @@ mod tests {
         let tables = [&ab, &ba];
         // Even lengths from A end at A, odd at B: from 3 steps on, both.
         assert_eq!(
-            label_reach(&set(&["A"]), &tables, Direction::Outgoing, false, 3, u64::MAX),
+            label_reach(
+                &set(&["A"]),
+                &tables,
+                Direction::Outgoing,
+                false,
+                3,
+                u64::MAX
+            ),
             set(&["A", "B"])
         );
         assert_eq!(

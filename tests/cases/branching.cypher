@@ -1,0 +1,95 @@
+# Branching: several labels on a node, several types on a relationship, unlabeled nodes and
+# untyped relationships become one branch per label / table combination the configuration
+# allows (UNION ALL). Expected rows checked against the per-label queries written out by hand.
+
+# `(m:Post:Comment)` means any of the labels: Ann likes one post and one comment.
+MATCH (a:Person {firstName: 'Ann'})-[:LIKES]->(m:Post:Comment) RETURN labels(m) AS l, m.content AS c ORDER BY c
+---- ordered
+l|c
+['Post']|borrow checker tips
+['Comment']|thanks
+
+# An unlabeled node is any label: every node of the graph.
+MATCH (n) RETURN count(*) AS c
+---- rowsort
+c
+22
+
+# Untyped relationship to an unlabeled node: every relationship out of Ann, with its type and
+# the label of its other end.
+MATCH (p:Person {firstName: 'Ann'})-[r]->(x) RETURN type(r) AS t, labels(x) AS l, count(*) AS n ORDER BY t, l
+---- ordered
+t|l|n
+HAS_INTEREST|['Tag']|2
+IS_LOCATED_IN|['City']|1
+KNOWS|['Person']|2
+LIKES|['Comment']|1
+LIKES|['Post']|1
+
+# Alternation, undirected: REPLY_OF only reaches posts from comments, HAS_CREATOR goes to persons.
+MATCH (m:Post)-[r:HAS_CREATOR|REPLY_OF]-(x) RETURN m.id AS post, type(r) AS t, labels(x) AS l, count(*) AS c ORDER BY post, t, l
+---- ordered
+post|t|l|c
+100|HAS_CREATOR|['Person']|1
+100|REPLY_OF|['Comment']|1
+101|HAS_CREATOR|['Person']|1
+102|HAS_CREATOR|['Person']|1
+102|REPLY_OF|['Comment']|1
+
+# A type with several tables (HAS_TAG from Post, Comment and Forum) and a filter on the end.
+MATCH (x)-[r:HAS_TAG]->(t:Tag {name: 'rust'}) RETURN labels(x) AS l, count(*) AS c ORDER BY l
+---- ordered
+l|c
+['Forum']|1
+['Post']|2
+
+# A property only some labels have: null on the others, so WHERE keeps only those that match.
+MATCH (n) WHERE n.name STARTS WITH 'r' RETURN labels(n) AS l, n.name AS name
+---- rowsort
+l|name
+['Tag']|rust
+
+# Identity across labels: distinct nodes and relationships count (label, key) and (table, edge)
+# pairs; edge row ids repeat between the two LIKES tables.
+MATCH (a)-[r:LIKES]->(b) WHERE r.creationDate > 0 RETURN count(DISTINCT b) AS n, count(DISTINCT r) AS rs, count(r) AS k
+---- rowsort
+n|rs|k
+4|5|5
+
+# A several-label variable carried by WITH and matched again: each branch continues with one label.
+MATCH (a:Person)-[:LIKES]->(m) WITH m MATCH (m)-[:HAS_CREATOR]->(p:Person) RETURN labels(m) AS l, m.id AS id, p.firstName AS creator ORDER BY id, creator
+---- ordered
+l|id|creator
+['Post']|100|Ann
+['Post']|100|Ann
+['Post']|102|Dana
+['Comment']|200|Carl
+['Comment']|202|Eve
+
+# Aggregating over a several-label variable, then filtering.
+MATCH (x)-[:HAS_TAG]->(t) WITH x, count(t) AS tags WHERE tags > 1 RETURN labels(x) AS l, x.id AS id, tags
+---- rowsort
+l|id|tags
+['Post']|100|2
+
+# OPTIONAL MATCH with branches.
+MATCH (a:Person {firstName: 'Ann'}) OPTIONAL MATCH (a)-[r]->(x:Post:Comment) RETURN a.firstName AS n, type(r) AS t, x.id AS id ORDER BY id
+---- ordered
+n|t|id
+Ann|LIKES|102
+Ann|LIKES|202
+
+# A node and a several-label node compare by label and key.
+MATCH (a:Person {firstName: 'Ann'})-[:LIKES]->(m), (p:Post {id: 102}) RETURN m = p AS same, labels(m) AS l ORDER BY l
+---- ordered
+same|l
+false|['Comment']
+true|['Post']
+
+# A property map key no candidate label has is a typo.
+MATCH (n {nmae: 'rust'}) RETURN n
+---- error UnknownProperty
+
+# A pattern that would need too many branches asks for labels.
+MATCH (a)--(b)--(c) RETURN count(*)
+---- error AmbiguousPattern
