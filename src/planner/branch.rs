@@ -306,16 +306,15 @@ impl<'c> Lowerer<'c> {
                     let e = if c == label_col(prefix) {
                         lit(label.clone())
                     } else if c == key_col(prefix) {
-                        col(&prop_col(p, &info.key))
+                        cast_to(col(&prop_col(p, &info.key)), &info.key_type, &t)
                     } else {
                         let prop = &c[prefix.len() + 2..];
-                        if info.props.iter().any(|(x, _)| x == prop) {
-                            col(&prop_col(p, prop))
-                        } else {
-                            typed_null(&t)?
+                        match info.props.iter().find(|(x, _)| x == prop) {
+                            Some((_, from)) => cast_to(col(&prop_col(p, prop)), from, &t),
+                            None => typed_null(&t)?,
                         }
                     };
-                    out.push(cast(e, t).alias(c));
+                    out.push(e.alias(c));
                 }
             }
             (Binding::Rel { rel, prefix: p }, Binding::Rels { .. }) => {
@@ -330,27 +329,24 @@ impl<'c> Lowerer<'c> {
                         col(&eid_col(p))
                     } else {
                         let prop = &c[prefix.len() + 2..];
-                        if info.props.iter().any(|(x, _)| x == prop) {
-                            col(&prop_col(p, prop))
-                        } else {
-                            typed_null(&t)?
+                        match info.props.iter().find(|(x, _)| x == prop) {
+                            Some((_, from)) => cast_to(col(&prop_col(p, prop)), from, &t),
+                            None => typed_null(&t)?,
                         }
                     };
-                    out.push(cast(e, t).alias(c));
+                    out.push(e.alias(c));
                 }
             }
             (Binding::Nodes { .. }, Binding::Nodes { .. })
             | (Binding::Rels { .. }, Binding::Rels { .. }) => {
                 // Same prefix; a narrower set of labels / tables lacks some columns.
-                let present: BTreeSet<String> =
-                    ents.columns(have).into_iter().map(|(c, _)| c).collect();
+                let present: Vec<(String, DataType)> = ents.columns(have);
                 for (c, t) in cols {
-                    let e = if present.contains(&c) {
-                        col(&c)
-                    } else {
-                        typed_null(&t)?
+                    let e = match present.iter().find(|(x, _)| x == &c) {
+                        Some((_, from)) => cast_to(col(&c), from, &t),
+                        None => typed_null(&t)?,
                     };
-                    out.push(cast(e, t).alias(c));
+                    out.push(e.alias(c));
                 }
             }
             (Binding::RelList { prefix: p, .. }, Binding::RelList { prefix: q, .. }) => {
@@ -505,6 +501,15 @@ fn new_variables(cands: &super::pattern::Candidates<'_>, st: &State) -> Vec<Stri
         }
     }
     out
+}
+
+/// `e` (of type `from`) as type `to`; no cast when they agree.
+fn cast_to(e: Expr, from: &DataType, to: &DataType) -> Expr {
+    if from == to {
+        e
+    } else {
+        cast(e, to.clone())
+    }
 }
 
 /// Adds `more` to the union of properties `acc`, one type per name.

@@ -279,6 +279,88 @@ pub fn label_reach(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::session::Graph;
+    use crate::Params;
+
+    fn explain(q: &str) -> String {
+        let rt = tokio::runtime::Runtime::new().unwrap();
+        rt.block_on(async {
+            let g = Graph::sample().await.unwrap();
+            g.explain(q, &Params::new()).await.unwrap()
+        })
+    }
+
+    /// The "== pattern order ==" section: the branched MATCH, then each branch as lowered.
+    fn branches(q: &str) -> String {
+        let e = explain(q);
+        let section: Vec<&str> = e
+            .lines()
+            .skip_while(|l| *l != "== pattern order ==")
+            .skip(1)
+            .take_while(|l| !l.is_empty())
+            .collect();
+        section.join("\n")
+    }
+
+    #[test]
+    fn several_labels_branch_per_label() {
+        insta::assert_snapshot!(
+            branches("MATCH (a:Person {id: 1})-[:LIKES]->(m:Post:Comment) RETURN m.id"),
+            @r"
+        MATCH (a:Person {id: 1})-[:LIKES]->(m:Post:Comment)  -- 2 branches
+        MATCH (a:Person {id: 1})-[:LIKES]->(m:Comment)  -- root: a (key equality)
+        MATCH (a:Person {id: 1})-[:LIKES]->(m:Post)  -- root: a (key equality)
+        "
+        );
+    }
+
+    #[test]
+    fn alternation_keeps_only_configured_endpoints() {
+        // HAS_CREATOR starts at posts and comments, never at a person: only LIKES branches.
+        insta::assert_snapshot!(
+            branches("MATCH (p:Person {id: 1})-[:LIKES|HAS_CREATOR]->(x) RETURN x.id"),
+            @r"
+        MATCH (p:Person {id: 1})-[:LIKES|HAS_CREATOR]->(x)  -- 2 branches
+        MATCH (p:Person {id: 1})-[:LIKES]->(x:Comment)  -- root: p (key equality)
+        MATCH (p:Person {id: 1})-[:LIKES]->(x:Post)  -- root: p (key equality)
+        "
+        );
+    }
+
+    #[test]
+    fn a_several_label_variable_branches_again_when_matched() {
+        let e = branches(
+            "MATCH (t:Tag {id: 300})<-[:HAS_TAG]-(x) MATCH (x)-[:HAS_CREATOR]->(p:Person) RETURN p.id",
+        );
+        // Forums have no creator: the second MATCH keeps the comment and post branches.
+        assert!(
+            e.contains("MATCH (x)-[:HAS_CREATOR]->(p:Person)  -- 2 branches"),
+            "{e}"
+        );
+        assert!(!e.contains("(x:Forum)-[:HAS_CREATOR]"), "{e}");
+    }
+
+    #[test]
+    fn one_candidate_does_not_branch() {
+        // KNOWS joins persons only: `q` is a Person, no branches.
+        let e = branches("MATCH (p:Person {id: 1})-[:KNOWS]->(q) RETURN q.id");
+        assert!(!e.contains("branch"), "{e}");
+        assert!(e.contains("-- root: p (key equality)"), "{e}");
+    }
+
+    #[test]
+    fn branched_plan_keeps_csr_and_pushes_the_filter_into_each_branch() {
+        let e = explain(
+            "MATCH (t:Tag {id: 300})<-[:HAS_TAG]-(x) WHERE x.creationDate > 0 RETURN labels(x), x.id",
+        );
+        let plan: String = e
+            .lines()
+            .skip_while(|l| *l != "== optimized logical plan ==")
+            .take_while(|l| !l.is_empty())
+            .collect::<Vec<_>>()
+            .join("\n");
+        insta::assert_snapshot!("branched_plan", plan);
+    }
 
     fn t(from: &str, to: &str) -> RelTable {
         RelTable {
