@@ -197,29 +197,57 @@ impl ExtensionPlanner for GraphExtensionPlanner {
             let key_idx = input.schema().index_of(&n.key)?;
             let target_take: Vec<String> = n.target.output().map(|(c, _, _)| c.clone()).collect();
             let rowid = crate::storage::ROW_ID.to_string();
-            n.data
-                .edges
-                .ensure(state, std::slice::from_ref(&rowid))
-                .await
-                .map_err(ext)?;
-            n.data
-                .target
+            let mut rowids = Vec::new();
+            for h in &n.hops {
+                let ids = h.edges.load(state, &rowid).await.map_err(ext)?;
+                let ids = arrow::compute::cast(&ids, &arrow::datatypes::DataType::UInt64)?;
+                let ids = ids
+                    .as_any()
+                    .downcast_ref::<arrow::array::UInt64Array>()
+                    .cloned()
+                    .ok_or_else(|| DataFusionError::Internal("row ids as u64".into()))?;
+                // The table goes in the top bits of a path's edge ids.
+                let limit = 1u64 << super::var_length::EID_TABLE_SHIFT;
+                if arrow::compute::max(&ids).is_some_and(|m| m >= limit) {
+                    return Err(DataFusionError::Execution(format!(
+                        "{}: row ids of {} or more are not supported in variable-length paths",
+                        h.rel_type, limit
+                    )));
+                }
+                rowids.push(Arc::new(ids));
+            }
+            n.target_cols
                 .ensure(state, &target_take)
                 .await
                 .map_err(ext)?;
+            let mut from_slot = vec![Vec::new(); n.labels.len()];
+            for (i, h) in n.hops.iter().enumerate() {
+                from_slot[h.from].push(i);
+            }
+            let max = n.max.map(|m| m.to_string()).unwrap_or_default();
             let spec = TraversalSpec {
                 key_idx,
                 key_name: n.key.clone(),
-                rel_type: n.rel_type.clone(),
-                orientations: n.orientations.clone(),
+                hops: n.hops.clone(),
+                rowids,
+                from_slot,
+                start: n.start,
+                end: n.end,
                 min: n.min,
                 max: n.max,
                 distinct: n.distinct,
-                data: n.data.clone(),
-                rowid_col: rowid,
+                near_keys: n.near_keys.clone(),
+                target: n.target_cols.clone(),
                 target_out: n.target.output().map(|(_, o, _)| o.clone()).collect(),
                 target_var: n.target.var.clone(),
                 target_take,
+                display: format!(
+                    "type={}, length={}..{max}, edges={}{}",
+                    n.types(),
+                    n.min,
+                    n.table_rows(),
+                    n.walk_note()
+                ),
             };
             let schema = Arc::new(n.schema.as_arrow().clone());
             return Ok(Some(Arc::new(VarLengthExec::try_new(input, spec, schema)?)));

@@ -4,8 +4,9 @@
 //! In `distinct` mode only the distinct end nodes reachable within the bounds are produced,
 //! found breadth-first with a visited bitmap instead of enumerating paths.
 
-use super::csr_expand::{CsrData, TakeSpec};
+use super::csr_expand::TakeSpec;
 use super::display_cols;
+use crate::csr::{CsrIndex, NodeKeys, TableColumns};
 use arrow::datatypes::{DataType, Field};
 use datafusion::common::{DFSchema, DFSchemaRef, Result};
 use datafusion::logical_expr::{Expr, LogicalPlan, UserDefinedLogicalNodeCore};
@@ -19,24 +20,56 @@ static EIDS_TYPE: std::sync::LazyLock<DataType> = std::sync::LazyLock::new(|| {
     DataType::List(Arc::new(Field::new_list_field(DataType::UInt64, true)))
 });
 
+/// One way a traversal can take a step: over relationship table `rel`, from a node of label
+/// slot `from` to one of slot `to`, walking the table forwards or (`reverse`) backwards.
+#[derive(Debug, Clone)]
+pub struct VarHop {
+    pub rel: usize,
+    pub rel_type: String,
+    pub from: usize,
+    pub to: usize,
+    pub reverse: bool,
+    /// The reverse walk of an undirected hop over a table from a label to itself: a self-loop
+    /// was already taken forwards.
+    pub skip_self_loops: bool,
+    pub index: Arc<CsrIndex>,
+    pub edges: Arc<TableColumns>,
+}
+
 #[derive(Debug, Clone)]
 pub struct VarLengthExpand {
     pub input: LogicalPlan,
     pub key: String,
-    pub rel_type: String,
-    pub rel: usize,
-    pub orientations: Vec<bool>,
+    /// Every step a path can take (one per table and walk direction); several tables when the
+    /// relationship has several types, or a type has several tables that chain.
+    pub hops: Vec<VarHop>,
+    /// Label of each slot the hops use; paths start at `start` and end at `end`.
+    pub labels: Vec<String>,
+    pub start: usize,
+    pub end: usize,
     pub min: u64,
     /// `None`: unbounded (a path can't repeat an edge, so it ends).
     pub max: Option<u64>,
-    /// Output column with the path's edge ids (`List<UInt64>`); empty in distinct mode.
+    /// Output column with the path's edge ids (`List<UInt64>`, see [`encode_eid`]); empty in
+    /// distinct mode.
     pub eids: String,
     pub target: TakeSpec,
     /// Only distinct end nodes are needed (breadth-first, visited bitmap).
     pub distinct: bool,
-    pub data: CsrData,
+    /// Start label's keys, end label's columns.
+    pub near_keys: Arc<NodeKeys>,
+    pub target_cols: Arc<TableColumns>,
     pub schema: DFSchemaRef,
 }
+
+/// An edge in a variable-length path's id list: the table in the top 16 bits, the edge's row
+/// id below (row ids of one table are distinct; with the table, of every table).
+pub fn encode_eid(rel: usize, row_id: u64) -> u64 {
+    ((rel as u64) << EID_TABLE_SHIFT) | row_id
+}
+
+/// Row ids must stay below this for [`encode_eid`].
+pub const EID_TABLE_SHIFT: u32 = 48;
 
 impl VarLengthExpand {
     pub fn eids_type() -> DataType {
@@ -47,27 +80,29 @@ impl VarLengthExpand {
     pub fn try_new(
         input: LogicalPlan,
         key: String,
-        rel_type: String,
-        rel: usize,
-        orientations: Vec<bool>,
-        min: u64,
-        max: Option<u64>,
+        hops: Vec<VarHop>,
+        labels: Vec<String>,
+        (start, end): (usize, usize),
+        (min, max): (u64, Option<u64>),
         eids: String,
         target: TakeSpec,
-        data: CsrData,
+        near_keys: Arc<NodeKeys>,
+        target_cols: Arc<TableColumns>,
     ) -> Result<Self> {
         let mut n = Self {
             input,
             key,
-            rel_type,
-            rel,
-            orientations,
+            hops,
+            labels,
+            start,
+            end,
             min,
             max,
             eids,
             target,
             distinct: false,
-            data,
+            near_keys,
+            target_cols,
             schema: Arc::new(DFSchema::empty()),
         };
         n.schema = n.compute_schema()?;
@@ -86,12 +121,62 @@ impl VarLengthExpand {
             .collect()
     }
 
+    /// No table is walked both ways: a breadth-first search then finds exactly the ends some
+    /// path without a repeated relationship reaches (a shortest walk repeats no edge).
+    pub fn directed(&self) -> bool {
+        let mut seen = HashSet::new();
+        self.hops.iter().all(|h| seen.insert(h.rel))
+    }
+
+    /// The types walked, `A|B`, in first-seen order.
+    pub fn types(&self) -> String {
+        let mut types: Vec<&str> = Vec::new();
+        for h in &self.hops {
+            if !types.contains(&h.rel_type.as_str()) {
+                types.push(&h.rel_type);
+            }
+        }
+        types.join("|")
+    }
+
+    /// Edges in the tables walked.
+    pub fn table_rows(&self) -> usize {
+        let mut seen = HashSet::new();
+        self.hops
+            .iter()
+            .filter(|h| seen.insert(h.rel))
+            .map(|h| h.index.table_rows)
+            .sum()
+    }
+
+    /// How the hops walk their tables, for EXPLAIN: "" (forwards), ", incoming", ", both
+    /// directions", and the number of tables when several.
+    pub fn walk_note(&self) -> String {
+        let tables: HashSet<usize> = self.hops.iter().map(|h| h.rel).collect();
+        let mut s = String::new();
+        if !self.directed() {
+            s.push_str(", both directions");
+        } else if self.hops.iter().all(|h| h.reverse) {
+            s.push_str(", incoming");
+        }
+        if tables.len() > 1 {
+            s.push_str(&format!(", tables={}", tables.len()));
+        }
+        s
+    }
+
     fn sig(&self) -> impl Hash + PartialOrd + '_ {
+        let hops: Vec<(usize, usize, usize, bool)> = self
+            .hops
+            .iter()
+            .map(|h| (h.rel, h.from, h.to, h.reverse))
+            .collect();
         (
             &self.input,
             &self.key,
-            self.rel,
-            &self.orientations,
+            hops,
+            &self.labels,
+            (self.start, self.end),
             self.min,
             self.max,
             &self.eids,
@@ -128,14 +213,13 @@ impl UserDefinedLogicalNodeCore for VarLengthExpand {
         let max = self.max.map(|m| m.to_string()).unwrap_or_default();
         write!(
             f,
-            "VarLengthExpand: key={}, type={}, length={}..{max}, edges={}",
-            self.key, self.rel_type, self.min, self.data.index.table_rows
+            "VarLengthExpand: key={}, type={}, length={}..{max}, edges={}{}",
+            self.key,
+            self.types(),
+            self.min,
+            self.table_rows(),
+            self.walk_note()
         )?;
-        if self.orientations.len() == 2 {
-            write!(f, ", both directions")?;
-        } else if self.orientations[0] {
-            write!(f, ", incoming")?;
-        }
         if self.distinct {
             write!(f, ", distinct ends (bfs)")?;
         }

@@ -2,11 +2,11 @@
 //! relationship at most once per path, one output row per path within the length bounds; in
 //! distinct mode, breadth-first with a visited bitmap, one row per reachable end node.
 
-use super::csr_expand::CsrData;
-use crate::csr::as_i64;
-use arrow::array::{Array, ArrayRef, AsArray, ListArray, RecordBatch, UInt32Array, UInt64Array};
+use super::var_length::{encode_eid, VarHop};
+use crate::csr::{as_i64, NodeKeys, TableColumns};
+use arrow::array::{Array, ArrayRef, ListArray, RecordBatch, UInt32Array, UInt64Array};
 use arrow::buffer::OffsetBuffer;
-use arrow::datatypes::{Field, SchemaRef, UInt64Type};
+use arrow::datatypes::{Field, SchemaRef};
 use datafusion::common::Result;
 use datafusion::execution::TaskContext;
 use datafusion::physical_plan::metrics::{ExecutionPlanMetricsSet, MetricBuilder, MetricsSet};
@@ -22,17 +22,23 @@ use std::sync::Arc;
 pub struct TraversalSpec {
     pub key_idx: usize,
     pub key_name: String,
-    pub rel_type: String,
-    pub orientations: Vec<bool>,
+    pub hops: Vec<VarHop>,
+    /// Row ids of each hop's table (as u64), for the path's edge ids.
+    pub rowids: Vec<Arc<UInt64Array>>,
+    /// Per label slot, the hops that leave it.
+    pub from_slot: Vec<Vec<usize>>,
+    pub start: usize,
+    pub end: usize,
     pub min: u64,
     pub max: Option<u64>,
     pub distinct: bool,
-    pub data: CsrData,
-    /// The relationship table's row-id column, for the path's edge ids.
-    pub rowid_col: String,
+    pub near_keys: Arc<NodeKeys>,
+    pub target: Arc<TableColumns>,
     pub target_take: Vec<String>,
     pub target_out: Vec<String>,
     pub target_var: String,
+    /// For EXPLAIN: types, edges, walk.
+    pub display: String,
 }
 
 #[derive(Debug)]
@@ -65,49 +71,54 @@ impl VarLengthExec {
 }
 
 impl TraversalSpec {
-    /// Every path from `start` (as the sequence of edge rows) whose length is within bounds;
-    /// `emit(end, edge_rows)`. Returns the number of edges examined.
-    pub fn paths(&self, start: u32, emit: &mut dyn FnMut(u32, &[u32])) -> usize {
+    /// Every path from `start` (as the sequence of (hop, edge row)) whose length is within
+    /// bounds and that ends at the end label; `emit(end, path)`. Returns the number of edges
+    /// examined.
+    pub fn paths(&self, start: u32, emit: &mut dyn FnMut(u32, &[(usize, u32)])) -> usize {
         let max = self.max.unwrap_or(u64::MAX) as usize;
         let min = self.min as usize;
-        if min == 0 {
+        if min == 0 && self.start == self.end {
             emit(start, &[]);
         }
         if max == 0 {
             return 0;
         }
-        let both = self.orientations.len() == 2;
-        // Frame: node, orientation index, position in that orientation's edge range.
-        let mut stack: Vec<(u32, usize, usize)> = vec![(start, 0, 0)];
-        let mut path: Vec<u32> = Vec::new();
+        // Frame: label slot, node, index into the slot's hops, position in that hop's range.
+        let mut stack: Vec<(usize, u32, usize, usize)> = vec![(self.start, start, 0, 0)];
+        let mut path: Vec<(usize, u32)> = Vec::new();
         let mut examined = 0;
         while let Some(frame) = stack.last_mut() {
-            let (node, oi, pos) = *frame;
-            if oi >= self.orientations.len() {
+            let (slot, node, hi, pos) = *frame;
+            let Some(&h) = self.from_slot[slot].get(hi) else {
                 stack.pop();
                 path.pop();
                 continue;
-            }
-            let csr = self.data.index.direction(self.orientations[oi]);
+            };
+            let hop = &self.hops[h];
+            let csr = hop.index.direction(hop.reverse);
             let range = csr.range(node);
             let e = range.start + pos;
             if e >= range.end {
-                *frame = (node, oi + 1, 0);
+                *frame = (slot, node, hi + 1, 0);
                 continue;
             }
-            *frame = (node, oi, pos + 1);
+            *frame = (slot, node, hi, pos + 1);
             examined += 1;
             let (nbr, row) = (csr.neighbors[e], csr.edge_rows[e]);
-            // Undirected: a self-loop once; and never an edge twice in one path.
-            if (both && oi == 1 && nbr == node) || path.contains(&row) {
+            // Never a relationship twice in one path (a self-loop walked both ways is one).
+            if (hop.skip_self_loops && nbr == node)
+                || path
+                    .iter()
+                    .any(|&(g, r)| r == row && self.hops[g].rel == hop.rel)
+            {
                 continue;
             }
-            path.push(row);
-            if path.len() >= min {
+            path.push((h, row));
+            if path.len() >= min && hop.to == self.end {
                 emit(nbr, &path);
             }
             if path.len() < max {
-                stack.push((nbr, 0, 0));
+                stack.push((hop.to, nbr, 0, 0));
             } else {
                 path.pop();
             }
@@ -115,29 +126,33 @@ impl TraversalSpec {
         examined
     }
 
-    /// Distinct end nodes reachable within the bounds (directed, `min <= 1`), breadth-first.
+    /// Distinct end nodes reachable within the bounds (directed, `min <= 1`), breadth-first
+    /// with a visited bitmap per label.
     pub fn reachable(&self, start: u32, emit: &mut dyn FnMut(u32)) -> usize {
         let max = self.max.unwrap_or(u64::MAX);
-        let mut visited = roaring::RoaringBitmap::new();
-        if self.min == 0 {
-            visited.insert(start);
+        let mut visited = vec![roaring::RoaringBitmap::new(); self.from_slot.len()];
+        if self.min == 0 && self.start == self.end {
+            visited[self.start].insert(start);
             emit(start);
         }
-        let mut frontier = vec![start];
+        let mut frontier = vec![(self.start, start)];
         let mut depth = 0;
         let mut examined = 0;
         while !frontier.is_empty() && depth < max {
             depth += 1;
             let mut next = Vec::new();
-            for &n in &frontier {
-                for &rev in &self.orientations {
-                    let csr = self.data.index.direction(rev);
+            for &(slot, n) in &frontier {
+                for &h in &self.from_slot[slot] {
+                    let hop = &self.hops[h];
+                    let csr = hop.index.direction(hop.reverse);
                     for e in csr.range(n) {
                         examined += 1;
                         let m = csr.neighbors[e];
-                        if visited.insert(m) {
-                            emit(m);
-                            next.push(m);
+                        if visited[hop.to].insert(m) {
+                            if hop.to == self.end {
+                                emit(m);
+                            }
+                            next.push((hop.to, m));
                         }
                     }
                 }
@@ -155,9 +170,6 @@ impl TraversalSpec {
     ) -> Result<RecordBatch> {
         let ext = |e: crate::Error| datafusion::error::DataFusionError::External(Box::new(e));
         let keys = as_i64(batch.column(self.key_idx).as_ref()).map_err(ext)?;
-        let rowids = self.data.edges.get(&self.rowid_col).map_err(ext)?;
-        let rowids = arrow::compute::cast(&rowids, &arrow::datatypes::DataType::UInt64)?;
-        let rowids = rowids.as_primitive::<UInt64Type>();
         let (mut rows, mut ends) = (Vec::new(), Vec::new());
         let mut offsets: Vec<i32> = vec![0];
         let mut values: Vec<u64> = Vec::new();
@@ -165,7 +177,7 @@ impl TraversalSpec {
             if keys.is_null(i) {
                 continue;
             }
-            let Some(o) = self.data.near_keys.ordinal(keys.value(i)) else {
+            let Some(o) = self.near_keys.ordinal(keys.value(i)) else {
                 continue;
             };
             let n = if self.distinct {
@@ -178,7 +190,9 @@ impl TraversalSpec {
                 self.paths(o, &mut |end, path| {
                     rows.push(i as u32);
                     ends.push(end);
-                    values.extend(path.iter().map(|&r| rowids.value(r as usize)));
+                    values.extend(path.iter().map(|&(h, r)| {
+                        encode_eid(self.hops[h].rel, self.rowids[h].value(r as usize))
+                    }));
                     offsets.push(values.len() as i32);
                 })
             };
@@ -204,7 +218,7 @@ impl TraversalSpec {
         let ends = UInt32Array::from(ends);
         let fields = schema.fields();
         for name in &self.target_take {
-            let a = self.data.target.get(name).map_err(ext)?;
+            let a = self.target.get(name).map_err(ext)?;
             let t = arrow::compute::take(a.as_ref(), &ends, None)?;
             let want = fields[cols.len()].data_type();
             cols.push(if t.data_type() == want {
@@ -226,14 +240,11 @@ impl DisplayAs for VarLengthExec {
         let s = &self.spec;
         match t {
             DisplayFormatType::Default | DisplayFormatType::Verbose => {
-                let max = s.max.map(|m| m.to_string()).unwrap_or_default();
                 write!(
                     f,
-                    "VarLengthExec: key={}, type={}, length={}..{max}, edges={}{}, take={}[{}]",
+                    "VarLengthExec: key={}, {}{}, take={}[{}]",
                     s.key_name,
-                    s.rel_type,
-                    s.min,
-                    s.data.index.table_rows,
+                    s.display,
                     if s.distinct {
                         ", distinct ends (bfs)"
                     } else {

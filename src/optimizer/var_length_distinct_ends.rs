@@ -71,7 +71,7 @@ fn mark(plan: &LogicalPlan, above: &[Expr]) -> Result<Option<LogicalPlan>> {
             let Some(n) = node.as_any().downcast_ref::<VarLengthExpand>() else {
                 return Ok(None);
             };
-            if n.distinct || n.orientations.len() != 1 || n.min > 1 || reads(above, &n.eids) {
+            if n.distinct || !n.directed() || n.min > 1 || reads(above, &n.eids) {
                 return Ok(None);
             }
             let mut m = n.clone();

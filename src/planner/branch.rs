@@ -33,7 +33,7 @@ impl<'c> Lowerer<'c> {
                 .iter()
                 .zip(&cands.rels)
                 .any(|((_, _, r), t)| r.length.is_none() && t.len() > 1);
-        if !several_bound && !(cands.satisfiable && ambiguous) {
+        if !(several_bound || (cands.satisfiable && ambiguous)) {
             return Ok(None);
         }
         self.check_property_maps(&cands)?;

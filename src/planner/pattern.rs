@@ -9,7 +9,7 @@ use crate::config::RelTable;
 use crate::error::Result;
 use crate::operators::csr_expand::{CsrData, CsrExpand, TakeSpec};
 use crate::operators::node_lookup::NodeLookup;
-use crate::operators::var_length::VarLengthExpand;
+use crate::operators::var_length::{encode_eid, VarHop, VarLengthExpand};
 use crate::rewrite::branching::label_reach;
 use crate::sem_err;
 use crate::storage::ROW_ID;
@@ -48,6 +48,8 @@ pub(crate) struct Candidates<'p> {
 struct Resolved {
     labels: Vec<String>,
     rels: Vec<usize>,
+    /// Per relationship, every candidate table: what a variable-length one walks.
+    tables: Vec<Vec<usize>>,
     /// False when no combination of tables can match (the MATCH yields no rows).
     satisfiable: bool,
 }
@@ -160,7 +162,7 @@ impl<'c> Lowerer<'c> {
         // (rel table, prefix) of every relationship matched in this clause, for uniqueness.
         let mut matched_rels: Vec<(usize, String)> = Vec::new();
         // Variable-length relationships: (table, prefix) with their edge ids in a list.
-        let mut matched_lists: Vec<(usize, String)> = Vec::new();
+        let mut matched_lists: Vec<(Vec<usize>, String)> = Vec::new();
         let mut new_rel_vars: BTreeSet<String> = BTreeSet::new();
         let mut unsatisfiable = false;
         let all_resolved = self.resolve_match(&st, &m.patterns)?;
@@ -216,6 +218,22 @@ impl<'c> Lowerer<'c> {
                     }
                     None => self.fresh("anonr"),
                 };
+                if let Some((lo, hi)) = rel.length {
+                    let tables = resolved.tables[i].clone();
+                    self.var_length_hop(
+                        &mut st,
+                        &tables,
+                        rel,
+                        (lo, hi),
+                        (&node_prefixes[i], near_label),
+                        (&node_prefixes[i + 1], far_label),
+                        node,
+                        &prefix,
+                        &mut preds,
+                    )?;
+                    matched_lists.push((tables, prefix.clone()));
+                    continue;
+                }
                 // Orientation(s): walking from the near node, is it the edge's src or dst?
                 let mut orients = Vec::new();
                 let fits = |a: &str, b: &str| {
@@ -232,34 +250,12 @@ impl<'c> Lowerer<'c> {
                     orients.push(true);
                 }
                 let orients_fit = !orients.is_empty();
-                // A zero-length step (`*0`) uses no table, so no table has to fit.
-                let zero_length = matches!(rel.length, Some((_, Some(0))));
                 if orients.is_empty() {
                     orients.push(rel.direction == Direction::Incoming);
-                    unsatisfiable |= !zero_length;
+                    unsatisfiable = true;
                 }
                 let near_prefix = &node_prefixes[i];
                 let far_prefix = &node_prefixes[i + 1];
-                if let Some((lo, hi)) = rel.length {
-                    self.var_length_hop(
-                        &mut st,
-                        &info,
-                        rel,
-                        lo,
-                        hi,
-                        orients,
-                        orients_fit,
-                        near_prefix,
-                        near_label,
-                        far_prefix,
-                        far_label,
-                        node,
-                        &prefix,
-                        &mut preds,
-                    )?;
-                    matched_lists.push((rel_idx, prefix.clone()));
-                    continue;
-                }
                 if orients_fit {
                     if let Some(data) = self.csr_data(rel_idx, near_label, far_label) {
                         self.csr_hop(
@@ -328,19 +324,18 @@ impl<'c> Lowerer<'c> {
                 }
             }
         }
-        // ... and between variable-length lists and single relationships / other lists.
-        for (k, (rl, pl)) in matched_lists.iter().enumerate() {
+        // ... and between variable-length lists (edge ids with their table, see
+        // `encode_eid`) and single relationships / other lists.
+        for (k, (tables, pl)) in matched_lists.iter().enumerate() {
             let list = col(&eids_col(pl));
             for (r, p) in &matched_rels {
-                if r == rl {
-                    preds.push(Expr::Not(Box::new(nf::array_has(
-                        list.clone(),
-                        col(&eid_col(p)),
-                    ))));
+                if tables.contains(r) {
+                    let id = col(&eid_col(p)) + lit(encode_eid(*r, 0));
+                    preds.push(Expr::Not(Box::new(nf::array_has(list.clone(), id))));
                 }
             }
-            for (r2, p2) in &matched_lists[k + 1..] {
-                if r2 == rl {
+            for (t2, p2) in &matched_lists[k + 1..] {
+                if tables.iter().any(|t| t2.contains(t)) {
                     preds.push(Expr::Not(Box::new(nf::array_has_any(
                         list.clone(),
                         col(&eids_col(p2)),
@@ -442,23 +437,20 @@ impl<'c> Lowerer<'c> {
         Ok(())
     }
 
-    /// `-[:T*min..max]-`: one traversal over the CSR when there is one, else unrolled into a
-    /// UNION ALL of fixed-length chains (one per length). Binds the relationship variable to
-    /// the list of edge ids and the far node.
+    /// `-[:T*min..max]-` over `tables` (every table a path may walk: several types, or a type
+    /// with several tables that chain): one traversal over the CSRs when every table has one,
+    /// else unrolled into a UNION ALL of fixed-length chains (one per length, each branched
+    /// over the labels the chain can pass). Binds the relationship variable to the list of edge
+    /// ids and the far node.
     #[allow(clippy::too_many_arguments)]
     fn var_length_hop(
         &mut self,
         st: &mut State,
-        info: &RelInfo,
+        tables: &[usize],
         rel: &ast::RelPattern,
-        lo: Option<u64>,
-        hi: Option<u64>,
-        orients: Vec<bool>,
-        orients_fit: bool,
-        near_prefix: &str,
-        near_label: &str,
-        far_prefix: &str,
-        far_label: &str,
+        (lo, hi): (Option<u64>, Option<u64>),
+        (near_prefix, near_label): (&str, &str),
+        (far_prefix, far_label): (&str, &str),
         node: &ast::NodePattern,
         prefix: &str,
         preds: &mut Vec<Expr>,
@@ -470,113 +462,6 @@ impl<'c> Lowerer<'c> {
                 "unsupported: a property map on a variable-length relationship"
             );
         }
-        if rel.types.len() > 1 {
-            return sem_err!(
-                Unsupported,
-                rel.types[1].span,
-                "unsupported: several types on a variable-length relationship (planned)"
-            );
-        }
-        let min = lo.unwrap_or(1);
-        // A zero-length path ends where it starts: with longer paths too, the end node could
-        // have either label (branching, planned); with only zero-length, it is the near label.
-        let far_label = if near_label != far_label && min == 0 {
-            if hi != Some(0) {
-                return sem_err!(
-                    Unsupported,
-                    rel.span,
-                    "unsupported: a variable-length path from length 0 whose end may be a :{near_label} or a :{far_label} (planned with branching)"
-                );
-            }
-            if node.labels.iter().any(|l| l.name != near_label) {
-                // `(a:A)-[*0]->(c:B)`: never the same node.
-                preds.push(lit(false));
-                far_label
-            } else {
-                near_label
-            }
-        } else {
-            far_label
-        };
-        // A path walks one table here; any other table of the type that a path could continue
-        // on (from a label it reaches) would be missed: refuse rather than answer partially.
-        if hi.unwrap_or(u64::MAX) >= 2 && info.index != usize::MAX {
-            let cat = self.catalog;
-            let tables: Vec<&RelTable> = cat
-                .rels
-                .iter()
-                .map(|r| &r.cfg)
-                .filter(|r| rel.types.iter().all(|t| t.name == r.rel_type))
-                .collect();
-            // Steps a table allows as walked: (from label, to label).
-            let walks = |r: &RelTable| -> Vec<(String, String)> {
-                let mut v = Vec::new();
-                if rel.direction != Direction::Incoming {
-                    v.push((r.from.clone(), r.to.clone()));
-                }
-                if rel.direction != Direction::Outgoing {
-                    v.push((r.to.clone(), r.from.clone()));
-                }
-                v
-            };
-            let closure = |start: &str, forward: bool| {
-                let mut set = BTreeSet::from([start.to_string()]);
-                loop {
-                    let before = set.len();
-                    for r in &tables {
-                        for (a, b) in walks(r) {
-                            let (x, y) = if forward { (a, b) } else { (b, a) };
-                            if set.contains(&x) {
-                                set.insert(y);
-                            }
-                        }
-                    }
-                    if set.len() == before {
-                        return set;
-                    }
-                }
-            };
-            // The end of a variable-length path is not pinned by its first hop: an unlabeled
-            // (or already bound) end node may be any label the paths reach.
-            let far_candidates: Vec<String> = match node.labels.first() {
-                Some(l) => vec![l.name.clone()],
-                None => cat.nodes.keys().cloned().collect(),
-            };
-            let from_near = closure(near_label, true);
-            let mut to_far = BTreeSet::new();
-            for l in &far_candidates {
-                to_far.extend(closure(l, false));
-            }
-            for r in &tables {
-                let other = !(r.rel_type == info.cfg.rel_type
-                    && r.from == info.cfg.from
-                    && r.to == info.cfg.to);
-                if other
-                    && walks(r)
-                        .iter()
-                        .any(|(a, b)| from_near.contains(a) && to_far.contains(b))
-                {
-                    return sem_err!(
-                        Unsupported,
-                        rel.span,
-                        "unsupported: a variable-length path over several relationship tables ({}:{}->{} and {}:{}->{}); planned with branching",
-                        info.cfg.rel_type,
-                        info.cfg.from,
-                        info.cfg.to,
-                        r.rel_type,
-                        r.from,
-                        r.to
-                    );
-                }
-            }
-        }
-        // Over a table between two different labels a path has at most one edge.
-        let chainable = info.cfg.from == info.cfg.to;
-        let max = if chainable {
-            hi
-        } else {
-            Some(hi.map_or(1, |h| h.min(1)))
-        };
         if hi.is_some_and(|h| h > self.options.max_var_length) {
             return sem_err!(
                 InvalidArgumentValue,
@@ -586,68 +471,80 @@ impl<'c> Lowerer<'c> {
                 self.options.max_var_length
             );
         }
-        let eids = eids_col(prefix);
+        let mut min = lo.unwrap_or(1);
+        // Nodes of different labels are different nodes: no zero-length path joins them.
+        if near_label != far_label && min == 0 {
+            if hi == Some(0) {
+                preds.push(lit(false));
+            }
+            min = 1;
+        }
+        // The longest path the label graph allows (edges never repeat, but an acyclic label
+        // graph bounds the length on its own).
+        let cfgs: Vec<&RelTable> = tables.iter().map(|&t| &self.catalog.rels[t].cfg).collect();
+        let max = match (hi, longest_walk(&cfgs, rel.direction)) {
+            (Some(h), Some(l)) => Some(h.min(l)),
+            (h, l) => h.or(l),
+        };
         let far_bound = bound_node(st, node)?;
         let near_info = self.entities().node(near_label).clone();
         let far_info = self.entities().node(far_label).clone();
-        let data = if orients_fit {
-            self.csr_data(info.index, near_label, far_label)
-        } else {
-            None
-        };
-        if let (Some(data), true) = (data, min > 0 || near_label == far_label) {
-            // The far node's columns, or (bound far node) just its key to compare.
-            let (target, check) = match &far_bound {
-                Some((p, l)) => {
-                    let bound = self.entities().node(l).clone();
-                    let tmp = self.fresh("vlend");
-                    let key = bound.key.clone();
-                    let t = bound.key_type.clone();
-                    (
-                        TakeSpec {
-                            var: p.clone(),
-                            all: vec![(key.clone(), tmp.clone(), t)],
-                            take: vec![0],
-                            key: Some(0),
-                        },
-                        Some(col(&tmp).eq(col(&prop_col(p, &key)))),
-                    )
-                }
-                _ => (node_take(far_prefix, &far_info), None),
-            };
-            let n = VarLengthExpand::try_new(
-                st.plan.clone(),
-                prop_col(near_prefix, &near_info.key),
-                info.cfg.rel_type.clone(),
-                info.index,
-                orients,
-                min,
-                max,
-                eids,
-                target,
-                data,
-            )?;
-            st.plan = LogicalPlan::Extension(Extension { node: Arc::new(n) });
-            preds.extend(check);
-        } else {
-            self.unroll_var_length(
+        match self.var_hops(tables, rel.direction, near_label, far_label) {
+            Some((hops, labels, start, end)) => {
+                // The far node's columns, or (bound far node) just its key to compare.
+                let (target, check) = match &far_bound {
+                    Some((p, l)) => {
+                        let bound = self.entities().node(l).clone();
+                        let tmp = self.fresh("vlend");
+                        let key = bound.key.clone();
+                        let t = bound.key_type.clone();
+                        (
+                            TakeSpec {
+                                var: p.clone(),
+                                all: vec![(key.clone(), tmp.clone(), t)],
+                                take: vec![0],
+                                key: Some(0),
+                            },
+                            Some(col(&tmp).eq(col(&prop_col(p, &key)))),
+                        )
+                    }
+                    _ => (node_take(far_prefix, &far_info), None),
+                };
+                let idx = self.indexes.expect("hops come from the indexes");
+                let n = VarLengthExpand::try_new(
+                    st.plan.clone(),
+                    prop_col(near_prefix, &near_info.key),
+                    hops,
+                    labels,
+                    (start, end),
+                    (min, max),
+                    eids_col(prefix),
+                    target,
+                    idx.keys[near_label].clone(),
+                    idx.node_columns[far_label].clone(),
+                )?;
+                st.plan = LogicalPlan::Extension(Extension { node: Arc::new(n) });
+                preds.extend(check);
+            }
+            _ => self.unroll_var_length(
                 st,
-                info,
+                tables,
                 rel,
-                min,
-                max,
-                near_prefix,
-                near_label,
-                far_prefix,
-                far_label,
+                (min, max),
+                (near_prefix, near_label),
+                (far_prefix, far_label),
                 node,
                 prefix,
-            )?;
+            )?,
         }
         st.scope.bind(
             prefix,
             Binding::RelList {
-                rel: info.index,
+                rel: if tables.len() == 1 {
+                    tables[0]
+                } else {
+                    usize::MAX
+                },
                 prefix: prefix.to_string(),
             },
         );
@@ -666,25 +563,78 @@ impl<'c> Lowerer<'c> {
         Ok(())
     }
 
-    /// The join path of a variable-length hop: for each length k, the chain of k hops (edges
-    /// distinct), projected to the input columns + the edge-id list + the far node; UNION ALL.
+    /// The traversal's steps over `tables` when every one has a CSR (and the end labels keys
+    /// and columns): hops, label slots, start and end slot. `None` on the join path.
+    fn var_hops(
+        &self,
+        tables: &[usize],
+        dir: Direction,
+        near_label: &str,
+        far_label: &str,
+    ) -> Option<(Vec<VarHop>, Vec<String>, usize, usize)> {
+        let idx = self.indexes?;
+        idx.keys.get(near_label)?;
+        idx.node_columns.get(far_label)?;
+        let mut labels: Vec<String> = vec![near_label.to_string()];
+        let slot = |l: &str, labels: &mut Vec<String>| match labels.iter().position(|x| x == l) {
+            Some(i) => i,
+            None => {
+                labels.push(l.to_string());
+                labels.len() - 1
+            }
+        };
+        let end = slot(far_label, &mut labels);
+        let mut hops = Vec::new();
+        for &t in tables {
+            let info = self.catalog.rels.get(t)?;
+            let index = idx.csr.get(t)?.as_ref()?.clone();
+            let edges = idx.rel_columns.get(t)?.clone();
+            let (from, to) = (&info.cfg.from, &info.cfg.to);
+            let mut walks = Vec::new();
+            if dir != Direction::Incoming {
+                walks.push((from, to, false));
+            }
+            if dir != Direction::Outgoing {
+                walks.push((to, from, true));
+            }
+            for (a, b, reverse) in walks {
+                hops.push(VarHop {
+                    rel: t,
+                    rel_type: info.cfg.rel_type.clone(),
+                    from: slot(a, &mut labels),
+                    to: slot(b, &mut labels),
+                    reverse,
+                    skip_self_loops: reverse && dir == Direction::Both && from == to,
+                    index: index.clone(),
+                    edges: edges.clone(),
+                });
+            }
+        }
+        Some((hops, labels, 0, end))
+    }
+
+    /// The join path of a variable-length hop: for each length k, the chain of k hops over the
+    /// types of `tables` (lowered as a MATCH, so it branches over the labels it can pass and
+    /// keeps relationships distinct), projected to the input columns + the edge-id list + the
+    /// far node; UNION ALL.
     #[allow(clippy::too_many_arguments)]
     fn unroll_var_length(
         &mut self,
         st: &mut State,
-        info: &RelInfo,
+        tables: &[usize],
         rel: &ast::RelPattern,
-        min: u64,
-        max: Option<u64>,
-        near_prefix: &str,
-        near_label: &str,
-        far_prefix: &str,
-        far_label: &str,
+        (min, max): (u64, Option<u64>),
+        (near_prefix, near_label): (&str, &str),
+        (far_prefix, far_label): (&str, &str),
         node: &ast::NodePattern,
         prefix: &str,
     ) -> Result<()> {
-        // Without an upper bound, a path can't be longer than the table (edges don't repeat).
-        let cap = max.unwrap_or(info.table.num_rows as u64);
+        // Without an upper bound, a path can't be longer than the tables (edges don't repeat).
+        let edges: u64 = tables
+            .iter()
+            .map(|&t| self.catalog.rels[t].table.num_rows as u64)
+            .sum();
+        let cap = max.unwrap_or(edges);
         if cap > self.options.max_var_length {
             return sem_err!(
                 InvalidArgumentValue,
@@ -712,11 +662,13 @@ impl<'c> Lowerer<'c> {
             .iter()
             .map(|f| f.name().clone())
             .collect();
-        let mid_label = if rel.direction == Direction::Incoming {
-            &info.cfg.from
-        } else {
-            &info.cfg.to
-        };
+        let mut types: Vec<String> = Vec::new();
+        for &t in tables {
+            let ty = &self.catalog.rels[t].cfg.rel_type;
+            if !types.contains(ty) {
+                types.push(ty.clone());
+            }
+        }
         let ident = |n: &str| ast::Ident::new(n, rel.span);
         let mut branches = Vec::new();
         for k in min..=cap {
@@ -744,27 +696,26 @@ impl<'c> Lowerer<'c> {
                 for j in 0..k {
                     let rv = self.fresh("vlr");
                     let last = j + 1 == k;
-                    let var = if last {
-                        far_prefix.to_string()
+                    let (var, labels) = if last {
+                        (far_prefix.to_string(), vec![ident(far_label)])
                     } else {
-                        self.fresh("vln")
-                    };
-                    let to = ast::NodePattern {
-                        var: Some(ident(&var)),
-                        labels: vec![ident(if last { far_label } else { mid_label })],
-                        props: None,
-                        span: rel.span,
+                        (self.fresh("vln"), vec![])
                     };
                     steps.push((
                         ast::RelPattern {
                             var: Some(ident(&rv)),
-                            types: rel.types.clone(),
+                            types: types.iter().map(|t| ident(t)).collect(),
                             direction: rel.direction,
                             length: None,
                             props: None,
                             span: rel.span,
                         },
-                        to,
+                        ast::NodePattern {
+                            var: Some(ident(&var)),
+                            labels,
+                            props: None,
+                            span: rel.span,
+                        },
                     ));
                     rels.push(rv);
                 }
@@ -785,8 +736,26 @@ impl<'c> Lowerer<'c> {
                     where_: None,
                     span: rel.span,
                 };
-                let sub = self.lower_match_as_written(st.clone(), &m, true)?;
-                (sub.plan, rels.iter().map(|r| col(&eid_col(r))).collect())
+                // The chain's own rewrites are internal: keep them out of EXPLAIN's notes.
+                let notes = self.notes.len();
+                let sub = self.lower_match(st.clone(), &m);
+                self.notes.truncate(notes);
+                let sub = sub?;
+                let mut ids = Vec::new();
+                for r in &rels {
+                    ids.push(match sub.scope.get(r) {
+                        Some(Binding::Rel { rel, prefix }) => {
+                            col(&eid_col(prefix)) + lit(encode_eid(*rel, 0))
+                        }
+                        Some(Binding::Rels { prefix, .. }) => {
+                            col(&eid_col(prefix))
+                                + cast(col(&super::scope::table_col(prefix)), DataType::UInt64)
+                                    * lit(encode_eid(1, 0))
+                        }
+                        _ => return Err(crate::Error::Plan(format!("chain without `{r}`"))),
+                    });
+                }
+                (sub.plan, ids)
             };
             let eids = if eid_exprs.is_empty() {
                 super::expr::empty_list(&DataType::UInt64)
@@ -827,7 +796,6 @@ impl<'c> Lowerer<'c> {
         Ok(())
     }
 
-    /// The index data of a hop, when the graph has a CSR for it (CSR mode only).
     fn csr_data(&self, rel: usize, near_label: &str, far_label: &str) -> Option<CsrData> {
         let idx = self.indexes?;
         Some(CsrData {
@@ -1260,7 +1228,7 @@ impl<'c> Lowerer<'c> {
                 }
             }
             for (k, c) in rel_cands.iter().enumerate() {
-                if c.len() > 1 && !matches!(steps[k].2.length, Some((_, Some(0)))) {
+                if c.len() > 1 && steps[k].2.length.is_none() {
                     let r = steps[k].2;
                     return sem_err!(
                         AmbiguousPattern,
@@ -1325,6 +1293,10 @@ impl<'c> Lowerer<'c> {
             out.push(Resolved {
                 labels: labels[ni..ni + n + 1].to_vec(),
                 rels: rels[ri..ri + n].to_vec(),
+                tables: rel_cands[ri..ri + n]
+                    .iter()
+                    .map(|c| c.iter().copied().collect())
+                    .collect(),
                 satisfiable,
             });
             ni += n + 1;
@@ -1362,6 +1334,39 @@ fn bound_labels(st: &State, node: &ast::NodePattern) -> Result<Option<Vec<String
         }
     }
     Ok(bound_node(st, node)?.map(|(_, l)| vec![l]))
+}
+
+/// The most relationships a path over `tables` walked in `dir` can have, when the label graph
+/// they form has no cycle (a path then can't be longer than its longest walk); `None` when it
+/// has one (any length, up to the edges there are).
+fn longest_walk(tables: &[&RelTable], dir: Direction) -> Option<u64> {
+    if dir == Direction::Both {
+        return None;
+    }
+    let edges: Vec<(&str, &str)> = tables
+        .iter()
+        .map(|t| (t.from.as_str(), t.to.as_str()))
+        .collect();
+    let labels: BTreeSet<&str> = edges.iter().flat_map(|&(a, b)| [a, b]).collect();
+    // Longest walk ending at each label, relaxed |labels| times; still growing means a cycle.
+    let mut best: BTreeMap<&str, u64> = labels.iter().map(|&l| (l, 0)).collect();
+    for round in 0..=labels.len() {
+        let mut changed = false;
+        for &(a, b) in &edges {
+            let cand = best[a] + 1;
+            if cand > best[b] {
+                best.insert(b, cand);
+                changed = true;
+            }
+        }
+        if !changed {
+            return best.values().max().copied();
+        }
+        if round == labels.len() {
+            break;
+        }
+    }
+    None
 }
 
 /// Every column of a node, as a take of the graph operators (the key marked).

@@ -49,9 +49,9 @@ pub fn combinations(cat: &Catalog, shape: &Shape<'_>) -> Option<Vec<Combo>> {
         }
         group_of[i] = groups.len();
         if let Some(v) = shape.vars[i] {
-            for j in i + 1..n {
+            for (j, g) in group_of.iter_mut().enumerate().skip(i + 1) {
                 if shape.vars[j] == Some(v) {
-                    group_of[j] = groups.len();
+                    *g = groups.len();
                 }
             }
         }

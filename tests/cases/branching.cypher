@@ -86,6 +86,23 @@ same|l
 false|['Comment']
 true|['Post']
 
+# Variable length over a type with two tables (REPLY_OF: Comment->Comment, Comment->Post):
+# one traversal walks both; the end branches per label. Checked against the one-hop edges.
+MATCH (c:Comment {id: 201})-[r:REPLY_OF*1..3]->(x) RETURN labels(x) AS l, x.id AS id, size(r) AS n ORDER BY n, id
+---- ordered
+l|id|n
+['Comment']|200|1
+['Post']|100|2
+
+# Several types on a variable-length relationship: the sums of the fixed-length patterns
+# (one hop: Comment 1, Person 2, Post 1; two hops via KNOWS: Person 3, Post 2).
+MATCH (p:Person {id: 1})-[:KNOWS|LIKES*1..2]->(x) RETURN labels(x) AS l, count(*) AS n ORDER BY l
+---- ordered
+l|n
+['Comment']|1
+['Person']|5
+['Post']|3
+
 # A property map key no candidate label has is a typo.
 MATCH (n {nmae: 'rust'}) RETURN n
 ---- error UnknownProperty
