@@ -180,6 +180,10 @@ const GENERATED_QUERIES: &[&str] = &[
     "MATCH (p:Person)-[l:LIKES]->(m) WHERE l.creationDate > 1400000000000 RETURN count(DISTINCT m), count(DISTINCT l), count(*)",
     "MATCH (t:Tag {id: 8000000014})<-[:HAS_TAG]-(x) MATCH (x)-[:HAS_CREATOR]->(p:Person) RETURN labels(x), p.id, count(*)",
     "MATCH (f:Forum)-[r]-(x) WHERE f.id < 2000000020 RETURN type(r), labels(x), count(*)",
+    // Variable length over several tables / types.
+    "MATCH (c:Comment)-[r:REPLY_OF*1..4]->(x) WHERE c.id < 6000000200 RETURN labels(x), size(r), count(*)",
+    "MATCH (p:Person {id: 1007})-[:KNOWS|LIKES*1..2]->(x) RETURN labels(x), count(*)",
+    "MATCH (p:Person {id: 1007})-[:KNOWS|LIKES*1..2]->(x) RETURN labels(x), count(DISTINCT x)",
 ];
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
