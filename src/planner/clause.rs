@@ -1,7 +1,7 @@
 //! Lowering of UNWIND, WITH, RETURN (projection, aggregation, DISTINCT, ORDER BY, SKIP/LIMIT)
 //! and OPTIONAL MATCH.
 
-use super::expr::{col, empty_list, null, ExprCtx};
+use super::expr::{col, empty_list, ExprCtx};
 use super::scope::{Binding, Scope};
 use super::{Lowered, Lowerer, State};
 use crate::error::Result;
@@ -13,9 +13,7 @@ use datafusion::functions::expr_fn as f;
 use datafusion::functions_aggregate::expr_fn as af;
 use datafusion::functions_nested::expr_fn as nf;
 use datafusion::functions_window::expr_fn::row_number;
-use datafusion::logical_expr::{
-    cast, lit, when, Expr, ExprFunctionExt, LogicalPlanBuilder, SortExpr,
-};
+use datafusion::logical_expr::{lit, when, Expr, ExprFunctionExt, LogicalPlanBuilder, SortExpr};
 use std::collections::HashSet;
 
 /// One item of a WITH / RETURN after `*` expansion.
@@ -536,16 +534,13 @@ impl<'c> Lowerer<'c> {
                 if let Some(b) = scope.get(v).filter(|b| b.is_entity()) {
                     let id = col(&self.entities().identity_col(b));
                     if distinct && matches!(b, Binding::Nodes { .. } | Binding::Rels { .. }) {
-                        // Keys / edge ids repeat across labels / tables: count the pairs, as
-                        // text (a label or table number never holds the separator).
+                        // Keys / edge ids repeat across labels / tables: count the pairs
+                        // (rows without the entity, from OPTIONAL MATCH, filtered out).
                         let [a, b] = self.entities().identity_parts(b).expect("entity");
-                        let pair = f::concat(vec![
-                            cast(a, DataType::Utf8),
-                            lit("\u{0}"),
-                            cast(b, DataType::Utf8),
-                        ]);
-                        return Ok(af::count(when(id.is_null(), null()).otherwise(pair)?)
+                        let pair = f::named_struct(vec![lit("label"), a, lit("key"), b]);
+                        return Ok(af::count(pair)
                             .distinct()
+                            .filter(id.is_not_null())
                             .build()?);
                     }
                     return if distinct {

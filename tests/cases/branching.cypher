@@ -56,6 +56,12 @@ MATCH (a)-[r:LIKES]->(b) WHERE r.creationDate > 0 RETURN count(DISTINCT b) AS n,
 n|rs|k
 4|5|5
 
+# Rows an OPTIONAL MATCH missed count no several-label entity (6 persons, 2 like nothing).
+MATCH (p:Person) OPTIONAL MATCH (p)-[:LIKES]->(m) RETURN count(DISTINCT m) AS n, count(m) AS k, count(*) AS c
+---- rowsort
+n|k|c
+4|5|7
+
 # A several-label variable carried by WITH and matched again: each branch continues with one label.
 MATCH (a:Person)-[:LIKES]->(m) WITH m MATCH (m)-[:HAS_CREATOR]->(p:Person) RETURN labels(m) AS l, m.id AS id, p.firstName AS creator ORDER BY id, creator
 ---- ordered
