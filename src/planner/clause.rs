@@ -12,7 +12,6 @@ use datafusion::common::{Column, JoinType, UnnestOptions};
 use datafusion::functions::expr_fn as f;
 use datafusion::functions_aggregate::expr_fn as af;
 use datafusion::functions_nested::expr_fn as nf;
-use datafusion::functions_window::expr_fn::row_number;
 use datafusion::logical_expr::{lit, when, Expr, ExprFunctionExt, LogicalPlanBuilder, SortExpr};
 use std::collections::HashSet;
 
@@ -67,28 +66,67 @@ impl<'c> Lowerer<'c> {
         Ok(st)
     }
 
+    /// OPTIONAL MATCH: the pattern is matched from the distinct values of the variables it
+    /// uses (their columns), and joined back to every input row on those columns (null equal
+    /// to null), keeping rows without a match. A join on values, not on row positions: the
+    /// input is evaluated twice, and its row order may differ between evaluations (parallel
+    /// partitions, UNION ALL branches).
     pub fn lower_optional_match(&mut self, st: State, m: &ast::Match) -> Result<State> {
-        let row = self.fresh("row");
-        let row_r = self.fresh("row");
-        let left = LogicalPlanBuilder::from(st.plan.clone())
-            .window(vec![row_number().alias(&row)])?
-            .build()?;
-        let left_cols: HashSet<String> = left
-            .schema()
-            .fields()
-            .iter()
-            .map(|f| f.name().clone())
-            .collect();
+        let used = used_variables(m);
+        let ents = self.entities();
+        let mut inner_scope = Scope::default();
+        // Every column of the used variables goes into the match; their identities (an
+        // entity's properties follow from it) make the join key.
+        let mut keys: Vec<String> = Vec::new();
+        let mut join_keys: Vec<String> = Vec::new();
+        for (name, b) in &st.scope.vars {
+            if used.contains(name.as_str()) {
+                inner_scope.bind(name, b.clone());
+                keys.extend(ents.columns(b).into_iter().map(|(c, _)| c));
+                join_keys.push(ents.identity_col(b));
+                if let Binding::Nodes { prefix, .. } = b {
+                    join_keys.push(super::scope::label_col(prefix));
+                }
+                if let Binding::Rels { prefix, .. } = b {
+                    join_keys.push(super::scope::table_col(prefix));
+                }
+            }
+        }
+        let inner_plan = if st.unit {
+            st.plan.clone()
+        } else {
+            LogicalPlanBuilder::from(st.plan.clone())
+                .project(keys.iter().map(|c| col(c)))?
+                .distinct()?
+                .build()?
+        };
         let inner = State {
-            plan: left.clone(),
-            scope: st.scope.clone(),
-            unit: false,
+            plan: inner_plan,
+            scope: inner_scope,
+            unit: st.unit,
         };
         let matched = self.lower_match(inner, m)?;
-        let mut right_exprs = vec![col(&row).alias(&row_r)];
+        if st.unit {
+            // Nothing before: the match, or one row of nulls when it has none.
+            let plan = LogicalPlanBuilder::from(st.plan)
+                .join_on(matched.plan, JoinType::Left, vec![lit(true)])?
+                .build()?;
+            return Ok(State {
+                plan,
+                scope: matched.scope,
+                unit: false,
+            });
+        }
+        let key_set: HashSet<&String> = keys.iter().collect();
+        let renamed: Vec<String> = (0..join_keys.len()).map(|_| self.fresh("okey")).collect();
+        let mut right_exprs: Vec<Expr> = join_keys
+            .iter()
+            .zip(&renamed)
+            .map(|(k, r)| col(k).alias(r))
+            .collect();
         let mut new_cols = Vec::new();
         for f in matched.plan.schema().fields() {
-            if !left_cols.contains(f.name()) {
+            if !key_set.contains(f.name()) {
                 right_exprs.push(col(f.name()));
                 new_cols.push(f.name().clone());
             }
@@ -96,6 +134,18 @@ impl<'c> Lowerer<'c> {
         let right = LogicalPlanBuilder::from(matched.plan)
             .project(right_exprs)?
             .build()?;
+        let on: Vec<Expr> = join_keys
+            .iter()
+            .zip(&renamed)
+            .map(|(k, r)| {
+                Expr::BinaryExpr(datafusion::logical_expr::BinaryExpr::new(
+                    Box::new(col(k)),
+                    datafusion::logical_expr::Operator::IsNotDistinctFrom,
+                    Box::new(col(r)),
+                ))
+            })
+            .collect();
+        let on = if on.is_empty() { vec![lit(true)] } else { on };
         let mut out: Vec<Expr> = st
             .plan
             .schema()
@@ -103,25 +153,21 @@ impl<'c> Lowerer<'c> {
             .iter()
             .map(|f| col(f.name()))
             .collect();
-        if st.unit {
-            out.clear();
-        }
         out.extend(new_cols.iter().map(|c| col(c)));
-        let plan = LogicalPlanBuilder::from(left)
-            .join(
-                right,
-                JoinType::Left,
-                (
-                    vec![Column::new_unqualified(&row)],
-                    vec![Column::new_unqualified(&row_r)],
-                ),
-                None,
-            )?
+        let plan = LogicalPlanBuilder::from(st.plan)
+            .join_on(right, JoinType::Left, on)?
             .project(out)?
             .build()?;
+        // The input's variables as they were, plus the new ones.
+        let mut scope = st.scope;
+        for (name, b) in matched.scope.vars {
+            if scope.get(&name).is_none() {
+                scope.bind(&name, b);
+            }
+        }
         Ok(State {
             plan,
-            scope: matched.scope,
+            scope,
             unit: false,
         })
     }
@@ -648,4 +694,31 @@ fn collect_aggregates(e: &ast::Expr, out: &mut Vec<ast::Expr>) -> Result<()> {
         collect_aggregates(c, out)?;
     }
     Ok(())
+}
+
+/// Names a MATCH mentions: pattern variables, and variables in its property maps and WHERE.
+fn used_variables(m: &ast::Match) -> HashSet<&str> {
+    let mut out = HashSet::new();
+    let mut exprs: Vec<&ast::Expr> = Vec::new();
+    for p in &m.patterns {
+        let nodes = std::iter::once(&p.start).chain(p.steps.iter().map(|(_, n)| n));
+        for n in nodes {
+            out.extend(n.var.as_ref().map(|v| v.name.as_str()));
+            exprs.extend(n.props.as_ref());
+        }
+        for (r, _) in &p.steps {
+            out.extend(r.var.as_ref().map(|v| v.name.as_str()));
+            exprs.extend(r.props.as_ref());
+        }
+    }
+    exprs.extend(m.where_.as_ref());
+    for e in exprs {
+        e.walk(&mut |x| {
+            if let ExprKind::Variable(v) = &x.kind {
+                out.insert(v.as_str());
+            }
+            true
+        });
+    }
+    out
 }

@@ -192,13 +192,17 @@ impl<'c> Lowerer<'c> {
                     Some(v) => {
                         if let Some(b) = st.scope.get(&v.name) {
                             return match b {
-                                Binding::Rel { .. } if !new_rel_vars.contains(&v.name) => sem_err!(
+                                Binding::Rel { .. } | Binding::Rels { .. }
+                                    if !new_rel_vars.contains(&v.name) =>
+                                {
+                                    sem_err!(
                                     Unsupported,
                                     v.span,
                                     "unsupported: re-matching relationship variable `{}` bound by an earlier clause",
                                     v.name
-                                ),
-                                Binding::Rel { .. } => sem_err!(
+                                )
+                                }
+                                Binding::Rel { .. } | Binding::Rels { .. } => sem_err!(
                                     VariableAlreadyBound,
                                     v.span,
                                     "Relationship variable `{}` is used twice in one pattern",
@@ -634,7 +638,11 @@ impl<'c> Lowerer<'c> {
             .iter()
             .map(|&t| self.catalog.rels[t].table.num_rows as u64)
             .sum();
-        let cap = max.unwrap_or(edges);
+        let cap = if tables.is_empty() {
+            0
+        } else {
+            max.unwrap_or(edges)
+        };
         if cap > self.options.max_var_length {
             return sem_err!(
                 InvalidArgumentValue,
@@ -1191,9 +1199,13 @@ impl<'c> Lowerer<'c> {
                 break;
             }
         }
+        // A variable-length step from length 0 needs no table: the path may be empty.
         let satisfiable = !known_unknown
             && cands.iter().all(|c| !c.is_empty())
-            && rel_cands.iter().all(|c| !c.is_empty());
+            && steps
+                .iter()
+                .zip(&rel_cands)
+                .all(|((_, _, r), c)| !c.is_empty() || matches!(r.length, Some((Some(0), _))));
         Ok(Candidates {
             nodes,
             steps,
