@@ -197,8 +197,9 @@ impl ExtensionPlanner for GraphExtensionPlanner {
             let key_idx = input.schema().index_of(&n.key)?;
             let target_take: Vec<String> = n.target.output().map(|(c, _, _)| c.clone()).collect();
             let rowid = crate::storage::ROW_ID.to_string();
+            // Edge ids are only output when paths are enumerated (not in distinct mode).
             let mut rowids = Vec::new();
-            for h in &n.hops {
+            for h in n.hops.iter().filter(|_| !n.distinct) {
                 let ids = h.edges.load(state, &rowid).await.map_err(ext)?;
                 let ids = arrow::compute::cast(&ids, &arrow::datatypes::DataType::UInt64)?;
                 let ids = ids
@@ -206,14 +207,6 @@ impl ExtensionPlanner for GraphExtensionPlanner {
                     .downcast_ref::<arrow::array::UInt64Array>()
                     .cloned()
                     .ok_or_else(|| DataFusionError::Internal("row ids as u64".into()))?;
-                // The table goes in the top bits of a path's edge ids.
-                let limit = 1u64 << super::var_length::EID_TABLE_SHIFT;
-                if arrow::compute::max(&ids).is_some_and(|m| m >= limit) {
-                    return Err(DataFusionError::Execution(format!(
-                        "{}: row ids of {} or more are not supported in variable-length paths",
-                        h.rel_type, limit
-                    )));
-                }
                 rowids.push(Arc::new(ids));
             }
             n.target_cols

@@ -2,7 +2,7 @@
 //! relationship at most once per path, one output row per path within the length bounds; in
 //! distinct mode, breadth-first with a visited bitmap, one row per reachable end node.
 
-use super::var_length::{encode_eid, VarHop};
+use super::var_length::{encode_eid, VarHop, EID_TABLE_SHIFT};
 use crate::csr::{as_i64, NodeKeys, TableColumns};
 use arrow::array::{Array, ArrayRef, ListArray, RecordBatch, UInt32Array, UInt64Array};
 use arrow::buffer::OffsetBuffer;
@@ -173,6 +173,7 @@ impl TraversalSpec {
         let (mut rows, mut ends) = (Vec::new(), Vec::new());
         let mut offsets: Vec<i32> = vec![0];
         let mut values: Vec<u64> = Vec::new();
+        let mut too_big = false;
         for i in 0..batch.num_rows() {
             if keys.is_null(i) {
                 continue;
@@ -191,12 +192,20 @@ impl TraversalSpec {
                     rows.push(i as u32);
                     ends.push(end);
                     values.extend(path.iter().map(|&(h, r)| {
-                        encode_eid(self.hops[h].rel, self.rowids[h].value(r as usize))
+                        let id = self.rowids[h].value(r as usize);
+                        too_big |= id >= 1 << EID_TABLE_SHIFT;
+                        encode_eid(self.hops[h].rel, id)
                     }));
                     offsets.push(values.len() as i32);
                 })
             };
             edges_seen.add(n);
+        }
+        if too_big {
+            // The table goes in the top bits of a path's edge ids.
+            return Err(datafusion::error::DataFusionError::Execution(format!(
+                "row ids of 2^{EID_TABLE_SHIFT} or more are not supported in variable-length paths"
+            )));
         }
         let count = rows.len();
         let rows = UInt32Array::from(rows);
