@@ -12,11 +12,9 @@ use datafusion::physical_expr::PhysicalExpr;
 use datafusion::physical_plan::metrics::{
     Count, ExecutionPlanMetricsSet, MetricBuilder, MetricsSet,
 };
-use datafusion::physical_plan::stream::RecordBatchStreamAdapter;
 use datafusion::physical_plan::{
     DisplayAs, DisplayFormatType, ExecutionPlan, PlanProperties, SendableRecordBatchStream,
 };
-use futures::StreamExt;
 use std::fmt;
 use std::sync::Arc;
 
@@ -82,6 +80,8 @@ pub struct CsrExpandExec {
     schema: SchemaRef,
     cache: Arc<PlanProperties>,
     metrics: ExecutionPlanMetricsSet,
+    /// A LIMIT absorbed from above (per partition): stop after this many rows.
+    fetch: Option<usize>,
 }
 
 struct Counters {
@@ -122,6 +122,7 @@ impl CsrExpandExec {
             schema,
             cache,
             metrics: ExecutionPlanMetricsSet::new(),
+            fetch: None,
         })
     }
 
@@ -290,6 +291,9 @@ impl DisplayAs for CsrExpandExec {
                 if let Some(p) = &s.edge_filter {
                     write!(f, ", edge_filter={}", p.expr)?;
                 }
+                if let Some(n) = self.fetch {
+                    write!(f, ", fetch={n}")?;
+                }
                 Ok(())
             }
             DisplayFormatType::TreeRender => write!(f, "key={}", self.spec.key_name),
@@ -323,6 +327,23 @@ impl ExecutionPlan for CsrExpandExec {
             schema: self.schema.clone(),
             cache,
             metrics: ExecutionPlanMetricsSet::new(),
+            fetch: self.fetch,
+        }))
+    }
+
+    fn fetch(&self) -> Option<usize> {
+        self.fetch
+    }
+
+    /// A LIMIT above (without ORDER BY: any rows will do) stops the expansion early.
+    fn with_fetch(&self, limit: Option<usize>) -> Option<Arc<dyn ExecutionPlan>> {
+        Some(Arc::new(Self {
+            input: self.input.clone(),
+            spec: self.spec.clone(),
+            schema: self.schema.clone(),
+            cache: self.cache.clone(),
+            metrics: ExecutionPlanMetricsSet::new(),
+            fetch: limit,
         }))
     }
 
@@ -349,9 +370,12 @@ impl ExecutionPlan for CsrExpandExec {
         let schema = self.schema.clone();
         let out_schema = schema.clone();
         let mut sel = Selection::default();
-        let stream =
-            input.map(move |b| b.and_then(|b| spec.expand(&b, &schema, &counters, &mut sel)));
-        Ok(Box::pin(RecordBatchStreamAdapter::new(out_schema, stream)))
+        Ok(super::limited_stream(
+            input,
+            out_schema,
+            self.fetch,
+            move |b, _| spec.expand(b, &schema, &counters, &mut sel),
+        ))
     }
 
     fn metrics(&self) -> Option<MetricsSet> {

@@ -115,3 +115,56 @@ pub fn display_cols(spec: &TakeSpec, mark_key: bool) -> String {
         .collect();
     format!("{}[{}]", spec.var, cols.join(", "))
 }
+
+/// The output of a one-to-many operator over `input`, ending after `fetch` rows when given (a
+/// LIMIT absorbed into the operator): input batches are then expanded in growing slices, so a
+/// small limit expands only the input rows it needs instead of whole batches. `expand` gets the
+/// rows still wanted (it may stop once it has them; more are cut off).
+pub fn limited_stream(
+    input: datafusion::physical_plan::SendableRecordBatchStream,
+    schema: SchemaRef,
+    fetch: Option<usize>,
+    mut expand: impl FnMut(&arrow::array::RecordBatch, Option<usize>) -> Result<arrow::array::RecordBatch>
+        + Send
+        + 'static,
+) -> datafusion::physical_plan::SendableRecordBatchStream {
+    use datafusion::physical_plan::stream::RecordBatchStreamAdapter;
+    use futures::StreamExt;
+    let Some(limit) = fetch else {
+        let stream = input.map(move |b| b.and_then(|b| expand(&b, None)));
+        return Box::pin(RecordBatchStreamAdapter::new(schema, stream));
+    };
+    let out_schema = schema.clone();
+    let stream = futures::stream::unfold(
+        (input, limit, expand),
+        move |(mut input, mut remaining, mut expand)| {
+            let schema = schema.clone();
+            async move {
+                if remaining == 0 {
+                    return None;
+                }
+                let batch = match input.next().await? {
+                    Ok(b) => b,
+                    Err(e) => return Some((Err(e), (input, 0, expand))),
+                };
+                let mut outs = Vec::new();
+                let (mut start, mut chunk) = (0, 1);
+                while start < batch.num_rows() && remaining > 0 {
+                    let len = chunk.min(batch.num_rows() - start);
+                    let out = match expand(&batch.slice(start, len), Some(remaining)) {
+                        Ok(o) => o,
+                        Err(e) => return Some((Err(e), (input, 0, expand))),
+                    };
+                    let out = out.slice(0, out.num_rows().min(remaining));
+                    remaining -= out.num_rows();
+                    outs.push(out);
+                    start += len;
+                    chunk *= 2;
+                }
+                let merged = arrow::compute::concat_batches(&schema, &outs).map_err(Into::into);
+                Some((merged, (input, remaining, expand)))
+            }
+        },
+    );
+    Box::pin(RecordBatchStreamAdapter::new(out_schema, stream))
+}

@@ -10,11 +10,9 @@ use arrow::datatypes::{Field, SchemaRef};
 use datafusion::common::Result;
 use datafusion::execution::TaskContext;
 use datafusion::physical_plan::metrics::{ExecutionPlanMetricsSet, MetricBuilder, MetricsSet};
-use datafusion::physical_plan::stream::RecordBatchStreamAdapter;
 use datafusion::physical_plan::{
     DisplayAs, DisplayFormatType, ExecutionPlan, PlanProperties, SendableRecordBatchStream,
 };
-use futures::StreamExt;
 use std::fmt;
 use std::sync::Arc;
 
@@ -48,6 +46,8 @@ pub struct VarLengthExec {
     schema: SchemaRef,
     cache: Arc<PlanProperties>,
     metrics: ExecutionPlanMetricsSet,
+    /// A LIMIT absorbed from above (per partition): stop after this many rows.
+    fetch: Option<usize>,
 }
 
 impl VarLengthExec {
@@ -66,6 +66,7 @@ impl VarLengthExec {
             schema,
             cache,
             metrics: ExecutionPlanMetricsSet::new(),
+            fetch: None,
         })
     }
 }
@@ -74,11 +75,12 @@ impl TraversalSpec {
     /// Every path from `start` (as the sequence of (hop, edge row)) whose length is within
     /// bounds and that ends at the end label; `emit(end, path)`. Returns the number of edges
     /// examined.
-    pub fn paths(&self, start: u32, emit: &mut dyn FnMut(u32, &[(usize, u32)])) -> usize {
+    /// `emit` returns false to stop early (a LIMIT has its rows).
+    pub fn paths(&self, start: u32, emit: &mut dyn FnMut(u32, &[(usize, u32)]) -> bool) -> usize {
         let max = self.max.unwrap_or(u64::MAX) as usize;
         let min = self.min as usize;
-        if min == 0 && self.start == self.end {
-            emit(start, &[]);
+        if min == 0 && self.start == self.end && !emit(start, &[]) {
+            return 0;
         }
         if max == 0 {
             return 0;
@@ -114,8 +116,8 @@ impl TraversalSpec {
                 continue;
             }
             path.push((h, row));
-            if path.len() >= min && hop.to == self.end {
-                emit(nbr, &path);
+            if path.len() >= min && hop.to == self.end && !emit(nbr, &path) {
+                return examined;
             }
             if path.len() < max {
                 stack.push((hop.to, nbr, 0, 0));
@@ -128,12 +130,14 @@ impl TraversalSpec {
 
     /// Distinct end nodes reachable within the bounds (directed, `min <= 1`), breadth-first
     /// with a visited bitmap per label.
-    pub fn reachable(&self, start: u32, emit: &mut dyn FnMut(u32)) -> usize {
+    pub fn reachable(&self, start: u32, emit: &mut dyn FnMut(u32) -> bool) -> usize {
         let max = self.max.unwrap_or(u64::MAX);
         let mut visited = vec![roaring::RoaringBitmap::new(); self.from_slot.len()];
         if self.min == 0 && self.start == self.end {
             visited[self.start].insert(start);
-            emit(start);
+            if !emit(start) {
+                return 0;
+            }
         }
         let mut frontier = vec![(self.start, start)];
         let mut depth = 0;
@@ -149,8 +153,8 @@ impl TraversalSpec {
                         examined += 1;
                         let m = csr.neighbors[e];
                         if visited[hop.to].insert(m) {
-                            if hop.to == self.end {
-                                emit(m);
+                            if hop.to == self.end && !emit(m) {
+                                return examined;
                             }
                             next.push((hop.to, m));
                         }
@@ -162,11 +166,13 @@ impl TraversalSpec {
         examined
     }
 
+    /// Expands `batch`, stopping once `limit` rows are out.
     fn expand(
         &self,
         batch: &RecordBatch,
         schema: &SchemaRef,
         edges_seen: &datafusion::physical_plan::metrics::Count,
+        limit: usize,
     ) -> Result<RecordBatch> {
         let ext = |e: crate::Error| datafusion::error::DataFusionError::External(Box::new(e));
         let keys = as_i64(batch.column(self.key_idx).as_ref()).map_err(ext)?;
@@ -175,6 +181,9 @@ impl TraversalSpec {
         let mut values: Vec<u64> = Vec::new();
         let mut too_big = false;
         for i in 0..batch.num_rows() {
+            if rows.len() >= limit {
+                break;
+            }
             if keys.is_null(i) {
                 continue;
             }
@@ -186,6 +195,7 @@ impl TraversalSpec {
                     rows.push(i as u32);
                     ends.push(end);
                     offsets.push(values.len() as i32);
+                    rows.len() < limit
                 })
             } else {
                 self.paths(o, &mut |end, path| {
@@ -197,6 +207,7 @@ impl TraversalSpec {
                         encode_eid(self.hops[h].rel, id)
                     }));
                     offsets.push(values.len() as i32);
+                    rows.len() < limit
                 })
             };
             edges_seen.add(n);
@@ -261,7 +272,11 @@ impl DisplayAs for VarLengthExec {
                     },
                     s.target_var,
                     s.target_out.join(", ")
-                )
+                )?;
+                if let Some(n) = self.fetch {
+                    write!(f, ", fetch={n}")?;
+                }
+                Ok(())
             }
             DisplayFormatType::TreeRender => write!(f, "key={}", s.key_name),
         }
@@ -292,6 +307,23 @@ impl ExecutionPlan for VarLengthExec {
             spec: self.spec.clone(),
             schema: self.schema.clone(),
             metrics: ExecutionPlanMetricsSet::new(),
+            fetch: self.fetch,
+        }))
+    }
+
+    fn fetch(&self) -> Option<usize> {
+        self.fetch
+    }
+
+    /// A LIMIT above (without ORDER BY: any rows will do) stops the traversal early.
+    fn with_fetch(&self, limit: Option<usize>) -> Option<Arc<dyn ExecutionPlan>> {
+        Some(Arc::new(Self {
+            input: self.input.clone(),
+            spec: self.spec.clone(),
+            schema: self.schema.clone(),
+            cache: self.cache.clone(),
+            metrics: ExecutionPlanMetricsSet::new(),
+            fetch: limit,
         }))
     }
 
@@ -310,14 +342,16 @@ impl ExecutionPlan for VarLengthExec {
         let spec = self.spec.clone();
         let schema = self.schema.clone();
         let out_schema = schema.clone();
-        let stream = input.map(move |b| {
-            b.and_then(|b| {
-                let r = spec.expand(&b, &schema, &edges)?;
+        Ok(super::limited_stream(
+            input,
+            out_schema,
+            self.fetch,
+            move |b, limit| {
+                let r = spec.expand(b, &schema, &edges, limit.unwrap_or(usize::MAX))?;
                 out_rows.add(r.num_rows());
                 Ok(r)
-            })
-        });
-        Ok(Box::pin(RecordBatchStreamAdapter::new(out_schema, stream)))
+            },
+        ))
     }
 
     fn metrics(&self) -> Option<MetricsSet> {
