@@ -7,7 +7,8 @@ use crate::csr::GraphIndexes;
 use crate::error::{Error, Result};
 use crate::operators::planner::GraphQueryPlanner;
 use crate::optimizer::{
-    FactorizeCounts, PruneCsrTargetColumns, PushCsrTargetFilters, VarLengthDistinctEnds,
+    FactorizeCounts, FoldConstants, PruneCsrTargetColumns, PushCsrTargetFilters, RuleCounters,
+    VarLengthDistinctEnds,
 };
 use crate::planner::{Lowerer, Params, PlannerOptions};
 use arrow::array::RecordBatch;
@@ -54,6 +55,57 @@ pub struct RuleSwitches {
     pub var_length_distinct_ends: bool,
     /// Compute `count(*)` of hop chains from per-node counts.
     pub factorize_counts: bool,
+    /// Fold literals and operand-preserving identities (also inside the graph operators).
+    pub fold_constants: bool,
+    /// A LIMIT without ORDER BY stops expansions and traversals early.
+    pub absorb_limits: bool,
+}
+
+impl RuleSwitches {
+    /// The switch names, as `disable` takes them.
+    pub const NAMES: &'static [&'static str] = &[
+        "push_csr_target_filters",
+        "prune_csr_target_columns",
+        "reroot",
+        "var_length_distinct_ends",
+        "factorize_counts",
+        "fold_constants",
+        "absorb_limits",
+    ];
+
+    /// Switches one rule off by name.
+    pub fn disable(&mut self, name: &str) -> Result<()> {
+        let slot = match name {
+            "push_csr_target_filters" => &mut self.push_csr_target_filters,
+            "prune_csr_target_columns" => &mut self.prune_csr_target_columns,
+            "reroot" => &mut self.reroot,
+            "var_length_distinct_ends" => &mut self.var_length_distinct_ends,
+            "factorize_counts" => &mut self.factorize_counts,
+            "fold_constants" => &mut self.fold_constants,
+            "absorb_limits" => &mut self.absorb_limits,
+            other => {
+                return Err(Error::Other(format!(
+                    "unknown rule `{other}` (rules: {})",
+                    Self::NAMES.join(", ")
+                )))
+            }
+        };
+        *slot = false;
+        Ok(())
+    }
+
+    /// Every rule and rewrite off (what `Mode::Join` runs, minus the indexes).
+    pub fn none() -> Self {
+        Self {
+            push_csr_target_filters: false,
+            prune_csr_target_columns: false,
+            reroot: false,
+            var_length_distinct_ends: false,
+            factorize_counts: false,
+            fold_constants: false,
+            absorb_limits: false,
+        }
+    }
 }
 
 impl Default for RuleSwitches {
@@ -64,6 +116,8 @@ impl Default for RuleSwitches {
             reroot: true,
             var_length_distinct_ends: true,
             factorize_counts: true,
+            fold_constants: true,
+            absorb_limits: true,
         }
     }
 }
@@ -231,8 +285,16 @@ pub fn parse_param(kv: &str) -> Result<(String, ast::Expr)> {
     Ok((k.to_string(), e))
 }
 
-fn session(options: &GraphOptions) -> SessionContext {
-    let mut cfg = SessionConfig::new().with_information_schema(false);
+/// A DataFusion session for `options`; our rules report to `counters`.
+fn session(options: &GraphOptions, counters: Arc<RuleCounters>) -> SessionContext {
+    let mut rules = options.rules.clone();
+    if options.mode != Mode::Csr {
+        // The join path runs none of our rules.
+        rules = RuleSwitches::none();
+    }
+    let mut cfg = SessionConfig::new()
+        .with_information_schema(false)
+        .with_extension(Arc::new(rules.clone()));
     if let Some(n) = options.target_partitions {
         cfg = cfg.with_target_partitions(n);
     }
@@ -249,21 +311,26 @@ fn session(options: &GraphOptions) -> SessionContext {
         .with_default_features()
         .with_physical_optimizer_rules(physical_rules)
         .with_query_planner(Arc::new(GraphQueryPlanner));
-    if options.mode == Mode::Csr {
-        // Push before prune: columns read only by a pushed filter can then be pruned.
-        if options.rules.push_csr_target_filters {
-            b = b.with_optimizer_rule(Arc::new(PushCsrTargetFilters::new()));
-        }
-        if options.rules.prune_csr_target_columns {
-            b = b.with_optimizer_rule(Arc::new(PruneCsrTargetColumns::new()));
-        }
-        if options.rules.var_length_distinct_ends {
-            b = b.with_optimizer_rule(Arc::new(VarLengthDistinctEnds::new()));
-        }
-        // After push: the hops' filters must be inside them to be counted per node.
-        if options.rules.factorize_counts {
-            b = b.with_optimizer_rule(Arc::new(FactorizeCounts::new()));
-        }
+    // Push before prune: columns read only by a pushed filter can then be pruned.
+    if rules.push_csr_target_filters {
+        b = b.with_optimizer_rule(Arc::new(PushCsrTargetFilters::with_counters(
+            counters.clone(),
+        )));
+    }
+    if rules.fold_constants {
+        b = b.with_optimizer_rule(Arc::new(FoldConstants::with_counters(counters.clone())));
+    }
+    if rules.prune_csr_target_columns {
+        b = b.with_optimizer_rule(Arc::new(PruneCsrTargetColumns::with_counters(
+            counters.clone(),
+        )));
+    }
+    if rules.var_length_distinct_ends {
+        b = b.with_optimizer_rule(Arc::new(VarLengthDistinctEnds::new()));
+    }
+    // After push: the hops' filters must be inside them to be counted per node.
+    if rules.factorize_counts {
+        b = b.with_optimizer_rule(Arc::new(FactorizeCounts::new()));
     }
     SessionContext::new_with_state(b.build())
 }
@@ -285,7 +352,7 @@ impl Graph {
         reuse: Option<&GraphIndexes>,
         progress: &mut dyn FnMut(&str),
     ) -> Result<Self> {
-        let ctx = session(&options);
+        let ctx = session(&options, Default::default());
         let indexes = if options.mode == Mode::Csr {
             let (idx, _) = open_indexes(&catalog, &ctx.state(), reuse, progress).await?;
             Some(Arc::new(idx))
@@ -321,7 +388,7 @@ impl Graph {
             } else {
                 None
             },
-            ctx: session(&options),
+            ctx: session(&options, Default::default()),
             options,
         })
     }
@@ -341,7 +408,7 @@ impl Graph {
     ) -> Result<IndexReport> {
         let config = GraphConfig::from_file(path)?;
         let catalog = Catalog::open(config, &mut BTreeMap::new()).await?;
-        let ctx = session(&GraphOptions::default());
+        let ctx = session(&GraphOptions::default(), Default::default());
         let (_, report) = open_indexes(&catalog, &ctx.state(), None, progress).await?;
         Ok(report)
     }
@@ -498,7 +565,9 @@ impl Graph {
     pub async fn explain(&self, query: &str, params: &Params) -> Result<String> {
         let lowered = self.lower(query, params)?;
         let plan = lowered.plan;
-        let state = self.ctx.state();
+        // A session of its own, so that the counters are this query's.
+        let counters = Arc::new(RuleCounters::default());
+        let state = session(&self.options, counters.clone()).state();
         let optimized = state.optimize(&plan)?;
         let physical = state.create_physical_plan(&optimized).await?;
         let rewrites = if lowered.notes.is_empty() {
@@ -507,7 +576,7 @@ impl Graph {
             format!("== pattern order ==\n{}\n\n", lowered.notes.join("\n"))
         };
         Ok(format!(
-            "{rewrites}== logical plan ==\n{}\n\n== optimized logical plan ==\n{}\n\n== physical plan ==\n{}",
+            "{rewrites}== logical plan ==\n{}\n\n== optimized logical plan ==\n{}\n\n== rule counters ==\n{counters}\n\n== physical plan ==\n{}",
             plan.display_indent(),
             optimized.display_indent(),
             displayable(physical.as_ref()).indent(false)

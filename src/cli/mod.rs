@@ -39,6 +39,11 @@ pub struct QueryArgs {
     /// `csr` (hops on CSR indexes, our rules on) or `join` (hops as joins, our rules off).
     #[arg(long, default_value = "csr")]
     pub mode: Mode,
+    /// Switch an optimizer rule or rewrite off (repeatable): push_csr_target_filters,
+    /// prune_csr_target_columns, reroot, var_length_distinct_ends, factorize_counts,
+    /// fold_constants, absorb_limits.
+    #[arg(long = "disable", value_name = "RULE")]
+    pub disable: Vec<String>,
 }
 
 #[derive(Subcommand, Debug)]
@@ -196,7 +201,7 @@ async fn execute(cli: Cli) -> std::result::Result<(), CliError> {
         Command::Query { args, format } => {
             let query = read_query(&args)?;
             let params = parse_params(&args.params)?;
-            let graph = open_mode(&args.graph, args.mode).await?;
+            let graph = open_args(&args).await?;
             let result = graph
                 .query(&query, &params)
                 .await
@@ -206,7 +211,7 @@ async fn execute(cli: Cli) -> std::result::Result<(), CliError> {
         Command::Explain { args, analyze } => {
             let query = read_query(&args)?;
             let params = parse_params(&args.params)?;
-            let graph = open_mode(&args.graph, args.mode).await?;
+            let graph = open_args(&args).await?;
             let text = if analyze {
                 graph.explain_analyze(&query, &params).await
             } else {
@@ -290,6 +295,23 @@ async fn execute(cli: Cli) -> std::result::Result<(), CliError> {
         } => generate(scale, &out, seed, !no_index).await?,
     }
     Ok(())
+}
+
+/// The graph of a query command, in its mode and with its rules switched off.
+async fn open_args(args: &QueryArgs) -> Result<Graph> {
+    let mut rules = crate::session::RuleSwitches::default();
+    for r in &args.disable {
+        rules.disable(r)?;
+    }
+    Graph::open_with(
+        &args.graph,
+        GraphOptions {
+            mode: args.mode,
+            rules,
+            ..Default::default()
+        },
+    )
+    .await
 }
 
 async fn open_mode(path: &Path, mode: Mode) -> Result<Graph> {

@@ -82,6 +82,8 @@ pub struct CsrExpandExec {
     metrics: ExecutionPlanMetricsSet,
     /// A LIMIT absorbed from above (per partition): stop after this many rows.
     fetch: Option<usize>,
+    /// Whether a LIMIT may be absorbed (`RuleSwitches::absorb_limits`).
+    absorbs_limits: bool,
 }
 
 struct Counters {
@@ -101,6 +103,12 @@ struct Selection {
 }
 
 impl CsrExpandExec {
+    /// Whether a LIMIT above may be absorbed (`fetch`).
+    pub fn absorbing_limits(mut self, yes: bool) -> Self {
+        self.absorbs_limits = yes;
+        self
+    }
+
     pub fn try_new(
         input: Arc<dyn ExecutionPlan>,
         spec: ExpandSpec,
@@ -123,6 +131,7 @@ impl CsrExpandExec {
             cache,
             metrics: ExecutionPlanMetricsSet::new(),
             fetch: None,
+            absorbs_limits: true,
         })
     }
 
@@ -328,6 +337,7 @@ impl ExecutionPlan for CsrExpandExec {
             cache,
             metrics: ExecutionPlanMetricsSet::new(),
             fetch: self.fetch,
+            absorbs_limits: self.absorbs_limits,
         }))
     }
 
@@ -337,6 +347,9 @@ impl ExecutionPlan for CsrExpandExec {
 
     /// A LIMIT above (without ORDER BY: any rows will do) stops the expansion early.
     fn with_fetch(&self, limit: Option<usize>) -> Option<Arc<dyn ExecutionPlan>> {
+        if !self.absorbs_limits {
+            return None;
+        }
         Some(Arc::new(Self {
             input: self.input.clone(),
             spec: self.spec.clone(),
@@ -344,6 +357,7 @@ impl ExecutionPlan for CsrExpandExec {
             cache: self.cache.clone(),
             metrics: ExecutionPlanMetricsSet::new(),
             fetch: limit,
+            absorbs_limits: true,
         }))
     }
 

@@ -42,6 +42,14 @@ impl QueryPlanner for GraphQueryPlanner {
     }
 }
 
+/// Whether the session lets LIMITs into the graph operators (`RuleSwitches::absorb_limits`).
+fn absorb_limits(state: &SessionState) -> bool {
+    state
+        .config()
+        .get_extension::<crate::session::RuleSwitches>()
+        .is_none_or(|r| r.absorb_limits)
+}
+
 fn ext(e: crate::Error) -> DataFusionError {
     DataFusionError::External(Box::new(e))
 }
@@ -150,7 +158,8 @@ impl ExtensionPlanner for GraphExtensionPlanner {
                 target_var: n.target.var.clone(),
             };
             let schema = Arc::new(n.schema.as_arrow().clone());
-            return Ok(Some(Arc::new(CsrExpandExec::try_new(input, spec, schema)?)));
+            let exec = CsrExpandExec::try_new(input, spec, schema)?;
+            return Ok(Some(Arc::new(exec.absorbing_limits(absorb_limits(state)))));
         }
         if let Some(n) = node.as_any().downcast_ref::<CountPaths>() {
             let input = physical_inputs[0].clone();
@@ -243,7 +252,8 @@ impl ExtensionPlanner for GraphExtensionPlanner {
                 ),
             };
             let schema = Arc::new(n.schema.as_arrow().clone());
-            return Ok(Some(Arc::new(VarLengthExec::try_new(input, spec, schema)?)));
+            let exec = VarLengthExec::try_new(input, spec, schema)?;
+            return Ok(Some(Arc::new(exec.absorbing_limits(absorb_limits(state)))));
         }
         if let Some(n) = node.as_any().downcast_ref::<NodeLookup>() {
             let input = physical_inputs[0].clone();

@@ -48,9 +48,17 @@ pub struct VarLengthExec {
     metrics: ExecutionPlanMetricsSet,
     /// A LIMIT absorbed from above (per partition): stop after this many rows.
     fetch: Option<usize>,
+    /// Whether a LIMIT may be absorbed (`RuleSwitches::absorb_limits`).
+    absorbs_limits: bool,
 }
 
 impl VarLengthExec {
+    /// Whether a LIMIT above may be absorbed (`fetch`).
+    pub fn absorbing_limits(mut self, yes: bool) -> Self {
+        self.absorbs_limits = yes;
+        self
+    }
+
     pub fn try_new(
         input: Arc<dyn ExecutionPlan>,
         spec: TraversalSpec,
@@ -67,6 +75,7 @@ impl VarLengthExec {
             cache,
             metrics: ExecutionPlanMetricsSet::new(),
             fetch: None,
+            absorbs_limits: true,
         })
     }
 }
@@ -308,6 +317,7 @@ impl ExecutionPlan for VarLengthExec {
             schema: self.schema.clone(),
             metrics: ExecutionPlanMetricsSet::new(),
             fetch: self.fetch,
+            absorbs_limits: self.absorbs_limits,
         }))
     }
 
@@ -317,6 +327,9 @@ impl ExecutionPlan for VarLengthExec {
 
     /// A LIMIT above (without ORDER BY: any rows will do) stops the traversal early.
     fn with_fetch(&self, limit: Option<usize>) -> Option<Arc<dyn ExecutionPlan>> {
+        if !self.absorbs_limits {
+            return None;
+        }
         Some(Arc::new(Self {
             input: self.input.clone(),
             spec: self.spec.clone(),
@@ -324,6 +337,7 @@ impl ExecutionPlan for VarLengthExec {
             cache: self.cache.clone(),
             metrics: ExecutionPlanMetricsSet::new(),
             fetch: limit,
+            absorbs_limits: true,
         }))
     }
 

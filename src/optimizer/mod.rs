@@ -1,11 +1,15 @@
 //! lance-csr's own optimizer rules, run after DataFusion's (each can be switched off).
 
+pub mod counters;
 pub mod factorize_counts;
+pub mod fold_constants;
 pub mod prune_csr_target_columns;
 pub mod push_csr_target_filters;
 pub mod var_length_distinct_ends;
 
+pub use counters::RuleCounters;
 pub use factorize_counts::FactorizeCounts;
+pub use fold_constants::FoldConstants;
 pub use prune_csr_target_columns::PruneCsrTargetColumns;
 pub use push_csr_target_filters::PushCsrTargetFilters;
 pub use var_length_distinct_ends::VarLengthDistinctEnds;
@@ -26,11 +30,8 @@ pub(crate) mod test_util {
             let g = g
                 .with_options(GraphOptions {
                     rules: RuleSwitches {
-                        push_csr_target_filters: false,
-                        prune_csr_target_columns: false,
                         reroot: true,
-                        var_length_distinct_ends: false,
-                        factorize_counts: false,
+                        ..RuleSwitches::none()
                     },
                     ..g.options().clone()
                 })

@@ -22,6 +22,7 @@
 //! columns are all unused is removed only when its keys are known to exist (it would otherwise
 //! drop rows with unknown keys).
 
+use super::RuleCounters;
 use crate::operators::csr_expand::{CsrExpand, TakeSpec};
 use crate::operators::node_lookup::NodeLookup;
 use datafusion::common::tree_node::{Transformed, TreeNode, TreeNodeRecursion};
@@ -32,11 +33,17 @@ use std::collections::HashSet;
 use std::sync::Arc;
 
 #[derive(Debug, Default)]
-pub struct PruneCsrTargetColumns;
+pub struct PruneCsrTargetColumns {
+    counters: Arc<RuleCounters>,
+}
 
 impl PruneCsrTargetColumns {
     pub fn new() -> Self {
-        Self
+        Self::default()
+    }
+
+    pub fn with_counters(counters: Arc<RuleCounters>) -> Self {
+        Self { counters }
     }
 }
 
@@ -89,13 +96,15 @@ pub fn used_columns(plan: &LogicalPlan) -> Result<HashSet<String>> {
     Ok(used)
 }
 
-fn narrow(spec: &TakeSpec, used: &HashSet<String>) -> Option<TakeSpec> {
+/// The take list without the columns nothing uses; counted as dropped columns.
+fn narrow(spec: &TakeSpec, used: &HashSet<String>, counters: &RuleCounters) -> Option<TakeSpec> {
     let take: Vec<usize> = spec
         .take
         .iter()
         .copied()
         .filter(|&i| used.contains(&spec.all[i].1))
         .collect();
+    RuleCounters::add(&counters.dropped_columns, spec.take.len() - take.len());
     (take != spec.take).then(|| TakeSpec {
         take,
         ..spec.clone()
@@ -117,7 +126,8 @@ impl OptimizerRule for PruneCsrTargetColumns {
         let out = plan.transform_up(|node| {
             if let LogicalPlan::Extension(Extension { node: ext }) = &node {
                 if let Some(n) = ext.as_any().downcast_ref::<CsrExpand>() {
-                    let (e, t) = (narrow(&n.edge, &used), narrow(&n.target, &used));
+                    let c = &self.counters;
+                    let (e, t) = (narrow(&n.edge, &used, c), narrow(&n.target, &used, c));
                     let mut m = n.clone();
                     if e.is_none() && t.is_none() {
                         // Children may have changed: refresh the schema.
@@ -127,6 +137,7 @@ impl OptimizerRule for PruneCsrTargetColumns {
                         })));
                     }
                     changed = true;
+                    RuleCounters::add(&self.counters.pruned_projections, 1);
                     if let Some(e) = e {
                         m.edge = e;
                     }
@@ -140,10 +151,12 @@ impl OptimizerRule for PruneCsrTargetColumns {
                 }
                 if let Some(n) = ext.as_any().downcast_ref::<NodeLookup>() {
                     let mut m = n.clone();
-                    if let Some(t) = narrow(&n.target, &used) {
+                    if let Some(t) = narrow(&n.target, &used, &self.counters) {
                         changed = true;
+                        RuleCounters::add(&self.counters.pruned_projections, 1);
                         m.target = t;
                         if m.target.take.is_empty() && m.keys_exist {
+                            RuleCounters::add(&self.counters.dropped_nodes, 1);
                             return Ok(Transformed::yes(n.input.clone()));
                         }
                     }

@@ -24,6 +24,7 @@
 //! join that reads the target (it stays above the join: filtering inside would turn "no match"
 //! into null-padded rows).
 
+use super::RuleCounters;
 use crate::operators::csr_expand::CsrExpand;
 use datafusion::common::tree_node::{Transformed, TreeNode};
 use datafusion::common::Result;
@@ -34,11 +35,17 @@ use std::collections::HashSet;
 use std::sync::Arc;
 
 #[derive(Debug, Default)]
-pub struct PushCsrTargetFilters;
+pub struct PushCsrTargetFilters {
+    counters: Arc<RuleCounters>,
+}
 
 impl PushCsrTargetFilters {
     pub fn new() -> Self {
-        Self
+        Self::default()
+    }
+
+    pub fn with_counters(counters: Arc<RuleCounters>) -> Self {
+        Self { counters }
     }
 }
 
@@ -84,7 +91,7 @@ fn and_into(existing: &Option<Expr>, more: Vec<Expr>) -> Option<Expr> {
     conjunction(all)
 }
 
-fn push(filter: &Filter) -> Result<Option<LogicalPlan>> {
+fn push(filter: &Filter, counters: &RuleCounters) -> Result<Option<LogicalPlan>> {
     // Directly above, or through one column-only projection.
     let (proj, ext) = match filter.input.as_ref() {
         LogicalPlan::Projection(p) if is_column_only(p) => (Some(p), p.input.as_ref()),
@@ -97,6 +104,10 @@ fn push(filter: &Filter) -> Result<Option<LogicalPlan>> {
     if t.is_empty() && e.is_empty() {
         return Ok(None);
     }
+    RuleCounters::add(&counters.pushed_filters, t.len() + e.len());
+    let fused = (n.target_filter.is_some() && !t.is_empty()) as usize
+        + (n.edge_filter.is_some() && !e.is_empty()) as usize;
+    RuleCounters::add(&counters.fused_filters, fused);
     let mut node = n.clone();
     node.target_filter = and_into(&n.target_filter, t);
     node.edge_filter = and_into(&n.edge_filter, e);
@@ -106,8 +117,9 @@ fn push(filter: &Filter) -> Result<Option<LogicalPlan>> {
     if let Some(p) = proj {
         plan = LogicalPlan::Projection(Projection::try_new(p.expr.clone(), Arc::new(plan))?);
     }
-    if let Some(rest) = conjunction(stay) {
-        plan = LogicalPlan::Filter(Filter::try_new(rest, Arc::new(plan))?);
+    match conjunction(stay) {
+        Some(rest) => plan = LogicalPlan::Filter(Filter::try_new(rest, Arc::new(plan))?),
+        None => RuleCounters::add(&counters.dropped_nodes, 1),
     }
     Ok(Some(plan))
 }
@@ -123,7 +135,7 @@ impl OptimizerRule for PushCsrTargetFilters {
         _config: &dyn OptimizerConfig,
     ) -> Result<Transformed<LogicalPlan>> {
         plan.transform_down(|node| match &node {
-            LogicalPlan::Filter(f) => match push(f)? {
+            LogicalPlan::Filter(f) => match push(f, &self.counters)? {
                 Some(p) => Ok(Transformed::yes(p)),
                 None => Ok(Transformed::no(node)),
             },
