@@ -287,14 +287,14 @@ pub fn parse_param(kv: &str) -> Result<(String, ast::Expr)> {
 
 /// A DataFusion session for `options`; our rules report to `counters`.
 fn session(options: &GraphOptions, counters: Arc<RuleCounters>) -> SessionContext {
-    let mut rules = options.rules.clone();
+    let mut rules = options.rules;
     if options.mode != Mode::Csr {
         // The join path runs none of our rules.
         rules = RuleSwitches::none();
     }
     let mut cfg = SessionConfig::new()
         .with_information_schema(false)
-        .with_extension(Arc::new(rules.clone()));
+        .with_extension(Arc::new(rules));
     if let Some(n) = options.target_partitions {
         cfg = cfg.with_target_partitions(n);
     }
