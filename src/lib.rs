@@ -18,6 +18,7 @@ pub mod planner;
 pub mod rewrite;
 pub mod session;
 pub mod storage;
+pub mod verify;
 
 pub use error::{Error, Result};
 pub use planner::Params;

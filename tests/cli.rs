@@ -352,3 +352,32 @@ fn import_turns_csv_into_a_queryable_graph() {
     assert!(o.status.success(), "{}", stderr(&o));
     assert_eq!(stdout(&o), "a.name,b.name\nAnn,Cy\nBob,Cy\n");
 }
+
+#[test]
+fn verify_compares_random_queries_and_disable_switches_a_rule_off() {
+    let g = sample_graph();
+    let o = run(&["verify", "--graph", g, "--random", "15", "--seed", "3"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(
+        stdout(&o).contains("15 queries compared") && stdout(&o).contains("0 mismatches"),
+        "{}",
+        stdout(&o)
+    );
+    let q = "MATCH (a:Person)-[:KNOWS]->(b:Person) RETURN b.id LIMIT 2";
+    let on = run(&["explain", "--graph", g, q]);
+    assert!(stdout(&on).contains("fetch=2"), "{}", stdout(&on));
+    assert!(
+        stdout(&on).contains("== rule counters =="),
+        "{}",
+        stdout(&on)
+    );
+    let off = run(&["explain", "--graph", g, "--disable", "absorb_limits", q]);
+    assert!(!stdout(&off).contains(", fetch=2"), "{}", stdout(&off));
+    let bad = run(&["explain", "--graph", g, "--disable", "nope", q]);
+    assert!(!bad.status.success());
+    assert!(
+        stderr(&bad).contains("unknown rule `nope`"),
+        "{}",
+        stderr(&bad)
+    );
+}

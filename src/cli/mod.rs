@@ -122,6 +122,17 @@ pub enum Command {
         #[arg(long)]
         no_index: bool,
     },
+    /// Run random queries over the graph's schema with every rule on and all off; print each
+    /// query whose results differ (with both results). Exits 1 if any differ.
+    Verify {
+        #[arg(long, short)]
+        graph: PathBuf,
+        /// How many queries.
+        #[arg(long, default_value_t = 500)]
+        random: usize,
+        #[arg(long, default_value_t = 42)]
+        seed: u64,
+    },
 }
 
 #[derive(Subcommand, Debug)]
@@ -142,6 +153,7 @@ pub enum IndexAction {
 pub async fn run(cli: Cli) -> i32 {
     match execute(cli).await {
         Ok(()) => 0,
+        Err(CliError::Failed) => 1,
         Err(CliError::Query(query, e)) => {
             eprintln!("{}", e.render(&query));
             1
@@ -157,6 +169,8 @@ enum CliError {
     /// An error in a query, shown with the query line and a caret.
     Query(String, Error),
     Plain(Error),
+    /// The command ran and reported a failure itself (`verify` found mismatches).
+    Failed,
 }
 
 impl From<Error> for CliError {
@@ -293,6 +307,18 @@ async fn execute(cli: Cli) -> std::result::Result<(), CliError> {
             seed,
             no_index,
         } => generate(scale, &out, seed, !no_index).await?,
+        Command::Verify {
+            graph,
+            random,
+            seed,
+        } => {
+            let g = open_mode(&graph, Mode::Csr).await?;
+            let report = crate::verify::run(&g, random, seed).await?;
+            print!("{}", report.render());
+            if !report.mismatches.is_empty() {
+                return Err(CliError::Failed);
+            }
+        }
     }
     Ok(())
 }
