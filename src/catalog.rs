@@ -103,12 +103,14 @@ impl Catalog {
                 .iter()
                 .map(|f| (f.name().clone(), f.data_type().clone()))
                 .collect();
+            let key_type = field.data_type().clone();
+            let table = with_key_statistics(table, vec![n.id.clone()]);
             nodes.insert(
                 label.clone(),
                 NodeInfo {
                     label: label.clone(),
                     key: n.id.clone(),
-                    key_type: field.data_type().clone(),
+                    key_type,
                     props,
                     table,
                 },
@@ -156,7 +158,7 @@ impl Catalog {
             rels.push(RelInfo {
                 index: i,
                 cfg: r.clone(),
-                table,
+                table: with_key_statistics(table, vec![r.src.clone(), r.dst.clone()]),
                 props,
             });
         }
@@ -173,6 +175,23 @@ impl Catalog {
         v.dedup();
         v
     }
+}
+
+/// The table with its provider wrapped to report distinct counts of `keys` (join estimates).
+fn with_key_statistics(mut table: TableHandle, keys: Vec<String>) -> TableHandle {
+    table.provider = std::sync::Arc::new(crate::storage::stats::KeyStatisticsProvider::new(
+        table.provider,
+        keys,
+    ));
+    table
+}
+
+/// The key-statistics wrapper of a table's provider, if it has one.
+pub fn key_statistics(
+    table: &TableHandle,
+) -> Option<&crate::storage::stats::KeyStatisticsProvider> {
+    let any: &dyn std::any::Any = table.provider.as_ref();
+    any.downcast_ref()
 }
 
 async fn open_table(

@@ -59,6 +59,9 @@ pub struct RuleSwitches {
     pub fold_constants: bool,
     /// A LIMIT without ORDER BY stops expansions and traversals early.
     pub absorb_limits: bool,
+    /// Scans report distinct counts of keys and endpoints (`KeyStatisticsProvider`), for
+    /// DataFusion's join estimates.
+    pub key_statistics: bool,
 }
 
 impl RuleSwitches {
@@ -71,6 +74,7 @@ impl RuleSwitches {
         "factorize_counts",
         "fold_constants",
         "absorb_limits",
+        "key_statistics",
     ];
 
     /// Switches one rule off by name.
@@ -83,6 +87,7 @@ impl RuleSwitches {
             "factorize_counts" => &mut self.factorize_counts,
             "fold_constants" => &mut self.fold_constants,
             "absorb_limits" => &mut self.absorb_limits,
+            "key_statistics" => &mut self.key_statistics,
             other => {
                 return Err(Error::Other(format!(
                     "unknown rule `{other}` (rules: {})",
@@ -104,6 +109,7 @@ impl RuleSwitches {
             factorize_counts: false,
             fold_constants: false,
             absorb_limits: false,
+            key_statistics: false,
         }
     }
 }
@@ -118,6 +124,7 @@ impl Default for RuleSwitches {
             factorize_counts: true,
             fold_constants: true,
             absorb_limits: true,
+            key_statistics: true,
         }
     }
 }
@@ -285,12 +292,36 @@ pub fn parse_param(kv: &str) -> Result<(String, ast::Expr)> {
     Ok((k.to_string(), e))
 }
 
+/// Distinct counts of keys and endpoints from the indexes: a key per node row; the sources
+/// (targets) of an edge table are the nodes with an out- (in-) edge in its CSR.
+fn key_statistics_from_csr(catalog: &Catalog, idx: &GraphIndexes) {
+    for (label, info) in &catalog.nodes {
+        if let (Some(p), Some(keys)) = (
+            crate::catalog::key_statistics(&info.table),
+            idx.keys.get(label),
+        ) {
+            p.set_distinct(&info.key, keys.len());
+        }
+    }
+    for (r, csr) in catalog.rels.iter().zip(&idx.csr) {
+        if let (Some(p), Some(csr)) = (crate::catalog::key_statistics(&r.table), csr) {
+            let with_edges =
+                |c: &crate::csr::Csr| c.offsets.windows(2).filter(|w| w[1] > w[0]).count();
+            p.set_distinct(&r.cfg.src, with_edges(&csr.out));
+            p.set_distinct(&r.cfg.dst, with_edges(&csr.inc));
+        }
+    }
+}
+
 /// A DataFusion session for `options`; our rules report to `counters`.
 fn session(options: &GraphOptions, counters: Arc<RuleCounters>) -> SessionContext {
     let mut rules = options.rules;
     if options.mode != Mode::Csr {
-        // The join path runs none of our rules.
-        rules = RuleSwitches::none();
+        // The join path runs none of our rules; key statistics are for its joins.
+        rules = RuleSwitches {
+            key_statistics: options.rules.key_statistics,
+            ..RuleSwitches::none()
+        };
     }
     let mut cfg = SessionConfig::new()
         .with_information_schema(false)
@@ -355,6 +386,7 @@ impl Graph {
         let ctx = session(&options, Default::default());
         let indexes = if options.mode == Mode::Csr {
             let (idx, _) = open_indexes(&catalog, &ctx.state(), reuse, progress).await?;
+            key_statistics_from_csr(&catalog, &idx);
             Some(Arc::new(idx))
         } else {
             None

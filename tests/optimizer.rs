@@ -96,3 +96,125 @@ async fn every_rule_can_be_switched_off() {
         RuleSwitches::default().disable(n).unwrap();
     }
 }
+
+/// Indented physical plan lines as (depth, text).
+fn plan_tree(explain: &str) -> Vec<(usize, String)> {
+    explain
+        .split("== physical plan ==")
+        .nth(1)
+        .unwrap_or_default()
+        .lines()
+        .filter(|l| !l.trim().is_empty())
+        .map(|l| {
+            let depth = (l.len() - l.trim_start().len()) / 2;
+            (depth, l.trim().to_string())
+        })
+        .collect()
+}
+
+/// Hash joins that build a hash table of one partition (`CollectLeft`) from a join result.
+fn collect_left_builds_of_joins(explain: &str) -> usize {
+    let t = plan_tree(explain);
+    let mut n = 0;
+    for (i, (d, line)) in t.iter().enumerate() {
+        if !line.starts_with("HashJoinExec: mode=CollectLeft") {
+            continue;
+        }
+        // The build side is the first child: the lines after it until the second child.
+        let Some(first) = t.get(i + 1).filter(|(cd, _)| *cd == d + 1) else {
+            continue;
+        };
+        let build: Vec<&String> = t[i + 2..]
+            .iter()
+            .take_while(|(cd, _)| *cd > first.0)
+            .map(|(_, l)| l)
+            .collect();
+        if first.1.starts_with("HashJoinExec")
+            || build.iter().any(|l| l.starts_with("HashJoinExec"))
+        {
+            n += 1;
+        }
+    }
+    n
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn key_statistics_keep_join_results_off_the_build_side() {
+    let dir = tempfile::tempdir().unwrap();
+    let tables = lance_csr_datasets::social::generate(4.0, 3, &mut |_| {});
+    let path = lance_csr::storage::write_graph(dir.path(), tables, &mut |_| {})
+        .await
+        .unwrap();
+    let open = |rules: RuleSwitches| {
+        let path = path.clone();
+        async move {
+            Graph::open_with(
+                &path,
+                GraphOptions {
+                    mode: lance_csr::session::Mode::Join,
+                    rules,
+                    ..Default::default()
+                },
+            )
+            .await
+            .unwrap()
+        }
+    };
+    let q = "MATCH (a:Person)-[:KNOWS]->(b:Person)-[:KNOWS]->(c:Person) WHERE a.age > 60 RETURN count(*)";
+    let with = open(RuleSwitches::default()).await;
+    let mut off = RuleSwitches::default();
+    off.disable("key_statistics").unwrap();
+    let without = open(off).await;
+    let (ew, eo) = (
+        with.explain(q, &Params::new()).await.unwrap(),
+        without.explain(q, &Params::new()).await.unwrap(),
+    );
+    assert!(ew.contains("KeyStatisticsExec: ndv=[src="), "{ew}");
+    assert!(!eo.contains("KeyStatisticsExec"), "{eo}");
+    // Without distinct counts the two-hop intermediate is the build side of the last join;
+    // with them, the person table is.
+    assert!(collect_left_builds_of_joins(&eo) > 0, "{eo}");
+    assert_eq!(collect_left_builds_of_joins(&ew), 0, "{ew}");
+    // Same answer either way.
+    assert_eq!(
+        common::lines(&common::run(&with, q).await),
+        common::lines(&common::run(&without, q).await)
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn distinct_counts_from_the_csr_and_from_a_scan_agree() {
+    let csr = common::sample().await;
+    let join = csr.with_mode(lance_csr::session::Mode::Join).await.unwrap();
+    // The join path counts on its first scan.
+    common::run(
+        &join,
+        "MATCH (a:Person)-[:KNOWS]->(b:Person) RETURN count(*)",
+    )
+    .await;
+    let truth = common::lines(
+        &common::run(
+            &csr,
+            "MATCH (a:Person)-[:KNOWS]->(b:Person) RETURN count(DISTINCT a) AS s, count(DISTINCT b) AS d",
+        )
+        .await,
+    );
+    for g in [&csr, &join] {
+        let knows = g
+            .catalog()
+            .rels
+            .iter()
+            .find(|r| r.cfg.rel_type == "KNOWS")
+            .unwrap();
+        let p = lance_csr::catalog::key_statistics(&knows.table).unwrap();
+        let got = format!(
+            "{}|{}",
+            p.distinct(&knows.cfg.src).unwrap(),
+            p.distinct(&knows.cfg.dst).unwrap()
+        );
+        assert_eq!(vec![got], truth);
+        let person = &g.catalog().nodes["Person"];
+        let p = lance_csr::catalog::key_statistics(&person.table).unwrap();
+        assert_eq!(p.distinct("id"), Some(person.table.num_rows));
+    }
+}

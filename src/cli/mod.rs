@@ -41,7 +41,7 @@ pub struct QueryArgs {
     pub mode: Mode,
     /// Switch an optimizer rule or rewrite off (repeatable): push_csr_target_filters,
     /// prune_csr_target_columns, reroot, var_length_distinct_ends, factorize_counts,
-    /// fold_constants, absorb_limits.
+    /// fold_constants, absorb_limits, key_statistics.
     #[arg(long = "disable", value_name = "RULE")]
     pub disable: Vec<String>,
 }
@@ -94,6 +94,9 @@ pub enum Command {
         /// Run only this mode (default: both).
         #[arg(long)]
         mode: Option<Mode>,
+        /// Switch an optimizer rule or rewrite off (repeatable; see `query --help`).
+        #[arg(long = "disable", value_name = "RULE")]
+        disable: Vec<String>,
     },
     /// Turn CSV or Parquet files into Lance datasets plus a graph.toml.
     Import {
@@ -272,9 +275,14 @@ async fn execute(cli: Cli) -> std::result::Result<(), CliError> {
             params,
             format,
             mode,
+            disable,
         } => {
             let params = parse_params(&params)?;
-            crate::bench::run(&graph, &queries, runs, &params, format, mode).await?;
+            let mut rules = crate::session::RuleSwitches::default();
+            for r in &disable {
+                rules.disable(r)?;
+            }
+            crate::bench::run(&graph, &queries, runs, &params, format, mode, rules).await?;
         }
         Command::Import {
             out,

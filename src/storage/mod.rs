@@ -2,6 +2,7 @@
 //! in-memory Arrow batches, exposed to DataFusion as table providers.
 
 pub mod import;
+pub mod stats;
 
 use crate::error::{Error, Result};
 use arrow::array::{RecordBatch, RecordBatchIterator, UInt64Array};
