@@ -181,6 +181,7 @@ impl Catalog {
 fn with_key_statistics(mut table: TableHandle, keys: Vec<String>) -> TableHandle {
     table.provider = std::sync::Arc::new(crate::storage::stats::KeyStatisticsProvider::new(
         table.provider,
+        table.num_rows,
         keys,
     ));
     table

@@ -8,7 +8,7 @@ use crate::error::{Error, Result};
 use crate::operators::planner::GraphQueryPlanner;
 use crate::optimizer::{
     FactorizeCounts, FoldConstants, PruneCsrTargetColumns, PushCsrTargetFilters, RuleCounters,
-    VarLengthDistinctEnds,
+    ShareSubplans, VarLengthDistinctEnds,
 };
 use crate::planner::{Lowerer, Params, PlannerOptions};
 use arrow::array::RecordBatch;
@@ -62,6 +62,8 @@ pub struct RuleSwitches {
     /// Scans report distinct counts of keys and endpoints (`KeyStatisticsProvider`), for
     /// DataFusion's join estimates.
     pub key_statistics: bool,
+    /// Identical subplans (the anchor repeated in every branch) are evaluated once.
+    pub share_subplans: bool,
 }
 
 impl RuleSwitches {
@@ -75,6 +77,7 @@ impl RuleSwitches {
         "fold_constants",
         "absorb_limits",
         "key_statistics",
+        "share_subplans",
     ];
 
     /// Switches one rule off by name.
@@ -88,6 +91,7 @@ impl RuleSwitches {
             "fold_constants" => &mut self.fold_constants,
             "absorb_limits" => &mut self.absorb_limits,
             "key_statistics" => &mut self.key_statistics,
+            "share_subplans" => &mut self.share_subplans,
             other => {
                 return Err(Error::Other(format!(
                     "unknown rule `{other}` (rules: {})",
@@ -110,6 +114,7 @@ impl RuleSwitches {
             fold_constants: false,
             absorb_limits: false,
             key_statistics: false,
+            share_subplans: false,
         }
     }
 }
@@ -125,6 +130,7 @@ impl Default for RuleSwitches {
             fold_constants: true,
             absorb_limits: true,
             key_statistics: true,
+            share_subplans: true,
         }
     }
 }
@@ -332,11 +338,13 @@ fn session(options: &GraphOptions, counters: Arc<RuleCounters>) -> SessionContex
     // DataFusion's `aggregate_statistics` answers count(DISTINCT col) from the column's
     // distinct-count statistic, which counts NULL as a value (`OPTIONAL MATCH (a) RETURN
     // count(DISTINCT a)` on an empty graph gave 1, not 0). Our plans gain nothing from it.
-    let physical_rules = datafusion::physical_optimizer::optimizer::PhysicalOptimizer::new()
-        .rules
-        .into_iter()
-        .filter(|r| r.name() != "aggregate_statistics")
-        .collect();
+    let physical_rules: Vec<_> =
+        datafusion::physical_optimizer::optimizer::PhysicalOptimizer::new()
+            .rules
+            .into_iter()
+            .filter(|r| r.name() != "aggregate_statistics")
+            .collect();
+
     let mut b = SessionStateBuilder::new()
         .with_config(cfg)
         .with_default_features()
@@ -362,6 +370,10 @@ fn session(options: &GraphOptions, counters: Arc<RuleCounters>) -> SessionContex
     // After push: the hops' filters must be inside them to be counted per node.
     if rules.factorize_counts {
         b = b.with_optimizer_rule(Arc::new(FactorizeCounts::new()));
+    }
+    // Last: the subtrees it compares are final.
+    if rules.share_subplans {
+        b = b.with_optimizer_rule(Arc::new(ShareSubplans::new(counters.clone())));
     }
     SessionContext::new_with_state(b.build())
 }

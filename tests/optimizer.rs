@@ -218,3 +218,67 @@ async fn distinct_counts_from_the_csr_and_from_a_scan_agree() {
         assert_eq!(p.distinct("id"), Some(person.table.num_rows));
     }
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_anchor_repeated_in_every_branch_is_evaluated_once() {
+    let g = common::sample().await;
+    let p = Params::new();
+    let q = "MATCH (p:Person {id: 1})-[r]->(x) RETURN type(r) AS t, count(*) AS n ORDER BY t";
+    let e = g.explain(q, &p).await.unwrap();
+    // Five branches (one per table leaving a Person), one anchor lookup shared by all.
+    assert!(e.contains("SharedSubplan: id=0, consumers=5"), "{e}");
+    assert_eq!(counter(&e, "shared_subplans"), 4, "{e}");
+    let analyzed = g.explain_analyze(q, &p).await.unwrap();
+    let shared: Vec<&str> = analyzed
+        .lines()
+        .filter(|l| l.contains("SharedSubplanExec"))
+        .collect();
+    assert_eq!(shared.len(), 5, "{analyzed}");
+    // One occurrence ran the subplan, the other four read its result.
+    let ran = shared
+        .iter()
+        .filter(|l| l.contains("evaluations=1"))
+        .count();
+    let read = shared
+        .iter()
+        .filter(|l| l.contains("evaluations=0"))
+        .count();
+    assert_eq!((ran, read), (1, 4), "{analyzed}");
+    // The same answer without sharing.
+    let mut off = RuleSwitches::default();
+    off.disable("share_subplans").unwrap();
+    let plain = sample_with(off).await;
+    assert!(!plain
+        .explain(q, &p)
+        .await
+        .unwrap()
+        .contains("SharedSubplan"));
+    assert_eq!(
+        common::lines(&common::run(&g, q).await),
+        common::lines(&common::run(&plain, q).await)
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn subplans_are_not_shared_when_it_would_not_pay_or_not_be_safe() {
+    let g = common::sample().await;
+    let p = Params::new();
+    for q in [
+        // One branch: nothing repeats.
+        "MATCH (p:Person {id: 1})-[:KNOWS]->(x) RETURN count(*)",
+        // A volatile anchor: each branch must draw its own numbers.
+        "MATCH (p:Person) WHERE rand() < 2 MATCH (p)-[r]->(x) RETURN count(*)",
+        // Joins (the join path): no estimate, no sharing.
+        "MATCH (a)-[:LIKES]->(m) RETURN count(*)",
+    ] {
+        let e = g.explain(q, &p).await.unwrap();
+        assert!(!e.contains("SharedSubplan"), "{q}\n{e}");
+        assert_eq!(counter(&e, "shared_subplans"), 0, "{q}");
+    }
+    let join = g.with_mode(lance_csr::session::Mode::Join).await.unwrap();
+    let e = join
+        .explain("MATCH (p:Person {id: 1})-[r]->(x) RETURN count(*)", &p)
+        .await
+        .unwrap();
+    assert!(!e.contains("SharedSubplan"), "{e}");
+}

@@ -41,7 +41,7 @@ pub struct QueryArgs {
     pub mode: Mode,
     /// Switch an optimizer rule or rewrite off (repeatable): push_csr_target_filters,
     /// prune_csr_target_columns, reroot, var_length_distinct_ends, factorize_counts,
-    /// fold_constants, absorb_limits, key_statistics.
+    /// fold_constants, absorb_limits, key_statistics, share_subplans.
     #[arg(long = "disable", value_name = "RULE")]
     pub disable: Vec<String>,
 }

@@ -8,6 +8,8 @@ pub mod csr_expand_exec;
 pub mod node_lookup;
 pub mod node_lookup_exec;
 pub mod planner;
+pub mod shared;
+pub mod shared_exec;
 pub mod var_length;
 pub mod var_length_exec;
 

@@ -110,6 +110,18 @@ impl ExecutionPlan for NodeLookupExec {
         "NodeLookupExec"
     }
 
+    /// At most one row per input row (a key matches one node or none).
+    fn partition_statistics(
+        &self,
+        partition: Option<usize>,
+    ) -> Result<Arc<datafusion::common::Statistics>> {
+        let rows = self.input.partition_statistics(partition)?.num_rows;
+        Ok(Arc::new(datafusion::common::Statistics {
+            num_rows: rows.to_inexact(),
+            ..datafusion::common::Statistics::new_unknown(&self.schema)
+        }))
+    }
+
     fn properties(&self) -> &Arc<PlanProperties> {
         &self.cache
     }

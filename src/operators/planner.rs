@@ -255,6 +255,14 @@ impl ExtensionPlanner for GraphExtensionPlanner {
             let exec = VarLengthExec::try_new(input, spec, schema)?;
             return Ok(Some(Arc::new(exec.absorbing_limits(absorb_limits(state)))));
         }
+        if let Some(n) = node.as_any().downcast_ref::<super::shared::SharedSubplan>() {
+            return Ok(Some(Arc::new(super::shared_exec::SharedSubplanExec::new(
+                physical_inputs[0].clone(),
+                n.id,
+                n.consumers,
+                n.cell.clone(),
+            ))));
+        }
         if let Some(n) = node.as_any().downcast_ref::<NodeLookup>() {
             let input = physical_inputs[0].clone();
             let key_idx = input.schema().index_of(&n.key)?;

@@ -5,6 +5,7 @@ pub mod factorize_counts;
 pub mod fold_constants;
 pub mod prune_csr_target_columns;
 pub mod push_csr_target_filters;
+pub mod share_subplans;
 pub mod var_length_distinct_ends;
 
 pub use counters::RuleCounters;
@@ -12,6 +13,7 @@ pub use factorize_counts::FactorizeCounts;
 pub use fold_constants::FoldConstants;
 pub use prune_csr_target_columns::PruneCsrTargetColumns;
 pub use push_csr_target_filters::PushCsrTargetFilters;
+pub use share_subplans::ShareSubplans;
 pub use var_length_distinct_ends::VarLengthDistinctEnds;
 
 #[cfg(test)]

@@ -71,7 +71,13 @@ impl<'c> Lowerer<'c> {
             if combos.len() == 1 { "" } else { "es" }
         ));
         let mut branches = Vec::new();
+        // Every branch names its internal columns alike (`__lookup1`, ...): what the branches
+        // share (the anchor) is then the same plan, which `ShareSubplans` evaluates once. The
+        // names stay inside each branch; later clauses continue after the largest.
+        let start = self.counter;
+        let mut end = start;
         for combo in &combos {
+            self.counter = start;
             let mut bst = st.clone();
             // A several-label variable the pattern names is one label in this branch.
             for (i, n) in cands.nodes.iter().enumerate() {
@@ -88,8 +94,10 @@ impl<'c> Lowerer<'c> {
             let saved = std::mem::replace(&mut self.missing_props_null, true);
             let lowered = self.lower_match_one(bst, &pinned, false);
             self.missing_props_null = saved;
+            end = end.max(self.counter);
             branches.push(lowered?);
         }
+        self.counter = end;
         let mut out = self.union_branches(st, &new_vars, branches)?;
         if let Some(w) = &m.where_ {
             let p = self.match_where(&out, w)?;

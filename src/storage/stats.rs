@@ -30,6 +30,8 @@ use std::sync::{Arc, Mutex};
 #[derive(Debug)]
 pub struct KeyStatisticsProvider {
     inner: Arc<dyn TableProvider>,
+    /// Rows in the table (the opened version).
+    rows: usize,
     /// The key / endpoint columns.
     keys: Vec<String>,
     /// Distinct counts known so far (given from the CSR, or scanned once).
@@ -37,9 +39,10 @@ pub struct KeyStatisticsProvider {
 }
 
 impl KeyStatisticsProvider {
-    pub fn new(inner: Arc<dyn TableProvider>, keys: Vec<String>) -> Self {
+    pub fn new(inner: Arc<dyn TableProvider>, rows: usize, keys: Vec<String>) -> Self {
         Self {
             inner,
+            rows,
             keys,
             ndv: Mutex::new(BTreeMap::new()),
         }
@@ -117,6 +120,20 @@ impl TableProvider for KeyStatisticsProvider {
 
     fn table_type(&self) -> TableType {
         self.inner.table_type()
+    }
+
+    /// The row count and the known distinct counts (used by our own estimates; DataFusion
+    /// reads the scan's statistics).
+    fn statistics(&self) -> Option<Statistics> {
+        let schema = self.inner.schema();
+        let mut s = Statistics::new_unknown(&schema);
+        s.num_rows = Precision::Exact(self.rows);
+        for (i, f) in schema.fields().iter().enumerate() {
+            if let Some(n) = self.distinct(f.name()) {
+                s.column_statistics[i].distinct_count = Precision::Exact(n);
+            }
+        }
+        Some(s)
     }
 
     fn supports_filters_pushdown(

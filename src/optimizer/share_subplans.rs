@@ -1,0 +1,231 @@
+//! `ShareSubplans` (seed 002): structurally identical, deterministic subtrees (typically the
+//! re-rooted anchor repeated in every UNION ALL branch of a branched MATCH) are evaluated once
+//! per query: each occurrence is wrapped in a [`SharedSubplan`] holding one shared cell, and the
+//! first occurrence to run fills it.
+//!
+//! Subtrees are found by a Merkle fingerprint: a hash of the node's own rendering and its
+//! children's fingerprints; plans with equal fingerprints are then compared for equality (a
+//! collision never merges different subtrees). A subtree is shared when it pays: it reads data
+//! (a scan or a graph operator), is deterministic (nothing volatile such as `rand()`), and its
+//! row estimate (table sizes, average degrees, filter selectivity) is at most
+//! [`MAX_SHARED_ROWS`] (the batches are kept for the query). The largest such subtrees win; a
+//! shared subtree's parts are not shared again.
+//!
+//! ```text
+//! before:  Union
+//!            CsrExpand: key=p__id ..., edges=6          CsrExpand: key=p__id ..., edges=2
+//!              NodeLookup: key=__lookup1, label=Person    NodeLookup: key=__lookup1, label=Person
+//!                Values: (Int64(1))                          Values: (Int64(1))
+//! after:   Union
+//!            CsrExpand: ..., edges=6                    CsrExpand: ..., edges=2
+//!              SharedSubplan: id=0, consumers=2, rows~1   SharedSubplan: id=0, consumers=2, rows~1
+//!                NodeLookup: ...                             NodeLookup: ...
+//! ```
+//!
+//! Must not fire: a subtree seen once; one with a volatile expression; one whose estimate is
+//! unknown (a join) or too large; a lone scan or VALUES (reading it again costs no more than
+//! reading a copy).
+
+use super::RuleCounters;
+use crate::operators::csr_expand::CsrExpand;
+use crate::operators::node_lookup::NodeLookup;
+use crate::operators::shared::{SharedCell, SharedSubplan};
+use datafusion::common::tree_node::{Transformed, TreeNode, TreeNodeRecursion};
+use datafusion::common::Result;
+use datafusion::datasource::source_as_provider;
+use datafusion::logical_expr::{Extension, LogicalPlan};
+use datafusion::optimizer::{OptimizerConfig, OptimizerRule};
+use std::collections::HashMap;
+use std::hash::{DefaultHasher, Hash, Hasher};
+use std::sync::Arc;
+
+/// Largest row estimate shared.
+pub const MAX_SHARED_ROWS: f64 = 1_000_000.0;
+
+#[derive(Debug, Default)]
+pub struct ShareSubplans {
+    counters: Arc<RuleCounters>,
+}
+
+impl ShareSubplans {
+    pub fn new(counters: Arc<RuleCounters>) -> Self {
+        Self { counters }
+    }
+}
+
+fn shared_of(plan: &LogicalPlan) -> Option<&SharedSubplan> {
+    match plan {
+        LogicalPlan::Extension(Extension { node }) => node.as_any().downcast_ref(),
+        _ => None,
+    }
+}
+
+/// Merkle fingerprints of every subtree, in pre-order, with the subtree (not descending into
+/// subtrees already shared).
+fn fingerprints<'a>(plan: &'a LogicalPlan, out: &mut Vec<(u64, &'a LogicalPlan)>) -> u64 {
+    let children: Vec<u64> = if shared_of(plan).is_some() {
+        vec![]
+    } else {
+        plan.inputs()
+            .into_iter()
+            .map(|c| fingerprints(c, out))
+            .collect()
+    };
+    let mut h = DefaultHasher::new();
+    plan.display().to_string().hash(&mut h);
+    children.hash(&mut h);
+    let fp = h.finish();
+    out.push((fp, plan));
+    fp
+}
+
+/// Rows a subtree is expected to produce; `None` where we cannot tell.
+pub fn estimate_rows(plan: &LogicalPlan) -> Option<f64> {
+    let input = |i: usize| estimate_rows(plan.inputs().get(i)?);
+    match plan {
+        LogicalPlan::Values(v) => Some(v.values.len() as f64),
+        LogicalPlan::EmptyRelation(e) => Some(e.produce_one_row as u8 as f64),
+        LogicalPlan::TableScan(s) => {
+            let stats = source_as_provider(&s.source).ok()?.statistics()?;
+            let rows = *stats.num_rows.get_value()? as f64;
+            // Each pushed filter keeps a quarter (a guess, like DataFusion's default).
+            let mut r = rows * 0.25f64.powi(s.filters.len() as i32);
+            if let Some(f) = s.fetch {
+                r = r.min(f as f64);
+            }
+            Some(r)
+        }
+        LogicalPlan::Filter(_) => Some(input(0)? * 0.25),
+        LogicalPlan::Limit(l) => {
+            let fetch = match l.get_fetch_type().ok()? {
+                datafusion::logical_expr::FetchType::Literal(Some(n)) => n as f64,
+                _ => f64::INFINITY,
+            };
+            Some(input(0)?.min(fetch))
+        }
+        LogicalPlan::Projection(_)
+        | LogicalPlan::Sort(_)
+        | LogicalPlan::SubqueryAlias(_)
+        | LogicalPlan::Aggregate(_)
+        | LogicalPlan::Distinct(_)
+        | LogicalPlan::Window(_) => input(0),
+        LogicalPlan::Union(u) => u.inputs.iter().map(|i| estimate_rows(i)).sum(),
+        LogicalPlan::Extension(Extension { node }) => {
+            if node.as_any().downcast_ref::<NodeLookup>().is_some() {
+                input(0)
+            } else if let Some(n) = node.as_any().downcast_ref::<CsrExpand>() {
+                let nodes = n.data.near_keys.len().max(1) as f64;
+                let degree = n.data.index.table_rows as f64 / nodes * n.orientations.len() as f64;
+                let filtered = if n.target_filter.is_some() || n.edge_filter.is_some() {
+                    0.25
+                } else {
+                    1.0
+                };
+                Some(input(0)? * degree * filtered)
+            } else {
+                node.as_any()
+                    .downcast_ref::<SharedSubplan>()
+                    .map(|s| s.rows as f64)
+            }
+        }
+        _ => None,
+    }
+}
+
+/// Reads data, so that evaluating it again costs something.
+fn reads_data(plan: &LogicalPlan) -> bool {
+    let mut reads = false;
+    let _ = plan.apply(|n| {
+        reads |= matches!(n, LogicalPlan::TableScan(_) | LogicalPlan::Extension(_));
+        Ok(if reads {
+            TreeNodeRecursion::Stop
+        } else {
+            TreeNodeRecursion::Continue
+        })
+    });
+    reads
+}
+
+fn volatile(plan: &LogicalPlan) -> bool {
+    let mut v = false;
+    let _ = plan.apply(|n| {
+        v |= n.expressions().iter().any(|e| e.is_volatile());
+        Ok(TreeNodeRecursion::Continue)
+    });
+    v
+}
+
+impl OptimizerRule for ShareSubplans {
+    fn name(&self) -> &str {
+        "share_subplans"
+    }
+
+    fn rewrite(
+        &self,
+        plan: LogicalPlan,
+        _config: &dyn OptimizerConfig,
+    ) -> Result<Transformed<LogicalPlan>> {
+        // Groups of equal subtrees: by fingerprint, then by equality.
+        let mut all = Vec::new();
+        fingerprints(&plan, &mut all);
+        let mut groups: HashMap<u64, Vec<(LogicalPlan, usize)>> = HashMap::new();
+        for (fp, p) in &all {
+            let g = groups.entry(*fp).or_default();
+            match g.iter_mut().find(|(q, _)| q == *p) {
+                Some((_, n)) => *n += 1,
+                None => g.push(((*p).clone(), 1)),
+            }
+        }
+        let candidates: Vec<(LogicalPlan, usize, usize)> = groups
+            .into_values()
+            .flatten()
+            .filter(|(p, n)| {
+                *n > 1
+                    && shared_of(p).is_none()
+                    && !p.inputs().is_empty()
+                    && reads_data(p)
+                    && !volatile(p)
+            })
+            .filter_map(|(p, n)| {
+                let rows = estimate_rows(&p)?;
+                (rows <= MAX_SHARED_ROWS).then_some((p, n, rows.ceil() as usize))
+            })
+            .collect();
+        if candidates.is_empty() {
+            return Ok(Transformed::no(plan));
+        }
+        // Top-down: the first (largest) repeated subtree met is shared, not its parts.
+        let mut cells: Vec<(LogicalPlan, Arc<SharedCell>, usize)> = Vec::new();
+        let counters = &self.counters;
+        plan.transform_down(|node| {
+            if shared_of(&node).is_some() {
+                return Ok(Transformed::new(node, false, TreeNodeRecursion::Jump));
+            }
+            let Some((_, n, rows)) = candidates.iter().find(|(p, _, _)| *p == node) else {
+                return Ok(Transformed::no(node));
+            };
+            let id = match cells.iter().position(|(p, _, _)| *p == node) {
+                Some(i) => i,
+                None => {
+                    RuleCounters::add(&counters.shared_subplans, n - 1);
+                    cells.push((node.clone(), Arc::new(SharedCell::default()), *n));
+                    cells.len() - 1
+                }
+            };
+            let shared = SharedSubplan {
+                input: node,
+                id,
+                consumers: *n,
+                rows: *rows,
+                cell: cells[id].1.clone(),
+            };
+            Ok(Transformed::new(
+                LogicalPlan::Extension(Extension {
+                    node: Arc::new(shared),
+                }),
+                true,
+                TreeNodeRecursion::Jump,
+            ))
+        })
+    }
+}
