@@ -44,6 +44,16 @@ pub(crate) mod test_util {
         })
     }
 
+    /// The sample graph's plan for `q` as lowered, before any optimizer: the barriers of the
+    /// query are all still where the query put them.
+    pub fn lowered(q: &str) -> LogicalPlan {
+        let rt = tokio::runtime::Runtime::new().unwrap();
+        rt.block_on(async {
+            let g = Graph::sample().await.unwrap();
+            g.plan(q, &Params::new()).unwrap().0
+        })
+    }
+
     /// Applies one rule; returns the plan text and whether the rule reported a change.
     pub fn apply(rule: &dyn OptimizerRule, plan: LogicalPlan) -> (String, bool) {
         let t = rule.rewrite(plan, &OptimizerContext::new()).unwrap();

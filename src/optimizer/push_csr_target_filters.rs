@@ -19,10 +19,16 @@
 //!     CsrExpand: key=a__id -> ..., filter=b__age > Int64(35), edge_filter=k__creationDate > Int64(5)
 //! ```
 //!
-//! Must not fire: a filter above a LIMIT above the expansion (the limit is a barrier: filtering
-//! first would change which rows the limit keeps), or a filter under an OPTIONAL MATCH's left
-//! join that reads the target (it stays above the join: filtering inside would turn "no match"
-//! into null-padded rows).
+//! Eligibility (seed 003): a conjunct crosses projections that only pass columns on (total,
+//! and no output name shadows another column) and sorts without a limit (sort commutation);
+//! nothing else.
+//!
+//! Must not fire: a filter above a LIMIT (or a sort with one) above the expansion (the limit
+//! is a barrier: filtering first would change which rows the limit keeps), above an
+//! aggregation, above a projection that computes something (its evaluation on dropped rows
+//! could raise an error the optimized query would not) or renames (shadowing), or a filter
+//! under an OPTIONAL MATCH's left join that reads the target (it stays above the join:
+//! filtering inside would turn "no match" into null-padded rows).
 
 use super::RuleCounters;
 use crate::operators::csr_expand::CsrExpand;
@@ -49,9 +55,16 @@ impl PushCsrTargetFilters {
     }
 }
 
-/// A projection that only passes columns on, unrenamed.
+/// A projection that only passes columns on, unrenamed (`c` or `c AS c`): total, and every
+/// output name is the identity reference of the same column.
 fn is_column_only(p: &Projection) -> bool {
-    p.expr.iter().all(|e| matches!(e, Expr::Column(_)))
+    p.expr.iter().all(|e| match e {
+        Expr::Column(_) => true,
+        Expr::Alias(a) => {
+            matches!(a.expr.as_ref(), Expr::Column(c) if c.name == a.name && a.relation.is_none())
+        }
+        _ => false,
+    })
 }
 
 fn csr_of(plan: &LogicalPlan) -> Option<&CsrExpand> {
@@ -92,11 +105,23 @@ fn and_into(existing: &Option<Expr>, more: Vec<Expr>) -> Option<Expr> {
 }
 
 fn push(filter: &Filter, counters: &RuleCounters) -> Result<Option<LogicalPlan>> {
-    // Directly above, or through one column-only projection.
-    let (proj, ext) = match filter.input.as_ref() {
-        LogicalPlan::Projection(p) if is_column_only(p) => (Some(p), p.input.as_ref()),
-        other => (None, other),
-    };
+    // Down through nodes a predicate may cross (seed 003): projections that only pass
+    // columns on (total, no shadowing) and sorts without a limit (sort commutation).
+    let mut crossed: Vec<&LogicalPlan> = Vec::new();
+    let mut ext = filter.input.as_ref();
+    loop {
+        match ext {
+            LogicalPlan::Projection(p) if is_column_only(p) => {
+                crossed.push(ext);
+                ext = p.input.as_ref();
+            }
+            LogicalPlan::Sort(s) if s.fetch.is_none() => {
+                crossed.push(ext);
+                ext = s.input.as_ref();
+            }
+            _ => break,
+        }
+    }
     let Some(n) = csr_of(ext) else {
         return Ok(None);
     };
@@ -114,8 +139,8 @@ fn push(filter: &Filter, counters: &RuleCounters) -> Result<Option<LogicalPlan>>
     let mut plan = LogicalPlan::Extension(Extension {
         node: Arc::new(node),
     });
-    if let Some(p) = proj {
-        plan = LogicalPlan::Projection(Projection::try_new(p.expr.clone(), Arc::new(plan))?);
+    for node in crossed.into_iter().rev() {
+        plan = node.with_new_exprs(node.expressions(), vec![plan])?;
     }
     match conjunction(stay) {
         Some(rest) => plan = LogicalPlan::Filter(Filter::try_new(rest, Arc::new(plan))?),
@@ -147,7 +172,7 @@ impl OptimizerRule for PushCsrTargetFilters {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::optimizer::test_util::{apply, optimized_without_our_rules};
+    use crate::optimizer::test_util::{apply, lowered, optimized_without_our_rules};
 
     #[test]
     fn moves_target_and_edge_conjuncts_keeps_mixed_ones() {
@@ -200,5 +225,68 @@ mod tests {
             "{after}"
         );
         assert!(after.contains("filter=b__age > Int64(35)"), "{after}");
+    }
+
+    /// The first line of `plan` starting with `op` (trimmed).
+    fn line<'a>(plan: &'a str, op: &str) -> &'a str {
+        plan.lines()
+            .map(str::trim)
+            .find(|l| l.starts_with(op))
+            .unwrap_or("")
+    }
+
+    // Eligibility contract (seed 003), on plans as lowered: every barrier still in place.
+
+    #[test]
+    fn crosses_a_sort_without_a_limit() {
+        // Sort commutation: filtering a sorted input keeps the order of what is left.
+        let plan = lowered(
+            "MATCH (a:Person)-[:KNOWS]->(b:Person) WITH b ORDER BY b.age WHERE b.age > 35 RETURN b.firstName",
+        );
+        let (after, changed) = apply(&PushCsrTargetFilters::new(), plan);
+        assert!(changed, "{after}");
+        assert!(
+            line(&after, "CsrExpand:").contains("filter=b__age > Int64(35)"),
+            "{after}"
+        );
+        assert!(after.contains("Sort: b__age"), "{after}");
+    }
+
+    #[test]
+    fn does_not_cross_a_sort_with_a_limit() {
+        let plan = lowered(
+            "MATCH (a:Person {id: 1})-[:KNOWS]->(b:Person) WITH b ORDER BY b.age LIMIT 1 WHERE b.age > 35 RETURN b.firstName",
+        );
+        let (after, changed) = apply(&PushCsrTargetFilters::new(), plan);
+        assert!(!changed, "{after}");
+    }
+
+    #[test]
+    fn does_not_cross_an_aggregation() {
+        let plan = lowered(
+            "MATCH (a:Person {id: 1})-[:KNOWS]->(b:Person) WITH b, count(*) AS c WHERE b.age > 35 RETURN b.firstName",
+        );
+        let (after, changed) = apply(&PushCsrTargetFilters::new(), plan);
+        assert!(!changed, "{after}");
+    }
+
+    #[test]
+    fn does_not_cross_a_computed_projection() {
+        // Totality: `10 / (b.age - 30)` can fail on a row the filter would drop first.
+        let plan = lowered(
+            "MATCH (a:Person {id: 1})-[:KNOWS]->(b:Person) WITH b, 10 / (b.age - 30) AS x WHERE b.age > 35 RETURN x",
+        );
+        let (after, changed) = apply(&PushCsrTargetFilters::new(), plan);
+        assert!(!changed, "{after}");
+    }
+
+    #[test]
+    fn does_not_cross_a_renaming_projection() {
+        // Shadowing: `age` names b.age only above the projection.
+        let plan = lowered(
+            "MATCH (a:Person {id: 1})-[:KNOWS]->(b:Person) WITH b.age AS age WHERE age > 35 RETURN age",
+        );
+        let (after, changed) = apply(&PushCsrTargetFilters::new(), plan);
+        assert!(!changed, "{after}");
     }
 }
