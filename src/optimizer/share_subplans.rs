@@ -229,3 +229,48 @@ impl OptimizerRule for ShareSubplans {
         })
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::optimizer::test_util::optimized_without_our_rules;
+    use datafusion::optimizer::OptimizerContext;
+
+    fn share(q: &str) -> (String, usize) {
+        let plan = optimized_without_our_rules(q);
+        let counters = Arc::new(RuleCounters::default());
+        let out = ShareSubplans::new(counters.clone())
+            .rewrite(plan, &OptimizerContext::new())
+            .unwrap();
+        let n = counters
+            .shared_subplans
+            .load(std::sync::atomic::Ordering::Relaxed);
+        let text = out.data.display_indent().to_string();
+        (text, n)
+    }
+
+    #[test]
+    fn shares_the_anchor_of_every_branch() {
+        let (plan, n) = share("MATCH (t:Tag {id: 300})<-[:HAS_TAG]-(x) RETURN x.id");
+        assert_eq!(n, 2, "{plan}");
+        insta::assert_snapshot!("share_fires", plan);
+    }
+
+    #[test]
+    fn does_not_share_what_is_seen_once_or_volatile() {
+        let (plan, n) = share("MATCH (t:Tag {id: 300})<-[:HAS_TAG]-(x:Post) RETURN x.id");
+        assert_eq!(n, 0, "{plan}");
+        let (plan, n) =
+            share("MATCH (t:Tag) WHERE rand() < 2 MATCH (t)<-[:HAS_TAG]-(x) RETURN x.id");
+        assert_eq!(n, 0, "{plan}");
+        assert!(!plan.contains("SharedSubplan"), "{plan}");
+    }
+
+    #[test]
+    fn estimates_follow_tables_degrees_and_filters() {
+        let plan = optimized_without_our_rules("MATCH (p:Person)-[:KNOWS]->(f:Person) RETURN f.id");
+        // 6 persons, 7 KNOWS edges: about 7 rows.
+        let rows = estimate_rows(&plan).unwrap();
+        assert!((6.0..=8.0).contains(&rows), "{rows}\n{plan}");
+    }
+}
