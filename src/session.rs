@@ -143,6 +143,9 @@ pub struct GraphOptions {
     pub target_partitions: Option<usize>,
     pub mode: Mode,
     pub rules: RuleSwitches,
+    /// Least work (rows read or produced) sharing a repeated subplan must save; `None`: the
+    /// default (`optimizer::share_subplans::DEFAULT_MIN_SAVED_WORK`).
+    pub share_min_saved_work: Option<usize>,
 }
 
 /// An opened graph, ready for queries.
@@ -373,7 +376,10 @@ fn session(options: &GraphOptions, counters: Arc<RuleCounters>) -> SessionContex
     }
     // Last: the subtrees it compares are final.
     if rules.share_subplans {
-        b = b.with_optimizer_rule(Arc::new(ShareSubplans::new(counters.clone())));
+        let min = options
+            .share_min_saved_work
+            .unwrap_or(crate::optimizer::share_subplans::DEFAULT_MIN_SAVED_WORK);
+        b = b.with_optimizer_rule(Arc::new(ShareSubplans::new(counters.clone(), min)));
     }
     SessionContext::new_with_state(b.build())
 }

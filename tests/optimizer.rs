@@ -219,9 +219,20 @@ async fn distinct_counts_from_the_csr_and_from_a_scan_agree() {
     }
 }
 
+/// The sample graph with sharing at any size (it is too small to pass the default minimum).
+async fn sample_sharing_all() -> Graph {
+    let g = common::sample().await;
+    g.with_options(GraphOptions {
+        share_min_saved_work: Some(0),
+        ..g.options().clone()
+    })
+    .await
+    .unwrap()
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_anchor_repeated_in_every_branch_is_evaluated_once() {
-    let g = common::sample().await;
+    let g = sample_sharing_all().await;
     let p = Params::new();
     let q = "MATCH (p:Person {id: 1})-[r]->(x) RETURN type(r) AS t, count(*) AS n ORDER BY t";
     let e = g.explain(q, &p).await.unwrap();
@@ -261,7 +272,7 @@ async fn the_anchor_repeated_in_every_branch_is_evaluated_once() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn subplans_are_not_shared_when_it_would_not_pay_or_not_be_safe() {
-    let g = common::sample().await;
+    let g = sample_sharing_all().await;
     let p = Params::new();
     for q in [
         // One branch: nothing repeats.

@@ -6,10 +6,12 @@
 //! Subtrees are found by a Merkle fingerprint: a hash of the node's own rendering and its
 //! children's fingerprints; plans with equal fingerprints are then compared for equality (a
 //! collision never merges different subtrees). A subtree is shared when it pays: it reads data
-//! (a scan or a graph operator), is deterministic (nothing volatile such as `rand()`), and its
-//! row estimate (table sizes, average degrees, filter selectivity) is at most
-//! [`MAX_SHARED_ROWS`] (the batches are kept for the query). The largest such subtrees win; a
-//! shared subtree's parts are not shared again.
+//! (a scan or a graph operator), is deterministic (nothing volatile such as `rand()`), its row
+//! estimate (table sizes, average degrees, filter selectivity) is at most [`MAX_SHARED_ROWS`]
+//! (the batches are kept for the query), and the work the other occurrences would repeat (rows
+//! read or produced) is at least the rule's minimum ([`DEFAULT_MIN_SAVED_WORK`]: evaluating a
+//! cheap subtree again, in parallel, beats making the other branches wait for one
+//! evaluation). The largest such subtrees win; a shared subtree's parts are not shared again.
 //!
 //! ```text
 //! before:  Union
@@ -23,8 +25,7 @@
 //! ```
 //!
 //! Must not fire: a subtree seen once; one with a volatile expression; one whose estimate is
-//! unknown (a join) or too large; a lone scan or VALUES (reading it again costs no more than
-//! reading a copy).
+//! unknown (a join) or too large; one too cheap to be worth it; a lone scan or VALUES.
 
 use super::RuleCounters;
 use crate::operators::csr_expand::CsrExpand;
@@ -42,15 +43,52 @@ use std::sync::Arc;
 /// Largest row estimate shared.
 pub const MAX_SHARED_ROWS: f64 = 1_000_000.0;
 
-#[derive(Debug, Default)]
+/// Default least work (rows read or produced) that sharing must save: below it, evaluating a
+/// subplan again in parallel costs less than evaluating it once and making the others wait.
+pub const DEFAULT_MIN_SAVED_WORK: usize = 2_000_000;
+
+#[derive(Debug)]
 pub struct ShareSubplans {
     counters: Arc<RuleCounters>,
+    min_saved_work: f64,
+}
+
+impl Default for ShareSubplans {
+    fn default() -> Self {
+        Self::new(Default::default(), DEFAULT_MIN_SAVED_WORK)
+    }
 }
 
 impl ShareSubplans {
-    pub fn new(counters: Arc<RuleCounters>) -> Self {
-        Self { counters }
+    pub fn new(counters: Arc<RuleCounters>, min_saved_work: usize) -> Self {
+        Self {
+            counters,
+            min_saved_work: min_saved_work as f64,
+        }
     }
+}
+
+/// Rows a subtree reads from storage or produces in graph operators: the work evaluating it
+/// again would repeat. `None` where we cannot tell.
+pub fn estimate_work(plan: &LogicalPlan) -> Option<f64> {
+    let own = match plan {
+        LogicalPlan::TableScan(s) => {
+            let stats = source_as_provider(&s.source).ok()?.statistics()?;
+            *stats.num_rows.get_value()? as f64
+        }
+        LogicalPlan::Extension(Extension { node })
+            if node.as_any().downcast_ref::<CsrExpand>().is_some()
+                || node.as_any().downcast_ref::<NodeLookup>().is_some() =>
+        {
+            estimate_rows(plan)?
+        }
+        _ => 0.0,
+    };
+    let mut total = own;
+    for c in plan.inputs() {
+        total += estimate_work(c)?;
+    }
+    Some(total)
 }
 
 fn shared_of(plan: &LogicalPlan) -> Option<&SharedSubplan> {
@@ -188,7 +226,12 @@ impl OptimizerRule for ShareSubplans {
             })
             .filter_map(|(p, n)| {
                 let rows = estimate_rows(&p)?;
-                (rows <= MAX_SHARED_ROWS).then_some((p, n, rows.ceil() as usize))
+                let saved = estimate_work(&p)? * (n - 1) as f64;
+                (rows <= MAX_SHARED_ROWS && saved >= self.min_saved_work).then_some((
+                    p,
+                    n,
+                    rows.ceil() as usize,
+                ))
             })
             .collect();
         if candidates.is_empty() {
@@ -239,7 +282,8 @@ mod tests {
     fn share(q: &str) -> (String, usize) {
         let plan = optimized_without_our_rules(q);
         let counters = Arc::new(RuleCounters::default());
-        let out = ShareSubplans::new(counters.clone())
+        // The sample graph is tiny: no minimum of saved work.
+        let out = ShareSubplans::new(counters.clone(), 0)
             .rewrite(plan, &OptimizerContext::new())
             .unwrap();
         let n = counters
@@ -264,6 +308,16 @@ mod tests {
             share("MATCH (t:Tag) WHERE rand() < 2 MATCH (t)<-[:HAS_TAG]-(x) RETURN x.id");
         assert_eq!(n, 0, "{plan}");
         assert!(!plan.contains("SharedSubplan"), "{plan}");
+    }
+
+    #[test]
+    fn does_not_share_what_is_cheap_to_repeat() {
+        let plan =
+            optimized_without_our_rules("MATCH (t:Tag {id: 300})<-[:HAS_TAG]-(x) RETURN x.id");
+        let out = ShareSubplans::default()
+            .rewrite(plan, &OptimizerContext::new())
+            .unwrap();
+        assert!(!out.transformed);
     }
 
     #[test]
