@@ -118,55 +118,84 @@ pub fn display_cols(spec: &TakeSpec, mark_key: bool) -> String {
     format!("{}[{}]", spec.var, cols.join(", "))
 }
 
-/// The output of a one-to-many operator over `input`, ending after `fetch` rows when given (a
-/// LIMIT absorbed into the operator): input batches are then expanded in growing slices, so a
-/// small limit expands only the input rows it needs instead of whole batches. `expand` gets the
-/// rows still wanted (it may stop once it has them; more are cut off).
+/// Output rows an expansion aims at per batch.
+const TARGET_BATCH_ROWS: usize = 8192;
+
+/// The output of a one-to-many operator over `input`, in batches of about
+/// [`TARGET_BATCH_ROWS`] rows: input batches are expanded in slices sized from the fan-out seen
+/// so far (starting at one row), so that a high fan-out never builds one huge batch and a
+/// consumer that stops early (a LIMIT above, even past other operators) stops the expansion
+/// soon. With `fetch` (a LIMIT absorbed into the operator) it ends after that many rows.
+/// `expand` gets the rows still wanted (it may stop once it has them; more are cut off).
 pub fn limited_stream(
     input: datafusion::physical_plan::SendableRecordBatchStream,
     schema: SchemaRef,
     fetch: Option<usize>,
-    mut expand: impl FnMut(&arrow::array::RecordBatch, Option<usize>) -> Result<arrow::array::RecordBatch>
+    expand: impl FnMut(&arrow::array::RecordBatch, Option<usize>) -> Result<arrow::array::RecordBatch>
         + Send
         + 'static,
 ) -> datafusion::physical_plan::SendableRecordBatchStream {
     use datafusion::physical_plan::stream::RecordBatchStreamAdapter;
     use futures::StreamExt;
-    let Some(limit) = fetch else {
-        let stream = input.map(move |b| b.and_then(|b| expand(&b, None)));
-        return Box::pin(RecordBatchStreamAdapter::new(schema, stream));
+    struct State<F> {
+        input: datafusion::physical_plan::SendableRecordBatchStream,
+        expand: F,
+        /// The input batch being expanded and the next row of it.
+        current: Option<(arrow::array::RecordBatch, usize)>,
+        chunk: usize,
+        remaining: Option<usize>,
+    }
+    let state = State {
+        input,
+        expand,
+        current: None,
+        chunk: 1,
+        remaining: fetch,
     };
-    let out_schema = schema.clone();
-    let stream = futures::stream::unfold(
-        (input, limit, expand),
-        move |(mut input, mut remaining, mut expand)| {
-            let schema = schema.clone();
-            async move {
-                if remaining == 0 {
-                    return None;
-                }
-                let batch = match input.next().await? {
-                    Ok(b) => b,
-                    Err(e) => return Some((Err(e), (input, 0, expand))),
-                };
-                let mut outs = Vec::new();
-                let (mut start, mut chunk) = (0, 1);
-                while start < batch.num_rows() && remaining > 0 {
-                    let len = chunk.min(batch.num_rows() - start);
-                    let out = match expand(&batch.slice(start, len), Some(remaining)) {
-                        Ok(o) => o,
-                        Err(e) => return Some((Err(e), (input, 0, expand))),
-                    };
-                    let out = out.slice(0, out.num_rows().min(remaining));
-                    remaining -= out.num_rows();
-                    outs.push(out);
-                    start += len;
-                    chunk *= 2;
-                }
-                let merged = arrow::compute::concat_batches(&schema, &outs).map_err(Into::into);
-                Some((merged, (input, remaining, expand)))
+    let stream = futures::stream::unfold(state, |mut st| async move {
+        loop {
+            if st.remaining == Some(0) {
+                return None;
             }
-        },
-    );
-    Box::pin(RecordBatchStreamAdapter::new(out_schema, stream))
+            let (batch, start) = match st.current.take() {
+                Some(c) => c,
+                None => match st.input.next().await? {
+                    Ok(b) => (b, 0),
+                    Err(e) => {
+                        st.remaining = Some(0);
+                        return Some((Err(e), st));
+                    }
+                },
+            };
+            if start >= batch.num_rows() {
+                continue;
+            }
+            let len = st.chunk.min(batch.num_rows() - start);
+            let out = match (st.expand)(&batch.slice(start, len), st.remaining) {
+                Ok(o) => o,
+                Err(e) => {
+                    st.remaining = Some(0);
+                    return Some((Err(e), st));
+                }
+            };
+            if start + len < batch.num_rows() {
+                st.current = Some((batch, start + len));
+            }
+            // Size the next slice from this one's fan-out.
+            let per_row = (out.num_rows() as f64 / len as f64).max(1e-3);
+            st.chunk = ((TARGET_BATCH_ROWS as f64 / per_row) as usize).clamp(1, 1 << 16);
+            let out = match st.remaining.as_mut() {
+                Some(r) => {
+                    let out = out.slice(0, out.num_rows().min(*r));
+                    *r -= out.num_rows();
+                    out
+                }
+                None => out,
+            };
+            if out.num_rows() > 0 {
+                return Some((Ok(out), st));
+            }
+        }
+    });
+    Box::pin(RecordBatchStreamAdapter::new(schema, stream))
 }
