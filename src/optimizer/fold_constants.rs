@@ -191,17 +191,11 @@ impl OptimizerRule for FoldConstants {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::session::Graph;
-    use crate::Params;
     use datafusion::optimizer::OptimizerContext;
 
     /// The lowered plan (before any optimizer) of `q` on the sample graph, after this rule.
     fn fold(q: &str) -> (String, usize) {
-        let rt = tokio::runtime::Runtime::new().unwrap();
-        let plan = rt.block_on(async {
-            let g = Graph::sample().await.unwrap();
-            g.plan(q, &Params::new()).unwrap().0
-        });
+        let plan = crate::optimizer::test_util::lowered(q);
         let counters = Arc::new(RuleCounters::default());
         let rule = FoldConstants::with_counters(counters.clone());
         let out = rule.rewrite(plan, &OptimizerContext::new()).unwrap();

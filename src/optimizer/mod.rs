@@ -54,6 +54,15 @@ pub(crate) mod test_util {
         })
     }
 
+    /// EXPLAIN of `q` on the sample graph (default options).
+    pub fn explain_sample(q: &str) -> String {
+        let rt = tokio::runtime::Runtime::new().unwrap();
+        rt.block_on(async {
+            let g = Graph::sample().await.unwrap();
+            g.explain(q, &Params::new()).await.unwrap()
+        })
+    }
+
     /// Applies one rule; returns the plan text and whether the rule reported a change.
     pub fn apply(rule: &dyn OptimizerRule, plan: LogicalPlan) -> (String, bool) {
         let t = rule.rewrite(plan, &OptimizerContext::new()).unwrap();

@@ -305,22 +305,27 @@ impl<'c> Lowerer<'c> {
             return Ok(cols.into_iter().map(|(c, _)| col(&c)).collect());
         }
         let typed_null = |t: &DataType| -> Result<Expr> { Ok(lit(ScalarValue::try_from(t)?)) };
+        let prefix = target.prefix();
+        // Target property column `c` from a branch entity with `props` under prefix `p`:
+        // its column, or null where the branch's label / table lacks the property.
+        let property = |props: &[(String, DataType)], p: &str, c: &str, t: &DataType| {
+            let name = &c[prefix.len() + 2..];
+            match props.iter().find(|(x, _)| x == name) {
+                Some((_, from)) => Ok(cast_to(col(&prop_col(p, name)), from, t)),
+                None => typed_null(t),
+            }
+        };
         let mut out = Vec::new();
         match (have, target) {
             (Binding::Node { label, prefix: p }, Binding::Nodes { .. }) => {
                 let info = ents.node(label);
                 for (c, t) in cols {
-                    let prefix = target.prefix();
                     let e = if c == label_col(prefix) {
                         lit(label.clone())
                     } else if c == key_col(prefix) {
                         cast_to(col(&prop_col(p, &info.key)), &info.key_type, &t)
                     } else {
-                        let prop = &c[prefix.len() + 2..];
-                        match info.props.iter().find(|(x, _)| x == prop) {
-                            Some((_, from)) => cast_to(col(&prop_col(p, prop)), from, &t),
-                            None => typed_null(&t)?,
-                        }
+                        property(&info.props, p, &c, &t)?
                     };
                     out.push(e.alias(c));
                 }
@@ -328,7 +333,6 @@ impl<'c> Lowerer<'c> {
             (Binding::Rel { rel, prefix: p }, Binding::Rels { .. }) => {
                 let info = ents.rel(*rel);
                 for (c, t) in cols {
-                    let prefix = target.prefix();
                     let e = if c == type_col(prefix) {
                         lit(info.cfg.rel_type.clone())
                     } else if c == table_col(prefix) {
@@ -336,11 +340,7 @@ impl<'c> Lowerer<'c> {
                     } else if c == eid_col(prefix) {
                         col(&eid_col(p))
                     } else {
-                        let prop = &c[prefix.len() + 2..];
-                        match info.props.iter().find(|(x, _)| x == prop) {
-                            Some((_, from)) => cast_to(col(&prop_col(p, prop)), from, &t),
-                            None => typed_null(&t)?,
-                        }
+                        property(&info.props, p, &c, &t)?
                     };
                     out.push(e.alias(c));
                 }

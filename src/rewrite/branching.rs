@@ -279,16 +279,8 @@ pub fn label_reach(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::session::Graph;
-    use crate::Params;
 
-    fn explain(q: &str) -> String {
-        let rt = tokio::runtime::Runtime::new().unwrap();
-        rt.block_on(async {
-            let g = Graph::sample().await.unwrap();
-            g.explain(q, &Params::new()).await.unwrap()
-        })
-    }
+    use crate::optimizer::test_util::explain_sample as explain;
 
     /// The "== pattern order ==" section: the branched MATCH, then each branch as lowered.
     fn branches(q: &str) -> String {

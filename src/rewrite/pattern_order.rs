@@ -326,16 +326,8 @@ pub fn reorder(
 
 #[cfg(test)]
 mod tests {
-    use crate::session::Graph;
-    use crate::Params;
 
-    fn explain(q: &str) -> String {
-        let rt = tokio::runtime::Runtime::new().unwrap();
-        rt.block_on(async {
-            let g = Graph::sample().await.unwrap();
-            g.explain(q, &Params::new()).await.unwrap()
-        })
-    }
+    use crate::optimizer::test_util::explain_sample as explain;
 
     fn order(q: &str) -> String {
         let e = explain(q);
