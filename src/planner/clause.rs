@@ -173,7 +173,12 @@ impl<'c> Lowerer<'c> {
     }
 
     pub fn lower_with(&mut self, st: State, w: &ast::With) -> Result<State> {
-        let (mut st, _, overrides) = self.lower_projection(st, &w.projection, false)?;
+        let st = self.with_where_on_input(st, w)?;
+        if st.1 {
+            // WHERE already applied below the projection.
+            return Ok(self.lower_projection(st.0, &w.projection, false)?.0);
+        }
+        let (mut st, _, overrides) = self.lower_projection(st.0, &w.projection, false)?;
         if let Some(pred) = &w.where_ {
             let schema = st.plan.schema().clone();
             // WHERE may repeat a projected expression (`WITH a.x AS x WHERE a.x > 1`).
@@ -191,6 +196,85 @@ impl<'c> Lowerer<'c> {
             st.plan = self.filter(st.plan, p)?;
         }
         Ok(st)
+    }
+
+    /// `WITH c WHERE r IS NULL`: a WHERE that reads a variable the WITH does not project
+    /// (openCypher lets it see the variables before a projection that neither aggregates,
+    /// deduplicates nor skips/limits rows) is applied below the projection, where the
+    /// projected names are bound too (entities as themselves, values as computed columns).
+    /// Returns the state and whether it did.
+    fn with_where_on_input(&mut self, st: State, w: &ast::With) -> Result<(State, bool)> {
+        let (Some(pred), p) = (&w.where_, &w.projection) else {
+            return Ok((st, false));
+        };
+        if p.distinct || p.skip.is_some() || p.limit.is_some() {
+            return Ok((st, false));
+        }
+        let items = self.items(&st, p, false)?;
+        if items.iter().any(|i| i.expr.contains_aggregate()) {
+            return Ok((st, false));
+        }
+        let mut reads_input = false;
+        pred.walk(&mut |e| {
+            if let ExprKind::Variable(v) = &e.kind {
+                reads_input |= st.scope.get(v).is_some() && !items.iter().any(|i| &i.name == v);
+            }
+            true
+        });
+        if !reads_input {
+            return Ok((st, false));
+        }
+        // The input's variables, then the projected names over them.
+        let mut scope = st.scope.clone();
+        let mut exprs: Vec<Expr> = if st.unit {
+            vec![]
+        } else {
+            st.plan
+                .schema()
+                .fields()
+                .iter()
+                .map(|f| col(f.name()))
+                .collect()
+        };
+        let schema = st.plan.schema().clone();
+        let mut bound = Vec::new();
+        for it in &items {
+            let entity = match &it.expr.kind {
+                ExprKind::Variable(v) => st.scope.get(v).filter(|b| b.is_entity()).cloned(),
+                _ => None,
+            };
+            match entity {
+                Some(b) => bound.push((it.name.clone(), b)),
+                None => {
+                    let c = self.fresh("wv");
+                    let cx = ExprCtx::new(&st.scope, &schema);
+                    exprs.push(self.expr(&it.expr, &cx)?.alias(&c));
+                    bound.push((it.name.clone(), Binding::Value { col: c }));
+                }
+            }
+        }
+        for (name, b) in bound {
+            scope.bind(&name, b);
+        }
+        let plan = LogicalPlanBuilder::from(st.plan.clone())
+            .project(exprs)?
+            .build()?;
+        let schema = plan.schema().clone();
+        let cx = ExprCtx {
+            no_aggregates: "in WHERE",
+            ..ExprCtx::new(&scope, &schema)
+        };
+        let pe = self.expr(pred, &cx)?;
+        self.check_boolean(&pe, &schema, pred.span)?;
+        let plan = self.filter(plan, pe)?;
+        Ok((
+            State {
+                plan,
+                scope: st.scope,
+                unit: false,
+            },
+            true,
+        ))
     }
 
     pub fn lower_return(&mut self, st: State, r: &ast::Projection) -> Result<Lowered> {

@@ -90,3 +90,17 @@ MATCH (p:Person {id: 1}) RETURN p.age + 1, toUpper(p.firstName)
 ---- rowsort
 p.age + 1|toUpper(p.firstName)
 32|ANN
+
+# WITH's WHERE may read variables from before the WITH (no aggregation, DISTINCT, SKIP or
+# LIMIT): Eve and Finn like nothing (the others all like something).
+MATCH (p:Person) OPTIONAL MATCH (p)-[r:LIKES]->(m) WITH p WHERE r IS NULL RETURN p.firstName AS n ORDER BY n
+---- ordered
+n
+Eve
+Finn
+
+# ... and projected names in the same WHERE.
+MATCH (a:Person) WITH a.firstName AS name WHERE a.age > 40 AND name <> 'Bob' RETURN name ORDER BY name
+---- ordered
+name
+Finn
