@@ -854,7 +854,29 @@ impl<'c> Lowerer<'c> {
                         ("type", Binding::Rel { rel, .. }) => {
                             return guard(lit(ents.rel(*rel).cfg.rel_type.clone()))
                         }
-                        ("keys" | "properties", b) if b.is_entity() => {
+                        ("keys", b) if b.is_entity() => {
+                            // The properties the entity has (a null one is not stored).
+                            let (props, _) = ents.props_of(b).expect("entity");
+                            let prefix = b.prefix();
+                            let parts: Vec<Expr> = props
+                                .iter()
+                                .filter(|(p, _)| !p.starts_with("__"))
+                                .map(|(p, _)| {
+                                    Ok(when(
+                                        col(&prop_col(prefix, p)).is_not_null(),
+                                        nf::make_array(vec![lit(p.clone())]),
+                                    )
+                                    .otherwise(empty_list(&DataType::Utf8))?)
+                                })
+                                .collect::<Result<_>>()?;
+                            let keys = if parts.is_empty() {
+                                empty_list(&DataType::Utf8)
+                            } else {
+                                nf::flatten(nf::make_array(parts))
+                            };
+                            return guard(keys);
+                        }
+                        ("properties", b) if b.is_entity() => {
                             return sem_err!(
                                 Unsupported,
                                 span,
@@ -1071,7 +1093,30 @@ impl<'c> Lowerer<'c> {
                 }
                 nf::gen_series(a[0].clone(), a[1].clone(), a[2].clone())
             }
-            "id" | "labels" | "type" | "keys" | "properties" => {
+            "keys" => {
+                // A map's keys (null values included, as in a map literal).
+                match ty(0)? {
+                    DataType::Struct(fields) => {
+                        let names: Vec<Expr> =
+                            fields.iter().map(|f| lit(f.name().clone())).collect();
+                        let list = if names.is_empty() {
+                            empty_list(&DataType::Utf8)
+                        } else {
+                            nf::make_array(names)
+                        };
+                        when(x0().is_null(), null()).otherwise(list)?
+                    }
+                    DataType::Null => null(),
+                    other => {
+                        return sem_err!(
+                            InvalidArgumentType,
+                            args[0].span,
+                            "keys() expects a map, node or relationship, not {other}"
+                        )
+                    }
+                }
+            }
+            "id" | "labels" | "type" | "properties" => {
                 return sem_err!(
                     InvalidArgumentType,
                     args[0].span,

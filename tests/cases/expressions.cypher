@@ -79,3 +79,17 @@ RETURN [1, 2, 3][-5..5] AS a, [1, 2, 3][1..] AS b, [1, 2, 3][..-1] AS c, [1, 2, 
 ---- rowsort
 a|b|c|d
 [1, 2, 3]|[2, 3]|[1, 2]|null
+
+# keys(): the properties an entity has (per row, across labels), a map's keys (null values too).
+MATCH (x)-[:HAS_TAG]->(:Tag {id: 300}) RETURN labels(x) AS l, keys(x) AS k
+---- rowsort
+l|k
+['Post']|['id', 'content', 'length', 'creationDate', 'language']
+['Post']|['id', 'content', 'length', 'creationDate', 'language']
+['Forum']|['id', 'creationDate', 'title']
+['Comment']|['id', 'content', 'length', 'creationDate']
+
+RETURN keys({a: 1, b: null}) AS m, keys(null) AS n
+---- rowsort
+m|n
+['a', 'b']|null
