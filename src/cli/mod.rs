@@ -428,6 +428,14 @@ pub const DEMO_QUERIES: &[(&str, &str)] = &[
         "Posts with their likes and the city of their author",
         "MATCH (post:Post)-[:HAS_CREATOR]->(author:Person)-[:IS_LOCATED_IN]->(c:City) OPTIONAL MATCH (post)<-[:LIKES]-(fan:Person) RETURN post.content AS post, author.firstName AS author, c.name AS city, count(fan) AS likes ORDER BY likes DESC, post",
     ),
+    (
+        "Everything Ann likes, posts and comments (one branch per label)",
+        "MATCH (a:Person {firstName: 'Ann'})-[:LIKES]->(m:Post:Comment) RETURN labels(m) AS kind, m.content AS content ORDER BY content",
+    ),
+    (
+        "What a comment replies to, within three hops (REPLY_OF has two tables)",
+        "MATCH (c:Comment {id: 201})-[r:REPLY_OF*1..3]->(x) RETURN labels(x) AS kind, x.id AS id, size(r) AS hops ORDER BY hops",
+    ),
 ];
 
 async fn demo() -> Result<()> {
