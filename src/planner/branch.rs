@@ -133,19 +133,24 @@ impl<'c> Lowerer<'c> {
             }
             Ok(())
         };
+        // Nothing to check where nothing can match (the MATCH is empty).
         for (n, labels) in cands.nodes.iter().zip(&cands.labels) {
-            let props = labels
-                .iter()
-                .map(|l| ents.node(l).props.as_slice())
-                .collect();
-            check(&n.props, props, "label")?;
+            if !labels.is_empty() {
+                let props = labels
+                    .iter()
+                    .map(|l| ents.node(l).props.as_slice())
+                    .collect();
+                check(&n.props, props, "label")?;
+            }
         }
         for ((_, _, r), tables) in cands.steps.iter().zip(&cands.rels) {
-            let props = tables
-                .iter()
-                .map(|&t| ents.rel(t).props.as_slice())
-                .collect();
-            check(&r.props, props, "relationship type")?;
+            if !tables.is_empty() {
+                let props = tables
+                    .iter()
+                    .map(|&t| ents.rel(t).props.as_slice())
+                    .collect();
+                check(&r.props, props, "relationship type")?;
+            }
         }
         Ok(())
     }

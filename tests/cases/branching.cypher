@@ -109,6 +109,12 @@ l|n
 ['Person']|5
 ['Post']|3
 
+# A several-label variable in a pattern no label of it can match: no rows (not an error).
+MATCH (x)-[:HAS_TAG]->(t:Tag) WITH x MATCH (x)-[:KNOWS]->(n {firstName: 'Bob'}) RETURN count(*) AS c
+---- rowsort
+c
+0
+
 # A property map key no candidate label has is a typo.
 MATCH (n {nmae: 'rust'}) RETURN n
 ---- error UnknownProperty
