@@ -12,6 +12,8 @@
 //!     VarLengthExpand: key=p__id, type=KNOWS, length=1..3, ..., distinct ends (bfs)
 //! ```
 //!
+//! It looks through projections, filters and the UNION ALL of a branched MATCH.
+//!
 //! Must not fire when anything reads the path's edge ids (`size(r)`, relationship uniqueness
 //! against another relationship), when a non-distinct aggregate (`count(*)`, `sum`, `collect`)
 //! counts paths, when the traversal is undirected, or when the minimum length is above 1 (a
@@ -66,6 +68,25 @@ fn mark(plan: &LogicalPlan, above: &[Expr]) -> Result<Option<LogicalPlan>> {
                 )),
                 None => Ok(None),
             }
+        }
+        // The branches of a branched MATCH: each may traverse breadth-first (what is above
+        // ignores duplicates across the union as well as within a branch).
+        LogicalPlan::Union(u) => {
+            let mut any = false;
+            let mut inputs = Vec::new();
+            for i in &u.inputs {
+                match mark(i, above)? {
+                    Some(n) => {
+                        any = true;
+                        inputs.push(n);
+                    }
+                    None => inputs.push(i.as_ref().clone()),
+                }
+            }
+            if !any {
+                return Ok(None);
+            }
+            Ok(Some(plan.clone().with_new_exprs(vec![], inputs)?))
         }
         LogicalPlan::Extension(Extension { node }) => {
             let Some(n) = node.as_any().downcast_ref::<VarLengthExpand>() else {
@@ -130,6 +151,32 @@ impl OptimizerRule for VarLengthDistinctEnds {
 mod tests {
     use super::*;
     use crate::optimizer::test_util::{apply, optimized_without_our_rules};
+
+    #[test]
+    fn every_branch_of_a_branched_match_goes_breadth_first() {
+        let q = "MATCH (a:Person {id: 1})-[:KNOWS|LIKES*1..2]->(x) RETURN count(DISTINCT x) AS n";
+        let (after, changed) = apply(
+            &VarLengthDistinctEnds::new(),
+            optimized_without_our_rules(q),
+        );
+        assert!(changed, "{after}");
+        let hops: Vec<&str> = after
+            .lines()
+            .filter(|l| l.contains("VarLengthExpand"))
+            .collect();
+        assert!(hops.len() >= 2, "{after}");
+        assert!(
+            hops.iter().all(|l| l.contains("distinct ends (bfs)")),
+            "{after}"
+        );
+        // Counting paths needs them all.
+        let q = "MATCH (a:Person {id: 1})-[:KNOWS|LIKES*1..2]->(x) RETURN count(*) AS n";
+        let (after, changed) = apply(
+            &VarLengthDistinctEnds::new(),
+            optimized_without_our_rules(q),
+        );
+        assert!(!changed, "{after}");
+    }
 
     #[test]
     fn distinct_ends_are_found_breadth_first() {
