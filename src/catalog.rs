@@ -191,8 +191,7 @@ fn with_key_statistics(mut table: TableHandle, keys: Vec<String>) -> TableHandle
 pub fn key_statistics(
     table: &TableHandle,
 ) -> Option<&crate::storage::stats::KeyStatisticsProvider> {
-    let any: &dyn std::any::Any = table.provider.as_ref();
-    any.downcast_ref()
+    table.key_statistics()
 }
 
 async fn open_table(

@@ -57,7 +57,7 @@ pub async fn open_indexes(
             n.table.version.is_some() && old_keys.and_then(|k| k.version) == n.table.version;
         let cols = match reuse.and_then(|r| r.node_columns.get(label)) {
             Some(c) if unchanged => c.clone(),
-            _ => Arc::new(TableColumns::new(n.table.provider.clone(), &n.table.origin)),
+            _ => Arc::new(TableColumns::new(n.table.data_provider(), &n.table.origin)),
         };
         out.node_columns.insert(label.clone(), cols.clone());
         if !integer_key(&n.key_type) {
@@ -109,7 +109,7 @@ pub async fn open_indexes(
         out.keys.insert(label.clone(), Arc::new(keys));
     }
     for r in &catalog.rels {
-        let cols = Arc::new(TableColumns::new(r.table.provider.clone(), &r.table.origin));
+        let cols = Arc::new(TableColumns::new(r.table.data_provider(), &r.table.origin));
         out.rel_columns.push(cols.clone());
         let name = format!("{}({}->{})", r.cfg.rel_type, r.cfg.from, r.cfg.to);
         let (Some(fk), Some(tk)) = (out.keys.get(&r.cfg.from), out.keys.get(&r.cfg.to)) else {
@@ -150,7 +150,7 @@ pub async fn open_indexes(
             None => {
                 let t = Instant::now();
                 // One scan of the endpoint columns; not kept (the index replaces them).
-                let scan = TableColumns::new(r.table.provider.clone(), &r.table.origin);
+                let scan = TableColumns::new(r.table.data_provider(), &r.table.origin);
                 scan.ensure(state, &[r.cfg.src.clone(), r.cfg.dst.clone()])
                     .await?;
                 let read_secs = t.elapsed().as_secs_f64();

@@ -32,6 +32,22 @@ pub struct TableHandle {
 }
 
 impl TableHandle {
+    /// The provider that reads the data, without the statistics wrapper: index builds and
+    /// column loads read columns, they need no join statistics (and must not trigger their
+    /// counting scan).
+    pub fn data_provider(&self) -> Arc<dyn TableProvider> {
+        match self.key_statistics() {
+            Some(p) => p.inner().clone(),
+            None => self.provider.clone(),
+        }
+    }
+
+    /// The key-statistics wrapper of the provider, if it has one.
+    pub fn key_statistics(&self) -> Option<&stats::KeyStatisticsProvider> {
+        let any: &dyn std::any::Any = self.provider.as_ref();
+        any.downcast_ref()
+    }
+
     /// Wraps in-memory batches; `with_row_id` appends a `_rowid` column numbering the rows.
     pub fn from_batches(
         origin: &str,

@@ -86,9 +86,23 @@ impl KeyStatisticsProvider {
     }
 }
 
-/// Distinct non-null values of a column over batches (any type: compared in Arrow's row
-/// format).
+/// Distinct non-null values of a column over batches (integers directly, any other type
+/// compared in Arrow's row format).
 fn distinct_values(batches: &[RecordBatch], name: &str) -> Result<usize> {
+    let ext = |e: crate::Error| datafusion::error::DataFusionError::External(Box::new(e));
+    if batches.first().is_some_and(|b| {
+        b.schema()
+            .field_with_name(name)
+            .is_ok_and(|f| f.data_type().is_integer())
+    }) {
+        let mut seen: HashSet<i64> = HashSet::new();
+        for b in batches {
+            let col =
+                crate::csr::as_i64(b.column(b.schema().index_of(name)?).as_ref()).map_err(ext)?;
+            seen.extend(col.iter().flatten());
+        }
+        return Ok(seen.len());
+    }
     let mut seen: HashSet<Vec<u8>> = HashSet::new();
     for b in batches {
         let col = b.column(b.schema().index_of(name)?).clone();
