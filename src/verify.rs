@@ -86,50 +86,38 @@ fn filterable(t: &DataType) -> Option<bool> {
     }
 }
 
+/// The properties among `props` that can be filtered on, with values sampled from the
+/// entities `pattern` (binding `x`) matches.
+async fn filterable_props(g: &Graph, pattern: &str, props: &[(String, DataType)]) -> Vec<Prop> {
+    let mut out = Vec::new();
+    for (p, t) in props {
+        if let Some(numeric) = filterable(t) {
+            let values = sample_values(g, pattern, p).await;
+            if !values.is_empty() {
+                out.push(Prop {
+                    name: p.clone(),
+                    numeric,
+                    values,
+                });
+            }
+        }
+    }
+    out
+}
+
 async fn schema(g: &Graph) -> Schema {
     let cat = g.catalog();
     let mut labels = BTreeMap::new();
     for (label, info) in &cat.nodes {
-        let mut props = Vec::new();
-        for (p, t) in &info.props {
-            if let Some(numeric) = filterable(t) {
-                let values = sample_values(g, &format!("(x:`{label}`)"), p).await;
-                if !values.is_empty() {
-                    props.push(Prop {
-                        name: p.clone(),
-                        numeric,
-                        values,
-                    });
-                }
-            }
-        }
+        let props = filterable_props(g, &format!("(x:`{label}`)"), &info.props).await;
         labels.insert(label.clone(), props);
     }
     let mut rels = Vec::new();
     for r in &cat.rels {
-        let mut props = Vec::new();
-        for (p, t) in &r.props {
-            if let Some(numeric) = filterable(t) {
-                let pattern = format!(
-                    "(:`{}`)-[x:`{}`]->(:`{}`)",
-                    r.cfg.from, r.cfg.rel_type, r.cfg.to
-                );
-                let values = sample_values(g, &pattern, p).await;
-                if !values.is_empty() {
-                    props.push(Prop {
-                        name: p.clone(),
-                        numeric,
-                        values,
-                    });
-                }
-            }
-        }
-        rels.push((
-            r.cfg.rel_type.clone(),
-            r.cfg.from.clone(),
-            r.cfg.to.clone(),
-            props,
-        ));
+        let (t, from, to) = (&r.cfg.rel_type, &r.cfg.from, &r.cfg.to);
+        let pattern = format!("(:`{from}`)-[x:`{t}`]->(:`{to}`)");
+        let props = filterable_props(g, &pattern, &r.props).await;
+        rels.push((t.clone(), from.clone(), to.clone(), props));
     }
     Schema { labels, rels }
 }

@@ -109,6 +109,20 @@ impl CsrExpandExec {
         self
     }
 
+    /// The same operator over `input` (properties follow it: its partitioning may differ),
+    /// with fresh metrics and `fetch`.
+    fn rebuilt(&self, input: Arc<dyn ExecutionPlan>, fetch: Option<usize>) -> Self {
+        Self {
+            cache: super::streaming_properties(&self.schema, &input),
+            input,
+            spec: self.spec.clone(),
+            schema: self.schema.clone(),
+            metrics: ExecutionPlanMetricsSet::new(),
+            fetch,
+            absorbs_limits: self.absorbs_limits,
+        }
+    }
+
     pub fn try_new(
         input: Arc<dyn ExecutionPlan>,
         spec: ExpandSpec,
@@ -327,18 +341,7 @@ impl ExecutionPlan for CsrExpandExec {
         self: Arc<Self>,
         mut children: Vec<Arc<dyn ExecutionPlan>>,
     ) -> Result<Arc<dyn ExecutionPlan>> {
-        // Properties follow the new input (its partitioning may differ).
-        let input = children.swap_remove(0);
-        let cache = super::streaming_properties(&self.schema, &input);
-        Ok(Arc::new(Self {
-            input,
-            spec: self.spec.clone(),
-            schema: self.schema.clone(),
-            cache,
-            metrics: ExecutionPlanMetricsSet::new(),
-            fetch: self.fetch,
-            absorbs_limits: self.absorbs_limits,
-        }))
+        Ok(Arc::new(self.rebuilt(children.swap_remove(0), self.fetch)))
     }
 
     fn fetch(&self) -> Option<usize> {
@@ -347,18 +350,8 @@ impl ExecutionPlan for CsrExpandExec {
 
     /// A LIMIT above (without ORDER BY: any rows will do) stops the expansion early.
     fn with_fetch(&self, limit: Option<usize>) -> Option<Arc<dyn ExecutionPlan>> {
-        if !self.absorbs_limits {
-            return None;
-        }
-        Some(Arc::new(Self {
-            input: self.input.clone(),
-            spec: self.spec.clone(),
-            schema: self.schema.clone(),
-            cache: self.cache.clone(),
-            metrics: ExecutionPlanMetricsSet::new(),
-            fetch: limit,
-            absorbs_limits: true,
-        }))
+        self.absorbs_limits
+            .then(|| Arc::new(self.rebuilt(self.input.clone(), limit)) as Arc<dyn ExecutionPlan>)
     }
 
     fn maintains_input_order(&self) -> Vec<bool> {

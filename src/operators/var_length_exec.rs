@@ -59,6 +59,20 @@ impl VarLengthExec {
         self
     }
 
+    /// The same operator over `input` (properties follow it: its partitioning may differ),
+    /// with fresh metrics and `fetch`.
+    fn rebuilt(&self, input: Arc<dyn ExecutionPlan>, fetch: Option<usize>) -> Self {
+        Self {
+            cache: super::streaming_properties(&self.schema, &input),
+            input,
+            spec: self.spec.clone(),
+            schema: self.schema.clone(),
+            metrics: ExecutionPlanMetricsSet::new(),
+            fetch,
+            absorbs_limits: self.absorbs_limits,
+        }
+    }
+
     pub fn try_new(
         input: Arc<dyn ExecutionPlan>,
         spec: TraversalSpec,
@@ -309,16 +323,7 @@ impl ExecutionPlan for VarLengthExec {
         self: Arc<Self>,
         mut children: Vec<Arc<dyn ExecutionPlan>>,
     ) -> Result<Arc<dyn ExecutionPlan>> {
-        let input = children.swap_remove(0);
-        Ok(Arc::new(Self {
-            cache: super::streaming_properties(&self.schema, &input),
-            input,
-            spec: self.spec.clone(),
-            schema: self.schema.clone(),
-            metrics: ExecutionPlanMetricsSet::new(),
-            fetch: self.fetch,
-            absorbs_limits: self.absorbs_limits,
-        }))
+        Ok(Arc::new(self.rebuilt(children.swap_remove(0), self.fetch)))
     }
 
     fn fetch(&self) -> Option<usize> {
@@ -327,18 +332,8 @@ impl ExecutionPlan for VarLengthExec {
 
     /// A LIMIT above (without ORDER BY: any rows will do) stops the traversal early.
     fn with_fetch(&self, limit: Option<usize>) -> Option<Arc<dyn ExecutionPlan>> {
-        if !self.absorbs_limits {
-            return None;
-        }
-        Some(Arc::new(Self {
-            input: self.input.clone(),
-            spec: self.spec.clone(),
-            schema: self.schema.clone(),
-            cache: self.cache.clone(),
-            metrics: ExecutionPlanMetricsSet::new(),
-            fetch: limit,
-            absorbs_limits: true,
-        }))
+        self.absorbs_limits
+            .then(|| Arc::new(self.rebuilt(self.input.clone(), limit)) as Arc<dyn ExecutionPlan>)
     }
 
     fn maintains_input_order(&self) -> Vec<bool> {

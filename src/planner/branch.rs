@@ -187,18 +187,11 @@ impl<'c> Lowerer<'c> {
             .flat_map(|(_, b)| ents.columns(b))
             .map(|(c, _)| c)
             .collect();
-        let extra: Vec<String> = if input.unit {
-            vec![]
-        } else {
-            input
-                .plan
-                .schema()
-                .fields()
-                .iter()
-                .map(|f| f.name().clone())
-                .filter(|c| !var_cols.contains(c))
-                .collect()
-        };
+        let extra: Vec<String> = input
+            .columns()
+            .into_iter()
+            .filter(|c| !var_cols.contains(c))
+            .collect();
         let mut plan = None;
         for b in branches {
             let mut exprs: Vec<Expr> = extra.iter().map(|c| col(c)).collect();
@@ -463,16 +456,7 @@ impl<'c> Lowerer<'c> {
                 binds.push((name.clone(), b));
             }
         }
-        let mut exprs: Vec<Expr> = if st.unit {
-            vec![]
-        } else {
-            st.plan
-                .schema()
-                .fields()
-                .iter()
-                .map(|f| col(f.name()))
-                .collect()
-        };
+        let mut exprs: Vec<Expr> = st.columns().iter().map(|c| col(c)).collect();
         let ents = self.entities();
         for (name, b) in binds {
             for (c, t) in ents.columns(&b) {

@@ -47,11 +47,7 @@ impl<'c> Lowerer<'c> {
             DataType::Null => empty_list(&DataType::Null),
             _ => nf::make_array(vec![x]),
         };
-        let mut exprs: Vec<Expr> = if st.unit {
-            vec![]
-        } else {
-            schema.fields().iter().map(|f| col(f.name())).collect()
-        };
+        let mut exprs: Vec<Expr> = st.columns().iter().map(|c| col(c)).collect();
         exprs.push(list.alias(&colname));
         st.plan = LogicalPlanBuilder::from(st.plan)
             .project(exprs)?
@@ -226,16 +222,7 @@ impl<'c> Lowerer<'c> {
         }
         // The input's variables, then the projected names over them.
         let mut scope = st.scope.clone();
-        let mut exprs: Vec<Expr> = if st.unit {
-            vec![]
-        } else {
-            st.plan
-                .schema()
-                .fields()
-                .iter()
-                .map(|f| col(f.name()))
-                .collect()
-        };
+        let mut exprs: Vec<Expr> = st.columns().iter().map(|c| col(c)).collect();
         let schema = st.plan.schema().clone();
         let mut bound = Vec::new();
         for it in &items {

@@ -57,6 +57,21 @@ pub struct State {
     pub unit: bool,
 }
 
+impl State {
+    /// The plan's column names; none for the single empty row a query starts from.
+    pub fn columns(&self) -> Vec<String> {
+        if self.unit {
+            return vec![];
+        }
+        self.plan
+            .schema()
+            .fields()
+            .iter()
+            .map(|f| f.name().clone())
+            .collect()
+    }
+}
+
 /// A lowered query: its plan and the result column names (Cypher's, in order).
 #[derive(Debug, Clone)]
 pub struct Lowered {
