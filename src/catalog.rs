@@ -12,8 +12,10 @@ use std::collections::BTreeMap;
 pub struct NodeInfo {
     pub label: String,
     pub table: TableHandle,
-    /// Key column name (a property too).
+    /// Key column name (a property too, unless `key_hidden`).
     pub key: String,
+    /// The key is a row identifier only (`NodeTable::id_hidden`).
+    pub key_hidden: bool,
     pub key_type: DataType,
     /// Property columns (every column of the table), in table order.
     pub props: Vec<(String, DataType)>,
@@ -110,6 +112,7 @@ impl Catalog {
                 NodeInfo {
                     label: label.clone(),
                     key: n.id.clone(),
+                    key_hidden: n.id_hidden,
                     key_type,
                     props,
                     table,

@@ -17,6 +17,8 @@ pub enum SemanticKind {
     UnknownFunction,
     InvalidAggregation,
     NestedAggregation,
+    AmbiguousAggregationExpression,
+    InvalidParameterUse,
     InvalidArgumentType,
     InvalidArgumentValue,
     MissingParameter,
@@ -28,6 +30,86 @@ pub enum SemanticKind {
     NegativeIntegerArgument,
     NonConstantExpression,
     Unsupported,
+}
+
+/// openCypher's error classes (the TCK's `error_type`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ErrorClass {
+    SyntaxError,
+    SemanticError,
+    TypeError,
+    ArgumentError,
+    ArithmeticError,
+    /// Not one of openCypher's classes: storage, configuration, internal failures.
+    Error,
+}
+
+impl ErrorClass {
+    /// The class of a name (`"TypeError"`); unknown names are the generic `Error`.
+    pub fn from_name(name: &str) -> Self {
+        [
+            ErrorClass::SyntaxError,
+            ErrorClass::SemanticError,
+            ErrorClass::TypeError,
+            ErrorClass::ArgumentError,
+            ErrorClass::ArithmeticError,
+        ]
+        .into_iter()
+        .find(|c| c.name() == name)
+        .unwrap_or(ErrorClass::Error)
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            ErrorClass::SyntaxError => "SyntaxError",
+            ErrorClass::SemanticError => "SemanticError",
+            ErrorClass::TypeError => "TypeError",
+            ErrorClass::ArgumentError => "ArgumentError",
+            ErrorClass::ArithmeticError => "ArithmeticError",
+            ErrorClass::Error => "Error",
+        }
+    }
+}
+
+/// An error raised while evaluating a query by Cypher's rules (an integer overflow, a
+/// negative length, an argument of the wrong type): travels through DataFusion as an
+/// external error and comes out as [`Error::Runtime`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RuntimeError {
+    pub class: ErrorClass,
+    /// The TCK's error detail (`NumberOutOfRange`, `InvalidArgumentType`, ...).
+    pub detail: String,
+    pub message: String,
+}
+
+impl RuntimeError {
+    pub fn new(class: ErrorClass, detail: impl Into<String>, message: impl Into<String>) -> Self {
+        Self {
+            class,
+            detail: detail.into(),
+            message: message.into(),
+        }
+    }
+}
+
+impl fmt::Display for RuntimeError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "{} ({}: {})",
+            self.message,
+            self.class.name(),
+            self.detail
+        )
+    }
+}
+
+impl std::error::Error for RuntimeError {}
+
+impl From<RuntimeError> for datafusion::error::DataFusionError {
+    fn from(e: RuntimeError) -> Self {
+        datafusion::error::DataFusionError::External(Box::new(e))
+    }
 }
 
 #[derive(Debug)]
@@ -50,8 +132,10 @@ pub enum Error {
     },
     /// Reading or writing a dataset failed.
     Storage(String),
-    /// Query execution failed (a runtime type error, division by zero, ...).
+    /// Query execution failed (division by zero, a failing operator, ...).
     Execution(String),
+    /// Evaluation broke one of Cypher's rules at run time (overflow, a bad argument).
+    Runtime(RuntimeError),
     /// Any other I/O or usage error.
     Other(String),
 }
@@ -90,6 +174,17 @@ impl Error {
         )
     }
 
+    /// The openCypher class of this error. Errors found before execution are `SyntaxError`s
+    /// (as the TCK classifies semantic errors too); run-time ones carry their own class.
+    pub fn class(&self) -> ErrorClass {
+        match self {
+            Error::Parse(_) | Error::Semantic { .. } => ErrorClass::SyntaxError,
+            Error::Runtime(e) => e.class,
+            Error::Execution(m) if m.contains("Divide by zero") => ErrorClass::ArithmeticError,
+            _ => ErrorClass::Error,
+        }
+    }
+
     /// The error kind's name (`UndefinedVariable`, `UnexpectedSyntax`, ...).
     pub fn kind_name(&self) -> String {
         match self {
@@ -99,6 +194,7 @@ impl Error {
             Error::Config { .. } => "ConfigError".into(),
             Error::Storage(_) => "StorageError".into(),
             Error::Execution(_) => "ExecutionError".into(),
+            Error::Runtime(e) => e.detail.clone(),
             Error::Other(_) => "Error".into(),
         }
     }
@@ -127,6 +223,7 @@ impl fmt::Display for Error {
             Error::Plan(m) => write!(f, "planning error: {m}"),
             Error::Storage(m) => write!(f, "storage error: {m}"),
             Error::Execution(m) => write!(f, "execution error: {m}"),
+            Error::Runtime(e) => write!(f, "error: {e}"),
             Error::Other(m) => f.write_str(m),
         }
     }
@@ -142,13 +239,39 @@ impl From<ParseError> for Error {
 
 impl From<datafusion::error::DataFusionError> for Error {
     fn from(e: datafusion::error::DataFusionError) -> Self {
-        Error::Execution(e.to_string())
+        match runtime_cause(&e) {
+            Some(r) => Error::Runtime(r),
+            None => Error::Execution(e.to_string()),
+        }
     }
+}
+
+/// The [`RuntimeError`] a DataFusion error wraps, however deeply (contexts, shared errors,
+/// arrow's external errors).
+pub fn runtime_cause(e: &(dyn std::error::Error + 'static)) -> Option<RuntimeError> {
+    let mut cur: Option<&(dyn std::error::Error + 'static)> = Some(e);
+    while let Some(x) = cur {
+        if let Some(r) = x.downcast_ref::<RuntimeError>() {
+            return Some(r.clone());
+        }
+        if let Some(datafusion::error::DataFusionError::External(inner)) =
+            x.downcast_ref::<datafusion::error::DataFusionError>()
+        {
+            if let Some(r) = inner.downcast_ref::<RuntimeError>() {
+                return Some(r.clone());
+            }
+        }
+        cur = x.source();
+    }
+    None
 }
 
 impl From<arrow::error::ArrowError> for Error {
     fn from(e: arrow::error::ArrowError) -> Self {
-        Error::Execution(e.to_string())
+        match runtime_cause(&e) {
+            Some(r) => Error::Runtime(r),
+            None => Error::Execution(e.to_string()),
+        }
     }
 }
 

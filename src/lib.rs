@@ -11,6 +11,7 @@ pub mod cli;
 pub mod config;
 pub mod csr;
 pub mod error;
+pub mod functions;
 pub mod operators;
 pub mod optimizer;
 pub mod output;

@@ -209,6 +209,13 @@ impl GraphBuilder {
         self
     }
 
+    /// Marks `label`'s key column as a row identifier, not a property (see
+    /// `NodeTable::id_hidden`).
+    pub fn hidden_key(mut self, label: &str) -> Self {
+        self.config = self.config.hidden_key(label);
+        self
+    }
+
     /// A relationship table: `rel_type` edges from `from` to `to` nodes, endpoints in `src`/`dst`.
     #[allow(clippy::too_many_arguments)]
     pub fn relationship_table(
@@ -322,6 +329,15 @@ fn key_statistics_from_csr(catalog: &Catalog, idx: &GraphIndexes) {
     }
 }
 
+/// An error while planning: DataFusion's failures are planning errors there, but one of
+/// Cypher's run-time errors (found by constant folding) keeps its class.
+fn as_plan_error(e: Error) -> Error {
+    match e {
+        Error::Execution(m) => Error::Plan(m),
+        other => other,
+    }
+}
+
 /// A DataFusion session for `options`; our rules report to `counters`.
 fn session(options: &GraphOptions, counters: Arc<RuleCounters>) -> SessionContext {
     let mut rules = options.rules;
@@ -381,7 +397,15 @@ fn session(options: &GraphOptions, counters: Arc<RuleCounters>) -> SessionContex
             .unwrap_or(crate::optimizer::share_subplans::DEFAULT_MIN_SAVED_WORK);
         b = b.with_optimizer_rule(Arc::new(ShareSubplans::new(counters.clone(), min)));
     }
-    SessionContext::new_with_state(b.build())
+    let ctx = SessionContext::new_with_state(b.build());
+    // `eliminate_group_by_constant` turns `RETURN 'x' AS k, count(*)` into a global
+    // aggregate, which yields one row over no input; a grouped aggregate yields none.
+    ctx.remove_optimizer_rule("eliminate_group_by_constant");
+    // These push a field access of an UNWIND-ed entity below the Unnest, where the column
+    // is still the list (a planning error). Our properties are columns; nothing is lost.
+    ctx.remove_optimizer_rule("extract_leaf_expressions");
+    ctx.remove_optimizer_rule("push_down_leaf_projections");
+    ctx
 }
 
 impl Graph {
@@ -558,10 +582,7 @@ impl Graph {
         let mut lowerer = Lowerer::new(&self.catalog, params, popts)?;
         lowerer.indexes = self.indexes.as_deref();
         // Lowering never executes anything: a DataFusion error here is a planning error.
-        lowerer.lower_query(&ast).map_err(|e| match e {
-            Error::Execution(m) => Error::Plan(m),
-            other => other,
-        })
+        lowerer.lower_query(&ast).map_err(as_plan_error)
     }
 
     /// Runs DataFusion's optimizer (and ours, as switched on) over a lowered plan.
@@ -569,18 +590,16 @@ impl Graph {
         self.ctx
             .state()
             .optimize(plan)
-            .map_err(|e| Error::Plan(e.to_string()))
+            .map_err(|e| as_plan_error(e.into()))
     }
 
     async fn physical(&self, plan: LogicalPlan) -> Result<Arc<dyn ExecutionPlan>> {
         let state = self.ctx.state();
-        let optimized = state
-            .optimize(&plan)
-            .map_err(|e| Error::Plan(e.to_string()))?;
+        let optimized = state.optimize(&plan).map_err(|e| as_plan_error(e.into()))?;
         state
             .create_physical_plan(&optimized)
             .await
-            .map_err(|e| Error::Plan(e.to_string()))
+            .map_err(|e| as_plan_error(e.into()))
     }
 
     /// Runs a query and collects its result.

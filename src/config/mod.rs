@@ -13,6 +13,10 @@ pub struct NodeTable {
     pub source: String,
     /// The node key column (integer or string).
     pub id: String,
+    /// The key is a row identifier, not a property: it is left out of node values and
+    /// `keys()`, and reading it as a property gives null.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub id_hidden: bool,
 }
 
 /// One relationship table: a type between two labels.
@@ -87,10 +91,8 @@ impl GraphConfig {
         } else {
             &self.origin
         };
+        // The empty label (`[nodes.""]`) holds nodes without a label: `labels(n)` is `[]`.
         for (label, n) in &self.nodes {
-            if label.is_empty() {
-                return Err(Error::config(origin, "nodes", "empty label name"));
-            }
             if n.id.is_empty() {
                 return Err(Error::config(
                     origin,
@@ -184,6 +186,14 @@ pub struct GraphConfigBuilder {
 }
 
 impl GraphConfigBuilder {
+    /// Marks `label`'s key as a row identifier (`NodeTable::id_hidden`).
+    pub fn hidden_key(mut self, label: &str) -> Self {
+        if let Some(n) = self.cfg.nodes.get_mut(label) {
+            n.id_hidden = true;
+        }
+        self
+    }
+
     pub fn node(mut self, label: &str, source: &str, id: &str) -> Self {
         if self.cfg.nodes.contains_key(label) {
             self.duplicate = Some(label.to_string());
@@ -193,6 +203,7 @@ impl GraphConfigBuilder {
             NodeTable {
                 source: source.into(),
                 id: id.into(),
+                id_hidden: false,
             },
         );
         self

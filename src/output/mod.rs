@@ -121,5 +121,6 @@ fn render_json(result: &QueryResult) -> String {
             rows.push(serde_json::Value::Object(obj));
         }
     }
-    serde_json::to_string_pretty(&serde_json::Value::Array(rows)).unwrap_or_default() + "\n"
+    let text = serde_json::to_string_pretty(&serde_json::Value::Array(rows)).unwrap_or_default();
+    value::restore_non_finite(&text) + "\n"
 }

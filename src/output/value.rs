@@ -65,7 +65,7 @@ pub fn render_cell(a: &dyn Array, i: usize, quote_strings: bool) -> String {
                 let mut parts = Vec::new();
                 for (k, name) in names.iter().enumerate().skip(skip) {
                     let col = s.column(k);
-                    if name.starts_with("__") || (skip_nulls && col.is_null(i)) {
+                    if skip_nulls && col.is_null(i) {
                         continue;
                     }
                     parts.push(format!(
@@ -80,7 +80,7 @@ pub fn render_cell(a: &dyn Array, i: usize, quote_strings: bool) -> String {
             match names.first() {
                 Some(&"__label") => {
                     let label = tag(0);
-                    let label = if label.is_empty() || label.starts_with("__") {
+                    let label = if label.is_empty() {
                         String::new()
                     } else {
                         format!(":{label}")
@@ -116,6 +116,31 @@ fn list(a: &dyn Array) -> String {
     format!("[{}]", items.join(", "))
 }
 
+const NON_FINITE_MARK: &str = "\u{0}lance-csr-float:";
+
+fn non_finite_placeholder(x: f64) -> String {
+    let token = if x.is_nan() {
+        "NaN"
+    } else if x > 0.0 {
+        "Infinity"
+    } else {
+        "-Infinity"
+    };
+    format!("{NON_FINITE_MARK}{token}\u{0}")
+}
+
+/// Serialized JSON with the non-finite placeholders of [`to_json`] replaced by the bare
+/// tokens `NaN`, `Infinity` and `-Infinity` (as Python's and JSON5 readers take them).
+pub fn restore_non_finite(json: &str) -> String {
+    let mut out = json.to_string();
+    for token in ["NaN", "Infinity", "-Infinity"] {
+        let quoted = serde_json::to_string(&format!("{NON_FINITE_MARK}{token}\u{0}"))
+            .expect("a string serializes");
+        out = out.replace(&quoted, token);
+    }
+    out
+}
+
 /// Row `i` of `a` as JSON: nodes and relationships become objects with `_labels` / `_type`.
 pub fn to_json(a: &dyn Array, i: usize) -> serde_json::Value {
     use serde_json::Value;
@@ -138,10 +163,18 @@ pub fn to_json(a: &dyn Array, i: usize) -> serde_json::Value {
                 .unwrap_or_else(|_| Value::String(s))
         }
         DataType::Float64 | DataType::Float32 => {
-            let x: f64 = render_cell(a, i, false).parse().unwrap_or(f64::NAN);
-            serde_json::Number::from_f64(x)
-                .map(Value::Number)
-                .unwrap_or(Value::Null)
+            let x: f64 = match a.data_type() {
+                DataType::Float32 => {
+                    a.as_primitive::<arrow::datatypes::Float32Type>().value(i) as f64
+                }
+                _ => a.as_primitive::<arrow::datatypes::Float64Type>().value(i),
+            };
+            match serde_json::Number::from_f64(x) {
+                Some(n) => Value::Number(n),
+                // JSON has no NaN or infinities: a placeholder that `restore_non_finite`
+                // turns into the bare tokens `NaN`, `Infinity`, `-Infinity` afterwards.
+                None => Value::String(non_finite_placeholder(x)),
+            }
         }
         DataType::List(_) | DataType::LargeList(_) => {
             let v = match a.data_type() {
@@ -155,15 +188,19 @@ pub fn to_json(a: &dyn Array, i: usize) -> serde_json::Value {
             let mut obj = serde_json::Map::new();
             for (k, f) in fields.iter().enumerate() {
                 let v = to_json(s.column(k).as_ref(), i);
-                match f.name().as_str() {
-                    "__label" => {
-                        obj.insert("_labels".into(), Value::Array(vec![v]));
+                // The first field of a node / relationship value is its label / type.
+                match (k, f.name().as_str()) {
+                    (0, "__label") => {
+                        let labels = match v {
+                            Value::String(l) if l.is_empty() => vec![],
+                            v => vec![v],
+                        };
+                        obj.insert("_labels".into(), Value::Array(labels));
                     }
-                    "__type" => {
+                    (0, "__type") => {
                         obj.insert("_type".into(), v);
                     }
-                    n if n.starts_with("__") => {}
-                    n => {
+                    (_, n) => {
                         obj.insert(n.into(), v);
                     }
                 }

@@ -135,7 +135,8 @@ impl<'c> Lowerer<'c> {
         };
         // Nothing to check where nothing can match (the MATCH is empty).
         for (n, labels) in cands.nodes.iter().zip(&cands.labels) {
-            if !labels.is_empty() {
+            // Only where the user wrote labels: an inferred label's missing key is null.
+            if !labels.is_empty() && !n.labels.is_empty() {
                 let props = labels
                     .iter()
                     .map(|l| ents.node(l).props.as_slice())
@@ -144,7 +145,7 @@ impl<'c> Lowerer<'c> {
             }
         }
         for ((_, _, r), tables) in cands.steps.iter().zip(&cands.rels) {
-            if !tables.is_empty() {
+            if !tables.is_empty() && !r.types.is_empty() {
                 let props = tables
                     .iter()
                     .map(|&t| ents.rel(t).props.as_slice())
@@ -307,9 +308,9 @@ impl<'c> Lowerer<'c> {
         // Target property column `c` from a branch entity with `props` under prefix `p`:
         // its column, or null where the branch's label / table lacks the property.
         let property = |props: &[(String, DataType)], p: &str, c: &str, t: &DataType| {
-            let name = &c[prefix.len() + 2..];
-            match props.iter().find(|(x, _)| x == name) {
-                Some((_, from)) => Ok(cast_to(col(&prop_col(p, name)), from, t)),
+            let name = super::names::unescape(&c[prefix.len() + 2..]);
+            match props.iter().find(|(x, _)| x == &name) {
+                Some((_, from)) => Ok(cast_to(col(&prop_col(p, &name)), from, t)),
                 None => typed_null(t),
             }
         };

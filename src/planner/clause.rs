@@ -18,8 +18,11 @@ use std::collections::HashSet;
 /// One item of a WITH / RETURN after `*` expansion.
 struct Item {
     expr: ast::Expr,
-    /// The variable / column name it introduces.
+    /// The variable it introduces (escaped, `super::names`), or for an unaliased RETURN
+    /// expression its text.
     name: String,
+    /// The result column name the user sees (RETURN): the alias or the text, unescaped.
+    display: String,
 }
 
 impl<'c> Lowerer<'c> {
@@ -297,6 +300,7 @@ impl<'c> Lowerer<'c> {
             for n in names {
                 items.push(Item {
                     expr: ast::Expr::new(ExprKind::Variable(n.clone()), p.span),
+                    display: super::names::unescape(&n),
                     name: n,
                 });
             }
@@ -312,11 +316,15 @@ impl<'c> Lowerer<'c> {
             items.push(Item {
                 expr: it.expr.clone(),
                 name: it.name(),
+                display: match &it.alias {
+                    Some(a) => super::names::unescape(&a.name),
+                    None => it.text.0.clone(),
+                },
             });
         }
         let mut seen = HashSet::new();
         for (i, it) in items.iter().enumerate() {
-            if !seen.insert(it.name.clone()) {
+            if !seen.insert(it.display.clone()) {
                 let span = if i >= items.len() - p.items.len() {
                     p.items[i + p.items.len() - items.len()].expr.span
                 } else {
@@ -326,7 +334,7 @@ impl<'c> Lowerer<'c> {
                     ColumnNameConflict,
                     span,
                     "Multiple result columns with the same name `{}`",
-                    it.name
+                    it.display
                 );
             }
         }
@@ -354,10 +362,24 @@ impl<'c> Lowerer<'c> {
         for (i, it) in items.iter().enumerate() {
             let var = if is_return {
                 format!("__ret{i}")
+            } else if !matches!(it.expr.kind, ExprKind::Variable(_))
+                && name_taken(&in_schema, &it.name)
+            {
+                // Re-bound name (`WITH x + 1 AS x`): a column name of its own, so that two
+                // projections at different levels never look identical (DataFusion's
+                // optimizer drops a projection equal to the one below it).
+                format!("{}#{}", it.name, i + 1)
             } else {
                 it.name.clone()
             };
-            item_vars.push((it.name.clone(), var.clone()));
+            item_vars.push((
+                if is_return {
+                    it.display.clone()
+                } else {
+                    it.name.clone()
+                },
+                var.clone(),
+            ));
             let entity = match &it.expr.kind {
                 ExprKind::Variable(v) => match st.scope.get(v) {
                     Some(
@@ -434,6 +456,9 @@ impl<'c> Lowerer<'c> {
         }
 
         let mut sorted_before_projection = false;
+        // After aggregation: what an expression around an aggregate may reuse (grouping keys
+        // that are variables or properties of variables, and the aggregates).
+        let mut key_overrides: Vec<(ast::Expr, String)> = Vec::new();
         if aggregating {
             // Aggregate calls, deduplicated by syntax.
             let mut calls: Vec<ast::Expr> = Vec::new();
@@ -451,7 +476,7 @@ impl<'c> Lowerer<'c> {
             plan = b.aggregate(key_exprs.clone(), aggs)?.build()?;
             // Items built from aggregates (and keys).
             let post_schema = plan.schema().clone();
-            let mut key_overrides = agg_overrides.clone();
+            key_overrides = agg_overrides.clone();
             // Only variables and property lookups may be reused next to an aggregate; any
             // other key expression there is ambiguous (openCypher's AmbiguousAggregationExpression).
             for (it, (_, var)) in items.iter().zip(&item_vars) {
@@ -492,13 +517,16 @@ impl<'c> Lowerer<'c> {
                         message,
                         span,
                     } => crate::error::Error::semantic(
-                        crate::error::SemanticKind::InvalidAggregation,
+                        crate::error::SemanticKind::AmbiguousAggregationExpression,
                         format!("{message}: an expression next to an aggregate may only use grouping keys"),
                         span,
                     ),
                     other => other,
                 })?;
                 exprs.push(e.alias(var));
+            }
+            for (i, var) in &agg_items {
+                key_overrides.push((items[*i].expr.clone(), var.clone()));
             }
             plan = LogicalPlanBuilder::from(plan).project(exprs)?.build()?;
             overrides.extend(agg_overrides);
@@ -507,6 +535,7 @@ impl<'c> Lowerer<'c> {
                 overrides.push((items[*i].expr.clone(), var.clone()));
             }
             overrides.retain(|(_, c)| plan.schema().has_column_with_unqualified_name(c));
+            key_overrides.retain(|(_, c)| plan.schema().has_column_with_unqualified_name(c));
         } else {
             let mut exprs = key_exprs.clone();
             if !p.order_by.is_empty() && !p.distinct {
@@ -550,22 +579,72 @@ impl<'c> Lowerer<'c> {
                 overrides: &overrides,
                 no_aggregates: "in ORDER BY unless it is also projected",
             };
+            // An ORDER BY expression around an aggregate may only reuse what a projected one
+            // may (openCypher: `ORDER BY a.x + b.x + count(*)` next to `a.x + b.x AS k` is
+            // ambiguous), unless it is a projected item itself.
+            let agg_cx = ExprCtx {
+                scope: cx.scope,
+                schema: cx.schema,
+                overrides: &key_overrides,
+                no_aggregates: cx.no_aggregates,
+            };
             let mut sorts = Vec::new();
             for s in &p.order_by {
-                let e = self.expr(&s.expr, &cx)?;
+                let around_aggregate = aggregating
+                    && s.expr.contains_aggregate()
+                    && !items.iter().any(|it| it.expr == s.expr);
+                let e = if around_aggregate {
+                    self.expr(&s.expr, &agg_cx).map_err(|e| match e {
+                        crate::error::Error::Semantic {
+                            kind: crate::error::SemanticKind::UndefinedVariable,
+                            message,
+                            span,
+                        } => crate::error::Error::semantic(
+                            crate::error::SemanticKind::AmbiguousAggregationExpression,
+                            format!("{message}: an expression around an aggregate in ORDER BY may only use grouping keys"),
+                            span,
+                        ),
+                        other => other,
+                    })?
+                } else {
+                    self.expr(&s.expr, &cx)?
+                };
                 // Cypher: ascending puts nulls last, descending first.
                 sorts.push(SortExpr::new(e, !s.descending, s.descending));
             }
             plan = LogicalPlanBuilder::from(plan).sort(sorts)?.build()?;
         }
+        // A count that is negative or not an integer is an ArgumentError when rows reach it.
+        let mut invalid = None;
+        let mut count = |e: &ast::Expr, what: &str| -> Result<usize> {
+            Ok(match self.constant_count(e, what)? {
+                Ok(n) => n,
+                Err(why) => {
+                    invalid.get_or_insert(why);
+                    0
+                }
+            })
+        };
         let skip = match &p.skip {
-            Some(e) => self.constant_count(e, "SKIP")?,
+            Some(e) => count(e, "SKIP")?,
             None => 0,
         };
         let limit = match &p.limit {
-            Some(e) => Some(self.constant_count(e, "LIMIT")?),
+            Some(e) => Some(count(e, "LIMIT")?),
             None => None,
         };
+        let invalid_count = invalid.is_some();
+        if let Some((detail, message)) = invalid {
+            let fail = crate::functions::CypherFn::fail(
+                crate::error::ErrorClass::ArgumentError,
+                detail,
+                &message,
+                &DataType::Boolean,
+            )?;
+            plan = LogicalPlanBuilder::from(plan).filter(fail)?.build()?;
+        }
+        let limit = if invalid_count { None } else { limit };
+        let skip = if invalid_count { 0 } else { skip };
         if skip > 0 || limit.is_some() {
             plan = LogicalPlanBuilder::from(plan).limit(skip, limit)?.build()?;
         }
@@ -590,7 +669,13 @@ impl<'c> Lowerer<'c> {
     }
 
     /// SKIP / LIMIT operand: a non-negative integer literal or parameter.
-    fn constant_count(&self, e: &ast::Expr, what: &str) -> Result<usize> {
+    /// `Ok(Err((detail, message)))` for a constant of the wrong sign or type: an error of
+    /// the values, raised at run time.
+    fn constant_count(
+        &self,
+        e: &ast::Expr,
+        what: &str,
+    ) -> Result<std::result::Result<usize, (&'static str, String)>> {
         let resolved = match &e.kind {
             ExprKind::Param(p) => match self.params.get(p) {
                 Some(v) => v.clone(),
@@ -598,8 +683,18 @@ impl<'c> Lowerer<'c> {
             },
             _ => e.clone(),
         };
+        // A literal is checked with the query; a parameter's value at run time (openCypher).
+        let is_param = matches!(e.kind, ExprKind::Param(_));
         match resolved.kind {
-            ExprKind::Literal(Literal::Integer(i)) if i >= 0 => Ok(i as usize),
+            ExprKind::Literal(Literal::Integer(i)) if i >= 0 => Ok(Ok(i as usize)),
+            ExprKind::Literal(Literal::Integer(i)) if is_param => Ok(Err((
+                "NegativeIntegerArgument",
+                format!("{what} must be a non-negative integer, got {i}"),
+            ))),
+            ExprKind::Literal(Literal::Float(x)) if is_param => Ok(Err((
+                "InvalidArgumentType",
+                format!("{what} must be an integer, got {x}"),
+            ))),
             ExprKind::Literal(Literal::Integer(_)) => sem_err!(
                 NegativeIntegerArgument,
                 e.span,
@@ -648,6 +743,15 @@ impl<'c> Lowerer<'c> {
         // distinctness, and is much cheaper to hash than the whole entity.
         if name == "count" {
             if let ExprKind::Variable(v) = &args[0].kind {
+                // The relationships of a variable-length pattern: their edge-id list.
+                if let Some(Binding::RelList { prefix, .. }) = scope.get(v) {
+                    let ids = col(&super::scope::eids_col(prefix));
+                    return Ok(if distinct {
+                        af::count(ids).distinct().build()?
+                    } else {
+                        af::count(ids)
+                    });
+                }
                 if let Some(b) = scope.get(v).filter(|b| b.is_entity()) {
                     let id = col(&self.entities().identity_col(b));
                     if distinct && matches!(b, Binding::Nodes { .. } | Binding::Rels { .. }) {
@@ -706,10 +810,16 @@ impl<'c> Lowerer<'c> {
                     } else {
                         lit(0.0f64)
                     };
-                    return Ok(datafusion::functions::expr_fn::coalesce(vec![
-                        maybe_distinct(af::sum(x))?,
-                        zero,
-                    ]));
+                    let sum = if t.is_integer() {
+                        // Summed as 128-bit decimals, then cast back: an overflow of the
+                        // 64-bit result is an error, not a wrapped value.
+                        let wide = datafusion::logical_expr::cast(x, DataType::Decimal128(38, 0));
+                        let s = maybe_distinct(af::sum(wide))?;
+                        crate::functions::CypherFn::ToInt64.call(vec![s])
+                    } else {
+                        maybe_distinct(af::sum(x))?
+                    };
+                    return Ok(datafusion::functions::expr_fn::coalesce(vec![sum, zero]));
                 }
             }
             "avg" => {
@@ -729,6 +839,16 @@ impl<'c> Lowerer<'c> {
         };
         Ok(out)
     }
+}
+
+/// Whether the columns of variable `name` (a value column, or an entity's `name__...`)
+/// are already in `schema`.
+fn name_taken(schema: &datafusion::common::DFSchema, name: &str) -> bool {
+    let prefix = format!("{name}__");
+    schema
+        .fields()
+        .iter()
+        .any(|f| f.name() == name || f.name().starts_with(&prefix))
 }
 
 fn var_name(is_return: bool, name: &str, var: &str) -> String {

@@ -2,7 +2,9 @@
 
 use super::scope::{label_col, prop_col, type_col, Binding, Scope};
 use super::Lowerer;
+use crate::error::ErrorClass;
 use crate::error::{Error, Result};
+use crate::functions::CypherFn;
 use crate::sem_err;
 use arrow::datatypes::DataType;
 use cypher::ast::{self, BinaryOp, ExprKind, Literal, UnaryOp};
@@ -10,9 +12,7 @@ use cypher::Span;
 use datafusion::common::{Column, DFSchema, ScalarValue};
 use datafusion::functions::expr_fn as f;
 use datafusion::functions_nested::expr_fn as nf;
-use datafusion::logical_expr::{
-    binary_expr, case, cast, lit, try_cast, when, Expr, ExprSchemable, Operator,
-};
+use datafusion::logical_expr::{binary_expr, case, cast, lit, when, Expr, ExprSchemable, Operator};
 use std::sync::Arc;
 
 /// A column reference by exact name (never parsed, so names may contain any character).
@@ -58,6 +58,65 @@ fn is_list(t: &DataType) -> bool {
         t,
         DataType::List(_) | DataType::LargeList(_) | DataType::FixedSizeList(_, _)
     )
+}
+
+/// The kinds of argument a scalar function takes.
+#[derive(Clone, Copy)]
+enum ArgKind {
+    Str,
+    Num,
+    Int,
+    List,
+    StrOrList,
+}
+
+impl ArgKind {
+    fn accepts(self, t: &DataType) -> bool {
+        match self {
+            ArgKind::Str => is_string(t),
+            ArgKind::Num => is_numeric(t),
+            ArgKind::Int => t.is_integer(),
+            ArgKind::List => is_list(t),
+            ArgKind::StrOrList => is_string(t) || is_list(t),
+        }
+    }
+
+    fn name(self) -> &'static str {
+        match self {
+            ArgKind::Str => "a string",
+            ArgKind::Num => "a number",
+            ArgKind::Int => "an integer",
+            ArgKind::List => "a list",
+            ArgKind::StrOrList => "a string or a list",
+        }
+    }
+}
+
+/// The argument kinds of the scalar functions whose arguments have one kind each.
+fn argument_kinds(lname: &str) -> Option<&'static [ArgKind]> {
+    use ArgKind::*;
+    Some(match lname {
+        "toupper" | "upper" | "tolower" | "lower" | "trim" | "ltrim" | "rtrim" => &[Str],
+        "split" => &[Str, Str],
+        "replace" => &[Str, Str, Str],
+        "substring" => &[Str, Int, Int],
+        "left" | "right" => &[Str, Int],
+        "reverse" => &[StrOrList],
+        "head" | "last" | "tail" => &[List],
+        "abs" | "ceil" | "floor" | "round" | "sqrt" | "sign" | "exp" | "log" | "log10" | "sin"
+        | "cos" | "tan" | "asin" | "acos" | "atan" => &[Num],
+        "range" => &[Int, Int, Int],
+        _ => return None,
+    })
+}
+
+/// `Some(true)` for a relationship binding, `Some(false)` for a node.
+fn b_kind(b: Option<&Binding>) -> Option<bool> {
+    match b? {
+        Binding::Rel { .. } | Binding::Rels { .. } => Some(true),
+        Binding::Node { .. } | Binding::Nodes { .. } => Some(false),
+        _ => None,
+    }
 }
 
 /// Whether values of two types can ever be equal / ordered in Cypher.
@@ -156,6 +215,15 @@ impl<'c> Lowerer<'c> {
                 f::named_struct(args)
             }
             ExprKind::Unary(op, inner) => {
+                if let (UnaryOp::Not, ExprKind::Map(_) | ExprKind::List(_)) = (op, &inner.kind) {
+                    // Known from the syntax (a map with an empty key has no Arrow type).
+                    return sem_err!(
+                        InvalidArgumentType,
+                        inner.span,
+                        "NOT expects a boolean, got a {}",
+                        if matches!(inner.kind, ExprKind::Map(_)) { "map" } else { "list" }
+                    );
+                }
                 let x = self.expr(inner, cx)?;
                 let t = self.type_of(&x, cx.schema)?;
                 match op {
@@ -178,7 +246,10 @@ impl<'c> Lowerer<'c> {
                                 if *op == UnaryOp::Neg { "-" } else { "+" }
                             );
                         }
-                        if *op == UnaryOp::Neg {
+                        if *op == UnaryOp::Neg && t.is_integer() {
+                            // -(-2^63) overflows.
+                            CypherFn::Sub.call(vec![lit(0i64), x])
+                        } else if *op == UnaryOp::Neg {
                             Expr::Negative(Box::new(x))
                         } else {
                             x
@@ -305,21 +376,45 @@ impl<'c> Lowerer<'c> {
                             );
                         }
                         let i = cast(i, DataType::Int64);
-                        // Cypher indexes from 0 (negative from the end); arrays from 1.
+                        let len = cast(nf::cardinality(t.clone()), DataType::Int64);
+                        // Cypher indexes from 0 (negative from the end); arrays from 1. Out of
+                        // range is null (checked first: `i + 1` must not overflow).
                         when(
+                            i.clone()
+                                .gt_eq(len.clone())
+                                .or(i.clone().lt(Expr::Negative(Box::new(len)))),
+                            null(),
+                        )
+                        .when(
                             i.clone().gt_eq(lit(0i64)),
                             nf::array_element(t.clone(), i.clone() + lit(1i64)),
                         )
                         .otherwise(nf::array_element(t, i))?
                     }
                     (DataType::Null, _) => null(),
-                    _ => {
+                    (DataType::Struct(_), _)
+                        if !is_string(&self.type_of(&self.expr(idx, cx)?, cx.schema)?) =>
+                    {
+                        CypherFn::fail(
+                        ErrorClass::TypeError,
+                        "MapElementAccessByNonString",
+                        "a map is indexed by a string",
+                        &DataType::Null,
+                    )?
+                    }
+                    (DataType::Struct(_), _) => {
                         return sem_err!(
-                            InvalidArgumentType,
-                            target.span,
-                            "cannot index a value of type {tt}"
+                            Unsupported,
+                            idx.span,
+                            "unsupported: a map indexed by a computed key"
                         )
                     }
+                    _ => CypherFn::fail(
+                        ErrorClass::TypeError,
+                        "InvalidArgumentType",
+                        &format!("cannot index a value of type {tt}"),
+                        &DataType::Null,
+                    )?,
                 }
             }
             ExprKind::Slice(target, from, to) => {
@@ -364,6 +459,26 @@ impl<'c> Lowerer<'c> {
         Ok(out)
     }
 
+    /// Whether `v.key` names a property that no label (type) the user wrote for `v` has: a
+    /// typo, reported. A property missing where the label was inferred is null.
+    fn unknown_written_property(&self, v: &str, key: &str, is_rel: bool) -> bool {
+        let Some(written) = self.written_labels.get(v).filter(|w| !w.is_empty()) else {
+            return false;
+        };
+        let has = |props: &[(String, DataType)]| props.iter().any(|(p, _)| p == key);
+        if is_rel {
+            !self
+                .catalog
+                .rels
+                .iter()
+                .any(|r| written.contains(&r.cfg.rel_type) && has(&r.props))
+        } else {
+            !written
+                .iter()
+                .any(|l| self.catalog.nodes.get(l).is_some_and(|n| has(&n.props)))
+        }
+    }
+
     fn property(&self, target: &ast::Expr, key: &ast::Ident, cx: &ExprCtx<'_>) -> Result<Expr> {
         if let ExprKind::Variable(v) = &target.kind {
             if !cx.overrides.iter().any(|(o, _)| o == target) {
@@ -374,10 +489,15 @@ impl<'c> Lowerer<'c> {
                     Some((props, name, b.prefix()))
                 });
                 if let Some((props, name, prefix)) = entity {
-                    if props.iter().any(|(p, _)| p == &key.name) {
+                    let visible = cx.scope.get(v).is_some_and(|b| ents.visible(b, &key.name));
+                    if visible && props.iter().any(|(p, _)| p == &key.name) {
                         return Ok(col(&prop_col(prefix, &key.name)));
                     }
-                    if self.options.lenient || self.missing_props_null {
+                    let is_rel = matches!(b_kind(cx.scope.get(v)), Some(true));
+                    if self.options.lenient
+                        || self.missing_props_null
+                        || !self.unknown_written_property(v, &key.name, is_rel)
+                    {
                         return Ok(null());
                     }
                     return sem_err!(
@@ -450,7 +570,7 @@ impl<'c> Lowerer<'c> {
             Binding::Value { col: c } => return Ok(col(c)),
         };
         let mut args = vec![lit(tag), name];
-        for (p, _) in props {
+        for (p, _) in props.iter().filter(|(p, _)| ents.visible(b, p)) {
             args.push(lit(p.clone()));
             args.push(col(&prop_col(prefix, p)));
         }
@@ -552,6 +672,23 @@ impl<'c> Lowerer<'c> {
                 if xs.is_empty() {
                     return Ok(when(x.is_null(), null()).otherwise(lit(false))?);
                 }
+                if is_list(&xt) || matches!(xt, DataType::Struct(_)) {
+                    // Lists and maps compare element by element: an OR of the equalities.
+                    let eqs = xs
+                        .into_iter()
+                        .map(|e| CypherFn::Eq.call(vec![x.clone(), e]));
+                    return Ok(eqs.reduce(Expr::or).expect("not empty"));
+                }
+                if matches!(xt, DataType::Float32 | DataType::Float64) {
+                    // NaN equals nothing (DataFusion's IN finds it): no match, so null if an
+                    // item is null, else false.
+                    let any_null = nf::array_has(
+                        nf::make_array(xs.iter().map(|e| e.clone().is_null()).collect()),
+                        lit(true),
+                    );
+                    let no_match = when(any_null, null()).otherwise(lit(false))?;
+                    return Ok(when(f::isnan(x.clone()), no_match).otherwise(x.in_list(xs, false))?);
+                }
                 return Ok(x.in_list(xs, false));
             }
             let list = self.expr(r, cx)?;
@@ -566,9 +703,8 @@ impl<'c> Lowerer<'c> {
                     "IN expects a list on the right, got {lt}"
                 );
             }
-            return Ok(when(list.clone().is_null().or(x.clone().is_null()), null())
-                .when(nf::array_has(list, x), lit(true))
-                .otherwise(lit(false))?);
+            // Three-valued: not found but some comparison was null (a null element) is null.
+            return Ok(CypherFn::In.call(vec![x, list]));
         }
         let a = self.expr(l, cx)?;
         let b = self.expr(r, cx)?;
@@ -608,6 +744,23 @@ impl<'c> Lowerer<'c> {
                         _ => return Ok(null()),
                     };
                     return Ok(when(either_null(), null()).otherwise(v)?);
+                }
+                let nested = |t: &DataType| is_list(t) || matches!(t, DataType::Struct(_));
+                if nested(&ta) || nested(&tb) {
+                    // Element by element, three-valued (`[1, 2] = [1, null]` is null).
+                    let f = match op {
+                        BinaryOp::Eq | BinaryOp::Neq => CypherFn::Eq,
+                        BinaryOp::Lt => CypherFn::Lt,
+                        BinaryOp::Le => CypherFn::Le,
+                        BinaryOp::Gt => CypherFn::Gt,
+                        _ => CypherFn::Ge,
+                    };
+                    let e = f.call(vec![a, b]);
+                    return Ok(if op == BinaryOp::Neq {
+                        Expr::Not(Box::new(e))
+                    } else {
+                        e
+                    });
                 }
                 let o = match op {
                     BinaryOp::Eq => Operator::Eq,
@@ -755,6 +908,18 @@ impl<'c> Lowerer<'c> {
         if ta == &DataType::Null || tb == &DataType::Null {
             return Ok(null());
         }
+        // Cypher's integers are 64-bit and an overflow is an error (arrow's kernels wrap).
+        if ta.is_integer() && tb.is_integer() {
+            let checked = match o {
+                Operator::Plus => Some(CypherFn::Add),
+                Operator::Minus => Some(CypherFn::Sub),
+                Operator::Multiply => Some(CypherFn::Mul),
+                _ => None,
+            };
+            if let Some(f) = checked {
+                return Ok(f.call(vec![a, b]));
+            }
+        }
         Ok(binary_expr(a, o, b))
     }
 
@@ -831,9 +996,9 @@ impl<'c> Lowerer<'c> {
                                 &[],
                                 &DataType::Utf8,
                             )));
-                            // Unlabeled nodes sit in a table named `__...`.
+                            // Unlabeled nodes sit in the table of the empty label.
                             return guard(
-                                when(f::starts_with(label.clone(), lit("__")), none)
+                                when(label.clone().eq(lit("")), none)
                                     .otherwise(nf::make_array(vec![label]))?,
                             );
                         }
@@ -841,7 +1006,7 @@ impl<'c> Lowerer<'c> {
                             return guard(col(&type_col(prefix)))
                         }
                         ("labels", Binding::Node { label, .. }) => {
-                            let l = if label.starts_with("__") || label.is_empty() {
+                            let l = if label.is_empty() {
                                 lit(ScalarValue::List(ScalarValue::new_list_nullable(
                                     &[],
                                     &DataType::Utf8,
@@ -860,7 +1025,7 @@ impl<'c> Lowerer<'c> {
                             let prefix = b.prefix();
                             let parts: Vec<Expr> = props
                                 .iter()
-                                .filter(|(p, _)| !p.starts_with("__"))
+                                .filter(|(p, _)| ents.visible(b, p))
                                 .map(|(p, _)| {
                                     Ok(when(
                                         col(&prop_col(prefix, p)).is_not_null(),
@@ -902,6 +1067,25 @@ impl<'c> Lowerer<'c> {
             .collect::<Result<Vec<_>>>()?;
         let ty = |i: usize| self.type_of(&xs[i], cx.schema);
         let x0 = || xs[0].clone();
+        // Arguments of a kind the function doesn't take: a TypeError of the values, raised
+        // when a row evaluates the call (openCypher checks argument types at run time).
+        if let Some(kinds) = argument_kinds(&lname) {
+            for (k, want) in kinds.iter().enumerate().take(xs.len()) {
+                let t = ty(k)?;
+                if t != DataType::Null && !want.accepts(&t) {
+                    return Ok(CypherFn::fail(
+                        ErrorClass::TypeError,
+                        "InvalidArgumentType",
+                        &format!(
+                            "{name}() expects {} as argument {}, got {t}",
+                            want.name(),
+                            k + 1
+                        ),
+                        &DataType::Null,
+                    )?);
+                }
+            }
+        }
         let out = match lname.as_str() {
             "toupper" | "upper" => {
                 arity(1..=1)?;
@@ -929,20 +1113,24 @@ impl<'c> Lowerer<'c> {
             }
             "substring" => {
                 arity(2..=3)?;
-                let start = cast(xs[1].clone(), DataType::Int64) + lit(1i64);
+                // A negative start or length is an error, not a count from the end.
+                let nonneg =
+                    |e: &Expr| CypherFn::NonNegative.call(vec![cast(e.clone(), DataType::Int64)]);
+                let start = nonneg(&xs[1]) + lit(1i64);
                 if xs.len() == 3 {
-                    f::substring(x0(), start, cast(xs[2].clone(), DataType::Int64))
+                    f::substring(x0(), start, nonneg(&xs[2]))
                 } else {
                     f::substr(x0(), start)
                 }
             }
-            "left" => {
+            "left" | "right" => {
                 arity(2..=2)?;
-                f::left(x0(), cast(xs[1].clone(), DataType::Int64))
-            }
-            "right" => {
-                arity(2..=2)?;
-                f::right(x0(), cast(xs[1].clone(), DataType::Int64))
+                let n = CypherFn::NonNegative.call(vec![cast(xs[1].clone(), DataType::Int64)]);
+                if lname == "left" {
+                    f::left(x0(), n)
+                } else {
+                    f::right(x0(), n)
+                }
             }
             "split" => {
                 arity(2..=2)?;
@@ -965,26 +1153,28 @@ impl<'c> Lowerer<'c> {
                     cast(x0(), DataType::Utf8)
                 }
             }
-            "tointeger" => {
+            "tointeger" | "tofloat" | "toboolean" => {
                 arity(1..=1)?;
-                let t = ty(0)?;
-                if is_string(&t) {
-                    try_cast(try_cast(x0(), DataType::Float64), DataType::Int64)
-                } else {
-                    try_cast(x0(), DataType::Int64)
-                }
-            }
-            "tofloat" => {
-                arity(1..=1)?;
-                try_cast(x0(), DataType::Float64)
-            }
-            "toboolean" => {
-                arity(1..=1)?;
-                try_cast(x0(), DataType::Boolean)
+                let f = match lname.as_str() {
+                    "tointeger" => CypherFn::ToInteger,
+                    "tofloat" => CypherFn::ToFloat,
+                    _ => CypherFn::ToBoolean,
+                };
+                f.call(vec![x0()])
             }
             "abs" => {
                 arity(1..=1)?;
-                f::abs(x0())
+                if ty(0)?.is_integer() {
+                    // abs(-2^63) overflows: negated with the checked subtraction.
+                    let x = cast(x0(), DataType::Int64);
+                    when(
+                        x.clone().lt(lit(0i64)),
+                        CypherFn::Sub.call(vec![lit(0i64), x.clone()]),
+                    )
+                    .otherwise(x)?
+                } else {
+                    f::abs(x0())
+                }
             }
             "ceil" => {
                 arity(1..=1)?;
@@ -1091,7 +1281,8 @@ impl<'c> Lowerer<'c> {
                 if a.len() == 2 {
                     a.push(lit(1i64));
                 }
-                nf::gen_series(a[0].clone(), a[1].clone(), a[2].clone())
+                let step = CypherFn::NonZero.call(vec![a[2].clone()]);
+                nf::gen_series(a[0].clone(), a[1].clone(), step)
             }
             "keys" => {
                 // A map's keys (null values included, as in a map literal).

@@ -6,6 +6,7 @@
 pub mod branch;
 pub mod clause;
 pub mod expr;
+pub mod names;
 pub mod pattern;
 pub mod scope;
 
@@ -20,7 +21,7 @@ use cypher::Span;
 use datafusion::common::DFSchema;
 use datafusion::logical_expr::{Expr, LogicalPlan, LogicalPlanBuilder};
 use scope::{Entities, Scope};
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
 
 /// Query parameters: name -> a Cypher literal expression.
@@ -93,11 +94,34 @@ pub struct Lowerer<'c> {
     /// Lowering one branch of a MATCH: a property its label lacks is null (another label of
     /// the same variable has it), not an error.
     pub(crate) missing_props_null: bool,
+    /// The labels (types) the user wrote for each node (relationship) variable in the query's
+    /// patterns: a property none of them has is a typo (an error); where the label was only
+    /// inferred, a missing property is null, as in openCypher.
+    pub(crate) written_labels: HashMap<String, Vec<String>>,
     /// What the graph rewrites did, for EXPLAIN.
     pub notes: Vec<String>,
 }
 
 impl<'c> Lowerer<'c> {
+    /// Notes the labels and types written in `m`'s patterns (see `written_labels`).
+    fn record_written_labels(&mut self, m: &ast::Match) {
+        for p in &m.patterns {
+            let nodes = std::iter::once(&p.start).chain(p.steps.iter().map(|(_, n)| n));
+            for n in nodes {
+                if let Some(v) = &n.var {
+                    let e = self.written_labels.entry(v.name.clone()).or_default();
+                    e.extend(n.labels.iter().map(|l| l.name.clone()));
+                }
+            }
+            for (r, _) in &p.steps {
+                if let Some(v) = &r.var {
+                    let e = self.written_labels.entry(v.name.clone()).or_default();
+                    e.extend(r.types.iter().map(|t| t.name.clone()));
+                }
+            }
+        }
+    }
+
     pub fn new(catalog: &'c Catalog, params: &'c Params, options: PlannerOptions) -> Result<Self> {
         // Stand-ins for labels / types the graph does not have (lenient mode): empty tables.
         let key_schema = Arc::new(Schema::new(vec![Field::new(
@@ -109,6 +133,7 @@ impl<'c> Lowerer<'c> {
             label: String::new(),
             table: TableHandle::from_batches("<none>", key_schema.clone(), vec![], false)?,
             key: "__id".into(),
+            key_hidden: true,
             key_type: DataType::Int64,
             props: vec![("__id".into(), DataType::Int64)],
         };
@@ -144,6 +169,7 @@ impl<'c> Lowerer<'c> {
             empty_rel,
             counter: 0,
             missing_props_null: false,
+            written_labels: HashMap::new(),
             notes: Vec::new(),
         })
     }
@@ -164,6 +190,9 @@ impl<'c> Lowerer<'c> {
 
     /// Lowers a whole query.
     pub fn lower_query(&mut self, q: &ast::Query) -> Result<Lowered> {
+        let mut q = q.clone();
+        names::escape_query(&mut q);
+        let q = &q;
         let first = self.lower_single(&q.first)?;
         let mut plan = first.plan;
         for (all, sq) in &q.unions {
@@ -201,6 +230,9 @@ impl<'c> Lowerer<'c> {
             unit: true,
         };
         for clause in &sq.clauses {
+            if let ast::Clause::Match(m) = clause {
+                self.record_written_labels(m);
+            }
             match clause {
                 ast::Clause::Match(m) if m.optional => st = self.lower_optional_match(st, m)?,
                 ast::Clause::Match(m) => st = self.lower_match(st, m)?,

@@ -18,7 +18,9 @@ use cypher::ast::{self, Direction, ExprKind};
 use datafusion::catalog::default_table_source::provider_as_source;
 use datafusion::common::{JoinType, TableReference};
 use datafusion::functions_nested::expr_fn as nf;
-use datafusion::logical_expr::{cast, lit, Expr, Extension, LogicalPlan, LogicalPlanBuilder};
+use datafusion::logical_expr::{
+    cast, lit, try_cast, Expr, Extension, LogicalPlan, LogicalPlanBuilder,
+};
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 
@@ -78,8 +80,10 @@ impl<'c> Lowerer<'c> {
         let ents = self.entities();
         let from_t = ents.node(&info.cfg.from).key_type.clone();
         let to_t = ents.node(&info.cfg.to).key_type.clone();
-        let src = cast(col(&info.cfg.src), from_t);
-        let dst = cast(col(&info.cfg.dst), to_t);
+        // An endpoint no key of that type can hold (an Int64 of 2^40 for Int32 keys) is a
+        // dangling edge, as in the index: null, so that it joins no node.
+        let src = try_cast(col(&info.cfg.src), from_t);
+        let dst = try_cast(col(&info.cfg.dst), to_t);
         let (near, far) = if reversed {
             (dst.clone(), src.clone())
         } else {
@@ -154,8 +158,28 @@ impl<'c> Lowerer<'c> {
 
     fn lower_match_as_written(
         &mut self,
+        st: State,
+        m: &ast::Match,
+        with_where: bool,
+    ) -> Result<State> {
+        let resolved = self.resolve_match(&st, &m.patterns)?;
+        if resolved.iter().all(|r| r.satisfiable) {
+            return self.lower_resolved_match(st, m, resolved, with_where);
+        }
+        // Some hop has no table for its labels: the MATCH has no rows. Planned as joins, which
+        // keep every column of the chain whatever labels resolution settled on (the indexes'
+        // operators need the labels they index); DataFusion turns it into an empty relation.
+        let indexes = self.indexes.take();
+        let out = self.lower_resolved_match(st, m, resolved, with_where);
+        self.indexes = indexes;
+        out
+    }
+
+    fn lower_resolved_match(
+        &mut self,
         mut st: State,
         m: &ast::Match,
+        all_resolved: Vec<Resolved>,
         with_where: bool,
     ) -> Result<State> {
         let mut preds: Vec<Expr> = Vec::new();
@@ -165,7 +189,6 @@ impl<'c> Lowerer<'c> {
         let mut matched_lists: Vec<(Vec<usize>, String)> = Vec::new();
         let mut new_rel_vars: BTreeSet<String> = BTreeSet::new();
         let mut unsatisfiable = false;
-        let all_resolved = self.resolve_match(&st, &m.patterns)?;
         for (path, resolved) in m.patterns.iter().zip(all_resolved) {
             unsatisfiable |= !resolved.satisfiable;
             let node_prefixes: Vec<String> = std::iter::once(&path.start)
@@ -311,7 +334,13 @@ impl<'c> Lowerer<'c> {
                     },
                 );
                 if let Some(props) = &rel.props {
-                    self.property_map_preds(&st, &prefix, props, &mut preds)?;
+                    self.property_map_preds(
+                        &st,
+                        &prefix,
+                        props,
+                        Written::Types(&rel.types),
+                        &mut preds,
+                    )?;
                 }
                 matched_rels.push((rel_idx, prefix.clone()));
                 // Far node: join a new scan, or check a bound one.
@@ -383,7 +412,7 @@ impl<'c> Lowerer<'c> {
         match bound_node(st, node)? {
             Some((p, _)) => {
                 if let Some(props) = &node.props {
-                    self.property_map_preds(st, &p, props, preds)?;
+                    self.property_map_preds(st, &p, props, Written::Labels(&node.labels), preds)?;
                 }
             }
             None => {
@@ -420,7 +449,7 @@ impl<'c> Lowerer<'c> {
                 let key = prop_col(&p, &self.entities().node(&l).key);
                 preds.push(col(&key).eq(col(&far_col(rel_prefix))));
                 if let Some(props) = &node.props {
-                    self.property_map_preds(st, &p, props, preds)?;
+                    self.property_map_preds(st, &p, props, Written::Labels(&node.labels), preds)?;
                 }
             }
             None => {
@@ -562,7 +591,7 @@ impl<'c> Lowerer<'c> {
             );
         }
         if let Some(props) = &node.props {
-            self.property_map_preds(st, far_prefix, props, preds)?;
+            self.property_map_preds(st, far_prefix, props, Written::Labels(&node.labels), preds)?;
         }
         Ok(())
     }
@@ -885,12 +914,12 @@ impl<'c> Lowerer<'c> {
             },
         );
         if let Some(props) = &rel.props {
-            self.property_map_preds(st, prefix, props, preds)?;
+            self.property_map_preds(st, prefix, props, Written::Types(&rel.types), preds)?;
         }
         match bound {
             Some((p, _)) => {
                 if let Some(props) = &node.props {
-                    self.property_map_preds(st, &p, props, preds)?;
+                    self.property_map_preds(st, &p, props, Written::Labels(&node.labels), preds)?;
                 }
             }
             None => {
@@ -968,7 +997,7 @@ impl<'c> Lowerer<'c> {
             },
         );
         if let Some(props) = &node.props {
-            self.property_map_preds(st, prefix, props, preds)?;
+            self.property_map_preds(st, prefix, props, Written::Labels(&node.labels), preds)?;
         }
         Ok(())
     }
@@ -979,15 +1008,51 @@ impl<'c> Lowerer<'c> {
         st: &State,
         var: &str,
         props: &ast::Expr,
+        written: Written<'_>,
         preds: &mut Vec<Expr>,
     ) -> Result<()> {
         let ExprKind::Map(entries) = &props.kind else {
             return sem_err!(
-                Unsupported,
+                InvalidParameterUse,
                 props.span,
-                "unsupported: parameter as a property map"
+                "a parameter can't be a pattern's property map in MATCH (write {{key: $param.key}}, or use WHERE)"
             );
         };
+        // A key none of the written labels (types) has is a typo; where the label is only
+        // inferred, the property is null and the pattern matches nothing.
+        if !self.options.lenient && !self.missing_props_null {
+            let ents = self.entities();
+            for (k, _) in entries {
+                let has = |ps: &[(String, DataType)]| ps.iter().any(|(p, _)| p == &k.name);
+                let (typo, what) = match written {
+                    Written::Labels(ls) => (
+                        !ls.is_empty()
+                            && !ls.iter().any(|l| {
+                                self.catalog
+                                    .nodes
+                                    .get(&l.name)
+                                    .is_some_and(|n| has(&n.props))
+                            }),
+                        "label",
+                    ),
+                    Written::Types(ts) => (
+                        !ts.is_empty()
+                            && !ents.catalog.rels.iter().any(|r| {
+                                ts.iter().any(|t| t.name == r.cfg.rel_type) && has(&r.props)
+                            }),
+                        "relationship type",
+                    ),
+                };
+                if typo {
+                    return sem_err!(
+                        UnknownProperty,
+                        k.span,
+                        "Unknown property `{}`: no {what} written in the pattern has it",
+                        k.name
+                    );
+                }
+            }
+        }
         let schema = st.plan.schema().clone();
         let cx = ExprCtx {
             no_aggregates: "in a pattern",
@@ -1264,6 +1329,16 @@ impl<'c> Lowerer<'c> {
             .enumerate()
             .filter_map(|(i, n)| n.labels.first().map(|l| (i, l.name.clone())))
             .collect();
+        // A variable's label written at one of its occurrences holds at all of them (a
+        // re-rooted MATCH writes it at the first only).
+        let mut var_label: BTreeMap<&str, String> = BTreeMap::new();
+        for (i, n) in nodes.iter().enumerate() {
+            if let (Some(v), Some(l)) = (&n.var, explicit.get(&i)) {
+                var_label
+                    .entry(v.name.as_str())
+                    .or_insert_with(|| l.clone());
+            }
+        }
         let labels: Vec<String> = cands
             .iter()
             .enumerate()
@@ -1278,6 +1353,12 @@ impl<'c> Lowerer<'c> {
                 }
                 explicit
                     .get(&i)
+                    .or_else(|| {
+                        nodes[i]
+                            .var
+                            .as_ref()
+                            .and_then(|v| var_label.get(v.name.as_str()))
+                    })
                     .filter(|l| cat.nodes.contains_key(*l))
                     .cloned()
                     .unwrap_or_default()
@@ -1394,6 +1475,13 @@ fn node_take(prefix: &str, info: &NodeInfo) -> TakeSpec {
         key: info.props.iter().position(|(p, _)| p == &info.key),
         all,
     }
+}
+
+/// The labels or types written on a pattern element (none: inferred).
+#[derive(Clone, Copy)]
+enum Written<'a> {
+    Labels(&'a [ast::Ident]),
+    Types(&'a [ast::Ident]),
 }
 
 fn col_name(name: &str) -> datafusion::common::Column {

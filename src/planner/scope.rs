@@ -6,9 +6,10 @@ use arrow::datatypes::DataType;
 use datafusion::common::ScalarValue;
 use datafusion::logical_expr::{lit, Expr};
 
-/// Column name of a node or relationship property: `{prefix}__{prop}`.
+/// Column name of a node or relationship property: `{prefix}__{prop}`, the property name
+/// escaped (`names`) so that no two (prefix, property) pairs and no internal column share it.
 pub fn prop_col(prefix: &str, prop: &str) -> String {
-    format!("{prefix}__{prop}")
+    format!("{prefix}__{}", super::names::escape(prop))
 }
 
 /// Hidden relationship columns: endpoint keys and the edge row id.
@@ -219,6 +220,20 @@ impl<'a> Entities<'a> {
                 v
             }
             Binding::Value { col } => vec![(col.clone(), DataType::Null)],
+        }
+    }
+
+    /// Whether property `p` of binding `b` is visible as a property (not a hidden row key
+    /// of every label the binding can have).
+    pub fn visible(&self, b: &Binding, p: &str) -> bool {
+        let hidden = |label: &str| {
+            let n = self.node(label);
+            n.key_hidden && n.key == p
+        };
+        match b {
+            Binding::Node { label, .. } => !hidden(label),
+            Binding::Nodes { labels, .. } => !labels.iter().all(|l| hidden(l)),
+            _ => true,
         }
     }
 

@@ -15,8 +15,9 @@
 //! MATCH (p:Person)<-[:HAS_MEMBER]-(f:Forum) WHERE p.id = 42 RETURN f.title
 //! ```
 //!
-//! Must not fire: named paths (their relationship order is the path's) and variable-length
-//! relationships (left as written for the traversal operators).
+//! Variable-length relationships are turned around like fixed ones (the paths are the same,
+//! walked from the other end; their relationship list is used only as a set, and for its
+//! size). Must not fire: named paths (their relationship order is the path's).
 
 use crate::catalog::Catalog;
 use crate::planner::scope::Scope;
@@ -122,10 +123,7 @@ pub fn reorder(
     catalog: &Catalog,
     fresh: &mut dyn FnMut() -> String,
 ) -> Option<Reordered> {
-    if m.patterns
-        .iter()
-        .any(|p| p.name.is_some() || p.steps.iter().any(|(r, _)| r.length.is_some()))
-    {
+    if m.patterns.iter().any(|p| p.name.is_some()) {
         return None;
     }
     // Node variables (anonymous ones named), in order of first appearance.
@@ -357,6 +355,18 @@ mod tests {
         insta::assert_snapshot!(
             order("MATCH (p:Person)-[:IS_LOCATED_IN]->(c:City) RETURN count(*)"),
             @"MATCH (c:City)<-[:IS_LOCATED_IN]-(p:Person)  -- root: c (smallest table (2 rows))"
+        );
+    }
+
+    #[test]
+    fn a_variable_length_hop_is_walked_from_the_key_at_its_far_end() {
+        insta::assert_snapshot!(
+            order("MATCH (a:Person)-[:KNOWS*1..3]->(b:Person {id: 2}) RETURN count(*)"),
+            @"MATCH (b:Person {id: 2})<-[:KNOWS*1..3]-(a:Person)  -- root: b (key equality)"
+        );
+        insta::assert_snapshot!(
+            order("MATCH (a:Person)-[:KNOWS*1..2]-(b:Person) WHERE b.id = 2 RETURN count(*)"),
+            @"MATCH (b:Person)-[:KNOWS*1..2]-(a:Person) WHERE (b.id = 2)  -- root: b (key equality)"
         );
     }
 

@@ -150,6 +150,7 @@ pub async fn import(
             NodeTable {
                 source: name,
                 id: n.id.clone(),
+                id_hidden: false,
             },
         );
     }

@@ -156,7 +156,14 @@ pub async fn write_graph(
         progress(&format!("wrote {source} ({rows} rows)"));
         match t.kind {
             TableKind::Node { label, id } => {
-                cfg.nodes.insert(label, NodeTable { source, id });
+                cfg.nodes.insert(
+                    label,
+                    NodeTable {
+                        source,
+                        id,
+                        id_hidden: false,
+                    },
+                );
             }
             TableKind::Rel { rel_type, from, to } => cfg.relationships.push(RelTable {
                 rel_type,

@@ -1,0 +1,457 @@
+//! Scalar functions with Cypher's semantics where DataFusion's built-ins differ: integer
+//! arithmetic that fails on overflow, equality / ordering / `IN` of lists and maps with nulls
+//! inside (`value.rs`), the conversion functions' accepted forms, and argument checks that
+//! only the values can decide. Errors are [`RuntimeError`]s with their openCypher class.
+
+pub mod value;
+
+use crate::error::{ErrorClass, RuntimeError};
+use arrow::array::{Array, ArrayRef, AsArray, BooleanBuilder, Float64Builder, Int64Builder};
+use arrow::compute::kernels::numeric;
+use arrow::datatypes::DataType;
+use datafusion::common::{Result, ScalarValue};
+use datafusion::logical_expr::expr::ScalarFunction;
+use datafusion::logical_expr::{
+    ColumnarValue, Expr, ScalarFunctionArgs, ScalarUDF, ScalarUDFImpl, Signature, Volatility,
+};
+use std::cmp::Ordering;
+use std::sync::Arc;
+use value::{equals, member, order, value_at, Order, Value};
+
+/// The functions of this module.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum CypherFn {
+    /// Integer `+`, `-`, `*` on Int64: an overflow is an error.
+    Add,
+    Sub,
+    Mul,
+    /// A wider integer (a decimal sum) as Int64: out of range is an overflow error.
+    ToInt64,
+    /// `=` of lists / maps.
+    Eq,
+    /// Ordering of lists.
+    Lt,
+    Le,
+    Gt,
+    Ge,
+    /// `x IN list`.
+    In,
+    /// Its integer argument, or an error when negative (lengths, counts).
+    NonNegative,
+    /// Its integer argument, or an error when zero (a step).
+    NonZero,
+    ToBoolean,
+    ToInteger,
+    ToFloat,
+    /// `Fail(class, detail, message, typed null)`: an error of that class when evaluated on
+    /// any row, of the null's type otherwise (an error only values can raise, found early).
+    Fail,
+}
+
+impl CypherFn {
+    fn name(self) -> &'static str {
+        match self {
+            CypherFn::Add => "cypher_add",
+            CypherFn::Sub => "cypher_sub",
+            CypherFn::Mul => "cypher_mul",
+            CypherFn::ToInt64 => "cypher_to_int64",
+            CypherFn::Eq => "cypher_eq",
+            CypherFn::Lt => "cypher_lt",
+            CypherFn::Le => "cypher_le",
+            CypherFn::Gt => "cypher_gt",
+            CypherFn::Ge => "cypher_ge",
+            CypherFn::In => "cypher_in",
+            CypherFn::NonNegative => "cypher_non_negative",
+            CypherFn::NonZero => "cypher_non_zero",
+            CypherFn::Fail => "cypher_fail",
+            CypherFn::ToBoolean => "toBoolean",
+            CypherFn::ToInteger => "toInteger",
+            CypherFn::ToFloat => "toFloat",
+        }
+    }
+
+    fn arity(self) -> usize {
+        match self {
+            CypherFn::Fail => 4,
+            CypherFn::NonNegative
+            | CypherFn::NonZero
+            | CypherFn::ToInt64
+            | CypherFn::ToBoolean
+            | CypherFn::ToInteger
+            | CypherFn::ToFloat => 1,
+            _ => 2,
+        }
+    }
+
+    /// An expression of type `t` that raises `class` / `detail` with `message` when evaluated.
+    pub fn fail(
+        class: ErrorClass,
+        detail: &str,
+        message: &str,
+        t: &DataType,
+    ) -> datafusion::common::Result<Expr> {
+        use datafusion::logical_expr::lit;
+        Ok(CypherFn::Fail.call(vec![
+            lit(class.name()),
+            lit(detail),
+            lit(message),
+            lit(ScalarValue::try_from(t)?),
+        ]))
+    }
+
+    /// A call of this function.
+    pub fn call(self, args: Vec<Expr>) -> Expr {
+        Expr::ScalarFunction(ScalarFunction::new_udf(
+            Arc::new(ScalarUDF::new_from_impl(Udf::new(self))),
+            args,
+        ))
+    }
+}
+
+/// `a + b`, `a - b`, `a * b` on integers as lowered (checked): the operator and operands.
+pub fn checked_arith(e: &Expr) -> Option<(datafusion::logical_expr::Operator, &Expr, &Expr)> {
+    use datafusion::logical_expr::Operator;
+    let Expr::ScalarFunction(f) = e else {
+        return None;
+    };
+    let op = match f.func.name() {
+        "cypher_add" => Operator::Plus,
+        "cypher_sub" => Operator::Minus,
+        "cypher_mul" => Operator::Multiply,
+        _ => return None,
+    };
+    Some((op, &f.args[0], &f.args[1]))
+}
+
+#[derive(Debug, PartialEq, Eq, Hash)]
+struct Udf {
+    f: CypherFn,
+    signature: Signature,
+}
+
+impl Udf {
+    fn new(f: CypherFn) -> Self {
+        Self {
+            f,
+            // Volatile: never evaluated while planning (it exists to fail at run time).
+            signature: Signature::any(
+                f.arity(),
+                if f == CypherFn::Fail {
+                    Volatility::Volatile
+                } else {
+                    Volatility::Immutable
+                },
+            ),
+        }
+    }
+}
+
+impl ScalarUDFImpl for Udf {
+    fn name(&self) -> &str {
+        self.f.name()
+    }
+
+    fn signature(&self) -> &Signature {
+        &self.signature
+    }
+
+    fn return_type(&self, arg_types: &[DataType]) -> Result<DataType> {
+        Ok(match self.f {
+            CypherFn::Add
+            | CypherFn::Sub
+            | CypherFn::Mul
+            | CypherFn::ToInteger
+            | CypherFn::ToInt64 => DataType::Int64,
+            CypherFn::NonNegative | CypherFn::NonZero => arg_types[0].clone(),
+            CypherFn::Fail => arg_types[3].clone(),
+            CypherFn::ToFloat => DataType::Float64,
+            _ => DataType::Boolean,
+        })
+    }
+
+    fn invoke_with_args(&self, args: ScalarFunctionArgs) -> Result<ColumnarValue> {
+        if self.f == CypherFn::Fail && args.number_rows == 0 {
+            return Ok(args.args[3].clone());
+        }
+        let scalar = args
+            .args
+            .iter()
+            .all(|a| matches!(a, ColumnarValue::Scalar(_)));
+        let n = if scalar { 1 } else { args.number_rows };
+        let arrays = args
+            .args
+            .iter()
+            .map(|a| a.to_array(n))
+            .collect::<Result<Vec<_>>>()?;
+        let out = self.eval(&arrays)?;
+        Ok(if scalar {
+            ColumnarValue::Scalar(ScalarValue::try_from_array(&out, 0)?)
+        } else {
+            ColumnarValue::Array(out)
+        })
+    }
+}
+
+impl Udf {
+    fn eval(&self, a: &[ArrayRef]) -> Result<ArrayRef> {
+        let n = a[0].len();
+        match self.f {
+            CypherFn::Add | CypherFn::Sub | CypherFn::Mul => {
+                let x = arrow::compute::cast(&a[0], &DataType::Int64)?;
+                let y = arrow::compute::cast(&a[1], &DataType::Int64)?;
+                let (r, sym) = match self.f {
+                    CypherFn::Add => (numeric::add(&x, &y), "+"),
+                    CypherFn::Sub => (numeric::sub(&x, &y), "-"),
+                    _ => (numeric::mul(&x, &y), "*"),
+                };
+                r.map_err(|e| match e {
+                    arrow::error::ArrowError::ArithmeticOverflow(_) => overflow(sym),
+                    other => other.into(),
+                })
+            }
+            CypherFn::ToInt64 => {
+                let opts = arrow::compute::CastOptions {
+                    safe: false,
+                    ..Default::default()
+                };
+                arrow::compute::cast_with_options(&a[0], &DataType::Int64, &opts)
+                    .map_err(|_| overflow("sum"))
+            }
+            CypherFn::Eq | CypherFn::Lt | CypherFn::Le | CypherFn::Gt | CypherFn::Ge => {
+                let mut b = BooleanBuilder::with_capacity(n);
+                for i in 0..n {
+                    let (x, y) = (value_at(a[0].as_ref(), i), value_at(a[1].as_ref(), i));
+                    b.append_option(self.compare(&x, &y));
+                }
+                Ok(Arc::new(b.finish()))
+            }
+            CypherFn::In => {
+                let mut b = BooleanBuilder::with_capacity(n);
+                for i in 0..n {
+                    let list = value_at(a[1].as_ref(), i);
+                    b.append_option(match list {
+                        Value::Null => None,
+                        l => member(&value_at(a[0].as_ref(), i), &l),
+                    });
+                }
+                Ok(Arc::new(b.finish()))
+            }
+            CypherFn::NonNegative => {
+                let x = arrow::compute::cast(&a[0], &DataType::Int64)?;
+                let xs = x.as_primitive::<arrow::datatypes::Int64Type>();
+                if let Some(v) = xs.iter().flatten().find(|v| *v < 0) {
+                    return Err(RuntimeError::new(
+                        ErrorClass::ArgumentError,
+                        "NegativeIntegerArgument",
+                        format!("expected a non-negative integer, got {v}"),
+                    )
+                    .into());
+                }
+                Ok(a[0].clone())
+            }
+            CypherFn::NonZero => {
+                let x = arrow::compute::cast(&a[0], &DataType::Int64)?;
+                let xs = x.as_primitive::<arrow::datatypes::Int64Type>();
+                if xs.iter().flatten().any(|v| v == 0) {
+                    return Err(RuntimeError::new(
+                        ErrorClass::ArgumentError,
+                        "NumberOutOfRange",
+                        "a step of 0 never ends",
+                    )
+                    .into());
+                }
+                Ok(a[0].clone())
+            }
+            CypherFn::Fail => {
+                if n == 0 {
+                    return Ok(a[3].clone());
+                }
+                let text = |k: usize| -> String {
+                    let arr = a[k].as_string_opt::<i32>();
+                    arr.map(|x| x.value(0).to_string()).unwrap_or_default()
+                };
+                Err(RuntimeError::new(ErrorClass::from_name(&text(0)), text(1), text(2)).into())
+            }
+            CypherFn::ToBoolean => {
+                let mut b = BooleanBuilder::with_capacity(n);
+                for i in 0..n {
+                    b.append_option(match value_at(a[0].as_ref(), i) {
+                        Value::Null => None,
+                        Value::Bool(x) => Some(x),
+                        Value::Int(x) => Some(x != 0),
+                        Value::Str(s) => match s.trim().to_ascii_lowercase().as_str() {
+                            "true" => Some(true),
+                            "false" => Some(false),
+                            _ => None,
+                        },
+                        other => return Err(conversion_error("toBoolean", &other)),
+                    });
+                }
+                Ok(Arc::new(b.finish()))
+            }
+            CypherFn::ToInteger => {
+                let mut b = Int64Builder::with_capacity(n);
+                for i in 0..n {
+                    b.append_option(match value_at(a[0].as_ref(), i) {
+                        Value::Null => None,
+                        Value::Int(x) => Some(x),
+                        Value::Bool(x) => Some(x as i64),
+                        Value::Float(x) => float_to_int(x),
+                        Value::Str(s) => {
+                            let t = s.trim();
+                            match t.parse::<i64>() {
+                                Ok(x) => Some(x),
+                                Err(_) => parse_float(t).and_then(float_to_int),
+                            }
+                        }
+                        other => return Err(conversion_error("toInteger", &other)),
+                    });
+                }
+                Ok(Arc::new(b.finish()))
+            }
+            CypherFn::ToFloat => {
+                let mut b = Float64Builder::with_capacity(n);
+                for i in 0..n {
+                    b.append_option(match value_at(a[0].as_ref(), i) {
+                        Value::Null => None,
+                        Value::Int(x) => Some(x as f64),
+                        Value::Float(x) => Some(x),
+                        Value::Str(s) => parse_float(s.trim()),
+                        other => return Err(conversion_error("toFloat", &other)),
+                    });
+                }
+                Ok(Arc::new(b.finish()))
+            }
+        }
+    }
+
+    fn compare(&self, x: &Value, y: &Value) -> Option<bool> {
+        if self.f == CypherFn::Eq {
+            return equals(x, y);
+        }
+        match order(x, y) {
+            Order::Null => None,
+            Order::Unordered => Some(false),
+            Order::Ordered(o) => Some(match self.f {
+                CypherFn::Lt => o == Ordering::Less,
+                CypherFn::Le => o != Ordering::Greater,
+                CypherFn::Gt => o == Ordering::Greater,
+                _ => o != Ordering::Less,
+            }),
+        }
+    }
+}
+
+/// A decimal number as Cypher writes it (digits, a point, an exponent; `NaN`, `Infinity`);
+/// Rust's parser also takes `inf` and `nan` in any case, which Cypher does not.
+fn parse_float(s: &str) -> Option<f64> {
+    match s {
+        "NaN" => return Some(f64::NAN),
+        "Infinity" | "+Infinity" => return Some(f64::INFINITY),
+        "-Infinity" => return Some(f64::NEG_INFINITY),
+        _ => {}
+    }
+    let ok = !s.is_empty()
+        && s.chars()
+            .all(|c| c.is_ascii_digit() || matches!(c, '.' | 'e' | 'E' | '+' | '-'));
+    if ok {
+        s.parse().ok()
+    } else {
+        None
+    }
+}
+
+/// Truncates toward zero; null where the float has no integer value in range.
+fn float_to_int(x: f64) -> Option<i64> {
+    if x.is_finite() && (-value::TWO_63..value::TWO_63).contains(&x) {
+        Some(x.trunc() as i64)
+    } else {
+        None
+    }
+}
+
+fn overflow(what: &str) -> datafusion::error::DataFusionError {
+    RuntimeError::new(
+        ErrorClass::ArithmeticError,
+        "IntegerOverflow",
+        format!("integer overflow in `{what}`: the result is outside the 64-bit range"),
+    )
+    .into()
+}
+
+fn conversion_error(name: &str, v: &Value) -> datafusion::error::DataFusionError {
+    let kind = match v {
+        Value::List(_) => "a list",
+        Value::Map(_) => "a map",
+        Value::Float(_) => "a float",
+        Value::Bool(_) => "a boolean",
+        _ => "this value",
+    };
+    RuntimeError::new(
+        ErrorClass::TypeError,
+        "InvalidArgumentValue",
+        format!("{name}() can't convert {kind}"),
+    )
+    .into()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use arrow::array::{Int64Array, StringArray};
+
+    fn eval(f: CypherFn, args: Vec<ArrayRef>) -> Result<ArrayRef> {
+        Udf::new(f).eval(&args)
+    }
+
+    #[test]
+    fn overflow_is_an_error_with_its_class() {
+        let x: ArrayRef = Arc::new(Int64Array::from(vec![i64::MAX]));
+        let y: ArrayRef = Arc::new(Int64Array::from(vec![1]));
+        let e = eval(CypherFn::Add, vec![x.clone(), y.clone()]).unwrap_err();
+        let r = crate::error::runtime_cause(&e).expect("a runtime error");
+        assert_eq!(
+            (r.class, r.detail.as_str()),
+            (ErrorClass::ArithmeticError, "IntegerOverflow")
+        );
+        assert!(eval(CypherFn::Mul, vec![x.clone(), x]).is_err());
+        let ok = eval(CypherFn::Sub, vec![y.clone(), y]).unwrap();
+        assert_eq!(ok.as_primitive::<arrow::datatypes::Int64Type>().value(0), 0);
+    }
+
+    #[test]
+    fn conversions_take_only_cypher_forms() {
+        let s: ArrayRef = Arc::new(StringArray::from(vec![
+            Some(" tru "),
+            Some("TRUE"),
+            Some(" false "),
+            Some("1"),
+            None,
+        ]));
+        let b = eval(CypherFn::ToBoolean, vec![s]).unwrap();
+        let b = b.as_boolean();
+        let got: Vec<Option<bool>> = b.iter().collect();
+        assert_eq!(got, vec![None, Some(true), Some(false), None, None]);
+        let s: ArrayRef = Arc::new(StringArray::from(vec!["42", " 4.9 ", "inf", "0x10", "1e3"]));
+        let i = eval(CypherFn::ToInteger, vec![s.clone()]).unwrap();
+        let got: Vec<Option<i64>> = i
+            .as_primitive::<arrow::datatypes::Int64Type>()
+            .iter()
+            .collect();
+        assert_eq!(got, vec![Some(42), Some(4), None, None, Some(1000)]);
+        let f = eval(CypherFn::ToFloat, vec![s]).unwrap();
+        let got: Vec<Option<f64>> = f
+            .as_primitive::<arrow::datatypes::Float64Type>()
+            .iter()
+            .collect();
+        assert_eq!(got, vec![Some(42.0), Some(4.9), None, None, Some(1000.0)]);
+    }
+
+    #[test]
+    fn negative_arguments_are_errors() {
+        let x: ArrayRef = Arc::new(Int64Array::from(vec![Some(2), None, Some(-1)]));
+        let e = eval(CypherFn::NonNegative, vec![x]).unwrap_err();
+        let r = crate::error::runtime_cause(&e).unwrap();
+        assert_eq!(r.detail, "NegativeIntegerArgument");
+    }
+}

@@ -1,0 +1,302 @@
+//! Cypher's equality and ordering of values (openCypher's comparability rules), on
+//! DataFusion `ScalarValue`s: what the list / map functions of `super` evaluate per row.
+//!
+//! - `null` compared with anything is null; values of different kinds are never equal and
+//!   are not ordered (null), integers and floats compare as numbers; NaN equals nothing and
+//!   orders before nothing (every ordering comparison with it is false).
+//! - Lists are equal when they have the same length and their elements are pairwise equal;
+//!   a pair that is false makes them unequal whatever else they hold, otherwise a pair that
+//!   is null makes the answer null (`[1, 2] = [1, null]` is null, `[1, 2] = [3, null]` false).
+//! - Lists order lexicographically: the first pair that is not equal decides, a pair that
+//!   cannot be compared (null, different kinds) makes the answer null; a list that is a
+//!   prefix of the other is the smaller one (`[1] < [1, null]`).
+//! - Maps are equal when they have the same keys and equal values (as lists of values).
+
+use arrow::array::{Array, AsArray};
+use arrow::datatypes::DataType;
+use datafusion::common::ScalarValue;
+use std::cmp::Ordering;
+
+/// A value as Cypher sees it.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Value {
+    Null,
+    Bool(bool),
+    Int(i64),
+    Float(f64),
+    Str(String),
+    List(Vec<Value>),
+    Map(Vec<(String, Value)>),
+    /// Anything else (temporal values, binary): compared by DataFusion's own rules.
+    Other(ScalarValue),
+}
+
+impl Value {
+    pub fn from_scalar(s: &ScalarValue) -> Value {
+        if s.is_null() {
+            return Value::Null;
+        }
+        match s {
+            ScalarValue::Boolean(Some(b)) => Value::Bool(*b),
+            ScalarValue::Int8(Some(x)) => Value::Int(*x as i64),
+            ScalarValue::Int16(Some(x)) => Value::Int(*x as i64),
+            ScalarValue::Int32(Some(x)) => Value::Int(*x as i64),
+            ScalarValue::Int64(Some(x)) => Value::Int(*x),
+            ScalarValue::UInt8(Some(x)) => Value::Int(*x as i64),
+            ScalarValue::UInt16(Some(x)) => Value::Int(*x as i64),
+            ScalarValue::UInt32(Some(x)) => Value::Int(*x as i64),
+            ScalarValue::UInt64(Some(x)) => match i64::try_from(*x) {
+                Ok(i) => Value::Int(i),
+                Err(_) => Value::Float(*x as f64),
+            },
+            ScalarValue::Float32(Some(x)) => Value::Float(*x as f64),
+            ScalarValue::Float64(Some(x)) => Value::Float(*x),
+            ScalarValue::Utf8(Some(x))
+            | ScalarValue::LargeUtf8(Some(x))
+            | ScalarValue::Utf8View(Some(x)) => Value::Str(x.clone()),
+            ScalarValue::List(a) => Value::List(elements(a.value(0).as_ref())),
+            ScalarValue::LargeList(a) => Value::List(elements(a.value(0).as_ref())),
+            ScalarValue::FixedSizeList(a) => Value::List(elements(a.value(0).as_ref())),
+            ScalarValue::Struct(a) => {
+                let fields = a.fields();
+                Value::Map(
+                    fields
+                        .iter()
+                        .enumerate()
+                        .map(|(k, f)| (f.name().clone(), value_at(a.column(k).as_ref(), 0)))
+                        .collect(),
+                )
+            }
+            other => Value::Other(other.clone()),
+        }
+    }
+}
+
+/// Row `i` of `a` as a value.
+pub fn value_at(a: &dyn Array, i: usize) -> Value {
+    if a.is_null(i) {
+        return Value::Null;
+    }
+    match a.data_type() {
+        DataType::List(_) => Value::List(elements(a.as_list::<i32>().value(i).as_ref())),
+        DataType::LargeList(_) => Value::List(elements(a.as_list::<i64>().value(i).as_ref())),
+        _ => match ScalarValue::try_from_array(a, i) {
+            Ok(s) => Value::from_scalar(&s),
+            Err(_) => Value::Null,
+        },
+    }
+}
+
+fn elements(a: &dyn Array) -> Vec<Value> {
+    (0..a.len()).map(|j| value_at(a, j)).collect()
+}
+
+/// `a = b` with three-valued logic: `None` is null.
+pub fn equals(a: &Value, b: &Value) -> Option<bool> {
+    use Value::*;
+    match (a, b) {
+        (Null, _) | (_, Null) => None,
+        (Int(x), Int(y)) => Some(x == y),
+        (Int(_) | Float(_), Int(_) | Float(_)) => Some(num_cmp(a, b) == Some(Ordering::Equal)),
+        (Bool(x), Bool(y)) => Some(x == y),
+        (Str(x), Str(y)) => Some(x == y),
+        (List(xs), List(ys)) => {
+            if xs.len() != ys.len() {
+                return Some(false);
+            }
+            all_equal(xs.iter().zip(ys))
+        }
+        (Map(xs), Map(ys)) => {
+            if xs.len() != ys.len() {
+                return Some(false);
+            }
+            let mut pairs = Vec::with_capacity(xs.len());
+            for (k, x) in xs {
+                match ys.iter().find(|(k2, _)| k2 == k) {
+                    Some((_, y)) => pairs.push((x, y)),
+                    None => return Some(false),
+                }
+            }
+            all_equal(pairs.into_iter())
+        }
+        (Other(x), Other(y)) => Some(x == y),
+        _ => Some(false),
+    }
+}
+
+fn all_equal<'v>(pairs: impl Iterator<Item = (&'v Value, &'v Value)>) -> Option<bool> {
+    let mut unknown = false;
+    for (x, y) in pairs {
+        match equals(x, y) {
+            Some(false) => return Some(false),
+            None => unknown = true,
+            Some(true) => {}
+        }
+    }
+    if unknown {
+        None
+    } else {
+        Some(true)
+    }
+}
+
+/// The outcome of an ordering comparison.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Order {
+    Ordered(Ordering),
+    /// NaN takes part: every ordering comparison is false.
+    Unordered,
+    /// Null or values of kinds that don't order: every comparison is null.
+    Null,
+}
+
+fn num_cmp(a: &Value, b: &Value) -> Option<Ordering> {
+    match (a, b) {
+        (Value::Int(x), Value::Int(y)) => Some(x.cmp(y)),
+        (Value::Int(x), Value::Float(y)) => cmp_int_float(*x, *y),
+        (Value::Float(x), Value::Int(y)) => cmp_int_float(*y, *x).map(Ordering::reverse),
+        (Value::Float(x), Value::Float(y)) => x.partial_cmp(y),
+        _ => None,
+    }
+}
+
+/// 2^63: the first float above every 64-bit integer.
+pub const TWO_63: f64 = 9_223_372_036_854_775_808.0;
+
+/// An integer against a float without losing the integer's low bits.
+fn cmp_int_float(i: i64, f: f64) -> Option<Ordering> {
+    if f.is_nan() {
+        return None;
+    }
+    if f >= TWO_63 {
+        return Some(Ordering::Less);
+    }
+    if f < -TWO_63 {
+        return Some(Ordering::Greater);
+    }
+    let t = f.trunc();
+    match i.cmp(&(t as i64)) {
+        Ordering::Equal if f > t => Some(Ordering::Less),
+        Ordering::Equal if f < t => Some(Ordering::Greater),
+        o => Some(o),
+    }
+}
+
+/// How `a` orders against `b`.
+pub fn order(a: &Value, b: &Value) -> Order {
+    use Value::*;
+    match (a, b) {
+        (Null, _) | (_, Null) => Order::Null,
+        (Int(_) | Float(_), Int(_) | Float(_)) => match num_cmp(a, b) {
+            Some(o) => Order::Ordered(o),
+            None => Order::Unordered,
+        },
+        (Bool(x), Bool(y)) => Order::Ordered(x.cmp(y)),
+        (Str(x), Str(y)) => Order::Ordered(x.cmp(y)),
+        (List(xs), List(ys)) => {
+            for (x, y) in xs.iter().zip(ys) {
+                match order(x, y) {
+                    Order::Ordered(Ordering::Equal) => {}
+                    other => return other,
+                }
+            }
+            Order::Ordered(xs.len().cmp(&ys.len()))
+        }
+        (Other(x), Other(y)) => match x.partial_cmp(y) {
+            Some(o) => Order::Ordered(o),
+            None => Order::Null,
+        },
+        _ => Order::Null,
+    }
+}
+
+/// `x IN list`: true if some element equals `x`, else null if some comparison was null (or
+/// `x` is null and the list is not empty), else false.
+pub fn member(x: &Value, list: &Value) -> Option<bool> {
+    let Value::List(items) = list else {
+        return None;
+    };
+    let mut unknown = false;
+    for item in items {
+        match equals(x, item) {
+            Some(true) => return Some(true),
+            None => unknown = true,
+            Some(false) => {}
+        }
+    }
+    if unknown {
+        None
+    } else {
+        Some(false)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Value::*;
+    use super::*;
+
+    fn l(v: Vec<Value>) -> Value {
+        List(v)
+    }
+
+    #[test]
+    fn list_equality_is_three_valued() {
+        assert_eq!(
+            equals(&l(vec![Int(1), Int(2)]), &l(vec![Int(1), Null])),
+            None
+        );
+        assert_eq!(
+            equals(&l(vec![Int(1), Int(2)]), &l(vec![Int(3), Null])),
+            Some(false)
+        );
+        assert_eq!(
+            equals(&l(vec![Int(1)]), &l(vec![Int(1), Null])),
+            Some(false)
+        );
+        assert_eq!(equals(&l(vec![Int(1)]), &l(vec![Float(1.0)])), Some(true));
+        assert_eq!(
+            equals(&l(vec![Str("a".into())]), &l(vec![Int(1)])),
+            Some(false)
+        );
+        assert_eq!(equals(&Float(f64::NAN), &Float(f64::NAN)), Some(false));
+    }
+
+    #[test]
+    fn list_ordering() {
+        let ge = |a: &Value, b: &Value| match order(a, b) {
+            Order::Ordered(o) => Some(o != Ordering::Less),
+            Order::Unordered => Some(false),
+            Order::Null => None,
+        };
+        assert_eq!(ge(&l(vec![Int(1), Int(2)]), &l(vec![Int(1), Null])), None);
+        assert_eq!(
+            ge(&l(vec![Int(2), Int(2)]), &l(vec![Int(1), Null])),
+            Some(true)
+        );
+        assert_eq!(
+            order(&l(vec![Int(1)]), &l(vec![Int(1), Null])),
+            Order::Ordered(Ordering::Less)
+        );
+        assert_eq!(
+            order(&l(vec![Int(1)]), &l(vec![Str("a".into())])),
+            Order::Null
+        );
+        assert_eq!(
+            order(&Int(i64::MAX), &Float(TWO_63)),
+            Order::Ordered(Ordering::Less)
+        );
+        assert_eq!(order(&Int(1), &Float(f64::NAN)), Order::Unordered);
+    }
+
+    #[test]
+    fn membership() {
+        let x = l(vec![Int(1), Int(2), Null]);
+        assert_eq!(member(&x, &l(vec![Int(1), x.clone()])), None);
+        assert_eq!(member(&Int(2), &l(vec![Int(1), Null])), None);
+        assert_eq!(member(&Int(1), &l(vec![Int(1), Null])), Some(true));
+        assert_eq!(member(&Int(2), &l(vec![Int(1)])), Some(false));
+        assert_eq!(member(&Null, &l(vec![])), Some(false));
+        assert_eq!(member(&Null, &l(vec![Int(1)])), None);
+    }
+}
