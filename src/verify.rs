@@ -41,6 +41,7 @@ impl Rng {
 /// A property that can be filtered on, with values seen in the data (as Cypher literals).
 #[derive(Debug, Clone)]
 struct Prop {
+    /// The name as written in a query.
     name: String,
     numeric: bool,
     values: Vec<String>,
@@ -92,10 +93,12 @@ async fn filterable_props(g: &Graph, pattern: &str, props: &[(String, DataType)]
     let mut out = Vec::new();
     for (p, t) in props {
         if let Some(numeric) = filterable(t) {
-            let values = sample_values(g, pattern, p).await;
+            // As written in a query (quoted where the name needs it).
+            let name = cypher::fmt_ident(p);
+            let values = sample_values(g, pattern, &name).await;
             if !values.is_empty() {
                 out.push(Prop {
-                    name: p.clone(),
+                    name,
                     numeric,
                     values,
                 });
@@ -285,6 +288,166 @@ fn query(rng: &mut Rng, s: &Schema) -> Option<String> {
     }
 }
 
+/// Variable names that look like the engine's internal column names, or need quoting.
+const HOSTILE_NAMES: &[&str] = &[
+    "`a__id`",
+    "`__anon1`",
+    "`__anonr2`",
+    "`__agg0`",
+    "`__ret0`",
+    "`x__#src`",
+    "`a.b`",
+    "`two words`",
+    "`ünï`",
+    "`#key`",
+    "`_`",
+];
+
+/// Shapes aimed at defect classes both execution paths could share (binding, naming,
+/// DataFusion's rewrites, value semantics): constant grouping keys over no rows, hops no
+/// table can satisfy inside chains and cycles, a key at the far end of a variable-length hop,
+/// properties an inferred label lacks, hostile variable names, names re-bound along WITH
+/// chains, and integers near the 64-bit limits.
+fn special(rng: &mut Rng, s: &Schema) -> Option<String> {
+    let (t, from, to, _) = rng.pick(&s.rels).clone();
+    let from_props = s.labels.get(&from).cloned().unwrap_or_default();
+    let to_props = s.labels.get(&to).cloned().unwrap_or_default();
+    let any_prop = |rng: &mut Rng, props: &[Prop]| -> Option<Prop> {
+        (!props.is_empty()).then(|| rng.pick(props).clone())
+    };
+    Some(match rng.below(8) {
+        // A constant grouping key over no rows: no groups, no rows.
+        0 => {
+            let key = *rng.pick(&["'x'", "1", "null", "[1, 2]", "labels(a)"]);
+            let p = any_prop(rng, &from_props)?.name;
+            let empty = if rng.chance(50) {
+                format!("a.{p} <> a.{p}")
+            } else {
+                format!("a.{p} IS NULL AND a.{p} IS NOT NULL")
+            };
+            match rng.below(3) {
+                0 => format!("MATCH (a:`{from}`) WHERE {empty} RETURN {key} AS k, count(*) AS c"),
+                1 => format!(
+                    "MATCH (a:`{from}`)-[:`{t}`]->(b:`{to}`) WHERE {empty} RETURN {key} AS k, labels(b) AS l, count(*) AS c"
+                ),
+                _ => format!("UNWIND [] AS x RETURN {} AS k, count(*) AS c", if key == "labels(a)" { "2" } else { key }),
+            }
+        }
+        // A chain or cycle with a hop whose type has no table between those labels.
+        1 => {
+            let (t2, _, _, _) = rng.pick(&s.rels).clone();
+            let fits = s.rels.iter().any(|r| r.0 == t2 && r.1 == to);
+            let opt = if rng.chance(30) { "OPTIONAL " } else { "" };
+            let q = match rng.below(3) {
+                0 => format!("MATCH (a:`{from}`)-[:`{t}`]->(b:`{to}`)-[:`{t2}`]->(c) RETURN count(*) AS n"),
+                1 => format!("MATCH (a:`{from}`)-[:`{t}`]->(b:`{to}`)<-[:`{t2}`]-(a) RETURN count(*) AS n"),
+                _ => format!(
+                    "MATCH (a:`{from}`) {opt}MATCH (a)-[:`{t}`]->(b:`{to}`)-[:`{t2}`]->(c:`{from}`) RETURN count(*) AS n, count(c) AS m"
+                ),
+            };
+            let _ = fits;
+            q
+        }
+        // A key (or another filter) at the far end of a variable-length hop.
+        2 => {
+            let p = any_prop(rng, &to_props)?;
+            let v = rng.pick(&p.values).clone();
+            let dir = if rng.chance(50) { "-" } else { "->" };
+            let hi = 1 + rng.below(2);
+            format!(
+                "MATCH (a:`{from}`)-[:`{t}`*1..{hi}]{dir}(b:`{to}` {{{}: {v}}}) RETURN count(*) AS n, count(DISTINCT a) AS d",
+                p.name
+            )
+        }
+        // Properties of a node whose label was inferred (some labels lack them: null).
+        3 => {
+            let others: Vec<&Prop> = s.labels.values().flatten().collect();
+            let p = (*rng.pick(&others)).clone();
+            format!(
+                "MATCH (a:`{from}`)-[:`{t}`]->(b) RETURN count(b.{}) AS n, count(*) AS c",
+                p.name
+            )
+        }
+        // Hostile variable names, as nodes, relationships and projected values.
+        4 => {
+            let v = *rng.pick(HOSTILE_NAMES);
+            let w = *rng.pick(HOSTILE_NAMES);
+            let p = any_prop(rng, &from_props)?;
+            match rng.below(4) {
+                0 => format!(
+                    "MATCH ({v}:`{from}`)-[:`{t}`]->(b) RETURN {v}.{} AS x, count(*) AS c ORDER BY x, c",
+                    p.name
+                ),
+                1 => format!("UNWIND [1, 2] AS {v} MATCH (a:`{from}`)-[:`{t}`]->() RETURN DISTINCT {v} AS x ORDER BY x"),
+                2 => format!(
+                    "MATCH (a:`{from}`) WITH a, 1 AS {v} RETURN a.{} AS x, {v} AS y ORDER BY x, y",
+                    p.name
+                ),
+                _ => format!(
+                    "MATCH ({v}:`{from}`)-[{}:`{t}`]->(b) WITH {v}, count(*) AS {} RETURN {v}.{} AS x, {} AS c ORDER BY x, c",
+                    if w == v { "`r`" } else { w },
+                    if w == v { "`cnt`" } else { w },
+                    p.name,
+                    if w == v { "`cnt`" } else { w },
+                ),
+            }
+        }
+        // A name re-bound along a WITH chain.
+        5 => {
+            let ops = ["x + 1", "x * 2", "x - 3", "-x"];
+            let steps = 2 + rng.below(3);
+            let mut q = String::from("UNWIND [1, 2, 3] AS x");
+            for _ in 0..steps {
+                q.push_str(&format!(" WITH {} AS x", rng.pick(&ops)));
+            }
+            q.push_str(" RETURN sum(x) AS s, min(x) AS m, count(*) AS c");
+            q
+        }
+        // Integers near the 64-bit limits (an overflow is an error).
+        6 => {
+            let big = *rng.pick(&[
+                "9223372036854775807",
+                "-9223372036854775807",
+                "4611686018427387904",
+            ]);
+            match rng.below(3) {
+                0 => format!("RETURN {big} + {} AS x", rng.below(3)),
+                1 => format!("UNWIND [{big}, {}] AS x RETURN sum(x) AS s", rng.below(3)),
+                _ => format!("RETURN {big} * {} AS x", 1 + rng.below(2)),
+            }
+        }
+        // A grouped count keyed by a property of the far node, with an empty-group filter.
+        _ => {
+            let p = any_prop(rng, &to_props)?;
+            format!(
+                "MATCH (a:`{from}`)-[:`{t}`]->(b:`{to}`) WITH b.{} AS k, count(*) AS c WHERE c > 0 RETURN k, c ORDER BY k, c",
+                p.name
+            )
+        }
+    })
+}
+
+/// Generates `n` queries from `seed` over `graph`'s schema (the queries `run` compares).
+pub async fn generate(graph: &Graph, n: usize, seed: u64) -> Vec<String> {
+    let schema = schema(graph).await;
+    let mut rng = Rng(seed);
+    let mut out = Vec::new();
+    while out.len() < n {
+        if let Some(q) = next_query(&mut rng, &schema) {
+            out.push(q);
+        }
+    }
+    out
+}
+
+fn next_query(rng: &mut Rng, s: &Schema) -> Option<String> {
+    if rng.chance(25) {
+        special(rng, s)
+    } else {
+        query(rng, s)
+    }
+}
+
 /// One query whose results differ between the modes.
 #[derive(Debug, Clone)]
 pub struct Mismatch {
@@ -336,19 +499,14 @@ pub async fn run(graph: &Graph, n: usize, seed: u64) -> Result<Report> {
 
 /// Generates `n` queries from `seed` over `on`'s schema and compares `on` against `off`.
 pub async fn compare(on: &Graph, off: &Graph, n: usize, seed: u64) -> Result<Report> {
-    let schema = schema(on).await;
-    let mut rng = Rng(seed);
     let mut report = Report::default();
     let p = Params::new();
-    let mut made = 0;
-    while made < n {
-        let Some(q) = query(&mut rng, &schema) else {
-            continue;
-        };
-        made += 1;
+    for q in generate(on, n, seed).await {
         report.queries.push(q.clone());
         let (a, b) = (on.query(&q, &p).await, off.query(&q, &p).await);
         let same = match (&a, &b) {
+            // Both fail at run time with the same Cypher error (an overflow, say): agreed.
+            (Err(x @ crate::Error::Runtime(_)), Err(y)) => x.kind_name() == y.kind_name(),
             (Err(x), Err(_)) => {
                 report.rejected.push((q.clone(), x.to_string()));
                 continue;

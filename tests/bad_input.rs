@@ -31,7 +31,6 @@ async fn malformed_and_wrong_queries_give_positioned_errors() {
         "MATCH (n:Person) RETURN sum(n.firstName)",
         "DELETE n",
         "RETURN {a: }",
-        "MATCH (n:Person) RETURN n.age[0]",
         "RETURN 9223372036854775808",
     ];
     for q in queries {
@@ -64,6 +63,83 @@ async fn runtime_errors_are_errors() {
         e.to_string().to_lowercase().contains("divide by zero"),
         "{e}"
     );
+    // Errors of the values carry their openCypher class and detail.
+    for (q, class, detail) in [
+        (
+            "MATCH (n:Person) RETURN n.age[0]",
+            "TypeError",
+            "InvalidArgumentType",
+        ),
+        (
+            "RETURN 9223372036854775807 + 1",
+            "ArithmeticError",
+            "IntegerOverflow",
+        ),
+        ("RETURN range(1, 5, 0)", "ArgumentError", "NumberOutOfRange"),
+        (
+            "RETURN left('abc', -1)",
+            "ArgumentError",
+            "NegativeIntegerArgument",
+        ),
+        ("RETURN toBoolean([1])", "TypeError", "InvalidArgumentValue"),
+    ] {
+        let e = g.query(q, &Params::new()).await.unwrap_err();
+        assert!(!e.is_compile_time(), "{q}: {e}");
+        assert_eq!(
+            (e.class().name(), e.kind_name().as_str()),
+            (class, detail),
+            "{q}: {e}"
+        );
+    }
+}
+
+/// Node keys of one integer type, edge endpoints of a wider one, some out of the keys' range
+/// (dangling): both modes answer, and alike.
+#[tokio::test]
+async fn endpoints_wider_than_the_keys_are_dangling_in_both_modes() {
+    use arrow::array::{ArrayRef, Int32Array, Int64Array};
+    use arrow::datatypes::{DataType, Field, Schema};
+    use arrow::record_batch::RecordBatch;
+    use std::sync::Arc;
+    let nodes = RecordBatch::try_new(
+        Arc::new(Schema::new(vec![Field::new("id", DataType::Int32, false)])),
+        vec![Arc::new(Int32Array::from(vec![1, 2, 3])) as ArrayRef],
+    )
+    .unwrap();
+    let edge_schema = Arc::new(Schema::new(vec![
+        Field::new("src", DataType::Int64, false),
+        Field::new("dst", DataType::Int64, false),
+    ]));
+    let edges = RecordBatch::try_new(
+        edge_schema.clone(),
+        vec![
+            Arc::new(Int64Array::from(vec![1, 2, 1 << 40, 3])) as ArrayRef,
+            Arc::new(Int64Array::from(vec![2, 3, 1, 1 << 40])) as ArrayRef,
+        ],
+    )
+    .unwrap();
+    let g = Graph::builder()
+        .node_table("N", "id", nodes.schema(), vec![nodes])
+        .relationship_table("E", "N", "N", "src", "dst", edge_schema, vec![edges])
+        .build()
+        .await
+        .unwrap();
+    let join = g.with_mode(lance_csr::session::Mode::Join).await.unwrap();
+    for q in [
+        "MATCH (a:N)-[:E]->(b:N) RETURN a.id AS a, b.id AS b ORDER BY a, b",
+        "MATCH (a:N)<-[:E]-(b:N) RETURN count(*) AS c",
+        "MATCH (a:N)-[:E*1..3]->(b:N) RETURN count(*) AS c",
+    ] {
+        let x = common::lines(&common::run(&g, q).await);
+        let y = common::lines(&common::run(&join, q).await);
+        assert_eq!(x, y, "{q}");
+    }
+    let r = common::run(
+        &g,
+        "MATCH (a:N)-[:E]->(b:N) RETURN a.id AS a, b.id AS b ORDER BY a, b",
+    )
+    .await;
+    assert_eq!(common::lines(&r), vec!["1|2", "2|3"]);
 }
 
 fn write_config(dir: &std::path::Path, text: &str) -> PathBuf {

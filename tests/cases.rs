@@ -50,7 +50,15 @@ async fn run_cases(g: &lance_csr::Graph) {
                     ));
                 }
             }
-            (Expect::Error(kind), Ok(r)) => failures.push(format!(
+            (Expect::RuntimeError(kind), Err(e)) => {
+                if &e.kind_name() != kind || e.is_compile_time() {
+                    failures.push(format!(
+                        "{where_}: expected {kind} at run time, got {} ({e})",
+                        e.kind_name()
+                    ));
+                }
+            }
+            (Expect::Error(kind) | Expect::RuntimeError(kind), Ok(r)) => failures.push(format!(
                 "{where_}: expected {kind}, got {} rows",
                 r.num_rows()
             )),
@@ -64,7 +72,7 @@ async fn run_cases(g: &lance_csr::Graph) {
                 let mut got = lines(&r);
                 let mut want = match expect {
                     Expect::Ordered(w) | Expect::Rowsort(w) => w.clone(),
-                    Expect::Error(_) => unreachable!(),
+                    Expect::Error(_) | Expect::RuntimeError(_) => unreachable!(),
                 };
                 if matches!(expect, Expect::Rowsort(_)) {
                     got.sort();

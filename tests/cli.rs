@@ -76,6 +76,31 @@ fn json_output_and_string_parameters() {
     assert_eq!(v, serde_json::json!([{"f": "Bob"}, {"f": "Carl"}]));
 }
 
+/// JSON has no NaN or infinities: they are written as the bare tokens `NaN`, `Infinity` and
+/// `-Infinity` (not as null, which would lose them), and a string that reads the same stays one.
+#[test]
+fn json_keeps_non_finite_floats() {
+    let o = run(&[
+        "query",
+        "--graph",
+        sample_graph(),
+        "--format",
+        "json",
+        "RETURN 0.0 / 0.0 AS n, 1.0 / 0.0 AS p, -1.0 / 0.0 AS m, 'NaN' AS s, [0.0 / 0.0] AS l",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let text = stdout(&o);
+    for part in [
+        "\"n\": NaN",
+        "\"p\": Infinity",
+        "\"m\": -Infinity",
+        "\"s\": \"NaN\"",
+    ] {
+        assert!(text.contains(part), "{part} in {text}");
+    }
+    assert!(!text.contains("null"), "{text}");
+}
+
 #[test]
 fn query_from_file_and_stdin() {
     let dir = tempfile::tempdir().unwrap();

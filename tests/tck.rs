@@ -12,7 +12,34 @@ use std::time::Duration;
 enum Outcome {
     Passed,
     Failed(String),
+    /// An error was expected and came, but of another class or in another phase.
+    WrongError(String),
     NotExpressible(String),
+}
+
+/// Whether our error matches the TCK's class (`SyntaxError`, `TypeError`, ...; the generic
+/// `Error` takes any) and phase (`compile time`, `runtime`, `any time`).
+fn error_matches(e: &lance_csr::Error, class: &str, phase: &str) -> Result<(), String> {
+    let ours = e.class().name();
+    let class_ok = class == "Error" || class == ours;
+    let phase_ok = match phase {
+        "compile time" => e.is_compile_time(),
+        "runtime" => !e.is_compile_time(),
+        _ => true,
+    };
+    if class_ok && phase_ok {
+        Ok(())
+    } else {
+        let when = if e.is_compile_time() {
+            "compile time"
+        } else {
+            "runtime"
+        };
+        Err(format!(
+            "expected {class} at {phase}, got {ours} ({}) at {when}: {e}",
+            e.kind_name()
+        ))
+    }
 }
 
 fn is_unsupported(e: &lance_csr::Error) -> bool {
@@ -56,10 +83,10 @@ async fn run(s: &Scenario) -> Outcome {
             Err(e) if is_unsupported(&e) => {
                 Outcome::Failed(format!("rejected as unsupported: {e}"))
             }
-            Err(e) if phase == "compile time" && !e.is_compile_time() => Outcome::Failed(format!(
-                "expected a compile-time {kind}, got at run time: {e}"
-            )),
-            Err(_) => Outcome::Passed,
+            Err(e) => match error_matches(&e, kind, phase) {
+                Ok(()) => Outcome::Passed,
+                Err(why) => Outcome::WrongError(why),
+            },
         };
     }
     let r = match result {
@@ -154,6 +181,7 @@ async fn tck() {
     let mut failures: Vec<(String, String)> = Vec::new();
     let mut not_expressible: Vec<(String, String)> = Vec::new();
     let (mut strict_total, mut strict_passed) = (0usize, 0usize);
+    let mut wrong_errors = 0usize;
     for s in &scenarios {
         let outcome = run(s).await;
         let c = per_dir.entry(directory(&s.feature_file)).or_default();
@@ -170,6 +198,11 @@ async fn tck() {
             Outcome::Failed(why) => {
                 c.failed += 1;
                 failures.push((s.id.clone(), why));
+            }
+            Outcome::WrongError(why) => {
+                c.failed += 1;
+                wrong_errors += 1;
+                failures.push((s.id.clone(), format!("wrong error: {why}")));
             }
             Outcome::NotExpressible(why) => {
                 c.not_expressible += 1;
@@ -206,6 +239,9 @@ async fn tck() {
         "\nTCK summary: {p} passed, {f} failed, {n} not expressible of {} scenarios; strict_core {strict_passed}/{strict_total} passed ({:.1}%)",
         scenarios.len(),
         100.0 * strict_passed as f64 / strict_total.max(1) as f64
+    );
+    println!(
+        "of the failures, {wrong_errors} raised an error of another class or phase than expected"
     );
     if !is_default {
         return;

@@ -52,3 +52,166 @@ async fn a_different_answer_is_reported() {
         .all(|m| m.optimized != m.unoptimized));
     assert!(report.render().contains("MISMATCH "));
 }
+
+/// The generated queries against the reference interpreter (`common::reference`: the query
+/// evaluated directly over the sample graph's rows, sharing no code with the binder, planner or
+/// DataFusion), in both modes. Catches what the two modes share.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn random_queries_agree_with_the_reference_interpreter() {
+    use common::reference::{RefError, RefGraph};
+    use lance_csr::session::Mode;
+    let csr = common::sample().await;
+    let join = csr.with_mode(Mode::Join).await.unwrap();
+    let reference = RefGraph::new(&lance_csr_datasets::sample::tables());
+    let queries = lance_csr::verify::generate(&csr, 600, 20261201).await;
+    let (mut compared, mut errors) = (0, 0);
+    let mut skipped = Vec::new();
+    let mut mismatches = Vec::new();
+    for q in &queries {
+        let want = match reference.query(q) {
+            Ok(r) => Ok(r),
+            Err(RefError::Unsupported(why)) => {
+                skipped.push(format!("{q}: {why}"));
+                continue;
+            }
+            Err(RefError::Error(e)) => Err(e),
+        };
+        compared += 1;
+        errors += want.is_err() as usize;
+        for g in [&csr, &join] {
+            let got = g.query(q, &lance_csr::Params::new()).await;
+            let same = match (&want, &got) {
+                (Err(_), Err(e)) => !e.is_compile_time() || e.class().name() != "Error",
+                (Ok((cols, rows)), Ok(r)) => {
+                    let mut got_rows = common::rows(r);
+                    let mut want_rows = rows.clone();
+                    if !q.contains(" ORDER BY ") {
+                        got_rows.sort();
+                        want_rows.sort();
+                    }
+                    &r.columns == cols && got_rows == want_rows
+                }
+                _ => false,
+            };
+            if !same {
+                mismatches.push(format!(
+                    "MISMATCH ({:?}) {q}\n  reference: {want:?}\n  engine:    {:?}",
+                    g.options().mode,
+                    got.map(|r| (r.columns.clone(), common::rows(&r)))
+                        .map_err(|e| e.to_string())
+                ));
+            }
+        }
+    }
+    println!(
+        "{compared} queries compared with the reference ({errors} errors expected), {} skipped",
+        skipped.len()
+    );
+    for s in skipped.iter().take(10) {
+        println!("  skipped: {s}");
+    }
+    assert!(mismatches.is_empty(), "{}", mismatches.join("\n"));
+    assert!(compared >= 500, "only {compared} compared");
+}
+
+/// Labels, types and properties whose names look like the planner's internal columns or need
+/// quoting: the sample graph renamed, queried at random, checked against the reference.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn hostile_names_agree_with_the_reference_interpreter() {
+    use arrow::datatypes::{Field, Schema};
+    use common::reference::{RefError, RefGraph};
+    use lance_csr_datasets::{Table, TableKind};
+    use std::sync::Arc;
+    let label = |l: &str| match l {
+        "Person" => "__P e.r#s".to_string(),
+        "Post" => "__anon1".to_string(),
+        other => other.to_string(),
+    };
+    let prop = |p: &str| match p {
+        "src" | "dst" => p.to_string(),
+        "id" => "__id".to_string(),
+        "firstName" => "a__b".to_string(),
+        "age" => "x__#src".to_string(),
+        "creationDate" => "__agg0".to_string(),
+        other => format!("{other}.ü"),
+    };
+    let tables: Vec<Table> = lance_csr_datasets::sample::tables()
+        .into_iter()
+        .map(|t| {
+            let schema = t.batch.schema();
+            let fields: Vec<Field> = schema
+                .fields()
+                .iter()
+                .map(|f| f.as_ref().clone().with_name(prop(f.name())))
+                .collect();
+            let batch = arrow::record_batch::RecordBatch::try_new(
+                Arc::new(Schema::new(fields)),
+                t.batch.columns().to_vec(),
+            )
+            .unwrap();
+            let kind = match t.kind {
+                TableKind::Node { label: l, id } => TableKind::Node {
+                    label: label(&l),
+                    id: prop(&id),
+                },
+                TableKind::Rel { rel_type, from, to } => TableKind::Rel {
+                    rel_type: format!("__{rel_type}"),
+                    from: label(&from),
+                    to: label(&to),
+                },
+            };
+            Table {
+                name: t.name,
+                kind,
+                batch,
+            }
+        })
+        .collect();
+    let reference = RefGraph::new(&tables);
+    let g = lance_csr::Graph::from_tables(tables, Default::default())
+        .await
+        .unwrap();
+    // Values and keys() show the hostile names as they are.
+    let r = common::run(
+        &g,
+        "MATCH (p:`__P e.r#s` {`__id`: 1}) RETURN p.`a__b` AS n, keys(p) AS k, labels(p) AS l",
+    )
+    .await;
+    assert_eq!(
+        common::lines(&r),
+        vec!["Ann|['__id', 'a__b', 'lastName.ü', 'gender.ü', 'x__#src', 'birthday.ü', '__agg0', 'browserUsed.ü']|['__P e.r#s']"]
+    );
+    let queries = lance_csr::verify::generate(&g, 150, 7).await;
+    let mut compared = 0;
+    let mut mismatches = Vec::new();
+    for q in &queries {
+        let want = match reference.query(q) {
+            Ok(r) => Ok(r),
+            Err(RefError::Unsupported(_)) => continue,
+            Err(RefError::Error(e)) => Err(e),
+        };
+        compared += 1;
+        let got = g.query(q, &lance_csr::Params::new()).await;
+        let same = match (&want, &got) {
+            (Err(_), Err(e)) => !e.is_compile_time(),
+            (Ok((cols, rows)), Ok(r)) => {
+                let (mut a, mut b) = (common::rows(r), rows.clone());
+                if !q.contains(" ORDER BY ") {
+                    a.sort();
+                    b.sort();
+                }
+                &r.columns == cols && a == b
+            }
+            _ => false,
+        };
+        if !same {
+            mismatches.push(format!(
+                "MISMATCH {q}\n  reference: {want:?}\n  engine:    {:?}",
+                got.map(|r| common::rows(&r)).map_err(|e| e.to_string())
+            ));
+        }
+    }
+    println!("{compared} queries on hostile names compared with the reference");
+    assert!(mismatches.is_empty(), "{}", mismatches.join("\n"));
+    assert!(compared >= 120, "only {compared} compared");
+}

@@ -115,8 +115,14 @@ MATCH (x)-[:HAS_TAG]->(t:Tag) WITH x MATCH (x)-[:KNOWS]->(n {firstName: 'Bob'}) 
 c
 0
 
-# A property map key no candidate label has is a typo.
-MATCH (n {nmae: 'rust'}) RETURN n
+# A property map key no candidate label has: the label was not written, so the property is
+# null (openCypher) and nothing matches. With a written label it is a typo (errors.cypher).
+MATCH (n {nmae: 'rust'}) RETURN count(n) AS c
+---- rowsort
+c
+0
+
+MATCH (n:Person:Tag {nmae: 'rust'}) RETURN n
 ---- error UnknownProperty
 
 # A pattern that would need too many branches asks for labels.

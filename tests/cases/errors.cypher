@@ -33,6 +33,15 @@ CREATE (n:Person {id: 7})
 MATCH (p:Person) RETURN p LIMIT -1
 ---- error NegativeIntegerArgument
 
+# A parameter's value is checked when rows reach it (openCypher: an ArgumentError at run time).
+MATCH (p:Person) RETURN p LIMIT $n
+-- param n=-1
+---- runtime-error NegativeIntegerArgument
+
+MATCH (p:Person) RETURN p SKIP $n
+-- param n=1.5
+---- runtime-error InvalidArgumentType
+
 RETURN 1 AS a UNION RETURN 2 AS b
 ---- error DifferentColumnsInUnion
 

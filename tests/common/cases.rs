@@ -10,6 +10,8 @@ pub enum Expect {
     Rowsort(Vec<String>),
     /// An error of this kind, raised before execution.
     Error(String),
+    /// An error of this kind, raised while executing (`---- runtime-error Kind`).
+    RuntimeError(String),
 }
 
 #[derive(Debug, Clone)]
@@ -66,7 +68,9 @@ pub fn parse_file(path: &Path) -> Vec<Case> {
             body.push(lines[i].to_string());
             i += 1;
         }
-        let (header, expect) = if let Some(kind) = mode.strip_prefix("error") {
+        let (header, expect) = if let Some(kind) = mode.strip_prefix("runtime-error") {
+            (String::new(), Expect::RuntimeError(kind.trim().to_string()))
+        } else if let Some(kind) = mode.strip_prefix("error") {
             (String::new(), Expect::Error(kind.trim().to_string()))
         } else {
             let header = body.first().cloned().unwrap_or_default();

@@ -2,6 +2,7 @@
 #![allow(dead_code)]
 
 pub mod cases;
+pub mod reference;
 pub mod tck;
 
 use lance_csr::{Graph, Params, QueryResult};

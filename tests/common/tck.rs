@@ -12,7 +12,8 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 
 /// Label of nodes that have none (the table model needs one table per label).
-pub const UNLABELED: &str = "__unlabeled";
+/// Unlabeled nodes live in the table of the empty label.
+pub const UNLABELED: &str = "";
 
 #[derive(Debug, Clone)]
 pub struct Scenario {
@@ -365,9 +366,6 @@ pub fn arrow_value(a: &dyn Array, i: usize) -> Value {
             let props = |skip: usize, drop_null: bool| {
                 let mut m = BTreeMap::new();
                 for (k, n) in names.iter().enumerate().skip(skip) {
-                    if n.starts_with("__") {
-                        continue;
-                    }
                     let v = arrow_value(s.column(k).as_ref(), i);
                     if drop_null && matches!(v, Value::Null) {
                         continue;
@@ -379,9 +377,7 @@ pub fn arrow_value(a: &dyn Array, i: usize) -> Value {
             match names.first() {
                 Some(&"__label") => {
                     let l = match arrow_value(s.column(0).as_ref(), i) {
-                        Value::Str(l) if !l.is_empty() && !l.starts_with("__") => {
-                            BTreeSet::from([l])
-                        }
+                        Value::Str(l) if !l.is_empty() => BTreeSet::from([l]),
                         _ => BTreeSet::new(),
                     };
                     Value::Node(l, props(1, true))
@@ -548,7 +544,7 @@ fn table(
         cols.push(Arc::new(Int64Array::from(v)));
     }
     for n in names {
-        if n.starts_with("__") {
+        if matches!(n.as_str(), "__id" | "__src" | "__dst") {
             return Err(NotExpressible(format!("reserved property name {n}")));
         }
         let vals: Vec<Option<Value>> = rows.iter().map(|r| r.get(&n).cloned()).collect();
@@ -606,7 +602,9 @@ pub async fn build_graph(setup: &Json) -> Result<Graph, NotExpressible> {
     let mut b = Graph::builder();
     for (label, (ids, rows)) in by_label {
         let batch = table(vec![("__id", ids)], &rows)?;
-        b = b.node_table(&label, "__id", batch.schema(), vec![batch]);
+        b = b
+            .node_table(&label, "__id", batch.schema(), vec![batch])
+            .hidden_key(&label);
     }
     for ((t, from, to), (src, dst, rows)) in by_type {
         let batch = table(vec![("__src", src), ("__dst", dst)], &rows)?;

@@ -1,0 +1,1176 @@
+//! A reference interpreter for the test suites: evaluates a parsed query directly over the rows
+//! of a small in-memory graph, the obvious way (every node, every edge, backtracking), with no
+//! DataFusion, binder, planner or rules of the engine involved. Slow and simple on purpose: the
+//! random queries of `verify` are checked against it, so bugs the engine's two execution paths
+//! share (binding, naming, DataFusion's optimizer, value semantics) show up as mismatches.
+//!
+//! Semantics are openCypher's, with the engine's documented differences: a node has one label,
+//! `(n:A:B)` matches a node labelled `A` or `B`, an undirected pattern matches a self-loop once.
+//! Results are rendered like the engine's `output::rows` (top-level strings unquoted).
+
+use arrow::array::{Array, AsArray};
+use arrow::datatypes::{DataType, Float64Type, Int32Type, Int64Type};
+use cypher::ast::{self, BinaryOp, Direction, ExprKind, Literal, UnaryOp};
+use lance_csr_datasets::{Table, TableKind};
+use std::cmp::Ordering;
+use std::collections::{BTreeMap, HashMap};
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum V {
+    Null,
+    Bool(bool),
+    Int(i64),
+    Float(f64),
+    Str(String),
+    List(Vec<V>),
+    Map(Vec<(String, V)>),
+    Node(usize),
+    Rel(usize),
+}
+
+struct Node {
+    label: String,
+    props: Vec<(String, V)>,
+}
+
+struct Rel {
+    typ: String,
+    src: usize,
+    dst: usize,
+    props: Vec<(String, V)>,
+}
+
+/// The graph as plain rows.
+pub struct RefGraph {
+    nodes: Vec<Node>,
+    rels: Vec<Rel>,
+}
+
+/// Why a query was not evaluated or failed.
+#[derive(Debug, Clone, PartialEq)]
+pub enum RefError {
+    /// Outside what this interpreter implements: the query is skipped.
+    Unsupported(String),
+    /// A Cypher error (the engine must fail too).
+    Error(String),
+}
+
+type R<T> = Result<T, RefError>;
+
+fn unsupported<T>(what: impl Into<String>) -> R<T> {
+    Err(RefError::Unsupported(what.into()))
+}
+
+fn error<T>(what: impl Into<String>) -> R<T> {
+    Err(RefError::Error(what.into()))
+}
+
+fn cell(a: &dyn Array, i: usize) -> V {
+    if a.is_null(i) {
+        return V::Null;
+    }
+    match a.data_type() {
+        DataType::Int64 => V::Int(a.as_primitive::<Int64Type>().value(i)),
+        DataType::Int32 => V::Int(a.as_primitive::<Int32Type>().value(i) as i64),
+        DataType::Float64 => V::Float(a.as_primitive::<Float64Type>().value(i)),
+        DataType::Utf8 => V::Str(a.as_string::<i32>().value(i).to_string()),
+        DataType::Boolean => V::Bool(a.as_boolean().value(i)),
+        other => panic!("reference interpreter: column type {other} not supported"),
+    }
+}
+
+impl RefGraph {
+    /// Nodes and relationships of the generator's tables (edges whose endpoints are missing
+    /// are dangling and left out, as the engine leaves them out).
+    pub fn new(tables: &[Table]) -> Self {
+        let mut nodes = Vec::new();
+        let mut index: HashMap<(String, i64), usize> = HashMap::new();
+        for t in tables {
+            if let TableKind::Node { label, id } = &t.kind {
+                let b = &t.batch;
+                let key = b.column_by_name(id).expect("key column");
+                for i in 0..b.num_rows() {
+                    let props: Vec<(String, V)> = b
+                        .schema()
+                        .fields()
+                        .iter()
+                        .enumerate()
+                        .map(|(c, f)| (f.name().clone(), cell(b.column(c).as_ref(), i)))
+                        .collect();
+                    if let V::Int(k) = cell(key.as_ref(), i) {
+                        index.insert((label.clone(), k), nodes.len());
+                    }
+                    nodes.push(Node {
+                        label: label.clone(),
+                        props,
+                    });
+                }
+            }
+        }
+        let mut rels = Vec::new();
+        for t in tables {
+            if let TableKind::Rel { rel_type, from, to } = &t.kind {
+                let b = &t.batch;
+                let (s, d) = (
+                    b.column_by_name("src").unwrap(),
+                    b.column_by_name("dst").unwrap(),
+                );
+                for i in 0..b.num_rows() {
+                    let (V::Int(sk), V::Int(dk)) = (cell(s.as_ref(), i), cell(d.as_ref(), i))
+                    else {
+                        continue;
+                    };
+                    let (Some(&src), Some(&dst)) =
+                        (index.get(&(from.clone(), sk)), index.get(&(to.clone(), dk)))
+                    else {
+                        continue;
+                    };
+                    let props = b
+                        .schema()
+                        .fields()
+                        .iter()
+                        .enumerate()
+                        .filter(|(_, f)| f.name() != "src" && f.name() != "dst")
+                        .map(|(c, f)| (f.name().clone(), cell(b.column(c).as_ref(), i)))
+                        .collect();
+                    rels.push(Rel {
+                        typ: rel_type.clone(),
+                        src,
+                        dst,
+                        props,
+                    });
+                }
+            }
+        }
+        Self { nodes, rels }
+    }
+
+    /// Runs a query: the result columns and rows rendered as the engine renders them.
+    pub fn query(&self, text: &str) -> R<(Vec<String>, Vec<Vec<String>>)> {
+        let q = cypher::parse_query(text).map_err(|e| RefError::Error(e.to_string()))?;
+        let (cols, mut rows) = self.single(&q.first)?;
+        for (all, sq) in &q.unions {
+            let (c2, r2) = self.single(sq)?;
+            if c2 != cols {
+                return error("UNION of different columns");
+            }
+            rows.extend(r2);
+            if !*all {
+                dedup(&mut rows);
+            }
+        }
+        if q.unions.iter().any(|(all, _)| !*all) {
+            dedup(&mut rows);
+        }
+        let rendered = rows
+            .iter()
+            .map(|r| r.iter().map(|v| self.render(v, false)).collect())
+            .collect();
+        Ok((cols, rendered))
+    }
+
+    fn single(&self, sq: &ast::SingleQuery) -> R<(Vec<String>, Vec<Vec<V>>)> {
+        let mut rows: Vec<Row> = vec![Row::default()];
+        for c in &sq.clauses {
+            match c {
+                ast::Clause::Match(m) => rows = self.match_clause(rows, m)?,
+                ast::Clause::Unwind(u) => {
+                    let mut out = Vec::new();
+                    for r in rows {
+                        match self.eval(&u.expr, &r)? {
+                            V::Null => {}
+                            V::List(xs) => {
+                                for x in xs {
+                                    out.push(r.with(&u.alias.name, x));
+                                }
+                            }
+                            x => out.push(r.with(&u.alias.name, x)),
+                        }
+                    }
+                    rows = out;
+                }
+                ast::Clause::With(w) => {
+                    let (names, projected) = self.project(rows, &w.projection, false)?;
+                    rows = projected
+                        .into_iter()
+                        .map(|vals| Row(names.iter().cloned().zip(vals).collect()))
+                        .collect();
+                    if let Some(p) = &w.where_ {
+                        let mut kept = Vec::new();
+                        for r in rows {
+                            if self.eval(p, &r)? == V::Bool(true) {
+                                kept.push(r);
+                            }
+                        }
+                        rows = kept;
+                    }
+                }
+                ast::Clause::Return(p) => return self.project(rows, p, true),
+            }
+        }
+        error("query without RETURN")
+    }
+
+    // ---- MATCH ----
+
+    fn match_clause(&self, rows: Vec<Row>, m: &ast::Match) -> R<Vec<Row>> {
+        let mut out = Vec::new();
+        for r in rows {
+            let mut found = Vec::new();
+            self.match_paths(&r, &m.patterns, &mut Vec::new(), &mut found)?;
+            let mut kept = Vec::new();
+            for f in found {
+                let ok = match &m.where_ {
+                    Some(w) => self.eval(w, &f)? == V::Bool(true),
+                    None => true,
+                };
+                if ok {
+                    kept.push(f);
+                }
+            }
+            if kept.is_empty() && m.optional {
+                let mut nulls = r.clone();
+                for name in pattern_vars(&m.patterns) {
+                    if nulls.get(&name).is_none() {
+                        nulls = nulls.with(&name, V::Null);
+                    }
+                }
+                out.push(nulls);
+            }
+            out.extend(kept);
+        }
+        Ok(out)
+    }
+
+    fn match_paths(
+        &self,
+        row: &Row,
+        paths: &[ast::PathPattern],
+        used: &mut Vec<usize>,
+        out: &mut Vec<Row>,
+    ) -> R<()> {
+        let Some((p, rest)) = paths.split_first() else {
+            out.push(row.clone());
+            return Ok(());
+        };
+        if p.name.is_some() {
+            return unsupported("named path");
+        }
+        for n in self.node_candidates(row, &p.start)? {
+            let r = bind(row, &p.start.var, V::Node(n));
+            self.match_steps(&r, n, &p.steps, used, &mut |r2, used| {
+                self.match_paths(r2, rest, used, out)
+            })?;
+        }
+        Ok(())
+    }
+
+    fn node_ok(&self, row: &Row, n: usize, pat: &ast::NodePattern) -> R<bool> {
+        let node = &self.nodes[n];
+        if !pat.labels.is_empty() && !pat.labels.iter().any(|l| l.name == node.label) {
+            return Ok(false);
+        }
+        if let Some(V::Node(b)) = pat.var.as_ref().and_then(|v| row.get(&v.name)) {
+            if *b != n {
+                return Ok(false);
+            }
+        }
+        if let Some(V::Null) = pat.var.as_ref().and_then(|v| row.get(&v.name)) {
+            return Ok(false);
+        }
+        self.props_ok(row, &node.props, &pat.props)
+    }
+
+    fn props_ok(&self, row: &Row, props: &[(String, V)], map: &Option<ast::Expr>) -> R<bool> {
+        let Some(m) = map else { return Ok(true) };
+        let ExprKind::Map(entries) = &m.kind else {
+            return unsupported("property map parameter");
+        };
+        for (k, e) in entries {
+            let have = props
+                .iter()
+                .find(|(p, _)| p == &k.name)
+                .map(|(_, v)| v.clone())
+                .unwrap_or(V::Null);
+            if equals(&have, &self.eval(e, row)?) != Some(true) {
+                return Ok(false);
+            }
+        }
+        Ok(true)
+    }
+
+    fn node_candidates(&self, row: &Row, pat: &ast::NodePattern) -> R<Vec<usize>> {
+        let mut out = Vec::new();
+        for n in 0..self.nodes.len() {
+            if self.node_ok(row, n, pat)? {
+                out.push(n);
+            }
+        }
+        Ok(out)
+    }
+
+    /// The edges a relationship pattern can take from node `at`: (edge, far node).
+    fn edges_from(&self, at: usize, r: &ast::RelPattern) -> Vec<(usize, usize)> {
+        let mut out = Vec::new();
+        for (k, e) in self.rels.iter().enumerate() {
+            if !r.types.is_empty() && !r.types.iter().any(|t| t.name == e.typ) {
+                continue;
+            }
+            let out_ok =
+                e.src == at && matches!(r.direction, Direction::Outgoing | Direction::Both);
+            let in_ok = e.dst == at && matches!(r.direction, Direction::Incoming | Direction::Both);
+            if out_ok {
+                out.push((k, e.dst));
+            } else if in_ok {
+                out.push((k, e.src));
+            }
+        }
+        out
+    }
+
+    fn match_steps(
+        &self,
+        row: &Row,
+        at: usize,
+        steps: &[(ast::RelPattern, ast::NodePattern)],
+        used: &mut Vec<usize>,
+        k: &mut dyn FnMut(&Row, &mut Vec<usize>) -> R<()>,
+    ) -> R<()> {
+        let Some(((r, n), rest)) = steps.split_first() else {
+            return k(row, used);
+        };
+        if r.var.as_ref().is_some_and(|v| row.get(&v.name).is_some()) {
+            return unsupported("a relationship variable bound before");
+        }
+        match r.length {
+            None => {
+                for (e, far) in self.edges_from(at, r) {
+                    if used.contains(&e) || !self.props_ok(row, &self.rels[e].props, &r.props)? {
+                        continue;
+                    }
+                    if !self.node_ok(row, far, n)? {
+                        continue;
+                    }
+                    let r2 = bind(&bind(row, &r.var, V::Rel(e)), &n.var, V::Node(far));
+                    used.push(e);
+                    self.match_steps(&r2, far, rest, used, k)?;
+                    used.pop();
+                }
+            }
+            Some((lo, hi)) => {
+                let lo = lo.unwrap_or(1) as usize;
+                let hi = hi.map(|h| h as usize).unwrap_or(15);
+                let mut path = Vec::new();
+                self.var_length(row, at, r, n, rest, (lo, hi), &mut path, used, k)?;
+            }
+        }
+        Ok(())
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn var_length(
+        &self,
+        row: &Row,
+        at: usize,
+        r: &ast::RelPattern,
+        n: &ast::NodePattern,
+        rest: &[(ast::RelPattern, ast::NodePattern)],
+        (lo, hi): (usize, usize),
+        path: &mut Vec<usize>,
+        used: &mut Vec<usize>,
+        k: &mut dyn FnMut(&Row, &mut Vec<usize>) -> R<()>,
+    ) -> R<()> {
+        if path.len() >= lo && self.node_ok(row, at, n)? {
+            let list = V::List(path.iter().map(|&e| V::Rel(e)).collect());
+            let r2 = bind(&bind(row, &r.var, list), &n.var, V::Node(at));
+            self.match_steps(&r2, at, rest, used, k)?;
+        }
+        if path.len() == hi {
+            return Ok(());
+        }
+        for (e, far) in self.edges_from(at, r) {
+            if used.contains(&e) || !self.props_ok(row, &self.rels[e].props, &r.props)? {
+                continue;
+            }
+            used.push(e);
+            path.push(e);
+            self.var_length(row, far, r, n, rest, (lo, hi), path, used, k)?;
+            path.pop();
+            used.pop();
+        }
+        Ok(())
+    }
+
+    // ---- WITH / RETURN ----
+
+    fn project(
+        &self,
+        rows: Vec<Row>,
+        p: &ast::Projection,
+        is_return: bool,
+    ) -> R<(Vec<String>, Vec<Vec<V>>)> {
+        let mut items: Vec<(ast::Expr, String)> = Vec::new();
+        if p.star {
+            let mut names: Vec<String> = rows
+                .first()
+                .map(|r| r.0.iter().map(|(n, _)| n.clone()).collect())
+                .unwrap_or_default();
+            names.sort();
+            names.dedup();
+            for n in names {
+                items.push((ast::Expr::new(ExprKind::Variable(n.clone()), p.span), n));
+            }
+        }
+        for it in &p.items {
+            let name = match (&it.alias, &it.expr.kind) {
+                (Some(a), _) => a.name.clone(),
+                (None, ExprKind::Variable(v)) if !is_return => v.clone(),
+                (None, _) => it.text.0.clone(),
+            };
+            items.push((it.expr.clone(), name));
+        }
+        let names: Vec<String> = items.iter().map(|(_, n)| n.clone()).collect();
+        let aggregating = items.iter().any(|(e, _)| has_aggregate(e));
+        // (projected values, row to evaluate ORDER BY in)
+        let mut out: Vec<(Vec<V>, Row)> = Vec::new();
+        if aggregating {
+            let keys: Vec<usize> = (0..items.len())
+                .filter(|&i| !has_aggregate(&items[i].0))
+                .collect();
+            let mut groups: Vec<(Vec<V>, Vec<Row>)> = Vec::new();
+            let mut index: HashMap<String, usize> = HashMap::new();
+            for r in rows {
+                let kv = keys
+                    .iter()
+                    .map(|&i| self.eval(&items[i].0, &r))
+                    .collect::<R<Vec<_>>>()?;
+                let id = group_key(&kv);
+                match index.get(&id) {
+                    Some(&g) => groups[g].1.push(r),
+                    None => {
+                        index.insert(id, groups.len());
+                        groups.push((kv, vec![r]));
+                    }
+                }
+            }
+            if groups.is_empty() && keys.is_empty() {
+                groups.push((vec![], vec![]));
+            }
+            for (kv, members) in groups {
+                let first = members.first().cloned().unwrap_or_default();
+                let mut vals = Vec::new();
+                let mut ki = 0;
+                for (e, _) in &items {
+                    if has_aggregate(e) {
+                        vals.push(self.eval_agg(e, &members, &first)?);
+                    } else {
+                        vals.push(kv[ki].clone());
+                        ki += 1;
+                    }
+                }
+                let ctx = Row(names.iter().cloned().zip(vals.clone()).collect());
+                out.push((vals, ctx));
+            }
+        } else {
+            for r in rows {
+                let vals = items
+                    .iter()
+                    .map(|(e, _)| self.eval(e, &r))
+                    .collect::<R<Vec<_>>>()?;
+                let mut ctx = if p.distinct {
+                    Row::default()
+                } else {
+                    r.clone()
+                };
+                for (n, v) in names.iter().zip(&vals) {
+                    ctx = ctx.with(n, v.clone());
+                }
+                out.push((vals, ctx));
+            }
+        }
+        if p.distinct {
+            let mut seen = std::collections::HashSet::new();
+            out.retain(|(v, _)| seen.insert(group_key(v)));
+        }
+        if !p.order_by.is_empty() {
+            let mut keyed = Vec::new();
+            for (vals, ctx) in out {
+                let mut ks = Vec::new();
+                for s in &p.order_by {
+                    // An ORDER BY item that is a projected expression reads its column.
+                    let v = match items.iter().position(|(e, _)| e == &s.expr) {
+                        Some(i) => vals[i].clone(),
+                        None if has_aggregate(&s.expr) => {
+                            return unsupported("aggregate in ORDER BY")
+                        }
+                        None => self.eval(&s.expr, &ctx)?,
+                    };
+                    ks.push(v);
+                }
+                keyed.push((ks, vals, ctx));
+            }
+            keyed.sort_by(|a, b| {
+                for (i, s) in p.order_by.iter().enumerate() {
+                    let o = orderability(&a.0[i], &b.0[i]);
+                    let o = if s.descending { o.reverse() } else { o };
+                    if o != Ordering::Equal {
+                        return o;
+                    }
+                }
+                Ordering::Equal
+            });
+            out = keyed.into_iter().map(|(_, v, c)| (v, c)).collect();
+        }
+        let skip = match &p.skip {
+            Some(e) => self.count_arg(e)?,
+            None => 0,
+        };
+        let limit = match &p.limit {
+            Some(e) => self.count_arg(e)?,
+            None => usize::MAX,
+        };
+        let vals = out
+            .into_iter()
+            .skip(skip)
+            .take(limit)
+            .map(|(v, _)| v)
+            .collect();
+        Ok((names, vals))
+    }
+
+    fn count_arg(&self, e: &ast::Expr) -> R<usize> {
+        match self.eval(e, &Row::default())? {
+            V::Int(i) if i >= 0 => Ok(i as usize),
+            _ => error("SKIP/LIMIT must be a non-negative integer"),
+        }
+    }
+
+    /// An expression containing aggregates, over a group's rows; other sub-expressions are
+    /// evaluated on the group's first row (they are grouping keys).
+    fn eval_agg(&self, e: &ast::Expr, rows: &[Row], first: &Row) -> R<V> {
+        match &e.kind {
+            ExprKind::CountStar => Ok(V::Int(rows.len() as i64)),
+            ExprKind::Function {
+                name,
+                distinct,
+                args,
+            } if is_aggregate(name) => {
+                let mut vals = Vec::new();
+                for r in rows {
+                    let v = self.eval(&args[0], r)?;
+                    if v != V::Null {
+                        vals.push(v);
+                    }
+                }
+                if *distinct {
+                    let mut seen = std::collections::HashSet::new();
+                    vals.retain(|v| seen.insert(group_key(std::slice::from_ref(v))));
+                }
+                aggregate(&name.to_lowercase(), vals)
+            }
+            _ if !has_aggregate(e) => self.eval(e, first),
+            ExprKind::Binary(op, l, r) => {
+                let (a, b) = (
+                    self.eval_agg(l, rows, first)?,
+                    self.eval_agg(r, rows, first)?,
+                );
+                binary(*op, a, b)
+            }
+            ExprKind::Unary(UnaryOp::Neg, x) => negate(self.eval_agg(x, rows, first)?),
+            ExprKind::Function { name, args, .. } => {
+                let vals = args
+                    .iter()
+                    .map(|a| self.eval_agg(a, rows, first))
+                    .collect::<R<Vec<_>>>()?;
+                self.function(name, vals)
+            }
+            _ => unsupported("this expression around an aggregate"),
+        }
+    }
+
+    // ---- expressions ----
+
+    fn eval(&self, e: &ast::Expr, row: &Row) -> R<V> {
+        Ok(match &e.kind {
+            ExprKind::Literal(l) => match l {
+                Literal::Integer(i) => V::Int(*i),
+                Literal::Float(f) => V::Float(*f),
+                Literal::String(s) => V::Str(s.clone()),
+                Literal::Bool(b) => V::Bool(*b),
+                Literal::Null => V::Null,
+            },
+            ExprKind::Param(_) => return unsupported("parameters"),
+            ExprKind::Variable(v) => match row.get(v) {
+                Some(x) => x.clone(),
+                None => return error(format!("variable `{v}` not defined")),
+            },
+            ExprKind::Property(t, k) => match self.eval(t, row)? {
+                V::Null => V::Null,
+                V::Node(n) => prop(&self.nodes[n].props, &k.name),
+                V::Rel(r) => prop(&self.rels[r].props, &k.name),
+                V::Map(m) => prop(&m, &k.name),
+                _ => return error("property of a non-entity"),
+            },
+            ExprKind::List(xs) => V::List(xs.iter().map(|x| self.eval(x, row)).collect::<R<_>>()?),
+            ExprKind::Map(kv) => V::Map(
+                kv.iter()
+                    .map(|(k, v)| Ok((k.name.clone(), self.eval(v, row)?)))
+                    .collect::<R<_>>()?,
+            ),
+            ExprKind::Unary(op, x) => {
+                let v = self.eval(x, row)?;
+                match op {
+                    UnaryOp::Not => match v {
+                        V::Null => V::Null,
+                        V::Bool(b) => V::Bool(!b),
+                        _ => return error("NOT of a non-boolean"),
+                    },
+                    UnaryOp::Neg => negate(v)?,
+                    UnaryOp::Pos => v,
+                }
+            }
+            ExprKind::Binary(op, l, r) => {
+                let a = self.eval(l, row)?;
+                let b = self.eval(r, row)?;
+                binary(*op, a, b)?
+            }
+            ExprKind::IsNull { expr, negated } => {
+                let isnull = self.eval(expr, row)? == V::Null;
+                V::Bool(isnull != *negated)
+            }
+            ExprKind::HasLabels(x, labels) => match self.eval(x, row)? {
+                V::Null => V::Null,
+                V::Node(n) => V::Bool(labels.iter().all(|l| l.name == self.nodes[n].label)),
+                _ => return error("label predicate on a non-node"),
+            },
+            ExprKind::CountStar => return error("count(*) outside a projection"),
+            ExprKind::Function { name, args, .. } => {
+                if is_aggregate(name) {
+                    return error("aggregate outside a projection");
+                }
+                let vals = args
+                    .iter()
+                    .map(|a| self.eval(a, row))
+                    .collect::<R<Vec<_>>>()?;
+                self.function(name, vals)?
+            }
+            ExprKind::Case {
+                operand,
+                whens,
+                else_,
+            } => {
+                let op = operand.as_ref().map(|o| self.eval(o, row)).transpose()?;
+                for (w, t) in whens {
+                    let hit = match &op {
+                        Some(o) => equals(o, &self.eval(w, row)?) == Some(true),
+                        None => self.eval(w, row)? == V::Bool(true),
+                    };
+                    if hit {
+                        return self.eval(t, row);
+                    }
+                }
+                match else_ {
+                    Some(x) => self.eval(x, row)?,
+                    None => V::Null,
+                }
+            }
+            ExprKind::Index(t, i) => match (self.eval(t, row)?, self.eval(i, row)?) {
+                (V::Null, _) | (_, V::Null) => V::Null,
+                (V::List(xs), V::Int(i)) => {
+                    let len = xs.len() as i64;
+                    let j = if i < 0 { len.checked_add(i) } else { Some(i) };
+                    match j {
+                        Some(j) if (0..len).contains(&j) => xs[j as usize].clone(),
+                        _ => V::Null,
+                    }
+                }
+                (V::Map(m), V::Str(k)) => prop(&m, &k),
+                _ => return error("bad index"),
+            },
+            ExprKind::Slice(..) => return unsupported("slices"),
+        })
+    }
+
+    fn function(&self, name: &str, a: Vec<V>) -> R<V> {
+        let lname = name.to_lowercase();
+        let one = |a: &[V]| -> R<V> {
+            if a.len() != 1 {
+                return error(format!("{name}() takes one argument"));
+            }
+            Ok(a[0].clone())
+        };
+        Ok(match lname.as_str() {
+            "id" => match one(&a)? {
+                V::Null => V::Null,
+                _ => return unsupported("id()"),
+            },
+            "labels" => match one(&a)? {
+                V::Null => V::Null,
+                V::Node(n) => V::List(vec![V::Str(self.nodes[n].label.clone())]),
+                _ => return error("labels() of a non-node"),
+            },
+            "type" => match one(&a)? {
+                V::Null => V::Null,
+                V::Rel(r) => V::Str(self.rels[r].typ.clone()),
+                _ => return error("type() of a non-relationship"),
+            },
+            "size" | "length" => match one(&a)? {
+                V::Null => V::Null,
+                V::List(xs) => V::Int(xs.len() as i64),
+                V::Str(s) => V::Int(s.chars().count() as i64),
+                _ => return error("size() of a non-list"),
+            },
+            "coalesce" => a.into_iter().find(|v| *v != V::Null).unwrap_or(V::Null),
+            "abs" => match one(&a)? {
+                V::Int(i) => V::Int(i.checked_abs().ok_or(RefError::Error("overflow".into()))?),
+                V::Float(f) => V::Float(f.abs()),
+                V::Null => V::Null,
+                _ => return error("abs() of a non-number"),
+            },
+            "tostring" => match one(&a)? {
+                V::Null => V::Null,
+                V::Int(i) => V::Str(i.to_string()),
+                V::Float(f) => V::Str(lance_csr::output::value::fmt_float(f)),
+                V::Bool(b) => V::Str(b.to_string()),
+                V::Str(s) => V::Str(s),
+                _ => return error("toString() of this value"),
+            },
+            "tointeger" => match one(&a)? {
+                V::Null => V::Null,
+                V::Int(i) => V::Int(i),
+                V::Float(f) if f.is_finite() && f.abs() < 9.2e18 => V::Int(f.trunc() as i64),
+                V::Float(_) => V::Null,
+                V::Str(s) => match s.trim().parse::<i64>() {
+                    Ok(i) => V::Int(i),
+                    Err(_) => V::Null,
+                },
+                _ => return error("toInteger() of this value"),
+            },
+            _ => return unsupported(format!("function {name}")),
+        })
+    }
+
+    // ---- rendering ----
+
+    fn render(&self, v: &V, quote: bool) -> String {
+        match v {
+            V::Null => "null".into(),
+            V::Bool(b) => b.to_string(),
+            V::Int(i) => i.to_string(),
+            V::Float(f) => lance_csr::output::value::fmt_float(*f),
+            V::Str(s) if quote => format!("'{}'", s.replace('\\', "\\\\").replace('\'', "\\'")),
+            V::Str(s) => s.clone(),
+            V::List(xs) => format!(
+                "[{}]",
+                xs.iter()
+                    .map(|x| self.render(x, true))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
+            V::Map(m) => format!("{{{}}}", self.render_props(m, false)),
+            V::Node(n) => {
+                let node = &self.nodes[*n];
+                let p = self.render_props(&node.props, true);
+                if p.is_empty() {
+                    format!("(:{})", node.label)
+                } else {
+                    format!("(:{} {{{p}}})", node.label)
+                }
+            }
+            V::Rel(r) => {
+                let rel = &self.rels[*r];
+                let p = self.render_props(&rel.props, true);
+                if p.is_empty() {
+                    format!("[:{}]", rel.typ)
+                } else {
+                    format!("[:{} {{{p}}}]", rel.typ)
+                }
+            }
+        }
+    }
+
+    fn render_props(&self, props: &[(String, V)], skip_nulls: bool) -> String {
+        props
+            .iter()
+            .filter(|(_, v)| !(skip_nulls && *v == V::Null))
+            .map(|(k, v)| format!("{}: {}", cypher::fmt_ident(k), self.render(v, true)))
+            .collect::<Vec<_>>()
+            .join(", ")
+    }
+}
+
+/// Variables in scope, in binding order.
+#[derive(Debug, Clone, Default)]
+struct Row(Vec<(String, V)>);
+
+impl Row {
+    fn get(&self, name: &str) -> Option<&V> {
+        self.0.iter().find(|(n, _)| n == name).map(|(_, v)| v)
+    }
+
+    fn with(&self, name: &str, v: V) -> Row {
+        let mut r = self.clone();
+        match r.0.iter_mut().find(|(n, _)| n == name) {
+            Some(slot) => slot.1 = v,
+            None => r.0.push((name.to_string(), v)),
+        }
+        r
+    }
+}
+
+fn bind(row: &Row, var: &Option<ast::Ident>, v: V) -> Row {
+    match var {
+        Some(name) => row.with(&name.name, v),
+        None => row.clone(),
+    }
+}
+
+fn pattern_vars(paths: &[ast::PathPattern]) -> Vec<String> {
+    let mut out = Vec::new();
+    for p in paths {
+        out.extend(p.start.var.as_ref().map(|v| v.name.clone()));
+        for (r, n) in &p.steps {
+            out.extend(r.var.as_ref().map(|v| v.name.clone()));
+            out.extend(n.var.as_ref().map(|v| v.name.clone()));
+        }
+    }
+    out
+}
+
+fn prop(props: &[(String, V)], k: &str) -> V {
+    props
+        .iter()
+        .find(|(p, _)| p == k)
+        .map(|(_, v)| v.clone())
+        .unwrap_or(V::Null)
+}
+
+fn is_aggregate(name: &str) -> bool {
+    ast::AGGREGATES.contains(&name.to_lowercase().as_str())
+}
+
+fn has_aggregate(e: &ast::Expr) -> bool {
+    let mut found = false;
+    e.walk(&mut |x| {
+        match &x.kind {
+            ExprKind::CountStar => found = true,
+            ExprKind::Function { name, .. } if is_aggregate(name) => found = true,
+            _ => {}
+        }
+        !found
+    });
+    found
+}
+
+/// Grouping / DISTINCT identity of values (null equals null here, as in grouping).
+fn group_key(vals: &[V]) -> String {
+    format!("{vals:?}")
+}
+
+fn dedup(rows: &mut Vec<Vec<V>>) {
+    let mut seen = std::collections::HashSet::new();
+    rows.retain(|r| seen.insert(group_key(r)));
+}
+
+fn aggregate(name: &str, vals: Vec<V>) -> R<V> {
+    Ok(match name {
+        "count" => V::Int(vals.len() as i64),
+        "collect" => V::List(vals),
+        "sum" => {
+            let mut int: i64 = 0;
+            let mut float: Option<f64> = None;
+            for v in vals {
+                match v {
+                    V::Int(i) => {
+                        int = int
+                            .checked_add(i)
+                            .ok_or(RefError::Error("integer overflow in sum".into()))?
+                    }
+                    V::Float(f) => *float.get_or_insert(0.0) += f,
+                    _ => return error("sum() of a non-number"),
+                }
+            }
+            match float {
+                Some(f) => V::Float(f + int as f64),
+                None => V::Int(int),
+            }
+        }
+        "avg" => {
+            if vals.is_empty() {
+                return Ok(V::Null);
+            }
+            let mut s = 0.0;
+            for v in &vals {
+                match v {
+                    V::Int(i) => s += *i as f64,
+                    V::Float(f) => s += f,
+                    _ => return error("avg() of a non-number"),
+                }
+            }
+            V::Float(s / vals.len() as f64)
+        }
+        "min" | "max" => {
+            let mut best: Option<V> = None;
+            for v in vals {
+                best = Some(match best {
+                    None => v,
+                    Some(b) => {
+                        let o = orderability(&v, &b);
+                        if (name == "min") == (o == Ordering::Less) {
+                            v
+                        } else {
+                            b
+                        }
+                    }
+                });
+            }
+            best.unwrap_or(V::Null)
+        }
+        _ => return unsupported(name.to_string()),
+    })
+}
+
+fn negate(v: V) -> R<V> {
+    Ok(match v {
+        V::Null => V::Null,
+        V::Int(i) => V::Int(
+            i.checked_neg()
+                .ok_or(RefError::Error("integer overflow".into()))?,
+        ),
+        V::Float(f) => V::Float(-f),
+        _ => return error("negation of a non-number"),
+    })
+}
+
+fn num(v: &V) -> Option<f64> {
+    match v {
+        V::Int(i) => Some(*i as f64),
+        V::Float(f) => Some(*f),
+        _ => None,
+    }
+}
+
+fn binary(op: BinaryOp, a: V, b: V) -> R<V> {
+    use BinaryOp::*;
+    let truth = |v: &V| -> R<Option<bool>> {
+        match v {
+            V::Null => Ok(None),
+            V::Bool(x) => Ok(Some(*x)),
+            _ => error("boolean operator on a non-boolean"),
+        }
+    };
+    let b3 = |x: Option<bool>| x.map(V::Bool).unwrap_or(V::Null);
+    Ok(match op {
+        And => {
+            let (x, y) = (truth(&a)?, truth(&b)?);
+            b3(match (x, y) {
+                (Some(false), _) | (_, Some(false)) => Some(false),
+                (Some(true), Some(true)) => Some(true),
+                _ => None,
+            })
+        }
+        Or => {
+            let (x, y) = (truth(&a)?, truth(&b)?);
+            b3(match (x, y) {
+                (Some(true), _) | (_, Some(true)) => Some(true),
+                (Some(false), Some(false)) => Some(false),
+                _ => None,
+            })
+        }
+        Xor => {
+            let (x, y) = (truth(&a)?, truth(&b)?);
+            b3(x.zip(y).map(|(x, y)| x != y))
+        }
+        Eq => b3(equals(&a, &b)),
+        Neq => b3(equals(&a, &b).map(|x| !x)),
+        Lt | Le | Gt | Ge => b3(compare(&a, &b).map(|o| match o {
+            None => false,
+            Some(o) => match op {
+                Lt => o == Ordering::Less,
+                Le => o != Ordering::Greater,
+                Gt => o == Ordering::Greater,
+                _ => o != Ordering::Less,
+            },
+        })),
+        In => match b {
+            V::Null => V::Null,
+            V::List(xs) => {
+                let mut unknown = false;
+                for x in &xs {
+                    match equals(&a, x) {
+                        Some(true) => return Ok(V::Bool(true)),
+                        None => unknown = true,
+                        Some(false) => {}
+                    }
+                }
+                b3(if unknown { None } else { Some(false) })
+            }
+            _ => return error("IN of a non-list"),
+        },
+        StartsWith | EndsWith | Contains => match (&a, &b) {
+            (V::Str(x), V::Str(y)) => V::Bool(match op {
+                StartsWith => x.starts_with(y.as_str()),
+                EndsWith => x.ends_with(y.as_str()),
+                _ => x.contains(y.as_str()),
+            }),
+            _ => V::Null,
+        },
+        Add | Sub | Mul | Div | Mod | Pow => {
+            if a == V::Null || b == V::Null {
+                return Ok(V::Null);
+            }
+            match (op, &a, &b) {
+                (Add, V::Str(x), y) => V::Str(format!("{x}{}", to_text(y)?)),
+                (Add, x, V::Str(y)) => V::Str(format!("{}{y}", to_text(x)?)),
+                (Add, V::List(x), V::List(y)) => V::List(x.iter().chain(y).cloned().collect()),
+                (Add, V::List(x), y) => V::List(x.iter().cloned().chain([y.clone()]).collect()),
+                (Add, x, V::List(y)) => {
+                    V::List([x.clone()].into_iter().chain(y.iter().cloned()).collect())
+                }
+                (Pow, _, _) => match (num(&a), num(&b)) {
+                    (Some(x), Some(y)) => V::Float(x.powf(y)),
+                    _ => return error("^ of non-numbers"),
+                },
+                (_, V::Int(x), V::Int(y)) => {
+                    let overflow = || RefError::Error("integer overflow".into());
+                    V::Int(match op {
+                        Add => x.checked_add(*y).ok_or_else(overflow)?,
+                        Sub => x.checked_sub(*y).ok_or_else(overflow)?,
+                        Mul => x.checked_mul(*y).ok_or_else(overflow)?,
+                        Div if *y == 0 => return error("division by zero"),
+                        Div => x.checked_div(*y).ok_or_else(overflow)?,
+                        Mod if *y == 0 => return error("division by zero"),
+                        _ => x.checked_rem(*y).ok_or_else(overflow)?,
+                    })
+                }
+                _ => match (num(&a), num(&b)) {
+                    (Some(x), Some(y)) => V::Float(match op {
+                        Add => x + y,
+                        Sub => x - y,
+                        Mul => x * y,
+                        Div => x / y,
+                        _ => x % y,
+                    }),
+                    _ => return error("arithmetic on non-numbers"),
+                },
+            }
+        }
+        RegexMatch => return unsupported("=~"),
+    })
+}
+
+fn to_text(v: &V) -> R<String> {
+    Ok(match v {
+        V::Int(i) => i.to_string(),
+        V::Float(f) => lance_csr::output::value::fmt_float(*f),
+        V::Bool(b) => b.to_string(),
+        V::Str(s) => s.clone(),
+        _ => return error("string concatenation with this value"),
+    })
+}
+
+/// Cypher equality: null if it depends on a null, false across kinds.
+pub fn equals(a: &V, b: &V) -> Option<bool> {
+    match (a, b) {
+        (V::Null, _) | (_, V::Null) => None,
+        (V::Int(x), V::Int(y)) => Some(x == y),
+        (V::Int(_) | V::Float(_), V::Int(_) | V::Float(_)) => Some(num(a) == num(b)),
+        (V::List(xs), V::List(ys)) => {
+            if xs.len() != ys.len() {
+                return Some(false);
+            }
+            let mut unknown = false;
+            for (x, y) in xs.iter().zip(ys) {
+                match equals(x, y) {
+                    Some(false) => return Some(false),
+                    None => unknown = true,
+                    _ => {}
+                }
+            }
+            if unknown {
+                None
+            } else {
+                Some(true)
+            }
+        }
+        (V::Map(xs), V::Map(ys)) => {
+            let kx: BTreeMap<&String, &V> = xs.iter().map(|(k, v)| (k, v)).collect();
+            let ky: BTreeMap<&String, &V> = ys.iter().map(|(k, v)| (k, v)).collect();
+            if kx.keys().ne(ky.keys()) {
+                return Some(false);
+            }
+            equals(
+                &V::List(kx.values().map(|v| (*v).clone()).collect()),
+                &V::List(ky.values().map(|v| (*v).clone()).collect()),
+            )
+        }
+        _ => Some(std::mem::discriminant(a) == std::mem::discriminant(b) && a == b),
+    }
+}
+
+/// Ordering comparison: `None` = null, `Some(None)` = false for every operator (NaN).
+fn compare(a: &V, b: &V) -> Option<Option<Ordering>> {
+    match (a, b) {
+        (V::Null, _) | (_, V::Null) => None,
+        (V::Int(x), V::Int(y)) => Some(Some(x.cmp(y))),
+        (V::Int(_) | V::Float(_), V::Int(_) | V::Float(_)) => Some(num(a)?.partial_cmp(&num(b)?)),
+        (V::Str(x), V::Str(y)) => Some(Some(x.cmp(y))),
+        (V::Bool(x), V::Bool(y)) => Some(Some(x.cmp(y))),
+        (V::List(xs), V::List(ys)) => {
+            for (x, y) in xs.iter().zip(ys) {
+                match compare(x, y)? {
+                    Some(Ordering::Equal) => {}
+                    other => return Some(other),
+                }
+            }
+            Some(Some(xs.len().cmp(&ys.len())))
+        }
+        _ => None,
+    }
+}
+
+/// ORDER BY's total order: kinds first (map, node, relationship, list, string, boolean,
+/// number, null last), then values.
+fn orderability(a: &V, b: &V) -> Ordering {
+    fn rank(v: &V) -> u8 {
+        match v {
+            V::Map(_) => 0,
+            V::Node(_) => 1,
+            V::Rel(_) => 2,
+            V::List(_) => 3,
+            V::Str(_) => 4,
+            V::Bool(_) => 5,
+            V::Int(_) | V::Float(_) => 6,
+            V::Null => 7,
+        }
+    }
+    match rank(a).cmp(&rank(b)) {
+        Ordering::Equal => {}
+        o => return o,
+    }
+    match (a, b) {
+        (V::Node(x), V::Node(y)) | (V::Rel(x), V::Rel(y)) => x.cmp(y),
+        (V::Int(x), V::Int(y)) => x.cmp(y),
+        (V::Int(_) | V::Float(_), _) => {
+            let (x, y) = (num(a).unwrap(), num(b).unwrap());
+            match (x.is_nan(), y.is_nan()) {
+                (true, true) => Ordering::Equal,
+                (true, false) => Ordering::Greater,
+                (false, true) => Ordering::Less,
+                _ => x.partial_cmp(&y).unwrap(),
+            }
+        }
+        (V::Str(x), V::Str(y)) => x.cmp(y),
+        (V::Bool(x), V::Bool(y)) => x.cmp(y),
+        (V::List(xs), V::List(ys)) => {
+            for (x, y) in xs.iter().zip(ys) {
+                match orderability(x, y) {
+                    Ordering::Equal => {}
+                    o => return o,
+                }
+            }
+            xs.len().cmp(&ys.len())
+        }
+        _ => Ordering::Equal,
+    }
+}
