@@ -82,44 +82,34 @@ pub fn fold_expr(e: Expr, schema: &DFSchema, counters: &RuleCounters) -> Result<
                 _ => false,
             }
         };
-        let folded = match &e {
-            Expr::BinaryExpr(BinaryExpr { left, op, right }) => {
-                let (l, r) = (left.as_ref(), right.as_ref());
-                let keep = match op {
-                    Operator::Plus if is_number(r, 0) => Some(l),
-                    Operator::Plus if is_number(l, 0) => Some(r),
-                    Operator::Minus if is_number(r, 0) => Some(l),
-                    Operator::Multiply if is_number(r, 1) => Some(l),
-                    Operator::Multiply if is_number(l, 1) => Some(r),
-                    Operator::Divide if is_number(r, 1) => Some(l),
-                    Operator::And if is_bool(r, true) => Some(l),
-                    Operator::And if is_bool(l, true) => Some(r),
-                    Operator::Or if is_bool(r, false) => Some(l),
-                    Operator::Or if is_bool(l, false) => Some(r),
-                    _ => None,
-                };
-                match keep {
-                    Some(x) if same_type(x, &e) => Some(x.clone()),
-                    _ if is_literal(l) && is_literal(r) => evaluate(&e),
-                    _ => None,
-                }
+        // `op` over `l` and `r`: the operand an identity hands back (when it keeps the type),
+        // or the literal a literal-only operation folds to.
+        let fold_binary = |op: &Operator, l: &Expr, r: &Expr| -> Option<Expr> {
+            let keep = match op {
+                Operator::Plus if is_number(r, 0) => Some(l),
+                Operator::Plus if is_number(l, 0) => Some(r),
+                Operator::Minus if is_number(r, 0) => Some(l),
+                Operator::Multiply if is_number(r, 1) => Some(l),
+                Operator::Multiply if is_number(l, 1) => Some(r),
+                Operator::Divide if is_number(r, 1) => Some(l),
+                Operator::And if is_bool(r, true) => Some(l),
+                Operator::And if is_bool(l, true) => Some(r),
+                Operator::Or if is_bool(r, false) => Some(l),
+                Operator::Or if is_bool(l, false) => Some(r),
+                _ => None,
+            };
+            match keep {
+                Some(x) if same_type(x, &e) => Some(x.clone()),
+                _ if is_literal(l) && is_literal(r) => evaluate(&e),
+                _ => None,
             }
+        };
+        let folded = match &e {
+            Expr::BinaryExpr(BinaryExpr { left, op, right }) => fold_binary(op, left, right),
             // Checked integer arithmetic: the same identities (an identity can't overflow).
             _ if crate::functions::checked_arith(&e).is_some() => {
                 let (op, l, r) = crate::functions::checked_arith(&e).expect("checked");
-                let keep = match op {
-                    Operator::Plus if is_number(r, 0) => Some(l),
-                    Operator::Plus if is_number(l, 0) => Some(r),
-                    Operator::Minus if is_number(r, 0) => Some(l),
-                    Operator::Multiply if is_number(r, 1) => Some(l),
-                    Operator::Multiply if is_number(l, 1) => Some(r),
-                    _ => None,
-                };
-                match keep {
-                    Some(x) if same_type(x, &e) => Some(x.clone()),
-                    _ if is_literal(l) && is_literal(r) => evaluate(&e),
-                    _ => None,
-                }
+                fold_binary(&op, l, r)
             }
             Expr::Not(inner) => match inner.as_ref() {
                 Expr::Not(x) if same_type(x, &e) => Some(x.as_ref().clone()),

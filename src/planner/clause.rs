@@ -511,18 +511,9 @@ impl<'c> Lowerer<'c> {
                     overrides: &key_overrides,
                     no_aggregates: "inside another aggregate",
                 };
-                let e = self.expr(&items[*i].expr, &cx).map_err(|e| match e {
-                    crate::error::Error::Semantic {
-                        kind: crate::error::SemanticKind::UndefinedVariable,
-                        message,
-                        span,
-                    } => crate::error::Error::semantic(
-                        crate::error::SemanticKind::AmbiguousAggregationExpression,
-                        format!("{message}: an expression next to an aggregate may only use grouping keys"),
-                        span,
-                    ),
-                    other => other,
-                })?;
+                let e = self
+                    .expr(&items[*i].expr, &cx)
+                    .map_err(|e| ambiguous_aggregation(e, "next to an aggregate"))?;
                 exprs.push(e.alias(var));
             }
             for (i, var) in &agg_items {
@@ -594,18 +585,8 @@ impl<'c> Lowerer<'c> {
                     && s.expr.contains_aggregate()
                     && !items.iter().any(|it| it.expr == s.expr);
                 let e = if around_aggregate {
-                    self.expr(&s.expr, &agg_cx).map_err(|e| match e {
-                        crate::error::Error::Semantic {
-                            kind: crate::error::SemanticKind::UndefinedVariable,
-                            message,
-                            span,
-                        } => crate::error::Error::semantic(
-                            crate::error::SemanticKind::AmbiguousAggregationExpression,
-                            format!("{message}: an expression around an aggregate in ORDER BY may only use grouping keys"),
-                            span,
-                        ),
-                        other => other,
-                    })?
+                    self.expr(&s.expr, &agg_cx)
+                        .map_err(|e| ambiguous_aggregation(e, "around an aggregate in ORDER BY"))?
                 } else {
                     self.expr(&s.expr, &cx)?
                 };
@@ -838,6 +819,24 @@ impl<'c> Lowerer<'c> {
             _ => unreachable!("not an aggregate: {name}"),
         };
         Ok(out)
+    }
+}
+
+/// A variable that is not a grouping key, read by an expression with aggregates (`place`):
+/// openCypher's AmbiguousAggregationExpression.
+fn ambiguous_aggregation(e: crate::error::Error, place: &str) -> crate::error::Error {
+    use crate::error::{Error, SemanticKind};
+    match e {
+        Error::Semantic {
+            kind: SemanticKind::UndefinedVariable,
+            message,
+            span,
+        } => Error::semantic(
+            SemanticKind::AmbiguousAggregationExpression,
+            format!("{message}: an expression {place} may only use grouping keys"),
+            span,
+        ),
+        other => other,
     }
 }
 
