@@ -16,6 +16,19 @@ async fn ids(g: &Graph, q: &str) -> Vec<String> {
     v
 }
 
+/// The CSR file in `base/_csr` whose name starts with `stem` (names end with a hash of the
+/// columns they are built on).
+fn index_file(base: &std::path::Path, stem: &str) -> std::path::PathBuf {
+    std::fs::read_dir(base.join("_csr"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .find(|p| {
+            let n = p.file_name().unwrap().to_string_lossy();
+            n.starts_with(stem) && n.ends_with(".csr")
+        })
+        .unwrap_or_else(|| panic!("no index file {stem}*.csr"))
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn indexes_follow_dataset_versions() {
     let dir = tempfile::tempdir().unwrap();
@@ -29,10 +42,7 @@ async fn indexes_follow_dataset_versions() {
     // First open builds and writes every index.
     let first = Graph::build_indexes(&cfg, &mut |_| {}).await.unwrap();
     assert!(first.built >= 18 && first.read == 0, "{first:?}");
-    assert!(dir
-        .path()
-        .join("_csr/person_knows_person.lance.csr")
-        .exists());
+    assert!(index_file(dir.path(), "person_knows_person.lance.").exists());
     // Unchanged datasets: everything is read back, nothing built.
     let again = Graph::build_indexes(&cfg, &mut |_| {}).await.unwrap();
     assert_eq!((again.built, again.read), (0, first.built), "{again:?}");
@@ -75,4 +85,267 @@ async fn indexes_follow_dataset_versions() {
     let fresh = Graph::open(&cfg).await.unwrap();
     assert_eq!(ids(&fresh, q).await, vec!["Ann"]);
     assert_eq!(g.refresh().await.unwrap(), 0);
+}
+
+/// Eight processes opening a graph whose `_csr/` doesn't exist yet all build the indexes at
+/// once: each writes through a temp file of its own and renames it into place, so every one
+/// of them answers (they used to share one temp name and fail with "No such file").
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn concurrent_first_use_builds_indexes_without_failing() {
+    let dir = tempfile::tempdir().unwrap();
+    // Big enough that the builds overlap (1,000 persons, tens of thousands of edges).
+    let cfg = lance_csr::storage::write_graph(
+        dir.path(),
+        lance_csr_datasets::social::generate(1.0, 42, &mut |_| {}),
+        &mut |_| {},
+    )
+    .await
+    .unwrap();
+    assert!(!dir.path().join("_csr").exists());
+    let q = "MATCH (a:Person {id: 1000})-[:KNOWS]->(b:Person) RETURN count(*) AS n";
+    let children: Vec<_> = (0..8)
+        .map(|_| {
+            std::process::Command::new(env!("CARGO_BIN_EXE_lance-csr"))
+                .args([
+                    "query",
+                    "--graph",
+                    cfg.to_str().unwrap(),
+                    "--format",
+                    "csv",
+                    q,
+                ])
+                .stdout(std::process::Stdio::piped())
+                .stderr(std::process::Stdio::piped())
+                .spawn()
+                .unwrap()
+        })
+        .collect();
+    let mut outputs = Vec::new();
+    for c in children {
+        let out = c.wait_with_output().unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(out.status.success(), "{stderr}");
+        outputs.push(String::from_utf8_lossy(&out.stdout).to_string());
+    }
+    // All give the same count, the one the join path gives.
+    let join = Graph::open(&cfg)
+        .await
+        .unwrap()
+        .with_mode(lance_csr::session::Mode::Join)
+        .await
+        .unwrap();
+    let want = format!("n\n{}\n", ids(&join, q).await[0]);
+    assert!(outputs.iter().all(|o| o == &want), "{outputs:?} vs {want}");
+    // Only finished files are left, no temp files.
+    for e in std::fs::read_dir(dir.path().join("_csr")).unwrap() {
+        let name = e.unwrap().file_name().to_string_lossy().to_string();
+        assert!(name.ends_with(".csr") || name.ends_with(".keys"), "{name}");
+    }
+    // The indexes written are read back by the next open.
+    let again = Graph::build_indexes(&cfg, &mut |_| {}).await.unwrap();
+    assert_eq!(again.built, 0, "{again:?}");
+}
+
+/// Storage that refuses index files (read-only; here `_csr` is a file, so that the test
+/// doesn't depend on permissions, which root ignores): the indexes serve from memory, with a
+/// warning that names the path, and queries answer on the CSR path.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn indexes_that_cannot_be_written_serve_from_memory() {
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = lance_csr::storage::write_graph(
+        dir.path(),
+        lance_csr_datasets::sample::tables(),
+        &mut |_| {},
+    )
+    .await
+    .unwrap();
+    std::fs::write(dir.path().join("_csr"), b"not a folder").unwrap();
+    let report = Graph::build_indexes(&cfg, &mut |_| {}).await.unwrap();
+    assert!(report.unsaved > 0, "{report:?}");
+    let warning = report
+        .lines
+        .iter()
+        .find(|l| l.starts_with("warning:"))
+        .unwrap();
+    assert!(warning.contains("_csr"), "{warning}");
+    let g = Graph::open(&cfg).await.unwrap();
+    assert!(g
+        .indexes()
+        .is_some_and(|i| i.csr.iter().all(|c| c.is_some())));
+    let n = ids(
+        &g,
+        "MATCH (a:Person)-[:KNOWS]->(b:Person) RETURN count(*) AS n",
+    )
+    .await;
+    assert_eq!(n, vec!["7"]);
+}
+
+/// A damaged index file (bytes flipped, zeroed or cut off behind an intact header) is found
+/// corrupt: `index status` says so, the next open rebuilds it with a warning, and answers are
+/// the join path's.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn corrupt_index_files_are_detected_and_rebuilt() {
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = lance_csr::storage::write_graph(
+        dir.path(),
+        lance_csr_datasets::sample::tables(),
+        &mut |_| {},
+    )
+    .await
+    .unwrap();
+    Graph::build_indexes(&cfg, &mut |_| {}).await.unwrap();
+    let file = index_file(dir.path(), "person_knows_person.lance.");
+    let good = std::fs::read(&file).unwrap();
+    let q = "MATCH (a:Person)-[:KNOWS]->(b:Person)-[:KNOWS]->(c:Person) RETURN count(*) AS n";
+    let want = ids(
+        &Graph::open(&cfg)
+            .await
+            .unwrap()
+            .with_mode(lance_csr::session::Mode::Join)
+            .await
+            .unwrap(),
+        q,
+    )
+    .await;
+    let damages: Vec<(&str, Vec<u8>)> = vec![
+        ("bit flip", {
+            let mut b = good.clone();
+            let at = b.len() - 9;
+            b[at] ^= 0x04;
+            b
+        }),
+        ("zeroed", {
+            let mut b = good.clone();
+            let end = b.len() - 4;
+            b[48..end].fill(0);
+            b
+        }),
+        ("truncated", good[..good.len() - 10].to_vec()),
+    ];
+    for (what, bytes) in damages {
+        std::fs::write(&file, &bytes).unwrap();
+        let config = lance_csr::config::GraphConfig::from_file(&cfg).unwrap();
+        let catalog = lance_csr::catalog::Catalog::open(config, &mut Default::default())
+            .await
+            .unwrap();
+        let status = index_status(&catalog);
+        assert!(
+            status
+                .iter()
+                .any(|l| l.starts_with("KNOWS(Person->Person)") && l.contains("corrupt")),
+            "{what}: {status:?}"
+        );
+        let report = Graph::build_indexes(&cfg, &mut |_| {}).await.unwrap();
+        assert_eq!((report.corrupt, report.built), (1, 1), "{what}: {report:?}");
+        assert!(report.lines.iter().any(|l| l.contains("corrupt")), "{what}");
+        assert_eq!(std::fs::read(&file).unwrap(), good, "{what}: rewritten");
+        assert_eq!(
+            ids(&Graph::open(&cfg).await.unwrap(), q).await,
+            want,
+            "{what}"
+        );
+    }
+}
+
+/// An index belongs to one dataset state and one set of columns: a reverse view (another
+/// type over the same dataset with `src`/`dst` swapped), a second label over one node dataset
+/// keyed by another column, and a dataset deleted and re-created (its version numbers start
+/// again) each get answers of their own, the join path's.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_index_belongs_to_its_columns_and_dataset_state() {
+    use lance_csr_datasets::social::{batch, edge_batch};
+    use std::sync::Arc;
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let int64s =
+        |v: Vec<i64>| -> arrow::array::ArrayRef { Arc::new(arrow::array::Int64Array::from(v)) };
+    let nodes = batch(vec![
+        ("id", int64s(vec![1, 2, 3, 4])),
+        ("code", int64s(vec![40, 30, 20, 10])),
+    ]);
+    lance_csr::storage::write_lance(&d.join("n.lance"), nodes.schema(), vec![nodes])
+        .await
+        .unwrap();
+    let e = edge_batch(vec![1, 1, 2], vec![2, 3, 4], None);
+    lance_csr::storage::write_lance(&d.join("e.lance"), e.schema(), vec![e.clone()])
+        .await
+        .unwrap();
+    let f = edge_batch(vec![40, 30], vec![10, 20], None);
+    lance_csr::storage::write_lance(&d.join("f.lance"), f.schema(), vec![f])
+        .await
+        .unwrap();
+    let cfg = d.join("graph.toml");
+    std::fs::write(
+        &cfg,
+        r#"
+[nodes.A]
+source = "n.lance"
+id = "id"
+[nodes.B]
+source = "n.lance"
+id = "code"
+[[relationships]]
+type = "E"
+from = "A"
+to = "A"
+source = "e.lance"
+src = "src"
+dst = "dst"
+[[relationships]]
+type = "BACK"
+from = "A"
+to = "A"
+source = "e.lance"
+src = "dst"
+dst = "src"
+[[relationships]]
+type = "F"
+from = "B"
+to = "B"
+source = "f.lance"
+src = "src"
+dst = "dst"
+"#,
+    )
+    .unwrap();
+    let queries = [
+        "MATCH (a:A)-[:E]->(b:A) RETURN a.id, b.id",
+        "MATCH (a:A)-[:BACK]->(b:A) RETURN a.id, b.id",
+        "MATCH (a:B)-[:F]->(b:B) RETURN a.code, b.code, a.id",
+        "MATCH (a:A {id: 1})-[:E*1..2]->(b:A) RETURN b.id",
+    ];
+    let check = |label: &'static str| {
+        let cfg = cfg.clone();
+        async move {
+            let csr = Graph::open(&cfg).await.unwrap();
+            let join = csr.with_mode(lance_csr::session::Mode::Join).await.unwrap();
+            for q in queries {
+                assert_eq!(ids(&csr, q).await, ids(&join, q).await, "{label}: {q}");
+            }
+            ids(&csr, queries[0]).await
+        }
+    };
+    assert_eq!(check("first").await, vec!["1|2", "1|3", "2|4"]);
+    assert_eq!(
+        ids(&Graph::open(&cfg).await.unwrap(), queries[1]).await,
+        vec!["2|1", "3|1", "4|2"]
+    );
+    // Deleted and re-created with other edges: version 1 again, another dataset.
+    std::fs::remove_dir_all(d.join("e.lance")).unwrap();
+    let e2 = edge_batch(vec![3], vec![4], None);
+    lance_csr::storage::write_lance(&d.join("e.lance"), e2.schema(), vec![e2])
+        .await
+        .unwrap();
+    let config = lance_csr::config::GraphConfig::from_file(&cfg).unwrap();
+    let catalog = lance_csr::catalog::Catalog::open(config, &mut Default::default())
+        .await
+        .unwrap();
+    let status = index_status(&catalog);
+    assert!(
+        status
+            .iter()
+            .any(|l| l.starts_with("E(A->A)") && l.contains("stale")),
+        "{status:?}"
+    );
+    assert_eq!(check("re-created").await, vec!["3|4"]);
 }

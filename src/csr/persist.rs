@@ -1,22 +1,57 @@
 //! Index files beside the datasets (`<graph dir>/_csr/`), stamped with the dataset versions they
 //! were built from. A file whose versions differ from the datasets' is never used.
 //!
-//! Layout (little endian): magic, then `u64` header fields, then the arrays.
+//! Layout (little endian): magic, then `u64` header fields, then the arrays, then a CRC-32 of
+//! everything before it. A file whose checksum or contents don't hold up (offsets that
+//! decrease, ordinals or rows out of range) is corrupt: reported, never used, rebuilt.
 
 use super::{Csr, CsrIndex, NodeKeys, Versions};
 use crate::error::{Error, Result};
 use std::path::{Path, PathBuf};
 
-const CSR_MAGIC: &[u8; 8] = b"LCSRIDX1";
-const KEYS_MAGIC: &[u8; 8] = b"LCSRKEY1";
+const CSR_MAGIC: &[u8; 8] = b"LCSRIDX2";
+const KEYS_MAGIC: &[u8; 8] = b"LCSRKEY2";
+
+/// What reading an index file found.
+#[derive(Debug)]
+pub enum Read<T> {
+    /// Usable: checksum, versions and contents hold.
+    Ok(T),
+    /// No file, another format, or built from other dataset versions: build it.
+    Absent,
+    /// Damaged: the reason, for the warning; build it again.
+    Corrupt(String),
+}
+
+/// The file's bytes without its checksum, if the checksum holds.
+fn checked(buf: &[u8]) -> std::result::Result<&[u8], String> {
+    if buf.len() < 12 {
+        return Err("truncated".into());
+    }
+    let (body, tail) = buf.split_at(buf.len() - 4);
+    let want = u32::from_le_bytes(tail.try_into().expect("4 bytes"));
+    if crc32fast::hash(body) != want {
+        return Err("checksum mismatch".into());
+    }
+    Ok(body)
+}
+
+fn with_checksum(mut out: Vec<u8>) -> Vec<u8> {
+    let crc = crc32fast::hash(&out);
+    out.extend_from_slice(&crc.to_le_bytes());
+    out
+}
 
 /// The folder holding a graph's index files.
 pub fn index_dir(base: &Path) -> PathBuf {
     base.join("_csr")
 }
 
-/// File of a table's index: named after its dataset source.
-pub fn file_for(base: &Path, source: &str, ext: &str) -> PathBuf {
+/// File of an index: named after its dataset source and the columns it is built on (a key
+/// column; endpoint columns and the endpoints' key columns), so that two labels or types
+/// over one dataset with other columns (a reverse view) never share a file. The name ends
+/// with a hash of the exact source and columns (the readable part is sanitized).
+pub fn file_for(base: &Path, source: &str, columns: &[&str], ext: &str) -> PathBuf {
     let stem: String = source
         .chars()
         .map(|c| {
@@ -27,7 +62,13 @@ pub fn file_for(base: &Path, source: &str, ext: &str) -> PathBuf {
             }
         })
         .collect();
-    index_dir(base).join(format!("{stem}.{ext}"))
+    let mut id = String::from(source);
+    for c in columns {
+        id.push('\0');
+        id.push_str(c);
+    }
+    let hash = crc32fast::hash(id.as_bytes());
+    index_dir(base).join(format!("{stem}.{hash:08x}.{ext}"))
 }
 
 fn put_u64(out: &mut Vec<u8>, v: u64) {
@@ -90,14 +131,19 @@ impl<'a> Reader<'a> {
     }
 }
 
-/// Writes atomically (temp file + rename) so a crash never leaves a half-written index.
+/// Writes atomically (a temp file of its own in the same folder, then a rename) so a crash
+/// never leaves a half-written index and processes building the same index at once don't
+/// meet: the last rename wins, with the same content.
 fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
-    if let Some(dir) = path.parent() {
-        std::fs::create_dir_all(dir)?;
-    }
-    let tmp = path.with_extension("tmp");
-    std::fs::write(&tmp, bytes)?;
-    std::fs::rename(&tmp, path)?;
+    use std::io::Write;
+    let what = |e: std::io::Error| {
+        crate::Error::Storage(format!("writing index file {}: {e}", path.display()))
+    };
+    let dir = path.parent().unwrap_or(Path::new("."));
+    std::fs::create_dir_all(dir).map_err(what)?;
+    let mut tmp = tempfile::NamedTempFile::new_in(dir).map_err(what)?;
+    tmp.write_all(bytes).map_err(what)?;
+    tmp.persist(path).map_err(|e| what(e.error))?;
     Ok(())
 }
 
@@ -129,7 +175,7 @@ pub fn write_csr(path: &Path, idx: &CsrIndex) -> Result<()> {
     put_u64(&mut out, idx.table_rows as u64);
     put_csr(&mut out, &idx.out);
     put_csr(&mut out, &idx.inc);
-    write_atomic(path, &out)
+    write_atomic(path, &with_checksum(out))
 }
 
 /// The stamped versions of an index file, without reading the arrays.
@@ -148,35 +194,74 @@ pub fn read_csr_versions(path: &Path) -> Option<Versions> {
     })
 }
 
-/// Reads an index in one read; `None` if absent, unreadable or built from other versions.
-pub fn read_csr(path: &Path, want: Versions) -> Option<CsrIndex> {
-    let buf = std::fs::read(path).ok()?;
+/// Reads an index in one read and checks it (checksum, then the arrays' bounds).
+pub fn read_csr(path: &Path, want: Versions) -> Read<CsrIndex> {
+    let Ok(buf) = std::fs::read(path) else {
+        return Read::Absent;
+    };
+    if buf.len() < 8 || &buf[..8] != CSR_MAGIC {
+        return Read::Absent;
+    }
+    let body = match checked(&buf) {
+        Ok(b) => b,
+        Err(why) => return Read::Corrupt(why),
+    };
     let mut r = Reader {
-        buf: &buf,
-        pos: 0,
+        buf: body,
+        pos: 8,
         path,
     };
-    if r.take(8).ok()? != CSR_MAGIC {
-        return None;
+    let parsed = (|| -> Result<Option<CsrIndex>> {
+        let v = Versions {
+            edges: r.u64()?,
+            from: r.u64()?,
+            to: r.u64()?,
+        };
+        if v != want {
+            return Ok(None);
+        }
+        let table_rows = r.u64()? as usize;
+        let out = get_csr(&mut r)?;
+        let inc = get_csr(&mut r)?;
+        Ok(Some(CsrIndex {
+            out,
+            inc,
+            table_rows,
+            versions: Some(v),
+            self_loops: Default::default(),
+        }))
+    })();
+    match parsed {
+        Ok(None) => Read::Absent,
+        Ok(Some(idx)) => match validate_csr(&idx) {
+            Ok(()) => Read::Ok(idx),
+            Err(why) => Read::Corrupt(why),
+        },
+        Err(e) => Read::Corrupt(e.to_string()),
     }
-    let v = Versions {
-        edges: r.u64().ok()?,
-        from: r.u64().ok()?,
-        to: r.u64().ok()?,
+}
+
+/// Offsets start at 0, never decrease and end at the edge count; neighbours are ordinals of
+/// the other direction's nodes; edge rows are rows of the table.
+fn validate_csr(idx: &CsrIndex) -> std::result::Result<(), String> {
+    let one = |c: &Csr, far_nodes: usize, what: &str| -> std::result::Result<(), String> {
+        let o = &c.offsets;
+        if o.first() != Some(&0) || o.windows(2).any(|w| w[0] > w[1]) {
+            return Err(format!("{what} offsets are not monotone from 0"));
+        }
+        if *o.last().expect("n + 1 offsets") as usize != c.neighbors.len() {
+            return Err(format!("{what} offsets don't end at the edge count"));
+        }
+        if c.neighbors.iter().any(|&n| n as usize >= far_nodes) {
+            return Err(format!("{what} neighbour ordinal out of range"));
+        }
+        if c.edge_rows.iter().any(|&e| e as usize >= idx.table_rows) {
+            return Err(format!("{what} edge row out of range"));
+        }
+        Ok(())
     };
-    if v != want {
-        return None;
-    }
-    let table_rows = r.u64().ok()? as usize;
-    let out = get_csr(&mut r).ok()?;
-    let inc = get_csr(&mut r).ok()?;
-    Some(CsrIndex {
-        out,
-        inc,
-        table_rows,
-        versions: Some(v),
-        self_loops: Default::default(),
-    })
+    one(&idx.out, idx.inc.num_nodes(), "outgoing")?;
+    one(&idx.inc, idx.out.num_nodes(), "incoming")
 }
 
 pub fn write_keys(path: &Path, k: &NodeKeys) -> Result<()> {
@@ -187,30 +272,57 @@ pub fn write_keys(path: &Path, k: &NodeKeys) -> Result<()> {
     put_i64s(&mut out, &k.by_ordinal);
     put_i64s(&mut out, &k.sorted);
     put_u32s(&mut out, &k.ordinals);
-    write_atomic(path, &out)
+    write_atomic(path, &with_checksum(out))
 }
 
-pub fn read_keys(path: &Path, version: u64) -> Option<NodeKeys> {
-    let buf = std::fs::read(path).ok()?;
+pub fn read_keys(path: &Path, version: u64) -> Read<NodeKeys> {
+    let Ok(buf) = std::fs::read(path) else {
+        return Read::Absent;
+    };
+    if buf.len() < 8 || &buf[..8] != KEYS_MAGIC {
+        return Read::Absent;
+    }
+    let body = match checked(&buf) {
+        Ok(b) => b,
+        Err(why) => return Read::Corrupt(why),
+    };
     let mut r = Reader {
-        buf: &buf,
-        pos: 0,
+        buf: body,
+        pos: 8,
         path,
     };
-    if r.take(8).ok()? != KEYS_MAGIC || r.u64().ok()? != version {
-        return None;
-    }
-    let n = r.u64().ok()? as usize;
-    Some(
-        NodeKeys {
-            by_ordinal: r.i64s(n).ok()?,
-            sorted: r.i64s(n).ok()?,
-            ordinals: r.u32s(n).ok()?,
+    let parsed = (|| -> Result<Option<NodeKeys>> {
+        if r.u64()? != version {
+            return Ok(None);
+        }
+        let n = r.u64()? as usize;
+        Ok(Some(NodeKeys {
+            by_ordinal: r.i64s(n)?,
+            sorted: r.i64s(n)?,
+            ordinals: r.u32s(n)?,
             version: Some(version),
             dense: None,
+        }))
+    })();
+    match parsed {
+        Ok(None) => Read::Absent,
+        Ok(Some(k)) => {
+            let n = k.by_ordinal.len();
+            let sorted = k.sorted.windows(2).all(|w| w[0] < w[1]);
+            let in_range = k.ordinals.iter().all(|&o| (o as usize) < n);
+            let agree = k
+                .sorted
+                .iter()
+                .zip(&k.ordinals)
+                .all(|(key, &o)| k.by_ordinal.get(o as usize) == Some(key));
+            if sorted && in_range && agree {
+                Read::Ok(k.with_dense())
+            } else {
+                Read::Corrupt("keys and ordinals don't agree".into())
+            }
         }
-        .with_dense(),
-    )
+        Err(e) => Read::Corrupt(e.to_string()),
+    }
 }
 
 #[cfg(test)]
@@ -227,8 +339,8 @@ mod tests {
         };
         let kp = dir.path().join("k.keys");
         write_keys(&kp, &keys).unwrap();
-        assert_eq!(read_keys(&kp, 3), Some(keys.clone()));
-        assert_eq!(read_keys(&kp, 4), None);
+        assert!(matches!(read_keys(&kp, 3), Read::Ok(k) if k == keys));
+        assert!(matches!(read_keys(&kp, 4), Read::Absent));
 
         let v = Versions {
             edges: 7,
@@ -246,11 +358,101 @@ mod tests {
         let p = dir.path().join("r.csr");
         write_csr(&p, &idx).unwrap();
         assert_eq!(read_csr_versions(&p), Some(v));
-        let back = read_csr(&p, v).unwrap();
+        let Read::Ok(back) = read_csr(&p, v) else {
+            panic!("round trip")
+        };
         assert_eq!(back.out, idx.out);
         assert_eq!(back.inc, idx.inc);
-        assert!(read_csr(&p, Versions { edges: 8, ..v }).is_none());
+        assert!(matches!(
+            read_csr(&p, Versions { edges: 8, ..v }),
+            Read::Absent
+        ));
         std::fs::write(&p, b"LCSRIDX1garbage").unwrap();
-        assert!(read_csr(&p, v).is_none());
+        assert!(matches!(read_csr(&p, v), Read::Absent));
+    }
+
+    /// Every single-byte change, truncation or zeroing of a file is caught: by the checksum,
+    /// and where a file is rewritten with a valid checksum but wrong contents, by the bounds.
+    #[test]
+    fn damaged_files_are_corrupt_never_used() {
+        let dir = tempfile::tempdir().unwrap();
+        let keys = NodeKeys {
+            version: Some(1),
+            ..NodeKeys::from_keys(&Int64Array::from((0..50).collect::<Vec<i64>>())).unwrap()
+        };
+        let v = Versions {
+            edges: 1,
+            from: 1,
+            to: 1,
+        };
+        let src: Vec<i64> = (0..200).map(|i| i % 50).collect();
+        let dst: Vec<i64> = (0..200).map(|i| (i * 7) % 50).collect();
+        let idx = CsrIndex::build(
+            &Int64Array::from(src),
+            &Int64Array::from(dst),
+            &keys,
+            &keys,
+            Some(v),
+        )
+        .unwrap();
+        let (p, kp) = (dir.path().join("r.csr"), dir.path().join("k.keys"));
+        write_csr(&p, &idx).unwrap();
+        write_keys(&kp, &keys).unwrap();
+        let good = std::fs::read(&p).unwrap();
+        for pos in (8..good.len()).step_by(7) {
+            let mut bad = good.clone();
+            bad[pos] ^= 0x10;
+            std::fs::write(&p, &bad).unwrap();
+            assert!(matches!(read_csr(&p, v), Read::Corrupt(_)), "byte {pos}");
+        }
+        std::fs::write(&p, &good[..good.len() / 2]).unwrap();
+        assert!(matches!(read_csr(&p, v), Read::Corrupt(_)));
+        let mut zeroed = good.clone();
+        zeroed[40..200].fill(0);
+        std::fs::write(&p, &zeroed).unwrap();
+        assert!(matches!(read_csr(&p, v), Read::Corrupt(_)));
+        // A valid checksum over contents out of range (a neighbour past the last node).
+        let copy = |idx: &CsrIndex| CsrIndex {
+            out: idx.out.clone(),
+            inc: idx.inc.clone(),
+            table_rows: idx.table_rows,
+            versions: idx.versions,
+            self_loops: Default::default(),
+        };
+        let mut broken = copy(&idx);
+        broken.out.neighbors[3] = 1000;
+        write_csr(&p, &broken).unwrap();
+        assert!(matches!(read_csr(&p, v), Read::Corrupt(why) if why.contains("neighbour")));
+        let mut broken = copy(&idx);
+        broken.inc.offsets[5] = 0;
+        write_csr(&p, &broken).unwrap();
+        assert!(matches!(read_csr(&p, v), Read::Corrupt(why) if why.contains("monotone")));
+        let good_keys = std::fs::read(&kp).unwrap();
+        let mut bad = good_keys.clone();
+        bad[30] ^= 1;
+        std::fs::write(&kp, &bad).unwrap();
+        assert!(matches!(read_keys(&kp, 1), Read::Corrupt(_)));
+    }
+
+    /// Writers of one index file at once (processes opening a graph for the first time) each
+    /// use a temp file of their own: all succeed and the file holds one whole write.
+    #[test]
+    fn concurrent_writers_never_share_a_temp_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("_csr").join("x.csr");
+        // Where a fixed temp name would go, something else is in the way.
+        std::fs::create_dir_all(path.with_extension("tmp")).unwrap();
+        let writers: Vec<_> = (0..16u8)
+            .map(|k| {
+                let path = path.clone();
+                std::thread::spawn(move || write_atomic(&path, &vec![k; 1 << 20]))
+            })
+            .collect();
+        for w in writers {
+            w.join().unwrap().unwrap();
+        }
+        let bytes = std::fs::read(&path).unwrap();
+        assert_eq!(bytes.len(), 1 << 20);
+        assert!(bytes.iter().all(|b| *b == bytes[0]));
     }
 }

@@ -2,7 +2,9 @@
 //! the index files when they match the datasets' versions, else built (one scan each) and
 //! written back.
 
-use super::persist::{file_for, read_csr, read_csr_versions, read_keys, write_csr, write_keys};
+use super::persist::{
+    file_for, read_csr, read_csr_versions, read_keys, write_csr, write_keys, Read,
+};
 use super::{CsrIndex, GraphIndexes, NodeKeys, TableColumns, Versions};
 use crate::catalog::Catalog;
 use crate::error::Result;
@@ -25,6 +27,58 @@ pub struct IndexReport {
     /// Time spent reading endpoint columns for the builds.
     pub read_seconds: f64,
     pub csr_bytes: usize,
+    /// Indexes built but not written (the storage refused): in memory only.
+    pub unsaved: usize,
+    /// Index files found corrupt (and rebuilt).
+    pub corrupt: usize,
+}
+
+/// The file of a relationship table's CSR: its source, endpoint columns, and the key
+/// columns of the endpoint labels (what maps endpoints to ordinals).
+fn csr_file(dir: &Path, catalog: &Catalog, r: &crate::catalog::RelInfo) -> std::path::PathBuf {
+    let cols = [
+        r.cfg.src.as_str(),
+        r.cfg.dst.as_str(),
+        catalog.nodes[&r.cfg.from].key.as_str(),
+        catalog.nodes[&r.cfg.to].key.as_str(),
+    ];
+    file_for(dir, &r.cfg.source, &cols, "csr")
+}
+
+/// A read index if usable; a corrupt file is reported (then rebuilt and rewritten).
+fn usable<T>(
+    read: Read<T>,
+    file: &std::path::Path,
+    report: &mut IndexReport,
+    progress: &mut dyn FnMut(&str),
+) -> Option<T> {
+    match read {
+        Read::Ok(x) => Some(x),
+        Read::Absent => None,
+        Read::Corrupt(why) => {
+            let line = format!(
+                "warning: index file {} is corrupt ({why}); rebuilding it",
+                file.display()
+            );
+            eprintln!("{line}");
+            progress(&line);
+            report.lines.push(line);
+            report.corrupt += 1;
+            None
+        }
+    }
+}
+
+/// An index built but not saved (read-only storage, a full disk): it serves this process
+/// from memory, with a warning, once per open.
+fn unsaved(report: &mut IndexReport, progress: &mut dyn FnMut(&str), e: crate::Error) {
+    if report.unsaved == 0 {
+        let line = format!("warning: {e}; indexes are kept in memory for this process only");
+        eprintln!("{line}");
+        progress(&line);
+        report.lines.push(line);
+    }
+    report.unsaved += 1;
 }
 
 /// Where index files go: beside the datasets, unless the graph lives in memory.
@@ -70,9 +124,12 @@ pub async fn open_indexes(
             out.keys.insert(label.clone(), old.clone());
             continue;
         }
-        let file = dir.map(|d| file_for(d, &catalog.config.nodes[label].source, "keys"));
+        let file = dir.map(|d| {
+            let cfg = &catalog.config.nodes[label];
+            file_for(d, &cfg.source, &[&cfg.id], "keys")
+        });
         let loaded = match (&file, n.table.version) {
-            (Some(f), Some(v)) => read_keys(f, v),
+            (Some(f), Some(v)) => usable(read_keys(f, v), f, &mut report, progress),
             _ => None,
         };
         let keys = match loaded {
@@ -95,7 +152,9 @@ pub async fn open_indexes(
                 };
                 k.version = n.table.version;
                 if let Some(f) = &file {
-                    write_keys(f, &k)?;
+                    if let Err(e) = write_keys(f, &k) {
+                        unsaved(&mut report, progress, e);
+                    }
                 }
                 report.built += 1;
                 progress(&format!(
@@ -137,9 +196,9 @@ pub async fn open_indexes(
                 continue;
             }
         }
-        let file = dir.map(|d| file_for(d, &r.cfg.source, "csr"));
+        let file = dir.map(|d| csr_file(d, catalog, r));
         let loaded = match (&file, versions) {
-            (Some(f), Some(v)) => read_csr(f, v),
+            (Some(f), Some(v)) => usable(read_csr(f, v), f, &mut report, progress),
             _ => None,
         };
         let idx = match loaded {
@@ -164,7 +223,9 @@ pub async fn open_indexes(
                 )?;
                 let secs = t.elapsed().as_secs_f64();
                 if let Some(f) = &file {
-                    write_csr(f, &idx)?;
+                    if let Err(e) = write_csr(f, &idx) {
+                        unsaved(&mut report, progress, e);
+                    }
                 }
                 report.built += 1;
                 report.build_seconds += secs;
@@ -188,7 +249,7 @@ pub async fn open_indexes(
     Ok((out, report))
 }
 
-/// One line per relationship table: indexed, up to date, size. Reads only file headers.
+/// One line per relationship table: indexed, up to date (checksum and contents checked), size.
 pub fn index_status(catalog: &Catalog) -> Vec<String> {
     let dir = persist_dir(catalog);
     let mut lines = Vec::new();
@@ -205,7 +266,7 @@ pub fn index_status(catalog: &Catalog) -> Vec<String> {
             lines.push(format!("{name:<40} in memory (built when the graph opens)"));
             continue;
         };
-        let f = file_for(d, &r.cfg.source, "csr");
+        let f = csr_file(d, catalog, r);
         let want = Versions {
             edges: r.table.version.unwrap_or_default(),
             from: catalog.nodes[&r.cfg.from].table.version.unwrap_or_default(),
@@ -213,6 +274,9 @@ pub fn index_status(catalog: &Catalog) -> Vec<String> {
         };
         let state = match read_csr_versions(&f) {
             None => "missing".to_string(),
+            Some(v) if v == want && matches!(read_csr(&f, want), Read::Corrupt(_)) => {
+                "corrupt (rebuilt on next open or `index build`)".to_string()
+            }
             Some(v) if v == want => {
                 let bytes = std::fs::metadata(&f).map(|m| m.len()).unwrap_or(0);
                 format!(

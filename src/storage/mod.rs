@@ -26,7 +26,9 @@ pub struct TableHandle {
     pub schema: SchemaRef,
     /// Where it came from, for messages.
     pub origin: String,
-    /// Lance dataset version; `None` for in-memory tables.
+    /// Identity of the Lance dataset's state (its version number, that version's commit
+    /// time and the row count, mixed): a dataset deleted and re-created, whose numbering
+    /// starts again, gets another. `None` for in-memory tables. Index files are stamped with it.
     pub version: Option<u64>,
     pub num_rows: usize,
 }
@@ -99,7 +101,9 @@ impl TableHandle {
             .count_rows(None)
             .await
             .map_err(|e| Error::Storage(format!("cannot read Lance dataset {uri}: {e}")))?;
-        let version = Some(ds.version().version);
+        let v = ds.version();
+        let committed = v.timestamp.timestamp_nanos_opt().unwrap_or_default() as u64;
+        let version = Some(state_stamp(&[v.version, committed, num_rows as u64]));
         let provider = LanceTableProvider::new(Arc::new(ds), with_row_id, false);
         Ok(Self {
             provider: Arc::new(provider),
@@ -109,6 +113,17 @@ impl TableHandle {
             num_rows,
         })
     }
+}
+
+/// Mixes numbers into one stamp (SplitMix64 steps: stable across builds and platforms,
+/// unlike std's hasher).
+fn state_stamp(parts: &[u64]) -> u64 {
+    parts.iter().fold(0x9E37_79B9_7F4A_7C15u64, |acc, &x| {
+        let mut z = (acc ^ x).wrapping_add(0x9E37_79B9_7F4A_7C15);
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^ (z >> 31)
+    })
 }
 
 /// Writes batches as a new Lance dataset at `path`, replacing one that is there.
