@@ -273,6 +273,14 @@ fn index_build_status_and_bench() {
     // Built by generate: a rebuild reads everything and builds nothing.
     let o = run(&["index", "build", "--graph", cfg]);
     assert!(stdout(&o).starts_with("0 indexes built"), "{}", stdout(&o));
+    // --force builds every index anew.
+    let o = run(&["index", "build", "--graph", cfg, "--force"]);
+    let s = stdout(&o);
+    assert!(
+        o.status.success() && !s.starts_with("0 indexes built"),
+        "{s}"
+    );
+    assert!(s.contains(" 0 read"), "{s}");
     let queries = dir.path().join("q");
     std::fs::create_dir_all(&queries).unwrap();
     std::fs::write(
@@ -337,6 +345,30 @@ fn shell_runs_multi_line_queries_and_commands() {
         s.contains("timing on") && s.contains("== physical plan ==") && s.contains("time: "),
         "{s}"
     );
+}
+
+/// A `;` inside a string doesn't end the statement; a script whose query failed exits
+/// non-zero (after running the rest).
+#[test]
+fn shell_scripts_keep_strings_whole_and_report_failures() {
+    let shell = |input: &[u8]| {
+        let mut child = bin()
+            .args(["shell", "--graph", sample_graph()])
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .env("HOME", tempfile::tempdir().unwrap().path())
+            .spawn()
+            .unwrap();
+        child.stdin.take().unwrap().write_all(input).unwrap();
+        child.wait_with_output().unwrap()
+    };
+    let o = shell(b":format csv\nRETURN 'a;\nb' AS s, size('x;') AS n;\n");
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(stdout(&o).contains("s,n\n\"a;\nb\",2\n"), "{}", stdout(&o));
+    let o = shell(b"RETURN 1 +;\nRETURN 2 AS two;\n");
+    assert!(!o.status.success());
+    assert!(stdout(&o).contains("two"), "{}", stdout(&o));
 }
 
 #[test]
@@ -412,4 +444,32 @@ fn verify_compares_random_queries_and_disable_switches_a_rule_off() {
         "{}",
         stderr(&bad)
     );
+}
+
+/// A reader that stops early (`| head -1`): the program ends quietly with success, no panic.
+#[test]
+fn a_closed_output_pipe_ends_quietly() {
+    use std::io::{BufRead, BufReader};
+    let mut child = bin()
+        .args([
+            "query",
+            "--graph",
+            sample_graph(),
+            "--format",
+            "csv",
+            "UNWIND range(1, 200000) AS x RETURN x",
+        ])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut first = String::new();
+    BufReader::new(child.stdout.take().unwrap())
+        .read_line(&mut first)
+        .unwrap();
+    assert_eq!(first, "x\n");
+    // The pipe is closed here (the reader is dropped).
+    let out = child.wait_with_output().unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(!stderr(&out).contains("panicked"), "{}", stderr(&out));
 }

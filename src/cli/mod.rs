@@ -1,6 +1,31 @@
 //! The `lance-csr` command line: demo, query, explain, shell, import, generate.
 
+/// `print!` to standard output; a reader that went away (`| head -1`) ends the program
+/// quietly instead of a panic.
+macro_rules! out {
+    ($($a:tt)*) => { $crate::cli::emit(&format!($($a)*)) };
+}
+
+/// `println!`, the same way.
+macro_rules! outln {
+    ($($a:tt)*) => { $crate::cli::emit(&(format!($($a)*) + "\n")) };
+}
+
 mod shell;
+
+/// Writes `s` to standard output. A closed pipe exits with success (the reader has what it
+/// wanted); any other write error exits with an error.
+pub fn emit(s: &str) {
+    use std::io::Write;
+    let mut o = std::io::stdout().lock();
+    if let Err(e) = o.write_all(s.as_bytes()).and_then(|_| o.flush()) {
+        if e.kind() == std::io::ErrorKind::BrokenPipe {
+            std::process::exit(0);
+        }
+        eprintln!("error: writing the output: {e}");
+        std::process::exit(1);
+    }
+}
 
 use crate::error::{Error, Result};
 use crate::output::{render, Format};
@@ -144,12 +169,38 @@ pub enum IndexAction {
     Build {
         #[arg(long, short)]
         graph: PathBuf,
+        /// Rebuild every index, also those whose files look up to date.
+        #[arg(long)]
+        force: bool,
     },
     /// Show whether each relationship table's index exists and is up to date.
     Status {
         #[arg(long, short)]
         graph: PathBuf,
     },
+}
+
+/// Deletes the index files (`_csr/*.csr`, `*.keys`) of the graph at `graph` (its config file
+/// or folder), so that the next build writes every one anew.
+fn remove_index_files(graph: &Path) -> Result<()> {
+    let base = if graph.is_dir() {
+        graph
+    } else {
+        graph.parent().unwrap_or(Path::new("."))
+    };
+    let dir = crate::csr::persist::index_dir(base);
+    let Ok(entries) = std::fs::read_dir(&dir) else {
+        return Ok(());
+    };
+    for e in entries.flatten() {
+        let p = e.path();
+        if p.extension().is_some_and(|x| x == "csr" || x == "keys") {
+            std::fs::remove_file(&p).map_err(|err| {
+                Error::Storage(format!("removing index file {}: {err}", p.display()))
+            })?;
+        }
+    }
+    Ok(())
 }
 
 /// Runs the CLI; returns the process exit code.
@@ -223,7 +274,7 @@ async fn execute(cli: Cli) -> std::result::Result<(), CliError> {
                 .query(&query, &params)
                 .await
                 .map_err(|e| CliError::Query(query.clone(), e))?;
-            print!("{}", render(&result, format));
+            out!("{}", render(&result, format));
         }
         Command::Explain { args, analyze } => {
             let query = read_query(&args)?;
@@ -235,17 +286,20 @@ async fn execute(cli: Cli) -> std::result::Result<(), CliError> {
                 graph.explain(&query, &params).await
             }
             .map_err(|e| CliError::Query(query.clone(), e))?;
-            println!("{text}");
+            outln!("{text}");
         }
         Command::Shell { graph } => {
             let g = Graph::open(&graph).await?;
             shell::run(&g).await?;
         }
         Command::Index { action } => match action {
-            IndexAction::Build { graph } => {
+            IndexAction::Build { graph, force } => {
                 let t0 = Instant::now();
+                if force {
+                    remove_index_files(&graph)?;
+                }
                 let r = Graph::build_indexes(&graph, &mut |l| eprintln!("  {l}")).await?;
-                println!(
+                outln!(
                     "{} indexes built, {} read (already up to date), {} edges indexed in {:.2}s{}, {:.1} MB of CSR in memory",
                     r.built,
                     r.read,
@@ -264,7 +318,7 @@ async fn execute(cli: Cli) -> std::result::Result<(), CliError> {
                 let catalog =
                     crate::catalog::Catalog::open(config, &mut Default::default()).await?;
                 for l in crate::csr::registry::index_status(&catalog) {
-                    println!("{l}");
+                    outln!("{l}");
                 }
             }
         },
@@ -307,7 +361,7 @@ async fn execute(cli: Cli) -> std::result::Result<(), CliError> {
             }
             // Check that the result opens.
             open_mode(&path, if no_index { Mode::Join } else { Mode::Csr }).await?;
-            println!("{}", path.display());
+            outln!("{}", path.display());
         }
         Command::Generate {
             scale,
@@ -322,7 +376,7 @@ async fn execute(cli: Cli) -> std::result::Result<(), CliError> {
         } => {
             let g = open_mode(&graph, Mode::Csr).await?;
             let report = crate::verify::run(&g, random, seed).await?;
-            print!("{}", report.render());
+            out!("{}", report.render());
             if !report.mismatches.is_empty() {
                 return Err(CliError::Failed);
             }
@@ -403,7 +457,7 @@ async fn generate(scale: f64, out: &Path, seed: u64, index: bool) -> Result<()> 
         t0.elapsed().as_secs_f64(),
         path.display()
     );
-    println!("{}", path.display());
+    outln!("{}", path.display());
     Ok(())
 }
 
@@ -440,7 +494,7 @@ pub const DEMO_QUERIES: &[(&str, &str)] = &[
 
 async fn demo() -> Result<()> {
     let dir = tempfile::tempdir()?;
-    println!(
+    outln!(
         "lance-csr demo: writing the sample social network as Lance datasets to {}",
         dir.path().display()
     );
@@ -452,35 +506,35 @@ async fn demo() -> Result<()> {
     .await?;
     let graph = Graph::open(&path).await?;
     let cat = graph.catalog();
-    println!(
+    outln!(
         "graph: {} labels ({}), {} relationship tables\n",
         cat.nodes.len(),
         cat.nodes.keys().cloned().collect::<Vec<_>>().join(", "),
         cat.rels.len()
     );
     for (title, q) in DEMO_QUERIES {
-        println!("-- {title}\n{q}");
+        outln!("-- {title}\n{q}");
         let t = Instant::now();
         match graph.query(q, &Params::new()).await {
-            Ok(r) => print!("{}", render(&r, Format::Table)),
-            Err(e) => println!("{}", e.render(q)),
+            Ok(r) => out!("{}", render(&r, Format::Table)),
+            Err(e) => outln!("{}", e.render(q)),
         }
-        println!("({:.1} ms)\n", t.elapsed().as_secs_f64() * 1e3);
+        outln!("({:.1} ms)\n", t.elapsed().as_secs_f64() * 1e3);
     }
     let bad = "MATCH (p:Persn) RETURN p.name";
-    println!("-- Errors point at the culprit:\n{bad}");
+    outln!("-- Errors point at the culprit:\n{bad}");
     if let Err(e) = graph.query(bad, &Params::new()).await {
-        println!("{}\n", e.render(bad));
+        outln!("{}\n", e.render(bad));
     }
     let keep = std::env::temp_dir().join("lance-csr-sample");
     let kept =
         crate::storage::write_graph(&keep, lance_csr_datasets::sample::tables(), &mut |_| {})
             .await?;
-    println!("What to try next:");
-    println!("  the sample graph is also at {}", kept.display());
-    println!("  lance-csr query --graph {} \"MATCH (p:Person) RETURN p.firstName, p.age ORDER BY p.age\"", kept.display());
-    println!("  lance-csr explain --graph {} \"MATCH (p:Person {{id: 1}})-[:KNOWS]->(f) RETURN f.firstName\"", kept.display());
-    println!("  lance-csr shell --graph {}", kept.display());
-    println!("  lance-csr generate --scale 1 --out /tmp/snb   (1,000 persons, about 25k KNOWS)");
+    outln!("What to try next:");
+    outln!("  the sample graph is also at {}", kept.display());
+    outln!("  lance-csr query --graph {} \"MATCH (p:Person) RETURN p.firstName, p.age ORDER BY p.age\"", kept.display());
+    outln!("  lance-csr explain --graph {} \"MATCH (p:Person {{id: 1}})-[:KNOWS]->(f) RETURN f.firstName\"", kept.display());
+    outln!("  lance-csr shell --graph {}", kept.display());
+    outln!("  lance-csr generate --scale 1 --out /tmp/snb   (1,000 persons, about 25k KNOWS)");
     Ok(())
 }

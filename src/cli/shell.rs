@@ -24,7 +24,7 @@ pub async fn run(graph: &Graph) -> Result<()> {
     if let Some(h) = &history {
         let _ = rl.load_history(h);
     }
-    println!(
+    outln!(
         "lance-csr shell. {} labels, {} relationship tables. :help for help.",
         graph.catalog().nodes.len(),
         graph.catalog().rels.len()
@@ -33,6 +33,8 @@ pub async fn run(graph: &Graph) -> Result<()> {
     let mut format = Format::Table;
     let mut params = Params::new();
     let mut buf = String::new();
+    // Whether a query failed: piped input (a script) then exits non-zero.
+    let mut failed = false;
     loop {
         let prompt = if buf.is_empty() {
             "cypher> "
@@ -54,33 +56,33 @@ pub async fn run(graph: &Graph) -> Result<()> {
             let (cmd, rest) = trimmed.split_once(' ').unwrap_or((trimmed, ""));
             match cmd {
                 ":quit" | ":q" | ":exit" => break,
-                ":help" | ":h" => println!("{HELP}"),
+                ":help" | ":h" => outln!("{HELP}"),
                 ":timing" => {
                     timing = !timing;
-                    println!("timing {}", if timing { "on" } else { "off" });
+                    outln!("timing {}", if timing { "on" } else { "off" });
                 }
                 ":format" => match rest.trim().parse() {
                     Ok(f) => format = f,
-                    Err(e) => println!("{e}"),
+                    Err(e) => outln!("{e}"),
                 },
                 ":param" => match crate::session::parse_param(rest) {
                     Ok((k, v)) => {
                         params.insert(k, v);
                     }
-                    Err(e) => println!("{e}"),
+                    Err(e) => outln!("{e}"),
                 },
                 ":params" => {
                     for (k, v) in &params {
-                        println!("${k} = {v}");
+                        outln!("${k} = {v}");
                     }
                 }
-                other => println!("unknown command {other}; :help lists commands"),
+                other => outln!("unknown command {other}; :help lists commands"),
             }
             continue;
         }
         buf.push_str(&line);
         buf.push('\n');
-        if !trimmed.ends_with(';') {
+        if !ends_statement(&buf) {
             continue;
         }
         let text = std::mem::take(&mut buf);
@@ -89,21 +91,93 @@ pub async fn run(graph: &Graph) -> Result<()> {
         let t = Instant::now();
         if let Some(q) = text.strip_prefix(":explain") {
             match graph.explain(q, &params).await {
-                Ok(s) => println!("{s}"),
-                Err(e) => println!("{}", e.render(q)),
+                Ok(s) => outln!("{s}"),
+                Err(e) => {
+                    failed = true;
+                    outln!("{}", e.render(q))
+                }
             }
         } else {
-            match graph.query(&text, &params).await {
-                Ok(r) => print!("{}", render(&r, format)),
-                Err(e) => println!("{}", e.render(&text)),
+            // Ctrl-C cancels the running query (dropping it stops its streams) and returns
+            // to the prompt; the shell and its history stay.
+            let run = tokio::select! {
+                r = graph.query(&text, &params) => Some(r),
+                _ = tokio::signal::ctrl_c() => None,
+            };
+            match run {
+                Some(Ok(r)) => out!("{}", render(&r, format)),
+                Some(Err(e)) => {
+                    failed = true;
+                    outln!("{}", e.render(&text))
+                }
+                None => {
+                    failed = true;
+                    outln!("query cancelled")
+                }
             }
         }
         if timing {
-            println!("time: {:.2} ms", t.elapsed().as_secs_f64() * 1e3);
+            outln!("time: {:.2} ms", t.elapsed().as_secs_f64() * 1e3);
         }
     }
     if let Some(h) = &history {
         let _ = rl.save_history(h);
     }
+    use std::io::IsTerminal;
+    if failed && !std::io::stdin().is_terminal() {
+        return Err(crate::Error::Other("a query of the script failed".into()));
+    }
     Ok(())
+}
+
+/// Whether `text` ends with a `;` that is not inside a string, a backquoted name or a comment.
+fn ends_statement(text: &str) -> bool {
+    let mut quote: Option<char> = None;
+    let mut last = None;
+    let mut chars = text.chars().peekable();
+    while let Some(c) = chars.next() {
+        match quote {
+            Some(q) => {
+                if c == '\\' && q != '`' {
+                    chars.next();
+                } else if c == q {
+                    quote = None;
+                }
+            }
+            None => match c {
+                '\'' | '"' | '`' => {
+                    quote = Some(c);
+                    last = Some(c);
+                }
+                '/' if chars.peek() == Some(&'/') => {
+                    // A line comment: skip to the end of the line.
+                    for n in chars.by_ref() {
+                        if n == '\n' {
+                            break;
+                        }
+                    }
+                }
+                c if c.is_whitespace() => {}
+                c => last = Some(c),
+            },
+        }
+    }
+    quote.is_none() && last == Some(';')
+}
+
+#[cfg(test)]
+mod tests {
+    use super::ends_statement;
+
+    #[test]
+    fn a_semicolon_ends_a_statement_only_outside_strings_and_names() {
+        assert!(ends_statement("RETURN 1;\n"));
+        assert!(ends_statement("RETURN 'a;' ;  "));
+        assert!(!ends_statement("RETURN 'a;\n"));
+        assert!(!ends_statement("RETURN `x;`"));
+        assert!(!ends_statement("RETURN 1 // done;\n"));
+        assert!(!ends_statement("RETURN 'it\\'s;"));
+        assert!(ends_statement("RETURN 'it\\'s';"));
+        assert!(!ends_statement("RETURN 1"));
+    }
 }
