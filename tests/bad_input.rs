@@ -51,6 +51,22 @@ async fn malformed_and_wrong_queries_give_positioned_errors() {
     }
 }
 
+/// Messages name variables as written, however they look inside the planner.
+#[tokio::test]
+async fn messages_name_variables_as_written() {
+    let g = sample().await;
+    let e = g
+        .query("WITH 1 AS `a b` RETURN `a c`", &Params::new())
+        .await
+        .unwrap_err();
+    assert!(e.to_string().contains("`a c`"), "{e}");
+    let e = g
+        .query("MATCH (`__x`:Person) RETURN `__x`.nmae", &Params::new())
+        .await
+        .unwrap_err();
+    assert_eq!(e.kind_name(), "UnknownProperty", "{e}");
+}
+
 #[tokio::test]
 async fn runtime_errors_are_errors() {
     let g = sample().await;

@@ -192,7 +192,18 @@ impl<'c> Lowerer<'c> {
     pub fn lower_query(&mut self, q: &ast::Query) -> Result<Lowered> {
         let mut q = q.clone();
         names::escape_query(&mut q);
-        let q = &q;
+        // Messages name variables as the user wrote them.
+        self.lower_escaped(&q).map_err(|e| match e {
+            crate::Error::Semantic {
+                kind,
+                message,
+                span,
+            } => crate::Error::semantic(kind, names::unescape_quoted(&message), span),
+            other => other,
+        })
+    }
+
+    fn lower_escaped(&mut self, q: &ast::Query) -> Result<Lowered> {
         let first = self.lower_single(&q.first)?;
         let mut plan = first.plan;
         for (all, sq) in &q.unions {

@@ -67,6 +67,23 @@ pub fn unescape(name: &str) -> String {
     String::from_utf8(bytes).unwrap_or_else(|_| name.to_string())
 }
 
+/// `text` with every backquoted escaped name (`` `#a%20b` ``) turned back into the user's.
+pub fn unescape_quoted(text: &str) -> String {
+    let parts: Vec<&str> = text.split('`').collect();
+    parts
+        .iter()
+        .enumerate()
+        .map(|(i, p)| {
+            if i % 2 == 1 && p.starts_with('#') {
+                unescape(p)
+            } else {
+                p.to_string()
+            }
+        })
+        .collect::<Vec<_>>()
+        .join("`")
+}
+
 /// Escapes every variable name of `q` (pattern variables, expression variables, aliases).
 /// WITH items that pass a variable on unaliased get their (escaped) name as an alias, so
 /// the name they bind never depends on how the variable was written.
@@ -223,6 +240,10 @@ mod tests {
             assert!(!e.chars().skip(1).any(|c| c == '#'), "{e}");
         }
         assert_eq!(escape("first_name"), "first_name");
+        assert_eq!(
+            unescape_quoted(&format!("Variable `{}` not defined, `p`", escape("a b"))),
+            "Variable `a b` not defined, `p`"
+        );
         assert_ne!(escape("%41"), escape("A"));
         assert_ne!(escape("a__b"), escape("a_b"));
     }
