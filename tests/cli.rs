@@ -371,6 +371,55 @@ fn shell_scripts_keep_strings_whole_and_report_failures() {
     assert!(stdout(&o).contains("two"), "{}", stdout(&o));
 }
 
+/// A shell session sees rows appended to a dataset while it runs.
+#[test]
+fn shell_sees_dataset_changes_between_queries() {
+    use std::io::{BufRead, BufReader};
+    let dir = tempfile::tempdir().unwrap();
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    let cfg = rt
+        .block_on(lance_csr::storage::write_graph(
+            dir.path(),
+            lance_csr_datasets::sample::tables(),
+            &mut |_| {},
+        ))
+        .unwrap();
+    let mut child = bin()
+        .args(["shell", "--graph", cfg.to_str().unwrap()])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .env("HOME", dir.path())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
+    let mut ask = |stdin: &mut std::process::ChildStdin| {
+        stdin
+            .write_all(b"MATCH (:Person)-[k:KNOWS]->(:Person) RETURN count(k) AS n;\n")
+            .unwrap();
+        stdin.flush().unwrap();
+        // The first line that is a number is the count (after the `n` header).
+        lines
+            .by_ref()
+            .map(|l| l.unwrap())
+            .find(|l| l.trim().parse::<u64>().is_ok())
+            .unwrap()
+    };
+    stdin.write_all(b":format csv\n").unwrap();
+    assert_eq!(ask(&mut stdin), "7");
+    let extra =
+        lance_csr_datasets::social::edge_batch(vec![6], vec![1], Some(("creationDate", vec![0])));
+    rt.block_on(lance_csr::storage::append_lance(
+        &dir.path().join("person_knows_person.lance"),
+        extra.schema(),
+        vec![extra],
+    ))
+    .unwrap();
+    assert_eq!(ask(&mut stdin), "8");
+    drop(stdin);
+    assert!(child.wait().unwrap().success());
+}
+
 #[test]
 fn import_turns_csv_into_a_queryable_graph() {
     let dir = tempfile::tempdir().unwrap();

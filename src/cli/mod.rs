@@ -289,8 +289,8 @@ async fn execute(cli: Cli) -> std::result::Result<(), CliError> {
             outln!("{text}");
         }
         Command::Shell { graph } => {
-            let g = Graph::open(&graph).await?;
-            shell::run(&g).await?;
+            let mut g = Graph::open(&graph).await?;
+            shell::run(&mut g).await?;
         }
         Command::Index { action } => match action {
             IndexAction::Build { graph, force } => {

@@ -17,7 +17,7 @@ Enter a query ending with `;` (it may span several lines). Commands:
   :help             this text
   :quit             leave (or Ctrl-D)";
 
-pub async fn run(graph: &Graph) -> Result<()> {
+pub async fn run(graph: &mut Graph) -> Result<()> {
     let mut rl = DefaultEditor::new().map_err(|e| crate::Error::Other(e.to_string()))?;
     let history =
         std::env::var_os("HOME").map(|h| std::path::PathBuf::from(h).join(".lance_csr_history"));
@@ -89,6 +89,11 @@ pub async fn run(graph: &Graph) -> Result<()> {
         let _ = rl.add_history_entry(text.trim());
         let text = text.trim().trim_end_matches(';').to_string();
         let t = Instant::now();
+        // A long session sees what changed in the datasets since the last query (unchanged
+        // datasets cost a version check; changed indexes are rebuilt).
+        if let Err(e) = graph.refresh().await {
+            outln!("warning: cannot refresh the graph: {e}");
+        }
         if let Some(q) = text.strip_prefix(":explain") {
             match graph.explain(q, &params).await {
                 Ok(s) => outln!("{s}"),
