@@ -16,6 +16,20 @@ async fn ids(g: &Graph, q: &str) -> Vec<String> {
     v
 }
 
+/// The sample graph written as Lance datasets in a folder of its own (no index files yet):
+/// the folder (kept while in scope) and its graph.toml.
+async fn sample_on_disk() -> (tempfile::TempDir, std::path::PathBuf) {
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = lance_csr::storage::write_graph(
+        dir.path(),
+        lance_csr_datasets::sample::tables(),
+        &mut |_| {},
+    )
+    .await
+    .unwrap();
+    (dir, cfg)
+}
+
 /// The CSR file in `base/_csr` whose name starts with `stem` (names end with a hash of the
 /// columns they are built on).
 fn index_file(base: &std::path::Path, stem: &str) -> std::path::PathBuf {
@@ -31,14 +45,7 @@ fn index_file(base: &std::path::Path, stem: &str) -> std::path::PathBuf {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn indexes_follow_dataset_versions() {
-    let dir = tempfile::tempdir().unwrap();
-    let cfg = lance_csr::storage::write_graph(
-        dir.path(),
-        lance_csr_datasets::sample::tables(),
-        &mut |_| {},
-    )
-    .await
-    .unwrap();
+    let (dir, cfg) = sample_on_disk().await;
     // First open builds and writes every index.
     let first = Graph::build_indexes(&cfg, &mut |_| {}).await.unwrap();
     assert!(first.built >= 18 && first.read == 0, "{first:?}");
@@ -151,14 +158,7 @@ async fn concurrent_first_use_builds_indexes_without_failing() {
 /// warning that names the path, and queries answer on the CSR path.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn indexes_that_cannot_be_written_serve_from_memory() {
-    let dir = tempfile::tempdir().unwrap();
-    let cfg = lance_csr::storage::write_graph(
-        dir.path(),
-        lance_csr_datasets::sample::tables(),
-        &mut |_| {},
-    )
-    .await
-    .unwrap();
+    let (dir, cfg) = sample_on_disk().await;
     std::fs::write(dir.path().join("_csr"), b"not a folder").unwrap();
     let report = Graph::build_indexes(&cfg, &mut |_| {}).await.unwrap();
     assert!(report.unsaved > 0, "{report:?}");
@@ -185,14 +185,7 @@ async fn indexes_that_cannot_be_written_serve_from_memory() {
 /// the join path's.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn corrupt_index_files_are_detected_and_rebuilt() {
-    let dir = tempfile::tempdir().unwrap();
-    let cfg = lance_csr::storage::write_graph(
-        dir.path(),
-        lance_csr_datasets::sample::tables(),
-        &mut |_| {},
-    )
-    .await
-    .unwrap();
+    let (dir, cfg) = sample_on_disk().await;
     Graph::build_indexes(&cfg, &mut |_| {}).await.unwrap();
     let file = index_file(dir.path(), "person_knows_person.lance.");
     let good = std::fs::read(&file).unwrap();

@@ -194,12 +194,18 @@ pub fn read_csr_versions(path: &Path) -> Option<Versions> {
     })
 }
 
-/// Reads an index in one read and checks it (checksum, then the arrays' bounds).
-pub fn read_csr(path: &Path, want: Versions) -> Read<CsrIndex> {
+/// Reads a file of `magic`'s format in one read and checks it: the checksum, then `parse`
+/// (`None`: built from other dataset versions), then `validate` on what it parsed.
+fn read_checked<T>(
+    path: &Path,
+    magic: &[u8; 8],
+    parse: impl FnOnce(&mut Reader<'_>) -> Result<Option<T>>,
+    validate: impl FnOnce(T) -> std::result::Result<T, String>,
+) -> Read<T> {
     let Ok(buf) = std::fs::read(path) else {
         return Read::Absent;
     };
-    if buf.len() < 8 || &buf[..8] != CSR_MAGIC {
+    if buf.len() < 8 || &buf[..8] != magic {
         return Read::Absent;
     }
     let body = match checked(&buf) {
@@ -211,7 +217,19 @@ pub fn read_csr(path: &Path, want: Versions) -> Read<CsrIndex> {
         pos: 8,
         path,
     };
-    let parsed = (|| -> Result<Option<CsrIndex>> {
+    match parse(&mut r) {
+        Ok(None) => Read::Absent,
+        Ok(Some(x)) => match validate(x) {
+            Ok(x) => Read::Ok(x),
+            Err(why) => Read::Corrupt(why),
+        },
+        Err(e) => Read::Corrupt(e.to_string()),
+    }
+}
+
+/// Reads an index in one read and checks it (checksum, then the arrays' bounds).
+pub fn read_csr(path: &Path, want: Versions) -> Read<CsrIndex> {
+    let parse = |r: &mut Reader<'_>| -> Result<Option<CsrIndex>> {
         let v = Versions {
             edges: r.u64()?,
             from: r.u64()?,
@@ -221,8 +239,8 @@ pub fn read_csr(path: &Path, want: Versions) -> Read<CsrIndex> {
             return Ok(None);
         }
         let table_rows = r.u64()? as usize;
-        let out = get_csr(&mut r)?;
-        let inc = get_csr(&mut r)?;
+        let out = get_csr(r)?;
+        let inc = get_csr(r)?;
         Ok(Some(CsrIndex {
             out,
             inc,
@@ -230,15 +248,10 @@ pub fn read_csr(path: &Path, want: Versions) -> Read<CsrIndex> {
             versions: Some(v),
             self_loops: Default::default(),
         }))
-    })();
-    match parsed {
-        Ok(None) => Read::Absent,
-        Ok(Some(idx)) => match validate_csr(&idx) {
-            Ok(()) => Read::Ok(idx),
-            Err(why) => Read::Corrupt(why),
-        },
-        Err(e) => Read::Corrupt(e.to_string()),
-    }
+    };
+    read_checked(path, CSR_MAGIC, parse, |idx| {
+        validate_csr(&idx).map(|()| idx)
+    })
 }
 
 /// Offsets start at 0, never decrease and end at the edge count; neighbours are ordinals of
@@ -276,22 +289,7 @@ pub fn write_keys(path: &Path, k: &NodeKeys) -> Result<()> {
 }
 
 pub fn read_keys(path: &Path, version: u64) -> Read<NodeKeys> {
-    let Ok(buf) = std::fs::read(path) else {
-        return Read::Absent;
-    };
-    if buf.len() < 8 || &buf[..8] != KEYS_MAGIC {
-        return Read::Absent;
-    }
-    let body = match checked(&buf) {
-        Ok(b) => b,
-        Err(why) => return Read::Corrupt(why),
-    };
-    let mut r = Reader {
-        buf: body,
-        pos: 8,
-        path,
-    };
-    let parsed = (|| -> Result<Option<NodeKeys>> {
+    let parse = |r: &mut Reader<'_>| -> Result<Option<NodeKeys>> {
         if r.u64()? != version {
             return Ok(None);
         }
@@ -303,26 +301,24 @@ pub fn read_keys(path: &Path, version: u64) -> Read<NodeKeys> {
             version: Some(version),
             dense: None,
         }))
-    })();
-    match parsed {
-        Ok(None) => Read::Absent,
-        Ok(Some(k)) => {
-            let n = k.by_ordinal.len();
-            let sorted = k.sorted.windows(2).all(|w| w[0] < w[1]);
-            let in_range = k.ordinals.iter().all(|&o| (o as usize) < n);
-            let agree = k
-                .sorted
-                .iter()
-                .zip(&k.ordinals)
-                .all(|(key, &o)| k.by_ordinal.get(o as usize) == Some(key));
-            if sorted && in_range && agree {
-                Read::Ok(k.with_dense())
-            } else {
-                Read::Corrupt("keys and ordinals don't agree".into())
-            }
+    };
+    // Keys ascending, ordinals in range, and each sorted key is the key of its ordinal.
+    let validate = |k: NodeKeys| {
+        let n = k.by_ordinal.len();
+        let sorted = k.sorted.windows(2).all(|w| w[0] < w[1]);
+        let in_range = k.ordinals.iter().all(|&o| (o as usize) < n);
+        let agree = k
+            .sorted
+            .iter()
+            .zip(&k.ordinals)
+            .all(|(key, &o)| k.by_ordinal.get(o as usize) == Some(key));
+        if sorted && in_range && agree {
+            Ok(k.with_dense())
+        } else {
+            Err("keys and ordinals don't agree".to_string())
         }
-        Err(e) => Read::Corrupt(e.to_string()),
-    }
+    };
+    read_checked(path, KEYS_MAGIC, parse, validate)
 }
 
 #[cfg(test)]

@@ -125,18 +125,24 @@ pub fn equals(a: &Value, b: &Value) -> Option<bool> {
 }
 
 fn all_equal<'v>(pairs: impl Iterator<Item = (&'v Value, &'v Value)>) -> Option<bool> {
+    // Three-valued AND of the pairs' equalities: NOT (OR of NOT).
+    any(pairs.map(|(x, y)| equals(x, y).map(|b| !b))).map(|b| !b)
+}
+
+/// Three-valued OR: true if any is true, else null if any is null, else false.
+fn any(results: impl Iterator<Item = Option<bool>>) -> Option<bool> {
     let mut unknown = false;
-    for (x, y) in pairs {
-        match equals(x, y) {
-            Some(false) => return Some(false),
+    for r in results {
+        match r {
+            Some(true) => return Some(true),
             None => unknown = true,
-            Some(true) => {}
+            Some(false) => {}
         }
     }
     if unknown {
         None
     } else {
-        Some(true)
+        Some(false)
     }
 }
 
@@ -216,19 +222,7 @@ pub fn member(x: &Value, list: &Value) -> Option<bool> {
     let Value::List(items) = list else {
         return None;
     };
-    let mut unknown = false;
-    for item in items {
-        match equals(x, item) {
-            Some(true) => return Some(true),
-            None => unknown = true,
-            Some(false) => {}
-        }
-    }
-    if unknown {
-        None
-    } else {
-        Some(false)
-    }
+    any(items.iter().map(|item| equals(x, item)))
 }
 
 #[cfg(test)]

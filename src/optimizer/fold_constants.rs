@@ -104,11 +104,12 @@ pub fn fold_expr(e: Expr, schema: &DFSchema, counters: &RuleCounters) -> Result<
                 _ => None,
             }
         };
+        // Checked integer arithmetic: the same identities (an identity can't overflow).
+        let checked = crate::functions::checked_arith(&e);
         let folded = match &e {
             Expr::BinaryExpr(BinaryExpr { left, op, right }) => fold_binary(op, left, right),
-            // Checked integer arithmetic: the same identities (an identity can't overflow).
-            _ if crate::functions::checked_arith(&e).is_some() => {
-                let (op, l, r) = crate::functions::checked_arith(&e).expect("checked");
+            _ if checked.is_some() => {
+                let (op, l, r) = checked.expect("checked");
                 fold_binary(&op, l, r)
             }
             Expr::Not(inner) => match inner.as_ref() {
