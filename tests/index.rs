@@ -30,6 +30,16 @@ async fn sample_on_disk() -> (tempfile::TempDir, std::path::PathBuf) {
     (dir, cfg)
 }
 
+/// `index status` of the graph at `cfg`, read from the catalog only (opening the graph would
+/// rebuild what is stale or corrupt first).
+async fn status_without_opening(cfg: &std::path::Path) -> Vec<String> {
+    let config = lance_csr::config::GraphConfig::from_file(cfg).unwrap();
+    let catalog = lance_csr::catalog::Catalog::open(config, &mut Default::default())
+        .await
+        .unwrap();
+    index_status(&catalog)
+}
+
 /// The CSR file in `base/_csr` whose name starts with `stem` (names end with a hash of the
 /// columns they are built on).
 fn index_file(base: &std::path::Path, stem: &str) -> std::path::PathBuf {
@@ -217,11 +227,7 @@ async fn corrupt_index_files_are_detected_and_rebuilt() {
     ];
     for (what, bytes) in damages {
         std::fs::write(&file, &bytes).unwrap();
-        let config = lance_csr::config::GraphConfig::from_file(&cfg).unwrap();
-        let catalog = lance_csr::catalog::Catalog::open(config, &mut Default::default())
-            .await
-            .unwrap();
-        let status = index_status(&catalog);
+        let status = status_without_opening(&cfg).await;
         assert!(
             status
                 .iter()
@@ -329,11 +335,7 @@ dst = "dst"
     lance_csr::storage::write_lance(&d.join("e.lance"), e2.schema(), vec![e2])
         .await
         .unwrap();
-    let config = lance_csr::config::GraphConfig::from_file(&cfg).unwrap();
-    let catalog = lance_csr::catalog::Catalog::open(config, &mut Default::default())
-        .await
-        .unwrap();
-    let status = index_status(&catalog);
+    let status = status_without_opening(&cfg).await;
     assert!(
         status
             .iter()

@@ -53,6 +53,17 @@ async fn a_different_answer_is_reported() {
     assert!(report.render().contains("MISMATCH "));
 }
 
+/// Whether the engine's result `r` of `q` is the reference's (`cols`, `rows`): in order where
+/// the query orders, as multisets otherwise.
+fn same_result(q: &str, cols: &[String], rows: &[Vec<String>], r: &lance_csr::QueryResult) -> bool {
+    let (mut got, mut want) = (common::rows(r), rows.to_vec());
+    if !q.contains(" ORDER BY ") {
+        got.sort();
+        want.sort();
+    }
+    r.columns == cols && got == want
+}
+
 /// The generated queries against the reference interpreter (`common::reference`: the query
 /// evaluated directly over the sample graph's rows, sharing no code with the binder, planner or
 /// DataFusion), in both modes. Catches what the two modes share.
@@ -82,15 +93,7 @@ async fn random_queries_agree_with_the_reference_interpreter() {
             let got = g.query(q, &lance_csr::Params::new()).await;
             let same = match (&want, &got) {
                 (Err(_), Err(e)) => !e.is_compile_time() || e.class().name() != "Error",
-                (Ok((cols, rows)), Ok(r)) => {
-                    let mut got_rows = common::rows(r);
-                    let mut want_rows = rows.clone();
-                    if !q.contains(" ORDER BY ") {
-                        got_rows.sort();
-                        want_rows.sort();
-                    }
-                    &r.columns == cols && got_rows == want_rows
-                }
+                (Ok((cols, rows)), Ok(r)) => same_result(q, cols, rows, r),
                 _ => false,
             };
             if !same {
@@ -194,14 +197,7 @@ async fn hostile_names_agree_with_the_reference_interpreter() {
         let got = g.query(q, &lance_csr::Params::new()).await;
         let same = match (&want, &got) {
             (Err(_), Err(e)) => !e.is_compile_time(),
-            (Ok((cols, rows)), Ok(r)) => {
-                let (mut a, mut b) = (common::rows(r), rows.clone());
-                if !q.contains(" ORDER BY ") {
-                    a.sort();
-                    b.sort();
-                }
-                &r.columns == cols && a == b
-            }
+            (Ok((cols, rows)), Ok(r)) => same_result(q, cols, rows, r),
             _ => false,
         };
         if !same {
