@@ -205,13 +205,33 @@ async fn open_table(
     with_row_id: bool,
     memory: &mut BTreeMap<String, (SchemaRef, Vec<RecordBatch>)>,
 ) -> Result<TableHandle> {
-    if let Some((schema, batches)) = memory.get(source) {
-        return TableHandle::from_batches(source, schema.clone(), batches.clone(), with_row_id);
+    let table = match memory.get(source) {
+        Some((schema, batches)) => {
+            TableHandle::from_batches(source, schema.clone(), batches.clone(), with_row_id)?
+        }
+        None => TableHandle::open_lance(&config.resolve(source), with_row_id)
+            .await
+            .map_err(|e| Error::config(origin, format!("{key}.source"), e.to_string()))?,
+    };
+    // LargeBinary cells are how the engine holds values of mixed kind.
+    if let Some(f) = table
+        .schema
+        .fields()
+        .iter()
+        .find(|f| crate::functions::any::is_any(f.data_type()))
+    {
+        return Err(Error::config(
+            origin,
+            format!("{key}.source"),
+            format!(
+                "column `{}` of {} is LargeBinary, a type reserved for values of mixed kind; \
+                 store binary data as Binary",
+                f.name(),
+                table.origin
+            ),
+        ));
     }
-    let path = config.resolve(source);
-    TableHandle::open_lance(&path, with_row_id)
-        .await
-        .map_err(|e| Error::config(origin, format!("{key}.source"), e.to_string()))
+    Ok(table)
 }
 
 fn columns(schema: &SchemaRef) -> String {

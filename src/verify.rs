@@ -315,7 +315,7 @@ fn special(rng: &mut Rng, s: &Schema) -> Option<String> {
     let any_prop = |rng: &mut Rng, props: &[Prop]| -> Option<Prop> {
         (!props.is_empty()).then(|| rng.pick(props).clone())
     };
-    Some(match rng.below(8) {
+    Some(match rng.below(9) {
         // A constant grouping key over no rows: no groups, no rows.
         0 => {
             let key = *rng.pick(&["'x'", "1", "null", "[1, 2]", "labels(a)"]);
@@ -414,6 +414,38 @@ fn special(rng: &mut Rng, s: &Schema) -> Option<String> {
                 0 => format!("RETURN {big} + {} AS x", rng.below(3)),
                 1 => format!("UNWIND [{big}, {}] AS x RETURN sum(x) AS s", rng.below(3)),
                 _ => format!("RETURN {big} * {} AS x", 1 + rng.below(2)),
+            }
+        }
+        // Lists mixing kinds: ordered, compared, aggregated and tested for membership.
+        7 => {
+            let items = [
+                "1",
+                "-2",
+                "2.5",
+                "'a'",
+                "'b'",
+                "''",
+                "true",
+                "false",
+                "null",
+                "[]",
+                "[1, 'a']",
+                "[1]",
+                "['a']",
+                "[null, 1]",
+                "[1, null]",
+                "9223372036854775807",
+            ];
+            let list: Vec<&str> = (0..2 + rng.below(5)).map(|_| *rng.pick(&items)).collect();
+            let list = format!("[{}]", list.join(", "));
+            let other = *rng.pick(&items);
+            match rng.below(4) {
+                0 => format!("UNWIND {list} AS x RETURN x ORDER BY x{}", if rng.chance(50) { " DESC" } else { "" }),
+                1 => format!("UNWIND {list} AS x RETURN min(x) AS lo, max(x) AS hi, count(DISTINCT x) AS n"),
+                2 => format!(
+                    "UNWIND {list} AS x RETURN x, x = {other} AS eq, x < {other} AS lt, x >= {other} AS ge, x IN [{other}, 1] AS m ORDER BY x"
+                ),
+                _ => format!("RETURN {list} = [{other}, 1] AS eq, {list} < [{other}] AS lt, {other} IN {list} AS m"),
             }
         }
         // A grouped count keyed by a property of the far node, with an empty-group filter.

@@ -236,6 +236,39 @@ async fn id_column_of_unsupported_type_is_rejected() {
 }
 
 #[tokio::test]
+async fn large_binary_columns_are_refused() {
+    // LargeBinary cells are the engine's values of mixed kind: a dataset column of that type
+    // would be misread, so the graph doesn't open.
+    use arrow::array::{Int64Array, LargeBinaryArray, RecordBatch};
+    use arrow::datatypes::{DataType, Field, Schema};
+    use std::sync::Arc;
+    let schema = Arc::new(Schema::new(vec![
+        Field::new("id", DataType::Int64, false),
+        Field::new("blob", DataType::LargeBinary, true),
+    ]));
+    let batch = RecordBatch::try_new(
+        schema.clone(),
+        vec![
+            Arc::new(Int64Array::from(vec![1])),
+            Arc::new(LargeBinaryArray::from(vec![Some(&b"\x60a"[..])])),
+        ],
+    )
+    .unwrap();
+    let e = match Graph::builder()
+        .node_table("X", "id", schema, vec![batch])
+        .build()
+        .await
+    {
+        Ok(_) => panic!("a LargeBinary column must be refused"),
+        Err(e) => e,
+    };
+    assert!(
+        e.to_string().contains("`blob`") && e.to_string().contains("Binary"),
+        "{e}"
+    );
+}
+
+#[tokio::test]
 async fn corrupt_dataset_is_an_error_not_a_panic() {
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();

@@ -3,10 +3,14 @@
 //! inside (`value.rs`), the conversion functions' accepted forms, and argument checks that
 //! only the values can decide. Errors are [`RuntimeError`]s with their openCypher class.
 
+pub mod any;
 pub mod value;
 
 use crate::error::{ErrorClass, RuntimeError};
-use arrow::array::{Array, ArrayRef, AsArray, BooleanBuilder, Float64Builder, Int64Builder};
+use arrow::array::{
+    Array, ArrayRef, AsArray, BooleanBuilder, Float64Builder, Int64Builder, LargeBinaryBuilder,
+    ListBuilder,
+};
 use arrow::compute::kernels::numeric;
 use arrow::datatypes::DataType;
 use datafusion::common::{Result, ScalarValue};
@@ -43,6 +47,14 @@ pub enum CypherFn {
     ToBoolean,
     ToInteger,
     ToFloat,
+    /// Any value as a value of mixed kind (`any::ANY`).
+    ToAny,
+    /// A list as a list of values of mixed kind.
+    AnyItems,
+    /// String predicates where an operand is of mixed kind: null unless both are strings.
+    StartsWith,
+    EndsWith,
+    Contains,
     /// `Fail(class, detail, message, typed null)`: an error of that class when evaluated on
     /// any row, of the null's type otherwise (an error only values can raise, found early).
     Fail,
@@ -67,6 +79,11 @@ impl CypherFn {
             CypherFn::ToBoolean => "toBoolean",
             CypherFn::ToInteger => "toInteger",
             CypherFn::ToFloat => "toFloat",
+            CypherFn::ToAny => "cypher_to_any",
+            CypherFn::AnyItems => "cypher_any_items",
+            CypherFn::StartsWith => "cypher_starts_with",
+            CypherFn::EndsWith => "cypher_ends_with",
+            CypherFn::Contains => "cypher_contains",
         }
     }
 
@@ -78,7 +95,9 @@ impl CypherFn {
             | CypherFn::ToInt64
             | CypherFn::ToBoolean
             | CypherFn::ToInteger
-            | CypherFn::ToFloat => 1,
+            | CypherFn::ToFloat
+            | CypherFn::ToAny
+            | CypherFn::AnyItems => 1,
             _ => 2,
         }
     }
@@ -165,6 +184,8 @@ impl ScalarUDFImpl for Udf {
             CypherFn::NonNegative | CypherFn::NonZero => arg_types[0].clone(),
             CypherFn::Fail => arg_types[3].clone(),
             CypherFn::ToFloat => DataType::Float64,
+            CypherFn::ToAny => any::ANY,
+            CypherFn::AnyItems => DataType::new_list(any::ANY, true),
             _ => DataType::Boolean,
         })
     }
@@ -306,6 +327,44 @@ impl Udf {
                         }
                         other => return Err(conversion_error("toInteger", &other)),
                     });
+                }
+                Ok(Arc::new(b.finish()))
+            }
+            CypherFn::ToAny => {
+                let mut b = LargeBinaryBuilder::with_capacity(n, 16 * n);
+                for i in 0..n {
+                    b.append_option(any::encode_non_null(&value_at(a[0].as_ref(), i)));
+                }
+                Ok(Arc::new(b.finish()))
+            }
+            CypherFn::AnyItems => {
+                let mut b = ListBuilder::new(LargeBinaryBuilder::new());
+                for i in 0..n {
+                    match value_at(a[0].as_ref(), i) {
+                        Value::List(items) => {
+                            for x in &items {
+                                b.values().append_option(any::encode_non_null(x));
+                            }
+                            b.append(true);
+                        }
+                        _ => b.append(false),
+                    }
+                }
+                Ok(Arc::new(b.finish()))
+            }
+            CypherFn::StartsWith | CypherFn::EndsWith | CypherFn::Contains => {
+                let mut b = BooleanBuilder::with_capacity(n);
+                for i in 0..n {
+                    b.append_option(
+                        match (value_at(a[0].as_ref(), i), value_at(a[1].as_ref(), i)) {
+                            (Value::Str(x), Value::Str(y)) => Some(match self.f {
+                                CypherFn::StartsWith => x.starts_with(&y),
+                                CypherFn::EndsWith => x.ends_with(&y),
+                                _ => x.contains(&y),
+                            }),
+                            _ => None,
+                        },
+                    );
                 }
                 Ok(Arc::new(b.finish()))
             }

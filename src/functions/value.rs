@@ -54,6 +54,7 @@ impl Value {
             ScalarValue::Utf8(Some(x))
             | ScalarValue::LargeUtf8(Some(x))
             | ScalarValue::Utf8View(Some(x)) => Value::Str(x.clone()),
+            ScalarValue::LargeBinary(Some(b)) => super::any::decode(b),
             ScalarValue::List(a) => Value::List(elements(a.value(0).as_ref())),
             ScalarValue::LargeList(a) => Value::List(elements(a.value(0).as_ref())),
             ScalarValue::FixedSizeList(a) => Value::List(elements(a.value(0).as_ref())),

@@ -1,7 +1,8 @@
 //! Arrow cells rendered as Cypher values: `'text'`, `[1, 2]`, `{k: 1}`, `(:Person {name: 'Ann'})`,
 //! `[:KNOWS {since: 2020}]`.
 
-use arrow::array::{Array, AsArray};
+use crate::functions::any;
+use arrow::array::{Array, ArrayRef, AsArray};
 use arrow::datatypes::{DataType, Float32Type, Float64Type};
 use arrow::util::display::{ArrayFormatter, FormatOptions};
 
@@ -55,6 +56,10 @@ pub fn render_cell(a: &dyn Array, i: usize, quote_strings: bool) -> String {
                 s.to_string()
             }
         }
+        DataType::LargeBinary => match decoded(a, i) {
+            Some(x) => render_cell(x.as_ref(), 0, quote_strings),
+            None => "?".into(),
+        },
         DataType::List(_) => list(a.as_list::<i32>().value(i).as_ref()),
         DataType::LargeList(_) => list(a.as_list::<i64>().value(i).as_ref()),
         DataType::FixedSizeList(_, _) => list(a.as_fixed_size_list().value(i).as_ref()),
@@ -109,6 +114,12 @@ pub fn render_cell(a: &dyn Array, i: usize, quote_strings: bool) -> String {
             .map(|f| f.value(i).to_string())
             .unwrap_or_else(|_| "?".into()),
     }
+}
+
+/// A value of mixed kind (`functions::any`) as a one-row array of its own type.
+fn decoded(a: &dyn Array, i: usize) -> Option<ArrayRef> {
+    let v = any::decode(a.as_binary::<i64>().value(i));
+    any::to_scalar(&v).ok()?.to_array().ok()
 }
 
 fn list(a: &dyn Array) -> String {
@@ -176,6 +187,10 @@ pub fn to_json(a: &dyn Array, i: usize) -> serde_json::Value {
                 None => Value::String(non_finite_placeholder(x)),
             }
         }
+        DataType::LargeBinary => match decoded(a, i) {
+            Some(x) => to_json(x.as_ref(), 0),
+            None => Value::Null,
+        },
         DataType::List(_) | DataType::LargeList(_) => {
             let v = match a.data_type() {
                 DataType::List(_) => a.as_list::<i32>().value(i),

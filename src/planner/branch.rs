@@ -9,6 +9,7 @@ use super::expr::{col, null};
 use super::scope::{eid_col, key_col, label_col, prop_col, table_col, type_col, Binding, Scope};
 use super::{Lowerer, State};
 use crate::error::{Error, Result};
+use crate::functions::any;
 use crate::rewrite::branching::{self, Shape, MAX_BRANCHES};
 use crate::sem_err;
 use arrow::datatypes::DataType;
@@ -505,6 +506,8 @@ fn new_variables(cands: &super::pattern::Candidates<'_>, st: &State) -> Vec<Stri
 fn cast_to(e: Expr, from: &DataType, to: &DataType) -> Expr {
     if from == to {
         e
+    } else if any::is_any(to) {
+        crate::functions::CypherFn::ToAny.call(vec![e])
     } else {
         cast(e, to.clone())
     }
@@ -520,7 +523,9 @@ fn merge_props(
         match acc.iter_mut().find(|(x, _)| x == p) {
             None => acc.push((p.clone(), t.clone())),
             Some((_, have)) => {
-                *have = common_type(have, t).ok_or_else(|| {
+                // Different kinds on different labels: values of mixed kind.
+                let mixed = (any::encodable(have) && any::encodable(t)).then_some(any::ANY);
+                *have = common_type(have, t).or(mixed).ok_or_else(|| {
                     Error::semantic(
                         crate::error::SemanticKind::Unsupported,
                         format!(
@@ -537,7 +542,7 @@ fn merge_props(
 
 /// One type for values of two types: the same, or a number type both fit in.
 fn common_type(a: &DataType, b: &DataType) -> Option<DataType> {
-    if a == b {
+    if a == b || any::is_any(a) {
         return Some(a.clone());
     }
     match (a, b) {

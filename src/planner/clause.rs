@@ -351,6 +351,25 @@ impl<'c> Lowerer<'c> {
         let items = self.items(&st, p, is_return)?;
         let aggregating = items.iter().any(|i| i.expr.contains_aggregate());
         let in_schema = st.plan.schema().clone();
+        // WITH's column per item. A re-bound name (`WITH x + 1 AS x`, or `WITH -x AS y WITH
+        // -y AS x WITH -x AS y`) gets a column name used nowhere else in the query, so that
+        // two projections at different levels never look identical (DataFusion's optimizer
+        // drops a projection equal to the one below it).
+        let mut with_names = Vec::with_capacity(items.len());
+        for it in &items {
+            let computed = !matches!(it.expr.kind, ExprKind::Variable(_));
+            let reused = name_taken(&in_schema, &it.name) || self.with_columns.contains(&it.name);
+            let name = if computed && reused && !is_return {
+                self.counter += 1;
+                format!("{}#{}", it.name, self.counter)
+            } else {
+                it.name.clone()
+            };
+            if computed {
+                self.with_columns.insert(name.clone());
+            }
+            with_names.push(name);
+        }
         let ents = self.entities();
 
         // New bindings: entities keep being entities (under a new prefix), values get a column.
@@ -362,15 +381,8 @@ impl<'c> Lowerer<'c> {
         for (i, it) in items.iter().enumerate() {
             let var = if is_return {
                 format!("__ret{i}")
-            } else if !matches!(it.expr.kind, ExprKind::Variable(_))
-                && name_taken(&in_schema, &it.name)
-            {
-                // Re-bound name (`WITH x + 1 AS x`): a column name of its own, so that two
-                // projections at different levels never look identical (DataFusion's
-                // optimizer drops a projection equal to the one below it).
-                format!("{}#{}", it.name, i + 1)
             } else {
-                it.name.clone()
+                with_names[i].clone()
             };
             item_vars.push((
                 if is_return {
@@ -759,6 +771,11 @@ impl<'c> Lowerer<'c> {
             // Only nulls (e.g. a property no node has): give the accumulator a type.
             x = datafusion::logical_expr::cast(x, DataType::Float64);
             t = DataType::Float64;
+        }
+        if crate::functions::any::is_any(&t)
+            && !matches!(name.as_str(), "count" | "collect" | "min" | "max")
+        {
+            return super::expr::mixed_kind(args[0].span, &format!("{name}()"));
         }
         let numeric = |what: &str| -> Result<()> {
             if t.is_numeric() || t == DataType::Null {

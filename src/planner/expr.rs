@@ -4,9 +4,10 @@ use super::scope::{label_col, prop_col, type_col, Binding, Scope};
 use super::Lowerer;
 use crate::error::ErrorClass;
 use crate::error::{Error, Result};
+use crate::functions::any::{encodable, is_any};
 use crate::functions::CypherFn;
 use crate::sem_err;
-use arrow::datatypes::DataType;
+use arrow::datatypes::{DataType, Field};
 use cypher::ast::{self, BinaryOp, ExprKind, Literal, UnaryOp};
 use cypher::Span;
 use datafusion::common::{Column, DFSchema, ScalarValue};
@@ -57,6 +58,21 @@ fn is_list(t: &DataType) -> bool {
     matches!(
         t,
         DataType::List(_) | DataType::LargeList(_) | DataType::FixedSizeList(_, _)
+    )
+}
+
+/// `x` as a value of mixed kind.
+fn to_any(x: Expr) -> Expr {
+    CypherFn::ToAny.call(vec![x])
+}
+
+/// The error for an operation this engine can't apply to values of mixed kind.
+pub(super) fn mixed_kind(span: Span, what: &str) -> Result<Expr> {
+    sem_err!(
+        Unsupported,
+        span,
+        "unsupported: {what} of a value of mixed kind (a list mixing kinds, or a property \
+         whose type differs across labels)"
     )
 }
 
@@ -119,9 +135,43 @@ fn b_kind(b: Option<&Binding>) -> Option<bool> {
     }
 }
 
+/// The type values of types `a` and `b` can share in one list without changing any of them,
+/// `None` when they are of different kinds (a list of them is a list of mixed kind).
+fn unify(a: &DataType, b: &DataType) -> Option<DataType> {
+    Some(match (a, b) {
+        _ if a == b => a.clone(),
+        (DataType::Null, t) | (t, DataType::Null) => t.clone(),
+        _ if a.is_integer() && b.is_integer() => DataType::Int64,
+        _ if is_numeric(a) && is_numeric(b) => DataType::Float64,
+        _ if is_string(a) && is_string(b) => DataType::Utf8,
+        (DataType::List(x), DataType::List(y)) => {
+            DataType::new_list(unify(x.data_type(), y.data_type())?, true)
+        }
+        (DataType::Struct(x), DataType::Struct(y))
+            if x.len() == y.len() && x.iter().zip(y.iter()).all(|(f, g)| f.name() == g.name()) =>
+        {
+            let fields = x
+                .iter()
+                .zip(y.iter())
+                .map(|(f, g)| {
+                    Some(Field::new(
+                        f.name(),
+                        unify(f.data_type(), g.data_type())?,
+                        true,
+                    ))
+                })
+                .collect::<Option<Vec<_>>>()?;
+            DataType::Struct(fields.into())
+        }
+        _ => return None,
+    })
+}
+
 /// Whether values of two types can ever be equal / ordered in Cypher.
 fn comparable(a: &DataType, b: &DataType) -> bool {
-    a == &DataType::Null
+    is_any(a)
+        || is_any(b)
+        || a == &DataType::Null
         || b == &DataType::Null
         || a == b
         || (is_numeric(a) && is_numeric(b))
@@ -134,6 +184,53 @@ impl<'c> Lowerer<'c> {
     pub fn type_of(&self, e: &Expr, schema: &DFSchema) -> Result<DataType> {
         e.get_type(schema)
             .map_err(|err| Error::Execution(format!("cannot type expression {e}: {err}")))
+    }
+
+    /// A list of `xs` (of `types`): typed when the items share a type, else a list of values
+    /// of mixed kind (`[1, 'a']`).
+    pub fn list_of(&self, xs: Vec<Expr>, types: &[DataType], span: Span) -> Result<Expr> {
+        let shared = types
+            .iter()
+            .try_fold(DataType::Null, |acc, t| unify(&acc, t));
+        if let Some(t) = shared {
+            return Ok(nf::make_array(
+                xs.into_iter()
+                    .zip(types)
+                    .map(|(x, u)| if u == &t { x } else { cast(x, t.clone()) })
+                    .collect(),
+            ));
+        }
+        if let Some(t) = types.iter().find(|t| !encodable(t)) {
+            return sem_err!(
+                Unsupported,
+                span,
+                "unsupported: a list mixing values of type {t} with values of other kinds"
+            );
+        }
+        Ok(nf::make_array(xs.into_iter().map(to_any).collect()))
+    }
+
+    /// `a + b` where one side is a list: concatenation, or appending / prepending an element;
+    /// a list of mixed kind when the items don't share a type (`[1] + 'a'`).
+    fn list_add(&self, a: Expr, ta: &DataType, b: Expr, tb: &DataType) -> Expr {
+        let item = |t: &DataType| match t {
+            DataType::List(f) | DataType::LargeList(f) | DataType::FixedSizeList(f, _) => {
+                f.data_type().clone()
+            }
+            t => t.clone(),
+        };
+        let shared = unify(&item(ta), &item(tb)).is_some();
+        let side = |x: Expr, t: &DataType| match (shared, is_list(t)) {
+            (true, _) => x,
+            (false, true) => CypherFn::AnyItems.call(vec![x]),
+            (false, false) => to_any(x),
+        };
+        let (a, b) = (side(a, ta), side(b, tb));
+        match (is_list(ta), is_list(tb)) {
+            (true, true) => nf::array_concat(vec![a, b]),
+            (true, false) => nf::array_append(a, b),
+            _ => nf::array_prepend(a, b),
+        }
     }
 
     /// Lowers `e`; errors carry the span of the culprit.
@@ -175,30 +272,11 @@ impl<'c> Lowerer<'c> {
                         .iter()
                         .map(|x| self.expr(x, cx))
                         .collect::<Result<Vec<_>>>()?;
-                    // Arrow lists hold one type: strings, booleans, numbers, lists and maps
-                    // can't be mixed without changing values (`['0', 0]` would become strings).
-                    let mut kinds = std::collections::BTreeSet::new();
-                    for x in &xs {
-                        let t = self.type_of(x, cx.schema)?;
-                        let k = match t {
-                            DataType::Null => continue,
-                            t if is_numeric(&t) => "number",
-                            t if is_string(&t) => "string",
-                            DataType::Boolean => "boolean",
-                            t if is_list(&t) => "list",
-                            _ => "map or other",
-                        };
-                        kinds.insert(k);
-                    }
-                    if kinds.len() > 1 {
-                        return sem_err!(
-                            Unsupported,
-                            e.span,
-                            "unsupported: a list mixing {} values",
-                            kinds.into_iter().collect::<Vec<_>>().join(" and ")
-                        );
-                    }
-                    nf::make_array(xs)
+                    let types = xs
+                        .iter()
+                        .map(|x| self.type_of(x, cx.schema))
+                        .collect::<Result<Vec<_>>>()?;
+                    self.list_of(xs, &types, e.span)?
                 }
             }
             ExprKind::Map(entries) => {
@@ -226,6 +304,14 @@ impl<'c> Lowerer<'c> {
                 }
                 let x = self.expr(inner, cx)?;
                 let t = self.type_of(&x, cx.schema)?;
+                if is_any(&t) {
+                    let sym = match op {
+                        UnaryOp::Not => "NOT",
+                        UnaryOp::Neg => "-",
+                        UnaryOp::Pos => "+",
+                    };
+                    return mixed_kind(inner.span, &format!("`{sym}`"));
+                }
                 match op {
                     UnaryOp::Not => {
                         if !matches!(t, DataType::Boolean | DataType::Null) {
@@ -525,6 +611,7 @@ impl<'c> Lowerer<'c> {
                 }
             }
             DataType::Null => Ok(null()),
+            t if is_any(&t) => mixed_kind(key.span, &format!("property `{}`", key.name)),
             other => sem_err!(
                 InvalidArgumentType,
                 target.span,
@@ -663,16 +750,19 @@ impl<'c> Lowerer<'c> {
                 let xt = self.type_of(&x, cx.schema)?;
                 // Items of another kind can never equal x (`1 IN ['1']` is false).
                 let mut xs = Vec::new();
+                let mut mixed = is_any(&xt);
                 for i in items {
                     let e = self.expr(i, cx)?;
-                    if comparable(&xt, &self.type_of(&e, cx.schema)?) {
+                    let t = self.type_of(&e, cx.schema)?;
+                    if comparable(&xt, &t) {
+                        mixed |= is_any(&t);
                         xs.push(e);
                     }
                 }
                 if xs.is_empty() {
                     return Ok(when(x.is_null(), null()).otherwise(lit(false))?);
                 }
-                if is_list(&xt) || matches!(xt, DataType::Struct(_)) {
+                if is_list(&xt) || matches!(xt, DataType::Struct(_)) || mixed {
                     // Lists and maps compare element by element: an OR of the equalities.
                     let eqs = xs
                         .into_iter()
@@ -745,7 +835,8 @@ impl<'c> Lowerer<'c> {
                     };
                     return Ok(when(either_null(), null()).otherwise(v)?);
                 }
-                let nested = |t: &DataType| is_list(t) || matches!(t, DataType::Struct(_));
+                let nested =
+                    |t: &DataType| is_list(t) || matches!(t, DataType::Struct(_)) || is_any(t);
                 if nested(&ta) || nested(&tb) {
                     // Element by element, three-valued (`[1, 2] = [1, null]` is null).
                     let f = match op {
@@ -792,11 +883,9 @@ impl<'c> Lowerer<'c> {
             }
             BinaryOp::Add => {
                 if is_list(&ta) || is_list(&tb) {
-                    match (is_list(&ta), is_list(&tb)) {
-                        (true, true) => nf::array_concat(vec![a, b]),
-                        (true, false) => nf::array_append(a, b),
-                        _ => nf::array_prepend(a, b),
-                    }
+                    self.list_add(a, &ta, b, &tb)
+                } else if is_any(&ta) || is_any(&tb) {
+                    return mixed_kind(span, "`+`");
                 } else if is_string(&ta) || is_string(&tb) {
                     let s = |x: Expr, t: &DataType| {
                         if is_string(t) {
@@ -817,6 +906,16 @@ impl<'c> Lowerer<'c> {
             BinaryOp::Pow => {
                 self.arith(a.clone(), Operator::Plus, b.clone(), &ta, &tb, span)?;
                 f::power(cast(a, DataType::Float64), cast(b, DataType::Float64))
+            }
+            BinaryOp::StartsWith | BinaryOp::EndsWith | BinaryOp::Contains
+                if is_any(&ta) || is_any(&tb) =>
+            {
+                let f = match op {
+                    BinaryOp::StartsWith => CypherFn::StartsWith,
+                    BinaryOp::EndsWith => CypherFn::EndsWith,
+                    _ => CypherFn::Contains,
+                };
+                f.call(vec![a, b])
             }
             BinaryOp::StartsWith | BinaryOp::EndsWith | BinaryOp::Contains => {
                 if !(is_string(&ta) || ta == DataType::Null)
@@ -897,6 +996,9 @@ impl<'c> Lowerer<'c> {
         tb: &DataType,
         span: Span,
     ) -> Result<Expr> {
+        if is_any(ta) || is_any(tb) {
+            return mixed_kind(span, &format!("arithmetic `{o}`"));
+        }
         let ok = |t: &DataType| is_numeric(t) || t == &DataType::Null;
         if !ok(ta) || !ok(tb) {
             return sem_err!(
@@ -1066,6 +1168,14 @@ impl<'c> Lowerer<'c> {
             .map(|a| self.expr(a, cx))
             .collect::<Result<Vec<_>>>()?;
         let ty = |i: usize| self.type_of(&xs[i], cx.schema);
+        // Only the conversions read values of mixed kind; the rest need one type.
+        if !matches!(lname.as_str(), "toboolean" | "tointeger" | "tofloat") {
+            for k in 0..xs.len() {
+                if is_any(&ty(k)?) {
+                    return mixed_kind(args[k].span, &format!("{name}()"));
+                }
+            }
+        }
         let x0 = || xs[0].clone();
         // Arguments of a kind the function doesn't take: a TypeError of the values, raised
         // when a row evaluates the call (openCypher checks argument types at run time).

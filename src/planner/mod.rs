@@ -91,6 +91,8 @@ pub struct Lowerer<'c> {
     empty_node: NodeInfo,
     empty_rel: RelInfo,
     pub(crate) counter: usize,
+    /// The column names WITH has given computed values so far in this query.
+    pub(crate) with_columns: std::collections::HashSet<String>,
     /// Lowering one branch of a MATCH: a property its label lacks is null (another label of
     /// the same variable has it), not an error.
     pub(crate) missing_props_null: bool,
@@ -168,6 +170,7 @@ impl<'c> Lowerer<'c> {
             empty_node,
             empty_rel,
             counter: 0,
+            with_columns: Default::default(),
             missing_props_null: false,
             written_labels: HashMap::new(),
             notes: Vec::new(),

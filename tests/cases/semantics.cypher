@@ -128,6 +128,17 @@ UNWIND [1, 2, 3] AS x WITH x * 2 AS x WITH x * 2 AS x RETURN sum(x) AS s
 s
 24
 
+# The same step two levels apart, under the same name or alternating names.
+UNWIND [1, 2, 3] AS x WITH x * 2 AS x WITH -x AS x WITH x * 2 AS x WITH -x AS x RETURN sum(x) AS s
+---- rowsort
+s
+24
+
+UNWIND [1, 2, 3] AS x WITH -x AS y WITH y + 1 AS x WITH -x AS y WITH y + 1 AS x RETURN collect(x) AS c
+---- rowsort
+c
+[1, 2, 3]
+
 # Integer overflow is an error, not a wrapped value.
 RETURN 9223372036854775807 + 1 AS x
 ---- runtime-error IntegerOverflow
@@ -297,3 +308,73 @@ WITH 0.0 / 0.0 AS n RETURN n IN [1.0, n] AS a, n IN [1.0, null] AS b, 1.0 IN [n,
 ---- rowsort
 a|b|c
 false|null|true
+
+# Lists mixing kinds hold values of mixed kind: printed as written, ordered as ORDER BY
+# orders values of different kinds (lists < strings < booleans < numbers < null), compared
+# and tested for membership with three-valued logic.
+RETURN [1, 'a', null, [2, 'b'], {k: true}, 2.5] AS l
+---- rowsort
+l
+[1, 'a', null, [2, 'b'], {k: true}, 2.5]
+
+UNWIND [[], ['a'], ['a', 1], [1], [1, 'a'], [1, null], [null, 1], [null, 2]] AS x RETURN x ORDER BY x DESC
+---- ordered
+x
+[null, 2]
+[null, 1]
+[1, null]
+[1, 'a']
+[1]
+['a', 1]
+['a']
+[]
+
+UNWIND [true, 'b', null, [1], 2, 1.5, -9223372036854775808, 'a'] AS x RETURN x ORDER BY x
+---- ordered
+x
+[1]
+a
+b
+true
+-9223372036854775808
+1.5
+2
+null
+
+UNWIND [1, 'a', null, [1, 2], 0.2, 'b'] AS x RETURN min(x) AS lo, max(x) AS hi, count(DISTINCT x) AS n, collect(x) AS c
+---- rowsort
+lo|hi|n|c
+[1, 2]|1|5|[1, 'a', [1, 2], 0.2, 'b']
+
+RETURN [1, 'a'] >= [1, null] AS a, [1, 'a'] = [1, 'a'] AS b, [1, 2] IN [1, [1, '2']] AS c, [[1, 2], 3] IN [1, [[1, 2], 3]] AS d
+---- rowsort
+a|b|c|d
+null|true|false|true
+
+UNWIND [1, 'a', 2.5, null] AS x RETURN x, x = 1 AS eq, x < 2 AS lt, x IN [2.5, 'a'] AS inl, toInteger(x) AS i
+---- rowsort
+x|eq|lt|inl|i
+1|true|true|false|1
+a|false|null|true|null
+2.5|false|false|true|2
+null|null|null|null|null
+
+RETURN [1] + (2 IN [3]) + 4 AS a, ['x'] + [1, 2] AS b, 1 + ['x'] AS c
+---- rowsort
+a|b|c
+[1, false, 4]|['x', 1, 2]|[1, 'x']
+
+WITH [1, 'ab', true, null] AS ops UNWIND ops AS a UNWIND ops AS b WITH a CONTAINS b AS v RETURN v, count(*) AS n
+---- rowsort
+v|n
+true|1
+null|15
+
+UNWIND [1, 'a'] AS x RETURN x + 1
+---- error Unsupported
+
+UNWIND [1, 'a'] AS x RETURN sum(x)
+---- error Unsupported
+
+WITH [123, true] AS x RETURN x.num
+---- error InvalidArgumentType

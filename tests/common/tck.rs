@@ -392,6 +392,12 @@ pub fn arrow_value(a: &dyn Array, i: usize) -> Value {
                 _ => Value::Map(props(0, false)),
             }
         }
+        // A value of mixed kind: decoded into the Arrow value it stands for.
+        DataType::LargeBinary => {
+            let v = lance_csr::functions::any::decode(a.as_binary::<i64>().value(i));
+            let s = lance_csr::functions::any::to_scalar(&v).expect("a decoded value");
+            arrow_value(s.to_array().expect("one row").as_ref(), 0)
+        }
         other => Value::Str(format!("<unsupported {other}>")),
     }
 }
