@@ -576,6 +576,10 @@ impl Graph {
     }
 
     fn lower(&self, query: &str, params: &Params) -> Result<crate::planner::Lowered> {
+        on_planning_stack(|| self.lower_here(query, params))?
+    }
+
+    fn lower_here(&self, query: &str, params: &Params) -> Result<crate::planner::Lowered> {
         let ast = cypher::parse_query(query)?;
         let mut popts = self.options.planner.clone();
         popts.reroot = self.options.mode == Mode::Csr && self.options.rules.reroot;
@@ -587,15 +591,12 @@ impl Graph {
 
     /// Runs DataFusion's optimizer (and ours, as switched on) over a lowered plan.
     pub fn optimize(&self, plan: &LogicalPlan) -> Result<LogicalPlan> {
-        self.ctx
-            .state()
-            .optimize(plan)
-            .map_err(|e| as_plan_error(e.into()))
+        optimize_on_planning_stack(&self.ctx.state(), plan)
     }
 
     async fn physical(&self, plan: LogicalPlan) -> Result<Arc<dyn ExecutionPlan>> {
         let state = self.ctx.state();
-        let optimized = state.optimize(&plan).map_err(|e| as_plan_error(e.into()))?;
+        let optimized = optimize_on_planning_stack(&state, &plan)?;
         state
             .create_physical_plan(&optimized)
             .await
@@ -637,7 +638,7 @@ impl Graph {
         // A session of its own, so that the counters are this query's.
         let counters = Arc::new(RuleCounters::default());
         let state = session(&self.options, counters.clone()).state();
-        let optimized = state.optimize(&plan)?;
+        let optimized = optimize_on_planning_stack(&state, &plan)?;
         let physical = state.create_physical_plan(&optimized).await?;
         let rewrites = if lowered.notes.is_empty() {
             String::new()
@@ -651,4 +652,28 @@ impl Graph {
             displayable(physical.as_ref()).indent(false)
         ))
     }
+}
+
+/// Stack size of the thread that parses, lowers and optimizes a query. Expressions as deep as
+/// the parser accepts recurse in the lowering and in DataFusion's expression naming and
+/// formatting, which no stack guard covers; the pages are only committed when touched.
+const PLANNING_STACK: usize = 256 << 20;
+
+/// Runs `f` on a thread with a [`PLANNING_STACK`]-sized stack and waits for it.
+fn on_planning_stack<T: Send>(f: impl FnOnce() -> T + Send) -> Result<T> {
+    std::thread::scope(|s| {
+        let t = std::thread::Builder::new()
+            .name("lance-csr-plan".into())
+            .stack_size(PLANNING_STACK)
+            .spawn_scoped(s, f)
+            .map_err(|e| Error::Execution(format!("cannot start the planning thread: {e}")))?;
+        Ok(t.join().unwrap_or_else(|p| std::panic::resume_unwind(p)))
+    })
+}
+
+fn optimize_on_planning_stack(
+    state: &datafusion::execution::SessionState,
+    plan: &LogicalPlan,
+) -> Result<LogicalPlan> {
+    on_planning_stack(|| state.optimize(plan))?.map_err(|e| as_plan_error(e.into()))
 }

@@ -345,3 +345,82 @@ async fn duplicate_node_keys_fall_back_to_joins() {
         .unwrap();
     assert_eq!(lance_csr::output::rows(&r), vec![vec!["a"], vec!["b"]]);
 }
+
+/// Queries of any size end in an answer or a positioned error, never a stack overflow: the
+/// parser bounds expression depth (operator chains count a level per link), pattern length
+/// and UNION branches; planning runs on a thread with a known stack.
+#[tokio::test]
+async fn huge_queries_are_bounded_not_fatal() {
+    let g = sample().await;
+    let n = 100_000;
+    let join = |sep: &str, item: &str, k: usize| vec![item; k].join(sep);
+    let too_big = [
+        format!("RETURN {} AS x", join(" OR ", "true", n)),
+        format!("RETURN {} AS x", join(" + ", "1", n)),
+        format!("RETURN {} AS x", join(" < ", "1", n)),
+        format!("RETURN {} AS x", join(" XOR ", "true", n)),
+        format!("RETURN {}1{} AS x", "[".repeat(n), "]".repeat(n)),
+        format!("RETURN {}1{} AS x", "(".repeat(n), ")".repeat(n)),
+        format!("RETURN {}1{} AS x", "abs(".repeat(n), ")".repeat(n)),
+        format!("RETURN {}true AS x", "NOT ".repeat(n)),
+        format!("RETURN {}1 AS x", "- ".repeat(n)),
+        format!("WITH {{a: 1}} AS m RETURN m{} AS x", ".a".repeat(n)),
+        format!(
+            "MATCH (a:Person){} RETURN count(*)",
+            "-[:KNOWS]->()".repeat(n)
+        ),
+        format!(
+            "MATCH (a:Person){} RETURN count(*)",
+            "-[:KNOWS]->()".repeat(33)
+        ),
+        format!(
+            "MATCH {} RETURN count(*)",
+            vec!["(:Person)-[:KNOWS]->()"; 33].join(", ")
+        ),
+        join(" UNION ALL ", "RETURN 1 AS x", n),
+    ];
+    for q in &too_big {
+        match g.query(q, &Params::new()).await {
+            Ok(_) => panic!("a query of {} bytes should be refused", q.len()),
+            Err(e) => {
+                assert!(e.is_compile_time(), "{e}");
+                assert!(e.span().is_some(), "{e}");
+            }
+        }
+    }
+    // Inside the bounds: answers (a bracket level counts about two).
+    let (k, d) = (150, 90);
+    let ok = [
+        (format!("RETURN {} AS x", join(" OR ", "false", k)), "false"),
+        (format!("RETURN {} AS x", join(" + ", "1", k)), "150"),
+        (format!("RETURN {} AS x", join(" XOR ", "true", k)), "false"),
+        (
+            format!("RETURN size({}1{}) AS x", "[".repeat(d), "]".repeat(d)),
+            "1",
+        ),
+        (
+            format!("RETURN {}-1{} AS x", "abs(".repeat(d), ")".repeat(d)),
+            "1",
+        ),
+    ];
+    for (q, want) in &ok {
+        let r = g.query(q, &Params::new()).await.unwrap();
+        assert_eq!(
+            common::rows(&r),
+            vec![vec![want.to_string()]],
+            "{}",
+            &q[..40]
+        );
+    }
+    let union = join(" UNION ALL ", "RETURN 1 AS x", 999);
+    assert_eq!(
+        g.query(&union, &Params::new()).await.unwrap().num_rows(),
+        999
+    );
+    let hops = format!(
+        "MATCH (a:Person {{id: -1}}){} RETURN count(*) AS n",
+        "-[:KNOWS]->()".repeat(20)
+    );
+    let r = g.query(&hops, &Params::new()).await.unwrap();
+    assert_eq!(common::rows(&r), vec![vec!["0".to_string()]]);
+}

@@ -331,6 +331,7 @@ pub const AGGREGATES: &[&str] = &["count", "sum", "avg", "min", "max", "collect"
 
 impl Expr {
     /// True when the expression contains an aggregate call.
+    #[recursive::recursive]
     pub fn contains_aggregate(&self) -> bool {
         let mut found = false;
         self.walk(&mut |e| {
@@ -420,6 +421,7 @@ fn comma_list<T: Display>(f: &mut Formatter<'_>, xs: &[T]) -> fmt::Result {
 }
 
 impl Display for Expr {
+    #[recursive::recursive]
     fn fmt(&self, f: &mut Formatter<'_>) -> fmt::Result {
         match &self.kind {
             ExprKind::Literal(l) => write!(f, "{l}"),

@@ -4,9 +4,17 @@ use crate::ast::*;
 use crate::span::{ErrorKind, Location, ParseError, Span};
 use crate::token::{tokenize, SpannedToken, Token};
 
-/// Deepest expression / pattern nesting accepted before giving up with an error
-/// (instead of overflowing the stack).
-pub const DEFAULT_RECURSION_LIMIT: usize = 64;
+/// Deepest expression accepted before giving up with an error (instead of overflowing a
+/// stack later): brackets, function calls and operator chains each count a level per link,
+/// so `a OR b OR c` is three levels deep, as deep as the tree it becomes.
+pub const DEFAULT_RECURSION_LIMIT: usize = 200;
+
+/// Most relationships in one MATCH (all its patterns): every pair of them gets a uniqueness
+/// check, and planning cost grows faster than the pair count.
+pub const MAX_PATTERN_LENGTH: usize = 32;
+
+/// Most queries joined by UNION.
+pub const MAX_UNION_BRANCHES: usize = 1000;
 
 const RESERVED: &[&str] = &[
     "MATCH",
@@ -257,7 +265,15 @@ impl<'a> Parser<'a> {
     pub fn query(&mut self) -> PResult<Query> {
         let first = self.single_query()?;
         let mut unions = Vec::new();
-        while self.eat_kw("UNION") {
+        while self.is_kw("UNION") {
+            if unions.len() + 1 == MAX_UNION_BRANCHES {
+                return Err(ParseError::new(
+                    ErrorKind::RecursionLimit,
+                    format!("More than {MAX_UNION_BRANCHES} queries joined by UNION"),
+                    self.span(),
+                ));
+            }
+            self.advance();
             let all = self.eat_kw("ALL");
             unions.push((all, self.single_query()?));
         }
@@ -317,9 +333,10 @@ impl<'a> Parser<'a> {
         let start = self.span().start;
         let optional = self.eat_kw("OPTIONAL");
         self.expect_kw("MATCH")?;
-        let mut patterns = vec![self.path_pattern()?];
+        let mut patterns = vec![self.path_pattern(0)?];
         while self.eat(&Token::Comma) {
-            patterns.push(self.path_pattern()?);
+            let before = patterns.iter().map(|p: &PathPattern| p.steps.len()).sum();
+            patterns.push(self.path_pattern(before)?);
         }
         let where_ = if self.eat_kw("WHERE") {
             Some(self.expr()?)
@@ -415,7 +432,8 @@ impl<'a> Parser<'a> {
 
     // --- patterns ------------------------------------------------------------------------
 
-    fn path_pattern(&mut self) -> PResult<PathPattern> {
+    /// A path pattern of a MATCH whose earlier patterns have `before` relationships.
+    fn path_pattern(&mut self, before: usize) -> PResult<PathPattern> {
         let start = self.span().start;
         let mut name = None;
         if matches!(self.peek(), Token::Word(_) | Token::Quoted(_)) && self.peek_at(1) == &Token::Eq
@@ -430,6 +448,13 @@ impl<'a> Parser<'a> {
         let first = self.node_pattern()?;
         let mut steps = Vec::new();
         while matches!(self.peek(), Token::Minus | Token::Lt) {
+            if before + steps.len() == MAX_PATTERN_LENGTH {
+                return Err(ParseError::new(
+                    ErrorKind::RecursionLimit,
+                    format!("More than {MAX_PATTERN_LENGTH} relationships in one MATCH"),
+                    self.span(),
+                ));
+            }
             let rel = self.rel_pattern()?;
             let node = self.node_pattern()?;
             steps.push((rel, node));
@@ -540,11 +565,24 @@ impl<'a> Parser<'a> {
 
     // --- expressions ---------------------------------------------------------------------
 
+    // Operator chains are parsed in loops, but each link makes the tree one level deeper
+    // (`link`); the level count is restored when the chain ends (`unlink`).
+
+    #[recursive::recursive]
     pub fn expr(&mut self) -> PResult<Expr> {
         self.enter()?;
         let r = self.or_expr();
         self.leave();
         r
+    }
+
+    fn link(&mut self, links: &mut usize) -> PResult<()> {
+        *links += 1;
+        self.enter()
+    }
+
+    fn unlink(&mut self, links: usize) {
+        self.depth -= links;
     }
 
     fn binary(op: BinaryOp, l: Expr, r: Expr) -> Expr {
@@ -554,31 +592,41 @@ impl<'a> Parser<'a> {
 
     fn or_expr(&mut self) -> PResult<Expr> {
         let mut l = self.xor_expr()?;
+        let mut links = 0;
         while self.eat_kw("OR") {
+            self.link(&mut links)?;
             let r = self.xor_expr()?;
             l = Self::binary(BinaryOp::Or, l, r);
         }
+        self.unlink(links);
         Ok(l)
     }
 
     fn xor_expr(&mut self) -> PResult<Expr> {
         let mut l = self.and_expr()?;
+        let mut links = 0;
         while self.eat_kw("XOR") {
+            self.link(&mut links)?;
             let r = self.and_expr()?;
             l = Self::binary(BinaryOp::Xor, l, r);
         }
+        self.unlink(links);
         Ok(l)
     }
 
     fn and_expr(&mut self) -> PResult<Expr> {
         let mut l = self.not_expr()?;
+        let mut links = 0;
         while self.eat_kw("AND") {
+            self.link(&mut links)?;
             let r = self.not_expr()?;
             l = Self::binary(BinaryOp::And, l, r);
         }
+        self.unlink(links);
         Ok(l)
     }
 
+    #[recursive::recursive]
     fn not_expr(&mut self) -> PResult<Expr> {
         if self.is_kw("NOT") {
             let sp = self.advance().span;
@@ -595,7 +643,10 @@ impl<'a> Parser<'a> {
     fn comparison(&mut self) -> PResult<Expr> {
         let first = self.predicate_expr()?;
         let mut result: Option<Expr> = None;
-        let mut left = first.clone();
+        // The left operand of the next comparison: cloned only when a chain (`a < b < c`)
+        // uses it twice.
+        let mut left = Some(first);
+        let mut links = 0;
         loop {
             let op = match self.peek() {
                 Token::Eq => BinaryOp::Eq,
@@ -608,21 +659,52 @@ impl<'a> Parser<'a> {
                 _ => break,
             };
             self.advance();
+            self.link(&mut links)?;
             let right = self.predicate_expr()?;
-            let cmp = Self::binary(op, left, right.clone());
+            let l = left.take().expect("set on every iteration");
+            let chained = matches!(
+                self.peek(),
+                Token::Eq
+                    | Token::Neq
+                    | Token::Lt
+                    | Token::Le
+                    | Token::Gt
+                    | Token::Ge
+                    | Token::RegexEq
+            );
+            let cmp = if chained {
+                left = Some(right.clone());
+                Self::binary(op, l, right)
+            } else {
+                Self::binary(op, l, right)
+            };
             // `a < b < c` means `a < b AND b < c`.
             result = Some(match result {
                 None => cmp,
                 Some(prev) => Self::binary(BinaryOp::And, prev, cmp),
             });
-            left = right;
+            if !chained {
+                break;
+            }
         }
-        Ok(result.unwrap_or(first))
+        self.unlink(links);
+        Ok(match (result, left) {
+            (Some(r), _) => r,
+            (None, Some(first)) => first,
+            (None, None) => unreachable!("a lone operand is kept"),
+        })
     }
 
     fn predicate_expr(&mut self) -> PResult<Expr> {
         let mut e = self.add_sub()?;
+        let mut links = 0;
         loop {
+            if ["IS", "IN", "STARTS", "ENDS", "CONTAINS"]
+                .iter()
+                .any(|k| self.is_kw(k))
+            {
+                self.link(&mut links)?;
+            }
             if self.is_kw("IS") {
                 self.advance();
                 let negated = self.eat_kw("NOT");
@@ -654,6 +736,7 @@ impl<'a> Parser<'a> {
                 let r = self.add_sub()?;
                 e = Self::binary(BinaryOp::Contains, e, r);
             } else {
+                self.unlink(links);
                 return Ok(e);
             }
         }
@@ -661,13 +744,18 @@ impl<'a> Parser<'a> {
 
     fn add_sub(&mut self) -> PResult<Expr> {
         let mut l = self.mul_div()?;
+        let mut links = 0;
         loop {
             let op = match self.peek() {
                 Token::Plus => BinaryOp::Add,
                 Token::Minus => BinaryOp::Sub,
-                _ => return Ok(l),
+                _ => {
+                    self.unlink(links);
+                    return Ok(l);
+                }
             };
             self.advance();
+            self.link(&mut links)?;
             let r = self.mul_div()?;
             l = Self::binary(op, l, r);
         }
@@ -675,14 +763,19 @@ impl<'a> Parser<'a> {
 
     fn mul_div(&mut self) -> PResult<Expr> {
         let mut l = self.power()?;
+        let mut links = 0;
         loop {
             let op = match self.peek() {
                 Token::Star => BinaryOp::Mul,
                 Token::Slash => BinaryOp::Div,
                 Token::Percent => BinaryOp::Mod,
-                _ => return Ok(l),
+                _ => {
+                    self.unlink(links);
+                    return Ok(l);
+                }
             };
             self.advance();
+            self.link(&mut links)?;
             let r = self.power()?;
             l = Self::binary(op, l, r);
         }
@@ -690,13 +783,17 @@ impl<'a> Parser<'a> {
 
     fn power(&mut self) -> PResult<Expr> {
         let mut l = self.unary()?;
+        let mut links = 0;
         while self.eat(&Token::Caret) {
+            self.link(&mut links)?;
             let r = self.unary()?;
             l = Self::binary(BinaryOp::Pow, l, r);
         }
+        self.unlink(links);
         Ok(l)
     }
 
+    #[recursive::recursive]
     fn unary(&mut self) -> PResult<Expr> {
         let op = match self.peek() {
             Token::Minus => UnaryOp::Neg,
@@ -733,7 +830,11 @@ impl<'a> Parser<'a> {
 
     fn postfix(&mut self) -> PResult<Expr> {
         let mut e = self.atom()?;
+        let mut links = 0;
         loop {
+            if matches!(self.peek(), Token::Dot | Token::LBracket | Token::Colon) {
+                self.link(&mut links)?;
+            }
             match self.peek() {
                 Token::Dot => {
                     self.advance();
@@ -777,7 +878,10 @@ impl<'a> Parser<'a> {
                 Token::LBrace if matches!(e.kind, ExprKind::Variable(_)) => {
                     return Err(self.unsupported("map projection", self.span()));
                 }
-                _ => return Ok(e),
+                _ => {
+                    self.unlink(links);
+                    return Ok(e);
+                }
             }
         }
     }

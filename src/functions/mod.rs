@@ -29,6 +29,8 @@ pub enum CypherFn {
     Add,
     Sub,
     Mul,
+    /// Integer `abs` on Int64: `abs(-2^63)` is an overflow error.
+    Abs,
     /// A wider integer (a decimal sum) as Int64: out of range is an overflow error.
     ToInt64,
     /// `=` of lists / maps.
@@ -66,6 +68,7 @@ impl CypherFn {
             CypherFn::Add => "cypher_add",
             CypherFn::Sub => "cypher_sub",
             CypherFn::Mul => "cypher_mul",
+            CypherFn::Abs => "cypher_abs",
             CypherFn::ToInt64 => "cypher_to_int64",
             CypherFn::Eq => "cypher_eq",
             CypherFn::Lt => "cypher_lt",
@@ -97,7 +100,8 @@ impl CypherFn {
             | CypherFn::ToInteger
             | CypherFn::ToFloat
             | CypherFn::ToAny
-            | CypherFn::AnyItems => 1,
+            | CypherFn::AnyItems
+            | CypherFn::Abs => 1,
             _ => 2,
         }
     }
@@ -179,6 +183,7 @@ impl ScalarUDFImpl for Udf {
             CypherFn::Add
             | CypherFn::Sub
             | CypherFn::Mul
+            | CypherFn::Abs
             | CypherFn::ToInteger
             | CypherFn::ToInt64 => DataType::Int64,
             CypherFn::NonNegative | CypherFn::NonZero => arg_types[0].clone(),
@@ -229,6 +234,18 @@ impl Udf {
                     arrow::error::ArrowError::ArithmeticOverflow(_) => overflow(sym),
                     other => other.into(),
                 })
+            }
+            CypherFn::Abs => {
+                let x = arrow::compute::cast(&a[0], &DataType::Int64)?;
+                let xs = x.as_primitive::<arrow::datatypes::Int64Type>();
+                let out: arrow::array::Int64Array = xs
+                    .iter()
+                    .map(|v| {
+                        v.map(|v| v.checked_abs().ok_or_else(|| overflow("abs")))
+                            .transpose()
+                    })
+                    .collect::<Result<_>>()?;
+                Ok(Arc::new(out))
             }
             CypherFn::ToInt64 => {
                 let opts = arrow::compute::CastOptions {

@@ -876,6 +876,7 @@ fn var_name(is_return: bool, name: &str, var: &str) -> String {
 }
 
 /// Aggregate calls in `e` (not descending into them); errors on nested aggregates.
+#[recursive::recursive]
 fn collect_aggregates(e: &ast::Expr, out: &mut Vec<ast::Expr>) -> Result<()> {
     let is_agg = |x: &ast::Expr| match &x.kind {
         ExprKind::CountStar => true,

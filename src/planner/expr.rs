@@ -234,6 +234,7 @@ impl<'c> Lowerer<'c> {
     }
 
     /// Lowers `e`; errors carry the span of the culprit.
+    #[recursive::recursive]
     pub fn expr(&self, e: &ast::Expr, cx: &ExprCtx<'_>) -> Result<Expr> {
         if let Some((_, c)) = cx.overrides.iter().find(|(o, _)| o == e) {
             return Ok(col(c));
@@ -816,10 +817,9 @@ impl<'c> Lowerer<'c> {
         let out = match op {
             BinaryOp::And => bool_op(Operator::And)?,
             BinaryOp::Or => bool_op(Operator::Or)?,
-            BinaryOp::Xor => {
-                bool_op(Operator::And)?;
-                a.clone().or(b.clone()).and(Expr::Not(Box::new(a.and(b))))
-            }
+            // On booleans `<>` is XOR with Cypher's nulls (each operand appears once, so
+            // a chain of XORs stays as big as written).
+            BinaryOp::Xor => bool_op(Operator::NotEq)?,
             BinaryOp::Eq
             | BinaryOp::Neq
             | BinaryOp::Lt
@@ -1275,13 +1275,8 @@ impl<'c> Lowerer<'c> {
             "abs" => {
                 arity(1..=1)?;
                 if ty(0)?.is_integer() {
-                    // abs(-2^63) overflows: negated with the checked subtraction.
-                    let x = cast(x0(), DataType::Int64);
-                    when(
-                        x.clone().lt(lit(0i64)),
-                        CypherFn::Sub.call(vec![lit(0i64), x.clone()]),
-                    )
-                    .otherwise(x)?
+                    // abs(-2^63) overflows.
+                    CypherFn::Abs.call(vec![cast(x0(), DataType::Int64)])
                 } else {
                     f::abs(x0())
                 }
@@ -1375,12 +1370,7 @@ impl<'c> Lowerer<'c> {
             }
             "tail" => {
                 arity(1..=1)?;
-                nf::array_slice(
-                    x0(),
-                    lit(2i64),
-                    cast(nf::cardinality(x0()), DataType::Int64),
-                    None,
-                )
+                nf::array_slice(x0(), lit(2i64), lit(-1i64), None)
             }
             "range" => {
                 arity(2..=3)?;

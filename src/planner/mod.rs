@@ -208,8 +208,8 @@ impl<'c> Lowerer<'c> {
 
     fn lower_escaped(&mut self, q: &ast::Query) -> Result<Lowered> {
         let first = self.lower_single(&q.first)?;
-        let mut plan = first.plan;
-        for (all, sq) in &q.unions {
+        let mut inputs = vec![Arc::new(first.plan)];
+        for (_, sq) in &q.unions {
             let next = self.lower_single(sq)?;
             if next.columns != first.columns {
                 return sem_err!(
@@ -220,13 +220,18 @@ impl<'c> Lowerer<'c> {
                     next.columns.join(", ")
                 );
             }
-            let b = LogicalPlanBuilder::from(plan);
-            plan = if *all {
-                b.union(next.plan)?.build()?
-            } else {
-                b.union_distinct(next.plan)?.build()?
-            };
+            inputs.push(Arc::new(next.plan));
         }
+        // One Union over every branch (a chain of two-input unions makes planning quadratic
+        // in the number of branches); duplicates removed once, over all of them, when any
+        // UNION lacks ALL.
+        let mut plan = if inputs.len() == 1 {
+            Arc::unwrap_or_clone(inputs.pop().expect("one input"))
+        } else {
+            LogicalPlan::Union(datafusion::logical_expr::Union::try_new_with_loose_types(
+                inputs,
+            )?)
+        };
         if q.unions.iter().any(|(all, _)| !all) {
             plan = LogicalPlanBuilder::from(plan).distinct()?.build()?;
         }

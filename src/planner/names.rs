@@ -163,6 +163,7 @@ fn escape_ident(i: &mut Option<ast::Ident>) {
     }
 }
 
+#[recursive::recursive]
 fn escape_expr(e: &mut ast::Expr) {
     // Iterative: expressions may be deep.
     let mut stack = vec![e];
