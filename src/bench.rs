@@ -60,7 +60,7 @@ pub async fn run(
     params: &Params,
     format: Format,
     only: Option<Mode>,
-    rules: crate::session::RuleSwitches,
+    options: GraphOptions,
 ) -> Result<Vec<Timing>> {
     let mut files: Vec<_> = std::fs::read_dir(dir)
         .map_err(|e| Error::Other(format!("cannot read {}: {e}", dir.display())))?
@@ -83,8 +83,7 @@ pub async fn run(
         graph_path,
         GraphOptions {
             mode: modes[0],
-            rules,
-            ..Default::default()
+            ..options
         },
     )
     .await?;

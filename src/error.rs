@@ -136,6 +136,8 @@ pub enum Error {
     Execution(String),
     /// Evaluation broke one of Cypher's rules at run time (overflow, a bad argument).
     Runtime(RuntimeError),
+    /// The query hit the time or memory limit it ran under.
+    Limit(String),
     /// Any other I/O or usage error.
     Other(String),
 }
@@ -195,6 +197,7 @@ impl Error {
             Error::Storage(_) => "StorageError".into(),
             Error::Execution(_) => "ExecutionError".into(),
             Error::Runtime(e) => e.detail.clone(),
+            Error::Limit(_) => "LimitExceeded".into(),
             Error::Other(_) => "Error".into(),
         }
     }
@@ -224,6 +227,7 @@ impl fmt::Display for Error {
             Error::Storage(m) => write!(f, "storage error: {m}"),
             Error::Execution(m) => write!(f, "execution error: {m}"),
             Error::Runtime(e) => write!(f, "error: {e}"),
+            Error::Limit(m) => write!(f, "limit exceeded: {m}"),
             Error::Other(m) => f.write_str(m),
         }
     }

@@ -146,6 +146,12 @@ pub struct GraphOptions {
     /// Least work (rows read or produced) sharing a repeated subplan must save; `None`: the
     /// default (`optimizer::share_subplans::DEFAULT_MIN_SAVED_WORK`).
     pub share_min_saved_work: Option<usize>,
+    /// Longest a query may run (planning and execution); `None`: no limit.
+    pub timeout: Option<std::time::Duration>,
+    /// Most bytes the operators that track memory (sorts, aggregations, joins, DISTINCT,
+    /// traversal state) may hold at once; past it they spill to disk where they can, else
+    /// the query fails naming the limit. `None`: no limit.
+    pub memory_limit: Option<usize>,
 }
 
 /// An opened graph, ready for queries.
@@ -339,7 +345,7 @@ fn as_plan_error(e: Error) -> Error {
 }
 
 /// A DataFusion session for `options`; our rules report to `counters`.
-fn session(options: &GraphOptions, counters: Arc<RuleCounters>) -> SessionContext {
+fn session(options: &GraphOptions, counters: Arc<RuleCounters>) -> Result<SessionContext> {
     let mut rules = options.rules;
     if options.mode != Mode::Csr {
         // The join path runs none of our rules; key statistics are for its joins.
@@ -364,7 +370,12 @@ fn session(options: &GraphOptions, counters: Arc<RuleCounters>) -> SessionContex
             .filter(|r| r.name() != "aggregate_statistics")
             .collect();
 
+    let mut runtime = datafusion::execution::runtime_env::RuntimeEnvBuilder::new();
+    if let Some(bytes) = options.memory_limit {
+        runtime = runtime.with_memory_limit(bytes, 1.0);
+    }
     let mut b = SessionStateBuilder::new()
+        .with_runtime_env(runtime.build_arc()?)
         .with_config(cfg)
         .with_default_features()
         .with_physical_optimizer_rules(physical_rules)
@@ -405,7 +416,7 @@ fn session(options: &GraphOptions, counters: Arc<RuleCounters>) -> SessionContex
     // is still the list (a planning error). Our properties are columns; nothing is lost.
     ctx.remove_optimizer_rule("extract_leaf_expressions");
     ctx.remove_optimizer_rule("push_down_leaf_projections");
-    ctx
+    Ok(ctx)
 }
 
 impl Graph {
@@ -425,7 +436,7 @@ impl Graph {
         reuse: Option<&GraphIndexes>,
         progress: &mut dyn FnMut(&str),
     ) -> Result<Self> {
-        let ctx = session(&options, Default::default());
+        let ctx = session(&options, Default::default())?;
         let indexes = if options.mode == Mode::Csr {
             let (idx, _) = open_indexes(&catalog, &ctx.state(), reuse, progress).await?;
             key_statistics_from_csr(&catalog, &idx);
@@ -462,7 +473,7 @@ impl Graph {
             } else {
                 None
             },
-            ctx: session(&options, Default::default()),
+            ctx: session(&options, Default::default())?,
             options,
         })
     }
@@ -482,7 +493,7 @@ impl Graph {
     ) -> Result<IndexReport> {
         let config = GraphConfig::from_file(path)?;
         let catalog = Catalog::open(config, &mut BTreeMap::new()).await?;
-        let ctx = session(&GraphOptions::default(), Default::default());
+        let ctx = session(&GraphOptions::default(), Default::default())?;
         let (_, report) = open_indexes(&catalog, &ctx.state(), None, progress).await?;
         Ok(report)
     }
@@ -605,22 +616,64 @@ impl Graph {
 
     /// Runs a query and collects its result.
     pub async fn query(&self, query: &str, params: &Params) -> Result<QueryResult> {
-        let (plan, columns) = self.plan(query, params)?;
-        let schema: SchemaRef = Arc::new(plan.schema().as_arrow().clone());
-        let physical = self.physical(plan).await?;
-        let batches = collect(physical, self.ctx.task_ctx()).await?;
-        Ok(QueryResult {
-            columns,
-            schema,
-            batches,
+        self.limited(async {
+            let (plan, columns) = self.plan(query, params)?;
+            let schema: SchemaRef = Arc::new(plan.schema().as_arrow().clone());
+            let physical = self.physical(plan).await?;
+            let batches = collect(physical, self.ctx.task_ctx())
+                .await
+                .map_err(|e| self.memory_error(e))?;
+            Ok(QueryResult {
+                columns,
+                schema,
+                batches,
+            })
         })
+        .await
+    }
+
+    /// `run` under the graph's time limit, if it has one. Dropping the execution on
+    /// timeout stops its operators (DataFusion aborts the tasks it spawned).
+    async fn limited<T>(&self, run: impl std::future::Future<Output = Result<T>>) -> Result<T> {
+        match self.options.timeout {
+            None => run.await,
+            Some(limit) => match tokio::time::timeout(limit, run).await {
+                Ok(r) => r,
+                Err(_) => Err(Error::Limit(format!(
+                    "the query ran longer than the time limit of {} (--timeout)",
+                    humantime(limit)
+                ))),
+            },
+        }
+    }
+
+    /// A DataFusion error, as [`Error::Limit`] when the memory pool refused an allocation.
+    fn memory_error(&self, e: datafusion::error::DataFusionError) -> Error {
+        let exhausted = matches!(
+            e.find_root(),
+            datafusion::error::DataFusionError::ResourcesExhausted(_)
+        );
+        match (exhausted, self.options.memory_limit) {
+            (true, Some(bytes)) => Error::Limit(format!(
+                "the query needs more memory than the limit of {} (--memory-limit): {}",
+                human_bytes(bytes),
+                e.find_root()
+            )),
+            _ => e.into(),
+        }
     }
 
     /// Runs the query and returns the physical plan annotated with each operator's metrics.
     pub async fn explain_analyze(&self, query: &str, params: &Params) -> Result<String> {
         let (plan, _) = self.plan(query, params)?;
         let physical = self.physical(plan).await?;
-        let batches = collect(physical.clone(), self.ctx.task_ctx()).await?;
+        let batches = self
+            .limited(async {
+                collect(physical.clone(), self.ctx.task_ctx())
+                    .await
+                    .map_err(|e| self.memory_error(e))
+            })
+            .await?;
         let rows: usize = batches.iter().map(|b| b.num_rows()).sum();
         Ok(format!(
             "== physical plan with metrics ({rows} rows) ==\n{}",
@@ -637,7 +690,7 @@ impl Graph {
         let plan = lowered.plan;
         // A session of its own, so that the counters are this query's.
         let counters = Arc::new(RuleCounters::default());
-        let state = session(&self.options, counters.clone()).state();
+        let state = session(&self.options, counters.clone())?.state();
         let optimized = optimize_on_planning_stack(&state, &plan)?;
         let physical = state.create_physical_plan(&optimized).await?;
         let rewrites = if lowered.notes.is_empty() {
@@ -676,4 +729,63 @@ fn optimize_on_planning_stack(
     plan: &LogicalPlan,
 ) -> Result<LogicalPlan> {
     on_planning_stack(|| state.optimize(plan))?.map_err(|e| as_plan_error(e.into()))
+}
+
+/// `90s`, `1.5s`, `250ms`.
+fn humantime(d: std::time::Duration) -> String {
+    if d.as_millis() < 1000 {
+        format!("{}ms", d.as_millis())
+    } else {
+        format!("{}s", d.as_secs_f64())
+    }
+}
+
+/// `512 MB`, `2 GB`, `1000 bytes`.
+pub fn human_bytes(n: usize) -> String {
+    const UNITS: [(usize, &str); 3] = [(1 << 30, "GB"), (1 << 20, "MB"), (1 << 10, "KB")];
+    for (size, unit) in UNITS {
+        if n >= size {
+            let x = n as f64 / size as f64;
+            return format!("{} {unit}", (x * 100.0).round() / 100.0);
+        }
+    }
+    format!("{n} bytes")
+}
+
+/// A size as `--memory-limit` takes it: bytes, or a number with KB, MB, GB (powers of 1024;
+/// case and a space before the unit don't matter).
+pub fn parse_bytes(s: &str) -> std::result::Result<usize, String> {
+    let t = s.trim().to_ascii_uppercase();
+    let (num, mult) = [
+        ("GB", 1usize << 30),
+        ("MB", 1 << 20),
+        ("KB", 1 << 10),
+        ("B", 1),
+    ]
+    .iter()
+    .find_map(|(u, m)| t.strip_suffix(u).map(|n| (n.trim().to_string(), *m)))
+    .unwrap_or((t.clone(), 1));
+    let x: f64 = num
+        .parse()
+        .map_err(|_| format!("expected a size like 512MB or 2GB, got `{s}`"))?;
+    if !(x.is_finite() && x > 0.0) {
+        return Err(format!("a memory limit must be positive, got `{s}`"));
+    }
+    Ok((x * mult as f64) as usize)
+}
+
+/// A duration as `--timeout` takes it: seconds, or a number with `ms`, `s`, `m` or `h`.
+pub fn parse_duration(s: &str) -> std::result::Result<std::time::Duration, String> {
+    let t = s.trim().to_ascii_lowercase();
+    let (num, secs) = [("ms", 0.001), ("s", 1.0), ("m", 60.0), ("h", 3600.0)]
+        .iter()
+        .find_map(|(u, k)| t.strip_suffix(u).map(|n| (n.trim().to_string(), *k)))
+        .unwrap_or((t.clone(), 1.0));
+    let x: f64 = num
+        .parse()
+        .map_err(|_| format!("expected a duration like 30s, 500ms or 2m, got `{s}`"))?;
+    if !(x.is_finite() && x > 0.0) {
+        return Err(format!("a time limit must be positive, got `{s}`"));
+    }
+    Ok(std::time::Duration::from_secs_f64(x * secs))
 }

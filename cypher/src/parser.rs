@@ -672,12 +672,10 @@ impl<'a> Parser<'a> {
                     | Token::Ge
                     | Token::RegexEq
             );
-            let cmp = if chained {
+            if chained {
                 left = Some(right.clone());
-                Self::binary(op, l, right)
-            } else {
-                Self::binary(op, l, right)
-            };
+            }
+            let cmp = Self::binary(op, l, right);
             // `a < b < c` means `a < b AND b < c`.
             result = Some(match result {
                 None => cmp,

@@ -69,6 +69,31 @@ pub struct QueryArgs {
     /// fold_constants, absorb_limits, key_statistics, share_subplans.
     #[arg(long = "disable", value_name = "RULE")]
     pub disable: Vec<String>,
+    #[command(flatten)]
+    pub limits: Limits,
+}
+
+/// Resource limits of a query command.
+#[derive(Args, Debug, Clone, Default)]
+pub struct Limits {
+    /// Stop a query that runs longer than this (`30s`, `500ms`, `2m`; a bare number is
+    /// seconds) with a "limit exceeded" error.
+    #[arg(long, value_parser = crate::session::parse_duration)]
+    pub timeout: Option<std::time::Duration>,
+    /// Most memory a query's sorts, aggregations, joins and traversals may hold (`512MB`,
+    /// `2GB`); past it they spill to disk where they can, else the query fails naming the limit.
+    #[arg(long, value_parser = crate::session::parse_bytes)]
+    pub memory_limit: Option<usize>,
+}
+
+impl Limits {
+    fn apply(&self, options: GraphOptions) -> GraphOptions {
+        GraphOptions {
+            timeout: self.timeout,
+            memory_limit: self.memory_limit,
+            ..options
+        }
+    }
 }
 
 #[derive(Subcommand, Debug)]
@@ -95,6 +120,8 @@ pub enum Command {
     Shell {
         #[arg(long, short)]
         graph: PathBuf,
+        #[command(flatten)]
+        limits: Limits,
     },
     /// Build or inspect the CSR indexes of a graph.
     Index {
@@ -122,6 +149,8 @@ pub enum Command {
         /// Switch an optimizer rule or rewrite off (repeatable; see `query --help`).
         #[arg(long = "disable", value_name = "RULE")]
         disable: Vec<String>,
+        #[command(flatten)]
+        limits: Limits,
     },
     /// Turn CSV or Parquet files into Lance datasets plus a graph.toml.
     Import {
@@ -288,8 +317,8 @@ async fn execute(cli: Cli) -> std::result::Result<(), CliError> {
             .map_err(|e| CliError::Query(query.clone(), e))?;
             outln!("{text}");
         }
-        Command::Shell { graph } => {
-            let mut g = Graph::open(&graph).await?;
+        Command::Shell { graph, limits } => {
+            let mut g = Graph::open_with(&graph, limits.apply(GraphOptions::default())).await?;
             shell::run(&mut g).await?;
         }
         Command::Index { action } => match action {
@@ -330,13 +359,18 @@ async fn execute(cli: Cli) -> std::result::Result<(), CliError> {
             format,
             mode,
             disable,
+            limits,
         } => {
             let params = parse_params(&params)?;
             let mut rules = crate::session::RuleSwitches::default();
             for r in &disable {
                 rules.disable(r)?;
             }
-            crate::bench::run(&graph, &queries, runs, &params, format, mode, rules).await?;
+            let options = limits.apply(GraphOptions {
+                rules,
+                ..Default::default()
+            });
+            crate::bench::run(&graph, &queries, runs, &params, format, mode, options).await?;
         }
         Command::Import {
             out,
@@ -393,11 +427,11 @@ async fn open_args(args: &QueryArgs) -> Result<Graph> {
     }
     Graph::open_with(
         &args.graph,
-        GraphOptions {
+        args.limits.apply(GraphOptions {
             mode: args.mode,
             rules,
             ..Default::default()
-        },
+        }),
     )
     .await
 }

@@ -119,7 +119,7 @@ pub fn display_cols(spec: &TakeSpec, mark_key: bool) -> String {
 }
 
 /// Output rows an expansion aims at per batch.
-const TARGET_BATCH_ROWS: usize = 8192;
+pub(crate) const TARGET_BATCH_ROWS: usize = 8192;
 
 /// The output of a one-to-many operator over `input`, in batches of about
 /// [`TARGET_BATCH_ROWS`] rows: input batches are expanded in slices sized from the fan-out seen

@@ -95,24 +95,43 @@ impl VarLengthExec {
 }
 
 impl TraversalSpec {
-    /// Every path from `start` (as the sequence of (hop, edge row)) whose length is within
-    /// bounds and that ends at the end label; `emit(end, path)`. Returns the number of edges
-    /// examined.
-    /// `emit` returns false to stop early (a LIMIT has its rows).
-    pub fn paths(&self, start: u32, emit: &mut dyn FnMut(u32, &[(usize, u32)]) -> bool) -> usize {
+    /// A walk over every path from `start` (as the sequence of (hop, edge row)) whose length
+    /// is within bounds and that ends at the end label, paused and resumed by [`Self::resume`].
+    pub fn walk(&self, start: u32) -> PathWalk {
+        let max = self.max.unwrap_or(u64::MAX);
+        PathWalk {
+            zero: (self.min == 0 && self.start == self.end).then_some(start),
+            stack: if max == 0 {
+                Vec::new()
+            } else {
+                vec![(self.start, start, 0, 0)]
+            },
+            path: Vec::new(),
+        }
+    }
+
+    /// Goes on with `w`: `emit(end, path)` per path; it returns false to pause after that
+    /// path. Also pauses once `budget` edges were examined. Returns the edges examined and
+    /// whether the walk is over.
+    pub fn resume(
+        &self,
+        w: &mut PathWalk,
+        emit: &mut dyn FnMut(u32, &[(usize, u32)]) -> bool,
+        budget: usize,
+    ) -> (usize, bool) {
         let max = self.max.unwrap_or(u64::MAX) as usize;
         let min = self.min as usize;
-        if min == 0 && self.start == self.end && !emit(start, &[]) {
-            return 0;
+        if let Some(s) = w.zero.take() {
+            if !emit(s, &[]) {
+                return (0, w.stack.is_empty());
+            }
         }
-        if max == 0 {
-            return 0;
-        }
-        // Frame: label slot, node, index into the slot's hops, position in that hop's range.
-        let mut stack: Vec<(usize, u32, usize, usize)> = vec![(self.start, start, 0, 0)];
-        let mut path: Vec<(usize, u32)> = Vec::new();
+        let (stack, path) = (&mut w.stack, &mut w.path);
         let mut examined = 0;
         while let Some(frame) = stack.last_mut() {
+            if examined >= budget {
+                return (examined, false);
+            }
             let (slot, node, hi, pos) = *frame;
             let Some(&h) = self.from_slot[slot].get(hi) else {
                 stack.pop();
@@ -139,16 +158,17 @@ impl TraversalSpec {
                 continue;
             }
             path.push((h, row));
-            if path.len() >= min && hop.to == self.end && !emit(nbr, &path) {
-                return examined;
-            }
+            let go_on = !(path.len() >= min && hop.to == self.end) || emit(nbr, path);
             if path.len() < max {
                 stack.push((hop.to, nbr, 0, 0));
             } else {
                 path.pop();
             }
+            if !go_on {
+                return (examined, stack.is_empty());
+            }
         }
-        examined
+        (examined, true)
     }
 
     /// Distinct end nodes reachable within the bounds (directed, `min <= 1`), breadth-first
@@ -189,60 +209,51 @@ impl TraversalSpec {
         examined
     }
 
-    /// Expands `batch`, stopping once `limit` rows are out.
-    fn expand(
+    /// The distinct ends reachable from each row of `batch`, stopping once `limit` rows are
+    /// out (distinct mode: a row's output is at most one row per node).
+    fn expand_distinct(
         &self,
         batch: &RecordBatch,
         schema: &SchemaRef,
         edges_seen: &datafusion::physical_plan::metrics::Count,
         limit: usize,
     ) -> Result<RecordBatch> {
-        let ext = |e: crate::Error| datafusion::error::DataFusionError::External(Box::new(e));
         let keys = as_i64(batch.column(self.key_idx).as_ref()).map_err(ext)?;
-        let (mut rows, mut ends) = (Vec::new(), Vec::new());
-        let mut offsets: Vec<i32> = vec![0];
-        let mut values: Vec<u64> = Vec::new();
-        let mut too_big = false;
+        let mut out = Out::default();
         for i in 0..batch.num_rows() {
-            if rows.len() >= limit {
+            if out.rows.len() >= limit {
                 break;
             }
-            if keys.is_null(i) {
-                continue;
-            }
-            let Some(o) = self.near_keys.ordinal(keys.value(i)) else {
+            let Some(o) = self.start_of(&keys, i) else {
                 continue;
             };
-            let n = if self.distinct {
-                self.reachable(o, &mut |end| {
-                    rows.push(i as u32);
-                    ends.push(end);
-                    offsets.push(values.len() as i32);
-                    rows.len() < limit
-                })
-            } else {
-                self.paths(o, &mut |end, path| {
-                    rows.push(i as u32);
-                    ends.push(end);
-                    values.extend(path.iter().map(|&(h, r)| {
-                        let id = self.rowids[h].value(r as usize);
-                        too_big |= id >= 1 << EID_TABLE_SHIFT;
-                        encode_eid(self.hops[h].rel, id)
-                    }));
-                    offsets.push(values.len() as i32);
-                    rows.len() < limit
-                })
-            };
+            let n = self.reachable(o, &mut |end| {
+                out.push(i as u32, end);
+                out.rows.len() < limit
+            });
             edges_seen.add(n);
         }
-        if too_big {
+        self.build(batch, schema, out)
+    }
+
+    /// The start node of row `i`: its key's ordinal, if the key is a node of the start label.
+    fn start_of(&self, keys: &arrow::array::Int64Array, i: usize) -> Option<u32> {
+        if keys.is_null(i) {
+            return None;
+        }
+        self.near_keys.ordinal(keys.value(i))
+    }
+
+    /// The output batch for the rows collected in `out` (indexes into `batch`).
+    fn build(&self, batch: &RecordBatch, schema: &SchemaRef, out: Out) -> Result<RecordBatch> {
+        if out.too_big {
             // The table goes in the top bits of a path's edge ids.
             return Err(datafusion::error::DataFusionError::Execution(format!(
                 "row ids of 2^{EID_TABLE_SHIFT} or more are not supported in variable-length paths"
             )));
         }
-        let count = rows.len();
-        let rows = UInt32Array::from(rows);
+        let count = out.rows.len();
+        let rows = UInt32Array::from(out.rows);
         let mut cols: Vec<ArrayRef> = batch
             .columns()
             .iter()
@@ -253,12 +264,12 @@ impl TraversalSpec {
                 arrow::datatypes::DataType::UInt64,
                 true,
             )),
-            OffsetBuffer::new(offsets.into()),
-            Arc::new(UInt64Array::from(values)),
+            OffsetBuffer::new(out.offsets.into()),
+            Arc::new(UInt64Array::from(out.values)),
             None,
         )?;
         cols.push(Arc::new(list));
-        let ends = UInt32Array::from(ends);
+        let ends = UInt32Array::from(out.ends);
         let fields = schema.fields();
         for name in &self.target_take {
             let a = self.target.get(name).map_err(ext)?;
@@ -276,6 +287,184 @@ impl TraversalSpec {
             &arrow::array::RecordBatchOptions::new().with_row_count(Some(count)),
         )?)
     }
+}
+
+fn ext(e: crate::Error) -> datafusion::error::DataFusionError {
+    datafusion::error::DataFusionError::External(Box::new(e))
+}
+
+/// A depth-first walk from one start node that can pause after any path: its memory is the
+/// current path and one frame per step of it, whatever the number of paths.
+pub struct PathWalk {
+    /// Frames: label slot, node, index into the slot's hops, position in that hop's range.
+    stack: Vec<(usize, u32, usize, usize)>,
+    path: Vec<(usize, u32)>,
+    /// The zero-length path's end, not yet emitted (`*0..`).
+    zero: Option<u32>,
+}
+
+/// Output rows being collected: input row, end node, and the path's edge ids.
+struct Out {
+    rows: Vec<u32>,
+    ends: Vec<u32>,
+    offsets: Vec<i32>,
+    values: Vec<u64>,
+    too_big: bool,
+}
+
+impl Default for Out {
+    fn default() -> Self {
+        Self {
+            rows: Vec::new(),
+            ends: Vec::new(),
+            offsets: vec![0],
+            values: Vec::new(),
+            too_big: false,
+        }
+    }
+}
+
+impl Out {
+    fn push(&mut self, row: u32, end: u32) {
+        self.rows.push(row);
+        self.ends.push(end);
+        self.offsets.push(self.values.len() as i32);
+    }
+
+    fn push_path(&mut self, spec: &TraversalSpec, row: u32, end: u32, path: &[(usize, u32)]) {
+        for &(h, r) in path {
+            let id = spec.rowids[h].value(r as usize);
+            self.too_big |= id >= 1 << EID_TABLE_SHIFT;
+            self.values.push(encode_eid(spec.hops[h].rel, id));
+        }
+        self.push(row, end);
+    }
+}
+
+/// Edges a path walk examines before it lets other tasks run (and a timeout fire), even when
+/// no path matched.
+const WALK_BUDGET: usize = 1 << 20;
+
+/// The paths of every input row, in batches of about [`super::TARGET_BATCH_ROWS`] rows however
+/// many paths one row has (a walk pauses when a batch is full), ending after `fetch` rows.
+fn path_stream(
+    input: SendableRecordBatchStream,
+    spec: Arc<TraversalSpec>,
+    schema: SchemaRef,
+    fetch: Option<usize>,
+    out_rows: datafusion::physical_plan::metrics::Count,
+    edges: datafusion::physical_plan::metrics::Count,
+) -> SendableRecordBatchStream {
+    use datafusion::physical_plan::stream::RecordBatchStreamAdapter;
+    use futures::StreamExt;
+    struct State {
+        input: SendableRecordBatchStream,
+        /// The input batch, its keys, its next row, and the walk of the row before it.
+        current: Option<(
+            RecordBatch,
+            arrow::array::Int64Array,
+            usize,
+            Option<(u32, PathWalk)>,
+        )>,
+        remaining: Option<usize>,
+    }
+    let st = State {
+        input,
+        current: None,
+        remaining: fetch,
+    };
+    let out_schema = schema.clone();
+    let stream = futures::stream::unfold(st, move |mut st| {
+        let (spec, schema, out_rows, edges) = (
+            spec.clone(),
+            schema.clone(),
+            out_rows.clone(),
+            edges.clone(),
+        );
+        async move {
+            loop {
+                if st.remaining == Some(0) {
+                    return None;
+                }
+                // A consumer that pulls without ever waiting (an aggregate) would otherwise
+                // keep this task from seeing that the query was dropped (a timeout).
+                tokio::task::consume_budget().await;
+                let (batch, keys, mut next, mut walk) = match st.current.take() {
+                    Some(c) => c,
+                    None => match st.input.next().await? {
+                        Ok(b) => match as_i64(b.column(spec.key_idx).as_ref()) {
+                            Ok(k) => (b, k, 0, None),
+                            Err(e) => {
+                                st.remaining = Some(0);
+                                return Some((Err(ext(e)), st));
+                            }
+                        },
+                        Err(e) => {
+                            st.remaining = Some(0);
+                            return Some((Err(e), st));
+                        }
+                    },
+                };
+                let cap = super::TARGET_BATCH_ROWS.min(st.remaining.unwrap_or(usize::MAX));
+                let mut out = Out::default();
+                let mut examined = 0;
+                while out.rows.len() < cap && examined < WALK_BUDGET {
+                    if walk.is_none() {
+                        if next >= batch.num_rows() {
+                            break;
+                        }
+                        let i = next;
+                        next += 1;
+                        if let Some(o) = spec.start_of(&keys, i) {
+                            walk = Some((i as u32, spec.walk(o)));
+                        }
+                        continue;
+                    }
+                    let (row, w) = walk.as_mut().expect("checked");
+                    let row = *row;
+                    let (n, done) = spec.resume(
+                        w,
+                        &mut |end, path| {
+                            out.push_path(&spec, row, end, path);
+                            out.rows.len() < cap
+                        },
+                        WALK_BUDGET - examined,
+                    );
+                    examined += n;
+                    if done {
+                        walk = None;
+                    }
+                }
+                edges.add(examined);
+                let exhausted = walk.is_none() && next >= batch.num_rows();
+                let produced = if out.rows.is_empty() {
+                    None
+                } else {
+                    Some(spec.build(&batch, &schema, out))
+                };
+                if !exhausted {
+                    st.current = Some((batch, keys, next, walk));
+                }
+                match produced {
+                    Some(Ok(b)) => {
+                        out_rows.add(b.num_rows());
+                        if let Some(r) = st.remaining.as_mut() {
+                            *r -= b.num_rows();
+                        }
+                        return Some((Ok(b), st));
+                    }
+                    Some(Err(e)) => {
+                        st.remaining = Some(0);
+                        return Some((Err(e), st));
+                    }
+                    // A long walk without output: let other tasks (a timeout) run.
+                    None if !exhausted => tokio::task::yield_now().await,
+                    None => {}
+                }
+            }
+        }
+    });
+    Box::pin(RecordBatchStreamAdapter::new(out_schema, stream))
 }
 
 impl DisplayAs for VarLengthExec {
@@ -350,13 +539,18 @@ impl ExecutionPlan for VarLengthExec {
         let edges = MetricBuilder::new(&self.metrics).counter("edges_scanned", partition);
         let spec = self.spec.clone();
         let schema = self.schema.clone();
+        if !spec.distinct {
+            return Ok(path_stream(
+                input, spec, schema, self.fetch, out_rows, edges,
+            ));
+        }
         let out_schema = schema.clone();
         Ok(super::limited_stream(
             input,
             out_schema,
             self.fetch,
             move |b, limit| {
-                let r = spec.expand(b, &schema, &edges, limit.unwrap_or(usize::MAX))?;
+                let r = spec.expand_distinct(b, &schema, &edges, limit.unwrap_or(usize::MAX))?;
                 out_rows.add(r.num_rows());
                 Ok(r)
             },

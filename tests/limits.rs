@@ -1,0 +1,124 @@
+//! Time and memory limits: a query that would run for ages or hold too much ends with an
+//! error naming the limit, and a traversal's memory doesn't grow with its number of paths.
+
+mod common;
+
+use arrow::array::{ArrayRef, Int64Array, RecordBatch};
+use arrow::datatypes::{DataType, Field, Schema};
+use lance_csr::{Error, Graph, GraphOptions, Params};
+use std::sync::Arc;
+use std::time::Duration;
+
+/// A complete directed graph on `n` nodes: `n^k` paths of length k from each node.
+async fn complete(n: i64, options: GraphOptions) -> Graph {
+    let ids: Vec<i64> = (0..n).collect();
+    let nodes = RecordBatch::try_new(
+        Arc::new(Schema::new(vec![Field::new("id", DataType::Int64, false)])),
+        vec![Arc::new(Int64Array::from(ids)) as ArrayRef],
+    )
+    .unwrap();
+    let (src, dst): (Vec<i64>, Vec<i64>) = (0..n)
+        .flat_map(|a| (0..n).filter(move |&b| b != a).map(move |b| (a, b)))
+        .unzip();
+    let es = Arc::new(Schema::new(vec![
+        Field::new("src", DataType::Int64, false),
+        Field::new("dst", DataType::Int64, false),
+    ]));
+    let edges = RecordBatch::try_new(
+        es.clone(),
+        vec![
+            Arc::new(Int64Array::from(src)) as ArrayRef,
+            Arc::new(Int64Array::from(dst)) as ArrayRef,
+        ],
+    )
+    .unwrap();
+    Graph::builder()
+        .node_table("N", "id", nodes.schema(), vec![nodes])
+        .relationship_table("E", "N", "N", "src", "dst", es, vec![edges])
+        .options(options)
+        .build()
+        .await
+        .unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_query_past_its_time_limit_is_an_error_naming_the_limit() {
+    let g = complete(
+        40,
+        GraphOptions {
+            timeout: Some(Duration::from_millis(300)),
+            ..Default::default()
+        },
+    )
+    .await;
+    // About 40^15 paths: only the limit ends it.
+    for q in [
+        "MATCH (a:N {id: 0})-[:E*1..15]->(b) RETURN count(*) AS n",
+        "MATCH (a:N {id: 0})-[r:E*1..15]->(b) RETURN sum(size(r)) AS n",
+        "MATCH (a:N {id: 0})-[:E*1..15]->(b) RETURN b.id AS x ORDER BY x LIMIT 1",
+    ] {
+        match g.query(q, &Params::new()).await {
+            Err(Error::Limit(m)) => assert!(m.contains("time limit of 300ms"), "{m}"),
+            other => panic!("{q}: expected a time limit error, got {other:?}"),
+        }
+    }
+    // Under the limit, an answer.
+    let r = common::run(&g, "MATCH (a:N {id: 0})-[:E]->(b) RETURN count(*) AS n").await;
+    assert_eq!(common::lines(&r), vec!["39"]);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_traversal_streams_its_paths() {
+    // Every path is enumerated one batch at a time: the first rows of an astronomically
+    // large traversal come back without enumerating (or holding) the rest.
+    let g = complete(40, GraphOptions::default()).await;
+    let r = common::run(
+        &g,
+        "MATCH (a:N {id: 0})-[:E*1..15]->(b) RETURN b.id AS x LIMIT 3",
+    )
+    .await;
+    assert_eq!(r.num_rows(), 3);
+    let r = common::run(
+        &g,
+        "MATCH (a:N {id: 0})-[r:E*1..15]->(b) WHERE b.id = 7 RETURN size(r) AS n LIMIT 2",
+    )
+    .await;
+    assert_eq!(r.num_rows(), 2);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_query_past_its_memory_limit_spills_or_names_the_limit() {
+    let q = "MATCH (a:N)-[:E*1..2]->(b) RETURN a.id AS a, b.id AS b, count(*) AS c ORDER BY c DESC, a, b";
+    let free = complete(40, GraphOptions::default()).await;
+    let want = common::lines(&common::run(&free, q).await);
+    let tight = complete(
+        40,
+        GraphOptions {
+            memory_limit: Some(64 << 10),
+            ..Default::default()
+        },
+    )
+    .await;
+    match tight.query(q, &Params::new()).await {
+        // Spilled to disk: the same answer.
+        Ok(r) => assert_eq!(common::lines(&r), want),
+        Err(Error::Limit(m)) => assert!(m.contains("limit of 64 KB (--memory-limit)"), "{m}"),
+        Err(e) => panic!("expected an answer or a memory limit error, got {e}"),
+    }
+}
+
+#[test]
+fn limits_parse_as_written() {
+    use lance_csr::session::{parse_bytes, parse_duration};
+    assert_eq!(parse_duration("30").unwrap(), Duration::from_secs(30));
+    assert_eq!(parse_duration("500ms").unwrap(), Duration::from_millis(500));
+    assert_eq!(parse_duration("2m").unwrap(), Duration::from_secs(120));
+    assert_eq!(parse_duration("1.5s").unwrap(), Duration::from_millis(1500));
+    assert!(parse_duration("soon").is_err());
+    assert!(parse_duration("-1s").is_err());
+    assert_eq!(parse_bytes("512MB").unwrap(), 512 << 20);
+    assert_eq!(parse_bytes("2 gb").unwrap(), 2 << 30);
+    assert_eq!(parse_bytes("1000").unwrap(), 1000);
+    assert!(parse_bytes("lots").is_err());
+    assert!(parse_bytes("0").is_err());
+}
