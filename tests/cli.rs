@@ -459,6 +459,104 @@ fn import_turns_csv_into_a_queryable_graph() {
     assert_eq!(stdout(&o), "a.name,b.name\nAnn,Cy\nBob,Cy\n");
 }
 
+/// A failing import never touches the graph already in the folder; labels differing only in
+/// case get datasets of their own; a non-empty folder is replaced only with `--overwrite`.
+#[test]
+fn import_validates_first_and_never_clobbers() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let file = |name: &str, text: &str| {
+        std::fs::write(d.join(name), text).unwrap();
+        d.join(name).display().to_string()
+    };
+    let users = file("users.csv", "id,name\n1,Ann\n2,Bob\n");
+    let admins = file("admins.csv", "id,name\n1,Root\n");
+    let follows = file("follows.csv", "src,dst\n1,2\n2,1\n");
+    let floats = file("floats.csv", "id,name\n1.5,X\n");
+    let late_error = file(
+        "late.csv",
+        &format!("id,name\n{}x,Z\n", "1,A\n".repeat(20_000)),
+    );
+    let out = d.join("g");
+    let out_s = out.to_str().unwrap();
+    let import = |extra: &[&str]| {
+        let mut args = vec!["import", "--out", out_s];
+        args.extend_from_slice(extra);
+        run(&args)
+    };
+    let count = |q: &str| {
+        let o = run(&[
+            "query",
+            "--graph",
+            &format!("{out_s}/graph.toml"),
+            "--format",
+            "csv",
+            q,
+        ]);
+        assert!(o.status.success(), "{}", stderr(&o));
+        stdout(&o)
+    };
+    let (u, a, f) = (
+        format!("User={users}"),
+        format!("USER={admins}"),
+        format!("FOLLOWS:User:User={follows}"),
+    );
+    let o = import(&["--node", &u, "--node", &a, "--rel", &f]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let q = "MATCH (:User)-[r:FOLLOWS]->(:User) RETURN count(r) AS n";
+    assert_eq!(count(q), "n\n2\n");
+    assert_eq!(count("MATCH (x:USER) RETURN count(x) AS n"), "n\n1\n");
+    let before = std::fs::read_to_string(out.join("graph.toml")).unwrap();
+    // Refused before writing: a non-empty folder, a float id, a missing column, an unknown
+    // label; refused while writing: a value the inferred type can't hold, 20,000 rows in.
+    for (args, why) in [
+        (vec!["--node", u.as_str()], "not empty"),
+        (
+            vec!["--overwrite", "--node", &format!("User={floats}")],
+            "id column `id` is Float64",
+        ),
+        (
+            vec!["--overwrite", "--node", &format!("User:uid={users}")],
+            "no id column `uid`",
+        ),
+        (
+            vec![
+                "--overwrite",
+                "--node",
+                &u,
+                "--rel",
+                &format!("F:User:Nobody={follows}"),
+            ],
+            "not imported",
+        ),
+        (
+            vec!["--overwrite", "--node", &format!("User={late_error}")],
+            "late.csv",
+        ),
+    ] {
+        let o = import(&args);
+        assert!(!o.status.success(), "{args:?} should fail");
+        assert!(stderr(&o).contains(why), "{args:?}: {}", stderr(&o));
+        assert_eq!(
+            std::fs::read_to_string(out.join("graph.toml")).unwrap(),
+            before
+        );
+        assert_eq!(count(q), "n\n2\n");
+    }
+    // Nothing left behind but the graph.
+    let leftovers: Vec<_> = std::fs::read_dir(d)
+        .unwrap()
+        .filter_map(|e| e.ok())
+        .filter(|e| e.file_name().to_string_lossy().starts_with(".g."))
+        .collect();
+    assert!(leftovers.is_empty(), "{leftovers:?}");
+    // --overwrite replaces the whole graph.
+    let o = import(&["--overwrite", "--node", &u]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(count("MATCH (x:User) RETURN count(x) AS n"), "n\n2\n");
+    assert!(!out.join("user_2.lance").exists());
+}
+
 #[test]
 fn verify_compares_random_queries_and_disable_switches_a_rule_off() {
     let g = sample_graph();

@@ -166,6 +166,9 @@ pub enum Command {
         /// Skip building the CSR indexes.
         #[arg(long)]
         no_index: bool,
+        /// Replace a non-empty output folder (as a whole, once the import succeeded).
+        #[arg(long)]
+        overwrite: bool,
     },
     /// Generate an LDBC-SNB-like social network (scale N = N x 1,000 persons).
     Generate {
@@ -377,6 +380,7 @@ async fn execute(cli: Cli) -> std::result::Result<(), CliError> {
             nodes,
             rels,
             no_index,
+            overwrite,
         } => {
             let nodes = nodes
                 .iter()
@@ -389,7 +393,7 @@ async fn execute(cli: Cli) -> std::result::Result<(), CliError> {
             if nodes.is_empty() {
                 return Err(Error::Other("import needs at least one --node".into()).into());
             }
-            let path = import(&out, &nodes, &rels, &mut |l| eprintln!("{l}")).await?;
+            let path = import(&out, &nodes, &rels, overwrite, &mut |l| eprintln!("{l}")).await?;
             if !no_index {
                 Graph::build_indexes(&path, &mut |l| eprintln!("{l}")).await?;
             }

@@ -136,6 +136,18 @@ pub async fn append_lance(path: &Path, schema: SchemaRef, batches: Vec<RecordBat
     write_mode(path, schema, batches, WriteMode::Append).await
 }
 
+/// Writes the batches of `reader` as a new Lance dataset at `path`, as they come.
+pub async fn write_reader(
+    path: &Path,
+    reader: impl arrow::array::RecordBatchReader + Send + 'static,
+) -> Result<()> {
+    let uri = path.to_string_lossy().to_string();
+    Dataset::write(reader, uri.as_str(), None)
+        .await
+        .map_err(|e| Error::Storage(format!("cannot write Lance dataset {uri}: {e}")))?;
+    Ok(())
+}
+
 async fn write_mode(
     path: &Path,
     schema: SchemaRef,
