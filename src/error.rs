@@ -235,6 +235,22 @@ impl fmt::Display for Error {
 
 impl std::error::Error for Error {}
 
+#[cfg(test)]
+mod location_tests {
+    use super::without_source_locations as strip;
+
+    #[test]
+    fn dependency_source_paths_are_dropped() {
+        assert_eq!(
+            strip("LanceError(IO): too short, /root/.cargo/registry/src/x/lance-io-14.0.2/src/utils.rs:224:20"),
+            "LanceError(IO): too short"
+        );
+        assert_eq!(strip("a /x/y.rs:1:2 b, /z/w.rs:3:4"), "a b");
+        assert_eq!(strip("see lib.rs: nothing"), "see lib.rs: nothing");
+        assert_eq!(strip("plain"), "plain");
+    }
+}
+
 impl From<ParseError> for Error {
     fn from(e: ParseError) -> Self {
         Error::Parse(e)
@@ -245,9 +261,37 @@ impl From<datafusion::error::DataFusionError> for Error {
     fn from(e: datafusion::error::DataFusionError) -> Self {
         match runtime_cause(&e) {
             Some(r) => Error::Runtime(r),
-            None => Error::Execution(e.to_string()),
+            None => Error::Execution(without_source_locations(&e.to_string())),
         }
     }
+}
+
+/// `msg` without the source locations some libraries append to their errors
+/// (`, /root/.cargo/registry/src/.../utils.rs:224:20`): they name our dependencies' files,
+/// which tell a user nothing.
+pub fn without_source_locations(msg: &str) -> String {
+    let mut out = String::with_capacity(msg.len());
+    let mut rest = msg;
+    while let Some(i) = rest.find(".rs:") {
+        let start = rest[..i]
+            .rfind(|c: char| c.is_whitespace() || c == ',' || c == '(')
+            .map_or(0, |k| k + 1);
+        let tail = &rest[i + 4..];
+        let end = tail
+            .find(|c: char| !(c.is_ascii_digit() || c == ':'))
+            .unwrap_or(tail.len());
+        let path = &rest[start..i];
+        if end == 0 || !path.contains('/') {
+            out.push_str(&rest[..i + 4]);
+            rest = &rest[i + 4..];
+            continue;
+        }
+        let kept = rest[..start].trim_end_matches([' ', ',']);
+        out.push_str(kept);
+        rest = &tail[end..];
+    }
+    out.push_str(rest);
+    out
 }
 
 /// The [`RuntimeError`] a DataFusion error wraps, however deeply (contexts, shared errors,

@@ -288,6 +288,8 @@ async fn corrupt_dataset_is_an_error_not_a_panic() {
         msg.contains("nodes.Person.source") && msg.contains("person.lance"),
         "{msg}"
     );
+    // What was being done and on which path, never a dependency's source file.
+    assert!(!msg.contains(".rs:") && !msg.contains(".cargo"), "{msg}");
 }
 
 #[test]

@@ -93,14 +93,19 @@ impl TableHandle {
         if !path.exists() {
             return Err(Error::Storage(format!("dataset {uri} does not exist")));
         }
-        let ds = Dataset::open(&uri)
-            .await
-            .map_err(|e| Error::Storage(format!("cannot open Lance dataset {uri}: {e}")))?;
+        let ds = Dataset::open(&uri).await.map_err(|e| {
+            Error::Storage(format!(
+                "cannot open Lance dataset {uri}: {}",
+                crate::error::without_source_locations(&e.to_string())
+            ))
+        })?;
         let schema: SchemaRef = Arc::new(Schema::from(ds.schema()));
-        let num_rows = ds
-            .count_rows(None)
-            .await
-            .map_err(|e| Error::Storage(format!("cannot read Lance dataset {uri}: {e}")))?;
+        let num_rows = ds.count_rows(None).await.map_err(|e| {
+            Error::Storage(format!(
+                "cannot read Lance dataset {uri}: {}",
+                crate::error::without_source_locations(&e.to_string())
+            ))
+        })?;
         let v = ds.version();
         let committed = v.timestamp.timestamp_nanos_opt().unwrap_or_default() as u64;
         let version = Some(state_stamp(&[v.version, committed, num_rows as u64]));
@@ -144,7 +149,12 @@ pub async fn write_reader(
     let uri = path.to_string_lossy().to_string();
     Dataset::write(reader, uri.as_str(), None)
         .await
-        .map_err(|e| Error::Storage(format!("cannot write Lance dataset {uri}: {e}")))?;
+        .map_err(|e| {
+            Error::Storage(format!(
+                "cannot write Lance dataset {uri}: {}",
+                crate::error::without_source_locations(&e.to_string())
+            ))
+        })?;
     Ok(())
 }
 
@@ -162,7 +172,12 @@ async fn write_mode(
     };
     Dataset::write(reader, uri.as_str(), Some(params))
         .await
-        .map_err(|e| Error::Storage(format!("cannot write Lance dataset {uri}: {e}")))?;
+        .map_err(|e| {
+            Error::Storage(format!(
+                "cannot write Lance dataset {uri}: {}",
+                crate::error::without_source_locations(&e.to_string())
+            ))
+        })?;
     Ok(())
 }
 
