@@ -632,6 +632,30 @@ impl Graph {
         .await
     }
 
+    /// Runs a query and hands its result over batch by batch, as it is computed (for output
+    /// that needn't hold all rows at once). The time limit covers planning and every batch.
+    pub async fn query_stream(&self, query: &str, params: &Params) -> Result<ResultStream> {
+        let deadline = self
+            .options
+            .timeout
+            .map(|t| tokio::time::Instant::now() + t);
+        let start = self.limited(async {
+            let (plan, columns) = self.plan(query, params)?;
+            let schema: SchemaRef = Arc::new(plan.schema().as_arrow().clone());
+            let physical = self.physical(plan).await?;
+            let stream = datafusion::physical_plan::execute_stream(physical, self.ctx.task_ctx())?;
+            Ok((columns, schema, stream))
+        });
+        let (columns, schema, stream) = start.await?;
+        Ok(ResultStream {
+            columns,
+            schema,
+            stream,
+            deadline,
+            options: self.options.clone(),
+        })
+    }
+
     /// `run` under the graph's time limit, if it has one. Dropping the execution on
     /// timeout stops its operators (DataFusion aborts the tasks it spawned).
     async fn limited<T>(&self, run: impl std::future::Future<Output = Result<T>>) -> Result<T> {
@@ -639,28 +663,13 @@ impl Graph {
             None => run.await,
             Some(limit) => match tokio::time::timeout(limit, run).await {
                 Ok(r) => r,
-                Err(_) => Err(Error::Limit(format!(
-                    "the query ran longer than the time limit of {} (--timeout)",
-                    humantime(limit)
-                ))),
+                Err(_) => Err(time_limit_error(limit)),
             },
         }
     }
 
-    /// A DataFusion error, as [`Error::Limit`] when the memory pool refused an allocation.
     fn memory_error(&self, e: datafusion::error::DataFusionError) -> Error {
-        let exhausted = matches!(
-            e.find_root(),
-            datafusion::error::DataFusionError::ResourcesExhausted(_)
-        );
-        match (exhausted, self.options.memory_limit) {
-            (true, Some(bytes)) => Error::Limit(format!(
-                "the query needs more memory than the limit of {} (--memory-limit): {}",
-                human_bytes(bytes),
-                e.find_root()
-            )),
-            _ => e.into(),
-        }
+        memory_error(&self.options, e)
     }
 
     /// Runs the query and returns the physical plan annotated with each operator's metrics.
@@ -729,6 +738,53 @@ fn optimize_on_planning_stack(
     plan: &LogicalPlan,
 ) -> Result<LogicalPlan> {
     on_planning_stack(|| state.optimize(plan))?.map_err(|e| as_plan_error(e.into()))
+}
+
+/// A query's result as it is computed ([`Graph::query_stream`]).
+pub struct ResultStream {
+    /// The result's column names, as the query wrote them.
+    pub columns: Vec<String>,
+    pub schema: SchemaRef,
+    stream: datafusion::physical_plan::SendableRecordBatchStream,
+    deadline: Option<tokio::time::Instant>,
+    options: GraphOptions,
+}
+
+impl ResultStream {
+    /// The next batch of rows; `None` at the end.
+    pub async fn next_batch(&mut self) -> Result<Option<arrow::array::RecordBatch>> {
+        use futures::StreamExt;
+        let next = match (self.deadline, self.options.timeout) {
+            (Some(d), Some(limit)) => tokio::time::timeout_at(d, self.stream.next())
+                .await
+                .map_err(|_| time_limit_error(limit))?,
+            _ => self.stream.next().await,
+        };
+        next.transpose().map_err(|e| memory_error(&self.options, e))
+    }
+}
+
+fn time_limit_error(limit: std::time::Duration) -> Error {
+    Error::Limit(format!(
+        "the query ran longer than the time limit of {} (--timeout)",
+        humantime(limit)
+    ))
+}
+
+/// A DataFusion error, as [`Error::Limit`] when the memory pool refused an allocation.
+fn memory_error(options: &GraphOptions, e: datafusion::error::DataFusionError) -> Error {
+    let exhausted = matches!(
+        e.find_root(),
+        datafusion::error::DataFusionError::ResourcesExhausted(_)
+    );
+    match (exhausted, options.memory_limit) {
+        (true, Some(bytes)) => Error::Limit(format!(
+            "the query needs more memory than the limit of {} (--memory-limit): {}",
+            human_bytes(bytes),
+            e.find_root()
+        )),
+        _ => e.into(),
+    }
 }
 
 /// `90s`, `1.5s`, `250ms`.

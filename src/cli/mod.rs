@@ -302,11 +302,30 @@ async fn execute(cli: Cli) -> std::result::Result<(), CliError> {
             let query = read_query(&args)?;
             let params = parse_params(&args.params)?;
             let graph = open_args(&args).await?;
-            let result = graph
-                .query(&query, &params)
-                .await
-                .map_err(|e| CliError::Query(query.clone(), e))?;
-            out!("{}", render(&result, format));
+            let failed = |e| CliError::Query(query.clone(), e);
+            let mut stream = graph.query_stream(&query, &params).await.map_err(failed)?;
+            match crate::output::RowWriter::new(format, &stream.columns) {
+                // CSV and JSON rows go out as they are computed.
+                Some(mut w) => {
+                    out!("{}", w.header());
+                    while let Some(b) = stream.next_batch().await.map_err(failed)? {
+                        out!("{}", w.batch(&b));
+                    }
+                    out!("{}", w.finish());
+                }
+                None => {
+                    let mut batches = Vec::new();
+                    while let Some(b) = stream.next_batch().await.map_err(failed)? {
+                        batches.push(b);
+                    }
+                    let result = crate::session::QueryResult {
+                        columns: stream.columns.clone(),
+                        schema: stream.schema.clone(),
+                        batches,
+                    };
+                    out!("{}", render(&result, format));
+                }
+            }
         }
         Command::Explain { args, analyze } => {
             let query = read_query(&args)?;

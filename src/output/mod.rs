@@ -93,34 +93,84 @@ fn csv_field(s: &str) -> String {
 }
 
 fn render_csv(result: &QueryResult) -> String {
-    let mut out = String::new();
-    out.push_str(
-        &result
-            .columns
-            .iter()
-            .map(|c| csv_field(c))
-            .collect::<Vec<_>>()
-            .join(","),
-    );
-    out.push('\n');
-    for r in rows(result) {
-        out.push_str(&r.iter().map(|c| csv_field(c)).collect::<Vec<_>>().join(","));
-        out.push('\n');
-    }
-    out
+    render_streamed(result, Format::Csv)
 }
 
 fn render_json(result: &QueryResult) -> String {
-    let mut rows = Vec::new();
+    render_streamed(result, Format::Json)
+}
+
+fn render_streamed(result: &QueryResult, format: Format) -> String {
+    let mut w = RowWriter::new(format, &result.columns).expect("a streamed format");
+    let mut out = w.header();
     for b in &result.batches {
-        for r in 0..b.num_rows() {
-            let mut obj = serde_json::Map::new();
-            for (c, name) in result.columns.iter().enumerate() {
-                obj.insert(name.clone(), to_json(b.column(c).as_ref(), r));
+        out.push_str(&w.batch(b));
+    }
+    out + &w.finish()
+}
+
+/// CSV or JSON text of a result written batch by batch, as the batches come: the output of a
+/// big result never holds all its rows.
+pub struct RowWriter {
+    format: Format,
+    columns: Vec<String>,
+    rows: usize,
+}
+
+impl RowWriter {
+    /// `None` for the table format, whose column widths depend on every row.
+    pub fn new(format: Format, columns: &[String]) -> Option<Self> {
+        (format != Format::Table).then(|| Self {
+            format,
+            columns: columns.to_vec(),
+            rows: 0,
+        })
+    }
+
+    /// What comes before the rows.
+    pub fn header(&self) -> String {
+        match self.format {
+            Format::Csv => {
+                let names: Vec<String> = self.columns.iter().map(|c| csv_field(c)).collect();
+                names.join(",") + "\n"
             }
-            rows.push(serde_json::Value::Object(obj));
+            _ => String::new(),
         }
     }
-    let text = serde_json::to_string_pretty(&serde_json::Value::Array(rows)).unwrap_or_default();
-    value::restore_non_finite(&text) + "\n"
+
+    /// The rows of `b`.
+    pub fn batch(&mut self, b: &arrow::array::RecordBatch) -> String {
+        let mut out = String::new();
+        for r in 0..b.num_rows() {
+            if self.format == Format::Csv {
+                let cells: Vec<String> = (0..b.num_columns())
+                    .map(|c| csv_field(&render_cell(b.column(c).as_ref(), r, false)))
+                    .collect();
+                out.push_str(&cells.join(","));
+                out.push('\n');
+            } else {
+                let mut obj = serde_json::Map::new();
+                for (c, name) in self.columns.iter().enumerate() {
+                    obj.insert(name.clone(), to_json(b.column(c).as_ref(), r));
+                }
+                let text = serde_json::to_string_pretty(&serde_json::Value::Object(obj))
+                    .unwrap_or_default();
+                // An element of a pretty-printed array: after `[` or `,`, indented by two.
+                out.push_str(if self.rows == 0 { "[\n" } else { ",\n" });
+                let indented: Vec<String> = text.lines().map(|l| format!("  {l}")).collect();
+                out.push_str(&value::restore_non_finite(&indented.join("\n")));
+            }
+            self.rows += 1;
+        }
+        out
+    }
+
+    /// What comes after the rows.
+    pub fn finish(&self) -> String {
+        match (self.format, self.rows) {
+            (Format::Json, 0) => "[]\n".into(),
+            (Format::Json, _) => "\n]\n".into(),
+            _ => String::new(),
+        }
+    }
 }
