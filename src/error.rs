@@ -235,22 +235,6 @@ impl fmt::Display for Error {
 
 impl std::error::Error for Error {}
 
-#[cfg(test)]
-mod location_tests {
-    use super::without_source_locations as strip;
-
-    #[test]
-    fn dependency_source_paths_are_dropped() {
-        assert_eq!(
-            strip("LanceError(IO): too short, /root/.cargo/registry/src/x/lance-io-14.0.2/src/utils.rs:224:20"),
-            "LanceError(IO): too short"
-        );
-        assert_eq!(strip("a /x/y.rs:1:2 b, /z/w.rs:3:4"), "a b");
-        assert_eq!(strip("see lib.rs: nothing"), "see lib.rs: nothing");
-        assert_eq!(strip("plain"), "plain");
-    }
-}
-
 impl From<ParseError> for Error {
     fn from(e: ParseError) -> Self {
         Error::Parse(e)
@@ -345,4 +329,20 @@ macro_rules! sem_err {
             $span,
         ))
     };
+}
+
+#[cfg(test)]
+mod location_tests {
+    use super::without_source_locations as strip;
+
+    #[test]
+    fn dependency_source_paths_are_dropped() {
+        assert_eq!(
+            strip("LanceError(IO): too short, /root/.cargo/registry/src/x/lance-io-14.0.2/src/utils.rs:224:20"),
+            "LanceError(IO): too short"
+        );
+        assert_eq!(strip("a /x/y.rs:1:2 b, /z/w.rs:3:4"), "a b");
+        assert_eq!(strip("see lib.rs: nothing"), "see lib.rs: nothing");
+        assert_eq!(strip("plain"), "plain");
+    }
 }
