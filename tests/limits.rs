@@ -68,6 +68,29 @@ async fn a_query_past_its_time_limit_is_an_error_naming_the_limit() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_hub_traversal_under_limits_ends_with_an_error_not_an_abort() {
+    // Memory stays at the current path however many paths there are; the time limit ends it.
+    let g = complete(
+        40,
+        GraphOptions {
+            memory_limit: Some(16 << 20),
+            timeout: Some(Duration::from_millis(500)),
+            ..Default::default()
+        },
+    )
+    .await;
+    for q in [
+        "MATCH (a:N {id: 0})-[:E*1..15]-(b) RETURN count(*) AS n",
+        "MATCH (a:N {id: 0})-[r:E*1..15]-(b) RETURN b.id AS b, size(r) AS s ORDER BY s DESC LIMIT 1",
+    ] {
+        match g.query(q, &Params::new()).await {
+            Err(Error::Limit(m)) => assert!(m.contains("limit of"), "{m}"),
+            other => panic!("{q}: expected a limit error, got {other:?}"),
+        }
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_traversal_streams_its_paths() {
     // Every path is enumerated one batch at a time: the first rows of an astronomically
     // large traversal come back without enumerating (or holding) the rest.
