@@ -146,16 +146,7 @@ pub async fn write_reader(
     path: &Path,
     reader: impl arrow::array::RecordBatchReader + Send + 'static,
 ) -> Result<()> {
-    let uri = path.to_string_lossy().to_string();
-    Dataset::write(reader, uri.as_str(), None)
-        .await
-        .map_err(|e| {
-            Error::Storage(format!(
-                "cannot write Lance dataset {uri}: {}",
-                crate::error::without_source_locations(&e.to_string())
-            ))
-        })?;
-    Ok(())
+    write_params(path, reader, WriteMode::Create).await
 }
 
 async fn write_mode(
@@ -164,8 +155,16 @@ async fn write_mode(
     batches: Vec<RecordBatch>,
     mode: WriteMode,
 ) -> Result<()> {
-    let uri = path.to_string_lossy().to_string();
     let reader = RecordBatchIterator::new(batches.into_iter().map(Ok), schema);
+    write_params(path, reader, mode).await
+}
+
+async fn write_params(
+    path: &Path,
+    reader: impl arrow::array::RecordBatchReader + Send + 'static,
+    mode: WriteMode,
+) -> Result<()> {
+    let uri = path.to_string_lossy().to_string();
     let params = WriteParams {
         mode,
         ..Default::default()
