@@ -23,117 +23,8 @@ use std::collections::BTreeMap;
 use std::path::Path;
 use std::sync::Arc;
 
-/// How hops execute.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum Mode {
-    /// On CSR indexes where the graph has them (the default).
-    #[default]
-    Csr,
-    /// As joins, with every rule of ours off: the relational reference path.
-    Join,
-}
-
-impl std::str::FromStr for Mode {
-    type Err = String;
-    fn from_str(s: &str) -> std::result::Result<Self, String> {
-        match s {
-            "csr" => Ok(Mode::Csr),
-            "join" => Ok(Mode::Join),
-            other => Err(format!("unknown mode '{other}' (csr or join)")),
-        }
-    }
-}
-
-/// Switches for lance-csr's optimizer rules (all on by default; off in join mode).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct RuleSwitches {
-    pub push_csr_target_filters: bool,
-    pub prune_csr_target_columns: bool,
-    /// Graph rewrite: start each MATCH at its most selective node.
-    pub reroot: bool,
-    /// Traverse breadth-first when only distinct end nodes are needed.
-    pub var_length_distinct_ends: bool,
-    /// Compute `count(*)` of hop chains from per-node counts.
-    pub factorize_counts: bool,
-    /// Fold literals and operand-preserving identities (also inside the graph operators).
-    pub fold_constants: bool,
-    /// A LIMIT without ORDER BY stops expansions and traversals early.
-    pub absorb_limits: bool,
-    /// Scans report distinct counts of keys and endpoints (`KeyStatisticsProvider`), for
-    /// DataFusion's join estimates.
-    pub key_statistics: bool,
-    /// Identical subplans (the anchor repeated in every branch) are evaluated once.
-    pub share_subplans: bool,
-}
-
-impl RuleSwitches {
-    /// The switch names, as `disable` takes them.
-    pub const NAMES: &'static [&'static str] = &[
-        "push_csr_target_filters",
-        "prune_csr_target_columns",
-        "reroot",
-        "var_length_distinct_ends",
-        "factorize_counts",
-        "fold_constants",
-        "absorb_limits",
-        "key_statistics",
-        "share_subplans",
-    ];
-
-    /// Switches one rule off by name.
-    pub fn disable(&mut self, name: &str) -> Result<()> {
-        let slot = match name {
-            "push_csr_target_filters" => &mut self.push_csr_target_filters,
-            "prune_csr_target_columns" => &mut self.prune_csr_target_columns,
-            "reroot" => &mut self.reroot,
-            "var_length_distinct_ends" => &mut self.var_length_distinct_ends,
-            "factorize_counts" => &mut self.factorize_counts,
-            "fold_constants" => &mut self.fold_constants,
-            "absorb_limits" => &mut self.absorb_limits,
-            "key_statistics" => &mut self.key_statistics,
-            "share_subplans" => &mut self.share_subplans,
-            other => {
-                return Err(Error::Other(format!(
-                    "unknown rule `{other}` (rules: {})",
-                    Self::NAMES.join(", ")
-                )))
-            }
-        };
-        *slot = false;
-        Ok(())
-    }
-
-    /// Every rule and rewrite off (what `Mode::Join` runs, minus the indexes).
-    pub fn none() -> Self {
-        Self {
-            push_csr_target_filters: false,
-            prune_csr_target_columns: false,
-            reroot: false,
-            var_length_distinct_ends: false,
-            factorize_counts: false,
-            fold_constants: false,
-            absorb_limits: false,
-            key_statistics: false,
-            share_subplans: false,
-        }
-    }
-}
-
-impl Default for RuleSwitches {
-    fn default() -> Self {
-        Self {
-            push_csr_target_filters: true,
-            prune_csr_target_columns: true,
-            reroot: true,
-            var_length_distinct_ends: true,
-            factorize_counts: true,
-            fold_constants: true,
-            absorb_limits: true,
-            key_statistics: true,
-            share_subplans: true,
-        }
-    }
-}
+pub use crate::config::rules::{Mode, RuleSwitches};
+pub use crate::output::QueryResult;
 
 /// Options for opening a graph.
 #[derive(Debug, Clone, Default)]
@@ -176,20 +67,6 @@ pub struct Graph {
     indexes: Option<Arc<GraphIndexes>>,
     ctx: SessionContext,
     options: GraphOptions,
-}
-
-/// The answer to a query: Cypher column names and Arrow batches.
-#[derive(Debug, Clone)]
-pub struct QueryResult {
-    pub columns: Vec<String>,
-    pub schema: SchemaRef,
-    pub batches: Vec<RecordBatch>,
-}
-
-impl QueryResult {
-    pub fn num_rows(&self) -> usize {
-        self.batches.iter().map(|b| b.num_rows()).sum()
-    }
 }
 
 /// Builds a graph from in-memory Arrow tables.

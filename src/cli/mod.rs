@@ -64,11 +64,9 @@ pub struct QueryArgs {
     /// `csr` (hops on CSR indexes, our rules on) or `join` (hops as joins, our rules off).
     #[arg(long, default_value = "csr")]
     pub mode: Mode,
-    /// Switch an optimizer rule or rewrite off (repeatable): push_csr_target_filters,
-    /// prune_csr_target_columns, reroot, var_length_distinct_ends, factorize_counts,
-    /// fold_constants, absorb_limits, key_statistics, share_subplans.
+    /// Switch an optimizer rule or rewrite off (repeatable).
     #[arg(long = "disable", value_name = "RULE")]
-    pub disable: Vec<String>,
+    pub disable: Vec<crate::config::rules::Rule>,
     #[command(flatten)]
     pub limits: Limits,
 }
@@ -146,9 +144,9 @@ pub enum Command {
         /// Run only this mode (default: both).
         #[arg(long)]
         mode: Option<Mode>,
-        /// Switch an optimizer rule or rewrite off (repeatable; see `query --help`).
+        /// Switch an optimizer rule or rewrite off (repeatable).
         #[arg(long = "disable", value_name = "RULE")]
-        disable: Vec<String>,
+        disable: Vec<crate::config::rules::Rule>,
         #[command(flatten)]
         limits: Limits,
     },
@@ -386,7 +384,7 @@ async fn execute(cli: Cli) -> std::result::Result<(), CliError> {
             let params = parse_params(&params)?;
             let mut rules = crate::session::RuleSwitches::default();
             for r in &disable {
-                rules.disable(r)?;
+                rules.switch_off(*r);
             }
             let options = limits.apply(GraphOptions {
                 rules,
@@ -446,7 +444,7 @@ async fn execute(cli: Cli) -> std::result::Result<(), CliError> {
 async fn open_args(args: &QueryArgs) -> Result<Graph> {
     let mut rules = crate::session::RuleSwitches::default();
     for r in &args.disable {
-        rules.disable(r)?;
+        rules.switch_off(*r);
     }
     Graph::open_with(
         &args.graph,

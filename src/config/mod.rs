@@ -1,5 +1,7 @@
 //! Graph configuration: which tables hold which labels and relationship types (`graph.toml`).
 
+pub mod rules;
+
 use crate::error::{Error, Result};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;

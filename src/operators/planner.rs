@@ -46,7 +46,7 @@ impl QueryPlanner for GraphQueryPlanner {
 fn absorb_limits(state: &SessionState) -> bool {
     state
         .config()
-        .get_extension::<crate::session::RuleSwitches>()
+        .get_extension::<crate::config::rules::RuleSwitches>()
         .is_none_or(|r| r.absorb_limits)
 }
 

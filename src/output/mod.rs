@@ -2,8 +2,23 @@
 
 pub mod value;
 
-use crate::session::QueryResult;
+use arrow::array::RecordBatch;
+use arrow::datatypes::SchemaRef;
 use value::{render_cell, to_json};
+
+/// The answer to a query: Cypher column names and Arrow batches.
+#[derive(Debug, Clone)]
+pub struct QueryResult {
+    pub columns: Vec<String>,
+    pub schema: SchemaRef,
+    pub batches: Vec<RecordBatch>,
+}
+
+impl QueryResult {
+    pub fn num_rows(&self) -> usize {
+        self.batches.iter().map(|b| b.num_rows()).sum()
+    }
+}
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Format {

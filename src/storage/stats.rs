@@ -122,7 +122,7 @@ fn distinct_values(batches: &[RecordBatch], name: &str) -> Result<usize> {
 fn key_statistics_on(state: &dyn Session) -> bool {
     state
         .config()
-        .get_extension::<crate::session::RuleSwitches>()
+        .get_extension::<crate::config::rules::RuleSwitches>()
         .is_none_or(|r| r.key_statistics)
 }
 

@@ -1,0 +1,157 @@
+//! Execution mode and the switches of lance-csr's rules: read by the session, the optimizer
+//! rules, the operators' planner and the scan statistics, so they live below all of them.
+
+use crate::error::{Error, Result};
+
+/// How hops execute.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Mode {
+    /// On CSR indexes where the graph has them (the default).
+    #[default]
+    Csr,
+    /// As joins, with every rule of ours off: the relational reference path.
+    Join,
+}
+
+impl std::str::FromStr for Mode {
+    type Err = String;
+    fn from_str(s: &str) -> std::result::Result<Self, String> {
+        match s {
+            "csr" => Ok(Mode::Csr),
+            "join" => Ok(Mode::Join),
+            other => Err(format!("unknown mode '{other}' (csr or join)")),
+        }
+    }
+}
+
+/// One of the rules `RuleSwitches` switches (`--disable` takes their snake_case names).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+#[value(rename_all = "snake_case")]
+pub enum Rule {
+    PushCsrTargetFilters,
+    PruneCsrTargetColumns,
+    Reroot,
+    VarLengthDistinctEnds,
+    FactorizeCounts,
+    FoldConstants,
+    AbsorbLimits,
+    KeyStatistics,
+    ShareSubplans,
+}
+
+/// Switches for lance-csr's optimizer rules (all on by default; off in join mode).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RuleSwitches {
+    pub push_csr_target_filters: bool,
+    pub prune_csr_target_columns: bool,
+    /// Graph rewrite: start each MATCH at its most selective node.
+    pub reroot: bool,
+    /// Traverse breadth-first when only distinct end nodes are needed.
+    pub var_length_distinct_ends: bool,
+    /// Compute `count(*)` of hop chains from per-node counts.
+    pub factorize_counts: bool,
+    /// Fold literals and operand-preserving identities (also inside the graph operators).
+    pub fold_constants: bool,
+    /// A LIMIT without ORDER BY stops expansions and traversals early.
+    pub absorb_limits: bool,
+    /// Scans report distinct counts of keys and endpoints (`KeyStatisticsProvider`), for
+    /// DataFusion's join estimates.
+    pub key_statistics: bool,
+    /// Identical subplans (the anchor repeated in every branch) are evaluated once.
+    pub share_subplans: bool,
+}
+
+impl RuleSwitches {
+    /// The switch names, as `disable` takes them.
+    pub const NAMES: &'static [&'static str] = &[
+        "push_csr_target_filters",
+        "prune_csr_target_columns",
+        "reroot",
+        "var_length_distinct_ends",
+        "factorize_counts",
+        "fold_constants",
+        "absorb_limits",
+        "key_statistics",
+        "share_subplans",
+    ];
+
+    /// Switches one rule off by name.
+    pub fn disable(&mut self, name: &str) -> Result<()> {
+        use clap::ValueEnum;
+        let rule = Rule::from_str(name, false).map_err(|_| {
+            Error::Other(format!(
+                "unknown rule `{name}` (rules: {})",
+                Self::NAMES.join(", ")
+            ))
+        })?;
+        self.switch_off(rule);
+        Ok(())
+    }
+
+    /// Switches `rule` off.
+    pub fn switch_off(&mut self, rule: Rule) {
+        let slot = match rule {
+            Rule::PushCsrTargetFilters => &mut self.push_csr_target_filters,
+            Rule::PruneCsrTargetColumns => &mut self.prune_csr_target_columns,
+            Rule::Reroot => &mut self.reroot,
+            Rule::VarLengthDistinctEnds => &mut self.var_length_distinct_ends,
+            Rule::FactorizeCounts => &mut self.factorize_counts,
+            Rule::FoldConstants => &mut self.fold_constants,
+            Rule::AbsorbLimits => &mut self.absorb_limits,
+            Rule::KeyStatistics => &mut self.key_statistics,
+            Rule::ShareSubplans => &mut self.share_subplans,
+        };
+        *slot = false;
+    }
+
+    /// Every rule and rewrite off (what `Mode::Join` runs, minus the indexes).
+    pub fn none() -> Self {
+        Self {
+            push_csr_target_filters: false,
+            prune_csr_target_columns: false,
+            reroot: false,
+            var_length_distinct_ends: false,
+            factorize_counts: false,
+            fold_constants: false,
+            absorb_limits: false,
+            key_statistics: false,
+            share_subplans: false,
+        }
+    }
+}
+
+impl Default for RuleSwitches {
+    fn default() -> Self {
+        Self {
+            push_csr_target_filters: true,
+            prune_csr_target_columns: true,
+            reroot: true,
+            var_length_distinct_ends: true,
+            factorize_counts: true,
+            fold_constants: true,
+            absorb_limits: true,
+            key_statistics: true,
+            share_subplans: true,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::ValueEnum;
+
+    #[test]
+    fn every_rule_has_its_name() {
+        let names: Vec<String> = Rule::value_variants()
+            .iter()
+            .map(|r| r.to_possible_value().unwrap().get_name().to_string())
+            .collect();
+        assert_eq!(names, RuleSwitches::NAMES);
+        for r in Rule::value_variants() {
+            let mut s = RuleSwitches::default();
+            s.switch_off(*r);
+            assert_ne!(s, RuleSwitches::default(), "{r:?}");
+        }
+    }
+}
