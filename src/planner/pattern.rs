@@ -132,9 +132,10 @@ impl<'c> Lowerer<'c> {
     ) -> Result<State> {
         if self.options.reroot {
             let scope = st.scope.clone();
+            let is_bound = |v: &str| scope.get(v).is_some();
             let mut counter = self.counter;
             let reordered =
-                crate::rewrite::pattern_order::reorder(m, &scope, self.catalog, &mut || {
+                crate::rewrite::pattern_order::reorder(m, &is_bound, self.catalog, &mut || {
                     counter += 1;
                     format!("__anon{counter}")
                 });

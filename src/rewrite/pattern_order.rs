@@ -20,7 +20,6 @@
 //! size). Must not fire: named paths (their relationship order is the path's).
 
 use crate::catalog::Catalog;
-use crate::planner::scope::Scope;
 use cypher::ast::{self, Direction, ExprKind};
 use petgraph::graph::{NodeIndex, UnGraph};
 use petgraph::visit::EdgeRef;
@@ -116,10 +115,11 @@ pub struct Reordered {
     pub roots: Vec<(String, RootReason)>,
 }
 
-/// Re-roots a MATCH. `fresh` names anonymous nodes (internal names start with `__`).
+/// Re-roots a MATCH. `is_bound` tells the variables earlier clauses bound; `fresh` names
+/// anonymous nodes (internal names start with `__`).
 pub fn reorder(
     m: &ast::Match,
-    scope: &Scope,
+    is_bound: &dyn Fn(&str) -> bool,
     catalog: &Catalog,
     fresh: &mut dyn FnMut() -> String,
 ) -> Option<Reordered> {
@@ -176,7 +176,7 @@ pub fn reorder(
     // Scores.
     let where_conj: Vec<&ast::Expr> = m.where_.as_ref().map(conjuncts).unwrap_or_default();
     let score = |v: &Var| -> RootReason {
-        if scope.get(&v.name).is_some() {
+        if is_bound(&v.name) {
             return RootReason::Bound;
         }
         let info = v.labels.first().and_then(|l| catalog.nodes.get(&l.name));
