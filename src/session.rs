@@ -482,31 +482,41 @@ impl Graph {
         optimize_on_planning_stack(&self.ctx.state(), plan)
     }
 
-    async fn physical(&self, plan: LogicalPlan) -> Result<Arc<dyn ExecutionPlan>> {
+    /// Parses, lowers and optimizes `query` (one trip to the planning thread), then plans it
+    /// physically: the result's column names and schema, and the plan to execute.
+    async fn physical(
+        &self,
+        query: &str,
+        params: &Params,
+    ) -> Result<(Vec<String>, SchemaRef, Arc<dyn ExecutionPlan>)> {
         let state = self.ctx.state();
-        let optimized = optimize_on_planning_stack(&state, &plan)?;
-        state
+        let (optimized, columns) = on_planning_stack(|| -> Result<_> {
+            let lowered = self.lower_here(query, params)?;
+            let optimized = state
+                .optimize(&lowered.plan)
+                .map_err(|e| as_plan_error(e.into()))?;
+            Ok((optimized, lowered.columns))
+        })??;
+        let schema: SchemaRef = Arc::new(optimized.schema().as_arrow().clone());
+        let physical = state
             .create_physical_plan(&optimized)
             .await
-            .map_err(|e| as_plan_error(e.into()))
+            .map_err(|e| as_plan_error(e.into()))?;
+        Ok((columns, schema, physical))
     }
 
     /// Runs a query and collects its result.
     pub async fn query(&self, query: &str, params: &Params) -> Result<QueryResult> {
-        self.limited(async {
-            let (plan, columns) = self.plan(query, params)?;
-            let schema: SchemaRef = Arc::new(plan.schema().as_arrow().clone());
-            let physical = self.physical(plan).await?;
-            let batches = collect(physical, self.ctx.task_ctx())
-                .await
-                .map_err(|e| self.memory_error(e))?;
-            Ok(QueryResult {
-                columns,
-                schema,
-                batches,
-            })
+        let mut stream = self.query_stream(query, params).await?;
+        let mut batches = Vec::new();
+        while let Some(b) = stream.next_batch().await? {
+            batches.push(b);
+        }
+        Ok(QueryResult {
+            columns: stream.columns,
+            schema: stream.schema,
+            batches,
         })
-        .await
     }
 
     /// Runs a query and hands its result over batch by batch, as it is computed (for output
@@ -517,9 +527,7 @@ impl Graph {
             .timeout
             .map(|t| tokio::time::Instant::now() + t);
         let start = self.limited(async {
-            let (plan, columns) = self.plan(query, params)?;
-            let schema: SchemaRef = Arc::new(plan.schema().as_arrow().clone());
-            let physical = self.physical(plan).await?;
+            let (columns, schema, physical) = self.physical(query, params).await?;
             let stream = datafusion::physical_plan::execute_stream(physical, self.ctx.task_ctx())?;
             Ok((columns, schema, stream))
         });
@@ -529,7 +537,8 @@ impl Graph {
             schema,
             stream,
             deadline,
-            options: self.options.clone(),
+            timeout: self.options.timeout,
+            memory_limit: self.options.memory_limit,
         })
     }
 
@@ -545,19 +554,14 @@ impl Graph {
         }
     }
 
-    fn memory_error(&self, e: datafusion::error::DataFusionError) -> Error {
-        memory_error(&self.options, e)
-    }
-
     /// Runs the query and returns the physical plan annotated with each operator's metrics.
     pub async fn explain_analyze(&self, query: &str, params: &Params) -> Result<String> {
-        let (plan, _) = self.plan(query, params)?;
-        let physical = self.physical(plan).await?;
+        let (_, _, physical) = self.physical(query, params).await?;
         let batches = self
             .limited(async {
                 collect(physical.clone(), self.ctx.task_ctx())
                     .await
-                    .map_err(|e| self.memory_error(e))
+                    .map_err(|e| memory_error(self.options.memory_limit, e))
             })
             .await?;
         let rows: usize = batches.iter().map(|b| b.num_rows()).sum();
@@ -624,20 +628,22 @@ pub struct ResultStream {
     pub schema: SchemaRef,
     stream: datafusion::physical_plan::SendableRecordBatchStream,
     deadline: Option<tokio::time::Instant>,
-    options: GraphOptions,
+    timeout: Option<std::time::Duration>,
+    memory_limit: Option<usize>,
 }
 
 impl ResultStream {
     /// The next batch of rows; `None` at the end.
     pub async fn next_batch(&mut self) -> Result<Option<arrow::array::RecordBatch>> {
         use futures::StreamExt;
-        let next = match (self.deadline, self.options.timeout) {
+        let next = match (self.deadline, self.timeout) {
             (Some(d), Some(limit)) => tokio::time::timeout_at(d, self.stream.next())
                 .await
                 .map_err(|_| time_limit_error(limit))?,
             _ => self.stream.next().await,
         };
-        next.transpose().map_err(|e| memory_error(&self.options, e))
+        next.transpose()
+            .map_err(|e| memory_error(self.memory_limit, e))
     }
 }
 
@@ -649,12 +655,12 @@ fn time_limit_error(limit: std::time::Duration) -> Error {
 }
 
 /// A DataFusion error, as [`Error::Limit`] when the memory pool refused an allocation.
-fn memory_error(options: &GraphOptions, e: datafusion::error::DataFusionError) -> Error {
+fn memory_error(limit: Option<usize>, e: datafusion::error::DataFusionError) -> Error {
     let exhausted = matches!(
         e.find_root(),
         datafusion::error::DataFusionError::ResourcesExhausted(_)
     );
-    match (exhausted, options.memory_limit) {
+    match (exhausted, limit) {
         (true, Some(bytes)) => Error::Limit(format!(
             "the query needs more memory than the limit of {} (--memory-limit): {}",
             human_bytes(bytes),

@@ -255,7 +255,14 @@ impl Udf {
                 arrow::compute::cast_with_options(&a[0], &DataType::Int64, &opts)
                     .map_err(|_| overflow("sum"))
             }
-            CypherFn::Eq | CypherFn::Lt | CypherFn::Le | CypherFn::Gt | CypherFn::Ge => {
+            CypherFn::Eq
+            | CypherFn::Lt
+            | CypherFn::Le
+            | CypherFn::Gt
+            | CypherFn::Ge
+            | CypherFn::StartsWith
+            | CypherFn::EndsWith
+            | CypherFn::Contains => {
                 let mut b = BooleanBuilder::with_capacity(n);
                 for i in 0..n {
                     let (x, y) = (value_at(a[0].as_ref(), i), value_at(a[1].as_ref(), i));
@@ -369,22 +376,6 @@ impl Udf {
                 }
                 Ok(Arc::new(b.finish()))
             }
-            CypherFn::StartsWith | CypherFn::EndsWith | CypherFn::Contains => {
-                let mut b = BooleanBuilder::with_capacity(n);
-                for i in 0..n {
-                    b.append_option(
-                        match (value_at(a[0].as_ref(), i), value_at(a[1].as_ref(), i)) {
-                            (Value::Str(x), Value::Str(y)) => Some(match self.f {
-                                CypherFn::StartsWith => x.starts_with(&y),
-                                CypherFn::EndsWith => x.ends_with(&y),
-                                _ => x.contains(&y),
-                            }),
-                            _ => None,
-                        },
-                    );
-                }
-                Ok(Arc::new(b.finish()))
-            }
             CypherFn::ToFloat => {
                 let mut b = Float64Builder::with_capacity(n);
                 for i in 0..n {
@@ -401,9 +392,16 @@ impl Udf {
         }
     }
 
+    /// The boolean binary functions: comparisons, and the string predicates (null unless
+    /// both are strings).
     fn compare(&self, x: &Value, y: &Value) -> Option<bool> {
-        if self.f == CypherFn::Eq {
-            return equals(x, y);
+        match (self.f, x, y) {
+            (CypherFn::Eq, _, _) => return equals(x, y),
+            (CypherFn::StartsWith, Value::Str(x), Value::Str(y)) => return Some(x.starts_with(y)),
+            (CypherFn::EndsWith, Value::Str(x), Value::Str(y)) => return Some(x.ends_with(y)),
+            (CypherFn::Contains, Value::Str(x), Value::Str(y)) => return Some(x.contains(y)),
+            (CypherFn::StartsWith | CypherFn::EndsWith | CypherFn::Contains, _, _) => return None,
+            _ => {}
         }
         match order(x, y) {
             Order::Null => None,

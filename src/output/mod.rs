@@ -44,14 +44,17 @@ pub fn rows(result: &QueryResult) -> Vec<Vec<String>> {
     let mut out = Vec::new();
     for b in &result.batches {
         for r in 0..b.num_rows() {
-            out.push(
-                (0..b.num_columns())
-                    .map(|c| render_cell(b.column(c).as_ref(), r, false))
-                    .collect(),
-            );
+            out.push(cells(b, r));
         }
     }
     out
+}
+
+/// Row `r` of `b`, rendered (top-level strings unquoted).
+fn cells(b: &RecordBatch, r: usize) -> Vec<String> {
+    (0..b.num_columns())
+        .map(|c| render_cell(b.column(c).as_ref(), r, false))
+        .collect()
 }
 
 pub fn render(result: &QueryResult, format: Format) -> String {
@@ -158,10 +161,8 @@ impl RowWriter {
         let mut out = String::new();
         for r in 0..b.num_rows() {
             if self.format == Format::Csv {
-                let cells: Vec<String> = (0..b.num_columns())
-                    .map(|c| csv_field(&render_cell(b.column(c).as_ref(), r, false)))
-                    .collect();
-                out.push_str(&cells.join(","));
+                let fields: Vec<String> = cells(b, r).iter().map(|c| csv_field(c)).collect();
+                out.push_str(&fields.join(","));
                 out.push('\n');
             } else {
                 let mut obj = serde_json::Map::new();

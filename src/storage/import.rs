@@ -117,7 +117,8 @@ pub fn open_table_file(path: &Path) -> Result<Box<dyn RecordBatchReader + Send>>
 /// Checks every input (files open, id and endpoint columns exist with key types, endpoint
 /// types match the labels' ids, relationships name imported labels) before anything is
 /// written, and picks dataset names that stay distinct on a case-insensitive file system.
-fn plan(nodes: &[NodeSpec], rels: &[RelSpec]) -> Result<GraphConfig> {
+/// Returns the graph's config and, per node file then relationship file, its open reader.
+fn plan(nodes: &[NodeSpec], rels: &[RelSpec]) -> Result<(GraphConfig, Vec<Reader>)> {
     let mut cfg = GraphConfig::default();
     let mut names = std::collections::HashSet::new();
     let mut unique = |base: String| {
@@ -130,6 +131,7 @@ fn plan(nodes: &[NodeSpec], rels: &[RelSpec]) -> Result<GraphConfig> {
         name
     };
     let mut id_types = std::collections::HashMap::new();
+    let mut readers = Vec::with_capacity(nodes.len() + rels.len());
     for n in nodes {
         if cfg.nodes.contains_key(&n.label) {
             return Err(Error::Other(format!(
@@ -137,8 +139,9 @@ fn plan(nodes: &[NodeSpec], rels: &[RelSpec]) -> Result<GraphConfig> {
                 n.label
             )));
         }
-        let schema = open_table_file(&n.file)?.schema();
-        let t = column_type(&schema, &n.id, &n.file, "id")?;
+        let reader = open_table_file(&n.file)?;
+        let t = column_type(&reader.schema(), &n.id, &n.file, "id")?;
+        readers.push(reader);
         id_types.insert(n.label.clone(), t);
         cfg.nodes.insert(
             n.label.clone(),
@@ -150,7 +153,9 @@ fn plan(nodes: &[NodeSpec], rels: &[RelSpec]) -> Result<GraphConfig> {
         );
     }
     for r in rels {
-        let schema = open_table_file(&r.file)?.schema();
+        let reader = open_table_file(&r.file)?;
+        let schema = reader.schema();
+        readers.push(reader);
         for (col, label) in [(&r.src, &r.from), (&r.dst, &r.to)] {
             let t = column_type(&schema, col, &r.file, "endpoint")?;
             let Some(key) = id_types.get(label) else {
@@ -181,8 +186,10 @@ fn plan(nodes: &[NodeSpec], rels: &[RelSpec]) -> Result<GraphConfig> {
         });
     }
     cfg.validate()?;
-    Ok(cfg)
+    Ok((cfg, readers))
 }
+
+type Reader = Box<dyn RecordBatchReader + Send>;
 
 /// The type of key column `col` of `file`: an integer or a string.
 fn column_type(schema: &SchemaRef, col: &str, file: &Path, what: &str) -> Result<DataType> {
@@ -224,11 +231,11 @@ pub async fn import(
     if out.exists() && !out.is_dir() {
         return Err(Error::Other(format!("{} is not a folder", out.display())));
     }
-    let mut cfg = plan(nodes, rels)?;
+    let (mut cfg, readers) = plan(nodes, rels)?;
     let tmp = sibling(out, "import")?;
     std::fs::create_dir_all(&tmp)
         .map_err(|e| Error::Other(format!("cannot create {}: {e}", tmp.display())))?;
-    let written = write_all(&tmp, &mut cfg, nodes, rels, progress).await;
+    let written = write_all(&tmp, &mut cfg, readers, nodes, rels, progress).await;
     let moved = written.and_then(|()| replace(&tmp, out));
     if moved.is_err() {
         let _ = std::fs::remove_dir_all(&tmp);
@@ -242,17 +249,20 @@ pub async fn import(
 async fn write_all(
     dir: &Path,
     cfg: &mut GraphConfig,
+    readers: Vec<Reader>,
     nodes: &[NodeSpec],
     rels: &[RelSpec],
     progress: &mut dyn FnMut(&str),
 ) -> Result<()> {
+    let mut readers = readers.into_iter();
+    let mut next = || readers.next().expect("a reader per file");
     for n in nodes {
         let name = cfg.nodes[&n.label].source.clone();
-        let rows = write_file(&n.file, &dir.join(&name)).await?;
+        let rows = write_file(next(), &n.file, &dir.join(&name)).await?;
         progress(&format!("node {:<16} {rows:>12} rows -> {name}", n.label));
     }
     for (r, t) in rels.iter().zip(cfg.relationships.clone()) {
-        let rows = write_file(&r.file, &dir.join(&t.source)).await?;
+        let rows = write_file(next(), &r.file, &dir.join(&t.source)).await?;
         progress(&format!(
             "rel  {:<16} {rows:>12} rows -> {}",
             format!("{}({}->{})", r.rel_type, r.from, r.to),
@@ -266,11 +276,11 @@ async fn write_all(
     Ok(())
 }
 
-/// Streams `file` into a new Lance dataset at `dest`; returns the rows written.
-async fn write_file(file: &Path, dest: &Path) -> Result<usize> {
+/// Streams `reader` (of `file`) into a new Lance dataset at `dest`; returns the rows written.
+async fn write_file(reader: Reader, file: &Path, dest: &Path) -> Result<usize> {
     let rows = Arc::new(std::sync::atomic::AtomicUsize::new(0));
     let reader = Counting {
-        inner: open_table_file(file)?,
+        inner: reader,
         rows: rows.clone(),
     };
     write_reader(dest, reader)
@@ -281,7 +291,7 @@ async fn write_file(file: &Path, dest: &Path) -> Result<usize> {
 
 /// A reader that counts the rows it hands out.
 struct Counting {
-    inner: Box<dyn RecordBatchReader + Send>,
+    inner: Reader,
     rows: Arc<std::sync::atomic::AtomicUsize>,
 }
 
