@@ -394,13 +394,27 @@ fn special(rng: &mut Rng, s: &Schema) -> Option<String> {
         }
         // A name re-bound along a WITH chain.
         5 => {
-            let ops = ["x + 1", "x * 2", "x - 3", "-x"];
+            // The same name every step, or two names in turn (`WITH -x AS y WITH -y AS x`):
+            // equal-looking steps two levels apart.
+            let ops = ["{v} + 1", "{v} * 2", "{v} - 3", "-{v}"];
+            let names = if rng.chance(50) {
+                ["x", "x"]
+            } else {
+                ["x", "y"]
+            };
             let steps = 2 + rng.below(3);
             let mut q = String::from("UNWIND [1, 2, 3] AS x");
-            for _ in 0..steps {
-                q.push_str(&format!(" WITH {} AS x", rng.pick(&ops)));
+            for k in 0..steps {
+                let (from, to) = (names[k % 2], names[(k + 1) % 2]);
+                q.push_str(&format!(
+                    " WITH {} AS {to}",
+                    rng.pick(&ops).replace("{v}", from)
+                ));
             }
-            q.push_str(" RETURN sum(x) AS s, min(x) AS m, count(*) AS c");
+            let last = names[steps % 2];
+            q.push_str(&format!(
+                " RETURN sum({last}) AS s, min({last}) AS m, count(*) AS c"
+            ));
             q
         }
         // Integers near the 64-bit limits (an overflow is an error).

@@ -404,6 +404,14 @@ async fn huge_queries_are_bounded_not_fatal() {
             format!("RETURN {}-1{} AS x", "abs(".repeat(d), ")".repeat(d)),
             "1",
         ),
+        (
+            format!(
+                "RETURN size({}[1, 2]{}) AS x",
+                "tail(".repeat(d),
+                ")".repeat(d)
+            ),
+            "0",
+        ),
     ];
     for (q, want) in &ok {
         let r = g.query(q, &Params::new()).await.unwrap();

@@ -751,15 +751,18 @@ impl<'c> Lowerer<'c> {
                 let xt = self.type_of(&x, cx.schema)?;
                 // Items of another kind can never equal x (`1 IN ['1']` is false).
                 let mut xs = Vec::new();
-                let mut mixed = is_any(&xt);
+                // The type x and the items share; none (mixed kinds, `[[1], 'b']`): compared
+                // value by value.
+                let mut shared = Some(xt.clone());
                 for i in items {
                     let e = self.expr(i, cx)?;
                     let t = self.type_of(&e, cx.schema)?;
                     if comparable(&xt, &t) {
-                        mixed |= is_any(&t);
+                        shared = shared.and_then(|s| unify(&s, &t));
                         xs.push(e);
                     }
                 }
+                let mixed = shared.as_ref().is_none_or(is_any);
                 if xs.is_empty() {
                     return Ok(when(x.is_null(), null()).otherwise(lit(false))?);
                 }

@@ -378,3 +378,9 @@ UNWIND [1, 'a'] AS x RETURN sum(x)
 
 WITH [123, true] AS x RETURN x.num
 ---- error InvalidArgumentType
+
+# IN over a literal list whose items mix kinds: compared value by value.
+RETURN null IN [[null, 1], 'b'] AS m, 1 IN [[1], 'b', 1] AS a, 'b' IN [[1], 'b'] AS c, 3 IN [[3], 'x'] AS d
+---- rowsort
+m|a|c|d
+null|true|true|false
