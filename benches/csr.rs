@@ -2,9 +2,9 @@
 //! Run with `cargo bench --bench csr` (release profile).
 
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
-use lance_csr::csr::{CsrIndex, NodeKeys};
-use lance_csr::session::{Graph, Mode};
+use lance_csr::bench_internals::{CsrIndex, NodeKeys};
 use lance_csr::Params;
+use lance_csr::{Graph, Mode};
 use lance_csr_datasets::social;
 
 fn graph(scale: f64, rt: &tokio::runtime::Runtime) -> Graph {

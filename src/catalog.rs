@@ -31,18 +31,37 @@ pub struct RelInfo {
     pub props: Vec<(String, DataType)>,
 }
 
+/// A graph's schema as its users see it ([`crate::Graph::schema`]).
+#[derive(Debug, Clone, PartialEq)]
+pub struct GraphSchema {
+    /// Per label: its key column, rows and properties (the key among them unless hidden).
+    pub labels: BTreeMap<String, LabelSchema>,
+    /// One entry per relationship table (a type joining two labels).
+    pub relationships: Vec<RelationshipSchema>,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct LabelSchema {
+    pub key: String,
+    pub rows: usize,
+    pub properties: Vec<(String, DataType)>,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct RelationshipSchema {
+    pub rel_type: String,
+    pub from: String,
+    pub to: String,
+    pub rows: usize,
+    pub properties: Vec<(String, DataType)>,
+}
+
 /// Everything the planner needs to know about the graph.
 #[derive(Debug, Clone, Default)]
 pub struct Catalog {
     pub config: GraphConfig,
     pub nodes: BTreeMap<String, NodeInfo>,
     pub rels: Vec<RelInfo>,
-}
-
-/// Where a table's data comes from when opening a graph.
-pub enum TableData {
-    Lance,
-    Memory(SchemaRef, Vec<RecordBatch>),
 }
 
 fn is_key_type(t: &DataType) -> bool {
@@ -62,6 +81,35 @@ fn is_key_type(t: &DataType) -> bool {
 }
 
 impl Catalog {
+    /// The schema as users see it.
+    pub fn schema(&self) -> GraphSchema {
+        GraphSchema {
+            labels: self
+                .nodes
+                .iter()
+                .map(|(l, n)| {
+                    let info = LabelSchema {
+                        key: n.key.clone(),
+                        rows: n.table.num_rows,
+                        properties: n.props.clone(),
+                    };
+                    (l.clone(), info)
+                })
+                .collect(),
+            relationships: self
+                .rels
+                .iter()
+                .map(|r| RelationshipSchema {
+                    rel_type: r.cfg.rel_type.clone(),
+                    from: r.cfg.from.clone(),
+                    to: r.cfg.to.clone(),
+                    rows: r.table.num_rows,
+                    properties: r.props.clone(),
+                })
+                .collect(),
+        }
+    }
+
     /// Opens every table of `config`; `memory` supplies in-memory tables by source name.
     pub async fn open(
         config: GraphConfig,

@@ -1,6 +1,7 @@
 //! The engine's error type: user errors carry a span or a config location; internal errors don't.
 
 use cypher::{render_caret, ParseError, Span};
+use datafusion::error::DataFusionError;
 use std::fmt;
 
 pub type Result<T, E = Error> = std::result::Result<T, E>;
@@ -122,24 +123,30 @@ pub enum Error {
         message: String,
         span: Span,
     },
-    /// The query could not be planned (a type error found before execution).
-    Plan(String),
+    /// DataFusion could not plan the query (a type error found before execution).
+    Plan(DataFusionError),
     /// A bad graph configuration: which file, which key, what is wrong.
     Config {
         file: String,
         key: String,
         message: String,
     },
-    /// Reading or writing a dataset failed.
+    /// A dataset or index is not what it should be.
     Storage(String),
-    /// Query execution failed (division by zero, a failing operator, ...).
-    Execution(String),
+    /// The `lance` crate failed reading or writing a dataset.
+    Lance(lance::Error),
+    /// Query execution failed in DataFusion (division by zero, a failing operator, ...).
+    Execution(DataFusionError),
     /// Evaluation broke one of Cypher's rules at run time (overflow, a bad argument).
     Runtime(RuntimeError),
     /// The query hit the time or memory limit it ran under.
     Limit(String),
-    /// Any other I/O or usage error.
+    /// A file or thread could not be opened, read, written or started.
+    Io(std::io::Error),
+    /// Any other usage error.
     Other(String),
+    /// A broken invariant of the engine: a bug, not something the query did wrong.
+    Internal(String),
 }
 
 impl Error {
@@ -182,7 +189,9 @@ impl Error {
         match self {
             Error::Parse(_) | Error::Semantic { .. } => ErrorClass::SyntaxError,
             Error::Runtime(e) => e.class,
-            Error::Execution(m) if m.contains("Divide by zero") => ErrorClass::ArithmeticError,
+            Error::Execution(e) if e.to_string().contains("Divide by zero") => {
+                ErrorClass::ArithmeticError
+            }
             _ => ErrorClass::Error,
         }
     }
@@ -194,11 +203,12 @@ impl Error {
             Error::Semantic { kind, .. } => format!("{kind:?}"),
             Error::Plan(_) => "PlanError".into(),
             Error::Config { .. } => "ConfigError".into(),
-            Error::Storage(_) => "StorageError".into(),
+            Error::Storage(_) | Error::Lance(_) => "StorageError".into(),
             Error::Execution(_) => "ExecutionError".into(),
             Error::Runtime(e) => e.detail.clone(),
             Error::Limit(_) => "LimitExceeded".into(),
-            Error::Other(_) => "Error".into(),
+            Error::Other(_) | Error::Io(_) => "Error".into(),
+            Error::Internal(_) => "InternalError".into(),
         }
     }
 
@@ -223,17 +233,66 @@ impl fmt::Display for Error {
             Error::Config { file, key, message } => {
                 write!(f, "invalid graph config {file}: key `{key}`: {message}")
             }
-            Error::Plan(m) => write!(f, "planning error: {m}"),
+            Error::Plan(e) => write!(
+                f,
+                "planning error: {}",
+                without_source_locations(&e.to_string())
+            ),
             Error::Storage(m) => write!(f, "storage error: {m}"),
-            Error::Execution(m) => write!(f, "execution error: {m}"),
+            Error::Lance(e) => write!(
+                f,
+                "storage error: {}",
+                without_source_locations(&e.to_string())
+            ),
+            Error::Execution(e) => {
+                write!(
+                    f,
+                    "execution error: {}",
+                    without_source_locations(&e.to_string())
+                )
+            }
+            Error::Io(e) => write!(f, "{e}"),
             Error::Runtime(e) => write!(f, "error: {e}"),
             Error::Limit(m) => write!(f, "limit exceeded: {m}"),
             Error::Other(m) => f.write_str(m),
+            Error::Internal(m) => write!(
+                f,
+                "internal error (a bug in lance-csr, please report it with the query): {m}"
+            ),
         }
     }
 }
 
-impl std::error::Error for Error {}
+impl std::error::Error for Error {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            Error::Parse(e) => Some(e),
+            Error::Plan(e) | Error::Execution(e) => Some(e),
+            Error::Lance(e) => Some(e),
+            Error::Io(e) => Some(e),
+            Error::Runtime(e) => Some(e),
+            _ => None,
+        }
+    }
+}
+
+impl Error {
+    /// A DataFusion error raised while planning, before anything ran (lowering, optimizing,
+    /// physical planning): a planning error, unless it carries one of Cypher's run-time errors
+    /// (found by constant folding), which keeps its class. The one place that classifies them,
+    /// so `query` and `explain` report the same kind.
+    pub(crate) fn planning(e: DataFusionError) -> Error {
+        Error::from(e).while_planning()
+    }
+
+    /// This error, raised while planning (see [`Error::planning`]).
+    pub(crate) fn while_planning(self) -> Error {
+        match self {
+            Error::Execution(e) => Error::Plan(e),
+            other => other,
+        }
+    }
+}
 
 impl From<ParseError> for Error {
     fn from(e: ParseError) -> Self {
@@ -241,11 +300,11 @@ impl From<ParseError> for Error {
     }
 }
 
-impl From<datafusion::error::DataFusionError> for Error {
-    fn from(e: datafusion::error::DataFusionError) -> Self {
+impl From<DataFusionError> for Error {
+    fn from(e: DataFusionError) -> Self {
         match runtime_cause(&e) {
             Some(r) => Error::Runtime(r),
-            None => Error::Execution(without_source_locations(&e.to_string())),
+            None => Error::Execution(e),
         }
     }
 }
@@ -302,25 +361,24 @@ impl From<arrow::error::ArrowError> for Error {
     fn from(e: arrow::error::ArrowError) -> Self {
         match runtime_cause(&e) {
             Some(r) => Error::Runtime(r),
-            None => Error::Execution(e.to_string()),
+            None => Error::Execution(DataFusionError::ArrowError(Box::new(e), None)),
         }
     }
 }
 
 impl From<lance::Error> for Error {
     fn from(e: lance::Error) -> Self {
-        Error::Storage(e.to_string())
+        Error::Lance(e)
     }
 }
 
 impl From<std::io::Error> for Error {
     fn from(e: std::io::Error) -> Self {
-        Error::Other(e.to_string())
+        Error::Io(e)
     }
 }
 
 /// Builds an `Error::Semantic` and returns it.
-#[macro_export]
 macro_rules! sem_err {
     ($kind:ident, $span:expr, $($arg:tt)*) => {
         Err($crate::error::Error::semantic(
@@ -330,6 +388,7 @@ macro_rules! sem_err {
         ))
     };
 }
+pub(crate) use sem_err;
 
 #[cfg(test)]
 mod location_tests {

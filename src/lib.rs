@@ -1,30 +1,52 @@
 //! lance-csr: a query engine for a read-only Cypher subset over graphs stored as Lance datasets,
 //! executed on Apache DataFusion.
 //!
-//! Pipeline: [`cypher`] parses the text; [`planner`] binds it against the graph's [`catalog`]
-//! and lowers it to a DataFusion plan; DataFusion optimizes and executes it; [`output`] renders
-//! the Arrow result. [`session::Graph`] is the entry point.
+//! The entry point is [`Graph`]: open a graph (`Graph::open("graph.toml")`, or build one from
+//! Arrow tables with [`Graph::builder`]), then `query` it with [`Params`] of [`Value`]s; a
+//! [`QueryResult`] holds the column names and Arrow batches, [`ResultStream`] yields them as
+//! they are computed, [`render`] prints them. Errors are [`Error`]s with openCypher's classes.
+//!
+//! Inside (see ARCHITECTURE.md): `cypher` parses, `binder` binds patterns against the
+//! catalog, `rewrite` reorders and branches them, `planner` lowers to a DataFusion plan,
+//! `optimizer` and `operators` add the graph rules and the CSR operators.
 
-pub mod bench;
-pub mod catalog;
-pub mod cli;
-pub mod config;
-pub mod csr;
-pub mod error;
-pub mod functions;
-pub mod operators;
-pub mod optimizer;
-pub mod output;
-pub mod planner;
-pub mod rewrite;
-pub mod session;
-pub mod storage;
-pub mod verify;
+pub(crate) mod binder;
+pub(crate) mod catalog;
+pub(crate) mod config;
+pub(crate) mod csr;
+pub(crate) mod error;
+pub(crate) mod functions;
+pub(crate) mod operators;
+pub(crate) mod optimizer;
+pub(crate) mod output;
+pub(crate) mod planner;
+pub(crate) mod rewrite;
+pub(crate) mod session;
+pub(crate) mod storage;
 
-pub use error::{Error, Result};
-pub use planner::Params;
-pub use session::{param, parse_param, Graph, GraphOptions, QueryResult};
+pub use catalog::{GraphSchema, LabelSchema, RelationshipSchema};
+pub use config::rules::{Mode, Rule, RuleSwitches};
+pub use config::GraphConfig;
+pub use csr::registry::IndexReport;
+pub(crate) use error::sem_err;
+pub use error::{Error, ErrorClass, Result, RuntimeError, SemanticKind};
+pub use functions::value::Value;
+pub use output::value::{fmt_float, render_cell};
+pub use output::{render, rows, Format, QueryResult, RowWriter};
+pub use planner::{Params, PlannerOptions};
+pub use session::{
+    index_status, param, parse_bytes, parse_duration, parse_param, remove_index_files, Graph,
+    GraphBuilder, GraphOptions, ResultStream,
+};
+pub use storage::import::{import, NodeSpec, RelSpec};
+pub use storage::{append_lance, write_graph, write_lance};
 
 /// Re-exported so users need no direct dependency for the usual types.
 pub use arrow;
 pub use datafusion;
+
+/// For the criterion benches only (building the CSR structures directly); not part of the API.
+#[doc(hidden)]
+pub mod bench_internals {
+    pub use crate::csr::{CsrIndex, NodeKeys};
+}

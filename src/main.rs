@@ -1,5 +1,9 @@
+//! The `lance-csr` binary: the command line (`cli/`), on the `lance_csr` library.
+
+mod cli;
+
 use clap::Parser;
-use lance_csr::cli::{run, Cli};
+use cli::{run, Cli};
 
 fn main() {
     let cli = Cli::parse();

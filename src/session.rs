@@ -5,6 +5,7 @@ use crate::config::GraphConfig;
 use crate::csr::registry::{open_indexes, IndexReport};
 use crate::csr::GraphIndexes;
 use crate::error::{Error, Result};
+use crate::functions::value::Value;
 use crate::operators::planner::GraphQueryPlanner;
 use crate::optimizer::{
     FactorizeCounts, FoldConstants, PruneCsrTargetColumns, PushCsrTargetFilters, RuleCounters,
@@ -13,7 +14,6 @@ use crate::optimizer::{
 use crate::planner::{Lowerer, Params, PlannerOptions};
 use arrow::array::RecordBatch;
 use arrow::datatypes::SchemaRef;
-use cypher::ast;
 use datafusion::execution::context::SessionContext;
 use datafusion::execution::SessionStateBuilder;
 use datafusion::logical_expr::LogicalPlan;
@@ -131,35 +131,44 @@ impl GraphBuilder {
     }
 }
 
-/// A parameter value from a Rust value (string, integer, float, bool).
-pub fn param(v: impl Into<ParamValue>) -> ast::Expr {
-    v.into().0
+/// One line per relationship table of the graph at `config` (its graph.toml): whether its
+/// index exists and is up to date (checksum and contents checked), and its size.
+pub async fn index_status(config: impl AsRef<Path>) -> Result<Vec<String>> {
+    let config = GraphConfig::from_file(config)?;
+    let catalog = Catalog::open(config, &mut BTreeMap::new()).await?;
+    Ok(crate::csr::registry::index_status(&catalog))
 }
 
-/// Conversion of Rust values into parameter literals.
-pub struct ParamValue(pub ast::Expr);
-
-macro_rules! param_from {
-    ($t:ty, $v:ident => $lit:expr) => {
-        impl From<$t> for ParamValue {
-            fn from($v: $t) -> Self {
-                ParamValue(ast::Expr::new(
-                    ast::ExprKind::Literal($lit),
-                    Default::default(),
-                ))
-            }
-        }
+/// Deletes the index files (`_csr/*.csr`, `*.keys`) of the graph at `graph` (its config file
+/// or folder), so that the next build writes every one anew.
+pub fn remove_index_files(graph: &Path) -> Result<()> {
+    let base = if graph.is_dir() {
+        graph
+    } else {
+        graph.parent().unwrap_or(Path::new("."))
     };
+    let dir = crate::csr::persist::index_dir(base);
+    let Ok(entries) = std::fs::read_dir(&dir) else {
+        return Ok(());
+    };
+    for e in entries.flatten() {
+        let p = e.path();
+        if p.extension().is_some_and(|x| x == "csr" || x == "keys") {
+            std::fs::remove_file(&p).map_err(|err| {
+                Error::Storage(format!("removing index file {}: {err}", p.display()))
+            })?;
+        }
+    }
+    Ok(())
 }
-param_from!(i64, v => ast::Literal::Integer(v));
-param_from!(i32, v => ast::Literal::Integer(v as i64));
-param_from!(f64, v => ast::Literal::Float(v));
-param_from!(bool, v => ast::Literal::Bool(v));
-param_from!(&str, v => ast::Literal::String(v.to_string()));
-param_from!(String, v => ast::Literal::String(v));
 
-/// Parses `k=v` where v is a Cypher literal (`42`, `'Ann'`, `[1, 2]`, `{a: 1}`).
-pub fn parse_param(kv: &str) -> Result<(String, ast::Expr)> {
+/// A parameter value from a Rust value (string, integer, float, bool, a list of them).
+pub fn param(v: impl Into<Value>) -> Value {
+    v.into()
+}
+
+/// Parses `NAME=VALUE` (the CLI's `--param`): VALUE is a Cypher literal.
+pub fn parse_param(kv: &str) -> Result<(String, Value)> {
     let (k, v) = kv
         .split_once('=')
         .ok_or_else(|| Error::Other(format!("--param {kv}: expected NAME=VALUE")))?;
@@ -173,22 +182,12 @@ pub fn parse_param(kv: &str) -> Result<(String, ast::Expr)> {
             cypher::render_caret(v, &e.span, &e.message)
         ))
     })?;
-    let mut ok = true;
-    e.walk(&mut |x| {
-        if !matches!(
-            x.kind,
-            ast::ExprKind::Literal(_) | ast::ExprKind::List(_) | ast::ExprKind::Map(_)
-        ) {
-            ok = false;
-        }
-        ok
-    });
-    if !ok {
-        return Err(Error::Other(format!(
+    let value = Value::from_literal(&e).ok_or_else(|| {
+        Error::Other(format!(
             "--param {k}: value must be a literal (number, 'string', true/false, null, list or map), got {v}"
-        )));
-    }
-    Ok((k.to_string(), e))
+        ))
+    })?;
+    Ok((k.to_string(), value))
 }
 
 /// Distinct counts of keys and endpoints from the indexes: a key per node row; the sources
@@ -209,15 +208,6 @@ fn key_statistics_from_csr(catalog: &Catalog, idx: &GraphIndexes) {
             p.set_distinct(&r.cfg.src, with_edges(&csr.out));
             p.set_distinct(&r.cfg.dst, with_edges(&csr.inc));
         }
-    }
-}
-
-/// An error while planning: DataFusion's failures are planning errors there, but one of
-/// Cypher's run-time errors (found by constant folding) keeps its class.
-fn as_plan_error(e: Error) -> Error {
-    match e {
-        Error::Execution(m) => Error::Plan(m),
-        other => other,
     }
 }
 
@@ -359,8 +349,17 @@ impl Graph {
         &self.options
     }
 
-    pub fn indexes(&self) -> Option<&GraphIndexes> {
-        self.indexes.as_deref()
+    /// The labels and relationship tables of the graph, with their properties.
+    pub fn schema(&self) -> crate::catalog::GraphSchema {
+        self.catalog.schema()
+    }
+
+    /// Whether every relationship table has its CSR index (CSR mode, integer node keys): no
+    /// hop of this graph falls back to joins.
+    pub fn has_all_indexes(&self) -> bool {
+        self.indexes
+            .as_ref()
+            .is_some_and(|i| i.csr.iter().all(|c| c.is_some()))
     }
 
     /// Opens a graph.toml and builds (or reads) its indexes, reporting each step.
@@ -449,7 +448,8 @@ impl Graph {
         b.build().await
     }
 
-    pub fn catalog(&self) -> &Catalog {
+    #[cfg(test)]
+    pub(crate) fn catalog(&self) -> &Catalog {
         &self.catalog
     }
 
@@ -474,12 +474,28 @@ impl Graph {
         let mut lowerer = Lowerer::new(&self.catalog, params, popts)?;
         lowerer.indexes = self.indexes.as_deref();
         // Lowering never executes anything: a DataFusion error here is a planning error.
-        lowerer.lower_query(&ast).map_err(as_plan_error)
+        lowerer.lower_query(&ast).map_err(Error::while_planning)
     }
 
     /// Runs DataFusion's optimizer (and ours, as switched on) over a lowered plan.
     pub fn optimize(&self, plan: &LogicalPlan) -> Result<LogicalPlan> {
         optimize_on_planning_stack(&self.ctx.state(), plan)
+    }
+
+    /// The physical plan of `query`, for the operators' tests.
+    #[cfg(test)]
+    pub(crate) async fn physical_plan(
+        &self,
+        query: &str,
+        params: &Params,
+    ) -> Result<Arc<dyn ExecutionPlan>> {
+        Ok(self.physical(query, params).await?.2)
+    }
+
+    /// The task context queries run with, for the operators' tests.
+    #[cfg(test)]
+    pub(crate) fn task_ctx(&self) -> Arc<datafusion::execution::TaskContext> {
+        self.ctx.task_ctx()
     }
 
     /// Parses, lowers and optimizes `query` (one trip to the planning thread), then plans it
@@ -492,16 +508,14 @@ impl Graph {
         let state = self.ctx.state();
         let (optimized, columns) = on_planning_stack(|| -> Result<_> {
             let lowered = self.lower_here(query, params)?;
-            let optimized = state
-                .optimize(&lowered.plan)
-                .map_err(|e| as_plan_error(e.into()))?;
+            let optimized = state.optimize(&lowered.plan).map_err(Error::planning)?;
             Ok((optimized, lowered.columns))
         })??;
         let schema: SchemaRef = Arc::new(optimized.schema().as_arrow().clone());
         let physical = state
             .create_physical_plan(&optimized)
             .await
-            .map_err(|e| as_plan_error(e.into()))?;
+            .map_err(Error::planning)?;
         Ok((columns, schema, physical))
     }
 
@@ -582,7 +596,10 @@ impl Graph {
         let counters = Arc::new(RuleCounters::default());
         let state = session(&self.options, counters.clone())?.state();
         let optimized = optimize_on_planning_stack(&state, &plan)?;
-        let physical = state.create_physical_plan(&optimized).await?;
+        let physical = state
+            .create_physical_plan(&optimized)
+            .await
+            .map_err(Error::planning)?;
         let rewrites = if lowered.notes.is_empty() {
             String::new()
         } else {
@@ -609,7 +626,7 @@ fn on_planning_stack<T: Send>(f: impl FnOnce() -> T + Send) -> Result<T> {
             .name("lance-csr-plan".into())
             .stack_size(PLANNING_STACK)
             .spawn_scoped(s, f)
-            .map_err(|e| Error::Execution(format!("cannot start the planning thread: {e}")))?;
+            .map_err(Error::Io)?;
         Ok(t.join().unwrap_or_else(|p| std::panic::resume_unwind(p)))
     })
 }
@@ -618,7 +635,7 @@ fn optimize_on_planning_stack(
     state: &datafusion::execution::SessionState,
     plan: &LogicalPlan,
 ) -> Result<LogicalPlan> {
-    on_planning_stack(|| state.optimize(plan))?.map_err(|e| as_plan_error(e.into()))
+    on_planning_stack(|| state.optimize(plan))?.map_err(Error::planning)
 }
 
 /// A query's result as it is computed ([`Graph::query_stream`]).

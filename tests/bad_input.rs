@@ -4,7 +4,7 @@
 mod common;
 
 use common::sample;
-use lance_csr::config::GraphConfig;
+use lance_csr::GraphConfig;
 use lance_csr::{Error, Graph, Params};
 use std::path::PathBuf;
 
@@ -140,7 +140,7 @@ async fn endpoints_wider_than_the_keys_are_dangling_in_both_modes() {
         .build()
         .await
         .unwrap();
-    let join = g.with_mode(lance_csr::session::Mode::Join).await.unwrap();
+    let join = g.with_mode(lance_csr::Mode::Join).await.unwrap();
     for q in [
         "MATCH (a:N)-[:E]->(b:N) RETURN a.id AS a, b.id AS b ORDER BY a, b",
         "MATCH (a:N)<-[:E]-(b:N) RETURN count(*) AS c",
@@ -168,7 +168,7 @@ fn write_config(dir: &std::path::Path, text: &str) -> PathBuf {
 async fn bad_configs_name_file_key_and_problem() {
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
-    lance_csr::storage::write_graph(d, lance_csr_datasets::sample::tables(), &mut |_| {})
+    lance_csr::write_graph(d, lance_csr_datasets::sample::tables(), &mut |_| {})
         .await
         .unwrap();
     let cases: Vec<(&str, &[&str])> = vec![
@@ -337,7 +337,8 @@ async fn duplicate_node_keys_fall_back_to_joins() {
         .build()
         .await
         .expect("a graph with duplicate keys still opens");
-    assert!(g.indexes().unwrap().csr[0].is_none());
+    // Its only relationship table has no index.
+    assert!(!g.has_all_indexes());
     let r = g
         .query(
             "MATCH (:N {id: 2})-[:R]->(x:N) RETURN x.name ORDER BY x.name",
@@ -345,7 +346,7 @@ async fn duplicate_node_keys_fall_back_to_joins() {
         )
         .await
         .unwrap();
-    assert_eq!(lance_csr::output::rows(&r), vec![vec!["a"], vec!["b"]]);
+    assert_eq!(lance_csr::rows(&r), vec![vec!["a"], vec!["b"]]);
 }
 
 /// Queries of any size end in an answer or a positioned error, never a stack overflow: the

@@ -16,7 +16,7 @@ async fn cypher_cases() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn cypher_cases_on_lance() {
     let dir = tempfile::tempdir().unwrap();
-    let path = lance_csr::storage::write_graph(
+    let path = lance_csr::write_graph(
         dir.path(),
         lance_csr_datasets::sample::tables(),
         &mut |_| {},
@@ -28,9 +28,7 @@ async fn cypher_cases_on_lance() {
         .await
         .unwrap();
     let g = lance_csr::Graph::open(&path).await.unwrap();
-    assert!(g
-        .indexes()
-        .is_some_and(|i| i.csr.iter().all(|c| c.is_some())));
+    assert!(g.has_all_indexes());
     run_cases(&g).await;
 }
 
@@ -39,7 +37,7 @@ async fn run_cases(g: &lance_csr::Graph) {
     assert!(cases.len() >= 60, "only {} cases found", cases.len());
     let mut failures = Vec::new();
     for c in &cases {
-        let params = lance_csr::cli::parse_params(&c.params).expect("case params parse");
+        let params = common::params(&c.params).expect("case params parse");
         let where_ = format!("{}:{}", c.file, c.line);
         match (&c.expect, g.query(&c.query, &params).await) {
             (Expect::Error(kind), Err(e)) => {

@@ -29,7 +29,7 @@ fn sample_graph() -> &'static str {
         let dir = tempfile::tempdir().unwrap().keep();
         let rt = tokio::runtime::Runtime::new().unwrap();
         let p = rt
-            .block_on(lance_csr::storage::write_graph(
+            .block_on(lance_csr::write_graph(
                 &dir,
                 lance_csr_datasets::sample::tables(),
                 &mut |_| {},
@@ -378,7 +378,7 @@ fn shell_sees_dataset_changes_between_queries() {
     let dir = tempfile::tempdir().unwrap();
     let rt = tokio::runtime::Runtime::new().unwrap();
     let cfg = rt
-        .block_on(lance_csr::storage::write_graph(
+        .block_on(lance_csr::write_graph(
             dir.path(),
             lance_csr_datasets::sample::tables(),
             &mut |_| {},
@@ -409,7 +409,7 @@ fn shell_sees_dataset_changes_between_queries() {
     assert_eq!(ask(&mut stdin), "7");
     let extra =
         lance_csr_datasets::social::edge_batch(vec![6], vec![1], Some(("creationDate", vec![0])));
-    rt.block_on(lance_csr::storage::append_lance(
+    rt.block_on(lance_csr::append_lance(
         &dir.path().join("person_knows_person.lance"),
         extra.schema(),
         vec![extra],

@@ -6,8 +6,8 @@
 mod common;
 
 use common::cases::{all_cases, Expect};
-use lance_csr::output::value::render_cell;
-use lance_csr::session::{Graph, Mode};
+use lance_csr::render_cell;
+use lance_csr::{Graph, Mode};
 use lance_csr::{Params, QueryResult};
 
 /// A cell rendered exactly (strings quoted, floats as Cypher prints them); with
@@ -118,9 +118,7 @@ async fn compare(csr: &Graph, join: &Graph, q: &str, params: &Params) -> Option<
 async fn case_queries_agree_in_both_modes() {
     let csr = common::sample().await;
     assert_eq!(csr.options().mode, Mode::Csr);
-    assert!(csr
-        .indexes()
-        .is_some_and(|i| i.csr.iter().all(|c| c.is_some())));
+    assert!(csr.has_all_indexes());
     let join = csr.with_mode(Mode::Join).await.unwrap();
     let mut mismatches = Vec::new();
     let mut n = 0;
@@ -130,7 +128,7 @@ async fn case_queries_agree_in_both_modes() {
         }
         if let Expect::RuntimeError(kind) = &c.expect {
             // Both modes fail, with the same error.
-            let params = lance_csr::cli::parse_params(&c.params).unwrap();
+            let params = common::params(&c.params).unwrap();
             for g in [&csr, &join] {
                 match g.query(&c.query, &params).await {
                     Err(e) if &e.kind_name() == kind => {}
@@ -145,7 +143,7 @@ async fn case_queries_agree_in_both_modes() {
             }
             continue;
         }
-        let params = lance_csr::cli::parse_params(&c.params).unwrap();
+        let params = common::params(&c.params).unwrap();
         n += 1;
         if let Some(m) = compare(&csr, &join, &c.query, &params).await {
             mismatches.push(m);
@@ -238,7 +236,7 @@ async fn generated_graph_queries_agree_in_both_modes() {
     // through Lance scans (which, unlike in-memory tables, return projections in table order).
     let dir = tempfile::tempdir().unwrap();
     let tables = lance_csr_datasets::social::generate(0.5, 11, &mut |_| {});
-    let path = lance_csr::storage::write_graph(dir.path(), tables, &mut |_| {})
+    let path = lance_csr::write_graph(dir.path(), tables, &mut |_| {})
         .await
         .unwrap();
     Graph::build_indexes(&path, &mut |_| {}).await.unwrap();

@@ -2,13 +2,12 @@
 //! are unchanged, never used once a dataset changed; `refresh()` does no work on an unchanged
 //! graph and rebuilds exactly what changed.
 
-use lance_csr::csr::registry::index_status;
 use lance_csr::{Graph, Params};
 use lance_csr_datasets::social::edge_batch;
 
 async fn ids(g: &Graph, q: &str) -> Vec<String> {
     let r = g.query(q, &Params::new()).await.unwrap();
-    let mut v: Vec<String> = lance_csr::output::rows(&r)
+    let mut v: Vec<String> = lance_csr::rows(&r)
         .into_iter()
         .map(|r| r.join("|"))
         .collect();
@@ -20,7 +19,7 @@ async fn ids(g: &Graph, q: &str) -> Vec<String> {
 /// the folder (kept while in scope) and its graph.toml.
 async fn sample_on_disk() -> (tempfile::TempDir, std::path::PathBuf) {
     let dir = tempfile::tempdir().unwrap();
-    let cfg = lance_csr::storage::write_graph(
+    let cfg = lance_csr::write_graph(
         dir.path(),
         lance_csr_datasets::sample::tables(),
         &mut |_| {},
@@ -33,11 +32,7 @@ async fn sample_on_disk() -> (tempfile::TempDir, std::path::PathBuf) {
 /// `index status` of the graph at `cfg`, read from the catalog only (opening the graph would
 /// rebuild what is stale or corrupt first).
 async fn status_without_opening(cfg: &std::path::Path) -> Vec<String> {
-    let config = lance_csr::config::GraphConfig::from_file(cfg).unwrap();
-    let catalog = lance_csr::catalog::Catalog::open(config, &mut Default::default())
-        .await
-        .unwrap();
-    index_status(&catalog)
+    lance_csr::index_status(cfg).await.unwrap()
 }
 
 /// The CSR file in `base/_csr` whose name starts with `stem` (names end with a hash of the
@@ -75,18 +70,14 @@ async fn indexes_follow_dataset_versions() {
 
     // A new version of the KNOWS table: Finn -> Ann.
     let b = edge_batch(vec![6], vec![1], Some(("creationDate", vec![0])));
-    lance_csr::storage::append_lance(
+    lance_csr::append_lance(
         &dir.path().join("person_knows_person.lance"),
         b.schema(),
         vec![b],
     )
     .await
     .unwrap();
-    let config = lance_csr::config::GraphConfig::from_file(&cfg).unwrap();
-    let catalog = lance_csr::catalog::Catalog::open(config, &mut Default::default())
-        .await
-        .unwrap();
-    let status = index_status(&catalog).join("\n");
+    let status = lance_csr::index_status(&cfg).await.unwrap().join("\n");
     assert!(
         status.contains("KNOWS(Person->Person)                    stale"),
         "{status}"
@@ -96,7 +87,7 @@ async fn indexes_follow_dataset_versions() {
     // ...and refresh rebuilds only the changed table's index.
     assert_eq!(g.refresh().await.unwrap(), 1);
     assert_eq!(ids(&g, q).await, vec!["Ann"]);
-    let join = g.with_mode(lance_csr::session::Mode::Join).await.unwrap();
+    let join = g.with_mode(lance_csr::Mode::Join).await.unwrap();
     assert_eq!(ids(&join, q).await, vec!["Ann"]);
     // A graph opened afresh never uses the stale file.
     let fresh = Graph::open(&cfg).await.unwrap();
@@ -111,7 +102,7 @@ async fn indexes_follow_dataset_versions() {
 async fn concurrent_first_use_builds_indexes_without_failing() {
     let dir = tempfile::tempdir().unwrap();
     // Big enough that the builds overlap (1,000 persons, tens of thousands of edges).
-    let cfg = lance_csr::storage::write_graph(
+    let cfg = lance_csr::write_graph(
         dir.path(),
         lance_csr_datasets::social::generate(1.0, 42, &mut |_| {}),
         &mut |_| {},
@@ -148,7 +139,7 @@ async fn concurrent_first_use_builds_indexes_without_failing() {
     let join = Graph::open(&cfg)
         .await
         .unwrap()
-        .with_mode(lance_csr::session::Mode::Join)
+        .with_mode(lance_csr::Mode::Join)
         .await
         .unwrap();
     let want = format!("n\n{}\n", ids(&join, q).await[0]);
@@ -179,9 +170,7 @@ async fn indexes_that_cannot_be_written_serve_from_memory() {
         .unwrap();
     assert!(warning.contains("_csr"), "{warning}");
     let g = Graph::open(&cfg).await.unwrap();
-    assert!(g
-        .indexes()
-        .is_some_and(|i| i.csr.iter().all(|c| c.is_some())));
+    assert!(g.has_all_indexes());
     let n = ids(
         &g,
         "MATCH (a:Person)-[:KNOWS]->(b:Person) RETURN count(*) AS n",
@@ -204,7 +193,7 @@ async fn corrupt_index_files_are_detected_and_rebuilt() {
         &Graph::open(&cfg)
             .await
             .unwrap()
-            .with_mode(lance_csr::session::Mode::Join)
+            .with_mode(lance_csr::Mode::Join)
             .await
             .unwrap(),
         q,
@@ -262,15 +251,15 @@ async fn an_index_belongs_to_its_columns_and_dataset_state() {
         ("id", int64s(vec![1, 2, 3, 4])),
         ("code", int64s(vec![40, 30, 20, 10])),
     ]);
-    lance_csr::storage::write_lance(&d.join("n.lance"), nodes.schema(), vec![nodes])
+    lance_csr::write_lance(&d.join("n.lance"), nodes.schema(), vec![nodes])
         .await
         .unwrap();
     let e = edge_batch(vec![1, 1, 2], vec![2, 3, 4], None);
-    lance_csr::storage::write_lance(&d.join("e.lance"), e.schema(), vec![e.clone()])
+    lance_csr::write_lance(&d.join("e.lance"), e.schema(), vec![e.clone()])
         .await
         .unwrap();
     let f = edge_batch(vec![40, 30], vec![10, 20], None);
-    lance_csr::storage::write_lance(&d.join("f.lance"), f.schema(), vec![f])
+    lance_csr::write_lance(&d.join("f.lance"), f.schema(), vec![f])
         .await
         .unwrap();
     let cfg = d.join("graph.toml");
@@ -317,7 +306,7 @@ dst = "dst"
         let cfg = cfg.clone();
         async move {
             let csr = Graph::open(&cfg).await.unwrap();
-            let join = csr.with_mode(lance_csr::session::Mode::Join).await.unwrap();
+            let join = csr.with_mode(lance_csr::Mode::Join).await.unwrap();
             for q in queries {
                 assert_eq!(ids(&csr, q).await, ids(&join, q).await, "{label}: {q}");
             }
@@ -332,7 +321,7 @@ dst = "dst"
     // Deleted and re-created with other edges: version 1 again, another dataset.
     std::fs::remove_dir_all(d.join("e.lance")).unwrap();
     let e2 = edge_batch(vec![3], vec![4], None);
-    lance_csr::storage::write_lance(&d.join("e.lance"), e2.schema(), vec![e2])
+    lance_csr::write_lance(&d.join("e.lance"), e2.schema(), vec![e2])
         .await
         .unwrap();
     let status = status_without_opening(&cfg).await;

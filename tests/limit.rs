@@ -101,7 +101,7 @@ async fn limit_is_not_absorbed_where_it_would_change_rows() {
     }
     // With ORDER BY the rows are exactly those of the join path.
     let q = "MATCH (a:Person)-[:KNOWS]->(b:Person) RETURN a.id, b.id ORDER BY b.id, a.id SKIP 3 LIMIT 7";
-    let join = g.with_mode(lance_csr::session::Mode::Join).await.unwrap();
+    let join = g.with_mode(lance_csr::Mode::Join).await.unwrap();
     assert_eq!(
         common::lines(&common::run(&g, q).await),
         common::lines(&common::run(&join, q).await)

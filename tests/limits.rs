@@ -132,7 +132,7 @@ async fn a_query_past_its_memory_limit_spills_or_names_the_limit() {
 
 #[test]
 fn limits_parse_as_written() {
-    use lance_csr::session::{parse_bytes, parse_duration};
+    use lance_csr::{parse_bytes, parse_duration};
     assert_eq!(parse_duration("30").unwrap(), Duration::from_secs(30));
     assert_eq!(parse_duration("500ms").unwrap(), Duration::from_millis(500));
     assert_eq!(parse_duration("2m").unwrap(), Duration::from_secs(120));

@@ -3,8 +3,8 @@
 
 mod common;
 
-use lance_csr::session::{GraphOptions, RuleSwitches};
 use lance_csr::{Graph, Params};
+use lance_csr::{GraphOptions, RuleSwitches};
 
 async fn sample_with(rules: RuleSwitches) -> Graph {
     let g = common::sample().await;
@@ -142,7 +142,7 @@ fn collect_left_builds_of_joins(explain: &str) -> usize {
 async fn key_statistics_keep_join_results_off_the_build_side() {
     let dir = tempfile::tempdir().unwrap();
     let tables = lance_csr_datasets::social::generate(4.0, 3, &mut |_| {});
-    let path = lance_csr::storage::write_graph(dir.path(), tables, &mut |_| {})
+    let path = lance_csr::write_graph(dir.path(), tables, &mut |_| {})
         .await
         .unwrap();
     let open = |rules: RuleSwitches| {
@@ -151,7 +151,7 @@ async fn key_statistics_keep_join_results_off_the_build_side() {
             Graph::open_with(
                 &path,
                 GraphOptions {
-                    mode: lance_csr::session::Mode::Join,
+                    mode: lance_csr::Mode::Join,
                     rules,
                     ..Default::default()
                 },
@@ -180,43 +180,6 @@ async fn key_statistics_keep_join_results_off_the_build_side() {
         common::lines(&common::run(&with, q).await),
         common::lines(&common::run(&without, q).await)
     );
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn distinct_counts_from_the_csr_and_from_a_scan_agree() {
-    let csr = common::sample().await;
-    let join = csr.with_mode(lance_csr::session::Mode::Join).await.unwrap();
-    // The join path counts on its first scan.
-    common::run(
-        &join,
-        "MATCH (a:Person)-[:KNOWS]->(b:Person) RETURN count(*)",
-    )
-    .await;
-    let truth = common::lines(
-        &common::run(
-            &csr,
-            "MATCH (a:Person)-[:KNOWS]->(b:Person) RETURN count(DISTINCT a) AS s, count(DISTINCT b) AS d",
-        )
-        .await,
-    );
-    for g in [&csr, &join] {
-        let knows = g
-            .catalog()
-            .rels
-            .iter()
-            .find(|r| r.cfg.rel_type == "KNOWS")
-            .unwrap();
-        let p = lance_csr::catalog::key_statistics(&knows.table).unwrap();
-        let got = format!(
-            "{}|{}",
-            p.distinct(&knows.cfg.src).unwrap(),
-            p.distinct(&knows.cfg.dst).unwrap()
-        );
-        assert_eq!(vec![got], truth);
-        let person = &g.catalog().nodes["Person"];
-        let p = lance_csr::catalog::key_statistics(&person.table).unwrap();
-        assert_eq!(p.distinct("id"), Some(person.table.num_rows));
-    }
 }
 
 /// The sample graph with sharing at any size (it is too small to pass the default minimum).
@@ -286,7 +249,7 @@ async fn subplans_are_not_shared_when_it_would_not_pay_or_not_be_safe() {
         assert!(!e.contains("SharedSubplan"), "{q}\n{e}");
         assert_eq!(counter(&e, "shared_subplans"), 0, "{q}");
     }
-    let join = g.with_mode(lance_csr::session::Mode::Join).await.unwrap();
+    let join = g.with_mode(lance_csr::Mode::Join).await.unwrap();
     let e = join
         .explain("MATCH (p:Person {id: 1})-[r]->(x) RETURN count(*)", &p)
         .await

@@ -4,10 +4,15 @@
 
 mod common;
 
+/// The `verify` command's generator and comparison (binary-only code on the public API).
+#[allow(dead_code)]
+#[path = "../src/cli/verify.rs"]
+mod verify;
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn random_queries_agree_with_rules_on_and_off() {
     let g = common::sample().await;
-    let report = lance_csr::verify::run(&g, 500, 20261130).await.unwrap();
+    let report = verify::run(&g, 500, 20261130).await.unwrap();
     println!("{}", report.render());
     for q in report.queries.iter().take(12) {
         println!("  e.g. {q}");
@@ -21,14 +26,14 @@ async fn random_queries_agree_with_rules_on_and_off() {
         report.render()
     );
     // The same seed gives the same queries.
-    let again = lance_csr::verify::run(&g, 20, 20261130).await.unwrap();
+    let again = verify::run(&g, 20, 20261130).await.unwrap();
     assert_eq!(again.queries, report.queries[..20]);
 }
 
 /// The comparison is real: against a graph with one KNOWS edge fewer, queries over KNOWS differ.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_different_answer_is_reported() {
-    use lance_csr::session::Mode;
+    use lance_csr::Mode;
     let full = common::sample().await;
     let mut tables = lance_csr_datasets::sample::tables();
     let knows = tables
@@ -42,9 +47,7 @@ async fn a_different_answer_is_reported() {
         .with_mode(Mode::Join)
         .await
         .unwrap();
-    let report = lance_csr::verify::compare(&full, &fewer, 200, 7)
-        .await
-        .unwrap();
+    let report = verify::compare(&full, &fewer, 200, 7).await.unwrap();
     assert!(!report.mismatches.is_empty(), "{}", report.render());
     assert!(report
         .mismatches
@@ -70,11 +73,11 @@ fn same_result(q: &str, cols: &[String], rows: &[Vec<String>], r: &lance_csr::Qu
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn random_queries_agree_with_the_reference_interpreter() {
     use common::reference::{RefError, RefGraph};
-    use lance_csr::session::Mode;
+    use lance_csr::Mode;
     let csr = common::sample().await;
     let join = csr.with_mode(Mode::Join).await.unwrap();
     let reference = RefGraph::new(&lance_csr_datasets::sample::tables());
-    let queries = lance_csr::verify::generate(&csr, 600, 20261201).await;
+    let queries = verify::generate(&csr, 600, 20261201).await;
     let (mut compared, mut errors) = (0, 0);
     let mut skipped = Vec::new();
     let mut mismatches = Vec::new();
@@ -184,7 +187,7 @@ async fn hostile_names_agree_with_the_reference_interpreter() {
         common::lines(&r),
         vec!["Ann|['__id', 'a__b', 'lastName.ü', 'gender.ü', 'x__#src', 'birthday.ü', '__agg0', 'browserUsed.ü']|['__P e.r#s']"]
     );
-    let queries = lance_csr::verify::generate(&g, 150, 7).await;
+    let queries = verify::generate(&g, 150, 7).await;
     let mut compared = 0;
     let mut mismatches = Vec::new();
     for q in &queries {

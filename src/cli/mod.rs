@@ -11,7 +11,9 @@ macro_rules! outln {
     ($($a:tt)*) => { $crate::cli::emit(&(format!($($a)*) + "\n")) };
 }
 
+pub mod bench;
 mod shell;
+pub mod verify;
 
 /// Writes `s` to standard output. A closed pipe exits with success (the reader has what it
 /// wanted); any other write error exits with an error.
@@ -27,12 +29,12 @@ pub fn emit(s: &str) {
     }
 }
 
-use crate::error::{Error, Result};
-use crate::output::{render, Format};
-use crate::planner::Params;
-use crate::session::{parse_param, Graph, GraphOptions, Mode};
-use crate::storage::import::{import, NodeSpec, RelSpec};
 use clap::{Args, Parser, Subcommand};
+use lance_csr::Params;
+use lance_csr::{import, NodeSpec, RelSpec};
+use lance_csr::{parse_param, Graph, GraphOptions, Mode};
+use lance_csr::{render, Format};
+use lance_csr::{Error, Result};
 use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
@@ -66,7 +68,7 @@ pub struct QueryArgs {
     pub mode: Mode,
     /// Switch an optimizer rule or rewrite off (repeatable).
     #[arg(long = "disable", value_name = "RULE")]
-    pub disable: Vec<crate::config::rules::Rule>,
+    pub disable: Vec<lance_csr::Rule>,
     #[command(flatten)]
     pub limits: Limits,
 }
@@ -76,11 +78,11 @@ pub struct QueryArgs {
 pub struct Limits {
     /// Stop a query that runs longer than this (`30s`, `500ms`, `2m`; a bare number is
     /// seconds) with a "limit exceeded" error.
-    #[arg(long, value_parser = crate::session::parse_duration)]
+    #[arg(long, value_parser = lance_csr::parse_duration)]
     pub timeout: Option<std::time::Duration>,
     /// Most memory a query's sorts, aggregations, joins and traversals may hold (`512MB`,
     /// `2GB`); past it they spill to disk where they can, else the query fails naming the limit.
-    #[arg(long, value_parser = crate::session::parse_bytes)]
+    #[arg(long, value_parser = lance_csr::parse_bytes)]
     pub memory_limit: Option<usize>,
 }
 
@@ -146,7 +148,7 @@ pub enum Command {
         mode: Option<Mode>,
         /// Switch an optimizer rule or rewrite off (repeatable).
         #[arg(long = "disable", value_name = "RULE")]
-        disable: Vec<crate::config::rules::Rule>,
+        disable: Vec<lance_csr::Rule>,
         #[command(flatten)]
         limits: Limits,
     },
@@ -208,29 +210,6 @@ pub enum IndexAction {
         #[arg(long, short)]
         graph: PathBuf,
     },
-}
-
-/// Deletes the index files (`_csr/*.csr`, `*.keys`) of the graph at `graph` (its config file
-/// or folder), so that the next build writes every one anew.
-fn remove_index_files(graph: &Path) -> Result<()> {
-    let base = if graph.is_dir() {
-        graph
-    } else {
-        graph.parent().unwrap_or(Path::new("."))
-    };
-    let dir = crate::csr::persist::index_dir(base);
-    let Ok(entries) = std::fs::read_dir(&dir) else {
-        return Ok(());
-    };
-    for e in entries.flatten() {
-        let p = e.path();
-        if p.extension().is_some_and(|x| x == "csr" || x == "keys") {
-            std::fs::remove_file(&p).map_err(|err| {
-                Error::Storage(format!("removing index file {}: {err}", p.display()))
-            })?;
-        }
-    }
-    Ok(())
 }
 
 /// Runs the CLI; returns the process exit code.
@@ -302,7 +281,7 @@ async fn execute(cli: Cli) -> std::result::Result<(), CliError> {
             let graph = open_args(&args).await?;
             let failed = |e| CliError::Query(query.clone(), e);
             let mut stream = graph.query_stream(&query, &params).await.map_err(failed)?;
-            match crate::output::RowWriter::new(format, &stream.columns) {
+            match lance_csr::RowWriter::new(format, &stream.columns) {
                 // CSV and JSON rows go out as they are computed.
                 Some(mut w) => {
                     out!("{}", w.header());
@@ -316,7 +295,7 @@ async fn execute(cli: Cli) -> std::result::Result<(), CliError> {
                     while let Some(b) = stream.next_batch().await.map_err(failed)? {
                         batches.push(b);
                     }
-                    let result = crate::session::QueryResult {
+                    let result = lance_csr::QueryResult {
                         columns: stream.columns.clone(),
                         schema: stream.schema.clone(),
                         batches,
@@ -345,7 +324,7 @@ async fn execute(cli: Cli) -> std::result::Result<(), CliError> {
             IndexAction::Build { graph, force } => {
                 let t0 = Instant::now();
                 if force {
-                    remove_index_files(&graph)?;
+                    lance_csr::remove_index_files(&graph)?;
                 }
                 let r = Graph::build_indexes(&graph, &mut |l| eprintln!("  {l}")).await?;
                 outln!(
@@ -363,10 +342,7 @@ async fn execute(cli: Cli) -> std::result::Result<(), CliError> {
                 );
             }
             IndexAction::Status { graph } => {
-                let config = crate::config::GraphConfig::from_file(&graph)?;
-                let catalog =
-                    crate::catalog::Catalog::open(config, &mut Default::default()).await?;
-                for l in crate::csr::registry::index_status(&catalog) {
+                for l in lance_csr::index_status(&graph).await? {
                     outln!("{l}");
                 }
             }
@@ -382,7 +358,7 @@ async fn execute(cli: Cli) -> std::result::Result<(), CliError> {
             limits,
         } => {
             let params = parse_params(&params)?;
-            let mut rules = crate::session::RuleSwitches::default();
+            let mut rules = lance_csr::RuleSwitches::default();
             for r in &disable {
                 rules.switch_off(*r);
             }
@@ -390,7 +366,7 @@ async fn execute(cli: Cli) -> std::result::Result<(), CliError> {
                 rules,
                 ..Default::default()
             });
-            crate::bench::run(&graph, &queries, runs, &params, format, mode, options).await?;
+            crate::cli::bench::run(&graph, &queries, runs, &params, format, mode, options).await?;
         }
         Command::Import {
             out,
@@ -430,7 +406,7 @@ async fn execute(cli: Cli) -> std::result::Result<(), CliError> {
             seed,
         } => {
             let g = open_mode(&graph, Mode::Csr).await?;
-            let report = crate::verify::run(&g, random, seed).await?;
+            let report = crate::cli::verify::run(&g, random, seed).await?;
             out!("{}", report.render());
             if !report.mismatches.is_empty() {
                 return Err(CliError::Failed);
@@ -442,7 +418,7 @@ async fn execute(cli: Cli) -> std::result::Result<(), CliError> {
 
 /// The graph of a query command, in its mode and with its rules switched off.
 async fn open_args(args: &QueryArgs) -> Result<Graph> {
-    let mut rules = crate::session::RuleSwitches::default();
+    let mut rules = lance_csr::RuleSwitches::default();
     for r in &args.disable {
         rules.switch_off(*r);
     }
@@ -487,7 +463,7 @@ async fn generate(scale: f64, out: &Path, seed: u64, index: bool) -> Result<()> 
         .filter(|t| matches!(t.kind, lance_csr_datasets::TableKind::Rel { .. }))
         .map(|t| t.batch.num_rows())
         .sum();
-    let path = crate::storage::write_graph(out, tables, &mut |l| {
+    let path = lance_csr::write_graph(out, tables, &mut |l| {
         eprintln!("  [{:>6.1}s] {l}", t0.elapsed().as_secs_f64())
     })
     .await?;
@@ -553,19 +529,19 @@ async fn demo() -> Result<()> {
         "lance-csr demo: writing the sample social network as Lance datasets to {}",
         dir.path().display()
     );
-    let path = crate::storage::write_graph(
+    let path = lance_csr::write_graph(
         dir.path(),
         lance_csr_datasets::sample::tables(),
         &mut |_| {},
     )
     .await?;
     let graph = Graph::open(&path).await?;
-    let cat = graph.catalog();
+    let schema = graph.schema();
     outln!(
         "graph: {} labels ({}), {} relationship tables\n",
-        cat.nodes.len(),
-        cat.nodes.keys().cloned().collect::<Vec<_>>().join(", "),
-        cat.rels.len()
+        schema.labels.len(),
+        schema.labels.keys().cloned().collect::<Vec<_>>().join(", "),
+        schema.relationships.len()
     );
     for (title, q) in DEMO_QUERIES {
         outln!("-- {title}\n{q}");
@@ -583,8 +559,7 @@ async fn demo() -> Result<()> {
     }
     let keep = std::env::temp_dir().join("lance-csr-sample");
     let kept =
-        crate::storage::write_graph(&keep, lance_csr_datasets::sample::tables(), &mut |_| {})
-            .await?;
+        lance_csr::write_graph(&keep, lance_csr_datasets::sample::tables(), &mut |_| {}).await?;
     outln!("What to try next:");
     outln!("  the sample graph is also at {}", kept.display());
     outln!("  lance-csr query --graph {} \"MATCH (p:Person) RETURN p.firstName, p.age ORDER BY p.age\"", kept.display());

@@ -1,9 +1,9 @@
 //! `lance-csr shell`: a REPL with history and multi-line input (a query ends with `;`).
 
-use crate::error::Result;
-use crate::output::{render, Format};
-use crate::planner::Params;
-use crate::session::Graph;
+use lance_csr::Graph;
+use lance_csr::Params;
+use lance_csr::Result;
+use lance_csr::{render, Format};
 use rustyline::error::ReadlineError;
 use rustyline::DefaultEditor;
 use std::time::Instant;
@@ -18,7 +18,7 @@ Enter a query ending with `;` (it may span several lines). Commands:
   :quit             leave (or Ctrl-D)";
 
 pub async fn run(graph: &mut Graph) -> Result<()> {
-    let mut rl = DefaultEditor::new().map_err(|e| crate::Error::Other(e.to_string()))?;
+    let mut rl = DefaultEditor::new().map_err(|e| lance_csr::Error::Other(e.to_string()))?;
     let history =
         std::env::var_os("HOME").map(|h| std::path::PathBuf::from(h).join(".lance_csr_history"));
     if let Some(h) = &history {
@@ -26,8 +26,8 @@ pub async fn run(graph: &mut Graph) -> Result<()> {
     }
     outln!(
         "lance-csr shell. {} labels, {} relationship tables. :help for help.",
-        graph.catalog().nodes.len(),
-        graph.catalog().rels.len()
+        graph.schema().labels.len(),
+        graph.schema().relationships.len()
     );
     let mut timing = false;
     let mut format = Format::Table;
@@ -48,7 +48,7 @@ pub async fn run(graph: &mut Graph) -> Result<()> {
                 continue;
             }
             Err(ReadlineError::Eof) => break,
-            Err(e) => return Err(crate::Error::Other(e.to_string())),
+            Err(e) => return Err(lance_csr::Error::Other(e.to_string())),
         };
         let trimmed = line.trim();
         if buf.is_empty() && trimmed.starts_with(':') && !trimmed.starts_with(":explain") {
@@ -65,7 +65,7 @@ pub async fn run(graph: &mut Graph) -> Result<()> {
                     Ok(f) => format = f,
                     Err(e) => outln!("{e}"),
                 },
-                ":param" => match crate::session::parse_param(rest) {
+                ":param" => match lance_csr::parse_param(rest) {
                     Ok((k, v)) => {
                         params.insert(k, v);
                     }
@@ -130,7 +130,9 @@ pub async fn run(graph: &mut Graph) -> Result<()> {
     }
     use std::io::IsTerminal;
     if failed && !std::io::stdin().is_terminal() {
-        return Err(crate::Error::Other("a query of the script failed".into()));
+        return Err(lance_csr::Error::Other(
+            "a query of the script failed".into(),
+        ));
     }
     Ok(())
 }

@@ -14,6 +14,7 @@
 
 use arrow::array::{Array, AsArray};
 use arrow::datatypes::DataType;
+use cypher::ast;
 use datafusion::common::ScalarValue;
 use std::cmp::Ordering;
 
@@ -70,6 +71,118 @@ impl Value {
             }
             other => Value::Other(other.clone()),
         }
+    }
+}
+
+impl Value {
+    /// A literal value (no `Other`) as the Cypher literal that writes it; `None` for a value
+    /// no literal writes (temporal values, binary).
+    pub fn to_literal(&self, span: cypher::Span) -> Option<ast::Expr> {
+        let lit = |l: ast::Literal| ast::Expr::new(ast::ExprKind::Literal(l), span);
+        Some(match self {
+            Value::Null => lit(ast::Literal::Null),
+            Value::Bool(b) => lit(ast::Literal::Bool(*b)),
+            Value::Int(i) => lit(ast::Literal::Integer(*i)),
+            Value::Float(x) => lit(ast::Literal::Float(*x)),
+            Value::Str(s) => lit(ast::Literal::String(s.clone())),
+            Value::List(xs) => ast::Expr::new(
+                ast::ExprKind::List(
+                    xs.iter()
+                        .map(|x| x.to_literal(span))
+                        .collect::<Option<_>>()?,
+                ),
+                span,
+            ),
+            Value::Map(entries) => ast::Expr::new(
+                ast::ExprKind::Map(
+                    entries
+                        .iter()
+                        .map(|(k, v)| Some((ast::Ident::new(k.clone(), span), v.to_literal(span)?)))
+                        .collect::<Option<_>>()?,
+                ),
+                span,
+            ),
+            Value::Other(_) => return None,
+        })
+    }
+
+    /// A cell of a column of mixed-kind values (`LargeBinary`, see README "Values of mixed
+    /// kind") as the value it holds.
+    pub fn decode_mixed(bytes: &[u8]) -> Value {
+        super::any::decode(bytes)
+    }
+
+    /// The value as an Arrow scalar (a list mixing kinds holds mixed-kind cells).
+    pub fn to_scalar(&self) -> crate::Result<ScalarValue> {
+        Ok(super::any::to_scalar(self)?)
+    }
+
+    /// The value a Cypher literal (numbers, strings, booleans, null, lists and maps of them,
+    /// a negated number) writes; `None` for any other expression.
+    pub fn from_literal(e: &ast::Expr) -> Option<Value> {
+        Some(match &e.kind {
+            ast::ExprKind::Literal(l) => match l {
+                ast::Literal::Null => Value::Null,
+                ast::Literal::Bool(b) => Value::Bool(*b),
+                ast::Literal::Integer(i) => Value::Int(*i),
+                ast::Literal::Float(x) => Value::Float(*x),
+                ast::Literal::String(s) => Value::Str(s.clone()),
+            },
+            ast::ExprKind::List(xs) => {
+                Value::List(xs.iter().map(Value::from_literal).collect::<Option<_>>()?)
+            }
+            ast::ExprKind::Map(entries) => Value::Map(
+                entries
+                    .iter()
+                    .map(|(k, v)| Some((k.name.clone(), Value::from_literal(v)?)))
+                    .collect::<Option<_>>()?,
+            ),
+            ast::ExprKind::Unary(ast::UnaryOp::Neg, x) => match Value::from_literal(x)? {
+                Value::Int(i) => Value::Int(i.checked_neg()?),
+                Value::Float(f) => Value::Float(-f),
+                _ => return None,
+            },
+            _ => return None,
+        })
+    }
+}
+
+/// The Cypher literal that writes the value (`[1, 'a']`, `{k: null}`).
+impl std::fmt::Display for Value {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match (self, self.to_literal(cypher::Span::default())) {
+            (_, Some(e)) => write!(f, "{e}"),
+            (Value::Other(s), None) => write!(f, "{s}"),
+            (_, None) => write!(f, "{self:?}"),
+        }
+    }
+}
+
+macro_rules! value_from {
+    ($t:ty, $v:ident => $e:expr) => {
+        impl From<$t> for Value {
+            fn from($v: $t) -> Self {
+                $e
+            }
+        }
+    };
+}
+value_from!(i64, v => Value::Int(v));
+value_from!(i32, v => Value::Int(v as i64));
+value_from!(f64, v => Value::Float(v));
+value_from!(bool, v => Value::Bool(v));
+value_from!(&str, v => Value::Str(v.to_string()));
+value_from!(String, v => Value::Str(v));
+
+impl<T: Into<Value>> From<Vec<T>> for Value {
+    fn from(xs: Vec<T>) -> Self {
+        Value::List(xs.into_iter().map(Into::into).collect())
+    }
+}
+
+impl<T: Into<Value>> From<Option<T>> for Value {
+    fn from(x: Option<T>) -> Self {
+        x.map_or(Value::Null, Into::into)
     }
 }
 

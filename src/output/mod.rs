@@ -65,49 +65,32 @@ pub fn render(result: &QueryResult, format: Format) -> String {
     }
 }
 
+/// The table format: a box of ASCII lines (the one arrow's pretty printer draws), columns as
+/// wide as their widest value in terminal cells (CJK and emoji count two), then the row count.
 fn render_table(result: &QueryResult) -> String {
     let rows = rows(result);
-    let mut widths: Vec<usize> = result.columns.iter().map(|c| c.chars().count()).collect();
+    let mut table = comfy_table::Table::new();
+    table
+        .load_preset("||--+-++|    ++++++")
+        .set_header(result.columns.iter().map(comfy_table::Cell::new));
     for r in &rows {
-        for (i, v) in r.iter().enumerate() {
-            widths[i] = widths[i].max(v.chars().count());
-        }
+        table.add_row(r.iter().map(comfy_table::Cell::new));
     }
-    let line = |cells: &[String]| {
-        let parts: Vec<String> = cells
-            .iter()
-            .enumerate()
-            .map(|(i, c)| format!("{c:<w$}", w = widths[i]))
-            .collect();
-        format!("| {} |", parts.join(" | "))
-    };
-    let sep = format!(
-        "+{}+",
-        widths
-            .iter()
-            .map(|w| "-".repeat(w + 2))
-            .collect::<Vec<_>>()
-            .join("+")
-    );
-    let mut out = vec![sep.clone(), line(&result.columns), sep.clone()];
-    for r in &rows {
-        out.push(line(r));
-    }
-    out.push(sep);
-    out.push(format!(
-        "{} row{}",
+    format!(
+        "{table}\n{} row{}\n",
         rows.len(),
         if rows.len() == 1 { "" } else { "s" }
-    ));
-    out.join("\n") + "\n"
+    )
 }
 
-fn csv_field(s: &str) -> String {
-    if s.contains([',', '"', '\n', '\r']) {
-        format!("\"{}\"", s.replace('"', "\"\""))
-    } else {
-        s.to_string()
-    }
+/// One CSV record (RFC 4180 quoting: fields with a comma, quote or line break are quoted).
+fn csv_record<'a>(fields: impl IntoIterator<Item = &'a str>) -> String {
+    let mut w = csv::WriterBuilder::new()
+        .terminator(csv::Terminator::Any(b'\n'))
+        .from_writer(Vec::new());
+    // Writing to memory does not fail, nor does UTF-8 text stop being UTF-8.
+    let _ = w.write_record(fields);
+    String::from_utf8(w.into_inner().unwrap_or_default()).unwrap_or_default()
 }
 
 fn render_csv(result: &QueryResult) -> String {
@@ -148,10 +131,7 @@ impl RowWriter {
     /// What comes before the rows.
     pub fn header(&self) -> String {
         match self.format {
-            Format::Csv => {
-                let names: Vec<String> = self.columns.iter().map(|c| csv_field(c)).collect();
-                names.join(",") + "\n"
-            }
+            Format::Csv => csv_record(self.columns.iter().map(String::as_str)),
             _ => String::new(),
         }
     }
@@ -161,9 +141,7 @@ impl RowWriter {
         let mut out = String::new();
         for r in 0..b.num_rows() {
             if self.format == Format::Csv {
-                let fields: Vec<String> = cells(b, r).iter().map(|c| csv_field(c)).collect();
-                out.push_str(&fields.join(","));
-                out.push('\n');
+                out.push_str(&csv_record(cells(b, r).iter().map(String::as_str)));
             } else {
                 let mut obj = serde_json::Map::new();
                 for (c, name) in self.columns.iter().enumerate() {
@@ -188,5 +166,67 @@ impl RowWriter {
             (Format::Json, _) => "\n]\n".into(),
             _ => String::new(),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use arrow::array::{Int64Array, StringArray};
+    use arrow::datatypes::{DataType, Field, Schema};
+    use std::sync::Arc;
+
+    fn result(names: Vec<Option<&str>>, ids: Vec<i64>) -> QueryResult {
+        let schema = Arc::new(Schema::new(vec![
+            Field::new("name", DataType::Utf8, true),
+            Field::new("n.id", DataType::Int64, false),
+        ]));
+        let batch = RecordBatch::try_new(
+            schema.clone(),
+            vec![
+                Arc::new(StringArray::from(names)),
+                Arc::new(Int64Array::from(ids)),
+            ],
+        )
+        .unwrap();
+        QueryResult {
+            columns: vec!["name".into(), "n.id".into()],
+            schema,
+            batches: vec![batch],
+        }
+    }
+
+    #[test]
+    fn table_columns_align_in_terminal_cells() {
+        // Wide characters take two cells: `日本` is as wide as `name`.
+        let r = result(vec![Some("日本"), Some("ab"), None], vec![1, 22, 3]);
+        assert_eq!(
+            render(&r, Format::Table),
+            "+------+------+\n\
+             | name | n.id |\n\
+             +------+------+\n\
+             | 日本 | 1    |\n\
+             | ab   | 22   |\n\
+             | null | 3    |\n\
+             +------+------+\n\
+             3 rows\n"
+        );
+    }
+
+    #[test]
+    fn csv_quotes_what_needs_quoting() {
+        let r = result(
+            vec![
+                Some("a,b"),
+                Some("say \"hi\""),
+                Some("two\nlines"),
+                Some("plain"),
+            ],
+            vec![1, 2, 3, 4],
+        );
+        assert_eq!(
+            render(&r, Format::Csv),
+            "name,n.id\n\"a,b\",1\n\"say \"\"hi\"\"\",2\n\"two\nlines\",3\nplain,4\n"
+        );
     }
 }

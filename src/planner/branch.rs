@@ -8,48 +8,34 @@
 use super::expr::{col, null};
 use super::scope::{eid_col, key_col, label_col, prop_col, table_col, type_col, Binding, Scope};
 use super::{Lowerer, State};
+use crate::binder::QueryGraph;
 use crate::error::{Error, Result};
 use crate::functions::any;
-use crate::rewrite::branching::{self, Shape, MAX_BRANCHES};
-use crate::sem_err;
+use crate::rewrite::branching::{self, MAX_BRANCHES};
 use arrow::datatypes::DataType;
-use cypher::ast::{self, ExprKind};
+use cypher::ast;
 use datafusion::common::ScalarValue;
 use datafusion::logical_expr::{cast, lit, Expr, LogicalPlanBuilder};
 use std::collections::BTreeSet;
 
 impl<'c> Lowerer<'c> {
     /// Lowers `m` as branches when it needs them; `None` when it is one ordinary pattern.
-    pub(crate) fn lower_branches(&mut self, st: &State, m: &ast::Match) -> Result<Option<State>> {
-        let cands = self.candidates(st, &m.patterns)?;
-        let several_bound = cands.nodes.iter().any(|n| {
+    pub(crate) fn lower_branches(&mut self, st: &State, qg: &QueryGraph) -> Result<Option<State>> {
+        let m = &qg.clause;
+        let several_bound = qg.nodes.iter().any(|n| {
             matches!(
                 n.var.as_ref().and_then(|v| st.scope.get(&v.name)),
                 Some(Binding::Nodes { .. })
             )
         });
-        let ambiguous = cands.labels.iter().any(|c| c.len() > 1)
-            || cands
-                .steps
-                .iter()
-                .zip(&cands.rels)
-                .any(|((_, _, r), t)| r.length.is_none() && t.len() > 1);
-        if !(several_bound || (cands.satisfiable && ambiguous)) {
+        if !(several_bound || (qg.satisfiable && qg.is_ambiguous())) {
             return Ok(None);
         }
-        self.check_property_maps(&cands)?;
-        let shape = Shape {
-            vars: cands
-                .nodes
-                .iter()
-                .map(|n| n.var.as_ref().map(|v| v.name.as_str()))
-                .collect(),
-            labels: &cands.labels,
-            steps: cands.steps.clone(),
-            tables: &cands.rels,
-        };
-        let combos = if cands.satisfiable {
-            branching::combinations(self.catalog, &shape).ok_or_else(|| {
+        if !self.options.lenient {
+            qg.check_property_maps(self.catalog)?;
+        }
+        let combos = if qg.satisfiable {
+            branching::combinations(self.catalog, qg).ok_or_else(|| {
                 Error::semantic(
                     crate::error::SemanticKind::AmbiguousPattern,
                     format!(
@@ -61,9 +47,9 @@ impl<'c> Lowerer<'c> {
         } else {
             vec![]
         };
-        let new_vars = new_variables(&cands, st);
+        let new_vars = qg.new_variables(&|v| st.scope.get(v).is_some());
         if combos.is_empty() {
-            return Ok(Some(self.empty_match(st, &cands, &new_vars)?));
+            return Ok(Some(self.empty_match(st, qg, &new_vars)?));
         }
         self.notes.push(format!(
             "{}  -- {} branch{}",
@@ -81,7 +67,7 @@ impl<'c> Lowerer<'c> {
             self.counter = start;
             let mut bst = st.clone();
             // A several-label variable the pattern names is one label in this branch.
-            for (i, n) in cands.nodes.iter().enumerate() {
+            for (i, n) in qg.nodes.iter().enumerate() {
                 let Some(v) = &n.var else { continue };
                 if let Some(Binding::Nodes { prefix, .. }) = bst.scope.get(&v.name).cloned() {
                     let label = combo.labels[i].clone();
@@ -91,7 +77,7 @@ impl<'c> Lowerer<'c> {
                     bst.scope.bind(&v.name, Binding::Node { label, prefix });
                 }
             }
-            let pinned = branching::pin(self.catalog, m, combo);
+            let pinned = self.bind(&bst.scope, |b| branching::pin(b, qg, combo))?;
             let saved = std::mem::replace(&mut self.missing_props_null, true);
             let lowered = self.lower_match_one(bst, &pinned, false);
             self.missing_props_null = saved;
@@ -105,56 +91,6 @@ impl<'c> Lowerer<'c> {
             out.plan = self.filter(out.plan, p)?;
         }
         Ok(Some(out))
-    }
-
-    /// A property map key no candidate label (type) has is a typo, as without branching; a
-    /// key only some have is null on the others.
-    fn check_property_maps(&self, cands: &super::pattern::Candidates<'_>) -> Result<()> {
-        if self.options.lenient {
-            return Ok(());
-        }
-        let ents = self.entities();
-        let check = |props: &Option<ast::Expr>, names: Vec<&[(String, DataType)]>, what: &str| {
-            let Some(ast::Expr {
-                kind: ExprKind::Map(entries),
-                ..
-            }) = props
-            else {
-                return Ok(());
-            };
-            for (k, _) in entries {
-                if !names.iter().any(|ps| ps.iter().any(|(p, _)| p == &k.name)) {
-                    return sem_err!(
-                        UnknownProperty,
-                        k.span,
-                        "Unknown property `{}`: no {what} the pattern can match has it",
-                        k.name
-                    );
-                }
-            }
-            Ok(())
-        };
-        // Nothing to check where nothing can match (the MATCH is empty).
-        for (n, labels) in cands.nodes.iter().zip(&cands.labels) {
-            // Only where the user wrote labels: an inferred label's missing key is null.
-            if !labels.is_empty() && !n.labels.is_empty() {
-                let props = labels
-                    .iter()
-                    .map(|l| ents.node(l).props.as_slice())
-                    .collect();
-                check(&n.props, props, "label")?;
-            }
-        }
-        for ((_, _, r), tables) in cands.steps.iter().zip(&cands.rels) {
-            if !tables.is_empty() && !r.types.is_empty() {
-                let props = tables
-                    .iter()
-                    .map(|&t| ents.rel(t).props.as_slice())
-                    .collect();
-                check(&r.props, props, "relationship type")?;
-            }
-        }
-        Ok(())
     }
 
     /// UNION ALL of the branches, each projected onto one schema: the variables bound before
@@ -175,7 +111,7 @@ impl<'c> Lowerer<'c> {
                 .map(|s| {
                     s.scope
                         .get(name)
-                        .ok_or_else(|| Error::Plan(format!("branch without variable `{name}`")))
+                        .ok_or_else(|| Error::Internal(format!("branch without variable `{name}`")))
                 })
                 .collect::<Result<_>>()?;
             scope.bind(name, self.unify(name, &bs)?);
@@ -221,7 +157,7 @@ impl<'c> Lowerer<'c> {
         }
         let ents = self.entities();
         let prefix = bs[0].prefix().to_string();
-        let mismatch = || Error::Plan(format!("branches bind `{name}` to different kinds"));
+        let mismatch = || Error::Internal(format!("branches bind `{name}` to different kinds"));
         match bs[0] {
             Binding::Node { .. } | Binding::Nodes { .. } => {
                 let mut labels = BTreeSet::new();
@@ -309,7 +245,7 @@ impl<'c> Lowerer<'c> {
         // Target property column `c` from a branch entity with `props` under prefix `p`:
         // its column, or null where the branch's label / table lacks the property.
         let property = |props: &[(String, DataType)], p: &str, c: &str, t: &DataType| {
-            let name = super::names::unescape(&c[prefix.len() + 2..]);
+            let name = crate::binder::names::unescape(&c[prefix.len() + 2..]);
             match props.iter().find(|(x, _)| x == &name) {
                 Some((_, from)) => Ok(cast_to(col(&prop_col(p, &name)), from, t)),
                 None => typed_null(t),
@@ -361,7 +297,7 @@ impl<'c> Lowerer<'c> {
                 out.push(col(&super::scope::eids_col(p)).alias(super::scope::eids_col(q)));
             }
             _ => {
-                return Err(Error::Plan(format!(
+                return Err(Error::Internal(format!(
                     "cannot combine a {} with a {} across branches",
                     have.kind_name(),
                     target.kind_name()
@@ -373,17 +309,12 @@ impl<'c> Lowerer<'c> {
 
     /// A MATCH no combination satisfies: no rows, with every variable it would bind (as
     /// nulls of the right types) so that the rest of the query still plans and checks.
-    fn empty_match(
-        &mut self,
-        st: &State,
-        cands: &super::pattern::Candidates<'_>,
-        new_vars: &[String],
-    ) -> Result<State> {
+    fn empty_match(&mut self, st: &State, qg: &QueryGraph, new_vars: &[String]) -> Result<State> {
         let mut scope = st.scope.clone();
         let named_labels = |i: usize| -> Vec<String> {
-            let mut ls: Vec<String> = cands.labels[i].iter().cloned().collect();
+            let mut ls: Vec<String> = qg.labels[i].iter().cloned().collect();
             if ls.is_empty() {
-                ls = cands.nodes[i]
+                ls = qg.nodes[i]
                     .labels
                     .iter()
                     .map(|l| l.name.clone())
@@ -394,7 +325,7 @@ impl<'c> Lowerer<'c> {
         };
         let mut binds: Vec<(String, Binding)> = Vec::new();
         for name in new_vars {
-            if let Some(i) = cands
+            if let Some(i) = qg
                 .nodes
                 .iter()
                 .position(|n| n.var.as_ref().is_some_and(|v| &v.name == name))
@@ -417,19 +348,19 @@ impl<'c> Lowerer<'c> {
                     _ => self.unify(name, &as_nodes.iter().collect::<Vec<_>>())?,
                 };
                 binds.push((name.clone(), b));
-            } else if let Some(k) = cands
-                .steps
+            } else if let Some(k) = qg
+                .rels
                 .iter()
-                .position(|(_, _, r)| r.var.as_ref().is_some_and(|v| &v.name == name))
+                .position(|r| r.var.as_ref().is_some_and(|v| &v.name == name))
             {
-                let r = cands.steps[k].2;
+                let r = &qg.rels[k];
                 let b = if r.length.is_some() {
                     Binding::RelList {
                         rel: usize::MAX,
                         prefix: name.clone(),
                     }
                 } else {
-                    let mut tables: Vec<usize> = cands.rels[k].iter().copied().collect();
+                    let mut tables: Vec<usize> = qg.tables[k].iter().copied().collect();
                     if tables.is_empty() {
                         tables = (0..self.catalog.rels.len())
                             .filter(|&i| {
@@ -476,30 +407,6 @@ impl<'c> Lowerer<'c> {
             unit: false,
         })
     }
-}
-
-/// The named variables a MATCH binds that `st` does not have yet, in pattern order.
-fn new_variables(cands: &super::pattern::Candidates<'_>, st: &State) -> Vec<String> {
-    let mut out: Vec<String> = Vec::new();
-    let mut add = |v: &Option<ast::Ident>| {
-        if let Some(v) = v {
-            if st.scope.get(&v.name).is_none() && !out.contains(&v.name) {
-                out.push(v.name.clone());
-            }
-        }
-    };
-    let mut steps = cands.steps.iter().peekable();
-    for (i, n) in cands.nodes.iter().enumerate() {
-        add(&n.var);
-        while let Some((a, _, r)) = steps.peek() {
-            if *a != i {
-                break;
-            }
-            add(&r.var);
-            steps.next();
-        }
-    }
-    out
 }
 
 /// `e` (of type `from`) as type `to`; no cast when they agree.

@@ -1,5 +1,6 @@
 //! Lowering of Cypher expressions to DataFusion expressions.
 
+use super::scalar::{self, is_list, is_string};
 use super::scope::{label_col, prop_col, type_col, Binding, Scope};
 use super::Lowerer;
 use crate::error::ErrorClass;
@@ -50,17 +51,6 @@ fn is_numeric(t: &DataType) -> bool {
     t.is_numeric()
 }
 
-fn is_string(t: &DataType) -> bool {
-    matches!(t, DataType::Utf8 | DataType::LargeUtf8 | DataType::Utf8View)
-}
-
-fn is_list(t: &DataType) -> bool {
-    matches!(
-        t,
-        DataType::List(_) | DataType::LargeList(_) | DataType::FixedSizeList(_, _)
-    )
-}
-
 /// `x` as a value of mixed kind.
 fn to_any(x: Expr) -> Expr {
     CypherFn::ToAny.call(vec![x])
@@ -74,56 +64,6 @@ pub(super) fn mixed_kind(span: Span, what: &str) -> Result<Expr> {
         "unsupported: {what} of a value of mixed kind (a list mixing kinds, or a property \
          whose type differs across labels)"
     )
-}
-
-/// The kinds of argument a scalar function takes.
-#[derive(Clone, Copy)]
-enum ArgKind {
-    Str,
-    Num,
-    Int,
-    List,
-    StrOrList,
-}
-
-impl ArgKind {
-    fn accepts(self, t: &DataType) -> bool {
-        match self {
-            ArgKind::Str => is_string(t),
-            ArgKind::Num => is_numeric(t),
-            ArgKind::Int => t.is_integer(),
-            ArgKind::List => is_list(t),
-            ArgKind::StrOrList => is_string(t) || is_list(t),
-        }
-    }
-
-    fn name(self) -> &'static str {
-        match self {
-            ArgKind::Str => "a string",
-            ArgKind::Num => "a number",
-            ArgKind::Int => "an integer",
-            ArgKind::List => "a list",
-            ArgKind::StrOrList => "a string or a list",
-        }
-    }
-}
-
-/// The argument kinds of the scalar functions whose arguments have one kind each.
-fn argument_kinds(lname: &str) -> Option<&'static [ArgKind]> {
-    use ArgKind::*;
-    Some(match lname {
-        "toupper" | "upper" | "tolower" | "lower" | "trim" | "ltrim" | "rtrim" => &[Str],
-        "split" => &[Str, Str],
-        "replace" => &[Str, Str, Str],
-        "substring" => &[Str, Int, Int],
-        "left" | "right" => &[Str, Int],
-        "reverse" => &[StrOrList],
-        "head" | "last" | "tail" => &[List],
-        "abs" | "ceil" | "floor" | "round" | "sqrt" | "sign" | "exp" | "log" | "log10" | "sin"
-        | "cos" | "tan" | "asin" | "acos" | "atan" => &[Num],
-        "range" => &[Int, Int, Int],
-        _ => return None,
-    })
 }
 
 /// `Some(true)` for a relationship binding, `Some(false)` for a node.
@@ -183,7 +123,7 @@ fn comparable(a: &DataType, b: &DataType) -> bool {
 impl<'c> Lowerer<'c> {
     pub fn type_of(&self, e: &Expr, schema: &DFSchema) -> Result<DataType> {
         e.get_type(schema)
-            .map_err(|err| Error::Execution(format!("cannot type expression {e}: {err}")))
+            .map_err(|err| Error::Plan(err.context(format!("cannot type expression {e}"))))
     }
 
     /// A list of `xs` (of `types`): typed when the items share a type, else a list of values
@@ -249,156 +189,14 @@ impl<'c> Lowerer<'c> {
                 let schema = DFSchema::empty();
                 self.expr(v, &ExprCtx::new(&empty, &schema))?
             }
-            ExprKind::Variable(v) => match cx.scope.get(v) {
-                None => return sem_err!(UndefinedVariable, e.span, "Variable `{v}` not defined"),
-                Some(Binding::Value { col: c }) => col(c),
-                Some(Binding::RelList { .. }) => {
-                    return sem_err!(
-                        Unsupported,
-                        e.span,
-                        "unsupported: the relationships of a variable-length pattern (`{v}`) as a value"
-                    )
-                }
-                Some(b) => self.entity_value(b)?,
-            },
+            ExprKind::Variable(v) => self.variable(v, e.span, cx)?,
             ExprKind::Property(target, key) => self.property(target, key, cx)?,
-            ExprKind::List(items) => {
-                if items.is_empty() {
-                    lit(ScalarValue::List(ScalarValue::new_list_nullable(
-                        &[],
-                        &DataType::Null,
-                    )))
-                } else {
-                    let xs = items
-                        .iter()
-                        .map(|x| self.expr(x, cx))
-                        .collect::<Result<Vec<_>>>()?;
-                    let types = xs
-                        .iter()
-                        .map(|x| self.type_of(x, cx.schema))
-                        .collect::<Result<Vec<_>>>()?;
-                    self.list_of(xs, &types, e.span)?
-                }
-            }
-            ExprKind::Map(entries) => {
-                if entries.is_empty() {
-                    return Ok(lit(ScalarValue::Struct(Arc::new(
-                        arrow::array::StructArray::new_empty_fields(1, None),
-                    ))));
-                }
-                let mut args = Vec::with_capacity(entries.len() * 2);
-                for (k, v) in entries {
-                    args.push(lit(k.name.clone()));
-                    args.push(self.expr(v, cx)?);
-                }
-                f::named_struct(args)
-            }
-            ExprKind::Unary(op, inner) => {
-                if let (UnaryOp::Not, ExprKind::Map(_) | ExprKind::List(_)) = (op, &inner.kind) {
-                    // Known from the syntax (a map with an empty key has no Arrow type).
-                    return sem_err!(
-                        InvalidArgumentType,
-                        inner.span,
-                        "NOT expects a boolean, got a {}",
-                        if matches!(inner.kind, ExprKind::Map(_)) { "map" } else { "list" }
-                    );
-                }
-                let x = self.expr(inner, cx)?;
-                let t = self.type_of(&x, cx.schema)?;
-                if is_any(&t) {
-                    let sym = match op {
-                        UnaryOp::Not => "NOT",
-                        UnaryOp::Neg => "-",
-                        UnaryOp::Pos => "+",
-                    };
-                    return mixed_kind(inner.span, &format!("`{sym}`"));
-                }
-                match op {
-                    UnaryOp::Not => {
-                        if !matches!(t, DataType::Boolean | DataType::Null) {
-                            return sem_err!(
-                                InvalidArgumentType,
-                                inner.span,
-                                "NOT expects a boolean, got {t}"
-                            );
-                        }
-                        Expr::Not(Box::new(x))
-                    }
-                    UnaryOp::Neg | UnaryOp::Pos => {
-                        if !is_numeric(&t) && t != DataType::Null {
-                            return sem_err!(
-                                InvalidArgumentType,
-                                inner.span,
-                                "unary {} expects a number, got {t}",
-                                if *op == UnaryOp::Neg { "-" } else { "+" }
-                            );
-                        }
-                        if *op == UnaryOp::Neg && t.is_integer() {
-                            // -(-2^63) overflows.
-                            CypherFn::Sub.call(vec![lit(0i64), x])
-                        } else if *op == UnaryOp::Neg {
-                            Expr::Negative(Box::new(x))
-                        } else {
-                            x
-                        }
-                    }
-                }
-            }
+            ExprKind::List(items) => self.list_literal(items, e.span, cx)?,
+            ExprKind::Map(entries) => self.map_literal(entries, cx)?,
+            ExprKind::Unary(op, inner) => self.unary(*op, inner, cx)?,
             ExprKind::Binary(op, l, r) => self.binary(*op, l, r, e.span, cx)?,
-            ExprKind::IsNull { expr, negated } => {
-                let x = match &expr.kind {
-                    // An entity is null when its identity column is (OPTIONAL MATCH).
-                    ExprKind::Variable(v) => match cx.scope.get(v) {
-                        Some(b) if b.is_entity() => col(&self.entities().identity_col(b)),
-                        _ => self.expr(expr, cx)?,
-                    },
-                    _ => self.expr(expr, cx)?,
-                };
-                if *negated {
-                    x.is_not_null()
-                } else {
-                    x.is_null()
-                }
-            }
-            ExprKind::HasLabels(target, labels) => {
-                let ExprKind::Variable(v) = &target.kind else {
-                    return sem_err!(
-                        Unsupported,
-                        e.span,
-                        "unsupported: label test on an expression"
-                    );
-                };
-                match cx.scope.get(v) {
-                    Some(Binding::Node { label, prefix }) => {
-                        let all = labels.iter().all(|l| &l.name == label);
-                        let key = prop_col(prefix, &self.entities().node(label).key);
-                        // null for a missing (OPTIONAL MATCH) node, else a constant.
-                        when(col(&key).is_null(), null()).otherwise(lit(all))?
-                    }
-                    Some(Binding::Nodes { prefix, .. }) => {
-                        let label = col(&label_col(prefix));
-                        labels
-                            .iter()
-                            .map(|l| label.clone().eq(lit(l.name.clone())))
-                            .reduce(Expr::and)
-                            .unwrap_or(lit(true))
-                    }
-                    Some(_) => {
-                        return sem_err!(
-                            InvalidArgumentType,
-                            target.span,
-                            "label test needs a node, `{v}` is not one"
-                        )
-                    }
-                    None => {
-                        return sem_err!(
-                            UndefinedVariable,
-                            target.span,
-                            "Variable `{v}` not defined"
-                        )
-                    }
-                }
-            }
+            ExprKind::IsNull { expr, negated } => self.is_null(expr, *negated, cx)?,
+            ExprKind::HasLabels(target, labels) => self.has_labels(e, target, labels, cx)?,
             ExprKind::CountStar => {
                 return sem_err!(
                     InvalidAggregation,
@@ -416,134 +214,346 @@ impl<'c> Lowerer<'c> {
                 operand,
                 whens,
                 else_,
-            } => {
-                let mut builder = match operand {
-                    Some(o) => {
-                        let o = self.expr(o, cx)?;
-                        let (w0, t0) = &whens[0];
-                        let mut b = case(o).when(self.expr(w0, cx)?, self.expr(t0, cx)?);
-                        for (w, t) in &whens[1..] {
-                            b = b.when(self.expr(w, cx)?, self.expr(t, cx)?);
-                        }
-                        b
+            } => self.case(operand.as_deref(), whens, else_.as_deref(), cx)?,
+            ExprKind::Index(target, idx) => self.index(target, idx, cx)?,
+            ExprKind::Slice(target, from, to) => {
+                self.slice(target, from.as_deref(), to.as_deref(), e.span, cx)?
+            }
+        };
+        Ok(out)
+    }
+
+    /// A variable as a value: a value column, or a node / relationship as a struct.
+    fn variable(&self, v: &str, span: Span, cx: &ExprCtx<'_>) -> Result<Expr> {
+        Ok(match cx.scope.get(v) {
+            None => return sem_err!(UndefinedVariable, span, "Variable `{v}` not defined"),
+            Some(Binding::Value { col: c }) => col(c),
+            Some(Binding::RelList { .. }) => {
+                return sem_err!(
+                Unsupported,
+                span,
+                "unsupported: the relationships of a variable-length pattern (`{v}`) as a value"
+            )
+            }
+            Some(b) => self.entity_value(b)?,
+        })
+    }
+
+    /// `[a, b, ...]`: one list type for the items, or values of mixed kind.
+    fn list_literal(&self, items: &[ast::Expr], span: Span, cx: &ExprCtx<'_>) -> Result<Expr> {
+        Ok({
+            if items.is_empty() {
+                lit(ScalarValue::List(ScalarValue::new_list_nullable(
+                    &[],
+                    &DataType::Null,
+                )))
+            } else {
+                let xs = items
+                    .iter()
+                    .map(|x| self.expr(x, cx))
+                    .collect::<Result<Vec<_>>>()?;
+                let types = xs
+                    .iter()
+                    .map(|x| self.type_of(x, cx.schema))
+                    .collect::<Result<Vec<_>>>()?;
+                self.list_of(xs, &types, span)?
+            }
+        })
+    }
+
+    /// `{k: v, ...}` as a struct.
+    fn map_literal(&self, entries: &[(ast::Ident, ast::Expr)], cx: &ExprCtx<'_>) -> Result<Expr> {
+        Ok({
+            if entries.is_empty() {
+                return Ok(lit(ScalarValue::Struct(Arc::new(
+                    arrow::array::StructArray::new_empty_fields(1, None),
+                ))));
+            }
+            let mut args = Vec::with_capacity(entries.len() * 2);
+            for (k, v) in entries {
+                args.push(lit(k.name.clone()));
+                args.push(self.expr(v, cx)?);
+            }
+            f::named_struct(args)
+        })
+    }
+
+    /// `NOT x`, `-x`, `+x`.
+    fn unary(&self, op: UnaryOp, inner: &ast::Expr, cx: &ExprCtx<'_>) -> Result<Expr> {
+        Ok({
+            if let (UnaryOp::Not, ExprKind::Map(_) | ExprKind::List(_)) = (op, &inner.kind) {
+                // Known from the syntax (a map with an empty key has no Arrow type).
+                return sem_err!(
+                    InvalidArgumentType,
+                    inner.span,
+                    "NOT expects a boolean, got a {}",
+                    if matches!(inner.kind, ExprKind::Map(_)) {
+                        "map"
+                    } else {
+                        "list"
                     }
-                    None => {
-                        let (w0, t0) = &whens[0];
-                        let mut b = when(self.expr(w0, cx)?, self.expr(t0, cx)?);
-                        for (w, t) in &whens[1..] {
-                            b = b.when(self.expr(w, cx)?, self.expr(t, cx)?);
-                        }
-                        b
-                    }
+                );
+            }
+            let x = self.expr(inner, cx)?;
+            let t = self.type_of(&x, cx.schema)?;
+            if is_any(&t) {
+                let sym = match op {
+                    UnaryOp::Not => "NOT",
+                    UnaryOp::Neg => "-",
+                    UnaryOp::Pos => "+",
                 };
-                match else_ {
-                    Some(x) => builder.otherwise(self.expr(x, cx)?)?,
-                    None => builder.otherwise(null())?,
+                return mixed_kind(inner.span, &format!("`{sym}`"));
+            }
+            match op {
+                UnaryOp::Not => {
+                    if !matches!(t, DataType::Boolean | DataType::Null) {
+                        return sem_err!(
+                            InvalidArgumentType,
+                            inner.span,
+                            "NOT expects a boolean, got {t}"
+                        );
+                    }
+                    Expr::Not(Box::new(x))
+                }
+                UnaryOp::Neg | UnaryOp::Pos => {
+                    if !is_numeric(&t) && t != DataType::Null {
+                        return sem_err!(
+                            InvalidArgumentType,
+                            inner.span,
+                            "unary {} expects a number, got {t}",
+                            if op == UnaryOp::Neg { "-" } else { "+" }
+                        );
+                    }
+                    if op == UnaryOp::Neg && t.is_integer() {
+                        // -(-2^63) overflows.
+                        CypherFn::Sub.call(vec![lit(0i64), x])
+                    } else if op == UnaryOp::Neg {
+                        Expr::Negative(Box::new(x))
+                    } else {
+                        x
+                    }
                 }
             }
-            ExprKind::Index(target, idx) => {
-                let t = self.expr(target, cx)?;
-                let tt = self.type_of(&t, cx.schema)?;
-                match (&tt, &idx.kind) {
-                    (DataType::Struct(fields), ExprKind::Literal(Literal::String(k))) => {
-                        if fields.iter().any(|f| f.name() == k) {
-                            f::get_field(t, k.as_str())
-                        } else {
-                            null()
-                        }
+        })
+    }
+
+    /// `x IS [NOT] NULL`; an entity is null when its identity column is (OPTIONAL MATCH).
+    fn is_null(&self, expr: &ast::Expr, negated: bool, cx: &ExprCtx<'_>) -> Result<Expr> {
+        Ok({
+            let x = match &expr.kind {
+                // An entity is null when its identity column is (OPTIONAL MATCH).
+                ExprKind::Variable(v) => match cx.scope.get(v) {
+                    Some(b) if b.is_entity() => col(&self.entities().identity_col(b)),
+                    _ => self.expr(expr, cx)?,
+                },
+                _ => self.expr(expr, cx)?,
+            };
+            if negated {
+                x.is_not_null()
+            } else {
+                x.is_null()
+            }
+        })
+    }
+
+    /// `n:Label:Other`.
+    fn has_labels(
+        &self,
+        e: &ast::Expr,
+        target: &ast::Expr,
+        labels: &[ast::Ident],
+        cx: &ExprCtx<'_>,
+    ) -> Result<Expr> {
+        Ok({
+            let ExprKind::Variable(v) = &target.kind else {
+                return sem_err!(
+                    Unsupported,
+                    e.span,
+                    "unsupported: label test on an expression"
+                );
+            };
+            match cx.scope.get(v) {
+                Some(Binding::Node { label, prefix }) => {
+                    let all = labels.iter().all(|l| &l.name == label);
+                    let key = prop_col(prefix, &self.entities().node(label).key);
+                    // null for a missing (OPTIONAL MATCH) node, else a constant.
+                    when(col(&key).is_null(), null()).otherwise(lit(all))?
+                }
+                Some(Binding::Nodes { prefix, .. }) => {
+                    let label = col(&label_col(prefix));
+                    labels
+                        .iter()
+                        .map(|l| label.clone().eq(lit(l.name.clone())))
+                        .reduce(Expr::and)
+                        .unwrap_or(lit(true))
+                }
+                Some(_) => {
+                    return sem_err!(
+                        InvalidArgumentType,
+                        target.span,
+                        "label test needs a node, `{v}` is not one"
+                    )
+                }
+                None => {
+                    return sem_err!(UndefinedVariable, target.span, "Variable `{v}` not defined")
+                }
+            }
+        })
+    }
+
+    /// `CASE [x] WHEN .. THEN .. [ELSE ..] END`.
+    fn case(
+        &self,
+        operand: Option<&ast::Expr>,
+        whens: &[(ast::Expr, ast::Expr)],
+        else_: Option<&ast::Expr>,
+        cx: &ExprCtx<'_>,
+    ) -> Result<Expr> {
+        Ok({
+            let mut builder = match operand {
+                Some(o) => {
+                    let o = self.expr(o, cx)?;
+                    let (w0, t0) = &whens[0];
+                    let mut b = case(o).when(self.expr(w0, cx)?, self.expr(t0, cx)?);
+                    for (w, t) in &whens[1..] {
+                        b = b.when(self.expr(w, cx)?, self.expr(t, cx)?);
                     }
-                    (t2, _) if is_list(t2) => {
-                        let i = self.expr(idx, cx)?;
-                        let it = self.type_of(&i, cx.schema)?;
-                        if !it.is_integer() && it != DataType::Null {
-                            return sem_err!(
-                                InvalidArgumentType,
-                                idx.span,
-                                "list index must be an integer, got {it}"
-                            );
-                        }
-                        let i = cast(i, DataType::Int64);
-                        let len = cast(nf::cardinality(t.clone()), DataType::Int64);
-                        // Cypher indexes from 0 (negative from the end); arrays from 1. Out of
-                        // range is null (checked first: `i + 1` must not overflow).
-                        when(
-                            i.clone()
-                                .gt_eq(len.clone())
-                                .or(i.clone().lt(Expr::Negative(Box::new(len)))),
-                            null(),
-                        )
-                        .when(
-                            i.clone().gt_eq(lit(0i64)),
-                            nf::array_element(t.clone(), i.clone() + lit(1i64)),
-                        )
-                        .otherwise(nf::array_element(t, i))?
+                    b
+                }
+                None => {
+                    let (w0, t0) = &whens[0];
+                    let mut b = when(self.expr(w0, cx)?, self.expr(t0, cx)?);
+                    for (w, t) in &whens[1..] {
+                        b = b.when(self.expr(w, cx)?, self.expr(t, cx)?);
                     }
-                    (DataType::Null, _) => null(),
-                    (DataType::Struct(_), _)
-                        if !is_string(&self.type_of(&self.expr(idx, cx)?, cx.schema)?) =>
-                    {
-                        CypherFn::fail(
+                    b
+                }
+            };
+            match else_ {
+                Some(x) => builder.otherwise(self.expr(x, cx)?)?,
+                None => builder.otherwise(null())?,
+            }
+        })
+    }
+
+    /// `x[i]` on a list (from 0, negative from the end) or `m['k']` on a map.
+    fn index(&self, target: &ast::Expr, idx: &ast::Expr, cx: &ExprCtx<'_>) -> Result<Expr> {
+        Ok({
+            let t = self.expr(target, cx)?;
+            let tt = self.type_of(&t, cx.schema)?;
+            match (&tt, &idx.kind) {
+                (DataType::Struct(fields), ExprKind::Literal(Literal::String(k))) => {
+                    if fields.iter().any(|f| f.name() == k) {
+                        f::get_field(t, k.as_str())
+                    } else {
+                        null()
+                    }
+                }
+                (t2, _) if is_list(t2) => {
+                    let i = self.expr(idx, cx)?;
+                    let it = self.type_of(&i, cx.schema)?;
+                    if !it.is_integer() && it != DataType::Null {
+                        return sem_err!(
+                            InvalidArgumentType,
+                            idx.span,
+                            "list index must be an integer, got {it}"
+                        );
+                    }
+                    let i = cast(i, DataType::Int64);
+                    let len = cast(nf::cardinality(t.clone()), DataType::Int64);
+                    // Cypher indexes from 0 (negative from the end); arrays from 1. Out of
+                    // range is null (checked first: `i + 1` must not overflow).
+                    when(
+                        i.clone()
+                            .gt_eq(len.clone())
+                            .or(i.clone().lt(Expr::Negative(Box::new(len)))),
+                        null(),
+                    )
+                    .when(
+                        i.clone().gt_eq(lit(0i64)),
+                        nf::array_element(t.clone(), i.clone() + lit(1i64)),
+                    )
+                    .otherwise(nf::array_element(t, i))?
+                }
+                (DataType::Null, _) => null(),
+                (DataType::Struct(_), _)
+                    if !is_string(&self.type_of(&self.expr(idx, cx)?, cx.schema)?) =>
+                {
+                    CypherFn::fail(
                         ErrorClass::TypeError,
                         "MapElementAccessByNonString",
                         "a map is indexed by a string",
                         &DataType::Null,
                     )?
-                    }
-                    (DataType::Struct(_), _) => {
-                        return sem_err!(
-                            Unsupported,
-                            idx.span,
-                            "unsupported: a map indexed by a computed key"
-                        )
-                    }
-                    _ => CypherFn::fail(
-                        ErrorClass::TypeError,
-                        "InvalidArgumentType",
-                        &format!("cannot index a value of type {tt}"),
-                        &DataType::Null,
-                    )?,
                 }
+                (DataType::Struct(_), _) => {
+                    return sem_err!(
+                        Unsupported,
+                        idx.span,
+                        "unsupported: a map indexed by a computed key"
+                    )
+                }
+                _ => CypherFn::fail(
+                    ErrorClass::TypeError,
+                    "InvalidArgumentType",
+                    &format!("cannot index a value of type {tt}"),
+                    &DataType::Null,
+                )?,
             }
-            ExprKind::Slice(target, from, to) => {
-                let t = self.expr(target, cx)?;
-                let tt = self.type_of(&t, cx.schema)?;
-                if !is_list(&tt) {
-                    return sem_err!(Unsupported, e.span, "unsupported: slicing a {tt}");
-                }
-                let len = cast(nf::cardinality(t.clone()), DataType::Int64);
-                // Negative bounds count from the end; then clamp into 0..=len (Cypher slices
-                // never fail on out-of-range bounds).
-                let norm = |x: Expr| -> Result<Expr> {
-                    let from_end = when(x.clone().lt(lit(0i64)), len.clone() + x.clone()).otherwise(x)?;
-                    Ok(f::least(vec![f::greatest(vec![from_end, lit(0i64)]), len.clone()]))
-                };
-                // A null bound makes the slice null.
-                let mut null_bound: Option<Expr> = None;
-                let mut bound = |x: &ast::Expr| -> Result<Expr> {
-                    let v = cast(self.expr(x, cx)?, DataType::Int64);
-                    let isn = v.clone().is_null();
-                    null_bound = Some(match null_bound.take() {
-                        Some(p) => p.or(isn),
-                        None => isn,
-                    });
-                    norm(v)
-                };
-                let a = match from {
-                    Some(x) => bound(x)?,
-                    None => lit(0i64),
-                };
-                let b = match to {
-                    Some(x) => bound(x)?,
-                    None => len.clone(),
-                };
-                let sliced = nf::array_slice(t, a + lit(1i64), b, None);
-                match null_bound {
-                    Some(p) => when(p, null()).otherwise(sliced)?,
-                    None => sliced,
-                }
+        })
+    }
+
+    /// `x[a..b]` on a list.
+    fn slice(
+        &self,
+        target: &ast::Expr,
+        from: Option<&ast::Expr>,
+        to: Option<&ast::Expr>,
+        span: Span,
+        cx: &ExprCtx<'_>,
+    ) -> Result<Expr> {
+        Ok({
+            let t = self.expr(target, cx)?;
+            let tt = self.type_of(&t, cx.schema)?;
+            if !is_list(&tt) {
+                return sem_err!(Unsupported, span, "unsupported: slicing a {tt}");
             }
-        };
-        Ok(out)
+            let len = cast(nf::cardinality(t.clone()), DataType::Int64);
+            // Negative bounds count from the end; then clamp into 0..=len (Cypher slices
+            // never fail on out-of-range bounds).
+            let norm = |x: Expr| -> Result<Expr> {
+                let from_end =
+                    when(x.clone().lt(lit(0i64)), len.clone() + x.clone()).otherwise(x)?;
+                Ok(f::least(vec![
+                    f::greatest(vec![from_end, lit(0i64)]),
+                    len.clone(),
+                ]))
+            };
+            // A null bound makes the slice null.
+            let mut null_bound: Option<Expr> = None;
+            let mut bound = |x: &ast::Expr| -> Result<Expr> {
+                let v = cast(self.expr(x, cx)?, DataType::Int64);
+                let isn = v.clone().is_null();
+                null_bound = Some(match null_bound.take() {
+                    Some(p) => p.or(isn),
+                    None => isn,
+                });
+                norm(v)
+            };
+            let a = match from {
+                Some(x) => bound(x)?,
+                None => lit(0i64),
+            };
+            let b = match to {
+                Some(x) => bound(x)?,
+                None => len.clone(),
+            };
+            let sliced = nf::array_slice(t, a + lit(1i64), b, None);
+            match null_bound {
+                Some(p) => when(p, null()).otherwise(sliced)?,
+                None => sliced,
+            }
+        })
     }
 
     /// Whether `v.key` names a property that no label (type) the user wrote for `v` has: a
@@ -674,54 +684,12 @@ impl<'c> Lowerer<'c> {
         span: Span,
         cx: &ExprCtx<'_>,
     ) -> Result<Expr> {
-        // Entity equality compares identity.
         if matches!(op, BinaryOp::Eq | BinaryOp::Neq) {
-            if let (ExprKind::Variable(a), ExprKind::Variable(b)) = (&l.kind, &r.kind) {
-                if let (Some(ba), Some(bb)) = (cx.scope.get(a), cx.scope.get(b)) {
-                    let ents = self.entities();
-                    let same_kind = match (ba, bb) {
-                        (Binding::Node { label: x, .. }, Binding::Node { label: y, .. }) => {
-                            Some(x == y)
-                        }
-                        (Binding::Rel { rel: x, .. }, Binding::Rel { rel: y, .. }) => Some(x == y),
-                        (Binding::Value { .. }, _) | (_, Binding::Value { .. }) => None,
-                        _ => Some(false),
-                    };
-                    let both_nodes = matches!(ba, Binding::Node { .. } | Binding::Nodes { .. })
-                        && matches!(bb, Binding::Node { .. } | Binding::Nodes { .. });
-                    let both_rels = matches!(ba, Binding::Rel { .. } | Binding::Rels { .. })
-                        && matches!(bb, Binding::Rel { .. } | Binding::Rels { .. });
-                    let several = matches!(ba, Binding::Nodes { .. } | Binding::Rels { .. })
-                        || matches!(bb, Binding::Nodes { .. } | Binding::Rels { .. });
-                    if several && (both_nodes || both_rels) {
-                        // Several labels / tables: same label (table) and same key (edge id).
-                        let [la, ka] = ents.identity_parts(ba).expect("entity");
-                        let [lb, kb] = ents.identity_parts(bb).expect("entity");
-                        let eq = la.eq(lb).and(ka.eq(kb));
-                        return Ok(if op == BinaryOp::Eq {
-                            eq
-                        } else {
-                            Expr::Not(Box::new(eq))
-                        });
-                    }
-                    if let Some(same) = same_kind {
-                        let (ia, ib) = (col(&ents.identity_col(ba)), col(&ents.identity_col(bb)));
-                        let eq = if same {
-                            ia.eq(ib)
-                        } else {
-                            when(ia.is_null().or(ib.is_null()), null()).otherwise(lit(false))?
-                        };
-                        return Ok(if op == BinaryOp::Eq {
-                            eq
-                        } else {
-                            Expr::Not(Box::new(eq))
-                        });
-                    }
-                }
-            }
-        }
-        if matches!(op, BinaryOp::Eq | BinaryOp::Neq) {
-            if let Some(eq) = self.literal_equality(l, r, span, cx)? {
+            let eq = match self.entity_equality(l, r, cx)? {
+                Some(eq) => Some(eq),
+                None => self.literal_equality(l, r, span, cx)?,
+            };
+            if let Some(eq) = eq {
                 return Ok(if op == BinaryOp::Eq {
                     eq
                 } else {
@@ -730,80 +698,11 @@ impl<'c> Lowerer<'c> {
             }
         }
         if op == BinaryOp::In {
-            let x = self.expr(l, cx)?;
-            // A list parameter is a list literal too (element-wise, three-valued `IN`).
-            let r = match &r.kind {
-                ExprKind::Param(p) => match self.params.get(p) {
-                    Some(
-                        v @ ast::Expr {
-                            kind: ExprKind::List(_),
-                            ..
-                        },
-                    ) => v,
-                    _ => r,
-                },
-                _ => r,
-            };
-            if let ExprKind::List(items) = &r.kind {
-                if items.is_empty() {
-                    return Ok(lit(false));
-                }
-                let xt = self.type_of(&x, cx.schema)?;
-                // Items of another kind can never equal x (`1 IN ['1']` is false).
-                let mut xs = Vec::new();
-                // The type x and the items share; none (mixed kinds, `[[1], 'b']`): compared
-                // value by value.
-                let mut shared = Some(xt.clone());
-                for i in items {
-                    let e = self.expr(i, cx)?;
-                    let t = self.type_of(&e, cx.schema)?;
-                    if comparable(&xt, &t) {
-                        shared = shared.and_then(|s| unify(&s, &t));
-                        xs.push(e);
-                    }
-                }
-                let mixed = shared.as_ref().is_none_or(is_any);
-                if xs.is_empty() {
-                    return Ok(when(x.is_null(), null()).otherwise(lit(false))?);
-                }
-                if is_list(&xt) || matches!(xt, DataType::Struct(_)) || mixed {
-                    // Lists and maps compare element by element: an OR of the equalities.
-                    let eqs = xs
-                        .into_iter()
-                        .map(|e| CypherFn::Eq.call(vec![x.clone(), e]));
-                    return Ok(eqs.reduce(Expr::or).expect("not empty"));
-                }
-                if matches!(xt, DataType::Float32 | DataType::Float64) {
-                    // NaN equals nothing (DataFusion's IN finds it): no match, so null if an
-                    // item is null, else false.
-                    let any_null = nf::array_has(
-                        nf::make_array(xs.iter().map(|e| e.clone().is_null()).collect()),
-                        lit(true),
-                    );
-                    let no_match = when(any_null, null()).otherwise(lit(false))?;
-                    return Ok(when(f::isnan(x.clone()), no_match).otherwise(x.in_list(xs, false))?);
-                }
-                return Ok(x.in_list(xs, false));
-            }
-            let list = self.expr(r, cx)?;
-            let lt = self.type_of(&list, cx.schema)?;
-            if lt == DataType::Null {
-                return Ok(null());
-            }
-            if !is_list(&lt) {
-                return sem_err!(
-                    InvalidArgumentType,
-                    r.span,
-                    "IN expects a list on the right, got {lt}"
-                );
-            }
-            // Three-valued: not found but some comparison was null (a null element) is null.
-            return Ok(CypherFn::In.call(vec![x, list]));
+            return self.in_list(l, r, cx);
         }
         let a = self.expr(l, cx)?;
         let b = self.expr(r, cx)?;
         let (ta, tb) = (self.type_of(&a, cx.schema)?, self.type_of(&b, cx.schema)?);
-        let either_null = || a.clone().is_null().or(b.clone().is_null());
         let bool_op = |o: Operator| -> Result<Expr> {
             for (t, s) in [(&ta, l.span), (&tb, r.span)] {
                 if !matches!(t, DataType::Boolean | DataType::Null) {
@@ -828,62 +727,7 @@ impl<'c> Lowerer<'c> {
             | BinaryOp::Lt
             | BinaryOp::Le
             | BinaryOp::Gt
-            | BinaryOp::Ge => {
-                if !comparable(&ta, &tb) {
-                    // Values of different kinds are never equal; ordering them is null.
-                    let v = match op {
-                        BinaryOp::Eq => lit(false),
-                        BinaryOp::Neq => lit(true),
-                        _ => return Ok(null()),
-                    };
-                    return Ok(when(either_null(), null()).otherwise(v)?);
-                }
-                let nested =
-                    |t: &DataType| is_list(t) || matches!(t, DataType::Struct(_)) || is_any(t);
-                if nested(&ta) || nested(&tb) {
-                    // Element by element, three-valued (`[1, 2] = [1, null]` is null).
-                    let f = match op {
-                        BinaryOp::Eq | BinaryOp::Neq => CypherFn::Eq,
-                        BinaryOp::Lt => CypherFn::Lt,
-                        BinaryOp::Le => CypherFn::Le,
-                        BinaryOp::Gt => CypherFn::Gt,
-                        _ => CypherFn::Ge,
-                    };
-                    let e = f.call(vec![a, b]);
-                    return Ok(if op == BinaryOp::Neq {
-                        Expr::Not(Box::new(e))
-                    } else {
-                        e
-                    });
-                }
-                let o = match op {
-                    BinaryOp::Eq => Operator::Eq,
-                    BinaryOp::Neq => Operator::NotEq,
-                    BinaryOp::Lt => Operator::Lt,
-                    BinaryOp::Le => Operator::LtEq,
-                    BinaryOp::Gt => Operator::Gt,
-                    _ => Operator::GtEq,
-                };
-                let is_float = |t: &DataType| matches!(t, DataType::Float64 | DataType::Float32);
-                if (is_float(&ta) || is_float(&tb)) && !a.is_volatile() && !b.is_volatile() {
-                    // Cypher: NaN equals nothing and is not ordered (DataFusion sorts it last).
-                    let mut nan = Vec::new();
-                    if is_float(&ta) {
-                        nan.push(f::isnan(a.clone()));
-                    }
-                    if is_float(&tb) {
-                        nan.push(f::isnan(b.clone()));
-                    }
-                    let any_nan = nan
-                        .into_iter()
-                        .reduce(Expr::or)
-                        .expect("one side is a float");
-                    return Ok(
-                        when(any_nan, lit(op == BinaryOp::Neq)).otherwise(binary_expr(a, o, b))?
-                    );
-                }
-                binary_expr(a, o, b)
-            }
+            | BinaryOp::Ge => return self.comparison(op, a, b, &ta, &tb),
             BinaryOp::Add => {
                 if is_list(&ta) || is_list(&tb) {
                     self.list_add(a, &ta, b, &tb)
@@ -943,6 +787,189 @@ impl<'c> Lowerer<'c> {
             BinaryOp::In => unreachable!("handled above"),
         };
         Ok(out)
+    }
+
+    /// `a = b` between two node or relationship variables: same identity. `None` when either
+    /// is not an entity.
+    fn entity_equality(
+        &self,
+        l: &ast::Expr,
+        r: &ast::Expr,
+        cx: &ExprCtx<'_>,
+    ) -> Result<Option<Expr>> {
+        let (ExprKind::Variable(a), ExprKind::Variable(b)) = (&l.kind, &r.kind) else {
+            return Ok(None);
+        };
+        let (Some(ba), Some(bb)) = (cx.scope.get(a), cx.scope.get(b)) else {
+            return Ok(None);
+        };
+        let ents = self.entities();
+        let same_kind = match (ba, bb) {
+            (Binding::Node { label: x, .. }, Binding::Node { label: y, .. }) => Some(x == y),
+            (Binding::Rel { rel: x, .. }, Binding::Rel { rel: y, .. }) => Some(x == y),
+            (Binding::Value { .. }, _) | (_, Binding::Value { .. }) => None,
+            _ => Some(false),
+        };
+        let both_nodes = matches!(ba, Binding::Node { .. } | Binding::Nodes { .. })
+            && matches!(bb, Binding::Node { .. } | Binding::Nodes { .. });
+        let both_rels = matches!(ba, Binding::Rel { .. } | Binding::Rels { .. })
+            && matches!(bb, Binding::Rel { .. } | Binding::Rels { .. });
+        let several = matches!(ba, Binding::Nodes { .. } | Binding::Rels { .. })
+            || matches!(bb, Binding::Nodes { .. } | Binding::Rels { .. });
+        if several && (both_nodes || both_rels) {
+            // Several labels / tables: same label (table) and same key (edge id).
+            let [la, ka] = ents.identity_parts(ba).expect("entity");
+            let [lb, kb] = ents.identity_parts(bb).expect("entity");
+            let eq = la.eq(lb).and(ka.eq(kb));
+            return Ok(Some(eq));
+        }
+        if let Some(same) = same_kind {
+            let (ia, ib) = (col(&ents.identity_col(ba)), col(&ents.identity_col(bb)));
+            let eq = if same {
+                ia.eq(ib)
+            } else {
+                when(ia.is_null().or(ib.is_null()), null()).otherwise(lit(false))?
+            };
+            return Ok(Some(eq));
+        }
+        Ok(None)
+    }
+
+    /// `x IN list`: a literal list (or list parameter) item by item, three-valued; any other
+    /// list through `CypherFn::In`.
+    fn in_list(&self, l: &ast::Expr, r: &ast::Expr, cx: &ExprCtx<'_>) -> Result<Expr> {
+        let x = self.expr(l, cx)?;
+        // A list parameter is a list literal too (element-wise, three-valued `IN`).
+        let r = match &r.kind {
+            ExprKind::Param(p) => match self.params.get(p) {
+                Some(
+                    v @ ast::Expr {
+                        kind: ExprKind::List(_),
+                        ..
+                    },
+                ) => v,
+                _ => r,
+            },
+            _ => r,
+        };
+        if let ExprKind::List(items) = &r.kind {
+            if items.is_empty() {
+                return Ok(lit(false));
+            }
+            let xt = self.type_of(&x, cx.schema)?;
+            // Items of another kind can never equal x (`1 IN ['1']` is false).
+            let mut xs = Vec::new();
+            // The type x and the items share; none (mixed kinds, `[[1], 'b']`): compared
+            // value by value.
+            let mut shared = Some(xt.clone());
+            for i in items {
+                let e = self.expr(i, cx)?;
+                let t = self.type_of(&e, cx.schema)?;
+                if comparable(&xt, &t) {
+                    shared = shared.and_then(|s| unify(&s, &t));
+                    xs.push(e);
+                }
+            }
+            let mixed = shared.as_ref().is_none_or(is_any);
+            if xs.is_empty() {
+                return Ok(when(x.is_null(), null()).otherwise(lit(false))?);
+            }
+            if is_list(&xt) || matches!(xt, DataType::Struct(_)) || mixed {
+                // Lists and maps compare element by element: an OR of the equalities.
+                let eqs = xs
+                    .into_iter()
+                    .map(|e| CypherFn::Eq.call(vec![x.clone(), e]));
+                return Ok(eqs.reduce(Expr::or).expect("not empty"));
+            }
+            if matches!(xt, DataType::Float32 | DataType::Float64) {
+                // NaN equals nothing (DataFusion's IN finds it): no match, so null if an
+                // item is null, else false.
+                let any_null = nf::array_has(
+                    nf::make_array(xs.iter().map(|e| e.clone().is_null()).collect()),
+                    lit(true),
+                );
+                let no_match = when(any_null, null()).otherwise(lit(false))?;
+                return Ok(when(f::isnan(x.clone()), no_match).otherwise(x.in_list(xs, false))?);
+            }
+            return Ok(x.in_list(xs, false));
+        }
+        let list = self.expr(r, cx)?;
+        let lt = self.type_of(&list, cx.schema)?;
+        if lt == DataType::Null {
+            return Ok(null());
+        }
+        if !is_list(&lt) {
+            return sem_err!(
+                InvalidArgumentType,
+                r.span,
+                "IN expects a list on the right, got {lt}"
+            );
+        }
+        // Three-valued: not found but some comparison was null (a null element) is null.
+        Ok(CypherFn::In.call(vec![x, list]))
+    }
+
+    /// `=`, `<>`, `<`, `<=`, `>`, `>=` with Cypher's semantics: different kinds are never equal
+    /// and not ordered, lists and maps element by element, NaN equal to nothing.
+    fn comparison(
+        &self,
+        op: BinaryOp,
+        a: Expr,
+        b: Expr,
+        ta: &DataType,
+        tb: &DataType,
+    ) -> Result<Expr> {
+        if !comparable(ta, tb) {
+            // Values of different kinds are never equal; ordering them is null.
+            let v = match op {
+                BinaryOp::Eq => lit(false),
+                BinaryOp::Neq => lit(true),
+                _ => return Ok(null()),
+            };
+            return Ok(when(a.is_null().or(b.is_null()), null()).otherwise(v)?);
+        }
+        let nested = |t: &DataType| is_list(t) || matches!(t, DataType::Struct(_)) || is_any(t);
+        if nested(ta) || nested(tb) {
+            // Element by element, three-valued (`[1, 2] = [1, null]` is null).
+            let f = match op {
+                BinaryOp::Eq | BinaryOp::Neq => CypherFn::Eq,
+                BinaryOp::Lt => CypherFn::Lt,
+                BinaryOp::Le => CypherFn::Le,
+                BinaryOp::Gt => CypherFn::Gt,
+                _ => CypherFn::Ge,
+            };
+            let e = f.call(vec![a, b]);
+            return Ok(if op == BinaryOp::Neq {
+                Expr::Not(Box::new(e))
+            } else {
+                e
+            });
+        }
+        let o = match op {
+            BinaryOp::Eq => Operator::Eq,
+            BinaryOp::Neq => Operator::NotEq,
+            BinaryOp::Lt => Operator::Lt,
+            BinaryOp::Le => Operator::LtEq,
+            BinaryOp::Gt => Operator::Gt,
+            _ => Operator::GtEq,
+        };
+        let is_float = |t: &DataType| matches!(t, DataType::Float64 | DataType::Float32);
+        if (is_float(ta) || is_float(tb)) && !a.is_volatile() && !b.is_volatile() {
+            // Cypher: NaN equals nothing and is not ordered (DataFusion sorts it last).
+            let mut nan = Vec::new();
+            if is_float(ta) {
+                nan.push(f::isnan(a.clone()));
+            }
+            if is_float(tb) {
+                nan.push(f::isnan(b.clone()));
+            }
+            let any_nan = nan
+                .into_iter()
+                .reduce(Expr::or)
+                .expect("one side is a float");
+            return Ok(when(any_nan, lit(op == BinaryOp::Neq)).otherwise(binary_expr(a, o, b))?);
+        }
+        Ok(binary_expr(a, o, b))
     }
 
     /// `[a, b] = [c, d]` and `{k: a} = {k: b}` between literals compare element-wise with
@@ -1052,380 +1079,149 @@ impl<'c> Lowerer<'c> {
                 "DISTINCT is only allowed in aggregates"
             );
         }
-        let arity = |n: std::ops::RangeInclusive<usize>| -> Result<()> {
-            if n.contains(&args.len()) {
-                Ok(())
-            } else {
-                sem_err!(
+        let entry = scalar::lookup(&lname);
+        if let Some(f) = entry {
+            if !(f.arity.0..=f.arity.1).contains(&args.len()) {
+                return sem_err!(
                     InvalidArgumentValue,
                     span,
                     "{name}() takes {} argument(s), got {}",
-                    if n.start() == n.end() {
-                        n.start().to_string()
-                    } else {
-                        format!("{}..{}", n.start(), n.end())
-                    },
+                    f.arity_text(),
                     args.len()
-                )
-            }
-        };
-        // The length of a variable-length pattern's relationship list.
-        if matches!(lname.as_str(), "size" | "length") && args.len() == 1 {
-            if let ExprKind::Variable(v) = &args[0].kind {
-                if let Some(Binding::RelList { prefix, .. }) = cx.scope.get(v) {
-                    return Ok(cast(
-                        nf::cardinality(col(&super::scope::eids_col(prefix))),
-                        DataType::Int64,
-                    ));
-                }
+                );
             }
         }
-        // Functions on entities read the binding, not a value.
-        if matches!(
-            lname.as_str(),
-            "id" | "labels" | "type" | "keys" | "properties"
-        ) {
-            arity(1..=1)?;
-            if let ExprKind::Variable(v) = &args[0].kind {
-                if let Some(b) = cx.scope.get(v) {
-                    let ents = self.entities();
-                    let id = col(&ents.identity_col(b));
-                    let guard = |e: Expr| -> Result<Expr> {
-                        Ok(when(id.clone().is_null(), null()).otherwise(e)?)
-                    };
-                    match (lname.as_str(), b) {
-                        ("id", b) if b.is_entity() => return Ok(cast(id, DataType::Int64)),
-                        ("labels", Binding::Nodes { prefix, .. }) => {
-                            let label = col(&label_col(prefix));
-                            let none = lit(ScalarValue::List(ScalarValue::new_list_nullable(
-                                &[],
-                                &DataType::Utf8,
-                            )));
-                            // Unlabeled nodes sit in the table of the empty label.
-                            return guard(
-                                when(label.clone().eq(lit("")), none)
-                                    .otherwise(nf::make_array(vec![label]))?,
-                            );
-                        }
-                        ("type", Binding::Rels { prefix, .. }) => {
-                            return guard(col(&type_col(prefix)))
-                        }
-                        ("labels", Binding::Node { label, .. }) => {
-                            let l = if label.is_empty() {
-                                lit(ScalarValue::List(ScalarValue::new_list_nullable(
-                                    &[],
-                                    &DataType::Utf8,
-                                )))
-                            } else {
-                                nf::make_array(vec![lit(label.clone())])
-                            };
-                            return guard(l);
-                        }
-                        ("type", Binding::Rel { rel, .. }) => {
-                            return guard(lit(ents.rel(*rel).cfg.rel_type.clone()))
-                        }
-                        ("keys", b) if b.is_entity() => {
-                            // The properties the entity has (a null one is not stored).
-                            let (props, _) = ents.props_of(b).expect("entity");
-                            let prefix = b.prefix();
-                            let parts: Vec<Expr> = props
-                                .iter()
-                                .filter(|(p, _)| ents.visible(b, p))
-                                .map(|(p, _)| {
-                                    Ok(when(
-                                        col(&prop_col(prefix, p)).is_not_null(),
-                                        nf::make_array(vec![lit(p.clone())]),
-                                    )
-                                    .otherwise(empty_list(&DataType::Utf8))?)
-                                })
-                                .collect::<Result<_>>()?;
-                            let keys = if parts.is_empty() {
-                                empty_list(&DataType::Utf8)
-                            } else {
-                                nf::flatten(nf::make_array(parts))
-                            };
-                            return guard(keys);
-                        }
-                        ("properties", b) if b.is_entity() => {
-                            return sem_err!(
-                                Unsupported,
-                                span,
-                                "unsupported: {name}() of an entity"
-                            )
-                        }
-                        (_, Binding::Value { .. }) => {}
-                        _ => {
-                            return sem_err!(
-                                InvalidArgumentType,
-                                args[0].span,
-                                "{name}() is not defined for a {}",
-                                b.kind_name()
-                            )
-                        }
-                    }
-                }
-            }
+        if let Some(e) = self.entity_function(&lname, name, args, span, cx)? {
+            return Ok(e);
         }
         let xs = args
             .iter()
             .map(|a| self.expr(a, cx))
             .collect::<Result<Vec<_>>>()?;
-        let ty = |i: usize| self.type_of(&xs[i], cx.schema);
+        let Some(f) = entry else {
+            return sem_err!(UnknownFunction, span, "Unknown function `{name}`");
+        };
+        let types = xs
+            .iter()
+            .map(|x| self.type_of(x, cx.schema))
+            .collect::<Result<Vec<_>>>()?;
         // Only the conversions read values of mixed kind; the rest need one type.
-        if !matches!(lname.as_str(), "toboolean" | "tointeger" | "tofloat") {
-            for k in 0..xs.len() {
-                if is_any(&ty(k)?) {
-                    return mixed_kind(args[k].span, &format!("{name}()"));
-                }
+        if !f.reads_mixed {
+            if let Some(k) = types.iter().position(is_any) {
+                return mixed_kind(args[k].span, &format!("{name}()"));
             }
         }
-        let x0 = || xs[0].clone();
         // Arguments of a kind the function doesn't take: a TypeError of the values, raised
         // when a row evaluates the call (openCypher checks argument types at run time).
-        if let Some(kinds) = argument_kinds(&lname) {
-            for (k, want) in kinds.iter().enumerate().take(xs.len()) {
-                let t = ty(k)?;
-                if t != DataType::Null && !want.accepts(&t) {
-                    return Ok(CypherFn::fail(
-                        ErrorClass::TypeError,
-                        "InvalidArgumentType",
-                        &format!(
-                            "{name}() expects {} as argument {}, got {t}",
-                            want.name(),
-                            k + 1
-                        ),
-                        &DataType::Null,
-                    )?);
-                }
+        for (k, (want, t)) in f.kinds.iter().zip(&types).enumerate() {
+            if *t != DataType::Null && !want.accepts(t) {
+                return Ok(CypherFn::fail(
+                    ErrorClass::TypeError,
+                    "InvalidArgumentType",
+                    &format!(
+                        "{name}() expects {} as argument {}, got {t}",
+                        want.name(),
+                        k + 1
+                    ),
+                    &DataType::Null,
+                )?);
             }
         }
-        let out = match lname.as_str() {
-            "toupper" | "upper" => {
-                arity(1..=1)?;
-                f::upper(x0())
+        (f.lower)(&scalar::Call {
+            name,
+            args: xs,
+            types,
+            spans: args.iter().map(|a| a.span).collect(),
+        })
+    }
+
+    /// A function reading a variable's binding rather than a value: `id`, `labels`, `type`,
+    /// `keys` of a node or relationship, `size` / `length` of a relationship list. `None`
+    /// when the argument is not such a variable.
+    fn entity_function(
+        &self,
+        lname: &str,
+        name: &str,
+        args: &[ast::Expr],
+        span: Span,
+        cx: &ExprCtx<'_>,
+    ) -> Result<Option<Expr>> {
+        let [arg] = args else { return Ok(None) };
+        let ExprKind::Variable(v) = &arg.kind else {
+            return Ok(None);
+        };
+        let Some(b) = cx.scope.get(v) else {
+            return Ok(None);
+        };
+        let ents = self.entities();
+        let no_labels = || {
+            lit(ScalarValue::List(ScalarValue::new_list_nullable(
+                &[],
+                &DataType::Utf8,
+            )))
+        };
+        let value = match (lname, b) {
+            ("size" | "length", Binding::RelList { prefix, .. }) => {
+                return Ok(Some(cast(
+                    nf::cardinality(col(&super::scope::eids_col(prefix))),
+                    DataType::Int64,
+                )));
             }
-            "tolower" | "lower" => {
-                arity(1..=1)?;
-                f::lower(x0())
+            ("id", b) if b.is_entity() => {
+                return Ok(Some(cast(col(&ents.identity_col(b)), DataType::Int64)));
             }
-            "trim" => {
-                arity(1..=1)?;
-                f::btrim(vec![x0()])
+            ("labels", Binding::Nodes { prefix, .. }) => {
+                let label = col(&label_col(prefix));
+                // Unlabeled nodes sit in the table of the empty label.
+                when(label.clone().eq(lit("")), no_labels())
+                    .otherwise(nf::make_array(vec![label]))?
             }
-            "ltrim" => {
-                arity(1..=1)?;
-                f::ltrim(vec![x0()])
+            ("labels", Binding::Node { label, .. }) if label.is_empty() => no_labels(),
+            ("labels", Binding::Node { label, .. }) => nf::make_array(vec![lit(label.clone())]),
+            ("type", Binding::Rels { prefix, .. }) => col(&type_col(prefix)),
+            ("type", Binding::Rel { rel, .. }) => lit(ents.rel(*rel).cfg.rel_type.clone()),
+            ("keys", b) if b.is_entity() => self.entity_keys(b)?,
+            ("properties", b) if b.is_entity() => {
+                return sem_err!(Unsupported, span, "unsupported: {name}() of an entity")
             }
-            "rtrim" => {
-                arity(1..=1)?;
-                f::rtrim(vec![x0()])
-            }
-            "replace" => {
-                arity(3..=3)?;
-                f::replace(x0(), xs[1].clone(), xs[2].clone())
-            }
-            "substring" => {
-                arity(2..=3)?;
-                // A negative start or length is an error, not a count from the end.
-                let nonneg =
-                    |e: &Expr| CypherFn::NonNegative.call(vec![cast(e.clone(), DataType::Int64)]);
-                let start = nonneg(&xs[1]) + lit(1i64);
-                if xs.len() == 3 {
-                    f::substring(x0(), start, nonneg(&xs[2]))
-                } else {
-                    f::substr(x0(), start)
-                }
-            }
-            "left" | "right" => {
-                arity(2..=2)?;
-                let n = CypherFn::NonNegative.call(vec![cast(xs[1].clone(), DataType::Int64)]);
-                if lname == "left" {
-                    f::left(x0(), n)
-                } else {
-                    f::right(x0(), n)
-                }
-            }
-            "split" => {
-                arity(2..=2)?;
-                nf::string_to_array(x0(), xs[1].clone(), null())
-            }
-            "reverse" => {
-                arity(1..=1)?;
-                if is_list(&ty(0)?) {
-                    nf::array_reverse(x0())
-                } else {
-                    f::reverse(x0())
-                }
-            }
-            "tostring" => {
-                arity(1..=1)?;
-                let t = ty(0)?;
-                if t == DataType::Boolean {
-                    when(x0(), lit("true")).otherwise(lit("false"))?
-                } else {
-                    cast(x0(), DataType::Utf8)
-                }
-            }
-            "tointeger" | "tofloat" | "toboolean" => {
-                arity(1..=1)?;
-                let f = match lname.as_str() {
-                    "tointeger" => CypherFn::ToInteger,
-                    "tofloat" => CypherFn::ToFloat,
-                    _ => CypherFn::ToBoolean,
-                };
-                f.call(vec![x0()])
-            }
-            "abs" => {
-                arity(1..=1)?;
-                if ty(0)?.is_integer() {
-                    // abs(-2^63) overflows.
-                    CypherFn::Abs.call(vec![cast(x0(), DataType::Int64)])
-                } else {
-                    f::abs(x0())
-                }
-            }
-            "ceil" => {
-                arity(1..=1)?;
-                f::ceil(cast(x0(), DataType::Float64))
-            }
-            "floor" => {
-                arity(1..=1)?;
-                f::floor(cast(x0(), DataType::Float64))
-            }
-            "round" => {
-                arity(1..=1)?;
-                f::round(vec![cast(x0(), DataType::Float64)])
-            }
-            "sqrt" => {
-                arity(1..=1)?;
-                f::sqrt(cast(x0(), DataType::Float64))
-            }
-            "sign" => {
-                arity(1..=1)?;
-                cast(f::signum(cast(x0(), DataType::Float64)), DataType::Int64)
-            }
-            "exp" => {
-                arity(1..=1)?;
-                f::exp(cast(x0(), DataType::Float64))
-            }
-            "log" => {
-                arity(1..=1)?;
-                f::ln(cast(x0(), DataType::Float64))
-            }
-            "log10" => {
-                arity(1..=1)?;
-                f::log10(cast(x0(), DataType::Float64))
-            }
-            "sin" | "cos" | "tan" | "asin" | "acos" | "atan" => {
-                arity(1..=1)?;
-                let a = cast(x0(), DataType::Float64);
-                match lname.as_str() {
-                    "sin" => f::sin(a),
-                    "cos" => f::cos(a),
-                    "tan" => f::tan(a),
-                    "asin" => f::asin(a),
-                    "acos" => f::acos(a),
-                    _ => f::atan(a),
-                }
-            }
-            "pi" => {
-                arity(0..=0)?;
-                lit(std::f64::consts::PI)
-            }
-            "e" => {
-                arity(0..=0)?;
-                lit(std::f64::consts::E)
-            }
-            "rand" => {
-                arity(0..=0)?;
-                f::random()
-            }
-            "coalesce" => {
-                if xs.is_empty() {
-                    arity(1..=usize::MAX)?;
-                }
-                f::coalesce(xs.clone())
-            }
-            "size" | "length" => {
-                arity(1..=1)?;
-                let t = ty(0)?;
-                if is_list(&t) {
-                    cast(nf::cardinality(x0()), DataType::Int64)
-                } else if is_string(&t) {
-                    cast(f::character_length(x0()), DataType::Int64)
-                } else if t == DataType::Null {
-                    null()
-                } else {
-                    return sem_err!(
-                        InvalidArgumentType,
-                        args[0].span,
-                        "{name}() expects a list or string, got {t}"
-                    );
-                }
-            }
-            "head" => {
-                arity(1..=1)?;
-                nf::array_element(x0(), lit(1i64))
-            }
-            "last" => {
-                arity(1..=1)?;
-                nf::array_element(x0(), lit(-1i64))
-            }
-            "tail" => {
-                arity(1..=1)?;
-                nf::array_slice(x0(), lit(2i64), lit(-1i64), None)
-            }
-            "range" => {
-                arity(2..=3)?;
-                let mut a: Vec<Expr> = xs
-                    .iter()
-                    .map(|x| cast(x.clone(), DataType::Int64))
-                    .collect();
-                if a.len() == 2 {
-                    a.push(lit(1i64));
-                }
-                let step = CypherFn::NonZero.call(vec![a[2].clone()]);
-                nf::gen_series(a[0].clone(), a[1].clone(), step)
-            }
-            "keys" => {
-                // A map's keys (null values included, as in a map literal).
-                match ty(0)? {
-                    DataType::Struct(fields) => {
-                        let names: Vec<Expr> =
-                            fields.iter().map(|f| lit(f.name().clone())).collect();
-                        let list = if names.is_empty() {
-                            empty_list(&DataType::Utf8)
-                        } else {
-                            nf::make_array(names)
-                        };
-                        when(x0().is_null(), null()).otherwise(list)?
-                    }
-                    DataType::Null => null(),
-                    other => {
-                        return sem_err!(
-                            InvalidArgumentType,
-                            args[0].span,
-                            "keys() expects a map, node or relationship, not {other}"
-                        )
-                    }
-                }
-            }
-            "id" | "labels" | "type" | "properties" => {
+            ("id" | "labels" | "type" | "keys" | "properties", b)
+                if !matches!(b, Binding::Value { .. }) =>
+            {
                 return sem_err!(
                     InvalidArgumentType,
-                    args[0].span,
-                    "{name}() expects a node or relationship"
+                    arg.span,
+                    "{name}() is not defined for a {}",
+                    b.kind_name()
                 )
             }
-            "exists" => {
-                arity(1..=1)?;
-                x0().is_not_null()
-            }
-            _ => {
-                return sem_err!(UnknownFunction, span, "Unknown function `{name}`");
-            }
+            _ => return Ok(None),
         };
-        Ok(out)
+        // A null entity (OPTIONAL MATCH) has none.
+        let id = col(&ents.identity_col(b));
+        Ok(Some(when(id.is_null(), null()).otherwise(value)?))
+    }
+
+    /// The properties an entity has (a null one is not stored), as a list of names.
+    fn entity_keys(&self, b: &Binding) -> Result<Expr> {
+        let ents = self.entities();
+        let (props, _) = ents.props_of(b).expect("entity");
+        let prefix = b.prefix();
+        let parts: Vec<Expr> = props
+            .iter()
+            .filter(|(p, _)| ents.visible(b, p))
+            .map(|(p, _)| {
+                Ok(when(
+                    col(&prop_col(prefix, p)).is_not_null(),
+                    nf::make_array(vec![lit(p.clone())]),
+                )
+                .otherwise(empty_list(&DataType::Utf8))?)
+            })
+            .collect::<Result<_>>()?;
+        Ok(if parts.is_empty() {
+            empty_list(&DataType::Utf8)
+        } else {
+            nf::flatten(nf::make_array(parts))
+        })
     }
 }
 

@@ -6,13 +6,15 @@
 pub mod branch;
 pub mod clause;
 pub mod expr;
-pub mod names;
 pub mod pattern;
+mod scalar;
 pub mod scope;
 
+use crate::binder::{names, Binder};
 use crate::catalog::{Catalog, NodeInfo, RelInfo};
 use crate::config::RelTable;
 use crate::error::{Error, Result};
+use crate::functions::value::Value;
 use crate::sem_err;
 use crate::storage::{TableHandle, ROW_ID};
 use arrow::datatypes::{DataType, Field, Schema};
@@ -24,8 +26,8 @@ use scope::{Entities, Scope};
 use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
 
-/// Query parameters: name -> a Cypher literal expression.
-pub type Params = BTreeMap<String, ast::Expr>;
+/// Query parameters: name -> value.
+pub type Params = BTreeMap<String, Value>;
 
 /// How the planner treats names the graph does not have.
 #[derive(Debug, Clone)]
@@ -86,7 +88,8 @@ pub struct Lowerer<'c> {
     pub catalog: &'c Catalog,
     /// Present in CSR mode: hops covered by an index become `CsrExpand`.
     pub indexes: Option<&'c crate::csr::GraphIndexes>,
-    pub params: &'c Params,
+    /// The parameters as the literals that write them (lowered like literals).
+    pub params: BTreeMap<String, ast::Expr>,
     pub options: PlannerOptions,
     empty_node: NodeInfo,
     empty_rel: RelInfo,
@@ -124,7 +127,16 @@ impl<'c> Lowerer<'c> {
         }
     }
 
-    pub fn new(catalog: &'c Catalog, params: &'c Params, options: PlannerOptions) -> Result<Self> {
+    pub fn new(catalog: &'c Catalog, params: &Params, options: PlannerOptions) -> Result<Self> {
+        let params = params
+            .iter()
+            .map(|(k, v)| match v.to_literal(Span::default()) {
+                Some(e) => Ok((k.clone(), e)),
+                None => Err(Error::Other(format!(
+                    "parameter ${k}: {v:?} is not a value a Cypher literal can write"
+                ))),
+            })
+            .collect::<Result<_>>()?;
         // Stand-ins for labels / types the graph does not have (lenient mode): empty tables.
         let key_schema = Arc::new(Schema::new(vec![Field::new(
             "__id",
@@ -186,6 +198,16 @@ impl<'c> Lowerer<'c> {
     }
 
     /// A fresh internal name (anonymous variables, helper columns).
+    /// Runs `f` with a binder that sees the variables of `scope` as bound by earlier clauses.
+    pub(crate) fn bind<T>(&self, scope: &Scope, f: impl FnOnce(&Binder<'_>) -> T) -> T {
+        let bound = |v: &str| scope.get(v).map(|b| b.bound_var());
+        f(&Binder {
+            catalog: self.catalog,
+            lenient: self.options.lenient,
+            bound: &bound,
+        })
+    }
+
     pub fn fresh(&mut self, what: &str) -> String {
         self.counter += 1;
         format!("__{what}{}", self.counter)

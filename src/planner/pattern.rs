@@ -4,13 +4,15 @@
 use super::expr::{col, ExprCtx};
 use super::scope::{dst_col, eid_col, eids_col, prop_col, src_col, Binding};
 use super::{Lowerer, State};
+use crate::binder::reach::longest_walk;
+use crate::binder::{QueryGraph, ResolvedPath};
 use crate::catalog::{NodeInfo, RelInfo};
 use crate::config::RelTable;
 use crate::error::Result;
 use crate::operators::csr_expand::{CsrData, CsrExpand, TakeSpec};
 use crate::operators::node_lookup::NodeLookup;
 use crate::operators::var_length::{encode_eid, VarHop, VarLengthExpand};
-use crate::rewrite::branching::label_reach;
+use crate::rewrite::pattern_order;
 use crate::sem_err;
 use crate::storage::ROW_ID;
 use arrow::datatypes::DataType;
@@ -21,7 +23,7 @@ use datafusion::functions_nested::expr_fn as nf;
 use datafusion::logical_expr::{
     cast, lit, try_cast, Expr, Extension, LogicalPlan, LogicalPlanBuilder,
 };
-use std::collections::{BTreeMap, BTreeSet};
+
 use std::sync::Arc;
 
 /// Near / far endpoint columns of an edge scan as walked (`src`->`dst` or reversed).
@@ -30,30 +32,6 @@ fn near_col(prefix: &str) -> String {
 }
 fn far_col(prefix: &str) -> String {
     format!("{prefix}__#far")
-}
-
-/// The resolved shape of one path: a label per node, a table per relationship.
-/// What each node and relationship of a MATCH can be (see [`Lowerer::candidates`]).
-pub(crate) struct Candidates<'p> {
-    /// Every node occurrence, path by path.
-    pub nodes: Vec<&'p ast::NodePattern>,
-    /// Every relationship as (near occurrence, far occurrence, pattern).
-    pub steps: Vec<(usize, usize, &'p ast::RelPattern)>,
-    /// Candidate labels per node occurrence.
-    pub labels: Vec<BTreeSet<String>>,
-    /// Candidate tables (catalog indexes) per relationship.
-    pub rels: Vec<BTreeSet<usize>>,
-    /// False when no combination can match (the MATCH yields no rows).
-    pub satisfiable: bool,
-}
-
-struct Resolved {
-    labels: Vec<String>,
-    rels: Vec<usize>,
-    /// Per relationship, every candidate table: what a variable-length one walks.
-    tables: Vec<Vec<usize>>,
-    /// False when no combination of tables can match (the MATCH yields no rows).
-    satisfiable: bool,
 }
 
 impl<'c> Lowerer<'c> {
@@ -107,40 +85,35 @@ impl<'c> Lowerer<'c> {
         .project(exprs)?)
     }
 
-    /// Lowers one MATCH clause (not OPTIONAL): branched when its nodes may have several
-    /// labels or its relationships come from several tables (`super::branch`), each branch
-    /// re-rooted first when switched on.
+    /// Lowers one MATCH clause (not OPTIONAL): bound, then branched when its nodes may have
+    /// several labels or its relationships come from several tables (`super::branch`), each
+    /// branch re-rooted first when switched on.
     pub fn lower_match(&mut self, st: State, m: &ast::Match) -> Result<State> {
-        for path in &m.patterns {
-            if let Some(n) = &path.name {
-                return sem_err!(Unsupported, n.span, "unsupported: named path `{}`", n.name);
-            }
-        }
-        if let Some(st) = self.lower_branches(&st, m)? {
+        let qg = self.bind(&st.scope, |b| b.bind_match(m))?;
+        if let Some(st) = self.lower_branches(&st, &qg)? {
             return Ok(st);
         }
-        self.lower_match_one(st, m, true)
+        self.lower_match_one(st, &qg, true)
     }
 
-    /// Lowers a MATCH that needs no branching, re-rooted first when switched on; its WHERE
-    /// too when `with_where`.
+    /// Lowers a bound MATCH that needs no branching, re-rooted first when switched on; its
+    /// WHERE too when `with_where`.
     pub(crate) fn lower_match_one(
         &mut self,
         st: State,
-        m: &ast::Match,
+        qg: &QueryGraph,
         with_where: bool,
     ) -> Result<State> {
         if self.options.reroot {
-            let scope = st.scope.clone();
-            let is_bound = |v: &str| scope.get(v).is_some();
             let mut counter = self.counter;
-            let reordered =
-                crate::rewrite::pattern_order::reorder(m, &is_bound, self.catalog, &mut || {
+            let reordered = self.bind(&st.scope, |b| {
+                pattern_order::reorder(qg, b, &mut || {
                     counter += 1;
                     format!("__anon{counter}")
-                });
+                })
+            });
             self.counter = counter;
-            if let Some(r) = reordered {
+            if let Some(r) = reordered.transpose()? {
                 let roots: Vec<String> = r
                     .roots
                     .iter()
@@ -148,22 +121,23 @@ impl<'c> Lowerer<'c> {
                     .collect();
                 self.notes.push(format!(
                     "{}  -- root: {}",
-                    ast::Clause::Match(r.clause.clone()),
+                    ast::Clause::Match(r.graph.clause.clone()),
                     roots.join(", ")
                 ));
-                return self.lower_match_as_written(st, &r.clause, with_where);
+                return self.lower_match_as_written(st, &r.graph, with_where);
             }
         }
-        self.lower_match_as_written(st, m, with_where)
+        self.lower_match_as_written(st, qg, with_where)
     }
 
     fn lower_match_as_written(
         &mut self,
         st: State,
-        m: &ast::Match,
+        qg: &QueryGraph,
         with_where: bool,
     ) -> Result<State> {
-        let resolved = self.resolve_match(&st, &m.patterns)?;
+        let resolved = self.bind(&st.scope, |b| b.resolve(qg))?;
+        let m = &qg.clause;
         if resolved.iter().all(|r| r.satisfiable) {
             return self.lower_resolved_match(st, m, resolved, with_where);
         }
@@ -180,18 +154,12 @@ impl<'c> Lowerer<'c> {
         &mut self,
         mut st: State,
         m: &ast::Match,
-        all_resolved: Vec<Resolved>,
+        all_resolved: Vec<ResolvedPath>,
         with_where: bool,
     ) -> Result<State> {
-        let mut preds: Vec<Expr> = Vec::new();
-        // (rel table, prefix) of every relationship matched in this clause, for uniqueness.
-        let mut matched_rels: Vec<(usize, String)> = Vec::new();
-        // Variable-length relationships: (table, prefix) with their edge ids in a list.
-        let mut matched_lists: Vec<(Vec<usize>, String)> = Vec::new();
-        let mut new_rel_vars: BTreeSet<String> = BTreeSet::new();
-        let mut unsatisfiable = false;
+        let mut acc = MatchPreds::default();
         for (path, resolved) in m.patterns.iter().zip(all_resolved) {
-            unsatisfiable |= !resolved.satisfiable;
+            acc.unsatisfiable |= !resolved.satisfiable;
             let node_prefixes: Vec<String> = std::iter::once(&path.start)
                 .chain(path.steps.iter().map(|(_, n)| n))
                 .map(|n| match &n.var {
@@ -205,179 +173,34 @@ impl<'c> Lowerer<'c> {
                 &path.start,
                 &node_prefixes[0],
                 &resolved.labels[0],
-                &mut preds,
+                &mut acc.preds,
             )?;
             for (i, (rel, node)) in path.steps.iter().enumerate() {
-                let near_label = &resolved.labels[i];
-                let far_label = &resolved.labels[i + 1];
-                let rel_idx = resolved.rels[i];
-                let info = self.entities().rel(rel_idx).clone();
+                // The binder checked the variable is new and written once.
                 let prefix = match &rel.var {
-                    Some(v) => {
-                        if let Some(b) = st.scope.get(&v.name) {
-                            return match b {
-                                Binding::Rel { .. } | Binding::Rels { .. }
-                                    if !new_rel_vars.contains(&v.name) =>
-                                {
-                                    sem_err!(
-                                    Unsupported,
-                                    v.span,
-                                    "unsupported: re-matching relationship variable `{}` bound by an earlier clause",
-                                    v.name
-                                )
-                                }
-                                Binding::Rel { .. } | Binding::Rels { .. } => sem_err!(
-                                    VariableAlreadyBound,
-                                    v.span,
-                                    "Relationship variable `{}` is used twice in one pattern",
-                                    v.name
-                                ),
-                                other => sem_err!(
-                                    VariableTypeConflict,
-                                    v.span,
-                                    "Variable `{}` is a {}, not a relationship",
-                                    v.name,
-                                    other.kind_name()
-                                ),
-                            };
-                        }
-                        new_rel_vars.insert(v.name.clone());
-                        v.name.clone()
-                    }
+                    Some(v) => v.name.clone(),
                     None => self.fresh("anonr"),
                 };
-                if let Some((lo, hi)) = rel.length {
-                    let tables = resolved.tables[i].clone();
-                    self.var_length_hop(
-                        &mut st,
-                        &tables,
-                        rel,
-                        (lo, hi),
-                        (&node_prefixes[i], near_label),
-                        (&node_prefixes[i + 1], far_label),
-                        node,
-                        &prefix,
-                        &mut preds,
-                    )?;
-                    matched_lists.push((tables, prefix.clone()));
-                    continue;
-                }
-                // Orientation(s): walking from the near node, is it the edge's src or dst?
-                let mut orients = Vec::new();
-                let fits = |a: &str, b: &str| {
-                    rel_idx == usize::MAX || (a == info.cfg.from && b == info.cfg.to)
+                let hop = Hop {
+                    rel,
+                    prefix,
+                    near_prefix: &node_prefixes[i],
+                    near_label: &resolved.labels[i],
+                    far: node,
+                    far_prefix: &node_prefixes[i + 1],
+                    far_label: &resolved.labels[i + 1],
                 };
-                if matches!(rel.direction, Direction::Outgoing | Direction::Both)
-                    && fits(near_label, far_label)
-                {
-                    orients.push(false);
-                }
-                if matches!(rel.direction, Direction::Incoming | Direction::Both)
-                    && fits(far_label, near_label)
-                {
-                    orients.push(true);
-                }
-                let orients_fit = !orients.is_empty();
-                if orients.is_empty() {
-                    orients.push(rel.direction == Direction::Incoming);
-                    unsatisfiable = true;
-                }
-                let near_prefix = &node_prefixes[i];
-                let far_prefix = &node_prefixes[i + 1];
-                if orients_fit {
-                    if let Some(data) = self.csr_data(rel_idx, near_label, far_label) {
-                        self.csr_hop(
-                            &mut st,
-                            &info,
-                            data,
-                            orients,
-                            near_prefix,
-                            near_label,
-                            &prefix,
-                            rel,
-                            node,
-                            far_prefix,
-                            far_label,
-                            &mut preds,
-                        )?;
-                        matched_rels.push((rel_idx, prefix.clone()));
-                        continue;
-                    }
-                }
-                let mut edges = self.scan_rel(&info, &prefix, orients[0])?;
-                if orients.len() == 2 {
-                    // Undirected: both orientations, a self-loop only once.
-                    let back = self
-                        .scan_rel(&info, &prefix, true)?
-                        .filter(col(&src_col(&prefix)).not_eq(col(&dst_col(&prefix))))?
-                        .build()?;
-                    edges = edges.union(back)?;
-                }
-                let edges = edges.build()?;
-                let near_key = prop_col(near_prefix, &self.entities().node(near_label).key);
-                st.plan = LogicalPlanBuilder::from(st.plan)
-                    .join(
-                        edges,
-                        JoinType::Inner,
-                        (
-                            vec![col_name(&near_key)],
-                            vec![col_name(&near_col(&prefix))],
-                        ),
-                        None,
-                    )?
-                    .build()?;
-                st.unit = false;
-                st.scope.bind(
-                    &prefix,
-                    Binding::Rel {
-                        rel: rel_idx,
-                        prefix: prefix.clone(),
-                    },
-                );
-                if let Some(props) = &rel.props {
-                    self.property_map_preds(
-                        &st,
-                        &prefix,
-                        props,
-                        Written::Types(&rel.types),
-                        &mut preds,
-                    )?;
-                }
-                matched_rels.push((rel_idx, prefix.clone()));
-                // Far node: join a new scan, or check a bound one.
-                self.bind_far_node(&mut st, node, far_prefix, far_label, &prefix, &mut preds)?;
-            }
-        }
-        // Relationship uniqueness within the clause.
-        for i in 0..matched_rels.len() {
-            for j in i + 1..matched_rels.len() {
-                if matched_rels[i].0 == matched_rels[j].0 {
-                    preds.push(
-                        col(&eid_col(&matched_rels[i].1)).not_eq(col(&eid_col(&matched_rels[j].1))),
-                    );
+                if rel.length.is_some() {
+                    let tables = resolved.tables[i].clone();
+                    self.var_length_hop(&mut st, &tables, &hop, &mut acc.preds)?;
+                    acc.lists.push((tables, hop.prefix));
+                } else {
+                    self.fixed_hop(&mut st, resolved.rels[i], &hop, &mut acc)?;
                 }
             }
         }
-        // ... and between variable-length lists (edge ids with their table, see
-        // `encode_eid`) and single relationships / other lists.
-        for (k, (tables, pl)) in matched_lists.iter().enumerate() {
-            let list = col(&eids_col(pl));
-            for (r, p) in &matched_rels {
-                if tables.contains(r) {
-                    let id = col(&eid_col(p)) + lit(encode_eid(*r, 0));
-                    preds.push(Expr::Not(Box::new(nf::array_has(list.clone(), id))));
-                }
-            }
-            for (t2, p2) in &matched_lists[k + 1..] {
-                if tables.iter().any(|t| t2.contains(t)) {
-                    preds.push(Expr::Not(Box::new(nf::array_has_any(
-                        list.clone(),
-                        col(&eids_col(p2)),
-                    ))));
-                }
-            }
-        }
-        if unsatisfiable {
+        let mut preds = acc.uniqueness();
+        if acc.unsatisfiable {
             preds.push(lit(false));
         }
         if let Some(w) = m.where_.as_ref().filter(|_| with_where) {
@@ -387,6 +210,85 @@ impl<'c> Lowerer<'c> {
             st.plan = self.filter(st.plan, p)?;
         }
         Ok(st)
+    }
+
+    /// A single relationship: on its CSR when one covers it, else joins
+    /// `near -> edge table -> far`.
+    fn fixed_hop(
+        &mut self,
+        st: &mut State,
+        rel_idx: usize,
+        hop: &Hop<'_>,
+        acc: &mut MatchPreds,
+    ) -> Result<()> {
+        let &Hop {
+            rel,
+            ref prefix,
+            near_prefix,
+            near_label,
+            far: node,
+            far_prefix,
+            far_label,
+        } = hop;
+        let info = self.entities().rel(rel_idx).clone();
+        // Orientation(s): walking from the near node, is it the edge's src or dst?
+        let mut orients = Vec::new();
+        let fits =
+            |a: &str, b: &str| rel_idx == usize::MAX || (a == info.cfg.from && b == info.cfg.to);
+        if matches!(rel.direction, Direction::Outgoing | Direction::Both)
+            && fits(near_label, far_label)
+        {
+            orients.push(false);
+        }
+        if matches!(rel.direction, Direction::Incoming | Direction::Both)
+            && fits(far_label, near_label)
+        {
+            orients.push(true);
+        }
+        let orients_fit = !orients.is_empty();
+        if orients.is_empty() {
+            orients.push(rel.direction == Direction::Incoming);
+            acc.unsatisfiable = true;
+        }
+        acc.rels.push((rel_idx, prefix.clone()));
+        if orients_fit {
+            if let Some(data) = self.csr_data(rel_idx, near_label, far_label) {
+                return self.csr_hop(st, &info, data, orients, hop, &mut acc.preds);
+            }
+        }
+        let preds = &mut acc.preds;
+        let mut edges = self.scan_rel(&info, prefix, orients[0])?;
+        if orients.len() == 2 {
+            // Undirected: both orientations, a self-loop only once.
+            let back = self
+                .scan_rel(&info, prefix, true)?
+                .filter(col(&src_col(prefix)).not_eq(col(&dst_col(prefix))))?
+                .build()?;
+            edges = edges.union(back)?;
+        }
+        let edges = edges.build()?;
+        let near_key = prop_col(near_prefix, &self.entities().node(near_label).key);
+        st.plan = LogicalPlanBuilder::from(st.plan.clone())
+            .join(
+                edges,
+                JoinType::Inner,
+                (vec![col_name(&near_key)], vec![col_name(&near_col(prefix))]),
+                None,
+            )?
+            .build()?;
+        st.unit = false;
+        st.scope.bind(
+            prefix,
+            Binding::Rel {
+                rel: rel_idx,
+                prefix: prefix.clone(),
+            },
+        );
+        if let Some(props) = &rel.props {
+            self.property_map_preds(st, prefix, props, Written::Types(&rel.types), preds)?;
+        }
+        // Far node: join a new scan, or check a bound one.
+        self.bind_far_node(st, node, far_prefix, far_label, prefix, preds)
     }
 
     /// A MATCH's WHERE over the variables in `st`.
@@ -476,19 +378,23 @@ impl<'c> Lowerer<'c> {
     /// else unrolled into a UNION ALL of fixed-length chains (one per length, each branched
     /// over the labels the chain can pass). Binds the relationship variable to the list of edge
     /// ids and the far node.
-    #[allow(clippy::too_many_arguments)]
     fn var_length_hop(
         &mut self,
         st: &mut State,
         tables: &[usize],
-        rel: &ast::RelPattern,
-        (lo, hi): (Option<u64>, Option<u64>),
-        (near_prefix, near_label): (&str, &str),
-        (far_prefix, far_label): (&str, &str),
-        node: &ast::NodePattern,
-        prefix: &str,
+        hop: &Hop<'_>,
         preds: &mut Vec<Expr>,
     ) -> Result<()> {
+        let &Hop {
+            rel,
+            ref prefix,
+            near_prefix,
+            near_label,
+            far: node,
+            far_prefix,
+            far_label,
+        } = hop;
+        let (lo, hi) = rel.length.unwrap_or_default();
         if let Some(p) = &rel.props {
             return sem_err!(
                 Unsupported,
@@ -560,16 +466,7 @@ impl<'c> Lowerer<'c> {
                 st.plan = LogicalPlan::Extension(Extension { node: Arc::new(n) });
                 preds.extend(check);
             }
-            _ => self.unroll_var_length(
-                st,
-                tables,
-                rel,
-                (min, max),
-                (near_prefix, near_label),
-                (far_prefix, far_label),
-                node,
-                prefix,
-            )?,
+            _ => self.unroll_var_length(st, tables, hop, (min, max))?,
         }
         st.scope.bind(
             prefix,
@@ -651,18 +548,22 @@ impl<'c> Lowerer<'c> {
     /// types of `tables` (lowered as a MATCH, so it branches over the labels it can pass and
     /// keeps relationships distinct), projected to the input columns + the edge-id list + the
     /// far node; UNION ALL.
-    #[allow(clippy::too_many_arguments)]
     fn unroll_var_length(
         &mut self,
         st: &mut State,
         tables: &[usize],
-        rel: &ast::RelPattern,
+        hop: &Hop<'_>,
         (min, max): (u64, Option<u64>),
-        (near_prefix, near_label): (&str, &str),
-        (far_prefix, far_label): (&str, &str),
-        node: &ast::NodePattern,
-        prefix: &str,
     ) -> Result<()> {
+        let &Hop {
+            rel,
+            ref prefix,
+            near_label,
+            far: node,
+            far_prefix,
+            far_label,
+            ..
+        } = hop;
         // Without an upper bound, a path can't be longer than the tables (edges don't repeat).
         let edges: u64 = tables
             .iter()
@@ -682,7 +583,6 @@ impl<'c> Lowerer<'c> {
             );
         }
         let far_bound = bound_node(st, node)?.is_some();
-        let near_info = self.entities().node(near_label).clone();
         let far_info = self.entities().node(far_label).clone();
         let far_cols: Vec<String> = if far_bound {
             vec![]
@@ -707,93 +607,15 @@ impl<'c> Lowerer<'c> {
                 types.push(ty.clone());
             }
         }
-        let ident = |n: &str| ast::Ident::new(n, rel.span);
         let mut branches = Vec::new();
         for k in min..=cap {
             let (plan, eid_exprs) = if k == 0 {
                 if near_label != far_label {
                     continue;
                 }
-                // The empty path: the far node is the near node.
-                let near_key = prop_col(near_prefix, &near_info.key);
-                let mut b = LogicalPlanBuilder::from(st.plan.clone());
-                if far_bound {
-                    let far_key = prop_col(far_prefix, &far_info.key);
-                    b = b.filter(col(&near_key).eq(col(&far_key)))?;
-                } else {
-                    let mut exprs: Vec<Expr> = input_cols.iter().map(|c| col(c)).collect();
-                    for (p, _) in &near_info.props {
-                        exprs.push(col(&prop_col(near_prefix, p)).alias(prop_col(far_prefix, p)));
-                    }
-                    b = b.project(exprs)?;
-                }
-                (b.build()?, vec![])
+                (self.empty_path(st, hop, &input_cols, far_bound)?, vec![])
             } else {
-                let mut steps = Vec::new();
-                let mut rels = Vec::new();
-                for j in 0..k {
-                    let rv = self.fresh("vlr");
-                    let last = j + 1 == k;
-                    let (var, labels) = if last {
-                        (far_prefix.to_string(), vec![ident(far_label)])
-                    } else {
-                        (self.fresh("vln"), vec![])
-                    };
-                    steps.push((
-                        ast::RelPattern {
-                            var: Some(ident(&rv)),
-                            types: types.iter().map(|t| ident(t)).collect(),
-                            direction: rel.direction,
-                            length: None,
-                            props: None,
-                            span: rel.span,
-                        },
-                        ast::NodePattern {
-                            var: Some(ident(&var)),
-                            labels,
-                            props: None,
-                            span: rel.span,
-                        },
-                    ));
-                    rels.push(rv);
-                }
-                let path = ast::PathPattern {
-                    name: None,
-                    start: ast::NodePattern {
-                        var: Some(ident(near_prefix)),
-                        labels: vec![],
-                        props: None,
-                        span: rel.span,
-                    },
-                    steps,
-                    span: rel.span,
-                };
-                let m = ast::Match {
-                    optional: false,
-                    patterns: vec![path],
-                    where_: None,
-                    span: rel.span,
-                };
-                // The chain's own rewrites are internal: keep them out of EXPLAIN's notes.
-                let notes = self.notes.len();
-                let sub = self.lower_match(st.clone(), &m);
-                self.notes.truncate(notes);
-                let sub = sub?;
-                let mut ids = Vec::new();
-                for r in &rels {
-                    ids.push(match sub.scope.get(r) {
-                        Some(Binding::Rel { rel, prefix }) => {
-                            col(&eid_col(prefix)) + lit(encode_eid(*rel, 0))
-                        }
-                        Some(Binding::Rels { prefix, .. }) => {
-                            col(&eid_col(prefix))
-                                + cast(col(&super::scope::table_col(prefix)), DataType::UInt64)
-                                    * lit(encode_eid(1, 0))
-                        }
-                        _ => return Err(crate::Error::Plan(format!("chain without `{r}`"))),
-                    });
-                }
-                (sub.plan, ids)
+                self.chain(st, hop, &types, k)?
             };
             let eids = if eid_exprs.is_empty() {
                 super::expr::empty_list(&DataType::UInt64)
@@ -834,6 +656,118 @@ impl<'c> Lowerer<'c> {
         Ok(())
     }
 
+    /// The zero-length path of a variable-length hop: the far node is the near node.
+    fn empty_path(
+        &self,
+        st: &State,
+        hop: &Hop<'_>,
+        input_cols: &[String],
+        far_bound: bool,
+    ) -> Result<LogicalPlan> {
+        let near_info = self.entities().node(hop.near_label);
+        let far_info = self.entities().node(hop.far_label);
+        let (near_prefix, far_prefix) = (hop.near_prefix, hop.far_prefix);
+        // The empty path: the far node is the near node.
+        let near_key = prop_col(near_prefix, &near_info.key);
+        let mut b = LogicalPlanBuilder::from(st.plan.clone());
+        if far_bound {
+            let far_key = prop_col(far_prefix, &far_info.key);
+            b = b.filter(col(&near_key).eq(col(&far_key)))?;
+        } else {
+            let mut exprs: Vec<Expr> = input_cols.iter().map(|c| col(c)).collect();
+            for (p, _) in &near_info.props {
+                exprs.push(col(&prop_col(near_prefix, p)).alias(prop_col(far_prefix, p)));
+            }
+            b = b.project(exprs)?;
+        }
+        Ok(b.build()?)
+    }
+
+    /// The chain of `k` hops over `types` from the near node to the far one, lowered as a
+    /// MATCH (so it branches over the labels it can pass and keeps relationships distinct):
+    /// its plan and the expressions of its edge ids (tagged with their table).
+    fn chain(
+        &mut self,
+        st: &State,
+        hop: &Hop<'_>,
+        types: &[String],
+        k: u64,
+    ) -> Result<(LogicalPlan, Vec<Expr>)> {
+        let &Hop {
+            rel,
+            near_prefix,
+            far_prefix,
+            far_label,
+            ..
+        } = hop;
+        let ident = |n: &str| ast::Ident::new(n, rel.span);
+        let mut steps = Vec::new();
+        let mut rels = Vec::new();
+        for j in 0..k {
+            let rv = self.fresh("vlr");
+            let last = j + 1 == k;
+            let (var, labels) = if last {
+                (far_prefix.to_string(), vec![ident(far_label)])
+            } else {
+                (self.fresh("vln"), vec![])
+            };
+            steps.push((
+                ast::RelPattern {
+                    var: Some(ident(&rv)),
+                    types: types.iter().map(|t| ident(t)).collect(),
+                    direction: rel.direction,
+                    length: None,
+                    props: None,
+                    span: rel.span,
+                },
+                ast::NodePattern {
+                    var: Some(ident(&var)),
+                    labels,
+                    props: None,
+                    span: rel.span,
+                },
+            ));
+            rels.push(rv);
+        }
+        let path = ast::PathPattern {
+            name: None,
+            start: ast::NodePattern {
+                var: Some(ident(near_prefix)),
+                labels: vec![],
+                props: None,
+                span: rel.span,
+            },
+            steps,
+            span: rel.span,
+        };
+        let m = ast::Match {
+            optional: false,
+            patterns: vec![path],
+            where_: None,
+            span: rel.span,
+        };
+        // The chain's own rewrites are internal: keep them out of EXPLAIN's notes.
+        let notes = self.notes.len();
+        let sub = self.lower_match(st.clone(), &m);
+        self.notes.truncate(notes);
+        let sub = sub?;
+        let mut ids = Vec::new();
+        for r in &rels {
+            ids.push(match sub.scope.get(r) {
+                Some(Binding::Rel { rel, prefix }) => {
+                    col(&eid_col(prefix)) + lit(encode_eid(*rel, 0))
+                }
+                Some(Binding::Rels { prefix, .. }) => {
+                    col(&eid_col(prefix))
+                        + cast(col(&super::scope::table_col(prefix)), DataType::UInt64)
+                            * lit(encode_eid(1, 0))
+                }
+                _ => return Err(crate::Error::Internal(format!("chain without `{r}`"))),
+            });
+        }
+        Ok((sub.plan, ids))
+    }
+
     fn csr_data(&self, rel: usize, near_label: &str, far_label: &str) -> Option<CsrData> {
         let idx = self.indexes?;
         Some(CsrData {
@@ -853,15 +787,18 @@ impl<'c> Lowerer<'c> {
         info: &RelInfo,
         data: CsrData,
         orients: Vec<bool>,
-        near_prefix: &str,
-        near_label: &str,
-        prefix: &str,
-        rel: &ast::RelPattern,
-        node: &ast::NodePattern,
-        far_prefix: &str,
-        far_label: &str,
+        hop: &Hop<'_>,
         preds: &mut Vec<Expr>,
     ) -> Result<()> {
+        let &Hop {
+            rel,
+            ref prefix,
+            near_prefix,
+            near_label,
+            far: node,
+            far_prefix,
+            far_label,
+        } = hop;
         let ents = self.entities();
         let from_t = ents.node(&info.cfg.from).key_type.clone();
         let to_t = ents.node(&info.cfg.to).key_type.clone();
@@ -1070,334 +1007,6 @@ impl<'c> Lowerer<'c> {
         }
         Ok(())
     }
-
-    /// The labels each node of a MATCH can have and the tables each relationship can come
-    /// from, given explicit labels and types, bound variables and the configured endpoints
-    /// (constraint propagation over the whole clause: paths sharing a variable constrain each
-    /// other).
-    pub(crate) fn candidates<'p>(
-        &self,
-        st: &State,
-        paths: &'p [ast::PathPattern],
-    ) -> Result<Candidates<'p>> {
-        let cat = self.catalog;
-        // Every node occurrence, and every relationship as (near occurrence, far occurrence).
-        let mut nodes: Vec<&ast::NodePattern> = Vec::new();
-        let mut steps: Vec<(usize, usize, &ast::RelPattern)> = Vec::new();
-        for path in paths {
-            nodes.push(&path.start);
-            for (r, n) in &path.steps {
-                steps.push((nodes.len() - 1, nodes.len(), r));
-                nodes.push(n);
-            }
-        }
-        // Candidate labels per node, shared by nodes with the same variable.
-        let mut cands: Vec<BTreeSet<String>> = Vec::new();
-        let mut known_unknown = false;
-        for n in &nodes {
-            let mut c: BTreeSet<String> = cat.nodes.keys().cloned().collect();
-            if let Some(labels) = bound_labels(st, n)? {
-                c = labels.into_iter().collect();
-            }
-            // `(m:Post:Comment)`: any of the labels (one label per node table).
-            let mut named = BTreeSet::new();
-            for l in &n.labels {
-                named.insert(l.name.clone());
-                if !cat.nodes.contains_key(&l.name) {
-                    if !self.options.lenient {
-                        return sem_err!(
-                            UnknownLabel,
-                            l.span,
-                            "Unknown label `{}` (labels: {})",
-                            l.name,
-                            cat.nodes.keys().cloned().collect::<Vec<_>>().join(", ")
-                        );
-                    }
-                    known_unknown |= n.labels.len() == 1;
-                }
-            }
-            if !n.labels.is_empty() {
-                c.retain(|x| named.contains(x));
-            }
-            cands.push(c);
-        }
-        // Same variable twice in the path: intersect.
-        for i in 0..nodes.len() {
-            for j in i + 1..nodes.len() {
-                if let (Some(a), Some(b)) = (&nodes[i].var, &nodes[j].var) {
-                    if a.name == b.name {
-                        let inter: BTreeSet<String> =
-                            cands[i].intersection(&cands[j]).cloned().collect();
-                        cands[i] = inter.clone();
-                        cands[j] = inter;
-                    }
-                }
-            }
-        }
-        let mut rel_cands: Vec<BTreeSet<usize>> = Vec::new();
-        for (_, _, rel) in &steps {
-            let mut c: BTreeSet<usize> = (0..cat.rels.len()).collect();
-            if !rel.types.is_empty() {
-                for t in &rel.types {
-                    if !cat.config.has_type(&t.name) {
-                        if !self.options.lenient {
-                            return sem_err!(
-                                UnknownRelationshipType,
-                                t.span,
-                                "Unknown relationship type `{}` (types: {})",
-                                t.name,
-                                cat.rel_types().join(", ")
-                            );
-                        }
-                        known_unknown = true;
-                    }
-                }
-                c.retain(|&i| rel.types.iter().any(|t| t.name == cat.rels[i].cfg.rel_type));
-            }
-            rel_cands.push(c);
-        }
-        // Propagate until nothing changes.
-        loop {
-            let mut changed = false;
-            for (k, &(a, b, rel)) in steps.iter().enumerate() {
-                // A zero-length step (`*0`) joins a node to itself: same labels, any table.
-                if matches!(rel.length, Some((_, Some(0)))) {
-                    if cands[a] != cands[b] {
-                        let inter: BTreeSet<String> =
-                            cands[a].intersection(&cands[b]).cloned().collect();
-                        cands[a] = inter.clone();
-                        cands[b] = inter;
-                        changed = true;
-                    }
-                    continue;
-                }
-                // Variable length: the ends are labels reachable over the tables in as many
-                // steps as the bounds allow; the tables, those on some such path.
-                if let Some((lo, hi)) = rel.length {
-                    let (lo, hi) = (lo.unwrap_or(1), hi.unwrap_or(u64::MAX));
-                    let tables: Vec<&RelTable> =
-                        rel_cands[k].iter().map(|&i| &cat.rels[i].cfg).collect();
-                    let fwd = label_reach(&cands[a], &tables, rel.direction, false, lo, hi);
-                    let bwd = label_reach(&cands[b], &tables, rel.direction, true, lo, hi);
-                    let new_b: BTreeSet<String> = cands[b].intersection(&fwd).cloned().collect();
-                    let new_a: BTreeSet<String> = cands[a].intersection(&bwd).cloned().collect();
-                    let near = label_reach(&new_a, &tables, rel.direction, false, 0, hi - 1);
-                    let far = label_reach(&new_b, &tables, rel.direction, true, 0, hi - 1);
-                    let kept: BTreeSet<usize> = rel_cands[k]
-                        .iter()
-                        .copied()
-                        .filter(|&i| {
-                            let r = &cat.rels[i].cfg;
-                            let out = near.contains(&r.from) && far.contains(&r.to);
-                            let inc = near.contains(&r.to) && far.contains(&r.from);
-                            match rel.direction {
-                                Direction::Outgoing => out,
-                                Direction::Incoming => inc,
-                                Direction::Both => out || inc,
-                            }
-                        })
-                        .collect();
-                    changed |= kept != rel_cands[k] || new_a != cands[a] || new_b != cands[b];
-                    rel_cands[k] = kept;
-                    cands[a] = new_a;
-                    cands[b] = new_b;
-                    continue;
-                }
-                let fits = |i: usize, cands: &Vec<BTreeSet<String>>| {
-                    let r = &cat.rels[i].cfg;
-                    let out = cands[a].contains(&r.from) && cands[b].contains(&r.to);
-                    let inc = cands[a].contains(&r.to) && cands[b].contains(&r.from);
-                    match rel.direction {
-                        Direction::Outgoing => out,
-                        Direction::Incoming => inc,
-                        Direction::Both => out || inc,
-                    }
-                };
-                let before = rel_cands[k].len();
-                let kept: BTreeSet<usize> = rel_cands[k]
-                    .iter()
-                    .copied()
-                    .filter(|&i| fits(i, &cands))
-                    .collect();
-                rel_cands[k] = kept;
-                changed |= rel_cands[k].len() != before;
-                let mut la = BTreeSet::new();
-                let mut lb = BTreeSet::new();
-                for &i in &rel_cands[k] {
-                    let r = &cat.rels[i].cfg;
-                    if matches!(rel.direction, Direction::Outgoing | Direction::Both)
-                        && cands[a].contains(&r.from)
-                        && cands[b].contains(&r.to)
-                    {
-                        la.insert(r.from.clone());
-                        lb.insert(r.to.clone());
-                    }
-                    if matches!(rel.direction, Direction::Incoming | Direction::Both)
-                        && cands[a].contains(&r.to)
-                        && cands[b].contains(&r.from)
-                    {
-                        la.insert(r.to.clone());
-                        lb.insert(r.from.clone());
-                    }
-                }
-                for (idx, new) in [(a, la), (b, lb)] {
-                    if new.len() != cands[idx].len() {
-                        cands[idx] = new;
-                        changed = true;
-                    }
-                }
-            }
-            // Keep nodes sharing a variable in sync.
-            for i in 0..nodes.len() {
-                for j in i + 1..nodes.len() {
-                    if let (Some(x), Some(y)) = (&nodes[i].var, &nodes[j].var) {
-                        if x.name == y.name && cands[i] != cands[j] {
-                            let inter: BTreeSet<String> =
-                                cands[i].intersection(&cands[j]).cloned().collect();
-                            cands[i] = inter.clone();
-                            cands[j] = inter;
-                            changed = true;
-                        }
-                    }
-                }
-            }
-            if !changed {
-                break;
-            }
-        }
-        // A variable-length step from length 0 needs no table: the path may be empty.
-        let satisfiable = !known_unknown
-            && cands.iter().all(|c| !c.is_empty())
-            && steps
-                .iter()
-                .zip(&rel_cands)
-                .all(|((_, _, r), c)| !c.is_empty() || matches!(r.length, Some((Some(0), _))));
-        Ok(Candidates {
-            nodes,
-            steps,
-            labels: cands,
-            rels: rel_cands,
-            satisfiable,
-        })
-    }
-
-    /// Picks one label per node and one table per relationship for all paths of a MATCH (see
-    /// [`Self::candidates`]); several possible ones are an error here (the MATCH branches
-    /// before it gets here).
-    fn resolve_match(&self, st: &State, paths: &[ast::PathPattern]) -> Result<Vec<Resolved>> {
-        let cat = self.catalog;
-        let Candidates {
-            nodes,
-            steps,
-            labels: cands,
-            rels: rel_cands,
-            satisfiable,
-        } = self.candidates(st, paths)?;
-        if satisfiable {
-            for (i, c) in cands.iter().enumerate() {
-                if c.len() > 1 {
-                    let n = nodes[i];
-                    return sem_err!(
-                        AmbiguousPattern,
-                        n.span,
-                        "node pattern {n} could have any of the labels {}; give it a label (branching over labels is planned)",
-                        c.iter().cloned().collect::<Vec<_>>().join(", ")
-                    );
-                }
-            }
-            for (k, c) in rel_cands.iter().enumerate() {
-                if c.len() > 1 && steps[k].2.length.is_none() {
-                    let r = steps[k].2;
-                    return sem_err!(
-                        AmbiguousPattern,
-                        r.span,
-                        "relationship pattern {r} matches several relationship tables ({}); give it a type and endpoint labels (branching is planned)",
-                        c.iter()
-                            .map(|&i| {
-                                let r = &cat.rels[i].cfg;
-                                format!("{}:{}->{}", r.rel_type, r.from, r.to)
-                            })
-                            .collect::<Vec<_>>()
-                            .join(", ")
-                    );
-                }
-            }
-        }
-        // Unsatisfiable: keep whatever real tables were named so properties still resolve;
-        // the MATCH gets a `false` filter.
-        let explicit: BTreeMap<usize, String> = nodes
-            .iter()
-            .enumerate()
-            .filter_map(|(i, n)| n.labels.first().map(|l| (i, l.name.clone())))
-            .collect();
-        // A variable's label written at one of its occurrences holds at all of them (a
-        // re-rooted MATCH writes it at the first only).
-        let mut var_label: BTreeMap<&str, String> = BTreeMap::new();
-        for (i, n) in nodes.iter().enumerate() {
-            if let (Some(v), Some(l)) = (&n.var, explicit.get(&i)) {
-                var_label
-                    .entry(v.name.as_str())
-                    .or_insert_with(|| l.clone());
-            }
-        }
-        let labels: Vec<String> = cands
-            .iter()
-            .enumerate()
-            .map(|(i, c)| {
-                if satisfiable {
-                    return c.iter().next().cloned().unwrap_or_default();
-                }
-                if let Some(Binding::Node { label, .. }) =
-                    nodes[i].var.as_ref().and_then(|v| st.scope.get(&v.name))
-                {
-                    return label.clone();
-                }
-                explicit
-                    .get(&i)
-                    .or_else(|| {
-                        nodes[i]
-                            .var
-                            .as_ref()
-                            .and_then(|v| var_label.get(v.name.as_str()))
-                    })
-                    .filter(|l| cat.nodes.contains_key(*l))
-                    .cloned()
-                    .unwrap_or_default()
-            })
-            .collect();
-        let rels: Vec<usize> = rel_cands
-            .iter()
-            .enumerate()
-            .map(|(k, c)| {
-                if satisfiable {
-                    return *c.iter().next().unwrap_or(&usize::MAX);
-                }
-                let r = steps[k].2;
-                cat.rels
-                    .iter()
-                    .position(|x| r.types.iter().any(|t| t.name == x.cfg.rel_type))
-                    .unwrap_or(usize::MAX)
-            })
-            .collect();
-        // Split back per path.
-        let mut out = Vec::new();
-        let (mut ni, mut ri) = (0, 0);
-        for path in paths {
-            let n = path.steps.len();
-            out.push(Resolved {
-                labels: labels[ni..ni + n + 1].to_vec(),
-                rels: rels[ri..ri + n].to_vec(),
-                tables: rel_cands[ri..ri + n]
-                    .iter()
-                    .map(|c| c.iter().copied().collect())
-                    .collect(),
-                satisfiable,
-            });
-            ni += n + 1;
-            ri += n;
-        }
-        Ok(out)
-    }
 }
 
 /// The node a pattern's variable is already bound to, as `(prefix, label)`; `None` for a new
@@ -1419,48 +1028,63 @@ fn bound_node(st: &State, node: &ast::NodePattern) -> Result<Option<(String, Str
     }
 }
 
-/// The labels a bound node variable can have: one, or several after a MATCH that branched;
-/// `None` for a new variable; an error when the variable holds something other than a node.
-fn bound_labels(st: &State, node: &ast::NodePattern) -> Result<Option<Vec<String>>> {
-    if let Some(v) = &node.var {
-        if let Some(Binding::Nodes { labels, .. }) = st.scope.get(&v.name) {
-            return Ok(Some(labels.clone()));
-        }
-    }
-    Ok(bound_node(st, node)?.map(|(_, l)| vec![l]))
+/// One relationship of a path being lowered, with its two ends (the near one is bound).
+struct Hop<'a> {
+    rel: &'a ast::RelPattern,
+    /// The relationship variable's column prefix.
+    prefix: String,
+    near_prefix: &'a str,
+    near_label: &'a str,
+    far: &'a ast::NodePattern,
+    far_prefix: &'a str,
+    far_label: &'a str,
 }
 
-/// The most relationships a path over `tables` walked in `dir` can have, when the label graph
-/// they form has no cycle (a path then can't be longer than its longest walk); `None` when it
-/// has one (any length, up to the edges there are).
-fn longest_walk(tables: &[&RelTable], dir: Direction) -> Option<u64> {
-    if dir == Direction::Both {
-        return None;
-    }
-    let edges: Vec<(&str, &str)> = tables
-        .iter()
-        .map(|t| (t.from.as_str(), t.to.as_str()))
-        .collect();
-    let labels: BTreeSet<&str> = edges.iter().flat_map(|&(a, b)| [a, b]).collect();
-    // Longest walk ending at each label, relaxed |labels| times; still growing means a cycle.
-    let mut best: BTreeMap<&str, u64> = labels.iter().map(|&l| (l, 0)).collect();
-    for round in 0..=labels.len() {
-        let mut changed = false;
-        for &(a, b) in &edges {
-            let cand = best[a] + 1;
-            if cand > best[b] {
-                best.insert(b, cand);
-                changed = true;
+/// What lowering a MATCH's hops collects for the filter above them.
+#[derive(Default)]
+struct MatchPreds {
+    preds: Vec<Expr>,
+    /// (table, prefix) of every single relationship, for uniqueness.
+    rels: Vec<(usize, String)>,
+    /// (tables, prefix) of every variable-length relationship (edge ids in a list).
+    lists: Vec<(Vec<usize>, String)>,
+    /// Some hop has no table for its labels: the MATCH has no rows.
+    unsatisfiable: bool,
+}
+
+impl MatchPreds {
+    /// The collected predicates plus relationship uniqueness within the clause: between
+    /// single relationships of one table, and between variable-length lists (edge ids with
+    /// their table, see `encode_eid`) and single relationships / other lists.
+    fn uniqueness(&mut self) -> Vec<Expr> {
+        let mut preds = std::mem::take(&mut self.preds);
+        let rels = &self.rels;
+        for i in 0..rels.len() {
+            for j in i + 1..rels.len() {
+                if rels[i].0 == rels[j].0 {
+                    preds.push(col(&eid_col(&rels[i].1)).not_eq(col(&eid_col(&rels[j].1))));
+                }
             }
         }
-        if !changed {
-            return best.values().max().copied();
+        for (k, (tables, pl)) in self.lists.iter().enumerate() {
+            let list = col(&eids_col(pl));
+            for (r, p) in rels {
+                if tables.contains(r) {
+                    let id = col(&eid_col(p)) + lit(encode_eid(*r, 0));
+                    preds.push(Expr::Not(Box::new(nf::array_has(list.clone(), id))));
+                }
+            }
+            for (t2, p2) in &self.lists[k + 1..] {
+                if tables.iter().any(|t| t2.contains(t)) {
+                    preds.push(Expr::Not(Box::new(nf::array_has_any(
+                        list.clone(),
+                        col(&eids_col(p2)),
+                    ))));
+                }
+            }
         }
-        if round == labels.len() {
-            break;
-        }
+        preds
     }
-    None
 }
 
 /// Every column of a node, as a take of the graph operators (the key marked).

@@ -1,6 +1,7 @@
 //! What each query variable is bound to, and which plan columns hold it.
 
 use super::expr::col;
+use crate::binder::BoundVar;
 use crate::catalog::{Catalog, NodeInfo, RelInfo};
 use arrow::datatypes::DataType;
 use datafusion::common::ScalarValue;
@@ -9,7 +10,7 @@ use datafusion::logical_expr::{lit, Expr};
 /// Column name of a node or relationship property: `{prefix}__{prop}`, the property name
 /// escaped (`names`) so that no two (prefix, property) pairs and no internal column share it.
 pub fn prop_col(prefix: &str, prop: &str) -> String {
-    format!("{prefix}__{}", super::names::escape(prop))
+    format!("{prefix}__{}", crate::binder::names::escape(prop))
 }
 
 /// Hidden relationship columns: endpoint keys and the edge row id.
@@ -77,6 +78,20 @@ impl Binding {
             Binding::Rel { .. } | Binding::Rels { .. } => "relationship",
             Binding::RelList { .. } => "relationship list",
             Binding::Value { .. } => "value",
+        }
+    }
+
+    /// What the binder needs to know of the variable.
+    pub(crate) fn bound_var(&self) -> BoundVar {
+        match self {
+            Binding::Node { label, .. } => BoundVar::Node {
+                labels: vec![label.clone()],
+            },
+            Binding::Nodes { labels, .. } => BoundVar::Node {
+                labels: labels.clone(),
+            },
+            Binding::Rel { .. } | Binding::Rels { .. } => BoundVar::Rel,
+            other => BoundVar::Other(other.kind_name()),
         }
     }
 

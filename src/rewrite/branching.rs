@@ -8,25 +8,16 @@
 //! labels its entry names, nothing else. Variable-length steps keep their types (a traversal
 //! may walk several tables); only their end labels branch.
 
+use crate::binder::reach::{fits, label_reach};
+use crate::binder::{Binder, QueryGraph};
 use crate::catalog::Catalog;
 use crate::config::RelTable;
-use cypher::ast::{self, Direction};
+use crate::error::Result;
+use cypher::ast;
 use std::collections::BTreeSet;
 
 /// More branches than this is an error: the pattern should say more.
 pub const MAX_BRANCHES: usize = 128;
-
-/// What a MATCH's nodes and relationships can be (from `Lowerer::candidates`).
-pub struct Shape<'a> {
-    /// Variable name per node occurrence (`None`: anonymous).
-    pub vars: Vec<Option<&'a str>>,
-    /// Candidate labels per node occurrence.
-    pub labels: &'a [BTreeSet<String>],
-    /// (near occurrence, far occurrence, pattern) per relationship.
-    pub steps: Vec<(usize, usize, &'a ast::RelPattern)>,
-    /// Candidate tables per relationship.
-    pub tables: &'a [BTreeSet<usize>],
-}
 
 /// One branch: a label per node occurrence, and per relationship its table (`None` for a
 /// variable-length one, which keeps its types).
@@ -38,8 +29,8 @@ pub struct Combo {
 
 /// Every consistent combination, in a stable order; `None` when there are more than
 /// [`MAX_BRANCHES`].
-pub fn combinations(cat: &Catalog, shape: &Shape<'_>) -> Option<Vec<Combo>> {
-    let n = shape.vars.len();
+pub(crate) fn combinations(cat: &Catalog, shape: &QueryGraph) -> Option<Vec<Combo>> {
+    let n = shape.nodes.len();
     // Occurrences sharing a variable share a label: assign per group.
     let mut group_of = vec![usize::MAX; n];
     let mut groups: Vec<usize> = Vec::new(); // first occurrence of each group
@@ -48,9 +39,9 @@ pub fn combinations(cat: &Catalog, shape: &Shape<'_>) -> Option<Vec<Combo>> {
             continue;
         }
         group_of[i] = groups.len();
-        if let Some(v) = shape.vars[i] {
+        if let Some(v) = shape.node_var(i) {
             for (j, g) in group_of.iter_mut().enumerate().skip(i + 1) {
-                if shape.vars[j] == Some(v) {
+                if shape.node_var(j) == Some(v) {
                     *g = groups.len();
                 }
             }
@@ -65,7 +56,7 @@ pub fn combinations(cat: &Catalog, shape: &Shape<'_>) -> Option<Vec<Combo>> {
 
 fn assign<'s>(
     cat: &Catalog,
-    shape: &Shape<'s>,
+    shape: &'s QueryGraph,
     groups: &[usize],
     group_of: &[usize],
     g: usize,
@@ -82,11 +73,11 @@ fn assign<'s>(
     for label in &shape.labels[groups[g]] {
         chosen[g] = Some(label.as_str());
         // Prune as soon as a step with both ends assigned has no table.
-        let dead = shape.steps.iter().enumerate().any(|(k, &(a, b, rel))| {
+        let dead = shape.steps.iter().enumerate().any(|(k, &(a, b))| {
             let (Some(la), Some(lb)) = (chosen[group_of[a]], chosen[group_of[b]]) else {
                 return false;
             };
-            !step_possible(cat, shape, k, rel, la, lb)
+            !step_possible(cat, shape, k, la, lb)
         });
         if !dead {
             assign(cat, shape, groups, group_of, g + 1, chosen, out)?;
@@ -97,14 +88,8 @@ fn assign<'s>(
 }
 
 /// Whether relationship `k` can join a node labelled `la` (near) to one labelled `lb` (far).
-fn step_possible(
-    cat: &Catalog,
-    shape: &Shape<'_>,
-    k: usize,
-    rel: &ast::RelPattern,
-    la: &str,
-    lb: &str,
-) -> bool {
+fn step_possible(cat: &Catalog, shape: &QueryGraph, k: usize, la: &str, lb: &str) -> bool {
+    let rel = &shape.rels[k];
     match rel.length {
         None => shape.tables[k]
             .iter()
@@ -127,20 +112,9 @@ fn step_possible(
     }
 }
 
-/// Whether a table joins `near` to `far` when walked in `dir`.
-pub fn fits(t: &RelTable, dir: Direction, near: &str, far: &str) -> bool {
-    let out = t.from == near && t.to == far;
-    let inc = t.to == near && t.from == far;
-    match dir {
-        Direction::Outgoing => out,
-        Direction::Incoming => inc,
-        Direction::Both => out || inc,
-    }
-}
-
 fn expand_tables(
     cat: &Catalog,
-    shape: &Shape<'_>,
+    shape: &QueryGraph,
     labels: Vec<String>,
     out: &mut Vec<Combo>,
 ) -> Option<()> {
@@ -148,12 +122,19 @@ fn expand_tables(
         .steps
         .iter()
         .enumerate()
-        .map(|(k, &(a, b, rel))| match rel.length {
+        .map(|(k, &(a, b))| match shape.rels[k].length {
             Some(_) => vec![None],
             None => shape.tables[k]
                 .iter()
                 .copied()
-                .filter(|&t| fits(&cat.rels[t].cfg, rel.direction, &labels[a], &labels[b]))
+                .filter(|&t| {
+                    fits(
+                        &cat.rels[t].cfg,
+                        shape.rels[k].direction,
+                        &labels[a],
+                        &labels[b],
+                    )
+                })
                 .map(Some)
                 .collect(),
         })
@@ -190,12 +171,13 @@ fn expand_tables(
     }
 }
 
-/// The MATCH of one branch: every node gets its label and every fixed-length relationship its
-/// type (with the endpoint labels, that names one table). A variable-length step between
-/// different labels cannot be zero-length (different labels are different nodes): it starts at
-/// length 1.
-pub fn pin(cat: &Catalog, m: &ast::Match, combo: &Combo) -> ast::Match {
-    let mut m = m.clone();
+/// The MATCH of one branch, bound again: every node gets its label and every fixed-length
+/// relationship its type (with the endpoint labels, that names one table). A variable-length
+/// step between different labels cannot be zero-length (different labels are different
+/// nodes): it starts at length 1.
+pub(crate) fn pin(binder: &Binder<'_>, qg: &QueryGraph, combo: &Combo) -> Result<QueryGraph> {
+    let cat = binder.catalog;
+    let mut m = qg.clause.clone();
     let (mut ni, mut ri) = (0, 0);
     let label = |n: &mut ast::NodePattern, l: &str| {
         let span = n.labels.first().map_or(n.span, |x| x.span);
@@ -224,62 +206,11 @@ pub fn pin(cat: &Catalog, m: &ast::Match, combo: &Combo) -> ast::Match {
             ri += 1;
         }
     }
-    m
-}
-
-/// The labels reachable from `from` in `lo..=hi` steps over `tables` walked in `dir`
-/// (`reverse`: walking the pattern from its far end).
-pub fn label_reach(
-    from: &BTreeSet<String>,
-    tables: &[&RelTable],
-    dir: Direction,
-    reverse: bool,
-    lo: u64,
-    hi: u64,
-) -> BTreeSet<String> {
-    let (fwd, bwd) = match (dir, reverse) {
-        (Direction::Both, _) => (true, true),
-        (Direction::Outgoing, false) | (Direction::Incoming, true) => (true, false),
-        _ => (false, true),
-    };
-    let step = |cur: &BTreeSet<String>| -> BTreeSet<String> {
-        let mut next = BTreeSet::new();
-        for t in tables {
-            if fwd && cur.contains(&t.from) {
-                next.insert(t.to.clone());
-            }
-            if bwd && cur.contains(&t.to) {
-                next.insert(t.from.clone());
-            }
-        }
-        next
-    };
-    let mut out = BTreeSet::new();
-    let mut cur = from.clone();
-    let mut seen: Vec<BTreeSet<String>> = Vec::new();
-    let mut k = 0u64;
-    loop {
-        if k >= lo {
-            // From here on the frontiers repeat with a period: stop at the first repeat.
-            if seen.contains(&cur) {
-                break;
-            }
-            out.extend(cur.iter().cloned());
-            seen.push(cur.clone());
-        }
-        if k >= hi || cur.is_empty() {
-            break;
-        }
-        cur = step(&cur);
-        k += 1;
-    }
-    out
+    binder.bind_match(&m)
 }
 
 #[cfg(test)]
 mod tests {
-    use super::*;
-
     use crate::optimizer::test_util::explain_sample as explain;
 
     /// The "== pattern order ==" section: the branched MATCH, then each branch as lowered.
@@ -352,68 +283,5 @@ mod tests {
             .collect::<Vec<_>>()
             .join("\n");
         insta::assert_snapshot!("branched_plan", plan);
-    }
-
-    fn t(from: &str, to: &str) -> RelTable {
-        RelTable {
-            rel_type: "T".into(),
-            from: from.into(),
-            to: to.into(),
-            source: String::new(),
-            src: "src".into(),
-            dst: "dst".into(),
-        }
-    }
-
-    fn set(xs: &[&str]) -> BTreeSet<String> {
-        xs.iter().map(|s| s.to_string()).collect()
-    }
-
-    #[test]
-    fn reach_follows_direction_and_bounds() {
-        let (ab, bc) = (t("A", "B"), t("B", "C"));
-        let tables = [&ab, &bc];
-        let from = set(&["A"]);
-        assert_eq!(
-            label_reach(&from, &tables, Direction::Outgoing, false, 1, 1),
-            set(&["B"])
-        );
-        assert_eq!(
-            label_reach(&from, &tables, Direction::Outgoing, false, 0, u64::MAX),
-            set(&["A", "B", "C"])
-        );
-        assert_eq!(
-            label_reach(&from, &tables, Direction::Outgoing, false, 2, 2),
-            set(&["C"])
-        );
-        // Incoming from A: nothing points at A.
-        assert!(label_reach(&from, &tables, Direction::Incoming, false, 1, 3).is_empty());
-        // Walking back from C.
-        assert_eq!(
-            label_reach(&set(&["C"]), &tables, Direction::Outgoing, true, 1, 5),
-            set(&["A", "B"])
-        );
-    }
-
-    #[test]
-    fn reach_terminates_on_cycles_without_upper_bound() {
-        let (ab, ba) = (t("A", "B"), t("B", "A"));
-        let tables = [&ab, &ba];
-        // Even lengths from A end at A, odd at B: from 3 steps on, both.
-        assert_eq!(
-            label_reach(
-                &set(&["A"]),
-                &tables,
-                Direction::Outgoing,
-                false,
-                3,
-                u64::MAX
-            ),
-            set(&["A", "B"])
-        );
-        assert_eq!(
-            label_reach(&set(&["A"]), &tables, Direction::Outgoing, false, 2, 2),
-            set(&["A"])
-        );
     }
 }

@@ -19,7 +19,8 @@
 //! walked from the other end; their relationship list is used only as a set, and for its
 //! size). Must not fire: named paths (their relationship order is the path's).
 
-use crate::catalog::Catalog;
+use crate::binder::{Binder, QueryGraph};
+use crate::error::Result;
 use cypher::ast::{self, Direction, ExprKind};
 use petgraph::graph::{NodeIndex, UnGraph};
 use petgraph::visit::EdgeRef;
@@ -109,217 +110,262 @@ fn single_var_filter(e: &ast::Expr) -> Option<String> {
     (props && vars.len() == 1).then(|| vars.into_iter().next().expect("one variable"))
 }
 
-/// The rewritten MATCH and, per component, the root and why.
-pub struct Reordered {
-    pub clause: ast::Match,
+/// The rewritten MATCH, bound, and, per component, the root and why.
+pub(crate) struct Reordered {
+    pub graph: QueryGraph,
     pub roots: Vec<(String, RootReason)>,
 }
 
-/// Re-roots a MATCH. `is_bound` tells the variables earlier clauses bound; `fresh` names
-/// anonymous nodes (internal names start with `__`).
-pub fn reorder(
-    m: &ast::Match,
-    is_bound: &dyn Fn(&str) -> bool,
-    catalog: &Catalog,
+/// Re-roots a bound MATCH (`None`: left as written). `fresh` names anonymous nodes
+/// (internal names start with `__`).
+pub(crate) fn reorder(
+    qg: &QueryGraph,
+    binder: &Binder<'_>,
     fresh: &mut dyn FnMut() -> String,
-) -> Option<Reordered> {
+) -> Option<Result<Reordered>> {
+    let m = &qg.clause;
     if m.patterns.iter().any(|p| p.name.is_some()) {
         return None;
     }
-    // Node variables (anonymous ones named), in order of first appearance.
-    let mut vars: Vec<Var> = Vec::new();
-    let mut index: BTreeMap<String, usize> = BTreeMap::new();
-    let mut var_of =
-        |n: &ast::NodePattern, vars: &mut Vec<Var>, fresh: &mut dyn FnMut() -> String| {
-            let name = n.var.as_ref().map(|v| v.name.clone()).unwrap_or_else(fresh);
-            let i = *index.entry(name.clone()).or_insert_with(|| {
-                vars.push(Var {
-                    name: name.clone(),
-                    labels: vec![],
-                    props: vec![],
-                    span: n.span,
-                });
-                vars.len() - 1
-            });
-            let v = &mut vars[i];
-            for l in &n.labels {
-                if !v.labels.iter().any(|x| x.name == l.name) {
-                    v.labels.push(l.clone());
-                }
-            }
-            if let Some(p) = &n.props {
-                match &p.kind {
-                    ExprKind::Map(entries) => v.props.extend(entries.iter().cloned()),
-                    _ => return None,
-                }
-            }
-            Some(i)
-        };
-    let mut graph: UnGraph<usize, usize> = UnGraph::new_undirected();
-    let mut nodes: Vec<NodeIndex> = Vec::new();
-    // (from var, rel, to var) with the relationship as written between them.
-    let mut rels: Vec<(usize, ast::RelPattern, usize)> = Vec::new();
-    for p in &m.patterns {
-        let mut prev = var_of(&p.start, &mut vars, fresh)?;
-        for (r, n) in &p.steps {
-            let next = var_of(n, &mut vars, fresh)?;
-            rels.push((prev, r.clone(), next));
-            prev = next;
-        }
-    }
-    for i in 0..vars.len() {
-        nodes.push(graph.add_node(i));
-    }
-    for (k, (a, _, b)) in rels.iter().enumerate() {
-        graph.add_edge(nodes[*a], nodes[*b], k);
-    }
-    // Scores.
+    let pg = PatternGraph::new(m, fresh)?;
     let where_conj: Vec<&ast::Expr> = m.where_.as_ref().map(conjuncts).unwrap_or_default();
-    let score = |v: &Var| -> RootReason {
-        if is_bound(&v.name) {
-            return RootReason::Bound;
-        }
-        let info = v.labels.first().and_then(|l| catalog.nodes.get(&l.name));
-        let key = info.map(|i| i.key.as_str());
-        let key_eq = v.props.iter().any(|(k, e)| {
-            Some(k.name.as_str()) == key
-                && matches!(e.kind, ExprKind::Literal(_) | ExprKind::Param(_))
-        }) || where_conj
-            .iter()
-            .any(|c| equality_on(c).is_some_and(|(var, k)| var == v.name && Some(k) == key));
-        if key_eq {
-            return RootReason::KeyEquality;
-        }
-        if !v.props.is_empty()
-            || where_conj
-                .iter()
-                .any(|c| single_var_filter(c).as_deref() == Some(v.name.as_str()))
-        {
-            return RootReason::PropertyFilter;
-        }
-        match info {
-            Some(i) if v.labels.len() == 1 => RootReason::Table(usize::MAX - i.table.num_rows),
-            _ => RootReason::None,
-        }
+    let scores: Vec<RootReason> = pg
+        .vars
+        .iter()
+        .map(|v| score(v, binder, &where_conj))
+        .collect();
+    let components = pg.components(&scores);
+    let roots = components
+        .iter()
+        .map(|(root, _)| (pg.vars[*root].name.clone(), scores[*root].clone()))
+        .collect();
+    let clause = ast::Match {
+        optional: m.optional,
+        patterns: pg.walk(&components),
+        where_: m.where_.clone(),
+        span: m.span,
     };
-    let scores: Vec<RootReason> = vars.iter().map(score).collect();
-    // Components, best root first; ties keep the written order.
-    let mut seen = vec![false; vars.len()];
-    let mut components: Vec<(usize, Vec<usize>)> = Vec::new();
-    for start in 0..vars.len() {
-        if seen[start] {
-            continue;
-        }
-        let mut members = vec![];
-        let mut stack = vec![start];
-        seen[start] = true;
-        while let Some(x) = stack.pop() {
-            members.push(x);
-            for nb in graph.neighbors(nodes[x]) {
-                let j = graph[nb];
-                if !seen[j] {
-                    seen[j] = true;
-                    stack.push(j);
+    Some(
+        binder
+            .bind_match(&clause)
+            .map(|graph| Reordered { graph, roots }),
+    )
+}
+
+/// The patterns of a MATCH as a graph: nodes = node variables, edges = relationships.
+struct PatternGraph {
+    vars: Vec<Var>,
+    /// (from var, rel, to var) with the relationship as written between them.
+    rels: Vec<(usize, ast::RelPattern, usize)>,
+    graph: UnGraph<usize, usize>,
+    nodes: Vec<NodeIndex>,
+}
+
+impl PatternGraph {
+    /// `None` when a node's property map is not a literal map.
+    fn new(m: &ast::Match, fresh: &mut dyn FnMut() -> String) -> Option<Self> {
+        // Node variables (anonymous ones named), in order of first appearance.
+        let mut vars: Vec<Var> = Vec::new();
+        let mut index: BTreeMap<String, usize> = BTreeMap::new();
+        let mut var_of =
+            |n: &ast::NodePattern, vars: &mut Vec<Var>, fresh: &mut dyn FnMut() -> String| {
+                let name = n.var.as_ref().map(|v| v.name.clone()).unwrap_or_else(fresh);
+                let i = *index.entry(name.clone()).or_insert_with(|| {
+                    vars.push(Var {
+                        name: name.clone(),
+                        labels: vec![],
+                        props: vec![],
+                        span: n.span,
+                    });
+                    vars.len() - 1
+                });
+                let v = &mut vars[i];
+                for l in &n.labels {
+                    if !v.labels.iter().any(|x| x.name == l.name) {
+                        v.labels.push(l.clone());
+                    }
                 }
+                if let Some(p) = &n.props {
+                    match &p.kind {
+                        ExprKind::Map(entries) => v.props.extend(entries.iter().cloned()),
+                        _ => return None,
+                    }
+                }
+                Some(i)
+            };
+        let mut graph: UnGraph<usize, usize> = UnGraph::new_undirected();
+        let mut nodes: Vec<NodeIndex> = Vec::new();
+        // (from var, rel, to var) with the relationship as written between them.
+        let mut rels: Vec<(usize, ast::RelPattern, usize)> = Vec::new();
+        for p in &m.patterns {
+            let mut prev = var_of(&p.start, &mut vars, fresh)?;
+            for (r, n) in &p.steps {
+                let next = var_of(n, &mut vars, fresh)?;
+                rels.push((prev, r.clone(), next));
+                prev = next;
             }
         }
-        members.sort_unstable();
-        let root = *members
-            .iter()
-            .max_by(|a, b| scores[**a].cmp(&scores[**b]).then(b.cmp(a)))
-            .expect("a component has a node");
-        components.push((root, members));
-    }
-    components.sort_by(|a, b| scores[b.0].cmp(&scores[a.0]).then(a.0.cmp(&b.0)));
-
-    // Node pattern for a variable: all its labels and property entries on first emission.
-    let mut emitted = vec![false; vars.len()];
-    let node_pat = |i: usize, emitted: &mut Vec<bool>| -> ast::NodePattern {
-        let v = &vars[i];
-        let first = !emitted[i];
-        emitted[i] = true;
-        ast::NodePattern {
-            var: Some(ast::Ident::new(v.name.clone(), v.span)),
-            labels: if first { v.labels.clone() } else { vec![] },
-            props: (first && !v.props.is_empty())
-                .then(|| ast::Expr::new(ExprKind::Map(v.props.clone()), v.span)),
-            span: v.span,
+        for i in 0..vars.len() {
+            nodes.push(graph.add_node(i));
         }
-    };
-    let mut patterns = Vec::new();
-    let mut used = vec![false; rels.len()];
-    let mut roots = Vec::new();
-    for (root, _) in &components {
-        roots.push((vars[*root].name.clone(), scores[*root].clone()));
-        // Depth-first from the root; each relationship once, walked from the visited end.
-        let mut visited = vec![false; vars.len()];
-        visited[*root] = true;
-        let mut emitted_any = false;
-        let mut stack = vec![*root];
-        while let Some(x) = stack.pop() {
-            let mut edges: Vec<(usize, usize)> = graph
-                .edges(nodes[x])
-                .map(|e| {
-                    (
-                        *e.weight(),
-                        graph[if e.source() == nodes[x] {
-                            e.target()
-                        } else {
-                            e.source()
-                        }],
-                    )
-                })
-                .collect();
-            edges.sort_unstable();
-            for (k, y) in edges {
-                if used[k] {
-                    continue;
+        for (k, (a, _, b)) in rels.iter().enumerate() {
+            graph.add_edge(nodes[*a], nodes[*b], k);
+        }
+        Some(PatternGraph {
+            vars,
+            rels,
+            graph,
+            nodes,
+        })
+    }
+
+    /// Connected components as (root, members), best root first; ties keep the written order.
+    fn components(&self, scores: &[RootReason]) -> Vec<(usize, Vec<usize>)> {
+        let (vars, graph, nodes) = (&self.vars, &self.graph, &self.nodes);
+        // Components, best root first; ties keep the written order.
+        let mut seen = vec![false; vars.len()];
+        let mut components: Vec<(usize, Vec<usize>)> = Vec::new();
+        for start in 0..vars.len() {
+            if seen[start] {
+                continue;
+            }
+            let mut members = vec![];
+            let mut stack = vec![start];
+            seen[start] = true;
+            while let Some(x) = stack.pop() {
+                members.push(x);
+                for nb in graph.neighbors(nodes[x]) {
+                    let j = graph[nb];
+                    if !seen[j] {
+                        seen[j] = true;
+                        stack.push(j);
+                    }
                 }
-                used[k] = true;
-                let (a, r, _) = &rels[k];
-                let mut rel = r.clone();
-                // Walked from its written target: turn it around.
-                if *a != x {
-                    rel.direction = match rel.direction {
-                        Direction::Outgoing => Direction::Incoming,
-                        Direction::Incoming => Direction::Outgoing,
-                        Direction::Both => Direction::Both,
-                    };
+            }
+            members.sort_unstable();
+            let root = *members
+                .iter()
+                .max_by(|a, b| scores[**a].cmp(&scores[**b]).then(b.cmp(a)))
+                .expect("a component has a node");
+            components.push((root, members));
+        }
+        components.sort_by(|a, b| scores[b.0].cmp(&scores[a.0]).then(a.0.cmp(&b.0)));
+        components
+    }
+
+    /// One-hop patterns walked depth-first from each component's root, each relationship
+    /// once, turned around where it is walked from its written target.
+    fn walk(&self, components: &[(usize, Vec<usize>)]) -> Vec<ast::PathPattern> {
+        let (vars, rels, graph, nodes) = (&self.vars, &self.rels, &self.graph, &self.nodes);
+        // Node pattern for a variable: all its labels and property entries on first emission.
+        let mut emitted = vec![false; vars.len()];
+        let node_pat = |i: usize, emitted: &mut Vec<bool>| -> ast::NodePattern {
+            let v = &vars[i];
+            let first = !emitted[i];
+            emitted[i] = true;
+            ast::NodePattern {
+                var: Some(ast::Ident::new(v.name.clone(), v.span)),
+                labels: if first { v.labels.clone() } else { vec![] },
+                props: (first && !v.props.is_empty())
+                    .then(|| ast::Expr::new(ExprKind::Map(v.props.clone()), v.span)),
+                span: v.span,
+            }
+        };
+        let mut patterns = Vec::new();
+        let mut used = vec![false; rels.len()];
+        for (root, _) in components {
+            // Depth-first from the root; each relationship once, walked from the visited end.
+            let mut visited = vec![false; vars.len()];
+            visited[*root] = true;
+            let mut emitted_any = false;
+            let mut stack = vec![*root];
+            while let Some(x) = stack.pop() {
+                let mut edges: Vec<(usize, usize)> = graph
+                    .edges(nodes[x])
+                    .map(|e| {
+                        (
+                            *e.weight(),
+                            graph[if e.source() == nodes[x] {
+                                e.target()
+                            } else {
+                                e.source()
+                            }],
+                        )
+                    })
+                    .collect();
+                edges.sort_unstable();
+                for (k, y) in edges {
+                    if used[k] {
+                        continue;
+                    }
+                    used[k] = true;
+                    let (a, r, _) = &rels[k];
+                    let mut rel = r.clone();
+                    // Walked from its written target: turn it around.
+                    if *a != x {
+                        rel.direction = match rel.direction {
+                            Direction::Outgoing => Direction::Incoming,
+                            Direction::Incoming => Direction::Outgoing,
+                            Direction::Both => Direction::Both,
+                        };
+                    }
+                    let from = node_pat(x, &mut emitted);
+                    let to = node_pat(y, &mut emitted);
+                    patterns.push(ast::PathPattern {
+                        name: None,
+                        span: rel.span,
+                        start: from,
+                        steps: vec![(rel, to)],
+                    });
+                    emitted_any = true;
+                    if !visited[y] {
+                        visited[y] = true;
+                        stack.push(y);
+                    }
                 }
-                let from = node_pat(x, &mut emitted);
-                let to = node_pat(y, &mut emitted);
+            }
+            if !emitted_any {
+                let start = node_pat(*root, &mut emitted);
                 patterns.push(ast::PathPattern {
                     name: None,
-                    span: rel.span,
-                    start: from,
-                    steps: vec![(rel, to)],
+                    span: start.span,
+                    start,
+                    steps: vec![],
                 });
-                emitted_any = true;
-                if !visited[y] {
-                    visited[y] = true;
-                    stack.push(y);
-                }
             }
         }
-        if !emitted_any {
-            let start = node_pat(*root, &mut emitted);
-            patterns.push(ast::PathPattern {
-                name: None,
-                span: start.span,
-                start,
-                steps: vec![],
-            });
-        }
+        patterns
     }
-    Some(Reordered {
-        clause: ast::Match {
-            optional: m.optional,
-            patterns,
-            where_: m.where_.clone(),
-            span: m.span,
-        },
-        roots,
-    })
+}
+
+/// How good a root `v` is: bound > key equality > property filter > smaller table > none.
+fn score(v: &Var, binder: &Binder<'_>, where_conj: &[&ast::Expr]) -> RootReason {
+    let catalog = binder.catalog;
+    let is_bound = |v: &str| (binder.bound)(v).is_some();
+    if is_bound(&v.name) {
+        return RootReason::Bound;
+    }
+    let info = v.labels.first().and_then(|l| catalog.nodes.get(&l.name));
+    let key = info.map(|i| i.key.as_str());
+    let key_eq = v.props.iter().any(|(k, e)| {
+        Some(k.name.as_str()) == key && matches!(e.kind, ExprKind::Literal(_) | ExprKind::Param(_))
+    }) || where_conj
+        .iter()
+        .any(|c| equality_on(c).is_some_and(|(var, k)| var == v.name && Some(k) == key));
+    if key_eq {
+        return RootReason::KeyEquality;
+    }
+    if !v.props.is_empty()
+        || where_conj
+            .iter()
+            .any(|c| single_var_filter(c).as_deref() == Some(v.name.as_str()))
+    {
+        return RootReason::PropertyFilter;
+    }
+    match info {
+        Some(i) if v.labels.len() == 1 => RootReason::Table(usize::MAX - i.table.num_rows),
+        _ => RootReason::None,
+    }
 }
 
 #[cfg(test)]

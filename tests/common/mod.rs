@@ -20,9 +20,19 @@ pub async fn run(g: &Graph, q: &str) -> QueryResult {
     }
 }
 
+/// `NAME=VALUE` parameters (the CLI's `--param`).
+pub fn params(kvs: &[String]) -> lance_csr::Result<Params> {
+    let mut p = Params::new();
+    for kv in kvs {
+        let (k, v) = lance_csr::parse_param(kv)?;
+        p.insert(k, v);
+    }
+    Ok(p)
+}
+
 /// Rows as strings (top-level strings unquoted, nested values in Cypher syntax).
 pub fn rows(r: &QueryResult) -> Vec<Vec<String>> {
-    lance_csr::output::rows(r)
+    lance_csr::rows(r)
 }
 
 /// Rows as `a|b|c` lines, for compact assertions.

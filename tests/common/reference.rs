@@ -730,7 +730,7 @@ impl RefGraph {
             "tostring" => match one(&a)? {
                 V::Null => V::Null,
                 V::Int(i) => V::Str(i.to_string()),
-                V::Float(f) => V::Str(lance_csr::output::value::fmt_float(f)),
+                V::Float(f) => V::Str(lance_csr::fmt_float(f)),
                 V::Bool(b) => V::Str(b.to_string()),
                 V::Str(s) => V::Str(s),
                 _ => return error("toString() of this value"),
@@ -757,7 +757,7 @@ impl RefGraph {
             V::Null => "null".into(),
             V::Bool(b) => b.to_string(),
             V::Int(i) => i.to_string(),
-            V::Float(f) => lance_csr::output::value::fmt_float(*f),
+            V::Float(f) => lance_csr::fmt_float(*f),
             V::Str(s) if quote => format!("'{}'", s.replace('\\', "\\\\").replace('\'', "\\'")),
             V::Str(s) => s.clone(),
             V::List(xs) => format!(
@@ -1062,7 +1062,7 @@ fn binary(op: BinaryOp, a: V, b: V) -> R<V> {
 fn to_text(v: &V) -> R<String> {
     Ok(match v {
         V::Int(i) => i.to_string(),
-        V::Float(f) => lance_csr::output::value::fmt_float(*f),
+        V::Float(f) => lance_csr::fmt_float(*f),
         V::Bool(b) => b.to_string(),
         V::Str(s) => s.clone(),
         _ => return error("string concatenation with this value"),

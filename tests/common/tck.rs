@@ -394,8 +394,8 @@ pub fn arrow_value(a: &dyn Array, i: usize) -> Value {
         }
         // A value of mixed kind: decoded into the Arrow value it stands for.
         DataType::LargeBinary => {
-            let v = lance_csr::functions::any::decode(a.as_binary::<i64>().value(i));
-            let s = lance_csr::functions::any::to_scalar(&v).expect("a decoded value");
+            let v = lance_csr::Value::decode_mixed(a.as_binary::<i64>().value(i));
+            let s = v.to_scalar().expect("a decoded value");
             arrow_value(s.to_array().expect("one row").as_ref(), 0)
         }
         other => Value::Str(format!("<unsupported {other}>")),
@@ -640,7 +640,9 @@ pub fn params(s: &Scenario) -> Result<Params, String> {
     if let Some(m) = &s.params {
         for (k, v) in m {
             let e = cypher::parse_expression(v).map_err(|e| format!("param {k}: {e}"))?;
-            p.insert(k.clone(), e);
+            let value = lance_csr::Value::from_literal(&e)
+                .ok_or_else(|| format!("param {k}: not a literal: {v}"))?;
+            p.insert(k.clone(), value);
         }
     }
     Ok(p)

@@ -6,10 +6,10 @@
 //! Results are compared exactly where the query fixes the order (it orders by every returned
 //! column, so ties are identical rows), as multisets otherwise.
 
-use crate::output::value::render_cell;
-use crate::session::{Graph, Mode};
-use crate::{Params, QueryResult, Result};
 use arrow::datatypes::DataType;
+use lance_csr::render_cell;
+use lance_csr::{Graph, Mode};
+use lance_csr::{Params, QueryResult, Result};
 use std::collections::BTreeMap;
 use std::fmt::Write;
 
@@ -109,17 +109,17 @@ async fn filterable_props(g: &Graph, pattern: &str, props: &[(String, DataType)]
 }
 
 async fn schema(g: &Graph) -> Schema {
-    let cat = g.catalog();
+    let schema = g.schema();
     let mut labels = BTreeMap::new();
-    for (label, info) in &cat.nodes {
-        let props = filterable_props(g, &format!("(x:`{label}`)"), &info.props).await;
+    for (label, info) in &schema.labels {
+        let props = filterable_props(g, &format!("(x:`{label}`)"), &info.properties).await;
         labels.insert(label.clone(), props);
     }
     let mut rels = Vec::new();
-    for r in &cat.rels {
-        let (t, from, to) = (&r.cfg.rel_type, &r.cfg.from, &r.cfg.to);
+    for r in &schema.relationships {
+        let (t, from, to) = (&r.rel_type, &r.from, &r.to);
         let pattern = format!("(:`{from}`)-[x:`{t}`]->(:`{to}`)");
-        let props = filterable_props(g, &pattern, &r.props).await;
+        let props = filterable_props(g, &pattern, &r.properties).await;
         rels.push((t.clone(), from.clone(), to.clone(), props));
     }
     Schema { labels, rels }
@@ -529,7 +529,7 @@ fn rows(r: &QueryResult) -> Vec<String> {
     out
 }
 
-fn show(r: &std::result::Result<QueryResult, crate::Error>) -> String {
+fn show(r: &std::result::Result<QueryResult, lance_csr::Error>) -> String {
     match r {
         Ok(r) => format!("{:?}", rows(r)),
         Err(e) => format!("error: {e}"),
@@ -552,7 +552,7 @@ pub async fn compare(on: &Graph, off: &Graph, n: usize, seed: u64) -> Result<Rep
         let (a, b) = (on.query(&q, &p).await, off.query(&q, &p).await);
         let same = match (&a, &b) {
             // Both fail at run time with the same Cypher error (an overflow, say): agreed.
-            (Err(x @ crate::Error::Runtime(_)), Err(y)) => x.kind_name() == y.kind_name(),
+            (Err(x @ lance_csr::Error::Runtime(_)), Err(y)) => x.kind_name() == y.kind_name(),
             (Err(x), Err(_)) => {
                 report.rejected.push((q.clone(), x.to_string()));
                 continue;

@@ -1,10 +1,10 @@
 //! `lance-csr bench`: runs a folder of `.cypher` queries in CSR and join mode (one warm-up run,
 //! then N timed runs of parse + plan + execute each) and reports medians and the join/CSR ratio.
 
-use crate::error::{Error, Result};
-use crate::output::Format;
-use crate::planner::Params;
-use crate::session::{Graph, GraphOptions, Mode};
+use lance_csr::Format;
+use lance_csr::Params;
+use lance_csr::{Error, Result};
+use lance_csr::{Graph, GraphOptions, Mode};
 use std::path::Path;
 use std::time::Instant;
 

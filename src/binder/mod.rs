@@ -1,0 +1,50 @@
+//! Binder: the first stage after parsing. It checks a query's patterns against the graph's
+//! catalog and the variables earlier clauses bound, and produces for each MATCH a
+//! [`QueryGraph`]: every node and relationship occurrence with the labels and tables it can
+//! have. The rewrites (`crate::rewrite`) take and return query graphs; the planner lowers them.
+//!
+//! - `names.rs`: user variable names escaped before anything else, so they never meet the
+//!   planner's internal column names;
+//! - `query_graph.rs`: label / table inference, resolution to one label and table per
+//!   occurrence, and the semantic errors of patterns (unknown labels, types and properties,
+//!   variables of the wrong kind or bound twice, unsupported named paths);
+//! - `reach.rs`: what the configured endpoints allow (tables joining two labels, labels a
+//!   variable-length walk reaches, the longest walk of an acyclic label graph).
+
+pub(crate) mod names;
+pub(crate) mod query_graph;
+pub(crate) mod reach;
+
+pub(crate) use query_graph::{QueryGraph, ResolvedPath};
+
+use crate::catalog::Catalog;
+
+/// What an earlier clause bound a variable to, as far as binding patterns cares.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) enum BoundVar {
+    /// A node with one of these labels.
+    Node { labels: Vec<String> },
+    /// A single relationship (of one table or several).
+    Rel,
+    /// Anything else, by its kind's name ("value", "relationship list").
+    Other(&'static str),
+}
+
+impl BoundVar {
+    pub fn kind_name(&self) -> &'static str {
+        match self {
+            BoundVar::Node { .. } => "node",
+            BoundVar::Rel => "relationship",
+            BoundVar::Other(kind) => kind,
+        }
+    }
+}
+
+/// Binds MATCH clauses against a catalog, given what earlier clauses bound.
+pub(crate) struct Binder<'a> {
+    pub catalog: &'a Catalog,
+    /// Schema-less semantics: an unknown label or type matches nothing (no error).
+    pub lenient: bool,
+    /// What a variable is bound to before the clause; `None`: a new variable.
+    pub bound: &'a dyn Fn(&str) -> Option<BoundVar>,
+}

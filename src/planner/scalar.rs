@@ -1,0 +1,310 @@
+//! The scalar functions: a registry table from name to arity, argument kinds and lowering.
+//! Functions on entities (`id`, `labels`, `type`, `keys`, `size` of a relationship list) read a
+//! variable's binding instead of a value and are lowered in `expr.rs`.
+
+use super::expr::{empty_list, null};
+use crate::error::Result;
+use crate::functions::CypherFn;
+use crate::sem_err;
+use arrow::datatypes::DataType;
+use cypher::Span;
+use datafusion::functions::expr_fn as f;
+use datafusion::functions_nested::expr_fn as nf;
+use datafusion::logical_expr::{cast, lit, when, Expr};
+
+pub(super) fn is_string(t: &DataType) -> bool {
+    matches!(t, DataType::Utf8 | DataType::LargeUtf8 | DataType::Utf8View)
+}
+
+pub(super) fn is_list(t: &DataType) -> bool {
+    matches!(
+        t,
+        DataType::List(_) | DataType::LargeList(_) | DataType::FixedSizeList(_, _)
+    )
+}
+
+/// The kinds of argument a scalar function takes.
+#[derive(Clone, Copy)]
+pub(super) enum ArgKind {
+    Any,
+    Str,
+    Num,
+    Int,
+    List,
+    StrOrList,
+}
+
+impl ArgKind {
+    pub fn accepts(self, t: &DataType) -> bool {
+        match self {
+            ArgKind::Any => true,
+            ArgKind::Str => is_string(t),
+            ArgKind::Num => t.is_numeric(),
+            ArgKind::Int => t.is_integer(),
+            ArgKind::List => is_list(t),
+            ArgKind::StrOrList => is_string(t) || is_list(t),
+        }
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            ArgKind::Any => "a value",
+            ArgKind::Str => "a string",
+            ArgKind::Num => "a number",
+            ArgKind::Int => "an integer",
+            ArgKind::List => "a list",
+            ArgKind::StrOrList => "a string or a list",
+        }
+    }
+}
+
+/// A call being lowered: the function's name as written, its lowered arguments, their types
+/// and where each was written.
+pub(super) struct Call<'a> {
+    pub name: &'a str,
+    pub args: Vec<Expr>,
+    pub types: Vec<DataType>,
+    pub spans: Vec<Span>,
+}
+
+impl Call<'_> {
+    fn x(&self, i: usize) -> Expr {
+        self.args[i].clone()
+    }
+
+    fn f64(&self, i: usize) -> Expr {
+        cast(self.x(i), DataType::Float64)
+    }
+
+    fn i64(&self, i: usize) -> Expr {
+        cast(self.x(i), DataType::Int64)
+    }
+}
+
+/// One entry of the registry.
+pub(super) struct ScalarFn {
+    /// Lower-case names (aliases share an entry).
+    pub names: &'static [&'static str],
+    /// Fewest and most arguments.
+    pub arity: (usize, usize),
+    /// The kind of each argument, checked when a row evaluates the call (openCypher checks
+    /// argument types at run time); a null argument is always accepted.
+    pub kinds: &'static [ArgKind],
+    /// Reads values of mixed kind (the others need one type).
+    pub reads_mixed: bool,
+    pub lower: fn(&Call<'_>) -> Result<Expr>,
+}
+
+impl ScalarFn {
+    const fn new(
+        names: &'static [&'static str],
+        arity: (usize, usize),
+        kinds: &'static [ArgKind],
+        lower: fn(&Call<'_>) -> Result<Expr>,
+    ) -> Self {
+        ScalarFn {
+            names,
+            arity,
+            kinds,
+            reads_mixed: false,
+            lower,
+        }
+    }
+
+    /// The arity as written in messages: `1`, `2..3`.
+    pub fn arity_text(&self) -> String {
+        match self.arity {
+            (a, b) if a == b => a.to_string(),
+            (a, usize::MAX) => format!("{a} or more"),
+            (a, b) => format!("{a}..{b}"),
+        }
+    }
+}
+
+/// The registry entry for a lower-case name.
+pub(super) fn lookup(lname: &str) -> Option<&'static ScalarFn> {
+    SCALAR_FUNCTIONS.iter().find(|f| f.names.contains(&lname))
+}
+
+/// A negative start or length is an error, not a count from the end.
+fn non_negative(e: Expr) -> Expr {
+    CypherFn::NonNegative.call(vec![cast(e, DataType::Int64)])
+}
+
+use ArgKind::{Any, Int, List, Num, Str, StrOrList};
+
+static SCALAR_FUNCTIONS: &[ScalarFn] = &[
+    ScalarFn::new(&["toupper", "upper"], (1, 1), &[Str], |c| {
+        Ok(f::upper(c.x(0)))
+    }),
+    ScalarFn::new(&["tolower", "lower"], (1, 1), &[Str], |c| {
+        Ok(f::lower(c.x(0)))
+    }),
+    ScalarFn::new(&["trim"], (1, 1), &[Str], |c| Ok(f::btrim(vec![c.x(0)]))),
+    ScalarFn::new(&["ltrim"], (1, 1), &[Str], |c| Ok(f::ltrim(vec![c.x(0)]))),
+    ScalarFn::new(&["rtrim"], (1, 1), &[Str], |c| Ok(f::rtrim(vec![c.x(0)]))),
+    ScalarFn::new(&["replace"], (3, 3), &[Str, Str, Str], |c| {
+        Ok(f::replace(c.x(0), c.x(1), c.x(2)))
+    }),
+    ScalarFn::new(&["substring"], (2, 3), &[Str, Int, Int], |c| {
+        let start = non_negative(c.x(1)) + lit(1i64);
+        Ok(match c.args.len() {
+            3 => f::substring(c.x(0), start, non_negative(c.x(2))),
+            _ => f::substr(c.x(0), start),
+        })
+    }),
+    ScalarFn::new(&["left"], (2, 2), &[Str, Int], |c| {
+        Ok(f::left(c.x(0), non_negative(c.x(1))))
+    }),
+    ScalarFn::new(&["right"], (2, 2), &[Str, Int], |c| {
+        Ok(f::right(c.x(0), non_negative(c.x(1))))
+    }),
+    ScalarFn::new(&["split"], (2, 2), &[Str, Str], |c| {
+        Ok(nf::string_to_array(c.x(0), c.x(1), null()))
+    }),
+    ScalarFn::new(&["reverse"], (1, 1), &[StrOrList], |c| {
+        Ok(if is_list(&c.types[0]) {
+            nf::array_reverse(c.x(0))
+        } else {
+            f::reverse(c.x(0))
+        })
+    }),
+    ScalarFn::new(&["tostring"], (1, 1), &[Any], |c| {
+        Ok(if c.types[0] == DataType::Boolean {
+            when(c.x(0), lit("true")).otherwise(lit("false"))?
+        } else {
+            cast(c.x(0), DataType::Utf8)
+        })
+    }),
+    ScalarFn {
+        reads_mixed: true,
+        ..ScalarFn::new(&["tointeger"], (1, 1), &[Any], |c| {
+            Ok(CypherFn::ToInteger.call(vec![c.x(0)]))
+        })
+    },
+    ScalarFn {
+        reads_mixed: true,
+        ..ScalarFn::new(&["tofloat"], (1, 1), &[Any], |c| {
+            Ok(CypherFn::ToFloat.call(vec![c.x(0)]))
+        })
+    },
+    ScalarFn {
+        reads_mixed: true,
+        ..ScalarFn::new(&["toboolean"], (1, 1), &[Any], |c| {
+            Ok(CypherFn::ToBoolean.call(vec![c.x(0)]))
+        })
+    },
+    ScalarFn::new(&["abs"], (1, 1), &[Num], |c| {
+        Ok(if c.types[0].is_integer() {
+            // abs(-2^63) overflows.
+            CypherFn::Abs.call(vec![c.i64(0)])
+        } else {
+            f::abs(c.x(0))
+        })
+    }),
+    ScalarFn::new(&["ceil"], (1, 1), &[Num], |c| Ok(f::ceil(c.f64(0)))),
+    ScalarFn::new(&["floor"], (1, 1), &[Num], |c| Ok(f::floor(c.f64(0)))),
+    ScalarFn::new(&["round"], (1, 1), &[Num], |c| Ok(f::round(vec![c.f64(0)]))),
+    ScalarFn::new(&["sqrt"], (1, 1), &[Num], |c| Ok(f::sqrt(c.f64(0)))),
+    ScalarFn::new(&["sign"], (1, 1), &[Num], |c| {
+        Ok(cast(f::signum(c.f64(0)), DataType::Int64))
+    }),
+    ScalarFn::new(&["exp"], (1, 1), &[Num], |c| Ok(f::exp(c.f64(0)))),
+    ScalarFn::new(&["log"], (1, 1), &[Num], |c| Ok(f::ln(c.f64(0)))),
+    ScalarFn::new(&["log10"], (1, 1), &[Num], |c| Ok(f::log10(c.f64(0)))),
+    ScalarFn::new(&["sin"], (1, 1), &[Num], |c| Ok(f::sin(c.f64(0)))),
+    ScalarFn::new(&["cos"], (1, 1), &[Num], |c| Ok(f::cos(c.f64(0)))),
+    ScalarFn::new(&["tan"], (1, 1), &[Num], |c| Ok(f::tan(c.f64(0)))),
+    ScalarFn::new(&["asin"], (1, 1), &[Num], |c| Ok(f::asin(c.f64(0)))),
+    ScalarFn::new(&["acos"], (1, 1), &[Num], |c| Ok(f::acos(c.f64(0)))),
+    ScalarFn::new(&["atan"], (1, 1), &[Num], |c| Ok(f::atan(c.f64(0)))),
+    ScalarFn::new(&["pi"], (0, 0), &[], |_| Ok(lit(std::f64::consts::PI))),
+    ScalarFn::new(&["e"], (0, 0), &[], |_| Ok(lit(std::f64::consts::E))),
+    ScalarFn::new(&["rand"], (0, 0), &[], |_| Ok(f::random())),
+    ScalarFn::new(&["coalesce"], (1, usize::MAX), &[], |c| {
+        Ok(f::coalesce(c.args.clone()))
+    }),
+    ScalarFn::new(&["size", "length"], (1, 1), &[], |c| {
+        let t = &c.types[0];
+        if is_list(t) {
+            Ok(cast(nf::cardinality(c.x(0)), DataType::Int64))
+        } else if is_string(t) {
+            Ok(cast(f::character_length(c.x(0)), DataType::Int64))
+        } else if *t == DataType::Null {
+            Ok(null())
+        } else {
+            sem_err!(
+                InvalidArgumentType,
+                c.spans[0],
+                "{}() expects a list or string, got {t}",
+                c.name
+            )
+        }
+    }),
+    ScalarFn::new(&["head"], (1, 1), &[List], |c| {
+        Ok(nf::array_element(c.x(0), lit(1i64)))
+    }),
+    ScalarFn::new(&["last"], (1, 1), &[List], |c| {
+        Ok(nf::array_element(c.x(0), lit(-1i64)))
+    }),
+    ScalarFn::new(&["tail"], (1, 1), &[List], |c| {
+        Ok(nf::array_slice(c.x(0), lit(2i64), lit(-1i64), None))
+    }),
+    ScalarFn::new(&["range"], (2, 3), &[Int, Int, Int], |c| {
+        let step = if c.args.len() == 3 {
+            c.i64(2)
+        } else {
+            lit(1i64)
+        };
+        let step = CypherFn::NonZero.call(vec![step]);
+        Ok(nf::gen_series(c.i64(0), c.i64(1), step))
+    }),
+    // A map's keys (null values included, as in a map literal); an entity's in `expr.rs`.
+    ScalarFn::new(&["keys"], (1, 1), &[], |c| match &c.types[0] {
+        DataType::Struct(fields) => {
+            let names: Vec<Expr> = fields.iter().map(|f| lit(f.name().clone())).collect();
+            let list = if names.is_empty() {
+                empty_list(&DataType::Utf8)
+            } else {
+                nf::make_array(names)
+            };
+            Ok(when(c.x(0).is_null(), null()).otherwise(list)?)
+        }
+        DataType::Null => Ok(null()),
+        other => sem_err!(
+            InvalidArgumentType,
+            c.spans[0],
+            "keys() expects a map, node or relationship, not {other}"
+        ),
+    }),
+    // Given anything but an entity (those are lowered in `expr.rs`).
+    ScalarFn::new(&["id", "labels", "type", "properties"], (1, 1), &[], |c| {
+        sem_err!(
+            InvalidArgumentType,
+            c.spans[0],
+            "{}() expects a node or relationship",
+            c.name
+        )
+    }),
+    ScalarFn::new(&["exists"], (1, 1), &[], |c| Ok(c.x(0).is_not_null())),
+];
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_are_lower_case_and_unique_and_kinds_fit_the_arity() {
+        let mut seen = std::collections::HashSet::new();
+        for f in SCALAR_FUNCTIONS {
+            for n in f.names {
+                assert_eq!(*n, n.to_lowercase(), "{n}");
+                assert!(seen.insert(*n), "{n} registered twice");
+                assert!(!cypher::ast::AGGREGATES.contains(n), "{n} is an aggregate");
+            }
+            assert!(f.arity.0 <= f.arity.1);
+            assert!(f.kinds.len() <= f.arity.1, "{:?}", f.names);
+        }
+        assert!(lookup("toupper").is_some() && lookup("nope").is_none());
+    }
+}
