@@ -4,6 +4,7 @@
 use crate::error::{Error, Result};
 use arrow::array::ArrayRef;
 use datafusion::catalog::{Session, TableProvider};
+use datafusion::execution::memory_pool::{MemoryConsumer, MemoryReservation};
 use datafusion::physical_plan::collect;
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
@@ -12,6 +13,9 @@ pub struct TableColumns {
     provider: Arc<dyn TableProvider>,
     origin: String,
     cache: Mutex<HashMap<String, ArrayRef>>,
+    /// The memory the loaded columns hold, reserved from the memory pool of the session that
+    /// loaded the first of them (a graph's `memory_limit` counts them).
+    reservation: Mutex<Option<MemoryReservation>>,
 }
 
 impl std::fmt::Debug for TableColumns {
@@ -31,6 +35,7 @@ impl TableColumns {
             provider,
             origin: origin.to_string(),
             cache: Mutex::new(HashMap::new()),
+            reservation: Mutex::new(None),
         }
     }
 
@@ -81,6 +86,15 @@ impl TableColumns {
             };
             loaded.push((name.clone(), col));
         }
+        let bytes: usize = loaded.iter().map(|(_, c)| c.get_array_memory_size()).sum();
+        self.reservation
+            .lock()
+            .expect("column reservation lock")
+            .get_or_insert_with(|| {
+                MemoryConsumer::new(format!("columns of {}", self.origin))
+                    .register(&state.runtime_env().memory_pool)
+            })
+            .try_grow(bytes)?;
         let mut cache = self.cache.lock().expect("column cache lock");
         for (n, c) in loaded {
             cache.insert(n, c);

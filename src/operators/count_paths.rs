@@ -7,7 +7,7 @@
 
 use super::csr_expand::{CsrData, TakeSpec};
 use datafusion::common::{DFSchema, DFSchemaRef, Result};
-use datafusion::logical_expr::{Expr, LogicalPlan, UserDefinedLogicalNodeCore};
+use datafusion::logical_expr::{Expr, LogicalPlan};
 use std::fmt;
 use std::hash::Hash;
 use std::sync::Arc;
@@ -80,24 +80,18 @@ impl CountPaths {
 
 super::node_identity!(CountPaths);
 
-impl UserDefinedLogicalNodeCore for CountPaths {
-    fn name(&self) -> &str {
-        "CountPaths"
+impl super::UnaryNode for CountPaths {
+    const NAME: &'static str = "CountPaths";
+
+    fn input(&self) -> &LogicalPlan {
+        &self.input
     }
 
-    fn inputs(&self) -> Vec<&LogicalPlan> {
-        vec![&self.input]
-    }
-
-    fn schema(&self) -> &DFSchemaRef {
+    fn output_schema(&self) -> &DFSchemaRef {
         &self.schema
     }
 
-    fn expressions(&self) -> Vec<Expr> {
-        vec![]
-    }
-
-    fn fmt_for_explain(&self, f: &mut fmt::Formatter) -> fmt::Result {
+    fn explain(&self, f: &mut fmt::Formatter) -> fmt::Result {
         let arm = |hops: &Vec<CountHop>| -> String {
             let hops: Vec<String> = hops
                 .iter()
@@ -129,20 +123,18 @@ impl UserDefinedLogicalNodeCore for CountPaths {
         )
     }
 
-    fn with_exprs_and_inputs(
-        &self,
-        _exprs: Vec<Expr>,
-        mut inputs: Vec<LogicalPlan>,
-    ) -> Result<Self> {
+    fn with_input(&self, input: LogicalPlan) -> Result<Self> {
         let mut n = self.clone();
-        n.input = inputs.swap_remove(0);
+        n.input = input;
         Ok(n)
     }
 
-    fn necessary_children_exprs(&self, _output_columns: &[usize]) -> Option<Vec<Vec<usize>>> {
+    fn needed_input_columns(&self, _output_columns: &[usize]) -> Option<Vec<Vec<usize>>> {
         Some(vec![vec![self
             .input
             .schema()
             .index_of_column_by_name(None, &self.key)?]])
     }
 }
+
+super::unary_node!(CountPaths);

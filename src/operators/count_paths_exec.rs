@@ -303,11 +303,13 @@ impl ExecutionPlan for CountPathsExec {
         let out_schema = schema.clone();
         let edges_metric = MetricBuilder::new(&self.metrics).counter("edges_scanned", partition);
         let rows_metric = MetricBuilder::new(&self.metrics).output_rows(partition);
+        let elapsed = MetricBuilder::new(&self.metrics).elapsed_compute(partition);
         let fut = async move {
             let near = &arms[0][0].data.near_keys;
             let mut start = vec![0u64; near.len()];
             while let Some(b) = input.next().await {
                 let b = b?;
+                let _timer = elapsed.timer();
                 let keys = as_i64(b.column(key_idx).as_ref())
                     .map_err(|e| datafusion::error::DataFusionError::External(Box::new(e)))?;
                 for i in 0..keys.len() {
@@ -319,7 +321,9 @@ impl ExecutionPlan for CountPathsExec {
                 }
             }
             let mut seen = 0;
+            let timer = elapsed.timer();
             let n = count(&arms, &start, &mut seen)?;
+            timer.done();
             edges_metric.add(seen);
             rows_metric.add(1);
             Ok(RecordBatch::try_new(

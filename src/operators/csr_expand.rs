@@ -6,7 +6,7 @@
 use super::display_cols;
 use crate::csr::{CsrIndex, NodeKeys, TableColumns};
 use datafusion::common::{DFSchema, DFSchemaRef, Result};
-use datafusion::logical_expr::{Expr, LogicalPlan, UserDefinedLogicalNodeCore};
+use datafusion::logical_expr::{Expr, LogicalPlan};
 use std::collections::HashSet;
 use std::fmt;
 use std::hash::Hash;
@@ -118,16 +118,6 @@ impl CsrExpand {
             .collect()
     }
 
-    /// Every column name this node can produce, taken or not (filters may use any of them).
-    pub fn producible(&self) -> HashSet<String> {
-        self.edge
-            .all
-            .iter()
-            .chain(self.target.all.iter())
-            .map(|(_, o, _)| o.clone())
-            .collect()
-    }
-
     fn sig(&self) -> impl Hash + PartialOrd + '_ {
         (
             &self.input,
@@ -145,32 +135,23 @@ impl CsrExpand {
 
 super::node_identity!(CsrExpand);
 
-impl UserDefinedLogicalNodeCore for CsrExpand {
-    fn name(&self) -> &str {
-        "CsrExpand"
+impl super::UnaryNode for CsrExpand {
+    const NAME: &'static str = "CsrExpand";
+
+    fn input(&self) -> &LogicalPlan {
+        &self.input
     }
 
-    fn inputs(&self) -> Vec<&LogicalPlan> {
-        vec![&self.input]
-    }
-
-    fn schema(&self) -> &DFSchemaRef {
+    fn output_schema(&self) -> &DFSchemaRef {
         &self.schema
     }
 
-    /// The filters are kept out of DataFusion's expression rewrites: they refer to columns the
-    /// node may no longer output (a filtered-only column is pruned), which those rewrites could
-    /// not resolve. They were type-checked and simplified before being pushed in.
-    fn expressions(&self) -> Vec<Expr> {
-        vec![]
-    }
-
     /// Predicates on what the hop produces must stay above it (our rule moves them inside).
-    fn prevent_predicate_push_down_columns(&self) -> HashSet<String> {
+    fn barrier_columns(&self) -> HashSet<String> {
         self.produced()
     }
 
-    fn fmt_for_explain(&self, f: &mut fmt::Formatter) -> fmt::Result {
+    fn explain(&self, f: &mut fmt::Formatter) -> fmt::Result {
         // The first two relationship columns are its endpoints.
         let name = |i: usize| self.edge.all.get(i).map(|c| c.1.as_str()).unwrap_or("?");
         let (src, dst) = (name(0), name(1));
@@ -198,27 +179,20 @@ impl UserDefinedLogicalNodeCore for CsrExpand {
         Ok(())
     }
 
-    fn with_exprs_and_inputs(
-        &self,
-        _exprs: Vec<Expr>,
-        mut inputs: Vec<LogicalPlan>,
-    ) -> Result<Self> {
+    fn with_input(&self, input: LogicalPlan) -> Result<Self> {
         let mut n = self.clone();
-        n.input = inputs.swap_remove(0);
+        n.input = input;
         n.schema = n.compute_schema()?;
         Ok(n)
     }
 
     /// Input columns needed for the requested outputs: the passed-through ones, plus the key
     /// (and closing) column.
-    fn necessary_children_exprs(&self, output_columns: &[usize]) -> Option<Vec<Vec<usize>>> {
+    fn needed_input_columns(&self, output_columns: &[usize]) -> Option<Vec<Vec<usize>>> {
         let mut keys = vec![self.key.as_str()];
         keys.extend(self.close.as_deref());
         super::input_columns_needed(&self.input, output_columns, &keys)
     }
-
-    fn supports_limit_pushdown(&self) -> bool {
-        // An expansion changes the row count: a limit above it cannot move below it.
-        false
-    }
 }
+
+super::unary_node!(CsrExpand);

@@ -148,10 +148,6 @@ impl CsrExpandExec {
             absorbs_limits: true,
         })
     }
-
-    pub fn spec(&self) -> &ExpandSpec {
-        &self.spec
-    }
 }
 
 fn take_all(arrays: &[ArrayRef], idx: &UInt32Array) -> Result<Vec<ArrayRef>> {
@@ -377,10 +373,12 @@ impl ExecutionPlan for CsrExpandExec {
         let schema = self.schema.clone();
         let out_schema = schema.clone();
         let mut sel = Selection::default();
+        let elapsed = MetricBuilder::new(m).elapsed_compute(partition);
         Ok(super::limited_stream(
             input,
             out_schema,
             self.fetch,
+            elapsed,
             move |b, _| spec.expand(b, &schema, &counters, &mut sel),
         ))
     }

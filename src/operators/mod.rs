@@ -46,6 +46,80 @@ macro_rules! node_identity {
 }
 pub(crate) use node_identity;
 
+/// What differs between our single-input logical nodes; [`unary_node!`] writes DataFusion's
+/// `UserDefinedLogicalNodeCore` from it. None has expressions of its own for DataFusion to
+/// rewrite (pushed filters are type-checked and simplified before they move in, and may name
+/// columns the node no longer outputs), and none lets a LIMIT move below it (each changes the
+/// row count or must compute the same rows everywhere).
+pub(crate) trait UnaryNode: Clone {
+    const NAME: &'static str;
+    fn input(&self) -> &LogicalPlan;
+    fn output_schema(&self) -> &DFSchemaRef;
+    /// The same node over a new input (its schema recomputed where it depends on the input).
+    fn with_input(&self, input: LogicalPlan) -> Result<Self>;
+    fn explain(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result;
+    /// Columns a predicate above must not be pushed below the node on: what the node
+    /// produces (our own rule moves such predicates inside it).
+    fn barrier_columns(&self) -> std::collections::HashSet<String> {
+        Default::default()
+    }
+    /// The input columns needed for the requested output columns (`None`: all of them).
+    fn needed_input_columns(&self, _output_columns: &[usize]) -> Option<Vec<Vec<usize>>> {
+        None
+    }
+}
+
+/// `UserDefinedLogicalNodeCore` for a [`UnaryNode`].
+macro_rules! unary_node {
+    ($t:ty) => {
+        impl datafusion::logical_expr::UserDefinedLogicalNodeCore for $t {
+            fn name(&self) -> &str {
+                <$t as $crate::operators::UnaryNode>::NAME
+            }
+
+            fn inputs(&self) -> Vec<&datafusion::logical_expr::LogicalPlan> {
+                vec![$crate::operators::UnaryNode::input(self)]
+            }
+
+            fn schema(&self) -> &datafusion::common::DFSchemaRef {
+                $crate::operators::UnaryNode::output_schema(self)
+            }
+
+            fn expressions(&self) -> Vec<datafusion::logical_expr::Expr> {
+                vec![]
+            }
+
+            fn prevent_predicate_push_down_columns(&self) -> std::collections::HashSet<String> {
+                $crate::operators::UnaryNode::barrier_columns(self)
+            }
+
+            fn fmt_for_explain(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                $crate::operators::UnaryNode::explain(self, f)
+            }
+
+            fn with_exprs_and_inputs(
+                &self,
+                _exprs: Vec<datafusion::logical_expr::Expr>,
+                mut inputs: Vec<datafusion::logical_expr::LogicalPlan>,
+            ) -> datafusion::common::Result<Self> {
+                $crate::operators::UnaryNode::with_input(self, inputs.swap_remove(0))
+            }
+
+            fn necessary_children_exprs(
+                &self,
+                output_columns: &[usize],
+            ) -> Option<Vec<Vec<usize>>> {
+                $crate::operators::UnaryNode::needed_input_columns(self, output_columns)
+            }
+
+            fn supports_limit_pushdown(&self) -> bool {
+                false
+            }
+        }
+    };
+}
+pub(crate) use unary_node;
+
 /// The input's columns followed by `extra`: the schema of an operator that adds columns.
 pub fn extended_schema<'a>(
     input: &LogicalPlan,
@@ -131,6 +205,7 @@ pub fn limited_stream(
     input: datafusion::physical_plan::SendableRecordBatchStream,
     schema: SchemaRef,
     fetch: Option<usize>,
+    elapsed: datafusion::physical_plan::metrics::Time,
     expand: impl FnMut(&arrow::array::RecordBatch, Option<usize>) -> Result<arrow::array::RecordBatch>
         + Send
         + 'static,
@@ -144,10 +219,12 @@ pub fn limited_stream(
         current: Option<(arrow::array::RecordBatch, usize)>,
         chunk: usize,
         remaining: Option<usize>,
+        elapsed: datafusion::physical_plan::metrics::Time,
     }
     let state = State {
         input,
         expand,
+        elapsed,
         current: None,
         chunk: 1,
         remaining: fetch,
@@ -171,7 +248,10 @@ pub fn limited_stream(
                 continue;
             }
             let len = st.chunk.min(batch.num_rows() - start);
-            let out = match (st.expand)(&batch.slice(start, len), st.remaining) {
+            let timer = st.elapsed.timer();
+            let out = (st.expand)(&batch.slice(start, len), st.remaining);
+            timer.done();
+            let out = match out {
                 Ok(o) => o,
                 Err(e) => {
                     st.remaining = Some(0);
@@ -199,3 +279,6 @@ pub fn limited_stream(
     });
     Box::pin(RecordBatchStreamAdapter::new(schema, stream))
 }
+
+#[cfg(test)]
+mod tests;

@@ -5,7 +5,7 @@ use super::csr_expand::TakeSpec;
 use super::display_cols;
 use crate::csr::{NodeKeys, TableColumns};
 use datafusion::common::{DFSchema, DFSchemaRef, Result};
-use datafusion::logical_expr::{Expr, LogicalPlan, UserDefinedLogicalNodeCore};
+use datafusion::logical_expr::LogicalPlan;
 use std::collections::HashSet;
 use std::fmt;
 use std::hash::Hash;
@@ -71,28 +71,22 @@ impl NodeLookup {
 
 super::node_identity!(NodeLookup);
 
-impl UserDefinedLogicalNodeCore for NodeLookup {
-    fn name(&self) -> &str {
-        "NodeLookup"
+impl super::UnaryNode for NodeLookup {
+    const NAME: &'static str = "NodeLookup";
+
+    fn input(&self) -> &LogicalPlan {
+        &self.input
     }
 
-    fn inputs(&self) -> Vec<&LogicalPlan> {
-        vec![&self.input]
-    }
-
-    fn schema(&self) -> &DFSchemaRef {
+    fn output_schema(&self) -> &DFSchemaRef {
         &self.schema
     }
 
-    fn expressions(&self) -> Vec<Expr> {
-        vec![]
-    }
-
-    fn prevent_predicate_push_down_columns(&self) -> HashSet<String> {
+    fn barrier_columns(&self) -> HashSet<String> {
         self.produced()
     }
 
-    fn fmt_for_explain(&self, f: &mut fmt::Formatter) -> fmt::Result {
+    fn explain(&self, f: &mut fmt::Formatter) -> fmt::Result {
         write!(
             f,
             "NodeLookup: key={}, label={}, take={}",
@@ -102,23 +96,16 @@ impl UserDefinedLogicalNodeCore for NodeLookup {
         )
     }
 
-    fn with_exprs_and_inputs(
-        &self,
-        _exprs: Vec<Expr>,
-        mut inputs: Vec<LogicalPlan>,
-    ) -> Result<Self> {
+    fn with_input(&self, input: LogicalPlan) -> Result<Self> {
         let mut n = self.clone();
-        n.input = inputs.swap_remove(0);
+        n.input = input;
         n.schema = n.compute_schema()?;
         Ok(n)
     }
 
-    fn necessary_children_exprs(&self, output_columns: &[usize]) -> Option<Vec<Vec<usize>>> {
+    fn needed_input_columns(&self, output_columns: &[usize]) -> Option<Vec<Vec<usize>>> {
         super::input_columns_needed(&self.input, output_columns, &[&self.key])
     }
-
-    fn supports_limit_pushdown(&self) -> bool {
-        // Rows with an unknown key are dropped, so a limit can't move below.
-        false
-    }
 }
+
+super::unary_node!(NodeLookup);

@@ -157,11 +157,13 @@ impl ExecutionPlan for NodeLookupExec {
     ) -> Result<SendableRecordBatchStream> {
         let input = self.input.execute(partition, context)?;
         let out_rows = MetricBuilder::new(&self.metrics).output_rows(partition);
+        let elapsed = MetricBuilder::new(&self.metrics).elapsed_compute(partition);
         let spec = self.spec.clone();
         let schema = self.schema.clone();
         let out_schema = schema.clone();
         let stream = input.map(move |b| {
             b.and_then(|b| {
+                let _timer = elapsed.timer();
                 let r = spec.lookup(&b, &schema)?;
                 out_rows.add(r.num_rows());
                 Ok(r)

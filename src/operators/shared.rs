@@ -6,16 +6,18 @@
 
 use arrow::array::RecordBatch;
 use datafusion::common::{DFSchemaRef, Result};
-use datafusion::logical_expr::{Expr, LogicalPlan, UserDefinedLogicalNodeCore};
+use datafusion::execution::memory_pool::MemoryReservation;
+use datafusion::logical_expr::LogicalPlan;
 use std::collections::HashSet;
 use std::fmt;
 use std::hash::Hash;
 use std::sync::Arc;
 
-/// The result of a shared subplan, computed once per query.
+/// The result of a shared subplan, computed once per query, with the memory its batches hold
+/// reserved from the query's memory pool for as long as the cell keeps them.
 #[derive(Debug, Default)]
 pub struct SharedCell {
-    pub batches: tokio::sync::OnceCell<Vec<RecordBatch>>,
+    pub batches: tokio::sync::OnceCell<(Vec<RecordBatch>, MemoryReservation)>,
 }
 
 #[derive(Debug, Clone)]
@@ -42,30 +44,24 @@ impl SharedSubplan {
 
 super::node_identity!(SharedSubplan);
 
-impl UserDefinedLogicalNodeCore for SharedSubplan {
-    fn name(&self) -> &str {
-        "SharedSubplan"
+impl super::UnaryNode for SharedSubplan {
+    const NAME: &'static str = "SharedSubplan";
+
+    fn input(&self) -> &LogicalPlan {
+        &self.input
     }
 
-    fn inputs(&self) -> Vec<&LogicalPlan> {
-        vec![&self.input]
-    }
-
-    fn schema(&self) -> &DFSchemaRef {
+    fn output_schema(&self) -> &DFSchemaRef {
         self.input.schema()
     }
 
-    fn expressions(&self) -> Vec<Expr> {
-        vec![]
-    }
-
     /// Every column stays: each occurrence must compute the same columns.
-    fn necessary_children_exprs(&self, _output_columns: &[usize]) -> Option<Vec<Vec<usize>>> {
+    fn needed_input_columns(&self, _output_columns: &[usize]) -> Option<Vec<Vec<usize>>> {
         None
     }
 
     /// Filters stay above: each occurrence must compute the same rows.
-    fn prevent_predicate_push_down_columns(&self) -> HashSet<String> {
+    fn barrier_columns(&self) -> HashSet<String> {
         self.input
             .schema()
             .fields()
@@ -74,7 +70,7 @@ impl UserDefinedLogicalNodeCore for SharedSubplan {
             .collect()
     }
 
-    fn fmt_for_explain(&self, f: &mut fmt::Formatter) -> fmt::Result {
+    fn explain(&self, f: &mut fmt::Formatter) -> fmt::Result {
         write!(
             f,
             "SharedSubplan: id={}, consumers={}, rows~{}",
@@ -82,17 +78,11 @@ impl UserDefinedLogicalNodeCore for SharedSubplan {
         )
     }
 
-    fn with_exprs_and_inputs(
-        &self,
-        _exprs: Vec<Expr>,
-        mut inputs: Vec<LogicalPlan>,
-    ) -> Result<Self> {
+    fn with_input(&self, input: LogicalPlan) -> Result<Self> {
         let mut n = self.clone();
-        n.input = inputs.swap_remove(0);
+        n.input = input;
         Ok(n)
     }
-
-    fn supports_limit_pushdown(&self) -> bool {
-        false
-    }
 }
+
+super::unary_node!(SharedSubplan);

@@ -4,6 +4,7 @@
 
 use super::shared::SharedCell;
 use datafusion::common::Result;
+use datafusion::execution::memory_pool::MemoryConsumer;
 use datafusion::execution::TaskContext;
 use datafusion::physical_expr::{EquivalenceProperties, Partitioning};
 use datafusion::physical_plan::execution_plan::{Boundedness, EmissionType};
@@ -107,10 +108,15 @@ impl ExecutionPlan for SharedSubplanExec {
                 .batches
                 .get_or_try_init(|| async {
                     evaluations.add(1);
-                    collect(inner, context).await
+                    let pool = context.memory_pool().clone();
+                    let batches = collect(inner, context).await?;
+                    let reservation = MemoryConsumer::new("SharedSubplan").register(&pool);
+                    reservation
+                        .try_grow(batches.iter().map(|b| b.get_array_memory_size()).sum())?;
+                    Ok::<_, datafusion::error::DataFusionError>((batches, reservation))
                 })
                 .await?;
-            Ok::<_, datafusion::error::DataFusionError>(batches.clone())
+            Ok::<_, datafusion::error::DataFusionError>(batches.0.clone())
         })
         .map_ok(|bs| futures::stream::iter(bs.into_iter().map(Ok)))
         .try_flatten();

@@ -9,7 +9,7 @@ use super::display_cols;
 use crate::csr::{CsrIndex, NodeKeys, TableColumns};
 use arrow::datatypes::{DataType, Field};
 use datafusion::common::{DFSchema, DFSchemaRef, Result};
-use datafusion::logical_expr::{Expr, LogicalPlan, UserDefinedLogicalNodeCore};
+use datafusion::logical_expr::LogicalPlan;
 use std::collections::HashSet;
 use std::fmt;
 use std::hash::Hash;
@@ -188,28 +188,22 @@ impl VarLengthExpand {
 
 super::node_identity!(VarLengthExpand);
 
-impl UserDefinedLogicalNodeCore for VarLengthExpand {
-    fn name(&self) -> &str {
-        "VarLengthExpand"
+impl super::UnaryNode for VarLengthExpand {
+    const NAME: &'static str = "VarLengthExpand";
+
+    fn input(&self) -> &LogicalPlan {
+        &self.input
     }
 
-    fn inputs(&self) -> Vec<&LogicalPlan> {
-        vec![&self.input]
-    }
-
-    fn schema(&self) -> &DFSchemaRef {
+    fn output_schema(&self) -> &DFSchemaRef {
         &self.schema
     }
 
-    fn expressions(&self) -> Vec<Expr> {
-        vec![]
-    }
-
-    fn prevent_predicate_push_down_columns(&self) -> HashSet<String> {
+    fn barrier_columns(&self) -> HashSet<String> {
         self.produced()
     }
 
-    fn fmt_for_explain(&self, f: &mut fmt::Formatter) -> fmt::Result {
+    fn explain(&self, f: &mut fmt::Formatter) -> fmt::Result {
         let max = self.max.map(|m| m.to_string()).unwrap_or_default();
         write!(
             f,
@@ -226,22 +220,16 @@ impl UserDefinedLogicalNodeCore for VarLengthExpand {
         write!(f, ", take={}", display_cols(&self.target, true))
     }
 
-    fn with_exprs_and_inputs(
-        &self,
-        _exprs: Vec<Expr>,
-        mut inputs: Vec<LogicalPlan>,
-    ) -> Result<Self> {
+    fn with_input(&self, input: LogicalPlan) -> Result<Self> {
         let mut n = self.clone();
-        n.input = inputs.swap_remove(0);
+        n.input = input;
         n.schema = n.compute_schema()?;
         Ok(n)
     }
 
-    fn necessary_children_exprs(&self, output_columns: &[usize]) -> Option<Vec<Vec<usize>>> {
+    fn needed_input_columns(&self, output_columns: &[usize]) -> Option<Vec<Vec<usize>>> {
         super::input_columns_needed(&self.input, output_columns, &[&self.key])
     }
-
-    fn supports_limit_pushdown(&self) -> bool {
-        false
-    }
 }
+
+super::unary_node!(VarLengthExpand);

@@ -354,6 +354,7 @@ fn path_stream(
     fetch: Option<usize>,
     out_rows: datafusion::physical_plan::metrics::Count,
     edges: datafusion::physical_plan::metrics::Count,
+    elapsed: datafusion::physical_plan::metrics::Time,
 ) -> SendableRecordBatchStream {
     use datafusion::physical_plan::stream::RecordBatchStreamAdapter;
     use futures::StreamExt;
@@ -375,11 +376,12 @@ fn path_stream(
     };
     let out_schema = schema.clone();
     let stream = futures::stream::unfold(st, move |mut st| {
-        let (spec, schema, out_rows, edges) = (
+        let (spec, schema, out_rows, edges, elapsed) = (
             spec.clone(),
             schema.clone(),
             out_rows.clone(),
             edges.clone(),
+            elapsed.clone(),
         );
         async move {
             loop {
@@ -405,6 +407,7 @@ fn path_stream(
                         }
                     },
                 };
+                let timer = elapsed.timer();
                 let cap = super::TARGET_BATCH_ROWS.min(st.remaining.unwrap_or(usize::MAX));
                 let mut out = Out::default();
                 let mut examined = 0;
@@ -445,6 +448,7 @@ fn path_stream(
                 if !exhausted {
                     st.current = Some((batch, keys, next, walk));
                 }
+                timer.done();
                 match produced {
                     Some(Ok(b)) => {
                         out_rows.add(b.num_rows());
@@ -537,11 +541,12 @@ impl ExecutionPlan for VarLengthExec {
         let input = self.input.execute(partition, context)?;
         let out_rows = MetricBuilder::new(&self.metrics).output_rows(partition);
         let edges = MetricBuilder::new(&self.metrics).counter("edges_scanned", partition);
+        let elapsed = MetricBuilder::new(&self.metrics).elapsed_compute(partition);
         let spec = self.spec.clone();
         let schema = self.schema.clone();
         if !spec.distinct {
             return Ok(path_stream(
-                input, spec, schema, self.fetch, out_rows, edges,
+                input, spec, schema, self.fetch, out_rows, edges, elapsed,
             ));
         }
         let out_schema = schema.clone();
@@ -549,6 +554,7 @@ impl ExecutionPlan for VarLengthExec {
             input,
             out_schema,
             self.fetch,
+            elapsed,
             move |b, limit| {
                 let r = spec.expand_distinct(b, &schema, &edges, limit.unwrap_or(usize::MAX))?;
                 out_rows.add(r.num_rows());

@@ -35,10 +35,6 @@ pub struct FoldConstants {
 }
 
 impl FoldConstants {
-    pub fn new() -> Self {
-        Self::default()
-    }
-
     pub fn with_counters(counters: Arc<RuleCounters>) -> Self {
         Self { counters }
     }
@@ -199,18 +195,16 @@ impl OptimizerRule for FoldConstants {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use datafusion::optimizer::OptimizerContext;
 
     /// The lowered plan (before any optimizer) of `q` on the sample graph, after this rule.
     fn fold(q: &str) -> (String, usize) {
         let plan = crate::optimizer::test_util::lowered(q);
         let counters = Arc::new(RuleCounters::default());
         let rule = FoldConstants::with_counters(counters.clone());
-        let out = rule.rewrite(plan, &OptimizerContext::new()).unwrap();
+        let (text, _) = crate::optimizer::test_util::apply(rule, plan);
         let n = counters
             .folded_expressions
             .load(std::sync::atomic::Ordering::Relaxed);
-        let text = out.data.display_indent().to_string();
         (text, n)
     }
 

@@ -21,7 +21,8 @@ pub(crate) mod test_util {
     use crate::session::{Graph, GraphOptions, RuleSwitches};
     use crate::Params;
     use datafusion::logical_expr::LogicalPlan;
-    use datafusion::optimizer::{OptimizerContext, OptimizerRule};
+    use datafusion::optimizer::{Optimizer, OptimizerContext, OptimizerRule};
+    use std::sync::Arc;
 
     /// The sample graph's plan for `q` after DataFusion's optimizer with our rules off: the
     /// input our rules see.
@@ -63,10 +64,22 @@ pub(crate) mod test_util {
         })
     }
 
-    /// Applies one rule; returns the plan text and whether the rule reported a change.
-    pub fn apply(rule: &dyn OptimizerRule, plan: LogicalPlan) -> (String, bool) {
-        let t = rule.rewrite(plan, &OptimizerContext::new()).unwrap();
-        let text = t.data.display_indent().to_string();
-        (text, t.transformed)
+    /// Applies one rule through DataFusion's `Optimizer` (so its checks run: the plan's
+    /// schema must not change, a failing rule is an error); returns the plan text and whether
+    /// the plan changed.
+    pub fn apply(
+        rule: impl OptimizerRule + Send + Sync + 'static,
+        plan: LogicalPlan,
+    ) -> (String, bool) {
+        let optimizer = Optimizer::with_rules(vec![Arc::new(rule)]);
+        let config = OptimizerContext::new()
+            .with_max_passes(1)
+            .with_skip_failing_rules(false);
+        let after = optimizer
+            .optimize(plan.clone(), &config, |_, _| {})
+            .unwrap();
+        let changed = after != plan;
+        let text = after.display_indent().to_string();
+        (text, changed)
     }
 }

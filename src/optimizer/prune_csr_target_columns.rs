@@ -38,10 +38,6 @@ pub struct PruneCsrTargetColumns {
 }
 
 impl PruneCsrTargetColumns {
-    pub fn new() -> Self {
-        Self::default()
-    }
-
     pub fn with_counters(counters: Arc<RuleCounters>) -> Self {
         Self { counters }
     }
@@ -193,12 +189,15 @@ mod tests {
         // One optimizer pass as it runs in a session: push, DataFusion's projection pushdown
         // (drops the columns only the pushed filter read from the projection above), prune.
         let cx = datafusion::optimizer::OptimizerContext::new();
-        let pushed = PushCsrTargetFilters::new().rewrite(plan, &cx).unwrap().data;
+        let pushed = PushCsrTargetFilters::default()
+            .rewrite(plan, &cx)
+            .unwrap()
+            .data;
         let projected = datafusion::optimizer::optimize_projections::OptimizeProjections::new()
             .rewrite(pushed, &cx)
             .unwrap()
             .data;
-        let (after, changed) = apply(&PruneCsrTargetColumns::new(), projected);
+        let (after, changed) = apply(PruneCsrTargetColumns::default(), projected);
         assert!(changed);
         assert!(after.contains("take=b[b__firstName], edge=k[]"), "{after}");
         insta::assert_snapshot!("prune_fires", after);
@@ -208,7 +207,7 @@ mod tests {
     fn keeps_columns_a_whole_node_needs() {
         let plan =
             optimized_without_our_rules("MATCH (a:Person {id: 1})-[k:KNOWS]->(b:Person) RETURN b");
-        let (after, _) = apply(&PruneCsrTargetColumns::new(), plan);
+        let (after, _) = apply(PruneCsrTargetColumns::default(), plan);
         assert!(after.contains("take=b[b__id*, b__firstName, b__lastName, b__gender, b__age, b__birthday, b__creationDate, b__browserUsed]"), "{after}");
         insta::assert_snapshot!("prune_keeps_node_columns", after);
     }
@@ -239,7 +238,7 @@ mod tests {
             )
         };
         // As lowered, the lookup drops unknown keys: it stays, with nothing taken.
-        let (after, _) = apply(&PruneCsrTargetColumns::new(), only_key(lookup.clone()));
+        let (after, _) = apply(PruneCsrTargetColumns::default(), only_key(lookup.clone()));
         assert!(
             after.contains("NodeLookup: key=__lookup1, label=Person, take=a[]"),
             "{after}"
@@ -247,7 +246,7 @@ mod tests {
         // Over keys known to exist it is removed.
         let mut exists = lookup;
         exists.keys_exist = true;
-        let (after, changed) = apply(&PruneCsrTargetColumns::new(), only_key(exists));
+        let (after, changed) = apply(PruneCsrTargetColumns::default(), only_key(exists));
         assert!(changed);
         assert!(!after.contains("NodeLookup"), "{after}");
     }

@@ -46,10 +46,6 @@ pub struct PushCsrTargetFilters {
 }
 
 impl PushCsrTargetFilters {
-    pub fn new() -> Self {
-        Self::default()
-    }
-
     pub fn with_counters(counters: Arc<RuleCounters>) -> Self {
         Self { counters }
     }
@@ -180,7 +176,7 @@ mod tests {
             "MATCH (a:Person {id: 1})-[k:KNOWS]->(b:Person) \
              WHERE k.creationDate > 5 AND b.age > 35 AND a.age < b.age RETURN b.firstName",
         );
-        let (after, changed) = apply(&PushCsrTargetFilters::new(), plan);
+        let (after, changed) = apply(PushCsrTargetFilters::default(), plan);
         assert!(changed);
         insta::assert_snapshot!("push_fires", after);
     }
@@ -190,7 +186,7 @@ mod tests {
         let plan = optimized_without_our_rules(
             "MATCH (a:Person {id: 1})-[k:KNOWS]->(b:Person) WITH b LIMIT 1 WHERE b.age > 35 RETURN b.firstName",
         );
-        let (after, changed) = apply(&PushCsrTargetFilters::new(), plan);
+        let (after, changed) = apply(PushCsrTargetFilters::default(), plan);
         assert!(!changed);
         insta::assert_snapshot!("push_not_across_limit", after);
     }
@@ -217,7 +213,7 @@ mod tests {
             .gt(random() * lit(100.0))
             .and(col("b__age").gt(lit(35i64)));
         let plan = LogicalPlan::Filter(Filter::try_new(pred, Arc::new(csr)).unwrap());
-        let (after, changed) = apply(&PushCsrTargetFilters::new(), plan);
+        let (after, changed) = apply(PushCsrTargetFilters::default(), plan);
         assert!(changed);
         let first = after.lines().next().unwrap();
         assert!(
@@ -243,7 +239,7 @@ mod tests {
         let plan = lowered(
             "MATCH (a:Person)-[:KNOWS]->(b:Person) WITH b ORDER BY b.age WHERE b.age > 35 RETURN b.firstName",
         );
-        let (after, changed) = apply(&PushCsrTargetFilters::new(), plan);
+        let (after, changed) = apply(PushCsrTargetFilters::default(), plan);
         assert!(changed, "{after}");
         assert!(
             line(&after, "CsrExpand:").contains("filter=b__age > Int64(35)"),
@@ -257,7 +253,7 @@ mod tests {
         let plan = lowered(
             "MATCH (a:Person {id: 1})-[:KNOWS]->(b:Person) WITH b ORDER BY b.age LIMIT 1 WHERE b.age > 35 RETURN b.firstName",
         );
-        let (after, changed) = apply(&PushCsrTargetFilters::new(), plan);
+        let (after, changed) = apply(PushCsrTargetFilters::default(), plan);
         assert!(!changed, "{after}");
     }
 
@@ -266,7 +262,7 @@ mod tests {
         let plan = lowered(
             "MATCH (a:Person {id: 1})-[:KNOWS]->(b:Person) WITH b, count(*) AS c WHERE b.age > 35 RETURN b.firstName",
         );
-        let (after, changed) = apply(&PushCsrTargetFilters::new(), plan);
+        let (after, changed) = apply(PushCsrTargetFilters::default(), plan);
         assert!(!changed, "{after}");
     }
 
@@ -276,7 +272,7 @@ mod tests {
         let plan = lowered(
             "MATCH (a:Person {id: 1})-[:KNOWS]->(b:Person) WITH b, 10 / (b.age - 30) AS x WHERE b.age > 35 RETURN x",
         );
-        let (after, changed) = apply(&PushCsrTargetFilters::new(), plan);
+        let (after, changed) = apply(PushCsrTargetFilters::default(), plan);
         assert!(!changed, "{after}");
     }
 
@@ -286,7 +282,7 @@ mod tests {
         let plan = lowered(
             "MATCH (a:Person {id: 1})-[:KNOWS]->(b:Person) WITH b.age AS age WHERE age > 35 RETURN age",
         );
-        let (after, changed) = apply(&PushCsrTargetFilters::new(), plan);
+        let (after, changed) = apply(PushCsrTargetFilters::default(), plan);
         assert!(!changed, "{after}");
     }
 }

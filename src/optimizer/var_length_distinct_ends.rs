@@ -155,10 +155,7 @@ mod tests {
     #[test]
     fn every_branch_of_a_branched_match_goes_breadth_first() {
         let q = "MATCH (a:Person {id: 1})-[:KNOWS|LIKES*1..2]->(x) RETURN count(DISTINCT x) AS n";
-        let (after, changed) = apply(
-            &VarLengthDistinctEnds::new(),
-            optimized_without_our_rules(q),
-        );
+        let (after, changed) = apply(VarLengthDistinctEnds::new(), optimized_without_our_rules(q));
         assert!(changed, "{after}");
         let hops: Vec<&str> = after
             .lines()
@@ -171,10 +168,7 @@ mod tests {
         );
         // Counting paths needs them all.
         let q = "MATCH (a:Person {id: 1})-[:KNOWS|LIKES*1..2]->(x) RETURN count(*) AS n";
-        let (after, changed) = apply(
-            &VarLengthDistinctEnds::new(),
-            optimized_without_our_rules(q),
-        );
+        let (after, changed) = apply(VarLengthDistinctEnds::new(), optimized_without_our_rules(q));
         assert!(!changed, "{after}");
     }
 
@@ -183,7 +177,7 @@ mod tests {
         let plan = optimized_without_our_rules(
             "MATCH (a:Person {id: 1})-[:KNOWS*1..3]->(b:Person) RETURN count(DISTINCT b) AS n",
         );
-        let (after, changed) = apply(&VarLengthDistinctEnds::new(), plan);
+        let (after, changed) = apply(VarLengthDistinctEnds::new(), plan);
         assert!(changed);
         assert!(
             after.contains("length=1..3, edges=7, distinct ends (bfs)"),
@@ -192,7 +186,7 @@ mod tests {
         let plan = optimized_without_our_rules(
             "MATCH (a:Person {id: 1})-[:KNOWS*1..3]->(b:Person) RETURN DISTINCT b.firstName",
         );
-        assert!(apply(&VarLengthDistinctEnds::new(), plan).1);
+        assert!(apply(VarLengthDistinctEnds::new(), plan).1);
     }
 
     #[test]
@@ -207,7 +201,7 @@ mod tests {
             "MATCH (a:Person {id: 1})-[:KNOWS*2..3]->(b:Person) RETURN count(DISTINCT b)",
         ] {
             let plan = optimized_without_our_rules(q);
-            let (after, changed) = apply(&VarLengthDistinctEnds::new(), plan);
+            let (after, changed) = apply(VarLengthDistinctEnds::new(), plan);
             assert!(!changed && !after.contains("bfs"), "{q}\n{after}");
         }
     }

@@ -1,7 +1,7 @@
 //! Runs every `tests/cases/*.cypher` case on the sample graph and checks results by hand-written
 //! expectations (see the format at the top of `tests/cases/match.cypher`).
 
-mod common;
+use crate::common;
 
 use common::cases::{all_cases, Expect};
 use common::{lines, sample};

@@ -1,7 +1,7 @@
 //! The shared optimizer passes as a user sees them: rule counters in EXPLAIN, one switch per
 //! rule, and the eligibility contract of seed 003 (where a rewrite must not fire).
 
-mod common;
+use crate::common;
 
 use lance_csr::{Graph, Params};
 use lance_csr::{GraphOptions, RuleSwitches};

@@ -1,7 +1,7 @@
 //! Bad input never panics and always says what is wrong: malformed queries, unknown names,
 //! bad configs, missing or corrupt datasets, runtime type errors.
 
-mod common;
+use crate::common;
 
 use common::sample;
 use lance_csr::GraphConfig;

@@ -1,7 +1,7 @@
 //! Time and memory limits: a query that would run for ages or hold too much ends with an
 //! error naming the limit, and a traversal's memory doesn't grow with its number of paths.
 
-mod common;
+use crate::common;
 
 use arrow::array::{ArrayRef, Int64Array, RecordBatch};
 use arrow::datatypes::{DataType, Field, Schema};

@@ -2,17 +2,17 @@
 //! branching and variable length, filters on values from the data, WITH, aggregates, ORDER BY +
 //! LIMIT), each run with every rule on and with all of them off; results must be identical.
 
-mod common;
+use crate::common;
 
 /// The `verify` command's generator and comparison (binary-only code on the public API).
 #[allow(dead_code)]
-#[path = "../src/cli/verify.rs"]
-mod verify;
+#[path = "../../src/cli/verify.rs"]
+mod cli_verify;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn random_queries_agree_with_rules_on_and_off() {
     let g = common::sample().await;
-    let report = verify::run(&g, 500, 20261130).await.unwrap();
+    let report = cli_verify::run(&g, 500, 20261130).await.unwrap();
     println!("{}", report.render());
     for q in report.queries.iter().take(12) {
         println!("  e.g. {q}");
@@ -26,7 +26,7 @@ async fn random_queries_agree_with_rules_on_and_off() {
         report.render()
     );
     // The same seed gives the same queries.
-    let again = verify::run(&g, 20, 20261130).await.unwrap();
+    let again = cli_verify::run(&g, 20, 20261130).await.unwrap();
     assert_eq!(again.queries, report.queries[..20]);
 }
 
@@ -47,7 +47,7 @@ async fn a_different_answer_is_reported() {
         .with_mode(Mode::Join)
         .await
         .unwrap();
-    let report = verify::compare(&full, &fewer, 200, 7).await.unwrap();
+    let report = cli_verify::compare(&full, &fewer, 200, 7).await.unwrap();
     assert!(!report.mismatches.is_empty(), "{}", report.render());
     assert!(report
         .mismatches
@@ -77,7 +77,7 @@ async fn random_queries_agree_with_the_reference_interpreter() {
     let csr = common::sample().await;
     let join = csr.with_mode(Mode::Join).await.unwrap();
     let reference = RefGraph::new(&lance_csr_datasets::sample::tables());
-    let queries = verify::generate(&csr, 600, 20261201).await;
+    let queries = cli_verify::generate(&csr, 600, 20261201).await;
     let (mut compared, mut errors) = (0, 0);
     let mut skipped = Vec::new();
     let mut mismatches = Vec::new();
@@ -187,7 +187,7 @@ async fn hostile_names_agree_with_the_reference_interpreter() {
         common::lines(&r),
         vec!["Ann|['__id', 'a__b', 'lastName.ü', 'gender.ü', 'x__#src', 'birthday.ü', '__agg0', 'browserUsed.ü']|['__P e.r#s']"]
     );
-    let queries = verify::generate(&g, 150, 7).await;
+    let queries = cli_verify::generate(&g, 150, 7).await;
     let mut compared = 0;
     let mut mismatches = Vec::new();
     for q in &queries {

@@ -3,7 +3,7 @@
 //! Fails only on regressions against `tests/tck_known_failures.txt`
 //! (`LANCE_CSR_TCK_BLESS=1` rewrites that list).
 
-mod common;
+use crate::common;
 
 use common::tck::{arrow_value, build_graph, load, params, tck_path, Scenario, Value, ValueParser};
 use std::collections::{BTreeMap, BTreeSet};

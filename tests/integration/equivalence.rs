@@ -3,7 +3,7 @@
 //! as a multiset otherwise). Queries: every `tests/cases` case, a set of hop-heavy queries on a
 //! generated graph, and every TCK scenario that has a graph.
 
-mod common;
+use crate::common;
 
 use common::cases::{all_cases, Expect};
 use lance_csr::render_cell;

@@ -2,7 +2,7 @@
 //! `fetch`), and the rows it returns are rows of the unlimited query; with ORDER BY, across an
 //! aggregation, or under SKIP it must not change which rows come back.
 
-mod common;
+use crate::common;
 
 use lance_csr::{Graph, Params};
 

@@ -1,0 +1,16 @@
+//! The integration tests, as one binary (DataFusion and Lance are linked once, not once per
+//! file). Each module is one suite; `cargo test --test integration <module>::` runs one.
+
+mod common;
+
+mod bad_input;
+mod cases;
+mod cli;
+mod equivalence;
+mod generated;
+mod index;
+mod limit;
+mod limits;
+mod optimizer;
+mod tck;
+mod verify;
