@@ -5,6 +5,8 @@
 //!
 //! - `names.rs`: user variable names escaped before anything else, so they never meet the
 //!   planner's internal column names;
+//! - `query.rs`: the whole query clause by clause: variables and their kinds in scope, every
+//!   name an expression uses resolved, functions and their arity, parameters as typed slots;
 //! - `query_graph.rs`: label / table inference, resolution to one label and table per
 //!   occurrence, and the semantic errors of patterns (unknown labels, types and properties,
 //!   variables of the wrong kind or bound twice, unsupported named paths);
@@ -12,6 +14,7 @@
 //!   variable-length walk reaches, the longest walk of an acyclic label graph).
 
 pub(crate) mod names;
+pub(crate) mod query;
 pub(crate) mod query_graph;
 pub(crate) mod reach;
 

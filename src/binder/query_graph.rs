@@ -167,6 +167,19 @@ impl Binder<'_> {
             tables.push(c);
         }
         self.check_relationship_variables(&nodes, &rels)?;
+        let maps = nodes
+            .iter()
+            .map(|n| &n.props)
+            .chain(rels.iter().map(|r| &r.props));
+        for props in maps.flatten() {
+            if !matches!(props.kind, ExprKind::Map(_)) {
+                return sem_err!(
+                    InvalidParameterUse,
+                    props.span,
+                    "a parameter can't be a pattern's property map in MATCH (write {{key: $param.key}}, or use WHERE)"
+                );
+            }
+        }
         let vars: Vec<Option<&str>> = nodes
             .iter()
             .map(|n| n.var.as_ref().map(|v| v.name.as_str()))

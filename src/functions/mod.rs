@@ -4,6 +4,7 @@
 //! only the values can decide. Errors are [`RuntimeError`]s with their openCypher class.
 
 pub mod any;
+pub(crate) mod registry;
 pub mod value;
 
 use crate::error::{ErrorClass, RuntimeError};

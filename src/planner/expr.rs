@@ -1,11 +1,11 @@
 //! Lowering of Cypher expressions to DataFusion expressions.
 
-use super::scalar::{self, is_list, is_string};
 use super::scope::{label_col, prop_col, type_col, Binding, Scope};
 use super::Lowerer;
 use crate::error::ErrorClass;
 use crate::error::{Error, Result};
 use crate::functions::any::{encodable, is_any};
+use crate::functions::registry::{self as scalar, is_list, is_string};
 use crate::functions::CypherFn;
 use crate::sem_err;
 use arrow::datatypes::{DataType, Field};
@@ -22,9 +22,7 @@ pub fn col(name: &str) -> Expr {
     Expr::Column(Column::new_unqualified(name))
 }
 
-pub fn null() -> Expr {
-    lit(ScalarValue::Null)
-}
+pub(crate) use crate::functions::registry::null;
 
 /// Where an expression is lowered: the variables in scope, the plan schema they live in, and
 /// sub-expressions already computed as columns (aggregates, projection items).
@@ -1237,8 +1235,4 @@ pub fn literal(l: &Literal) -> ScalarValue {
 }
 
 /// An empty list value of the given element type.
-pub fn empty_list(elem: &DataType) -> Expr {
-    lit(ScalarValue::List(Arc::new(
-        ScalarValue::new_list_nullable(&[], elem).as_ref().clone(),
-    )))
-}
+pub(crate) use crate::functions::registry::empty_list;

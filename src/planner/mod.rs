@@ -7,9 +7,9 @@ pub mod branch;
 pub mod clause;
 pub mod expr;
 pub mod pattern;
-mod scalar;
 pub mod scope;
 
+use crate::binder::query::bind_query;
 use crate::binder::{names, Binder};
 use crate::catalog::{Catalog, NodeInfo, RelInfo};
 use crate::config::RelTable;
@@ -88,7 +88,10 @@ pub struct Lowerer<'c> {
     pub catalog: &'c Catalog,
     /// Present in CSR mode: hops covered by an index become `CsrExpand`.
     pub indexes: Option<&'c crate::csr::GraphIndexes>,
-    /// The parameters as the literals that write them (lowered like literals).
+    /// The parameters given with the query.
+    given: &'c Params,
+    /// The parameters the query reads, as the literals that write them (from the bound
+    /// query's slots; lowered like literals).
     pub params: BTreeMap<String, ast::Expr>,
     pub options: PlannerOptions,
     empty_node: NodeInfo,
@@ -127,16 +130,7 @@ impl<'c> Lowerer<'c> {
         }
     }
 
-    pub fn new(catalog: &'c Catalog, params: &Params, options: PlannerOptions) -> Result<Self> {
-        let params = params
-            .iter()
-            .map(|(k, v)| match v.to_literal(Span::default()) {
-                Some(e) => Ok((k.clone(), e)),
-                None => Err(Error::Other(format!(
-                    "parameter ${k}: {v:?} is not a value a Cypher literal can write"
-                ))),
-            })
-            .collect::<Result<_>>()?;
+    pub fn new(catalog: &'c Catalog, params: &'c Params, options: PlannerOptions) -> Result<Self> {
         // Stand-ins for labels / types the graph does not have (lenient mode): empty tables.
         let key_schema = Arc::new(Schema::new(vec![Field::new(
             "__id",
@@ -177,7 +171,8 @@ impl<'c> Lowerer<'c> {
         Ok(Self {
             catalog,
             indexes: None,
-            params,
+            given: params,
+            params: BTreeMap::new(),
             options,
             empty_node,
             empty_rel,
@@ -229,6 +224,18 @@ impl<'c> Lowerer<'c> {
     }
 
     fn lower_escaped(&mut self, q: &ast::Query) -> Result<Lowered> {
+        let bound = bind_query(self.catalog, self.options.lenient, q, self.given)?;
+        self.params = bound
+            .params
+            .into_iter()
+            .map(|(k, slot)| (k, slot.literal))
+            .collect();
+        // Lowering reads parameters only where the binder saw them; the others as given.
+        for (k, v) in self.given {
+            if let Some(e) = v.to_literal(Span::default()) {
+                self.params.entry(k.clone()).or_insert(e);
+            }
+        }
         let first = self.lower_single(&q.first)?;
         let mut inputs = vec![Arc::new(first.plan)];
         for (_, sq) in &q.unions {

@@ -1,22 +1,35 @@
-//! The scalar functions: a registry table from name to arity, argument kinds and lowering.
+//! The scalar functions: a registry table from name to arity, argument kinds and lowering to
+//! DataFusion. The binder checks names and arity against it, the planner lowers through it.
 //! Functions on entities (`id`, `labels`, `type`, `keys`, `size` of a relationship list) read a
-//! variable's binding instead of a value and are lowered in `expr.rs`.
+//! variable's binding instead of a value and are lowered in `planner/expr.rs`.
 
-use super::expr::{empty_list, null};
+use super::CypherFn;
 use crate::error::Result;
-use crate::functions::CypherFn;
 use crate::sem_err;
 use arrow::datatypes::DataType;
 use cypher::Span;
+use datafusion::common::ScalarValue;
 use datafusion::functions::expr_fn as f;
 use datafusion::functions_nested::expr_fn as nf;
 use datafusion::logical_expr::{cast, lit, when, Expr};
 
-pub(super) fn is_string(t: &DataType) -> bool {
+/// The null literal.
+pub(crate) fn null() -> Expr {
+    lit(ScalarValue::Null)
+}
+
+/// An empty list literal of `elem`s.
+pub(crate) fn empty_list(elem: &DataType) -> Expr {
+    lit(ScalarValue::List(std::sync::Arc::new(
+        ScalarValue::new_list_nullable(&[], elem).as_ref().clone(),
+    )))
+}
+
+pub(crate) fn is_string(t: &DataType) -> bool {
     matches!(t, DataType::Utf8 | DataType::LargeUtf8 | DataType::Utf8View)
 }
 
-pub(super) fn is_list(t: &DataType) -> bool {
+pub(crate) fn is_list(t: &DataType) -> bool {
     matches!(
         t,
         DataType::List(_) | DataType::LargeList(_) | DataType::FixedSizeList(_, _)
@@ -25,7 +38,7 @@ pub(super) fn is_list(t: &DataType) -> bool {
 
 /// The kinds of argument a scalar function takes.
 #[derive(Clone, Copy)]
-pub(super) enum ArgKind {
+pub(crate) enum ArgKind {
     Any,
     Str,
     Num,
@@ -60,7 +73,7 @@ impl ArgKind {
 
 /// A call being lowered: the function's name as written, its lowered arguments, their types
 /// and where each was written.
-pub(super) struct Call<'a> {
+pub(crate) struct Call<'a> {
     pub name: &'a str,
     pub args: Vec<Expr>,
     pub types: Vec<DataType>,
@@ -82,7 +95,7 @@ impl Call<'_> {
 }
 
 /// One entry of the registry.
-pub(super) struct ScalarFn {
+pub(crate) struct ScalarFn {
     /// Lower-case names (aliases share an entry).
     pub names: &'static [&'static str],
     /// Fewest and most arguments.
@@ -122,7 +135,7 @@ impl ScalarFn {
 }
 
 /// The registry entry for a lower-case name.
-pub(super) fn lookup(lname: &str) -> Option<&'static ScalarFn> {
+pub(crate) fn lookup(lname: &str) -> Option<&'static ScalarFn> {
     SCALAR_FUNCTIONS.iter().find(|f| f.names.contains(&lname))
 }
 

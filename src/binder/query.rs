@@ -1,0 +1,461 @@
+//! Binding a whole query, clause by clause: what each variable is (a node with the labels it
+//! can have, a relationship, a relationship list, a value), every name an expression uses
+//! resolved against the variables in scope where it stands, every function name and arity
+//! checked, and every parameter a typed slot. The errors it finds are the query's
+//! name-resolution errors, with their spans, before any planning; the planner lowers the
+//! parameters from the slots of [`BoundQuery`].
+//!
+//! The planner binds each MATCH again, with [`Binder::bind_match`], as it lowers it: a variable
+//! a branched MATCH bound has by then exactly the labels its branches gave it, which can be
+//! fewer than the candidates seen here. Type errors need the plan's column types and where an
+//! aggregate may stand depends on the projection being built: those come from the planner.
+
+use super::{Binder, BoundVar};
+use crate::catalog::Catalog;
+use crate::error::Result;
+use crate::functions::registry;
+use crate::functions::value::Value;
+use crate::sem_err;
+use arrow::datatypes::DataType;
+use cypher::ast::{self, Clause, ExprKind};
+use cypher::Span;
+use std::collections::BTreeMap;
+
+/// A parameter the query reads, with the type of the value given for it.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct ParamSlot {
+    pub data_type: DataType,
+    /// The value as the literal that writes it (what the planner lowers).
+    pub literal: ast::Expr,
+}
+
+/// A query, bound: every name it uses resolved, and its parameters as typed slots.
+#[derive(Debug, Clone)]
+pub(crate) struct BoundQuery {
+    pub params: BTreeMap<String, ParamSlot>,
+}
+
+/// Variables in scope, in the order they were bound.
+#[derive(Debug, Clone, Default)]
+struct Scope(Vec<(String, BoundVar)>);
+
+impl Scope {
+    fn get(&self, name: &str) -> Option<&BoundVar> {
+        self.0.iter().find(|(n, _)| n == name).map(|(_, v)| v)
+    }
+
+    fn bind(&mut self, name: &str, v: BoundVar) {
+        match self.0.iter_mut().find(|(n, _)| n == name) {
+            Some(slot) => slot.1 = v,
+            None => self.0.push((name.to_string(), v)),
+        }
+    }
+
+    /// `self` and then `other` (which wins on a name both have).
+    fn with(&self, other: &Scope) -> Scope {
+        let mut s = self.clone();
+        for (n, v) in &other.0 {
+            s.bind(n, v.clone());
+        }
+        s
+    }
+}
+
+/// Binds `q` (its variable names already escaped) against `catalog` with `params`.
+pub(crate) fn bind_query(
+    catalog: &Catalog,
+    lenient: bool,
+    q: &ast::Query,
+    params: &BTreeMap<String, Value>,
+) -> Result<BoundQuery> {
+    let mut b = QueryBinder {
+        catalog,
+        lenient,
+        params,
+        out: BoundQuery {
+            params: BTreeMap::new(),
+        },
+    };
+    for sq in std::iter::once(&q.first).chain(q.unions.iter().map(|(_, sq)| sq)) {
+        b.single(sq)?;
+    }
+    Ok(b.out)
+}
+
+struct QueryBinder<'a> {
+    catalog: &'a Catalog,
+    lenient: bool,
+    params: &'a BTreeMap<String, Value>,
+    out: BoundQuery,
+}
+
+impl QueryBinder<'_> {
+    fn single(&mut self, sq: &ast::SingleQuery) -> Result<()> {
+        let mut scope = Scope::default();
+        for c in &sq.clauses {
+            match c {
+                Clause::Match(m) => self.match_clause(&mut scope, m)?,
+                Clause::Unwind(u) => {
+                    self.expr(&u.expr, &scope, &[])?;
+                    scope.bind(&u.alias.name, BoundVar::Other("value"));
+                }
+                Clause::With(w) => {
+                    let (next, where_scope, items) = self.projection(&scope, &w.projection)?;
+                    if let Some(pred) = &w.where_ {
+                        let resolved: Vec<&ast::Expr> = items.iter().collect();
+                        self.expr(pred, &where_scope, &resolved)?;
+                    }
+                    scope = next;
+                }
+                Clause::Return(r) => {
+                    self.projection(&scope, r)?;
+                }
+            }
+        }
+        Ok(())
+    }
+
+    fn match_clause(&mut self, scope: &mut Scope, m: &ast::Match) -> Result<()> {
+        let lookup = |v: &str| scope.get(v).cloned();
+        let qg = Binder {
+            catalog: self.catalog,
+            lenient: self.lenient,
+            bound: &lookup,
+        }
+        .bind_match(m)?;
+        let mut inner = scope.clone();
+        for (i, n) in qg.nodes.iter().enumerate() {
+            if let Some(v) = &n.var {
+                if scope.get(&v.name).is_none() {
+                    let labels = qg.labels[i].iter().cloned().collect();
+                    inner.bind(&v.name, BoundVar::Node { labels });
+                }
+            }
+        }
+        for r in &qg.rels {
+            if let Some(v) = &r.var {
+                let kind = match r.length {
+                    Some(_) => BoundVar::Other("relationship list"),
+                    None => BoundVar::Rel,
+                };
+                inner.bind(&v.name, kind);
+            }
+        }
+        // Property maps may read any variable of the clause (checked for names only).
+        for props in qg
+            .nodes
+            .iter()
+            .filter_map(|n| n.props.as_ref())
+            .chain(qg.rels.iter().filter_map(|r| r.props.as_ref()))
+        {
+            self.expr(props, &inner, &[])?;
+        }
+        if let Some(w) = &m.where_ {
+            self.expr(w, &inner, &[])?;
+        }
+        *scope = inner;
+        Ok(())
+    }
+
+    /// A WITH / RETURN projection over `input`: its items checked, the scope it leaves, the
+    /// scope a WITH's WHERE sees, and the item expressions (which later expressions may repeat
+    /// whatever variables they read).
+    fn projection(
+        &mut self,
+        input: &Scope,
+        p: &ast::Projection,
+    ) -> Result<(Scope, Scope, Vec<ast::Expr>)> {
+        let mut items: Vec<(String, ast::Expr)> = Vec::new();
+        if p.star {
+            for (n, _) in input.0.iter().filter(|(n, _)| !n.starts_with("__")) {
+                items.push((
+                    n.clone(),
+                    ast::Expr::new(ExprKind::Variable(n.clone()), p.span),
+                ));
+            }
+        }
+        for it in &p.items {
+            self.expr(&it.expr, input, &[])?;
+            items.push((it.name(), it.expr.clone()));
+        }
+        let mut out = Scope::default();
+        for (name, e) in &items {
+            let kind = match &e.kind {
+                ExprKind::Variable(v) => match input.get(v) {
+                    Some(k @ (BoundVar::Node { .. } | BoundVar::Rel)) => k.clone(),
+                    Some(BoundVar::Other("relationship list")) => {
+                        BoundVar::Other("relationship list")
+                    }
+                    _ => BoundVar::Other("value"),
+                },
+                _ => BoundVar::Other("value"),
+            };
+            out.bind(name, kind);
+        }
+        let exprs: Vec<ast::Expr> = items.into_iter().map(|(_, e)| e).collect();
+        let aggregating = exprs.iter().any(|e| e.contains_aggregate());
+        // Without aggregation or DISTINCT, ORDER BY (and WITH's WHERE, also without SKIP /
+        // LIMIT) still see the variables before the projection.
+        let keeps_input = !aggregating && !p.distinct;
+        let sort_scope = if keeps_input {
+            input.with(&out)
+        } else {
+            out.clone()
+        };
+        let mut resolved: Vec<&ast::Expr> = exprs.iter().collect();
+        let mut calls = Vec::new();
+        for e in &exprs {
+            aggregate_calls(e, &mut calls);
+        }
+        resolved.extend(calls.iter());
+        for s in &p.order_by {
+            self.expr(&s.expr, &sort_scope, &resolved)?;
+        }
+        for e in p.skip.iter().chain(&p.limit) {
+            self.params_of(e)?;
+        }
+        let where_scope = if keeps_input && p.skip.is_none() && p.limit.is_none() {
+            input.with(&out)
+        } else {
+            out.clone()
+        };
+        Ok((out, where_scope, exprs))
+    }
+
+    /// Checks the names `e` uses: variables in `scope` (a sub-expression equal to one of
+    /// `resolved` is a column already), parameters given, functions known with a fitting
+    /// number of arguments, label tests on nodes.
+    fn expr(&mut self, e: &ast::Expr, scope: &Scope, resolved: &[&ast::Expr]) -> Result<()> {
+        if resolved.contains(&e) {
+            return self.params_of(e);
+        }
+        match &e.kind {
+            ExprKind::Variable(v) => {
+                if scope.get(v).is_none() {
+                    return sem_err!(UndefinedVariable, e.span, "Variable `{v}` not defined");
+                }
+                Ok(())
+            }
+            ExprKind::Param(p) => self.param(p, e.span),
+            ExprKind::HasLabels(target, _) => {
+                let ExprKind::Variable(v) = &target.kind else {
+                    return sem_err!(
+                        Unsupported,
+                        e.span,
+                        "unsupported: label test on an expression"
+                    );
+                };
+                match scope.get(v) {
+                    None => sem_err!(UndefinedVariable, target.span, "Variable `{v}` not defined"),
+                    Some(BoundVar::Node { .. }) | Some(BoundVar::Other("value")) => Ok(()),
+                    Some(_) => sem_err!(
+                        InvalidArgumentType,
+                        target.span,
+                        "label test needs a node, `{v}` is not one"
+                    ),
+                }
+            }
+            ExprKind::Function {
+                name,
+                distinct,
+                args,
+            } => {
+                let lname = name.to_lowercase();
+                if ast::AGGREGATES.contains(&lname.as_str()) {
+                    // Where an aggregate may stand is the planner's to check.
+                    for a in args {
+                        self.expr(a, scope, resolved)?;
+                    }
+                    return Ok(());
+                }
+                if *distinct {
+                    return sem_err!(
+                        InvalidArgumentType,
+                        e.span,
+                        "DISTINCT is only allowed in aggregates"
+                    );
+                }
+                let entry = registry::lookup(&lname);
+                if let Some(f) = entry {
+                    if !(f.arity.0..=f.arity.1).contains(&args.len()) {
+                        return sem_err!(
+                            InvalidArgumentValue,
+                            e.span,
+                            "{name}() takes {} argument(s), got {}",
+                            f.arity_text(),
+                            args.len()
+                        );
+                    }
+                }
+                for a in args {
+                    self.expr(a, scope, resolved)?;
+                }
+                if entry.is_none() {
+                    return sem_err!(UnknownFunction, e.span, "Unknown function `{name}`");
+                }
+                Ok(())
+            }
+            _ => {
+                for c in e.children() {
+                    self.expr(c, scope, resolved)?;
+                }
+                Ok(())
+            }
+        }
+    }
+
+    /// The parameters `e` reads (nothing else checked).
+    fn params_of(&mut self, e: &ast::Expr) -> Result<()> {
+        if let ExprKind::Param(p) = &e.kind {
+            return self.param(p, e.span);
+        }
+        for c in e.children() {
+            self.params_of(c)?;
+        }
+        Ok(())
+    }
+
+    /// Parameter `$p`: given, and a value a literal can write; recorded with its type.
+    fn param(&mut self, p: &str, span: Span) -> Result<()> {
+        if self.out.params.contains_key(p) {
+            return Ok(());
+        }
+        let Some(v) = self.params.get(p) else {
+            return sem_err!(MissingParameter, span, "Missing parameter ${p}");
+        };
+        let (Some(literal), Ok(scalar)) = (v.to_literal(span), v.to_scalar()) else {
+            return sem_err!(
+                InvalidArgumentType,
+                span,
+                "parameter ${p}: {v} is not a value a Cypher literal can write"
+            );
+        };
+        self.out.params.insert(
+            p.to_string(),
+            ParamSlot {
+                data_type: scalar.data_type(),
+                literal,
+            },
+        );
+        Ok(())
+    }
+}
+
+/// The aggregate calls in `e` (not inside another aggregate).
+fn aggregate_calls(e: &ast::Expr, out: &mut Vec<ast::Expr>) {
+    match &e.kind {
+        ExprKind::CountStar => out.push(e.clone()),
+        ExprKind::Function { name, .. }
+            if ast::AGGREGATES.contains(&name.to_lowercase().as_str()) =>
+        {
+            out.push(e.clone())
+        }
+        _ => {
+            for c in e.children() {
+                aggregate_calls(c, out);
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::error::Error;
+
+    fn bind(q: &str, params: &[(&str, Value)]) -> Result<BoundQuery> {
+        let rt = tokio::runtime::Runtime::new().unwrap();
+        let g = rt.block_on(crate::session::Graph::sample()).unwrap();
+        let mut ast = cypher::parse_query(q).unwrap();
+        super::super::names::escape_query(&mut ast);
+        let params = params
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.clone()))
+            .collect();
+        bind_query(g.catalog(), false, &ast, &params)
+    }
+
+    /// The error's kind and the query text its span covers.
+    fn error(q: &str) -> (String, String) {
+        match bind(q, &[]) {
+            Err(e @ Error::Semantic { span, .. }) => (
+                e.kind_name(),
+                q[span.start.offset..span.end.offset].to_string(),
+            ),
+            other => panic!("{q}: {other:?}"),
+        }
+    }
+
+    #[test]
+    fn names_resolve_where_they_stand() {
+        for q in [
+            "MATCH (a:Person)-[k:KNOWS]->(b) WHERE k.creationDate > 0 RETURN a.id, b",
+            // ORDER BY sees the input without aggregation / DISTINCT, and repeated items.
+            "MATCH (a:Person) WITH a.id AS x ORDER BY a.firstName RETURN x",
+            "MATCH (a:Person) RETURN a.firstName AS n, count(*) ORDER BY a.firstName, count(*)",
+            "MATCH (a:Person) RETURN a.firstName AS n, count(*) AS c ORDER BY a.firstName + 'x', c",
+            // WITH's WHERE sees the input when nothing aggregates, deduplicates or limits.
+            "MATCH (a:Person) WITH a.id AS x WHERE a.age > 3 RETURN x",
+            "UNWIND [1, 2] AS x WITH * RETURN x",
+            "MATCH (a:Person) RETURN a UNION MATCH (a:Person) RETURN a",
+        ] {
+            bind(q, &[]).unwrap_or_else(|e| panic!("{q}: {e}"));
+        }
+    }
+
+    #[test]
+    fn undefined_names_are_found_with_their_span() {
+        assert_eq!(
+            error("MATCH (a:Person) WITH a.id AS x RETURN a"),
+            ("UndefinedVariable".into(), "a".into())
+        );
+        assert_eq!(
+            error("MATCH (a:Person) WITH DISTINCT a.id AS x ORDER BY a.age RETURN x"),
+            ("UndefinedVariable".into(), "a".into())
+        );
+        assert_eq!(
+            error("MATCH (a:Person) WITH count(*) AS c WHERE a.age > 1 RETURN c"),
+            ("UndefinedVariable".into(), "a".into())
+        );
+        // Arguments first, then the unknown function.
+        assert_eq!(
+            error("RETURN nope(y)"),
+            ("UndefinedVariable".into(), "y".into())
+        );
+        assert_eq!(
+            error("RETURN nope(1)"),
+            ("UnknownFunction".into(), "nope(1)".into())
+        );
+        assert_eq!(
+            error("RETURN toUpper('a', 'b')"),
+            ("InvalidArgumentValue".into(), "toUpper('a', 'b')".into())
+        );
+        assert_eq!(
+            error("MATCH (a:Person) RETURN a.id + $missing"),
+            ("MissingParameter".into(), "$missing".into())
+        );
+    }
+
+    #[test]
+    fn parameters_become_typed_slots() {
+        let b = bind(
+            "MATCH (a:Person {id: $id}) WHERE a.firstName IN $names RETURN a SKIP $s",
+            &[
+                ("id", Value::from(1i64)),
+                ("names", Value::from(vec!["Ann", "Bo"])),
+                ("s", Value::from(0i64)),
+                ("unused", Value::from(true)),
+            ],
+        )
+        .unwrap();
+        let types: Vec<(String, String)> = b
+            .params
+            .iter()
+            .map(|(k, s)| (k.clone(), s.data_type.to_string()))
+            .collect();
+        assert_eq!(types.len(), 3, "{types:?}");
+        assert_eq!(types[0], ("id".into(), "Int64".into()));
+        assert!(types[1].1.starts_with("List("), "{types:?}");
+        assert_eq!(types[2], ("s".into(), "Int64".into()));
+    }
+}
