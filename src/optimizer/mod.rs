@@ -17,6 +17,9 @@ pub use share_subplans::ShareSubplans;
 pub use var_length_distinct_ends::VarLengthDistinctEnds;
 
 #[cfg(test)]
+mod tests;
+
+#[cfg(test)]
 pub(crate) mod test_util {
     use crate::session::{Graph, GraphOptions, RuleSwitches};
     use crate::Params;

@@ -5,9 +5,13 @@
 
 pub mod branch;
 pub mod clause;
+mod csr_hop;
 pub mod expr;
 pub mod pattern;
+mod projection;
+mod scan;
 pub mod scope;
+mod var_length;
 
 use crate::binder::query::bind_query;
 use crate::binder::{names, Binder};

@@ -1,0 +1,777 @@
+//! WITH / RETURN projections: items (with `*`), the new bindings, aggregation (grouping keys,
+//! aggregate calls, expressions around them), ORDER BY over what the projection leaves
+//! visible, SKIP / LIMIT.
+
+use super::clause::Item;
+use super::expr::{col, empty_list, ExprCtx};
+use super::scope::{Binding, Scope};
+use super::{Lowerer, State};
+use crate::error::{Error, Result};
+use crate::sem_err;
+use arrow::datatypes::DataType;
+use cypher::ast::{self, ExprKind, Literal};
+use datafusion::common::DFSchema;
+use datafusion::functions::expr_fn as f;
+use datafusion::functions_aggregate::expr_fn as af;
+use datafusion::logical_expr::{
+    lit, when, Expr, ExprFunctionExt, LogicalPlan, LogicalPlanBuilder, SortExpr,
+};
+use std::collections::HashSet;
+
+/// A projection's new bindings (see `Lowerer::bind_items`).
+struct ItemBindings {
+    new_scope: Scope,
+    /// Per item: (name, scope variable).
+    item_vars: Vec<(String, String)>,
+    /// The grouping keys (all items when nothing aggregates), as aliased expressions.
+    key_exprs: Vec<Expr>,
+    /// The items holding aggregates: (item, column).
+    agg_items: Vec<(usize, String)>,
+}
+
+/// What building the aggregate of a projection reads.
+#[derive(Clone, Copy)]
+struct Aggregation<'a> {
+    items: &'a [Item],
+    item_vars: &'a [(String, String)],
+    agg_items: &'a [(usize, String)],
+    new_scope: &'a Scope,
+    is_return: bool,
+}
+
+/// What ORDER BY's expressions see.
+struct OrderBy<'a> {
+    scope: &'a Scope,
+    overrides: &'a [(ast::Expr, String)],
+    key_overrides: &'a [(ast::Expr, String)],
+    aggregating: bool,
+    items: &'a [Item],
+}
+
+impl<'c> Lowerer<'c> {
+    /// Items of a projection, with `*` expanded and names checked.
+    pub(super) fn items(
+        &self,
+        st: &State,
+        p: &ast::Projection,
+        is_return: bool,
+    ) -> Result<Vec<Item>> {
+        let mut items = Vec::new();
+        if p.star {
+            let names = st.scope.visible_names();
+            if names.is_empty() {
+                return sem_err!(
+                    NoVariablesInScope,
+                    p.span,
+                    "RETURN * / WITH * is not allowed when there are no variables in scope"
+                );
+            }
+            for n in names {
+                items.push(Item {
+                    expr: ast::Expr::new(ExprKind::Variable(n.clone()), p.span),
+                    display: crate::binder::names::unescape(&n),
+                    name: n,
+                });
+            }
+        }
+        for it in &p.items {
+            if !is_return && it.alias.is_none() && !matches!(it.expr.kind, ExprKind::Variable(_)) {
+                return sem_err!(
+                    NoExpressionAlias,
+                    it.expr.span,
+                    "Expression in WITH must be aliased (use AS)"
+                );
+            }
+            items.push(Item {
+                expr: it.expr.clone(),
+                name: it.name(),
+                display: match &it.alias {
+                    Some(a) => crate::binder::names::unescape(&a.name),
+                    None => it.text.0.clone(),
+                },
+            });
+        }
+        let mut seen = HashSet::new();
+        for (i, it) in items.iter().enumerate() {
+            if !seen.insert(it.display.clone()) {
+                let span = if i >= items.len() - p.items.len() {
+                    p.items[i + p.items.len() - items.len()].expr.span
+                } else {
+                    p.span
+                };
+                return sem_err!(
+                    ColumnNameConflict,
+                    span,
+                    "Multiple result columns with the same name `{}`",
+                    it.display
+                );
+            }
+        }
+        Ok(items)
+    }
+
+    /// Shared by WITH and RETURN. Returns the new state and, per item, (name, scope variable).
+    pub(super) fn lower_projection(
+        &mut self,
+        st: State,
+        p: &ast::Projection,
+        is_return: bool,
+    ) -> Result<(State, Vec<(String, String)>, Vec<(ast::Expr, String)>)> {
+        let items = self.items(&st, p, is_return)?;
+        let aggregating = items.iter().any(|i| i.expr.contains_aggregate());
+        let in_schema = st.plan.schema().clone();
+        let with_names = self.with_column_names(&items, &in_schema, is_return);
+        let ents = self.entities();
+        let bound = self.bind_items(&st, &items, &with_names, aggregating, is_return)?;
+        let ItemBindings {
+            new_scope,
+            item_vars,
+            key_exprs,
+            agg_items,
+        } = bound;
+        // In RETURN the scope is keyed by the internal variable; ORDER BY may use the alias too.
+        let order_scope_aliases: Vec<(String, Binding)> = if is_return {
+            items
+                .iter()
+                .zip(&item_vars)
+                .filter_map(|(it, (_, var))| {
+                    new_scope.get(var).map(|b| (it.name.clone(), b.clone()))
+                })
+                .collect()
+        } else {
+            vec![]
+        };
+        // Item expressions already computed as columns, for ORDER BY.
+        let mut overrides: Vec<(ast::Expr, String)> = Vec::new();
+        for (it, (_, var)) in items.iter().zip(&item_vars) {
+            if !matches!(it.expr.kind, ExprKind::Variable(_)) {
+                overrides.push((it.expr.clone(), var.clone()));
+            }
+        }
+        let mut sorted_before_projection = false;
+        // After aggregation: what an expression around an aggregate may reuse (grouping keys
+        // that are variables or properties of variables, and the aggregates).
+        let mut key_overrides: Vec<(ast::Expr, String)> = Vec::new();
+        let mut plan = if aggregating {
+            let agg = Aggregation {
+                items: &items,
+                item_vars: &item_vars,
+                agg_items: &agg_items,
+                new_scope: &new_scope,
+                is_return,
+            };
+            self.project_aggregates(&st, &agg, key_exprs, &mut overrides, &mut key_overrides)?
+        } else {
+            sorted_before_projection = !p.order_by.is_empty() && !p.distinct;
+            self.project_items(&st, key_exprs, sorted_before_projection, p.distinct)?
+        };
+        if !p.order_by.is_empty() {
+            let mut sort_scope = if sorted_before_projection {
+                st.scope.clone()
+            } else {
+                Scope::default()
+            };
+            for (n, b) in new_scope.vars.iter().chain(&order_scope_aliases) {
+                sort_scope.bind(n, b.clone());
+            }
+            let order = OrderBy {
+                scope: &sort_scope,
+                overrides: &overrides,
+                key_overrides: &key_overrides,
+                aggregating,
+                items: &items,
+            };
+            plan = self.order_by(plan, p, &order)?;
+        }
+        plan = self.skip_limit(plan, p)?;
+        if sorted_before_projection {
+            let cols: Vec<Expr> = new_scope
+                .vars
+                .iter()
+                .flat_map(|(_, b)| ents.columns(b))
+                .map(|(c, _)| col(&c))
+                .collect();
+            plan = LogicalPlanBuilder::from(plan).project(cols)?.build()?;
+        }
+        Ok((
+            State {
+                plan,
+                scope: new_scope,
+                unit: false,
+            },
+            item_vars,
+            overrides,
+        ))
+    }
+
+    /// WITH's column per item. A re-bound name (`WITH x + 1 AS x`, or `WITH -x AS y WITH
+    /// -y AS x WITH -x AS y`) gets a column name used nowhere else in the query, so that two
+    /// projections at different levels never look identical (DataFusion's optimizer drops a
+    /// projection equal to the one below it).
+    fn with_column_names(
+        &mut self,
+        items: &[Item],
+        in_schema: &DFSchema,
+        is_return: bool,
+    ) -> Vec<String> {
+        let mut with_names = Vec::with_capacity(items.len());
+        for it in items {
+            let computed = !matches!(it.expr.kind, ExprKind::Variable(_));
+            let reused = name_taken(in_schema, &it.name) || self.with_columns.contains(&it.name);
+            let name = if computed && reused && !is_return {
+                self.counter += 1;
+                format!("{}#{}", it.name, self.counter)
+            } else {
+                it.name.clone()
+            };
+            if computed {
+                self.with_columns.insert(name.clone());
+            }
+            with_names.push(name);
+        }
+        with_names
+    }
+
+    /// The new bindings of a projection: entities keep being entities (under a new prefix),
+    /// values get a column; grouping-key expressions and the aggregate items apart.
+    fn bind_items(
+        &self,
+        st: &State,
+        items: &[Item],
+        with_names: &[String],
+        aggregating: bool,
+        is_return: bool,
+    ) -> Result<ItemBindings> {
+        let ents = self.entities();
+        let in_schema = st.plan.schema().clone();
+        let mut new_scope = Scope::default();
+        let mut item_vars = Vec::new();
+        // (expression producing the column, column name) per output column, per item.
+        let mut key_exprs: Vec<Expr> = Vec::new();
+        let mut agg_items: Vec<(usize, String)> = Vec::new();
+        for (i, it) in items.iter().enumerate() {
+            let var = if is_return {
+                format!("__ret{i}")
+            } else {
+                with_names[i].clone()
+            };
+            item_vars.push((
+                if is_return {
+                    it.display.clone()
+                } else {
+                    it.name.clone()
+                },
+                var.clone(),
+            ));
+            let entity = match &it.expr.kind {
+                ExprKind::Variable(v) => match st.scope.get(v) {
+                    Some(
+                        b @ (Binding::Node { .. }
+                        | Binding::Rel { .. }
+                        | Binding::Nodes { .. }
+                        | Binding::Rels { .. }),
+                    ) => Some(b.clone()),
+                    Some(b @ Binding::RelList { .. }) => {
+                        if is_return {
+                            return sem_err!(
+                                Unsupported,
+                                it.expr.span,
+                                "unsupported: returning the relationships of a variable-length pattern (`{v}`)"
+                            );
+                        }
+                        Some(b.clone())
+                    }
+                    Some(_) => None,
+                    None => {
+                        return sem_err!(
+                            UndefinedVariable,
+                            it.expr.span,
+                            "Variable `{v}` not defined"
+                        )
+                    }
+                },
+                _ => None,
+            };
+            if let Some(b) = entity {
+                let nb = b.with_prefix(&var);
+                for ((old, _), (new, _)) in ents.columns(&b).into_iter().zip(ents.columns(&nb)) {
+                    key_exprs.push(col(&old).alias(new));
+                }
+                new_scope.bind(&var_name(is_return, &it.name, &var), nb);
+            } else if aggregating && it.expr.contains_aggregate() {
+                agg_items.push((i, var.clone()));
+                new_scope.bind(
+                    &var_name(is_return, &it.name, &var),
+                    Binding::Value { col: var.clone() },
+                );
+            } else {
+                let cx = ExprCtx {
+                    no_aggregates: "here",
+                    ..ExprCtx::new(&st.scope, &in_schema)
+                };
+                key_exprs.push(self.expr(&it.expr, &cx)?.alias(&var));
+                new_scope.bind(
+                    &var_name(is_return, &it.name, &var),
+                    Binding::Value { col: var.clone() },
+                );
+            }
+        }
+        Ok(ItemBindings {
+            new_scope,
+            item_vars,
+            key_exprs,
+            agg_items,
+        })
+    }
+
+    /// The aggregate: grouping keys, then the items built from aggregates (and keys) over it.
+    fn project_aggregates(
+        &self,
+        st: &State,
+        agg: &Aggregation<'_>,
+        key_exprs: Vec<Expr>,
+        overrides: &mut Vec<(ast::Expr, String)>,
+        key_overrides: &mut Vec<(ast::Expr, String)>,
+    ) -> Result<LogicalPlan> {
+        let Aggregation {
+            items,
+            item_vars,
+            agg_items,
+            new_scope,
+            is_return,
+        } = *agg;
+        let in_schema = st.plan.schema().clone();
+        let mut plan = st.plan.clone();
+        // Aggregate calls, deduplicated by syntax.
+        let mut calls: Vec<ast::Expr> = Vec::new();
+        for (i, _) in agg_items {
+            collect_aggregates(&items[*i].expr, &mut calls)?;
+        }
+        let mut aggs = Vec::new();
+        let mut agg_overrides = Vec::new();
+        for (k, call) in calls.iter().enumerate() {
+            let name = format!("__agg{k}");
+            aggs.push(self.aggregate(call, &st.scope, &in_schema)?.alias(&name));
+            agg_overrides.push((call.clone(), name));
+        }
+        let b = LogicalPlanBuilder::from(plan);
+        plan = b.aggregate(key_exprs.clone(), aggs)?.build()?;
+        // Items built from aggregates (and keys).
+        let post_schema = plan.schema().clone();
+        *key_overrides = agg_overrides.clone();
+        // Only variables and property lookups may be reused next to an aggregate; any
+        // other key expression there is ambiguous (openCypher's AmbiguousAggregationExpression).
+        for (it, (_, var)) in items.iter().zip(item_vars) {
+            let simple = match &it.expr.kind {
+                ExprKind::Variable(_) => true,
+                ExprKind::Property(t, _) => matches!(t.kind, ExprKind::Variable(_)),
+                _ => false,
+            };
+            if !it.expr.contains_aggregate() && simple {
+                key_overrides.push((it.expr.clone(), var.clone()));
+            }
+        }
+        // Keys are reachable under their original variable names too.
+        let mut post_scope = new_scope.clone();
+        for (it, (_, var)) in items.iter().zip(item_vars) {
+            if let ExprKind::Variable(v) = &it.expr.kind {
+                if let Some(b) = new_scope.get(&var_name(is_return, &it.name, var)) {
+                    post_scope.bind(v, b.clone());
+                }
+            }
+        }
+        let mut exprs: Vec<Expr> = post_schema
+            .fields()
+            .iter()
+            .filter(|f| !f.name().starts_with("__agg"))
+            .map(|f| col(f.name()))
+            .collect();
+        for (i, var) in agg_items {
+            let cx = ExprCtx {
+                scope: &post_scope,
+                schema: &post_schema,
+                overrides: key_overrides,
+                no_aggregates: "inside another aggregate",
+            };
+            let e = self
+                .expr(&items[*i].expr, &cx)
+                .map_err(|e| ambiguous_aggregation(e, "next to an aggregate"))?;
+            exprs.push(e.alias(var));
+        }
+        for (i, var) in agg_items {
+            key_overrides.push((items[*i].expr.clone(), var.clone()));
+        }
+        plan = LogicalPlanBuilder::from(plan).project(exprs)?.build()?;
+        overrides.extend(agg_overrides);
+        // Aggregates in ORDER BY resolve to their item column, not new aggregates.
+        for (i, var) in agg_items {
+            overrides.push((items[*i].expr.clone(), var.clone()));
+        }
+        overrides.retain(|(_, c)| plan.schema().has_column_with_unqualified_name(c));
+        key_overrides.retain(|(_, c)| plan.schema().has_column_with_unqualified_name(c));
+        Ok(plan)
+    }
+
+    /// The projection without aggregates; the input's columns stay until after ORDER BY
+    /// when `keep_input`.
+    fn project_items(
+        &self,
+        st: &State,
+        key_exprs: Vec<Expr>,
+        keep_input: bool,
+        distinct: bool,
+    ) -> Result<LogicalPlan> {
+        let mut exprs = key_exprs;
+        if keep_input {
+            // Old columns stay available for ORDER BY until the final projection.
+            let produced: HashSet<String> =
+                exprs.iter().map(|e| e.schema_name().to_string()).collect();
+            for f in st.plan.schema().fields() {
+                if !produced.contains(f.name()) && !st.unit {
+                    exprs.push(col(f.name()));
+                }
+            }
+        }
+        if exprs.is_empty() {
+            // Nothing to project (e.g. `WITH *` over no columns).
+            exprs.push(lit(true).alias("__unit"));
+        }
+        let mut plan = LogicalPlanBuilder::from(st.plan.clone())
+            .project(exprs)?
+            .build()?;
+        if distinct {
+            plan = LogicalPlanBuilder::from(plan).distinct()?.build()?;
+        }
+        Ok(plan)
+    }
+
+    /// ORDER BY against the new variables (plus the old ones when still available).
+    fn order_by(
+        &self,
+        plan: LogicalPlan,
+        p: &ast::Projection,
+        o: &OrderBy<'_>,
+    ) -> Result<LogicalPlan> {
+        let schema = plan.schema().clone();
+        let cx = ExprCtx {
+            scope: o.scope,
+            schema: &schema,
+            overrides: o.overrides,
+            no_aggregates: "in ORDER BY unless it is also projected",
+        };
+        // An ORDER BY expression around an aggregate may only reuse what a projected one
+        // may (openCypher: `ORDER BY a.x + b.x + count(*)` next to `a.x + b.x AS k` is
+        // ambiguous), unless it is a projected item itself.
+        let agg_cx = ExprCtx {
+            scope: cx.scope,
+            schema: cx.schema,
+            overrides: o.key_overrides,
+            no_aggregates: cx.no_aggregates,
+        };
+        let mut sorts = Vec::new();
+        for s in &p.order_by {
+            let around_aggregate = o.aggregating
+                && s.expr.contains_aggregate()
+                && !o.items.iter().any(|it| it.expr == s.expr);
+            let e = if around_aggregate {
+                self.expr(&s.expr, &agg_cx)
+                    .map_err(|e| ambiguous_aggregation(e, "around an aggregate in ORDER BY"))?
+            } else {
+                self.expr(&s.expr, &cx)?
+            };
+            // Cypher: ascending puts nulls last, descending first.
+            sorts.push(SortExpr::new(e, !s.descending, s.descending));
+        }
+        Ok(LogicalPlanBuilder::from(plan).sort(sorts)?.build()?)
+    }
+
+    /// SKIP and LIMIT.
+    fn skip_limit(&self, mut plan: LogicalPlan, p: &ast::Projection) -> Result<LogicalPlan> {
+        // A count that is negative or not an integer is an ArgumentError when rows reach it.
+        let mut invalid = None;
+        let mut count = |e: &ast::Expr, what: &str| -> Result<usize> {
+            Ok(match self.constant_count(e, what)? {
+                Ok(n) => n,
+                Err(why) => {
+                    invalid.get_or_insert(why);
+                    0
+                }
+            })
+        };
+        let skip = match &p.skip {
+            Some(e) => count(e, "SKIP")?,
+            None => 0,
+        };
+        let limit = match &p.limit {
+            Some(e) => Some(count(e, "LIMIT")?),
+            None => None,
+        };
+        let invalid_count = invalid.is_some();
+        if let Some((detail, message)) = invalid {
+            let fail = crate::functions::CypherFn::fail(
+                crate::error::ErrorClass::ArgumentError,
+                detail,
+                &message,
+                &DataType::Boolean,
+            )?;
+            plan = LogicalPlanBuilder::from(plan).filter(fail)?.build()?;
+        }
+        let limit = if invalid_count { None } else { limit };
+        let skip = if invalid_count { 0 } else { skip };
+        if skip > 0 || limit.is_some() {
+            plan = LogicalPlanBuilder::from(plan).limit(skip, limit)?.build()?;
+        }
+        Ok(plan)
+    }
+
+    /// SKIP / LIMIT operand: a non-negative integer literal or parameter.
+    /// `Ok(Err((detail, message)))` for a constant of the wrong sign or type: an error of
+    /// the values, raised at run time.
+    pub(super) fn constant_count(
+        &self,
+        e: &ast::Expr,
+        what: &str,
+    ) -> Result<std::result::Result<usize, (&'static str, String)>> {
+        let resolved = match &e.kind {
+            ExprKind::Param(p) => match self.params.get(p) {
+                Some(v) => v.clone(),
+                None => return sem_err!(MissingParameter, e.span, "Missing parameter ${p}"),
+            },
+            _ => e.clone(),
+        };
+        // A literal is checked with the query; a parameter's value at run time (openCypher).
+        let is_param = matches!(e.kind, ExprKind::Param(_));
+        match resolved.kind {
+            ExprKind::Literal(Literal::Integer(i)) if i >= 0 => Ok(Ok(i as usize)),
+            ExprKind::Literal(Literal::Integer(i)) if is_param => Ok(Err((
+                "NegativeIntegerArgument",
+                format!("{what} must be a non-negative integer, got {i}"),
+            ))),
+            ExprKind::Literal(Literal::Float(x)) if is_param => Ok(Err((
+                "InvalidArgumentType",
+                format!("{what} must be an integer, got {x}"),
+            ))),
+            ExprKind::Literal(Literal::Integer(_)) => sem_err!(
+                NegativeIntegerArgument,
+                e.span,
+                "{what} must be a non-negative integer"
+            ),
+            ExprKind::Literal(Literal::Float(_)) => {
+                sem_err!(InvalidArgumentType, e.span, "{what} must be an integer")
+            }
+            _ => sem_err!(
+                NonConstantExpression,
+                e.span,
+                "{what} must be a constant non-negative integer"
+            ),
+        }
+    }
+
+    /// One aggregate call (`count(*)`, `sum(x)`, `collect(DISTINCT x)`, ...).
+    pub(super) fn aggregate(
+        &self,
+        call: &ast::Expr,
+        scope: &Scope,
+        schema: &datafusion::common::DFSchema,
+    ) -> Result<Expr> {
+        let cx = ExprCtx {
+            no_aggregates: "inside another aggregate",
+            ..ExprCtx::new(scope, schema)
+        };
+        let (name, distinct, args) = match &call.kind {
+            ExprKind::CountStar => return Ok(af::count(lit(1i64))),
+            ExprKind::Function {
+                name,
+                distinct,
+                args,
+            } => (name.to_lowercase(), *distinct, args),
+            _ => return Err(Error::Internal(format!("not an aggregate call: {call}"))),
+        };
+        if args.len() != 1 {
+            return sem_err!(
+                InvalidArgumentValue,
+                call.span,
+                "{name}() takes 1 argument, got {}",
+                args.len()
+            );
+        }
+        if name == "count" {
+            if let Some(e) = self.count_entity(&args[0], distinct, scope)? {
+                return Ok(e);
+            }
+        }
+        let mut x = self.expr(&args[0], &cx)?;
+        let mut t = self.type_of(&x, schema)?;
+        if t == DataType::Null && matches!(name.as_str(), "avg" | "min" | "max") {
+            // Only nulls (e.g. a property no node has): give the accumulator a type.
+            x = datafusion::logical_expr::cast(x, DataType::Float64);
+            t = DataType::Float64;
+        }
+        if crate::functions::any::is_any(&t)
+            && !matches!(name.as_str(), "count" | "collect" | "min" | "max")
+        {
+            return super::expr::mixed_kind(args[0].span, &format!("{name}()"));
+        }
+        let numeric = |what: &str| -> Result<()> {
+            if t.is_numeric() || t == DataType::Null {
+                Ok(())
+            } else {
+                sem_err!(
+                    InvalidArgumentType,
+                    args[0].span,
+                    "{what}() expects numbers, got {t}"
+                )
+            }
+        };
+        let maybe_distinct = |e: Expr| -> Result<Expr> {
+            if distinct {
+                Ok(e.distinct().build()?)
+            } else {
+                Ok(e)
+            }
+        };
+        let out = match name.as_str() {
+            "count" => maybe_distinct(af::count(x))?,
+            "sum" => {
+                numeric("sum")?;
+                return sum(x, &t, distinct);
+            }
+            "avg" => {
+                numeric("avg")?;
+                maybe_distinct(af::avg(x))?
+            }
+            "min" => maybe_distinct(af::min(x))?,
+            "max" => maybe_distinct(af::max(x))?,
+            "collect" => {
+                let elem = t.clone();
+                let agg = af::array_agg(x.clone()).filter(x.is_not_null());
+                let agg = if distinct { agg.distinct() } else { agg };
+                // No (non-null) values collect to [], not null.
+                when(agg.clone().build()?.is_null(), empty_list(&elem)).otherwise(agg.build()?)?
+            }
+            _ => return Err(Error::Internal(format!("not an aggregate: {name}"))),
+        };
+        Ok(out)
+    }
+
+    /// `count(n)` of a node, relationship or relationship list: its identity column (edge-id
+    /// list) decides nulls and distinctness, and is much cheaper to hash than the whole
+    /// entity. `None` for any other argument.
+    fn count_entity(&self, arg: &ast::Expr, distinct: bool, scope: &Scope) -> Result<Option<Expr>> {
+        if let ExprKind::Variable(v) = &arg.kind {
+            // The relationships of a variable-length pattern: their edge-id list.
+            if let Some(Binding::RelList { prefix, .. }) = scope.get(v) {
+                let ids = col(&super::scope::eids_col(prefix));
+                return Ok(Some(if distinct {
+                    af::count(ids).distinct().build()?
+                } else {
+                    af::count(ids)
+                }));
+            }
+            if let Some(b) = scope.get(v).filter(|b| b.is_entity()) {
+                let id = col(&self.entities().identity_col(b));
+                if distinct && matches!(b, Binding::Nodes { .. } | Binding::Rels { .. }) {
+                    // Keys / edge ids repeat across labels / tables: count the pairs
+                    // (rows without the entity, from OPTIONAL MATCH, filtered out).
+                    let [a, b] = self.entities().identity_parts(b).expect("entity");
+                    let pair = f::named_struct(vec![lit("label"), a, lit("key"), b]);
+                    return Ok(Some(
+                        af::count(pair)
+                            .distinct()
+                            .filter(id.is_not_null())
+                            .build()?,
+                    ));
+                }
+                return Ok(Some(if distinct {
+                    af::count(id).distinct().build()?
+                } else {
+                    af::count(id)
+                }));
+            }
+        }
+        Ok(None)
+    }
+}
+
+/// `sum(x)`: 0 over no values, not null; integers summed as 128-bit decimals and cast back,
+/// so that an overflow of the 64-bit result is an error, not a wrapped value.
+fn sum(x: Expr, t: &DataType, distinct: bool) -> Result<Expr> {
+    if *t == DataType::Null {
+        return Ok(lit(0i64));
+    }
+    let maybe_distinct =
+        |e: Expr| -> Result<Expr> { Ok(if distinct { e.distinct().build()? } else { e }) };
+    let (sum, zero) = if t.is_integer() {
+        let wide = datafusion::logical_expr::cast(x, DataType::Decimal128(38, 0));
+        let s = maybe_distinct(af::sum(wide))?;
+        (crate::functions::CypherFn::ToInt64.call(vec![s]), lit(0i64))
+    } else {
+        (maybe_distinct(af::sum(x))?, lit(0.0f64))
+    };
+    Ok(f::coalesce(vec![sum, zero]))
+}
+
+/// A variable that is not a grouping key, read by an expression with aggregates (`place`):
+/// openCypher's AmbiguousAggregationExpression.
+fn ambiguous_aggregation(e: crate::error::Error, place: &str) -> crate::error::Error {
+    use crate::error::{Error, SemanticKind};
+    match e {
+        Error::Semantic {
+            kind: SemanticKind::UndefinedVariable,
+            message,
+            span,
+        } => Error::semantic(
+            SemanticKind::AmbiguousAggregationExpression,
+            format!("{message}: an expression {place} may only use grouping keys"),
+            span,
+        ),
+        other => other,
+    }
+}
+
+/// Whether the columns of variable `name` (a value column, or an entity's `name__...`)
+/// are already in `schema`.
+fn name_taken(schema: &datafusion::common::DFSchema, name: &str) -> bool {
+    let prefix = format!("{name}__");
+    schema
+        .fields()
+        .iter()
+        .any(|f| f.name() == name || f.name().starts_with(&prefix))
+}
+
+fn var_name(is_return: bool, name: &str, var: &str) -> String {
+    if is_return {
+        var.to_string()
+    } else {
+        name.to_string()
+    }
+}
+
+/// Aggregate calls in `e` (not descending into them); errors on nested aggregates.
+#[recursive::recursive]
+fn collect_aggregates(e: &ast::Expr, out: &mut Vec<ast::Expr>) -> Result<()> {
+    let is_agg = |x: &ast::Expr| match &x.kind {
+        ExprKind::CountStar => true,
+        ExprKind::Function { name, .. } => ast::AGGREGATES.contains(&name.to_lowercase().as_str()),
+        _ => false,
+    };
+    if is_agg(e) {
+        for c in e.children() {
+            if c.contains_aggregate() {
+                return sem_err!(
+                    NestedAggregation,
+                    c.span,
+                    "Can't use aggregate functions inside of aggregate functions"
+                );
+            }
+        }
+        if !out.contains(e) {
+            out.push(e.clone());
+        }
+        return Ok(());
+    }
+    for c in e.children() {
+        collect_aggregates(c, out)?;
+    }
+    Ok(())
+}

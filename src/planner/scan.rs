@@ -1,0 +1,125 @@
+//! Scans: a node table as `{var}__{prop}` columns, an edge table walked from one end, and a
+//! key lookup (`{key: 42}`) instead of a scan where an index has the keys.
+
+use super::expr::{col, ExprCtx};
+use super::pattern::{far_col, near_col, node_take};
+use super::scope::{dst_col, eid_col, prop_col, src_col};
+use super::{Lowerer, State};
+use crate::catalog::{NodeInfo, RelInfo};
+use crate::error::Result;
+use crate::operators::node_lookup::NodeLookup;
+use crate::storage::ROW_ID;
+use arrow::datatypes::DataType;
+use cypher::ast::{self, ExprKind};
+use datafusion::catalog::default_table_source::provider_as_source;
+use datafusion::common::TableReference;
+use datafusion::logical_expr::{cast, try_cast, Expr, Extension, LogicalPlan, LogicalPlanBuilder};
+use std::sync::Arc;
+
+impl<'c> Lowerer<'c> {
+    /// Scans a node table as columns `{prefix}__{prop}`.
+    pub fn scan_node(&self, info: &NodeInfo, prefix: &str) -> Result<LogicalPlan> {
+        let exprs: Vec<Expr> = info
+            .props
+            .iter()
+            .map(|(p, _)| col(p).alias(prop_col(prefix, p)))
+            .collect();
+        let plan = LogicalPlanBuilder::scan(
+            TableReference::bare(format!("node_{}", info.label)),
+            provider_as_source(info.table.provider.clone()),
+            None,
+        )?
+        .project(exprs)?
+        .build()?;
+        Ok(plan)
+    }
+
+    /// Scans a relationship table: endpoints (cast to the node key types), row id, properties,
+    /// and near/far columns for the walking direction (`reversed`: near = dst).
+    pub(super) fn scan_rel(
+        &self,
+        info: &RelInfo,
+        prefix: &str,
+        reversed: bool,
+    ) -> Result<LogicalPlanBuilder> {
+        let ents = self.entities();
+        let from_t = ents.node(&info.cfg.from).key_type.clone();
+        let to_t = ents.node(&info.cfg.to).key_type.clone();
+        // An endpoint no key of that type can hold (an Int64 of 2^40 for Int32 keys) is a
+        // dangling edge, as in the index: null, so that it joins no node.
+        let src = try_cast(col(&info.cfg.src), from_t);
+        let dst = try_cast(col(&info.cfg.dst), to_t);
+        let (near, far) = if reversed {
+            (dst.clone(), src.clone())
+        } else {
+            (src.clone(), dst.clone())
+        };
+        let mut exprs = vec![
+            src.alias(src_col(prefix)),
+            dst.alias(dst_col(prefix)),
+            cast(col(ROW_ID), DataType::UInt64).alias(eid_col(prefix)),
+        ];
+        for (p, _) in &info.props {
+            exprs.push(col(p).alias(prop_col(prefix, p)));
+        }
+        exprs.push(near.alias(near_col(prefix)));
+        exprs.push(far.alias(far_col(prefix)));
+        Ok(LogicalPlanBuilder::scan(
+            TableReference::bare(format!("rel_{}_{}", info.cfg.rel_type, info.index)),
+            provider_as_source(info.table.provider.clone()),
+            None,
+        )?
+        .project(exprs)?)
+    }
+
+    /// `(a:L {key: 42})` at the start of a query: look the node up by key instead of scanning
+    /// its table (CSR mode, integer keys). The property map still filters above.
+    pub(super) fn point_lookup(
+        &mut self,
+        st: &State,
+        node: &ast::NodePattern,
+        prefix: &str,
+        info: &NodeInfo,
+    ) -> Result<Option<LogicalPlan>> {
+        let Some(idx) = self.indexes else {
+            return Ok(None);
+        };
+        let (Some(keys), Some(columns)) =
+            (idx.keys.get(&info.label), idx.node_columns.get(&info.label))
+        else {
+            return Ok(None);
+        };
+        let Some(ExprKind::Map(entries)) = node.props.as_ref().map(|p| &p.kind) else {
+            return Ok(None);
+        };
+        let Some((_, value)) = entries.iter().find(|(k, _)| k.name == info.key) else {
+            return Ok(None);
+        };
+        if !st.unit || !matches!(value.kind, ExprKind::Literal(_) | ExprKind::Param(_)) {
+            return Ok(None);
+        }
+        let empty = super::scope::Scope::default();
+        let schema = datafusion::common::DFSchema::empty();
+        let v = self.expr(value, &ExprCtx::new(&empty, &schema))?;
+        if !self.type_of(&v, &schema)?.is_integer() {
+            return Ok(None);
+        }
+        let lk = self.fresh("lookup");
+        let input = LogicalPlanBuilder::values(vec![vec![cast(v, DataType::Int64)]])?
+            .project(vec![col("column1").alias(&lk)])?
+            .build()?;
+        let target = node_take(prefix, info);
+        let n = NodeLookup::try_new(
+            input,
+            lk,
+            info.label.clone(),
+            target,
+            keys.clone(),
+            columns.clone(),
+            false,
+        )?;
+        Ok(Some(LogicalPlan::Extension(Extension {
+            node: Arc::new(n),
+        })))
+    }
+}

@@ -1,0 +1,415 @@
+//! Variable-length relationships: one traversal over the CSRs (`VarLengthExpand`), or on the
+//! join path a UNION ALL of fixed-length chains, each lowered as a MATCH.
+
+use super::expr::col;
+use super::pattern::{bound_node, node_take, Hop, Written};
+use super::scope::{eid_col, eids_col, prop_col, Binding};
+use super::{Lowerer, State};
+use crate::binder::reach::longest_walk;
+use crate::config::RelTable;
+use crate::error::Result;
+use crate::operators::csr_expand::TakeSpec;
+use crate::operators::var_length::{encode_eid, VarHop, VarLengthExpand};
+use crate::sem_err;
+use arrow::datatypes::DataType;
+use cypher::ast::{self, Direction};
+use datafusion::functions_nested::expr_fn as nf;
+use datafusion::logical_expr::{cast, lit, Expr, Extension, LogicalPlan, LogicalPlanBuilder};
+use std::sync::Arc;
+
+impl<'c> Lowerer<'c> {
+    /// `-[:T*min..max]-` over `tables` (every table a path may walk: several types, or a type
+    /// with several tables that chain): one traversal over the CSRs when every table has one,
+    /// else unrolled into a UNION ALL of fixed-length chains (one per length, each branched
+    /// over the labels the chain can pass). Binds the relationship variable to the list of edge
+    /// ids and the far node.
+    pub(super) fn var_length_hop(
+        &mut self,
+        st: &mut State,
+        tables: &[usize],
+        hop: &Hop<'_>,
+        preds: &mut Vec<Expr>,
+    ) -> Result<()> {
+        let &Hop {
+            rel,
+            ref prefix,
+            near_prefix,
+            near_label,
+            far: node,
+            far_prefix,
+            far_label,
+        } = hop;
+        let (lo, hi) = rel.length.unwrap_or_default();
+        if let Some(p) = &rel.props {
+            return sem_err!(
+                Unsupported,
+                p.span,
+                "unsupported: a property map on a variable-length relationship"
+            );
+        }
+        if hi.is_some_and(|h| h > self.options.max_var_length) {
+            return sem_err!(
+                InvalidArgumentValue,
+                rel.span,
+                "variable-length upper bound {} exceeds the maximum depth {}",
+                hi.unwrap_or_default(),
+                self.options.max_var_length
+            );
+        }
+        let mut min = lo.unwrap_or(1);
+        // Nodes of different labels are different nodes: no zero-length path joins them.
+        if near_label != far_label && min == 0 {
+            if hi == Some(0) {
+                preds.push(lit(false));
+            }
+            min = 1;
+        }
+        // The longest path the label graph allows (edges never repeat, but an acyclic label
+        // graph bounds the length on its own).
+        let cfgs: Vec<&RelTable> = tables.iter().map(|&t| &self.catalog.rels[t].cfg).collect();
+        let max = match (hi, longest_walk(&cfgs, rel.direction)) {
+            (Some(h), Some(l)) => Some(h.min(l)),
+            (h, l) => h.or(l),
+        };
+        let far_bound = bound_node(st, node)?;
+        let near_info = self.entities().node(near_label).clone();
+        let far_info = self.entities().node(far_label).clone();
+        match self.var_hops(tables, rel.direction, near_label, far_label) {
+            Some((hops, labels, start, end)) => {
+                // The far node's columns, or (bound far node) just its key to compare.
+                let (target, check) = match &far_bound {
+                    Some((p, l)) => {
+                        let bound = self.entities().node(l).clone();
+                        let tmp = self.fresh("vlend");
+                        let key = bound.key.clone();
+                        let t = bound.key_type.clone();
+                        (
+                            TakeSpec {
+                                var: p.clone(),
+                                all: vec![(key.clone(), tmp.clone(), t)],
+                                take: vec![0],
+                                key: Some(0),
+                            },
+                            Some(col(&tmp).eq(col(&prop_col(p, &key)))),
+                        )
+                    }
+                    _ => (node_take(far_prefix, &far_info), None),
+                };
+                let idx = self.indexes.expect("hops come from the indexes");
+                let n = VarLengthExpand::try_new(
+                    st.plan.clone(),
+                    prop_col(near_prefix, &near_info.key),
+                    hops,
+                    labels,
+                    (start, end),
+                    (min, max),
+                    eids_col(prefix),
+                    target,
+                    idx.keys[near_label].clone(),
+                    idx.node_columns[far_label].clone(),
+                )?;
+                st.plan = LogicalPlan::Extension(Extension { node: Arc::new(n) });
+                preds.extend(check);
+            }
+            _ => self.unroll_var_length(st, tables, hop, (min, max))?,
+        }
+        st.scope.bind(
+            prefix,
+            Binding::RelList {
+                rel: if tables.len() == 1 {
+                    tables[0]
+                } else {
+                    usize::MAX
+                },
+                prefix: prefix.to_string(),
+            },
+        );
+        if far_bound.is_none() {
+            st.scope.bind(
+                far_prefix,
+                Binding::Node {
+                    label: far_label.to_string(),
+                    prefix: far_prefix.to_string(),
+                },
+            );
+        }
+        if let Some(props) = &node.props {
+            self.property_map_preds(st, far_prefix, props, Written::Labels(&node.labels), preds)?;
+        }
+        Ok(())
+    }
+
+    /// The traversal's steps over `tables` when every one has a CSR (and the end labels keys
+    /// and columns): hops, label slots, start and end slot. `None` on the join path.
+    pub(super) fn var_hops(
+        &self,
+        tables: &[usize],
+        dir: Direction,
+        near_label: &str,
+        far_label: &str,
+    ) -> Option<(Vec<VarHop>, Vec<String>, usize, usize)> {
+        let idx = self.indexes?;
+        idx.keys.get(near_label)?;
+        idx.node_columns.get(far_label)?;
+        let mut labels: Vec<String> = vec![near_label.to_string()];
+        let slot = |l: &str, labels: &mut Vec<String>| match labels.iter().position(|x| x == l) {
+            Some(i) => i,
+            None => {
+                labels.push(l.to_string());
+                labels.len() - 1
+            }
+        };
+        let end = slot(far_label, &mut labels);
+        let mut hops = Vec::new();
+        for &t in tables {
+            let info = self.catalog.rels.get(t)?;
+            let index = idx.csr.get(t)?.as_ref()?.clone();
+            let edges = idx.rel_columns.get(t)?.clone();
+            let (from, to) = (&info.cfg.from, &info.cfg.to);
+            let mut walks = Vec::new();
+            if dir != Direction::Incoming {
+                walks.push((from, to, false));
+            }
+            if dir != Direction::Outgoing {
+                walks.push((to, from, true));
+            }
+            for (a, b, reverse) in walks {
+                hops.push(VarHop {
+                    rel: t,
+                    rel_type: info.cfg.rel_type.clone(),
+                    from: slot(a, &mut labels),
+                    to: slot(b, &mut labels),
+                    reverse,
+                    skip_self_loops: reverse && dir == Direction::Both && from == to,
+                    index: index.clone(),
+                    edges: edges.clone(),
+                });
+            }
+        }
+        Some((hops, labels, 0, end))
+    }
+
+    /// The join path of a variable-length hop: for each length k, the chain of k hops over the
+    /// types of `tables` (lowered as a MATCH, so it branches over the labels it can pass and
+    /// keeps relationships distinct), projected to the input columns + the edge-id list + the
+    /// far node; UNION ALL.
+    pub(super) fn unroll_var_length(
+        &mut self,
+        st: &mut State,
+        tables: &[usize],
+        hop: &Hop<'_>,
+        (min, max): (u64, Option<u64>),
+    ) -> Result<()> {
+        let &Hop {
+            rel,
+            ref prefix,
+            near_label,
+            far: node,
+            far_prefix,
+            far_label,
+            ..
+        } = hop;
+        // Without an upper bound, a path can't be longer than the tables (edges don't repeat).
+        let edges: u64 = tables
+            .iter()
+            .map(|&t| self.catalog.rels[t].table.num_rows as u64)
+            .sum();
+        let cap = if tables.is_empty() {
+            0
+        } else {
+            max.unwrap_or(edges)
+        };
+        if cap > self.options.max_var_length {
+            return sem_err!(
+                InvalidArgumentValue,
+                rel.span,
+                "variable-length relationship needs up to {cap} joins on the join path, more than the maximum depth {} (add an upper bound, or use the CSR path)",
+                self.options.max_var_length
+            );
+        }
+        let far_bound = bound_node(st, node)?.is_some();
+        let far_info = self.entities().node(far_label).clone();
+        let far_cols: Vec<String> = if far_bound {
+            vec![]
+        } else {
+            far_info
+                .props
+                .iter()
+                .map(|(p, _)| prop_col(far_prefix, p))
+                .collect()
+        };
+        let input_cols: Vec<String> = st
+            .plan
+            .schema()
+            .fields()
+            .iter()
+            .map(|f| f.name().clone())
+            .collect();
+        let mut types: Vec<String> = Vec::new();
+        for &t in tables {
+            let ty = &self.catalog.rels[t].cfg.rel_type;
+            if !types.contains(ty) {
+                types.push(ty.clone());
+            }
+        }
+        let mut branches = Vec::new();
+        for k in min..=cap {
+            let (plan, eid_exprs) = if k == 0 {
+                if near_label != far_label {
+                    continue;
+                }
+                (self.empty_path(st, hop, &input_cols, far_bound)?, vec![])
+            } else {
+                self.chain(st, hop, &types, k)?
+            };
+            let eids = if eid_exprs.is_empty() {
+                super::expr::empty_list(&DataType::UInt64)
+            } else {
+                nf::make_array(eid_exprs)
+            };
+            let mut exprs: Vec<Expr> = input_cols.iter().map(|c| col(c)).collect();
+            exprs.push(eids.alias(eids_col(prefix)));
+            exprs.extend(far_cols.iter().map(|c| col(c)));
+            branches.push(LogicalPlanBuilder::from(plan).project(exprs)?.build()?);
+        }
+        let mut it = branches.into_iter();
+        let first = match it.next() {
+            Some(p) => p,
+            None => {
+                // No length is possible: an empty result with the right columns.
+                let mut exprs: Vec<Expr> = input_cols.iter().map(|c| col(c)).collect();
+                exprs.push(super::expr::empty_list(&DataType::UInt64).alias(eids_col(prefix)));
+                for (p, t) in &far_info.props {
+                    if !far_bound {
+                        exprs.push(
+                            cast(lit(datafusion::common::ScalarValue::Null), t.clone())
+                                .alias(prop_col(far_prefix, p)),
+                        );
+                    }
+                }
+                LogicalPlanBuilder::from(st.plan.clone())
+                    .filter(lit(false))?
+                    .project(exprs)?
+                    .build()?
+            }
+        };
+        let mut b = LogicalPlanBuilder::from(first);
+        for p in it {
+            b = b.union(p)?;
+        }
+        st.plan = b.build()?;
+        Ok(())
+    }
+
+    /// The zero-length path of a variable-length hop: the far node is the near node.
+    pub(super) fn empty_path(
+        &self,
+        st: &State,
+        hop: &Hop<'_>,
+        input_cols: &[String],
+        far_bound: bool,
+    ) -> Result<LogicalPlan> {
+        let near_info = self.entities().node(hop.near_label);
+        let far_info = self.entities().node(hop.far_label);
+        let (near_prefix, far_prefix) = (hop.near_prefix, hop.far_prefix);
+        // The empty path: the far node is the near node.
+        let near_key = prop_col(near_prefix, &near_info.key);
+        let mut b = LogicalPlanBuilder::from(st.plan.clone());
+        if far_bound {
+            let far_key = prop_col(far_prefix, &far_info.key);
+            b = b.filter(col(&near_key).eq(col(&far_key)))?;
+        } else {
+            let mut exprs: Vec<Expr> = input_cols.iter().map(|c| col(c)).collect();
+            for (p, _) in &near_info.props {
+                exprs.push(col(&prop_col(near_prefix, p)).alias(prop_col(far_prefix, p)));
+            }
+            b = b.project(exprs)?;
+        }
+        Ok(b.build()?)
+    }
+
+    /// The chain of `k` hops over `types` from the near node to the far one, lowered as a
+    /// MATCH (so it branches over the labels it can pass and keeps relationships distinct):
+    /// its plan and the expressions of its edge ids (tagged with their table).
+    pub(super) fn chain(
+        &mut self,
+        st: &State,
+        hop: &Hop<'_>,
+        types: &[String],
+        k: u64,
+    ) -> Result<(LogicalPlan, Vec<Expr>)> {
+        let &Hop {
+            rel,
+            near_prefix,
+            far_prefix,
+            far_label,
+            ..
+        } = hop;
+        let ident = |n: &str| ast::Ident::new(n, rel.span);
+        let mut steps = Vec::new();
+        let mut rels = Vec::new();
+        for j in 0..k {
+            let rv = self.fresh("vlr");
+            let last = j + 1 == k;
+            let (var, labels) = if last {
+                (far_prefix.to_string(), vec![ident(far_label)])
+            } else {
+                (self.fresh("vln"), vec![])
+            };
+            steps.push((
+                ast::RelPattern {
+                    var: Some(ident(&rv)),
+                    types: types.iter().map(|t| ident(t)).collect(),
+                    direction: rel.direction,
+                    length: None,
+                    props: None,
+                    span: rel.span,
+                },
+                ast::NodePattern {
+                    var: Some(ident(&var)),
+                    labels,
+                    props: None,
+                    span: rel.span,
+                },
+            ));
+            rels.push(rv);
+        }
+        let path = ast::PathPattern {
+            name: None,
+            start: ast::NodePattern {
+                var: Some(ident(near_prefix)),
+                labels: vec![],
+                props: None,
+                span: rel.span,
+            },
+            steps,
+            span: rel.span,
+        };
+        let m = ast::Match {
+            optional: false,
+            patterns: vec![path],
+            where_: None,
+            span: rel.span,
+        };
+        // The chain's own rewrites are internal: keep them out of EXPLAIN's notes.
+        let notes = self.notes.len();
+        let sub = self.lower_match(st.clone(), &m);
+        self.notes.truncate(notes);
+        let sub = sub?;
+        let mut ids = Vec::new();
+        for r in &rels {
+            ids.push(match sub.scope.get(r) {
+                Some(Binding::Rel { rel, prefix }) => {
+                    col(&eid_col(prefix)) + lit(encode_eid(*rel, 0))
+                }
+                Some(Binding::Rels { prefix, .. }) => {
+                    col(&eid_col(prefix))
+                        + cast(col(&super::scope::table_col(prefix)), DataType::UInt64)
+                            * lit(encode_eid(1, 0))
+                }
+                _ => return Err(crate::Error::Internal(format!("chain without `{r}`"))),
+            });
+        }
+        Ok((sub.plan, ids))
+    }
+}
