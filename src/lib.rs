@@ -36,7 +36,7 @@ pub use output::{render, rows, Format, QueryResult, RowWriter};
 pub use planner::{Params, PlannerOptions};
 pub use session::{
     index_status, param, parse_bytes, parse_duration, parse_param, remove_index_files, Graph,
-    GraphBuilder, GraphOptions, ResultStream,
+    GraphBuilder, GraphOptions, PhaseTimes, ResultStream,
 };
 pub use storage::import::{import, NodeSpec, RelSpec};
 pub use storage::{append_lance, write_graph, write_lance};

@@ -469,12 +469,21 @@ impl Graph {
 
     fn lower_here(&self, query: &str, params: &Params) -> Result<crate::planner::Lowered> {
         let ast = cypher::parse_query(query)?;
+        self.lower_ast(&ast, params)
+    }
+
+    /// Binds and lowers a parsed query.
+    fn lower_ast(
+        &self,
+        ast: &cypher::ast::Query,
+        params: &Params,
+    ) -> Result<crate::planner::Lowered> {
         let mut popts = self.options.planner.clone();
         popts.reroot = self.options.mode == Mode::Csr && self.options.rules.reroot;
         let mut lowerer = Lowerer::new(&self.catalog, params, popts)?;
         lowerer.indexes = self.indexes.as_deref();
         // Lowering never executes anything: a DataFusion error here is a planning error.
-        lowerer.lower_query(&ast).map_err(Error::while_planning)
+        lowerer.lower_query(ast).map_err(Error::while_planning)
     }
 
     /// Runs DataFusion's optimizer (and ours, as switched on) over a lowered plan.
@@ -498,7 +507,7 @@ impl Graph {
         self.ctx.task_ctx()
     }
 
-    /// Parses, lowers and optimizes `query` (one trip to the planning thread), then plans it
+    /// Parses, lowers and optimizes `query` (one switch to the planning stack), then plans it
     /// physically: the result's column names and schema, and the plan to execute.
     async fn physical(
         &self,
@@ -517,6 +526,54 @@ impl Graph {
             .await
             .map_err(Error::planning)?;
         Ok((columns, schema, physical))
+    }
+
+    /// Runs `query` once, phase by phase, and times each phase (`lance-csr bench --phases`):
+    /// where the time of a query goes.
+    pub async fn time_phases(&self, query: &str, params: &Params) -> Result<PhaseTimes> {
+        use std::time::Instant;
+        let start = Instant::now();
+        let state = self.ctx.state();
+        let session = start.elapsed();
+        let trip = Instant::now();
+        let (parse, lower, optimize, optimized) = on_planning_stack(|| -> Result<_> {
+            let t = Instant::now();
+            let ast = cypher::parse_query(query)?;
+            let parse = t.elapsed();
+            let t = Instant::now();
+            let lowered = self.lower_ast(&ast, params)?;
+            let lower = t.elapsed();
+            let t = Instant::now();
+            let optimized = state.optimize(&lowered.plan).map_err(Error::planning)?;
+            Ok((parse, lower, t.elapsed(), optimized))
+        })??;
+        let planning_stack = trip.elapsed().saturating_sub(parse + lower + optimize);
+        let t = Instant::now();
+        let physical = state
+            .create_physical_plan(&optimized)
+            .await
+            .map_err(Error::planning)?;
+        let physical_planning = t.elapsed();
+        let t = Instant::now();
+        let batches = self
+            .limited(async {
+                collect(physical, self.ctx.task_ctx())
+                    .await
+                    .map_err(|e| memory_error(self.options.memory_limit, e))
+            })
+            .await?;
+        let execute = t.elapsed();
+        Ok(PhaseTimes {
+            session,
+            planning_stack,
+            parse,
+            bind_and_lower: lower,
+            optimize,
+            physical_planning,
+            execute,
+            total: start.elapsed(),
+            rows: batches.iter().map(|b| b.num_rows()).sum(),
+        })
     }
 
     /// Runs a query and collects its result.
@@ -614,20 +671,25 @@ impl Graph {
     }
 }
 
-/// Stack size of the thread that parses, lowers and optimizes a query. Expressions as deep as
-/// the parser accepts recurse in the lowering and in DataFusion's expression naming and
+/// Stack size parsing, lowering and optimizing a query run with. Expressions as deep as the
+/// parser accepts recurse in the lowering and in DataFusion's expression naming and
 /// formatting, which no stack guard covers; the pages are only committed when touched.
 const PLANNING_STACK: usize = 256 << 20;
 
-/// Runs `f` on a thread with a [`PLANNING_STACK`]-sized stack and waits for it.
-fn on_planning_stack<T: Send>(f: impl FnOnce() -> T + Send) -> Result<T> {
-    std::thread::scope(|s| {
-        let t = std::thread::Builder::new()
-            .name("lance-csr-plan".into())
-            .stack_size(PLANNING_STACK)
-            .spawn_scoped(s, f)
-            .map_err(Error::Io)?;
-        Ok(t.join().unwrap_or_else(|p| std::panic::resume_unwind(p)))
+/// Runs `f` on a [`PLANNING_STACK`]-sized stack: a segment of its own on the current thread
+/// (no thread to start and join per query). A panic inside is a broken invariant: an
+/// `Error::Internal`, not an abort of the caller.
+fn on_planning_stack<T>(f: impl FnOnce() -> T) -> Result<T> {
+    std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        stacker::grow(PLANNING_STACK, f)
+    }))
+    .map_err(|p| {
+        let what = p
+            .downcast_ref::<&str>()
+            .map(|s| s.to_string())
+            .or_else(|| p.downcast_ref::<String>().cloned())
+            .unwrap_or_default();
+        Error::Internal(format!("planning panicked: {what}"))
     })
 }
 
@@ -636,6 +698,25 @@ fn optimize_on_planning_stack(
     plan: &LogicalPlan,
 ) -> Result<LogicalPlan> {
     on_planning_stack(|| state.optimize(plan))?.map_err(Error::planning)
+}
+
+/// Where one run of a query spent its time ([`Graph::time_phases`]).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct PhaseTimes {
+    /// Taking the session state the query plans with.
+    pub session: std::time::Duration,
+    /// Switching to the big planning stack and back.
+    pub planning_stack: std::time::Duration,
+    pub parse: std::time::Duration,
+    /// Binding (names, patterns, parameters) and lowering to a DataFusion logical plan.
+    pub bind_and_lower: std::time::Duration,
+    /// DataFusion's optimizer with our rules.
+    pub optimize: std::time::Duration,
+    pub physical_planning: std::time::Duration,
+    /// Running the physical plan to its last batch.
+    pub execute: std::time::Duration,
+    pub total: std::time::Duration,
+    pub rows: usize,
 }
 
 /// A query's result as it is computed ([`Graph::query_stream`]).

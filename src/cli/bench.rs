@@ -53,15 +53,28 @@ pub async fn time_query(
     })
 }
 
-pub async fn run(
-    graph_path: &Path,
-    dir: &Path,
-    runs: usize,
-    params: &Params,
-    format: Format,
-    only: Option<Mode>,
-    options: GraphOptions,
-) -> Result<Vec<Timing>> {
+/// What `bench` runs and how it reports.
+pub struct Run<'a> {
+    /// Timed runs per query and mode (after one warm-up run).
+    pub runs: usize,
+    pub params: &'a Params,
+    pub format: Format,
+    /// One mode only (default: both).
+    pub only: Option<Mode>,
+    pub options: GraphOptions,
+    /// Also time each query phase by phase.
+    pub phases: bool,
+}
+
+pub async fn run(graph_path: &Path, dir: &Path, run: &Run<'_>) -> Result<Vec<Timing>> {
+    let Run {
+        runs,
+        params,
+        format,
+        only,
+        ref options,
+        phases,
+    } = *run;
     let mut files: Vec<_> = std::fs::read_dir(dir)
         .map_err(|e| Error::Other(format!("cannot read {}: {e}", dir.display())))?
         .filter_map(|e| e.ok().map(|e| e.path()))
@@ -83,7 +96,7 @@ pub async fn run(
         graph_path,
         GraphOptions {
             mode: modes[0],
-            ..options
+            ..options.clone()
         },
     )
     .await?;
@@ -98,6 +111,7 @@ pub async fn run(
         graphs.push(g);
     }
     let mut timings = Vec::new();
+    let mut phase_lines = Vec::new();
     for f in &files {
         let name = f
             .file_stem()
@@ -111,10 +125,68 @@ pub async fn run(
                 .await
                 .map_err(|e| Error::Other(format!("{name}: {}", e.render(&query))))?;
             timings.push(t);
+            if phases {
+                let p = time_phases(g, &query, params, runs)
+                    .await
+                    .map_err(|e| Error::Other(format!("{name}: {}", e.render(&query))))?;
+                phase_lines.push(phase_line(&name, g.options().mode, &p));
+            }
         }
     }
     print!("{}", report(&timings, format));
+    if phases {
+        println!(
+            "\nmedian ms per phase\n{:<32} {:>5} {:>8} {:>8} {:>8} {:>8} {:>8} {:>8} {:>8} {:>8}",
+            "query",
+            "mode",
+            "session",
+            "stack",
+            "parse",
+            "bind",
+            "optimize",
+            "physical",
+            "execute",
+            "total"
+        );
+        for l in phase_lines {
+            println!("{l}");
+        }
+    }
     Ok(timings)
+}
+
+/// The median of each phase over `runs` runs of `query` (after a warm-up run).
+async fn time_phases(graph: &Graph, query: &str, params: &Params, runs: usize) -> Result<Vec<f64>> {
+    graph.time_phases(query, params).await?;
+    let mut samples: Vec<Vec<f64>> = vec![Vec::new(); 8];
+    for _ in 0..runs.max(1) {
+        let p = graph.time_phases(query, params).await?;
+        let phases = [
+            p.session,
+            p.planning_stack,
+            p.parse,
+            p.bind_and_lower,
+            p.optimize,
+            p.physical_planning,
+            p.execute,
+            p.total,
+        ];
+        for (s, d) in samples.iter_mut().zip(phases) {
+            s.push(d.as_secs_f64() * 1e3);
+        }
+    }
+    Ok(samples
+        .into_iter()
+        .map(|mut s| {
+            s.sort_by(|a, b| a.total_cmp(b));
+            s[s.len() / 2]
+        })
+        .collect())
+}
+
+fn phase_line(name: &str, mode: Mode, ms: &[f64]) -> String {
+    let cells: Vec<String> = ms.iter().map(|m| format!("{m:>8.3}")).collect();
+    format!("{name:<32} {:>5} {}", mode_name(mode), cells.join(" "))
 }
 
 /// The report: a table with the join/CSR ratio, or CSV lines.

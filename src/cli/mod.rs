@@ -149,6 +149,10 @@ pub enum Command {
         /// Switch an optimizer rule or rewrite off (repeatable).
         #[arg(long = "disable", value_name = "RULE")]
         disable: Vec<lance_csr::Rule>,
+        /// Also report where each query's time goes: medians of parse, bind + lower,
+        /// optimize, physical planning and execution.
+        #[arg(long)]
+        phases: bool,
         #[command(flatten)]
         limits: Limits,
     },
@@ -355,6 +359,7 @@ async fn execute(cli: Cli) -> std::result::Result<(), CliError> {
             format,
             mode,
             disable,
+            phases,
             limits,
         } => {
             let params = parse_params(&params)?;
@@ -366,7 +371,15 @@ async fn execute(cli: Cli) -> std::result::Result<(), CliError> {
                 rules,
                 ..Default::default()
             });
-            crate::cli::bench::run(&graph, &queries, runs, &params, format, mode, options).await?;
+            let run = crate::cli::bench::Run {
+                runs,
+                params: &params,
+                format,
+                only: mode,
+                options,
+                phases,
+            };
+            crate::cli::bench::run(&graph, &queries, &run).await?;
         }
         Command::Import {
             out,

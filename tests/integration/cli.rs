@@ -316,8 +316,26 @@ fn index_build_status_and_bench() {
         queries.to_str().unwrap(),
         "--runs",
         "1",
+        "--phases",
     ]);
-    assert!(stdout(&o).contains("join/csr"), "{}", stdout(&o));
+    let s = stdout(&o);
+    assert!(s.contains("join/csr"), "{s}");
+    // Where the time goes: one line per query and mode, every phase a number, the total at
+    // least the execution.
+    assert!(s.contains("median ms per phase"), "{s}");
+    for mode in ["csr", "join"] {
+        let line = s
+            .lines()
+            .find(|l| l.starts_with("hop ") && l.split_whitespace().nth(1) == Some(mode))
+            .unwrap_or_else(|| panic!("no {mode} phase line in {s}"));
+        let ms: Vec<f64> = line
+            .split_whitespace()
+            .skip(2)
+            .map(|x| x.parse().unwrap())
+            .collect();
+        assert_eq!(ms.len(), 8, "{line}");
+        assert!(ms[7] >= ms[6] && ms[6] > 0.0, "{line}");
+    }
 }
 
 #[test]
