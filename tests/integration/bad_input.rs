@@ -79,6 +79,14 @@ async fn runtime_errors_are_errors() {
         e.to_string().to_lowercase().contains("divide by zero"),
         "{e}"
     );
+    // The cause is kept: DataFusion's error, down to arrow's.
+    let source = std::error::Error::source(&e).expect("a source");
+    assert!(
+        source
+            .downcast_ref::<lance_csr::datafusion::error::DataFusionError>()
+            .is_some(),
+        "{source:?}"
+    );
     // Errors of the values carry their openCypher class and detail.
     for (q, class, detail) in [
         (
