@@ -335,18 +335,30 @@ impl Expr {
     pub fn contains_aggregate(&self) -> bool {
         let mut found = false;
         self.walk(&mut |e| {
-            match &e.kind {
-                ExprKind::CountStar => found = true,
-                ExprKind::Function { name, .. }
-                    if AGGREGATES.contains(&name.to_lowercase().as_str()) =>
-                {
-                    found = true
-                }
-                _ => {}
-            }
+            found |= e.is_aggregate();
             !found
         });
         found
+    }
+
+    /// A call of an aggregate function (`count(*)`, `sum(x)`, ...).
+    pub fn is_aggregate(&self) -> bool {
+        match &self.kind {
+            ExprKind::CountStar => true,
+            ExprKind::Function { name, .. } => AGGREGATES.contains(&name.to_lowercase().as_str()),
+            _ => false,
+        }
+    }
+
+    /// The aggregate calls in this expression, in source order, not those inside another one.
+    pub fn aggregate_calls(&self) -> Vec<&Expr> {
+        if self.is_aggregate() {
+            return vec![self];
+        }
+        self.children()
+            .into_iter()
+            .flat_map(|c| c.aggregate_calls())
+            .collect()
     }
 }
 

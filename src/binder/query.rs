@@ -203,11 +203,7 @@ impl QueryBinder<'_> {
             out.clone()
         };
         let mut resolved: Vec<&ast::Expr> = exprs.iter().collect();
-        let mut calls = Vec::new();
-        for e in &exprs {
-            aggregate_calls(e, &mut calls);
-        }
-        resolved.extend(calls.iter());
+        resolved.extend(exprs.iter().flat_map(|e| e.aggregate_calls()));
         for s in &p.order_by {
             self.expr(&s.expr, &sort_scope, &resolved)?;
         }
@@ -338,23 +334,6 @@ impl QueryBinder<'_> {
             },
         );
         Ok(())
-    }
-}
-
-/// The aggregate calls in `e` (not inside another aggregate).
-fn aggregate_calls(e: &ast::Expr, out: &mut Vec<ast::Expr>) {
-    match &e.kind {
-        ExprKind::CountStar => out.push(e.clone()),
-        ExprKind::Function { name, .. }
-            if ast::AGGREGATES.contains(&name.to_lowercase().as_str()) =>
-        {
-            out.push(e.clone())
-        }
-        _ => {
-            for c in e.children() {
-                aggregate_calls(c, out);
-            }
-        }
     }
 }
 

@@ -234,12 +234,6 @@ impl<'c> Lowerer<'c> {
             .into_iter()
             .map(|(k, slot)| (k, slot.literal))
             .collect();
-        // Lowering reads parameters only where the binder saw them; the others as given.
-        for (k, v) in self.given {
-            if let Some(e) = v.to_literal(Span::default()) {
-                self.params.entry(k.clone()).or_insert(e);
-            }
-        }
         let first = self.lower_single(&q.first)?;
         let mut inputs = vec![Arc::new(first.plan)];
         for (_, sq) in &q.unions {

@@ -750,28 +750,17 @@ fn var_name(is_return: bool, name: &str, var: &str) -> String {
 /// Aggregate calls in `e` (not descending into them); errors on nested aggregates.
 #[recursive::recursive]
 fn collect_aggregates(e: &ast::Expr, out: &mut Vec<ast::Expr>) -> Result<()> {
-    let is_agg = |x: &ast::Expr| match &x.kind {
-        ExprKind::CountStar => true,
-        ExprKind::Function { name, .. } => ast::AGGREGATES.contains(&name.to_lowercase().as_str()),
-        _ => false,
-    };
-    if is_agg(e) {
-        for c in e.children() {
-            if c.contains_aggregate() {
-                return sem_err!(
-                    NestedAggregation,
-                    c.span,
-                    "Can't use aggregate functions inside of aggregate functions"
-                );
-            }
+    for call in e.aggregate_calls() {
+        if let Some(c) = call.children().into_iter().find(|c| c.contains_aggregate()) {
+            return sem_err!(
+                NestedAggregation,
+                c.span,
+                "Can't use aggregate functions inside of aggregate functions"
+            );
         }
-        if !out.contains(e) {
-            out.push(e.clone());
+        if !out.contains(call) {
+            out.push(call.clone());
         }
-        return Ok(());
-    }
-    for c in e.children() {
-        collect_aggregates(c, out)?;
     }
     Ok(())
 }
