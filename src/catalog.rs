@@ -81,6 +81,15 @@ fn is_key_type(t: &DataType) -> bool {
 }
 
 impl Catalog {
+    /// The state of every table (node tables, then relationship tables): equal for two
+    /// catalogs over the same data.
+    pub fn versions(&self) -> Vec<Option<u64>> {
+        let nodes = self.nodes.values().map(|n| n.table.version);
+        nodes
+            .chain(self.rels.iter().map(|r| r.table.version))
+            .collect()
+    }
+
     /// The schema as users see it.
     pub fn schema(&self) -> GraphSchema {
         GraphSchema {

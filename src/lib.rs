@@ -19,6 +19,7 @@ pub(crate) mod functions;
 pub(crate) mod operators;
 pub(crate) mod optimizer;
 pub(crate) mod output;
+pub(crate) mod plan_cache;
 pub(crate) mod planner;
 pub(crate) mod rewrite;
 pub(crate) mod session;
@@ -36,7 +37,7 @@ pub use output::{render, rows, Format, QueryResult, RowWriter};
 pub use planner::{Params, PlannerOptions};
 pub use session::{
     index_status, param, parse_bytes, parse_duration, parse_param, remove_index_files, Graph,
-    GraphBuilder, GraphOptions, PhaseTimes, ResultStream,
+    GraphBuilder, GraphOptions, PhaseTimes, Prepared, ResultStream,
 };
 pub use storage::import::{import, NodeSpec, RelSpec};
 pub use storage::{append_lance, write_graph, write_lance};

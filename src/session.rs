@@ -6,11 +6,16 @@ use crate::csr::registry::{open_indexes, IndexReport};
 use crate::csr::GraphIndexes;
 use crate::error::{Error, Result};
 use crate::functions::value::Value;
+use crate::operators::params::{
+    bind_logical, bind_physical_plan, physical_reusable, reuse_of_lowered, reuse_of_optimized,
+    Reuse,
+};
 use crate::operators::planner::GraphQueryPlanner;
 use crate::optimizer::{
     FactorizeCounts, FoldConstants, PruneCsrTargetColumns, PushCsrTargetFilters, RuleCounters,
     ShareSubplans, VarLengthDistinctEnds,
 };
+use crate::plan_cache::{param_values, CacheUse, CachedPlan, PlanCache, PlanKey};
 use crate::planner::{Lowerer, Params, PlannerOptions};
 use arrow::array::RecordBatch;
 use arrow::datatypes::SchemaRef;
@@ -43,6 +48,8 @@ pub struct GraphOptions {
     /// traversal state) may hold at once; past it they spill to disk where they can, else
     /// the query fails naming the limit. `None`: no limit.
     pub memory_limit: Option<usize>,
+    /// Plan every query anew (no plan cache; `--no-cache`).
+    pub no_plan_cache: bool,
 }
 
 /// An opened graph, ready for queries.
@@ -66,7 +73,24 @@ pub struct Graph {
     /// Present in CSR mode.
     indexes: Option<Arc<GraphIndexes>>,
     ctx: SessionContext,
+    /// What every execution runs with (built once: building one copies the session's
+    /// function registries).
+    task_ctx: Arc<datafusion::execution::TaskContext>,
+    cache: Option<PlanCache>,
+    /// Tells prepared queries whose plans are of this graph as it is now: unique per graph,
+    /// and renewed by [`Graph::refresh`].
+    generation: u64,
     options: GraphOptions,
+}
+
+/// A distinct [`Graph::generation`] each time.
+fn next_generation() -> u64 {
+    static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
+    NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
+}
+
+fn plan_cache(options: &GraphOptions) -> Option<PlanCache> {
+    (!options.no_plan_cache).then(|| PlanCache::new(crate::plan_cache::PLAN_CACHE_ENTRIES))
 }
 
 /// Builds a graph from in-memory Arrow tables.
@@ -227,6 +251,12 @@ fn session(options: &GraphOptions, counters: Arc<RuleCounters>) -> Result<Sessio
     if let Some(n) = options.target_partitions {
         cfg = cfg.with_target_partitions(n);
     }
+    // A key lookup's row or two is not spread over partitions: the estimates of our
+    // operators (at most one row per key, degrees from the indexes) are good enough to
+    // decide that repartitioning does not pay.
+    cfg.options_mut()
+        .execution
+        .use_row_number_estimates_to_optimize_partitioning = true;
     // DataFusion's `aggregate_statistics` answers count(DISTINCT col) from the column's
     // distinct-count statistic, which counts NULL as a value (`OPTIONAL MATCH (a) RETURN
     // count(DISTINCT a)` on an empty graph gave 1, not 0). Our plans gain nothing from it.
@@ -314,7 +344,10 @@ impl Graph {
         Ok(Self {
             catalog,
             indexes,
+            task_ctx: ctx.task_ctx(),
             ctx,
+            cache: plan_cache(&options),
+            generation: next_generation(),
             options,
         })
     }
@@ -333,6 +366,7 @@ impl Graph {
         if options.mode == Mode::Csr && self.indexes.is_none() {
             return Self::new(self.catalog.clone(), options, None).await;
         }
+        let ctx = session(&options, Default::default())?;
         Ok(Self {
             catalog: self.catalog.clone(),
             indexes: if options.mode == Mode::Csr {
@@ -340,7 +374,10 @@ impl Graph {
             } else {
                 None
             },
-            ctx: session(&options, Default::default())?,
+            task_ctx: ctx.task_ctx(),
+            ctx,
+            cache: plan_cache(&options),
+            generation: next_generation(),
             options,
         })
     }
@@ -375,14 +412,19 @@ impl Graph {
     }
 
     /// Re-reads the datasets' latest versions; indexes of unchanged tables are kept (no work),
-    /// changed ones are rebuilt, so no query ever uses a stale index. Returns how many index
-    /// structures were rebuilt.
+    /// changed ones are rebuilt, so no query ever uses a stale index; cached plans (and the
+    /// plans of prepared queries) are planned anew. Returns how many index structures were
+    /// rebuilt.
     pub async fn refresh(&mut self) -> Result<usize> {
         let config = self.catalog.config.clone();
         if config.nodes.values().any(|n| n.source.starts_with("mem:")) {
             return Ok(0);
         }
         let catalog = Arc::new(Catalog::open(config, &mut BTreeMap::new()).await?);
+        if catalog.versions() == self.catalog.versions() {
+            // Nothing changed: indexes and cached plans stay.
+            return Ok(0);
+        }
         let mut built = 0;
         let indexes = match (&self.indexes, self.options.mode) {
             (Some(old), Mode::Csr) => {
@@ -395,6 +437,11 @@ impl Graph {
         };
         self.catalog = catalog;
         self.indexes = indexes;
+        // Plans hold the tables and indexes they were planned over.
+        if let Some(c) = &self.cache {
+            c.clear();
+        }
+        self.generation = next_generation();
         Ok(built)
     }
 
@@ -464,26 +511,28 @@ impl Graph {
     }
 
     fn lower(&self, query: &str, params: &Params) -> Result<crate::planner::Lowered> {
-        on_planning_stack(|| self.lower_here(query, params))?
+        on_planning_stack(|| {
+            let ast = cypher::parse_query(query)?;
+            Ok(self.lower_ast(&ast, params, false)?.0)
+        })?
     }
 
-    fn lower_here(&self, query: &str, params: &Params) -> Result<crate::planner::Lowered> {
-        let ast = cypher::parse_query(query)?;
-        self.lower_ast(&ast, params)
-    }
-
-    /// Binds and lowers a parsed query.
+    /// Binds and lowers a parsed query; `placeholders`: scalar parameters as placeholders
+    /// (a plan to cache). Also returns the parameters the plan was built for by value.
     fn lower_ast(
         &self,
         ast: &cypher::ast::Query,
         params: &Params,
-    ) -> Result<crate::planner::Lowered> {
+        placeholders: bool,
+    ) -> Result<(crate::planner::Lowered, std::collections::BTreeSet<String>)> {
         let mut popts = self.options.planner.clone();
         popts.reroot = self.options.mode == Mode::Csr && self.options.rules.reroot;
         let mut lowerer = Lowerer::new(&self.catalog, params, popts)?;
         lowerer.indexes = self.indexes.as_deref();
+        lowerer.placeholders = placeholders;
         // Lowering never executes anything: a DataFusion error here is a planning error.
-        lowerer.lower_query(ast).map_err(Error::while_planning)
+        let lowered = lowerer.lower_query(ast).map_err(Error::while_planning)?;
+        Ok((lowered, lowerer.baked.into_inner()))
     }
 
     /// Runs DataFusion's optimizer (and ours, as switched on) over a lowered plan.
@@ -504,35 +553,163 @@ impl Graph {
     /// The task context queries run with, for the operators' tests.
     #[cfg(test)]
     pub(crate) fn task_ctx(&self) -> Arc<datafusion::execution::TaskContext> {
-        self.ctx.task_ctx()
+        self.task_ctx.clone()
     }
 
-    /// Parses, lowers and optimizes `query` (one switch to the planning stack), then plans it
-    /// physically: the result's column names and schema, and the plan to execute.
+    /// `query` planned for exactly these `params` (parameters lowered as literals), without
+    /// the cache: parsed, lowered and optimized on one switch to the planning stack.
+    async fn plan_bound(&self, query: &str, params: &Params) -> Result<CachedPlan> {
+        let state = self.ctx.state();
+        let (lowered, optimized) = on_planning_stack(|| -> Result<_> {
+            let ast = cypher::parse_query(query)?;
+            let (lowered, _) = self.lower_ast(&ast, params, false)?;
+            let optimized = state.optimize(&lowered.plan).map_err(Error::planning)?;
+            Ok((lowered, optimized))
+        })??;
+        let physical = physical_plan(&state, &optimized).await?;
+        Ok(CachedPlan {
+            columns: lowered.columns,
+            schema: Arc::new(optimized.schema().as_arrow().clone()),
+            baked: params
+                .iter()
+                .map(|(k, v)| (k.clone(), Some(v.clone())))
+                .collect(),
+            logical: optimized,
+            physical: Some(physical),
+            reuse: Reuse::None,
+        })
+    }
+
+    /// `query` planned for any values of the kinds of `params` (scalar parameters as
+    /// placeholders), as far as its plan allows; a query the placeholders don't suit is
+    /// planned for these values ([`Reuse::None`]).
+    async fn plan_reusable(&self, query: &str, params: &Params) -> Result<CachedPlan> {
+        let state = self.ctx.state();
+        let template = on_planning_stack(|| -> Result<_> {
+            let ast = cypher::parse_query(query)?;
+            // Anything placeholders make fail is planned as written (that reports the error
+            // the query has, if any).
+            let Ok((lowered, baked)) = self.lower_ast(&ast, params, true) else {
+                return Ok(None);
+            };
+            if reuse_of_lowered(&lowered.plan) == Reuse::None {
+                return Ok(None);
+            }
+            let Ok(optimized) = state.optimize(&lowered.plan) else {
+                return Ok(None);
+            };
+            Ok(Some((lowered, baked, optimized)))
+        })??;
+        let Some((lowered, baked, optimized)) = template else {
+            return self.plan_bound(query, params).await;
+        };
+        let mut reuse = reuse_of_optimized(&optimized);
+        if reuse == Reuse::None {
+            return self.plan_bound(query, params).await;
+        }
+        let mut physical = None;
+        if reuse == Reuse::Physical {
+            match physical_plan(&state, &optimized).await {
+                Ok(p) if physical_reusable(&p) => physical = Some(p),
+                _ => reuse = Reuse::Logical,
+            }
+        }
+        Ok(CachedPlan {
+            columns: lowered.columns,
+            schema: Arc::new(optimized.schema().as_arrow().clone()),
+            baked: baked
+                .into_iter()
+                .map(|k| {
+                    let v = params.get(&k).cloned();
+                    (k, v)
+                })
+                .collect(),
+            logical: optimized,
+            physical,
+            reuse,
+        })
+    }
+
+    /// The plan of `query` for `params`: from the plan cache, or planned (and cached where
+    /// it can run again).
+    async fn cached_plan(
+        &self,
+        query: &str,
+        params: &Params,
+    ) -> Result<(Arc<CachedPlan>, CacheUse)> {
+        let Some(cache) = &self.cache else {
+            return Ok((
+                Arc::new(self.plan_bound(query, params).await?),
+                CacheUse::Off,
+            ));
+        };
+        let key = PlanKey::new(query, params);
+        if let Some(p) = cache.get(&key, params) {
+            let reuse = p.reuse;
+            return Ok((p, CacheUse::Hit(reuse)));
+        }
+        let plan = Arc::new(self.plan_reusable(query, params).await?);
+        if plan.reuse != Reuse::None {
+            cache.insert(key, plan.clone());
+        }
+        let reuse = plan.reuse;
+        Ok((plan, CacheUse::Miss(reuse)))
+    }
+
+    /// The physical plan that runs `plan` with `params`' values.
+    async fn executable(
+        &self,
+        plan: &CachedPlan,
+        params: &Params,
+    ) -> Result<Arc<dyn ExecutionPlan>> {
+        match (&plan.physical, plan.reuse) {
+            // Planned for these values, runs once.
+            (Some(p), Reuse::None) => Ok(p.clone()),
+            (Some(p), _) => {
+                let values = Arc::new(param_values(params)?);
+                bind_physical_plan(p, values).map_err(Error::planning)
+            }
+            (None, _) => {
+                let values = param_values(params)?;
+                let bound = bind_logical(&plan.logical, &values).map_err(Error::planning)?;
+                physical_plan(&self.ctx.state(), &bound).await
+            }
+        }
+    }
+
+    /// The plan of `query` to execute with `params`: the result's column names and schema,
+    /// and the physical plan.
     async fn physical(
         &self,
         query: &str,
         params: &Params,
     ) -> Result<(Vec<String>, SchemaRef, Arc<dyn ExecutionPlan>)> {
-        let state = self.ctx.state();
-        let (optimized, columns) = on_planning_stack(|| -> Result<_> {
-            let lowered = self.lower_here(query, params)?;
-            let optimized = state.optimize(&lowered.plan).map_err(Error::planning)?;
-            Ok((optimized, lowered.columns))
-        })??;
-        let schema: SchemaRef = Arc::new(optimized.schema().as_arrow().clone());
-        let physical = state
-            .create_physical_plan(&optimized)
-            .await
-            .map_err(Error::planning)?;
-        Ok((columns, schema, physical))
+        let (plan, _) = self.cached_plan(query, params).await?;
+        let physical = self.executable(&plan, params).await?;
+        Ok((plan.columns.clone(), plan.schema.clone(), physical))
     }
 
     /// Runs `query` once, phase by phase, and times each phase (`lance-csr bench --phases`):
-    /// where the time of a query goes.
+    /// where the time of a query goes. A query whose plan is cached times the cache lookup
+    /// and binding as `cache`; the planning phases are then zero.
     pub async fn time_phases(&self, query: &str, params: &Params) -> Result<PhaseTimes> {
         use std::time::Instant;
         let start = Instant::now();
+        if let Some(cache) = &self.cache {
+            if let Some(plan) = cache.get(&PlanKey::new(query, params), params) {
+                let physical = self.executable(&plan, params).await?;
+                let cache = start.elapsed();
+                let t = Instant::now();
+                let rows = self.collect_rows(physical).await?;
+                return Ok(PhaseTimes {
+                    cache,
+                    execute: t.elapsed(),
+                    total: start.elapsed(),
+                    rows,
+                    ..Default::default()
+                });
+            }
+        }
         let state = self.ctx.state();
         let session = start.elapsed();
         let trip = Instant::now();
@@ -541,7 +718,7 @@ impl Graph {
             let ast = cypher::parse_query(query)?;
             let parse = t.elapsed();
             let t = Instant::now();
-            let lowered = self.lower_ast(&ast, params)?;
+            let (lowered, _) = self.lower_ast(&ast, params, false)?;
             let lower = t.elapsed();
             let t = Instant::now();
             let optimized = state.optimize(&lowered.plan).map_err(Error::planning)?;
@@ -549,20 +726,15 @@ impl Graph {
         })??;
         let planning_stack = trip.elapsed().saturating_sub(parse + lower + optimize);
         let t = Instant::now();
-        let physical = state
-            .create_physical_plan(&optimized)
-            .await
-            .map_err(Error::planning)?;
+        let physical = physical_plan(&state, &optimized).await?;
         let physical_planning = t.elapsed();
         let t = Instant::now();
-        let batches = self
-            .limited(async {
-                collect(physical, self.ctx.task_ctx())
-                    .await
-                    .map_err(|e| memory_error(self.options.memory_limit, e))
-            })
-            .await?;
+        let rows = self.collect_rows(physical).await?;
         let execute = t.elapsed();
+        // Cache the plan as a query would, so that the next run times the cached path.
+        if self.cache.is_some() {
+            self.cached_plan(query, params).await?;
+        }
         Ok(PhaseTimes {
             session,
             planning_stack,
@@ -570,47 +742,35 @@ impl Graph {
             bind_and_lower: lower,
             optimize,
             physical_planning,
+            cache: Default::default(),
             execute,
             total: start.elapsed(),
-            rows: batches.iter().map(|b| b.num_rows()).sum(),
+            rows,
         })
+    }
+
+    /// Runs `physical` to its end under the graph's limits; the number of rows.
+    async fn collect_rows(&self, physical: Arc<dyn ExecutionPlan>) -> Result<usize> {
+        let batches = self
+            .limited(async {
+                collect(physical, self.task_ctx.clone())
+                    .await
+                    .map_err(|e| memory_error(self.options.memory_limit, e))
+            })
+            .await?;
+        Ok(batches.iter().map(|b| b.num_rows()).sum())
     }
 
     /// Runs a query and collects its result.
     pub async fn query(&self, query: &str, params: &Params) -> Result<QueryResult> {
-        let mut stream = self.query_stream(query, params).await?;
-        let mut batches = Vec::new();
-        while let Some(b) = stream.next_batch().await? {
-            batches.push(b);
-        }
-        Ok(QueryResult {
-            columns: stream.columns,
-            schema: stream.schema,
-            batches,
-        })
+        self.query_stream(query, params).await?.collect().await
     }
 
     /// Runs a query and hands its result over batch by batch, as it is computed (for output
     /// that needn't hold all rows at once). The time limit covers planning and every batch.
     pub async fn query_stream(&self, query: &str, params: &Params) -> Result<ResultStream> {
-        let deadline = self
-            .options
-            .timeout
-            .map(|t| tokio::time::Instant::now() + t);
-        let start = self.limited(async {
-            let (columns, schema, physical) = self.physical(query, params).await?;
-            let stream = datafusion::physical_plan::execute_stream(physical, self.ctx.task_ctx())?;
-            Ok((columns, schema, stream))
-        });
-        let (columns, schema, stream) = start.await?;
-        Ok(ResultStream {
-            columns,
-            schema,
-            stream,
-            deadline,
-            timeout: self.options.timeout,
-            memory_limit: self.options.memory_limit,
-        })
+        self.stream_with(async { self.physical(query, params).await })
+            .await
     }
 
     /// `run` under the graph's time limit, if it has one. Dropping the execution on
@@ -625,12 +785,70 @@ impl Graph {
         }
     }
 
+    /// Starts the plan `plan` gives, under the graph's limits.
+    async fn stream_with(
+        &self,
+        plan: impl std::future::Future<
+            Output = Result<(Vec<String>, SchemaRef, Arc<dyn ExecutionPlan>)>,
+        >,
+    ) -> Result<ResultStream> {
+        let deadline = self
+            .options
+            .timeout
+            .map(|t| tokio::time::Instant::now() + t);
+        let start = self.limited(async {
+            let (columns, schema, physical) = plan.await?;
+            let stream =
+                datafusion::physical_plan::execute_stream(physical, self.task_ctx.clone())?;
+            Ok((columns, schema, stream))
+        });
+        let (columns, schema, stream) = start.await?;
+        Ok(ResultStream {
+            columns,
+            schema,
+            stream,
+            deadline,
+            timeout: self.options.timeout,
+            memory_limit: self.options.memory_limit,
+        })
+    }
+
+    /// Prepares `query` for repeated execution: parsed now (a syntax error is reported
+    /// here), planned at its first execution for the kinds of the parameters given, and from
+    /// then on executed with new values without parsing, binding or optimizing again.
+    ///
+    /// ```
+    /// # tokio::runtime::Runtime::new().unwrap().block_on(async {
+    /// use lance_csr::{param, Graph, Params};
+    /// let graph = Graph::sample().await.unwrap();
+    /// let friends = graph
+    ///     .prepare("MATCH (p:Person {firstName: $name})-[:KNOWS]->(f:Person) RETURN count(f) AS n")
+    ///     .unwrap();
+    /// for name in ["Ann", "Bob", "Nobody"] {
+    ///     let params = Params::from([("name".to_string(), param(name))]);
+    ///     let prepared = lance_csr::rows(&friends.query(&graph, &params).await.unwrap());
+    ///     let planned = lance_csr::rows(&graph.query(friends.text(), &params).await.unwrap());
+    ///     assert_eq!(prepared, planned);
+    ///     if name == "Ann" {
+    ///         assert_eq!(prepared, vec![vec!["2".to_string()]]);
+    ///     }
+    /// }
+    /// # });
+    /// ```
+    pub fn prepare(&self, query: &str) -> Result<Prepared> {
+        on_planning_stack(|| cypher::parse_query(query))??;
+        Ok(Prepared {
+            text: query.into(),
+            plans: Default::default(),
+        })
+    }
+
     /// Runs the query and returns the physical plan annotated with each operator's metrics.
     pub async fn explain_analyze(&self, query: &str, params: &Params) -> Result<String> {
         let (_, _, physical) = self.physical(query, params).await?;
         let batches = self
             .limited(async {
-                collect(physical.clone(), self.ctx.task_ctx())
+                collect(physical.clone(), self.task_ctx.clone())
                     .await
                     .map_err(|e| memory_error(self.options.memory_limit, e))
             })
@@ -645,29 +863,93 @@ impl Graph {
         ))
     }
 
-    /// The logical plan (as lowered, then optimized) and the physical plan, as text.
+    /// Where the plan of `query` comes from (the plan cache), the logical plan (as lowered,
+    /// then optimized) and the physical plan, as text; for a plan the cache keeps
+    /// physically, also that plan, parameters shown as `$name`.
     pub async fn explain(&self, query: &str, params: &Params) -> Result<String> {
+        let (cached, cache_use) = self.cached_plan(query, params).await?;
         let lowered = self.lower(query, params)?;
         let plan = lowered.plan;
         // A session of its own, so that the counters are this query's.
         let counters = Arc::new(RuleCounters::default());
         let state = session(&self.options, counters.clone())?.state();
         let optimized = optimize_on_planning_stack(&state, &plan)?;
-        let physical = state
-            .create_physical_plan(&optimized)
-            .await
-            .map_err(Error::planning)?;
+        let physical = physical_plan(&state, &optimized).await?;
         let rewrites = if lowered.notes.is_empty() {
             String::new()
         } else {
             format!("== pattern order ==\n{}\n\n", lowered.notes.join("\n"))
         };
+        let kept = match (&cached.physical, cached.reuse) {
+            (Some(p), Reuse::Physical) => format!(
+                "\n\n== cached physical plan ==\n{}",
+                displayable(p.as_ref()).indent(false)
+            ),
+            (_, Reuse::Logical) => format!(
+                "\n\n== cached logical plan ==\n{}",
+                cached.logical.display_indent()
+            ),
+            _ => String::new(),
+        };
         Ok(format!(
-            "{rewrites}== logical plan ==\n{}\n\n== optimized logical plan ==\n{}\n\n== rule counters ==\n{counters}\n\n== physical plan ==\n{}",
+            "{rewrites}== logical plan ==\n{}\n\n== optimized logical plan ==\n{}\n\n== rule counters ==\n{counters}\n\n== physical plan ==\n{}{kept}\n\n== plan cache ==\n{cache_use}",
             plan.display_indent(),
             optimized.display_indent(),
             displayable(physical.as_ref()).indent(false)
         ))
+    }
+}
+
+/// A query prepared for repeated execution ([`Graph::prepare`]): one plan per kind of
+/// parameters it was executed with, kept for as long as the handle lives (not evicted like
+/// the plan cache's), and planned anew for another graph or after [`Graph::refresh`].
+pub struct Prepared {
+    text: Arc<str>,
+    /// By parameter kinds: the graph generation it was planned for, and the plan.
+    plans: std::sync::Mutex<Vec<(PlanKey, u64, Arc<CachedPlan>)>>,
+}
+
+impl Prepared {
+    /// The query text.
+    pub fn text(&self) -> &str {
+        &self.text
+    }
+
+    async fn plan(&self, graph: &Graph, params: &Params) -> Result<Arc<CachedPlan>> {
+        let key = PlanKey::new(&self.text, params);
+        let found = {
+            let plans = self.plans.lock().expect("prepared plans lock");
+            plans
+                .iter()
+                .find(|(k, g, p)| k == &key && *g == graph.generation && p.serves(params))
+                .map(|(_, _, p)| p.clone())
+        };
+        if let Some(p) = found {
+            return Ok(p);
+        }
+        let plan = Arc::new(graph.plan_reusable(&self.text, params).await?);
+        if plan.reuse != Reuse::None {
+            let mut plans = self.plans.lock().expect("prepared plans lock");
+            plans.retain(|(k, g, _)| k != &key && *g == graph.generation);
+            plans.push((key, graph.generation, plan.clone()));
+        }
+        Ok(plan)
+    }
+
+    /// Runs the query on `graph` with `params` and collects its result.
+    pub async fn query(&self, graph: &Graph, params: &Params) -> Result<QueryResult> {
+        self.query_stream(graph, params).await?.collect().await
+    }
+
+    /// Runs the query on `graph` with `params`, its result batch by batch.
+    pub async fn query_stream(&self, graph: &Graph, params: &Params) -> Result<ResultStream> {
+        graph
+            .stream_with(async {
+                let plan = self.plan(graph, params).await?;
+                let physical = graph.executable(&plan, params).await?;
+                Ok((plan.columns.clone(), plan.schema.clone(), physical))
+            })
+            .await
     }
 }
 
@@ -693,6 +975,19 @@ fn on_planning_stack<T>(f: impl FnOnce() -> T) -> Result<T> {
     })
 }
 
+/// The physical plan of an optimized plan. (`SessionState::create_physical_plan` would
+/// optimize it again.)
+async fn physical_plan(
+    state: &datafusion::execution::SessionState,
+    optimized: &LogicalPlan,
+) -> Result<Arc<dyn ExecutionPlan>> {
+    state
+        .query_planner()
+        .create_physical_plan(optimized, state)
+        .await
+        .map_err(Error::planning)
+}
+
 fn optimize_on_planning_stack(
     state: &datafusion::execution::SessionState,
     plan: &LogicalPlan,
@@ -713,6 +1008,9 @@ pub struct PhaseTimes {
     /// DataFusion's optimizer with our rules.
     pub optimize: std::time::Duration,
     pub physical_planning: std::time::Duration,
+    /// Finding the plan in the plan cache and binding the parameters (a cached plan: the
+    /// phases before are then zero).
+    pub cache: std::time::Duration,
     /// Running the physical plan to its last batch.
     pub execute: std::time::Duration,
     pub total: std::time::Duration,
@@ -731,6 +1029,19 @@ pub struct ResultStream {
 }
 
 impl ResultStream {
+    /// Reads every remaining batch.
+    pub async fn collect(mut self) -> Result<QueryResult> {
+        let mut batches = Vec::new();
+        while let Some(b) = self.next_batch().await? {
+            batches.push(b);
+        }
+        Ok(QueryResult {
+            columns: self.columns,
+            schema: self.schema,
+            batches,
+        })
+    }
+
     /// The next batch of rows; `None` at the end.
     pub async fn next_batch(&mut self) -> Result<Option<arrow::array::RecordBatch>> {
         use futures::StreamExt;

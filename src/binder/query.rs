@@ -29,6 +29,24 @@ pub(crate) struct ParamSlot {
     pub literal: ast::Expr,
 }
 
+impl ParamSlot {
+    /// A number, string or boolean (not null, a list or a map): a value a cached plan can
+    /// take as a placeholder of this slot's type.
+    pub fn is_scalar(&self) -> bool {
+        use ast::{ExprKind, Literal};
+        let lit = match &self.literal.kind {
+            ExprKind::Unary(ast::UnaryOp::Neg, x) => &x.kind,
+            k => k,
+        };
+        matches!(
+            lit,
+            ExprKind::Literal(
+                Literal::Integer(_) | Literal::Float(_) | Literal::String(_) | Literal::Bool(_)
+            )
+        )
+    }
+}
+
 /// A query, bound: every name it uses resolved, and its parameters as typed slots.
 #[derive(Debug, Clone)]
 pub(crate) struct BoundQuery {

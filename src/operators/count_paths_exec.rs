@@ -22,7 +22,7 @@ use futures::StreamExt;
 use std::fmt;
 use std::sync::Arc;
 
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub struct HopSpec {
     pub rel_type: String,
     pub orientations: Vec<bool>,
@@ -285,6 +285,28 @@ impl ExecutionPlan for CountPathsExec {
             input: children.swap_remove(0),
             key_idx: self.key_idx,
             arms: self.arms.clone(),
+            schema: self.schema.clone(),
+            cache: self.cache.clone(),
+            metrics: ExecutionPlanMetricsSet::new(),
+        }))
+    }
+
+    /// Parameter values for the filters of a kept plan (`operators::params`).
+    fn with_new_state(
+        &self,
+        state: Arc<dyn std::any::Any + Send + Sync>,
+    ) -> Option<Arc<dyn ExecutionPlan>> {
+        let values = state.downcast::<super::params::ParamValues>().ok()?;
+        let mut arms = self.arms.as_ref().clone();
+        let filters = arms
+            .iter_mut()
+            .flatten()
+            .flat_map(|h| [&mut h.edge_filter, &mut h.target_filter]);
+        super::csr_expand_exec::CompiledFilter::bind_all(filters, &values)?;
+        Some(Arc::new(Self {
+            input: self.input.clone(),
+            key_idx: self.key_idx,
+            arms: Arc::new(arms),
             schema: self.schema.clone(),
             cache: self.cache.clone(),
             metrics: ExecutionPlanMetricsSet::new(),

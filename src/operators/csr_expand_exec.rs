@@ -28,6 +28,33 @@ pub struct CompiledFilter {
 }
 
 impl CompiledFilter {
+    pub fn has_params(&self) -> bool {
+        super::params::has_param_expr(&self.expr)
+    }
+
+    /// The filter with its parameters' values (see `operators::params`).
+    pub fn bind(&self, values: &super::params::ParamValues) -> Result<Self> {
+        Ok(Self {
+            expr: super::params::bind_physical(&self.expr, values)?,
+            ..self.clone()
+        })
+    }
+
+    /// Binds each of `filters` that holds parameters; `None` when none does.
+    pub fn bind_all<'a>(
+        filters: impl IntoIterator<Item = &'a mut Option<CompiledFilter>>,
+        values: &super::params::ParamValues,
+    ) -> Option<()> {
+        let mut any = false;
+        for f in filters {
+            if let Some(c) = f.as_mut().filter(|c| c.has_params()) {
+                *c = c.bind(values).ok()?;
+                any = true;
+            }
+        }
+        any.then_some(())
+    }
+
     /// Keeps the positions whose row (taken at `idx` from `store`) passes; nulls fail.
     pub fn mask(&self, store: &TableColumns, idx: &UInt32Array) -> Result<Vec<bool>> {
         let cols = self
@@ -54,7 +81,7 @@ impl CompiledFilter {
 }
 
 /// What the operator needs at run time, shared by its partitions.
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub struct ExpandSpec {
     pub key_idx: usize,
     pub close_idx: Option<usize>,
@@ -342,6 +369,41 @@ impl ExecutionPlan for CsrExpandExec {
 
     fn fetch(&self) -> Option<usize> {
         self.fetch
+    }
+
+    /// Input rows times the average degree: a guess, good enough to tell the few rows of a
+    /// key lookup's hops (not worth spreading over partitions) from a scan's many.
+    fn partition_statistics(
+        &self,
+        partition: Option<usize>,
+    ) -> Result<Arc<datafusion::common::Statistics>> {
+        let data = &self.spec.data;
+        let degree = data.index.table_rows as f64 / data.near_keys.len().max(1) as f64
+            * self.spec.orientations.len() as f64;
+        let input = self.input.partition_statistics(partition)?.num_rows;
+        let mut rows = input
+            .map(|n| (n as f64 * degree).ceil() as usize)
+            .to_inexact();
+        if let (Some(f), Some(&n)) = (self.fetch, rows.get_value()) {
+            rows = datafusion::common::stats::Precision::Inexact(n.min(f));
+        }
+        Ok(Arc::new(datafusion::common::Statistics {
+            num_rows: rows,
+            ..datafusion::common::Statistics::new_unknown(&self.schema)
+        }))
+    }
+
+    /// Parameter values for the filters of a kept plan (`operators::params`).
+    fn with_new_state(
+        &self,
+        state: Arc<dyn std::any::Any + Send + Sync>,
+    ) -> Option<Arc<dyn ExecutionPlan>> {
+        let values = state.downcast::<super::params::ParamValues>().ok()?;
+        let mut spec = self.spec.as_ref().clone();
+        CompiledFilter::bind_all([&mut spec.edge_filter, &mut spec.target_filter], &values)?;
+        let mut n = self.rebuilt(self.input.clone(), self.fetch);
+        n.spec = Arc::new(spec);
+        Some(Arc::new(n))
     }
 
     /// A LIMIT above (without ORDER BY: any rows will do) stops the expansion early.

@@ -1,12 +1,14 @@
 //! Graph operators: logical nodes (`CsrExpand`, `NodeLookup`), their physical operators, and the
 //! `ExtensionPlanner` that turns one into the other.
 
+pub mod const_row;
 pub mod count_paths;
 pub mod count_paths_exec;
 pub mod csr_expand;
 pub mod csr_expand_exec;
 pub mod node_lookup;
 pub mod node_lookup_exec;
+pub mod params;
 pub mod planner;
 pub mod shared;
 pub mod shared_exec;

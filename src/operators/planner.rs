@@ -90,7 +90,8 @@ fn compile_filter(
         })?
         .data;
     let df_schema = DFSchema::try_from(schema.as_ref().clone())?;
-    let expr = state.create_physical_expr(renamed, &df_schema)?;
+    let expr =
+        super::params::compile_marked(renamed, |e| state.create_physical_expr(e, &df_schema))?;
     Ok(CompiledFilter { expr, cols, schema })
 }
 
@@ -262,6 +263,13 @@ impl ExtensionPlanner for GraphExtensionPlanner {
                 n.consumers,
                 n.cell.clone(),
             ))));
+        }
+        if let Some(n) = node.as_any().downcast_ref::<super::const_row::ConstRow>() {
+            let empty = DFSchema::empty();
+            let exec = super::const_row::ConstRowExec::try_new(n, |e| {
+                state.create_physical_expr(e, &empty)
+            })?;
+            return Ok(Some(Arc::new(exec)));
         }
         if let Some(n) = node.as_any().downcast_ref::<NodeLookup>() {
             let input = physical_inputs[0].clone();

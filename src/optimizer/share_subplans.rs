@@ -17,7 +17,7 @@
 //! before:  Union
 //!            CsrExpand: key=p__id ..., edges=6          CsrExpand: key=p__id ..., edges=2
 //!              NodeLookup: key=__lookup1, label=Person    NodeLookup: key=__lookup1, label=Person
-//!                Values: (Int64(1))                          Values: (Int64(1))
+//!                ConstRow: Int64(1) AS __lookup1             ConstRow: Int64(1) AS __lookup1
 //! after:   Union
 //!            CsrExpand: ..., edges=6                    CsrExpand: ..., edges=2
 //!              SharedSubplan: id=0, consumers=2, rows~1   SharedSubplan: id=0, consumers=2, rows~1
@@ -28,6 +28,7 @@
 //! unknown (a join) or too large; one too cheap to be worth it; a lone scan or VALUES.
 
 use super::RuleCounters;
+use crate::operators::const_row::ConstRow;
 use crate::operators::csr_expand::CsrExpand;
 use crate::operators::node_lookup::NodeLookup;
 use crate::operators::shared::{SharedCell, SharedSubplan};
@@ -149,7 +150,9 @@ pub fn estimate_rows(plan: &LogicalPlan) -> Option<f64> {
         | LogicalPlan::Window(_) => input(0),
         LogicalPlan::Union(u) => u.inputs.iter().map(|i| estimate_rows(i)).sum(),
         LogicalPlan::Extension(Extension { node }) => {
-            if node.as_any().downcast_ref::<NodeLookup>().is_some() {
+            if node.as_any().is::<ConstRow>() {
+                Some(1.0)
+            } else if node.as_any().downcast_ref::<NodeLookup>().is_some() {
                 input(0)
             } else if let Some(n) = node.as_any().downcast_ref::<CsrExpand>() {
                 let nodes = n.data.near_keys.len().max(1) as f64;

@@ -180,7 +180,10 @@ impl<'c> Lowerer<'c> {
         let out = match &e.kind {
             ExprKind::Literal(l) => lit(literal(l)),
             ExprKind::Param(p) => {
-                let Some(v) = self.params.get(p) else {
+                if let Some(ph) = self.param_placeholder(p) {
+                    return Ok(ph);
+                }
+                let Some(v) = self.param_literal(p) else {
                     return sem_err!(MissingParameter, e.span, "Missing parameter ${p}");
                 };
                 let empty = Scope::default();
@@ -839,15 +842,17 @@ impl<'c> Lowerer<'c> {
         let x = self.expr(l, cx)?;
         // A list parameter is a list literal too (element-wise, three-valued `IN`).
         let r = match &r.kind {
-            ExprKind::Param(p) => match self.params.get(p) {
-                Some(
-                    v @ ast::Expr {
-                        kind: ExprKind::List(_),
-                        ..
-                    },
-                ) => v,
-                _ => r,
-            },
+            ExprKind::Param(p) if self.param_placeholder(p).is_none() => {
+                match self.param_literal(p) {
+                    Some(
+                        v @ ast::Expr {
+                            kind: ExprKind::List(_),
+                            ..
+                        },
+                    ) => v,
+                    _ => r,
+                }
+            }
             _ => r,
         };
         if let ExprKind::List(items) = &r.kind {

@@ -97,6 +97,15 @@ pub struct Lowerer<'c> {
     /// The parameters the query reads, as the literals that write them (from the bound
     /// query's slots; lowered like literals).
     pub params: BTreeMap<String, ast::Expr>,
+    /// Lowering a plan to be cached: scalar parameters (number, string, boolean) become
+    /// typed placeholders, bound to each execution's values (`operators::params`).
+    pub placeholders: bool,
+    /// Parameters of [`Self::placeholders`] mode: name -> type.
+    param_types: BTreeMap<String, DataType>,
+    /// The parameters whose values the plan was built for (lists, maps, nulls, SKIP / LIMIT
+    /// counts, and every parameter outside placeholder mode): a cached plan serves only
+    /// calls that give the same values for these.
+    pub baked: std::cell::RefCell<std::collections::BTreeSet<String>>,
     pub options: PlannerOptions,
     empty_node: NodeInfo,
     empty_rel: RelInfo,
@@ -177,6 +186,9 @@ impl<'c> Lowerer<'c> {
             indexes: None,
             given: params,
             params: BTreeMap::new(),
+            placeholders: false,
+            param_types: BTreeMap::new(),
+            baked: Default::default(),
             options,
             empty_node,
             empty_rel,
@@ -196,7 +208,19 @@ impl<'c> Lowerer<'c> {
         }
     }
 
-    /// A fresh internal name (anonymous variables, helper columns).
+    /// Parameter `p`'s value as the literal that writes it; the plan is then built for this
+    /// value (see [`Self::baked`]).
+    pub(crate) fn param_literal(&self, p: &str) -> Option<&ast::Expr> {
+        self.baked.borrow_mut().insert(p.to_string());
+        self.params.get(p)
+    }
+
+    /// Parameter `p` as a typed placeholder (placeholder mode, scalar values).
+    pub(crate) fn param_placeholder(&self, p: &str) -> Option<Expr> {
+        let t = self.param_types.get(p)?;
+        Some(crate::operators::params::placeholder(p, t.clone()))
+    }
+
     /// Runs `f` with a binder that sees the variables of `scope` as bound by earlier clauses.
     pub(crate) fn bind<T>(&self, scope: &Scope, f: impl FnOnce(&Binder<'_>) -> T) -> T {
         let bound = |v: &str| scope.get(v).map(|b| b.bound_var());
@@ -207,6 +231,7 @@ impl<'c> Lowerer<'c> {
         })
     }
 
+    /// A fresh internal name (anonymous variables, helper columns).
     pub fn fresh(&mut self, what: &str) -> String {
         self.counter += 1;
         format!("__{what}{}", self.counter)
@@ -229,6 +254,14 @@ impl<'c> Lowerer<'c> {
 
     fn lower_escaped(&mut self, q: &ast::Query) -> Result<Lowered> {
         let bound = bind_query(self.catalog, self.options.lenient, q, self.given)?;
+        if self.placeholders {
+            self.param_types = bound
+                .params
+                .iter()
+                .filter(|(_, slot)| slot.is_scalar())
+                .map(|(k, slot)| (k.clone(), slot.data_type.clone()))
+                .collect();
+        }
         self.params = bound
             .params
             .into_iter()

@@ -7,6 +7,7 @@ use super::{Lowerer, State};
 use crate::binder::{QueryGraph, ResolvedPath};
 use crate::catalog::NodeInfo;
 use crate::error::Result;
+use crate::functions::value::Value;
 use crate::operators::csr_expand::TakeSpec;
 use crate::operators::var_length::encode_eid;
 use crate::rewrite::pattern_order;
@@ -30,6 +31,12 @@ impl<'c> Lowerer<'c> {
     /// several labels or its relationships come from several tables (`super::branch`), each
     /// branch re-rooted first when switched on.
     pub fn lower_match(&mut self, st: State, m: &ast::Match) -> Result<State> {
+        let integer_param = |p: &str| {
+            self.params
+                .get(p)
+                .is_some_and(|v| matches!(Value::from_literal(v), Some(Value::Int(_))))
+        };
+        let m = &key_equalities_into_maps(m, self.catalog, &integer_param);
         let qg = self.bind(&st.scope, |b| b.bind_match(m))?;
         if let Some(st) = self.lower_branches(&st, &qg)? {
             return Ok(st);
@@ -261,10 +268,11 @@ impl<'c> Lowerer<'c> {
             }
             None => {
                 let info = self.entities().node(label).clone();
-                let scan = match self.point_lookup(st, node, prefix, &info)? {
-                    Some(lookup) => lookup,
-                    None => self.scan_node(&info, prefix)?,
+                let (scan, node) = match self.point_lookup(st, node, prefix, &info)? {
+                    Some(lookup) => (lookup, without_property(node, &info.key)),
+                    None => (self.scan_node(&info, prefix)?, node.clone()),
                 };
+                let node = &node;
                 st.plan = if st.unit {
                     scan
                 } else {
@@ -507,4 +515,131 @@ pub(super) enum Written<'a> {
 
 pub(super) fn col_name(name: &str) -> datafusion::common::Column {
     datafusion::common::Column::new_unqualified(name)
+}
+
+/// `node` without `key` in its property map (a key lookup already matched it).
+fn without_property(node: &ast::NodePattern, key: &str) -> ast::NodePattern {
+    let mut node = node.clone();
+    if let Some(ast::Expr {
+        kind: ExprKind::Map(entries),
+        ..
+    }) = node.props.as_mut()
+    {
+        entries.retain(|(k, _)| k.name != key);
+    }
+    node
+}
+
+/// `m` with each WHERE conjunct `v.key = <literal or parameter>` moved into the property map
+/// of `v`'s first node pattern, where `v` is written with one label whose key is `key`:
+/// the same rows (a property map is an equality on the pattern, as the conjunct was), and
+/// the node is then looked up by its key instead of scanned and filtered.
+fn key_equalities_into_maps<'m>(
+    m: &'m ast::Match,
+    catalog: &crate::catalog::Catalog,
+    integer_param: &dyn Fn(&str) -> bool,
+) -> std::borrow::Cow<'m, ast::Match> {
+    use std::borrow::Cow;
+    let Some(w) = &m.where_ else {
+        return Cow::Borrowed(m);
+    };
+    let mut out = m.clone();
+    let mut kept: Vec<ast::Expr> = Vec::new();
+    let mut moved = false;
+    for c in pattern_order::conjuncts(w) {
+        if let Some((v, key, value)) = key_equality(c, integer_param) {
+            if let Some(node) = keyed_node(&mut out, v, key, catalog) {
+                let entries = match &mut node.props {
+                    Some(ast::Expr {
+                        kind: ExprKind::Map(entries),
+                        ..
+                    }) => entries,
+                    props => {
+                        *props = Some(ast::Expr {
+                            kind: ExprKind::Map(vec![]),
+                            span: node.span,
+                        });
+                        let Some(ast::Expr {
+                            kind: ExprKind::Map(entries),
+                            ..
+                        }) = props
+                        else {
+                            unreachable!("just set")
+                        };
+                        entries
+                    }
+                };
+                entries.push((key.clone(), value.clone()));
+                moved = true;
+                continue;
+            }
+        }
+        kept.push(c.clone());
+    }
+    if !moved {
+        return Cow::Borrowed(m);
+    }
+    out.where_ = kept.into_iter().reduce(|a, b| ast::Expr {
+        span: w.span,
+        kind: ExprKind::Binary(ast::BinaryOp::And, Box::new(a), Box::new(b)),
+    });
+    Cow::Owned(out)
+}
+
+/// `v.key = c` or `c = v.key`, `c` an integer (a literal or a parameter): (v, key, c). Keys
+/// are looked up by integers only; an integer equality means the same in a property map.
+fn key_equality<'e>(
+    e: &'e ast::Expr,
+    integer_param: &dyn Fn(&str) -> bool,
+) -> Option<(&'e str, &'e ast::Ident, &'e ast::Expr)> {
+    let ExprKind::Binary(ast::BinaryOp::Eq, l, r) = &e.kind else {
+        return None;
+    };
+    fn prop(x: &ast::Expr) -> Option<(&str, &ast::Ident)> {
+        match &x.kind {
+            ExprKind::Property(t, k) => match &t.kind {
+                ExprKind::Variable(v) => Some((v.as_str(), k)),
+                _ => None,
+            },
+            _ => None,
+        }
+    }
+    let constant = |x: &ast::Expr| match &x.kind {
+        ExprKind::Param(p) => integer_param(p),
+        _ => matches!(Value::from_literal(x), Some(Value::Int(_))),
+    };
+    match (prop(l), prop(r)) {
+        (Some((v, k)), None) if constant(r) => Some((v, k, r)),
+        (None, Some((v, k))) if constant(l) => Some((v, k, l)),
+        _ => None,
+    }
+}
+
+/// The first node pattern of `v` in `m`, when it is written with one label whose key is
+/// `key` and its property map (if any) is a map without `key`.
+fn keyed_node<'a>(
+    m: &'a mut ast::Match,
+    v: &str,
+    key: &ast::Ident,
+    catalog: &crate::catalog::Catalog,
+) -> Option<&'a mut ast::NodePattern> {
+    let node = m
+        .patterns
+        .iter_mut()
+        .flat_map(|p| std::iter::once(&mut p.start).chain(p.steps.iter_mut().map(|(_, n)| n)))
+        .find(|n| n.var.as_ref().is_some_and(|x| x.name == v))?;
+    let [label] = node.labels.as_slice() else {
+        return None;
+    };
+    if catalog.nodes.get(&label.name)?.key != key.name {
+        return None;
+    }
+    match &node.props {
+        None => Some(node),
+        Some(ast::Expr {
+            kind: ExprKind::Map(entries),
+            ..
+        }) if !entries.iter().any(|(k, _)| k.name == key.name) => Some(node),
+        _ => None,
+    }
 }

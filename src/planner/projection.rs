@@ -533,7 +533,7 @@ impl<'c> Lowerer<'c> {
         what: &str,
     ) -> Result<std::result::Result<usize, (&'static str, String)>> {
         let resolved = match &e.kind {
-            ExprKind::Param(p) => match self.params.get(p) {
+            ExprKind::Param(p) => match self.param_literal(p) {
                 Some(v) => v.clone(),
                 None => return sem_err!(MissingParameter, e.span, "Missing parameter ${p}"),
             },

@@ -7,6 +7,7 @@ use super::scope::{dst_col, eid_col, prop_col, src_col};
 use super::{Lowerer, State};
 use crate::catalog::{NodeInfo, RelInfo};
 use crate::error::Result;
+use crate::operators::const_row::ConstRow;
 use crate::operators::node_lookup::NodeLookup;
 use crate::storage::ROW_ID;
 use arrow::datatypes::DataType;
@@ -73,7 +74,8 @@ impl<'c> Lowerer<'c> {
     }
 
     /// `(a:L {key: 42})` at the start of a query: look the node up by key instead of scanning
-    /// its table (CSR mode, integer keys). The property map still filters above.
+    /// its table (CSR mode, integer keys). The lookup finds exactly the node whose key equals
+    /// the (integer) value, so the caller drops the key from the property map's filter.
     pub(super) fn point_lookup(
         &mut self,
         st: &State,
@@ -101,13 +103,19 @@ impl<'c> Lowerer<'c> {
         let empty = super::scope::Scope::default();
         let schema = datafusion::common::DFSchema::empty();
         let v = self.expr(value, &ExprCtx::new(&empty, &schema))?;
-        if !self.type_of(&v, &schema)?.is_integer() {
+        let t = self.type_of(&v, &schema)?;
+        if !t.is_integer() {
             return Ok(None);
         }
+        let v = if t == DataType::Int64 {
+            v
+        } else {
+            cast(v, DataType::Int64)
+        };
         let lk = self.fresh("lookup");
-        let input = LogicalPlanBuilder::values(vec![vec![cast(v, DataType::Int64)]])?
-            .project(vec![col("column1").alias(&lk)])?
-            .build()?;
+        let input = LogicalPlan::Extension(Extension {
+            node: Arc::new(ConstRow::try_new(vec![(lk.clone(), v)])?),
+        });
         let target = node_take(prefix, info);
         let n = NodeLookup::try_new(
             input,

@@ -4,6 +4,7 @@
 //! generated graph, and every TCK scenario that has a graph.
 
 use crate::common;
+use crate::verify::cli_verify;
 
 use common::cases::{all_cases, Expect};
 use lance_csr::render_cell;
@@ -66,42 +67,64 @@ fn ordering(q: &str) -> Option<Option<Vec<usize>>> {
     Some(keys.filter(|_| !r.star))
 }
 
-/// Runs `q` in both modes; `None` when they agree.
+/// Whether two results of `q` differ: in order where `q` fixes it, as multisets otherwise.
+fn rows_differ(q: &str, x: &[Vec<String>], y: &[Vec<String>]) -> bool {
+    let sorted = |rows: &[Vec<String>]| {
+        let mut r = rows.to_vec();
+        r.sort();
+        r
+    };
+    match ordering(q) {
+        None => sorted(x) != sorted(y),
+        Some(None) => x != y,
+        // Same rows, and the same sequence of sort keys: ties may come in any order.
+        Some(Some(keys)) => {
+            let key_seq = |rows: &[Vec<String>]| -> Vec<Vec<String>> {
+                rows.iter()
+                    .map(|r| keys.iter().map(|&k| r[k].clone()).collect())
+                    .collect()
+            };
+            key_seq(x) != key_seq(y) || sorted(x) != sorted(y)
+        }
+    }
+}
+
+fn show(rows: &[Vec<String>]) -> Vec<String> {
+    rows.iter().map(|r| r.join(" | ")).collect()
+}
+
+/// Runs `q` in both modes (the join mode without a plan cache), then in CSR mode again with
+/// its literals as parameters through a plan cached for other values; `None` when all agree.
 async fn compare(csr: &Graph, join: &Graph, q: &str, params: &Params) -> Option<String> {
     let (a, b) = (csr.query(q, params).await, join.query(q, params).await);
     match (a, b) {
         (Err(_), Err(_)) => None,
         (Ok(a), Ok(b)) => {
             let collects = q.to_lowercase().contains("collect(");
-            let (mut x, mut y) = (rendered(&a, collects), rendered(&b, collects));
+            let (x, y) = (rendered(&a, collects), rendered(&b, collects));
             if a.columns != b.columns {
                 return Some(format!("{q}\n  columns {:?} vs {:?}", a.columns, b.columns));
             }
-            let show = |rows: &[Vec<String>]| -> Vec<String> {
-                rows.iter().map(|r| r.join(" | ")).collect()
-            };
-            let differ = match ordering(q) {
-                None => {
-                    x.sort();
-                    y.sort();
-                    x != y
+            if rows_differ(q, &x, &y) {
+                return Some(format!(
+                    "{q}\n  csr:  {:?}\n  join: {:?}",
+                    show(&x),
+                    show(&y)
+                ));
+            }
+            let (pq, c) = cli_verify::run_parameterized(csr, q, params).await?;
+            match c {
+                Ok(c) => {
+                    let z = rendered(&c, collects);
+                    rows_differ(q, &z, &y).then(|| {
+                        format!("{pq}\n  cached: {:?}\n  join:   {:?}", show(&z), show(&y))
+                    })
                 }
-                Some(None) => x != y,
-                // Same rows, and the same sequence of sort keys: ties may come in any order.
-                Some(Some(keys)) => {
-                    let key_seq = |rows: &[Vec<String>]| -> Vec<Vec<String>> {
-                        rows.iter()
-                            .map(|r| keys.iter().map(|&k| r[k].clone()).collect())
-                            .collect()
-                    };
-                    let (kx, ky) = (key_seq(&x), key_seq(&y));
-                    let (mut sx, mut sy) = (x.clone(), y.clone());
-                    sx.sort();
-                    sy.sort();
-                    kx != ky || sx != sy
-                }
-            };
-            differ.then(|| format!("{q}\n  csr:  {:?}\n  join: {:?}", show(&x), show(&y)))
+                Err(e) => Some(format!(
+                    "{pq}\n  cached plan failed: {e}; join gave {} rows",
+                    b.num_rows()
+                )),
+            }
         }
         (Ok(a), Err(e)) => Some(format!(
             "{q}\n  csr gave {} rows, join failed: {e}",
@@ -114,12 +137,23 @@ async fn compare(csr: &Graph, join: &Graph, q: &str, params: &Params) -> Option<
     }
 }
 
+/// The join path with no plan cache: the other side of every comparison.
+async fn join_of(csr: &Graph) -> Graph {
+    csr.with_options(lance_csr::GraphOptions {
+        mode: Mode::Join,
+        no_plan_cache: true,
+        ..csr.options().clone()
+    })
+    .await
+    .unwrap()
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn case_queries_agree_in_both_modes() {
     let csr = common::sample().await;
     assert_eq!(csr.options().mode, Mode::Csr);
     assert!(csr.has_all_indexes());
-    let join = csr.with_mode(Mode::Join).await.unwrap();
+    let join = join_of(&csr).await;
     let mut mismatches = Vec::new();
     let mut n = 0;
     for c in all_cases() {
@@ -207,7 +241,7 @@ async fn generated_graph_queries_agree_in_both_modes() {
     let csr = Graph::from_tables(tables, Default::default())
         .await
         .unwrap();
-    let join = csr.with_mode(Mode::Join).await.unwrap();
+    let join = join_of(&csr).await;
     // The two modes really take different paths.
     let q0 = GENERATED_QUERIES[0];
     let (pc, pj) = (
@@ -270,7 +304,7 @@ async fn tck_scenarios_with_a_graph_agree_in_both_modes() {
         let Ok(params) = common::tck::params(&s) else {
             continue;
         };
-        let join = csr.with_mode(Mode::Join).await.unwrap();
+        let join = join_of(&csr).await;
         compared += 1;
         if let Some(m) = compare(&csr, &join, &s.query, &params).await {
             mismatches.push(format!("{}: {m}", s.id));

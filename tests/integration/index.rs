@@ -48,6 +48,14 @@ fn index_file(base: &std::path::Path, stem: &str) -> std::path::PathBuf {
         .unwrap_or_else(|| panic!("no index file {stem}*.csr"))
 }
 
+/// A new version of the sample's KNOWS table, with Finn (6) -> Ann (1) added.
+async fn append_finn_knows_ann(dir: &std::path::Path) {
+    let b = edge_batch(vec![6], vec![1], Some(("creationDate", vec![0])));
+    lance_csr::append_lance(&dir.join("person_knows_person.lance"), b.schema(), vec![b])
+        .await
+        .unwrap();
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn indexes_follow_dataset_versions() {
     let (dir, cfg) = sample_on_disk().await;
@@ -69,14 +77,7 @@ async fn indexes_follow_dataset_versions() {
     );
 
     // A new version of the KNOWS table: Finn -> Ann.
-    let b = edge_batch(vec![6], vec![1], Some(("creationDate", vec![0])));
-    lance_csr::append_lance(
-        &dir.path().join("person_knows_person.lance"),
-        b.schema(),
-        vec![b],
-    )
-    .await
-    .unwrap();
+    append_finn_knows_ann(dir.path()).await;
     let status = lance_csr::index_status(&cfg).await.unwrap().join("\n");
     assert!(
         status.contains("KNOWS(Person->Person)                    stale"),
@@ -332,4 +333,32 @@ dst = "dst"
         "{status:?}"
     );
     assert_eq!(check("re-created").await, vec!["3|4"]);
+}
+
+/// A prepared query and the plan cache see a dataset change once the graph is refreshed:
+/// the plans kept from before are planned anew over the new tables and indexes.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn prepared_queries_see_a_dataset_change_after_refresh() {
+    let (dir, cfg) = sample_on_disk().await;
+    let mut g = Graph::open(&cfg).await.unwrap();
+    let text = "MATCH (:Person {id: $id})-[:KNOWS]->(x:Person) RETURN x.firstName";
+    let friends = g.prepare(text).unwrap();
+    async fn run(friends: &lance_csr::Prepared, g: &Graph, id: i64) -> Vec<String> {
+        let params = Params::from([("id".to_string(), lance_csr::param(id))]);
+        let prepared = lance_csr::rows(&friends.query(g, &params).await.unwrap());
+        let cached = lance_csr::rows(&g.query(friends.text(), &params).await.unwrap());
+        assert_eq!(prepared, cached, "id {id}");
+        prepared.concat()
+    }
+    assert!(run(&friends, &g, 6).await.is_empty());
+    let before_1 = run(&friends, &g, 1).await;
+    assert!(!before_1.is_empty());
+
+    append_finn_knows_ann(dir.path()).await;
+    assert_eq!(g.refresh().await.unwrap(), 1);
+    assert_eq!(run(&friends, &g, 6).await, vec!["Ann"]);
+    assert_eq!(run(&friends, &g, 1).await, before_1);
+    // A graph opened afresh agrees.
+    let fresh = Graph::open(&cfg).await.unwrap();
+    assert_eq!(run(&friends, &fresh, 6).await, vec!["Ann"]);
 }

@@ -7,7 +7,7 @@ use crate::common;
 /// The `verify` command's generator and comparison (binary-only code on the public API).
 #[allow(dead_code)]
 #[path = "../../src/cli/verify.rs"]
-mod cli_verify;
+pub(crate) mod cli_verify;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn random_queries_agree_with_rules_on_and_off() {
@@ -25,9 +25,32 @@ async fn random_queries_agree_with_rules_on_and_off() {
         "{}",
         report.render()
     );
+    // Most also ran with parameters through a plan cached for other values.
+    assert!(
+        report.parameterized * 2 >= report.compared,
+        "{}",
+        report.render()
+    );
     // The same seed gives the same queries.
     let again = cli_verify::run(&g, 20, 20261130).await.unwrap();
     assert_eq!(again.queries, report.queries[..20]);
+}
+
+/// Literals become parameters, except variable-length bounds; the other values differ.
+#[test]
+fn parameterize_turns_literals_into_parameters() {
+    let (q, values, others) = cli_verify::parameterize(
+        "MATCH (a:Person {id: 7})-[:KNOWS*1..3]->(b)-[:KNOWS*2]->(c) WHERE b.name = 'Ann' AND b.x > -1.5 RETURN c LIMIT 4",
+    )
+    .unwrap();
+    assert_eq!(
+        q,
+        "MATCH (a:Person {id: $v1})-[:KNOWS*1..3]->(b)-[:KNOWS*2]->(c) WHERE b.name = $v2 AND b.x > -$v3 RETURN c LIMIT $v4"
+    );
+    let shown: Vec<String> = values.values().map(|v| v.to_string()).collect();
+    assert_eq!(shown, ["7", "'Ann'", "1.5", "4"]);
+    assert!(values.iter().all(|(k, v)| others[k] != *v));
+    assert!(cli_verify::parameterize("MATCH (a)-[*..2]->(b) RETURN a").is_none());
 }
 
 /// The comparison is real: against a graph with one KNOWS edge fewer, queries over KNOWS differ.

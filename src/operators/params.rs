@@ -1,0 +1,392 @@
+//! Query parameters inside cached plans. A cached plan keeps each scalar parameter as a typed
+//! `Expr::Placeholder`; before it runs, either every placeholder becomes a literal of the
+//! call's value ([`bind_logical`], then physical planning as usual), or, where placeholders
+//! stand only inside the graph operators, the physical plan is kept and the operators take
+//! the values when it runs ([`bind_physical_plan`]: each operator compiled a placeholder to a
+//! [`ParamExpr`], which it replaces by the value's literal).
+
+use super::const_row::ConstRow;
+use super::count_paths::CountPaths;
+use super::csr_expand::CsrExpand;
+use super::shared::SharedSubplan;
+use arrow::array::RecordBatch;
+use arrow::datatypes::{DataType, FieldRef, Schema};
+use datafusion::common::metadata::FieldMetadata;
+use datafusion::common::tree_node::{Transformed, TreeNode, TreeNodeRecursion};
+use datafusion::common::{DataFusionError, Result, ScalarValue};
+use datafusion::logical_expr::expr_rewriter::NamePreserver;
+use datafusion::logical_expr::{ColumnarValue, Expr, Extension, LogicalPlan};
+use datafusion::physical_expr::expressions::Literal;
+use datafusion::physical_expr::PhysicalExpr;
+use datafusion::physical_plan::ExecutionPlan;
+use std::collections::{BTreeMap, HashMap};
+use std::fmt;
+use std::sync::Arc;
+
+/// Metadata key of the literal a placeholder is compiled through (see [`compile_marked`]).
+const PARAM_KEY: &str = "lance_csr.param";
+
+/// One execution's parameter values, by placeholder id (`$name`).
+#[derive(Debug, Default)]
+pub struct ParamValues(pub HashMap<String, ScalarValue>);
+
+impl ParamValues {
+    fn get(&self, id: &str) -> Result<&ScalarValue> {
+        self.0.get(id).ok_or_else(|| {
+            DataFusionError::Execution(format!("parameter {id} has no value for this execution"))
+        })
+    }
+}
+
+/// A placeholder for `id` of `data_type` (the lowering's form of a scalar parameter).
+pub fn placeholder(id: &str, data_type: DataType) -> Expr {
+    Expr::Placeholder(datafusion::logical_expr::expr::Placeholder::new_with_field(
+        format!("${id}"),
+        Some(Arc::new(arrow::datatypes::Field::new("", data_type, true))),
+    ))
+}
+
+fn placeholder_type(field: &Option<FieldRef>, id: &str) -> Result<DataType> {
+    field
+        .as_ref()
+        .map(|f| f.data_type().clone())
+        .ok_or_else(|| DataFusionError::Internal(format!("placeholder {id} has no type")))
+}
+
+/// Whether `e` contains a placeholder.
+pub fn has_placeholder(e: &Expr) -> bool {
+    e.exists(|e| Ok(matches!(e, Expr::Placeholder(_))))
+        .unwrap_or(true)
+}
+
+/// `e` with each placeholder replaced by its value's literal (cast to the placeholder's type).
+pub fn bind_expr(e: Expr, values: &ParamValues) -> Result<Expr> {
+    Ok(e.transform(|e| {
+        Ok(match e {
+            Expr::Placeholder(p) => {
+                let t = placeholder_type(&p.field, &p.id)?;
+                let v = values.get(&p.id)?.cast_to(&t)?;
+                Transformed::yes(Expr::Literal(v, None))
+            }
+            other => Transformed::no(other),
+        })
+    })?
+    .data)
+}
+
+fn bind_opt(e: &Option<Expr>, values: &ParamValues) -> Result<Option<Expr>> {
+    e.clone().map(|e| bind_expr(e, values)).transpose()
+}
+
+/// The expressions a graph operator holds (DataFusion's rewrites do not see them).
+fn graph_node_exprs(node: &Extension) -> Vec<&Expr> {
+    let n = node.node.as_any();
+    if let Some(x) = n.downcast_ref::<CsrExpand>() {
+        return x.edge_filter.iter().chain(&x.target_filter).collect();
+    }
+    if let Some(x) = n.downcast_ref::<CountPaths>() {
+        return x
+            .arms
+            .iter()
+            .flatten()
+            .flat_map(|h| h.edge_filter.iter().chain(&h.target_filter))
+            .collect();
+    }
+    if let Some(x) = n.downcast_ref::<ConstRow>() {
+        return x.exprs.iter().map(|(_, e)| e).collect();
+    }
+    Vec::new()
+}
+
+/// A graph operator with its placeholders bound; `None` when it has none.
+fn bind_graph_node(node: &Extension, values: &ParamValues) -> Result<Option<LogicalPlan>> {
+    if !graph_node_exprs(node).into_iter().any(has_placeholder) {
+        return Ok(None);
+    }
+    let n = node.node.as_any();
+    let bound: Arc<dyn datafusion::logical_expr::UserDefinedLogicalNode> =
+        if let Some(x) = n.downcast_ref::<CsrExpand>() {
+            let mut x = x.clone();
+            x.edge_filter = bind_opt(&x.edge_filter, values)?;
+            x.target_filter = bind_opt(&x.target_filter, values)?;
+            Arc::new(x)
+        } else if let Some(x) = n.downcast_ref::<CountPaths>() {
+            let mut x = x.clone();
+            for h in x.arms.iter_mut().flatten() {
+                h.edge_filter = bind_opt(&h.edge_filter, values)?;
+                h.target_filter = bind_opt(&h.target_filter, values)?;
+            }
+            Arc::new(x)
+        } else if let Some(x) = n.downcast_ref::<ConstRow>() {
+            let exprs = x
+                .exprs
+                .iter()
+                .map(|(c, e)| Ok((c.clone(), bind_expr(e.clone(), values)?)))
+                .collect::<Result<_>>()?;
+            Arc::new(ConstRow::try_new(exprs)?)
+        } else {
+            return Ok(None);
+        };
+    Ok(Some(LogicalPlan::Extension(Extension { node: bound })))
+}
+
+/// `plan` with every placeholder (in DataFusion's nodes and in the graph operators) replaced
+/// by its value's literal.
+pub fn bind_logical(plan: &LogicalPlan, values: &ParamValues) -> Result<LogicalPlan> {
+    Ok(plan
+        .clone()
+        .transform_up_with_subqueries(|node| {
+            if let LogicalPlan::Extension(ext) = &node {
+                return Ok(match bind_graph_node(ext, values)? {
+                    Some(n) => Transformed::yes(n),
+                    None => Transformed::no(node),
+                });
+            }
+            // Columns above refer to expressions by name: keep the names placeholders gave.
+            let names = NamePreserver::new(&node);
+            node.map_expressions(|e| {
+                if has_placeholder(&e) {
+                    let name = names.save(&e);
+                    Ok(Transformed::yes(name.restore(bind_expr(e, values)?)))
+                } else {
+                    Ok(Transformed::no(e))
+                }
+            })
+        })?
+        .data)
+}
+
+/// How a lowered plan can be reused for other parameter values.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Reuse {
+    /// Placeholders only inside the graph operators (or none): the physical plan is kept.
+    Physical,
+    /// The optimized logical plan is kept; each execution binds it and plans it physically.
+    Logical,
+    /// Not at all: a shared subplan keeps its rows between executions, or a function's value
+    /// depends on when it runs.
+    None,
+}
+
+/// How `plan` (lowered, not yet optimized: DataFusion folds `now()` away) can be reused.
+pub fn reuse_of_lowered(plan: &LogicalPlan) -> Reuse {
+    let mut stable = true;
+    let check = |e: &Expr, stable: &mut bool| {
+        let _ = e.apply(|e| {
+            if let Expr::ScalarFunction(f) = e {
+                if f.func.signature().volatility != datafusion::logical_expr::Volatility::Immutable
+                {
+                    *stable = false;
+                    return Ok(TreeNodeRecursion::Stop);
+                }
+            }
+            Ok(TreeNodeRecursion::Continue)
+        });
+    };
+    let _ = plan.apply_with_subqueries(|node| {
+        if let LogicalPlan::Extension(ext) = node {
+            for e in graph_node_exprs(ext) {
+                check(e, &mut stable);
+            }
+        }
+        node.apply_expressions(|e| {
+            check(e, &mut stable);
+            Ok(TreeNodeRecursion::Continue)
+        })?;
+        Ok(TreeNodeRecursion::Continue)
+    });
+    if stable {
+        Reuse::Physical
+    } else {
+        Reuse::None
+    }
+}
+
+/// How an optimized plan can be reused ([`Reuse::Physical`] at best).
+pub fn reuse_of_optimized(plan: &LogicalPlan) -> Reuse {
+    let mut reuse = Reuse::Physical;
+    let _ = plan.apply_with_subqueries(|node| {
+        if let LogicalPlan::Extension(ext) = node {
+            if ext.node.as_any().is::<SharedSubplan>() {
+                reuse = Reuse::None;
+                return Ok(TreeNodeRecursion::Stop);
+            }
+        }
+        node.apply_expressions(|e| {
+            if has_placeholder(e) {
+                reuse = Reuse::Logical;
+            }
+            Ok(TreeNodeRecursion::Continue)
+        })?;
+        Ok(TreeNodeRecursion::Continue)
+    });
+    reuse
+}
+
+/// The physical operators a kept physical plan may hold: each runs again as often as asked,
+/// keeping nothing from one execution to the next (no join build sides, no dynamic filters).
+const REUSABLE_EXECS: &[&str] = &[
+    "ProjectionExec",
+    "FilterExec",
+    "CoalesceBatchesExec",
+    "CooperativeExec",
+    "CoalescePartitionsExec",
+    "RepartitionExec",
+    "GlobalLimitExec",
+    "LocalLimitExec",
+    "AggregateExec",
+    "UnionExec",
+    "EmptyExec",
+    "PlaceholderRowExec",
+    "DataSourceExec",
+    "LanceRead",
+    "KeyStatisticsExec",
+    "NodeLookupExec",
+    "CsrExpandExec",
+    "CountPathsExec",
+    "VarLengthExec",
+    "ConstRowExec",
+];
+
+/// Whether every operator of `plan` may be executed again ([`REUSABLE_EXECS`]).
+pub fn physical_reusable(plan: &Arc<dyn ExecutionPlan>) -> bool {
+    let mut ok = true;
+    let _ = plan.apply(|p| {
+        if !REUSABLE_EXECS.contains(&p.name()) {
+            ok = false;
+            return Ok(TreeNodeRecursion::Stop);
+        }
+        Ok(TreeNodeRecursion::Continue)
+    });
+    ok
+}
+
+/// A new instance of the kept `plan` for one execution: `values` handed to every operator
+/// that holds parameters (through `ExecutionPlan::with_new_state`), repartitions reset, and
+/// the operators above them rebuilt over the new ones.
+pub fn bind_physical_plan(
+    plan: &Arc<dyn ExecutionPlan>,
+    values: Arc<ParamValues>,
+) -> Result<Arc<dyn ExecutionPlan>> {
+    let state: Arc<dyn std::any::Any + Send + Sync> = values;
+    Ok(plan
+        .clone()
+        .transform_up(|p| {
+            if let Some(bound) = p.with_new_state(state.clone()) {
+                return Ok(Transformed::yes(bound));
+            }
+            // A repartition hands each output partition's channel out once per instance.
+            if p.name() == "RepartitionExec" {
+                return Ok(Transformed::yes(p.reset_state()?));
+            }
+            Ok(Transformed::no(p))
+        })?
+        .data)
+}
+
+/// Compiles `e` (over `schema`) as `compile` does, each placeholder becoming a [`ParamExpr`].
+pub fn compile_marked(
+    e: Expr,
+    compile: impl FnOnce(Expr) -> Result<Arc<dyn PhysicalExpr>>,
+) -> Result<Arc<dyn PhysicalExpr>> {
+    let marked = e
+        .transform(|e| {
+            Ok(match e {
+                Expr::Placeholder(p) => {
+                    let t = placeholder_type(&p.field, &p.id)?;
+                    let meta = FieldMetadata::from(BTreeMap::from([(
+                        PARAM_KEY.to_string(),
+                        p.id.clone(),
+                    )]));
+                    Transformed::yes(Expr::Literal(ScalarValue::try_from(&t)?, Some(meta)))
+                }
+                other => Transformed::no(other),
+            })
+        })?
+        .data;
+    let physical = compile(marked)?;
+    Ok(physical
+        .transform(|p| {
+            let Some(l) = p.downcast_ref::<Literal>() else {
+                return Ok(Transformed::no(p));
+            };
+            let field = l.return_field(&Schema::empty())?;
+            Ok(match field.metadata().get(PARAM_KEY) {
+                Some(id) => Transformed::yes(Arc::new(ParamExpr {
+                    id: id.clone(),
+                    data_type: l.value().data_type(),
+                }) as Arc<dyn PhysicalExpr>),
+                None => Transformed::no(p),
+            })
+        })?
+        .data)
+}
+
+/// Whether `e` reads a parameter.
+pub fn has_param_expr(e: &Arc<dyn PhysicalExpr>) -> bool {
+    e.exists(|p| Ok(p.is::<ParamExpr>())).unwrap_or(true)
+}
+
+/// `e` with each [`ParamExpr`] replaced by its value's literal.
+pub fn bind_physical(
+    e: &Arc<dyn PhysicalExpr>,
+    values: &ParamValues,
+) -> Result<Arc<dyn PhysicalExpr>> {
+    Ok(Arc::clone(e)
+        .transform(|p| {
+            let Some(x) = p.downcast_ref::<ParamExpr>() else {
+                return Ok(Transformed::no(p));
+            };
+            let v = values.get(&x.id)?.cast_to(&x.data_type)?;
+            Ok(Transformed::yes(
+                Arc::new(Literal::new(v)) as Arc<dyn PhysicalExpr>
+            ))
+        })?
+        .data)
+}
+
+/// A parameter in a compiled filter of a kept physical plan: replaced by its value before
+/// the plan runs ([`bind_physical`]); evaluating it unbound is an error, never a null.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct ParamExpr {
+    id: String,
+    data_type: DataType,
+}
+
+impl fmt::Display for ParamExpr {
+    fn fmt(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        write!(f, "{}", self.id)
+    }
+}
+
+impl PhysicalExpr for ParamExpr {
+    fn data_type(&self, _input_schema: &Schema) -> Result<DataType> {
+        Ok(self.data_type.clone())
+    }
+
+    fn nullable(&self, _input_schema: &Schema) -> Result<bool> {
+        Ok(true)
+    }
+
+    fn evaluate(&self, _batch: &RecordBatch) -> Result<ColumnarValue> {
+        Err(DataFusionError::Internal(format!(
+            "parameter {} was not bound before execution",
+            self.id
+        )))
+    }
+
+    fn children(&self) -> Vec<&Arc<dyn PhysicalExpr>> {
+        vec![]
+    }
+
+    fn with_new_children(
+        self: Arc<Self>,
+        _children: Vec<Arc<dyn PhysicalExpr>>,
+    ) -> Result<Arc<dyn PhysicalExpr>> {
+        Ok(self)
+    }
+
+    fn fmt_sql(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}", self.id)
+    }
+}

@@ -1,0 +1,148 @@
+//! The plan cache: a query's optimized plan (and its physical plan where that can run again)
+//! by query text and parameter kinds, so that a repeated query skips parsing, binding,
+//! optimizing and, for most short reads, physical planning. Scalar parameters stay
+//! placeholders in the cached plan and are bound to each call's values
+//! (`operators::params`); other parameters (lists, maps, nulls, SKIP / LIMIT counts) are
+//! part of what the plan was built for, and a call with other values for them plans anew.
+
+use crate::functions::value::Value;
+use crate::operators::params::{ParamValues, Reuse};
+use crate::planner::Params;
+use arrow::datatypes::SchemaRef;
+use datafusion::logical_expr::LogicalPlan;
+use datafusion::physical_plan::ExecutionPlan;
+use std::fmt;
+use std::sync::Arc;
+
+/// Entries a graph's plan cache holds (least recently used evicted first).
+pub const PLAN_CACHE_ENTRIES: u64 = 1024;
+
+/// What a cached plan is found by: the query text and the kind of each given parameter.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct PlanKey {
+    text: Arc<str>,
+    kinds: Vec<(String, String)>,
+}
+
+impl PlanKey {
+    pub fn new(text: &str, params: &Params) -> Self {
+        Self {
+            text: text.into(),
+            kinds: params.iter().map(|(k, v)| (k.clone(), kind(v))).collect(),
+        }
+    }
+}
+
+/// A parameter value's kind: values of one kind lower to the same placeholder type.
+fn kind(v: &Value) -> String {
+    match v {
+        Value::Null => "null".into(),
+        Value::Bool(_) => "bool".into(),
+        Value::Int(_) => "int".into(),
+        Value::Float(_) => "float".into(),
+        Value::Str(_) => "string".into(),
+        Value::List(_) => "list".into(),
+        Value::Map(_) => "map".into(),
+        Value::Other(s) => s.data_type().to_string(),
+    }
+}
+
+/// A planned query, ready to run with any parameter values of its key's kinds (and the
+/// `baked` values).
+#[derive(Debug)]
+pub struct CachedPlan {
+    /// The result's column names, as the query wrote them.
+    pub columns: Vec<String>,
+    pub schema: SchemaRef,
+    /// Parameters the plan was built for by value, with those values.
+    pub baked: Vec<(String, Option<Value>)>,
+    /// The optimized logical plan (placeholders for scalar parameters).
+    pub logical: LogicalPlan,
+    /// The physical plan, where it can run again ([`Reuse::Physical`]).
+    pub physical: Option<Arc<dyn ExecutionPlan>>,
+    pub reuse: Reuse,
+}
+
+impl CachedPlan {
+    /// Whether a call with `params` may run this plan.
+    pub fn serves(&self, params: &Params) -> bool {
+        self.baked.iter().all(|(k, v)| params.get(k) == v.as_ref())
+    }
+}
+
+/// The values a call binds a cached plan's placeholders to: its scalar parameters.
+pub fn param_values(params: &Params) -> crate::Result<ParamValues> {
+    let mut values = std::collections::HashMap::new();
+    for (k, v) in params {
+        if matches!(
+            v,
+            Value::Bool(_) | Value::Int(_) | Value::Float(_) | Value::Str(_)
+        ) {
+            values.insert(format!("${k}"), v.to_scalar()?);
+        }
+    }
+    Ok(ParamValues(values))
+}
+
+/// Bounded and shared by every caller of a graph.
+pub struct PlanCache {
+    plans: moka::sync::Cache<PlanKey, Arc<CachedPlan>>,
+}
+
+impl PlanCache {
+    pub fn new(entries: u64) -> Self {
+        Self {
+            plans: moka::sync::Cache::builder()
+                .max_capacity(entries)
+                .eviction_policy(moka::policy::EvictionPolicy::lru())
+                .build(),
+        }
+    }
+
+    /// The plan for `key` that serves `params`.
+    pub fn get(&self, key: &PlanKey, params: &Params) -> Option<Arc<CachedPlan>> {
+        self.plans.get(key).filter(|p| p.serves(params))
+    }
+
+    pub fn insert(&self, key: PlanKey, plan: Arc<CachedPlan>) {
+        self.plans.insert(key, plan);
+    }
+
+    /// Forgets every plan (the graph's data changed).
+    pub fn clear(&self) {
+        self.plans.invalidate_all();
+    }
+}
+
+/// Where a query's plan came from (EXPLAIN's `== plan cache ==`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CacheUse {
+    /// The graph has no plan cache (`--no-cache`).
+    Off,
+    /// Planned now and kept.
+    Miss(Reuse),
+    /// Found in the cache.
+    Hit(Reuse),
+}
+
+impl fmt::Display for CacheUse {
+    fn fmt(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        let how = |r: &Reuse| {
+            match r {
+            Reuse::Physical => "the physical plan runs again, parameters bound as it starts",
+            Reuse::Logical => {
+                "the optimized plan is bound to the parameters and planned physically per run"
+            }
+            Reuse::None => {
+                "not reusable (a shared subplan or a function whose value depends on when it runs): planned per run"
+            }
+        }
+        };
+        match self {
+            CacheUse::Off => write!(f, "off"),
+            CacheUse::Miss(Reuse::None) => write!(f, "miss: {}", how(&Reuse::None)),
+            CacheUse::Miss(r) => write!(f, "miss: planned and cached; {}", how(r)),
+            CacheUse::Hit(r) => write!(f, "hit: {}", how(r)),
+        }
+    }
+}
