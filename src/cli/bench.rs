@@ -1,12 +1,17 @@
 //! `lance-csr bench`: runs a folder of `.cypher` queries in CSR and join mode (one warm-up run,
 //! then N timed runs of parse + plan + execute each) and reports medians and the join/CSR ratio.
+//! With `--params FILE.csv` the runs take their parameters from the file's lines in turn; with
+//! `--concurrency N --duration S`, N workers share one graph and report queries/s and latency
+//! percentiles instead.
 
 use lance_csr::Format;
 use lance_csr::Params;
 use lance_csr::{Error, Result};
 use lance_csr::{Graph, GraphOptions, Mode};
 use std::path::Path;
-use std::time::Instant;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
 
 /// Timings of one query in one mode, in milliseconds.
 #[derive(Debug, Clone)]
@@ -26,17 +31,19 @@ fn mode_name(m: Mode) -> &'static str {
     }
 }
 
-/// Times `query` on `graph`: a warm-up run, then `runs` timed runs.
+/// Times `query` on `graph`: a warm-up run, then `runs` timed runs, run `i` with
+/// `bindings[i % len]`.
 pub async fn time_query(
     graph: &Graph,
     name: &str,
     query: &str,
-    params: &Params,
+    bindings: &[Params],
     runs: usize,
 ) -> Result<Timing> {
-    let mut rows = graph.query(query, params).await?.num_rows();
+    let mut rows = graph.query(query, &bindings[0]).await?.num_rows();
     let mut ms = Vec::with_capacity(runs);
-    for _ in 0..runs.max(1) {
+    for i in 0..runs.max(1) {
+        let params = &bindings[i % bindings.len()];
         let t = Instant::now();
         let r = graph.query(query, params).await?;
         ms.push(t.elapsed().as_secs_f64() * 1e3);
@@ -53,11 +60,167 @@ pub async fn time_query(
     })
 }
 
+/// Queries per second and latency percentiles of one query under concurrent load.
+#[derive(Debug, Clone)]
+pub struct Throughput {
+    pub query: String,
+    pub mode: Mode,
+    pub workers: usize,
+    pub queries: usize,
+    pub per_second: f64,
+    pub p50_ms: f64,
+    pub p99_ms: f64,
+}
+
+/// Runs `query` on `graph` from `workers` concurrent tasks for `duration`, each run with the
+/// next of `bindings` (shared round robin).
+pub async fn throughput(
+    graph: Arc<Graph>,
+    name: &str,
+    query: &str,
+    bindings: Arc<Vec<Params>>,
+    workers: usize,
+    duration: Duration,
+) -> Result<Throughput> {
+    graph.query(query, &bindings[0]).await?;
+    let next = Arc::new(AtomicUsize::new(0));
+    let query: Arc<str> = query.into();
+    let start = Instant::now();
+    let end = start + duration;
+    let tasks: Vec<_> = (0..workers.max(1))
+        .map(|_| {
+            let (graph, bindings, next, query) =
+                (graph.clone(), bindings.clone(), next.clone(), query.clone());
+            tokio::spawn(async move {
+                let mut ms = Vec::new();
+                while Instant::now() < end {
+                    let i = next.fetch_add(1, Ordering::Relaxed);
+                    let t = Instant::now();
+                    graph.query(&query, &bindings[i % bindings.len()]).await?;
+                    ms.push(t.elapsed().as_secs_f64() * 1e3);
+                }
+                Ok::<_, Error>(ms)
+            })
+        })
+        .collect();
+    let mut ms = Vec::new();
+    for t in tasks {
+        let done = t
+            .await
+            .map_err(|e| Error::Other(format!("a bench worker failed: {e}")))?;
+        ms.extend(done?);
+    }
+    let elapsed = start.elapsed().as_secs_f64();
+    ms.sort_by(|a, b| a.total_cmp(b));
+    let pct = |p: f64| ms[((ms.len() as f64 * p) as usize).min(ms.len() - 1)];
+    Ok(Throughput {
+        query: name.to_string(),
+        mode: graph.options().mode,
+        workers: workers.max(1),
+        queries: ms.len(),
+        per_second: ms.len() as f64 / elapsed,
+        p50_ms: pct(0.50),
+        p99_ms: pct(0.99),
+    })
+}
+
+/// The throughput report: a table, or CSV lines.
+pub fn throughput_report(rows: &[Throughput], format: Format) -> String {
+    let mut out = String::new();
+    if format == Format::Csv {
+        out.push_str("query,mode,workers,queries,queries_per_s,p50_ms,p99_ms\n");
+        for t in rows {
+            out.push_str(&format!(
+                "{},{},{},{},{:.1},{:.3},{:.3}\n",
+                t.query,
+                mode_name(t.mode),
+                t.workers,
+                t.queries,
+                t.per_second,
+                t.p50_ms,
+                t.p99_ms
+            ));
+        }
+        return out;
+    }
+    out.push_str(&format!(
+        "{:<32} {:>5} {:>8} {:>10} {:>12} {:>9} {:>9}\n",
+        "query", "mode", "workers", "queries", "queries/s", "p50 ms", "p99 ms"
+    ));
+    for t in rows {
+        out.push_str(&format!(
+            "{:<32} {:>5} {:>8} {:>10} {:>12.1} {:>9.3} {:>9.3}\n",
+            t.query,
+            mode_name(t.mode),
+            t.workers,
+            t.queries,
+            t.per_second,
+            t.p50_ms,
+            t.p99_ms
+        ));
+    }
+    out
+}
+
+/// Parameter bindings from a CSV file: a header of parameter names, then one binding per
+/// line. A field that is a Cypher literal (`42`, `'Ann'`, `[1, 2]`) is that value; any
+/// other field is a string.
+pub fn read_bindings(path: &Path) -> Result<Vec<Params>> {
+    let mut reader = csv::ReaderBuilder::new()
+        .trim(csv::Trim::All)
+        .from_path(path)
+        .map_err(|e| Error::Other(format!("cannot read {}: {e}", path.display())))?;
+    let names: Vec<String> = reader
+        .headers()
+        .map_err(|e| Error::Other(format!("{}: {e}", path.display())))?
+        .iter()
+        .map(|h| h.trim_start_matches('$').to_string())
+        .collect();
+    if names.iter().any(|n| n.is_empty()) {
+        return Err(Error::Other(format!(
+            "{}: the header must name every column's parameter",
+            path.display()
+        )));
+    }
+    let mut out = Vec::new();
+    for (i, rec) in reader.records().enumerate() {
+        let rec = rec.map_err(|e| Error::Other(format!("{}: {e}", path.display())))?;
+        let mut p = Params::new();
+        for (name, field) in names.iter().zip(rec.iter()) {
+            let value = match lance_csr::parse_param(&format!("{name}={field}")) {
+                Ok((_, v)) => v,
+                Err(_) => lance_csr::param(field),
+            };
+            p.insert(name.clone(), value);
+        }
+        if p.len() != names.len() {
+            return Err(Error::Other(format!(
+                "{}: line {} has {} fields, the header {}",
+                path.display(),
+                i + 2,
+                rec.len(),
+                names.len()
+            )));
+        }
+        out.push(p);
+    }
+    if out.is_empty() {
+        return Err(Error::Other(format!(
+            "{}: no parameter lines after the header",
+            path.display()
+        )));
+    }
+    Ok(out)
+}
+
 /// What `bench` runs and how it reports.
 pub struct Run<'a> {
     /// Timed runs per query and mode (after one warm-up run).
     pub runs: usize,
-    pub params: &'a Params,
+    /// Parameters of the runs, taken in turn (one binding: every run the same).
+    pub bindings: &'a [Params],
+    /// Concurrent workers and how long they run: a throughput run instead of medians.
+    pub load: Option<(usize, Duration)>,
     pub format: Format,
     /// One mode only (default: both).
     pub only: Option<Mode>,
@@ -69,12 +232,16 @@ pub struct Run<'a> {
 pub async fn run(graph_path: &Path, dir: &Path, run: &Run<'_>) -> Result<Vec<Timing>> {
     let Run {
         runs,
-        params,
+        bindings,
+        load,
         format,
         only,
         ref options,
         phases,
     } = *run;
+    if bindings.is_empty() {
+        return Err(Error::Other("no parameter bindings to run with".into()));
+    }
     let mut files: Vec<_> = std::fs::read_dir(dir)
         .map_err(|e| Error::Other(format!("cannot read {}: {e}", dir.display())))?
         .filter_map(|e| e.ok().map(|e| e.path()))
@@ -105,28 +272,41 @@ pub async fn run(graph_path: &Path, dir: &Path, run: &Run<'_>) -> Result<Vec<Tim
         graph_path.display(),
         t0.elapsed().as_secs_f64()
     );
-    let mut graphs = vec![first];
+    let mut graphs = vec![Arc::new(first)];
     for m in &modes[1..] {
         let g = graphs[0].with_mode(*m).await?;
-        graphs.push(g);
+        graphs.push(Arc::new(g));
+    }
+    if let Some((workers, duration)) = load {
+        let shared = Arc::new(bindings.to_vec());
+        let mut rows = Vec::new();
+        for f in &files {
+            let name = stem(f);
+            let query = std::fs::read_to_string(f)?;
+            for g in &graphs {
+                eprintln!("  {name} [{}] ...", mode_name(g.options().mode));
+                let t = throughput(g.clone(), &name, &query, shared.clone(), workers, duration)
+                    .await
+                    .map_err(|e| Error::Other(format!("{name}: {}", e.render(&query))))?;
+                rows.push(t);
+            }
+        }
+        print!("{}", throughput_report(&rows, format));
+        return Ok(vec![]);
     }
     let mut timings = Vec::new();
     let mut phase_lines = Vec::new();
     for f in &files {
-        let name = f
-            .file_stem()
-            .unwrap_or_default()
-            .to_string_lossy()
-            .to_string();
+        let name = stem(f);
         let query = std::fs::read_to_string(f)?;
         for g in &graphs {
             eprintln!("  {name} [{}] ...", mode_name(g.options().mode));
-            let t = time_query(g, &name, &query, params, runs)
+            let t = time_query(g, &name, &query, bindings, runs)
                 .await
                 .map_err(|e| Error::Other(format!("{name}: {}", e.render(&query))))?;
             timings.push(t);
             if phases {
-                let p = time_phases(g, &query, params, runs)
+                let p = time_phases(g, &query, bindings, runs)
                     .await
                     .map_err(|e| Error::Other(format!("{name}: {}", e.render(&query))))?;
                 phase_lines.push(phase_line(&name, g.options().mode, &p));
@@ -136,7 +316,7 @@ pub async fn run(graph_path: &Path, dir: &Path, run: &Run<'_>) -> Result<Vec<Tim
     print!("{}", report(&timings, format));
     if phases {
         println!(
-            "\nmedian ms per phase\n{:<32} {:>5} {:>8} {:>8} {:>8} {:>8} {:>8} {:>8} {:>8} {:>8}",
+            "\nmedian ms per phase (a cached plan: `cache` is the lookup and binding, the planning phases 0)\n{:<32} {:>5} {:>8} {:>8} {:>8} {:>8} {:>8} {:>8} {:>8} {:>8} {:>8}",
             "query",
             "mode",
             "session",
@@ -145,6 +325,7 @@ pub async fn run(graph_path: &Path, dir: &Path, run: &Run<'_>) -> Result<Vec<Tim
             "bind",
             "optimize",
             "physical",
+            "cache",
             "execute",
             "total"
         );
@@ -155,12 +336,27 @@ pub async fn run(graph_path: &Path, dir: &Path, run: &Run<'_>) -> Result<Vec<Tim
     Ok(timings)
 }
 
+/// The file name of `f` without extension.
+fn stem(f: &Path) -> String {
+    f.file_stem()
+        .unwrap_or_default()
+        .to_string_lossy()
+        .to_string()
+}
+
 /// The median of each phase over `runs` runs of `query` (after a warm-up run).
-async fn time_phases(graph: &Graph, query: &str, params: &Params, runs: usize) -> Result<Vec<f64>> {
-    graph.time_phases(query, params).await?;
-    let mut samples: Vec<Vec<f64>> = vec![Vec::new(); 8];
-    for _ in 0..runs.max(1) {
-        let p = graph.time_phases(query, params).await?;
+async fn time_phases(
+    graph: &Graph,
+    query: &str,
+    bindings: &[Params],
+    runs: usize,
+) -> Result<Vec<f64>> {
+    graph.time_phases(query, &bindings[0]).await?;
+    let mut samples: Vec<Vec<f64>> = vec![Vec::new(); 9];
+    for i in 0..runs.max(1) {
+        let p = graph
+            .time_phases(query, &bindings[i % bindings.len()])
+            .await?;
         let phases = [
             p.session,
             p.planning_stack,
@@ -168,6 +364,7 @@ async fn time_phases(graph: &Graph, query: &str, params: &Params, runs: usize) -
             p.bind_and_lower,
             p.optimize,
             p.physical_planning,
+            p.cache,
             p.execute,
             p.total,
         ];

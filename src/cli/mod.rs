@@ -73,9 +73,12 @@ pub struct QueryArgs {
     pub limits: Limits,
 }
 
-/// Resource limits of a query command.
+/// Resource limits and the plan cache of a query command.
 #[derive(Args, Debug, Clone, Default)]
 pub struct Limits {
+    /// Plan every query anew instead of reusing cached plans (for comparison).
+    #[arg(long)]
+    pub no_cache: bool,
     /// Stop a query that runs longer than this (`30s`, `500ms`, `2m`; a bare number is
     /// seconds) with a "limit exceeded" error.
     #[arg(long, value_parser = lance_csr::parse_duration)]
@@ -91,6 +94,7 @@ impl Limits {
         GraphOptions {
             timeout: self.timeout,
             memory_limit: self.memory_limit,
+            no_plan_cache: self.no_cache,
             ..options
         }
     }
@@ -150,9 +154,21 @@ pub enum Command {
         #[arg(long = "disable", value_name = "RULE")]
         disable: Vec<lance_csr::Rule>,
         /// Also report where each query's time goes: medians of parse, bind + lower,
-        /// optimize, physical planning and execution.
+        /// optimize, physical planning, plan cache lookup and execution.
         #[arg(long)]
         phases: bool,
+        /// Parameter bindings, one per line after a header of parameter names (`id` then
+        /// `1007`, `1042`, ...); the runs take them in turn. Fields are Cypher literals
+        /// (`42`, `'Ann'`) or else strings.
+        #[arg(long = "params", value_name = "FILE.csv")]
+        params_file: Option<PathBuf>,
+        /// Run each query from this many concurrent workers sharing one graph, for
+        /// --duration, and report queries/s and p50/p99 latency instead of medians.
+        #[arg(long)]
+        concurrency: Option<usize>,
+        /// How long a --concurrency run lasts (`10s`, `500ms`, `1m`).
+        #[arg(long, value_parser = lance_csr::parse_duration, default_value = "10s")]
+        duration: std::time::Duration,
         #[command(flatten)]
         limits: Limits,
     },
@@ -360,9 +376,26 @@ async fn execute(cli: Cli) -> std::result::Result<(), CliError> {
             mode,
             disable,
             phases,
+            params_file,
+            concurrency,
+            duration,
             limits,
         } => {
             let params = parse_params(&params)?;
+            // Each binding from the file, with the --param values added.
+            let bindings = match &params_file {
+                None => vec![params.clone()],
+                Some(f) => crate::cli::bench::read_bindings(f)?
+                    .into_iter()
+                    .map(|mut b| {
+                        b.extend(params.clone());
+                        b
+                    })
+                    .collect(),
+            };
+            if concurrency == Some(0) {
+                return Err(Error::Other("--concurrency must be at least 1".into()).into());
+            }
             let mut rules = lance_csr::RuleSwitches::default();
             for r in &disable {
                 rules.switch_off(*r);
@@ -373,7 +406,8 @@ async fn execute(cli: Cli) -> std::result::Result<(), CliError> {
             });
             let run = crate::cli::bench::Run {
                 runs,
-                params: &params,
+                bindings: &bindings,
+                load: concurrency.map(|n| (n, duration)),
                 format,
                 only: mode,
                 options,

@@ -333,9 +333,116 @@ fn index_build_status_and_bench() {
             .skip(2)
             .map(|x| x.parse().unwrap())
             .collect();
-        assert_eq!(ms.len(), 8, "{line}");
-        assert!(ms[7] >= ms[6] && ms[6] > 0.0, "{line}");
+        assert_eq!(ms.len(), 9, "{line}");
+        assert!(ms[8] >= ms[7] && ms[7] > 0.0, "{line}");
     }
+
+    // Many bindings from a CSV file (made by a query), latency medians and then throughput.
+    let o = run(&[
+        "query",
+        "--graph",
+        cfg,
+        "--format",
+        "csv",
+        "MATCH (p:Person) RETURN p.id AS id ORDER BY id LIMIT 20",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let ids = dir.path().join("ids.csv");
+    std::fs::write(&ids, stdout(&o)).unwrap();
+    assert_eq!(stdout(&o).lines().count(), 21);
+    let by_id = dir.path().join("by_id");
+    std::fs::create_dir_all(&by_id).unwrap();
+    std::fs::write(
+        by_id.join("friends.cypher"),
+        "MATCH (p:Person {id: $id})-[:KNOWS]->(f) RETURN count(*)",
+    )
+    .unwrap();
+    let bench = |extra: &[&str]| {
+        let mut args = vec![
+            "bench",
+            "--graph",
+            cfg,
+            "--queries",
+            by_id.to_str().unwrap(),
+            "--params",
+            ids.to_str().unwrap(),
+            "--format",
+            "csv",
+        ];
+        args.extend_from_slice(extra);
+        run(&args)
+    };
+    let o = bench(&["--runs", "40"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(stdout(&o).contains("friends,csr,"), "{}", stdout(&o));
+    let o = bench(&["--concurrency", "2", "--duration", "300ms", "--mode", "csr"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let s = stdout(&o);
+    let lines: Vec<&str> = s.lines().collect();
+    assert_eq!(
+        lines[0],
+        "query,mode,workers,queries,queries_per_s,p50_ms,p99_ms"
+    );
+    let f: Vec<&str> = lines[1].split(',').collect();
+    assert_eq!(&f[..3], ["friends", "csr", "2"], "{s}");
+    let (n, qps, p50, p99): (usize, f64, f64, f64) = (
+        f[3].parse().unwrap(),
+        f[4].parse().unwrap(),
+        f[5].parse().unwrap(),
+        f[6].parse().unwrap(),
+    );
+    assert!(n > 0 && qps > 0.0 && p99 >= p50 && p50 > 0.0, "{s}");
+    // A bindings file whose header names no parameter, or with no lines, is an error.
+    std::fs::write(dir.path().join("bad.csv"), "id\n").unwrap();
+    let o = run(&[
+        "bench",
+        "--graph",
+        cfg,
+        "--queries",
+        by_id.to_str().unwrap(),
+        "--params",
+        dir.path().join("bad.csv").to_str().unwrap(),
+    ]);
+    assert!(!o.status.success());
+    assert!(stderr(&o).contains("no parameter lines"), "{}", stderr(&o));
+}
+
+/// EXPLAIN says where the plan comes from; `--no-cache` switches the cache off.
+#[test]
+fn explain_reports_the_plan_cache() {
+    let g = sample_graph();
+    let q = "MATCH (p:Person {id: $id})-[:KNOWS]->(f:Person) WHERE f.age > $age RETURN f.firstName";
+    let o = run(&["explain", "--graph", g, "-p", "id=1", "-p", "age=20", q]);
+    let s = stdout(&o);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(
+        s.contains("== plan cache ==\nmiss: planned and cached; the physical plan runs again"),
+        "{s}"
+    );
+    // The kept plan reads the parameters as it runs.
+    let kept = &s[s
+        .find("== cached physical plan ==")
+        .expect("kept plan shown")..];
+    assert!(
+        kept.contains("ConstRowExec: $id") && kept.contains("> $age"),
+        "{kept}"
+    );
+    let o = run(&[
+        "explain",
+        "--graph",
+        g,
+        "--no-cache",
+        "-p",
+        "id=1",
+        "-p",
+        "age=20",
+        q,
+    ]);
+    assert!(
+        stdout(&o).contains("== plan cache ==\noff"),
+        "{}",
+        stdout(&o)
+    );
 }
 
 #[test]
@@ -352,7 +459,7 @@ fn shell_runs_multi_line_queries_and_commands() {
         .take()
         .unwrap()
         .write_all(
-            b"MATCH (p:Person)\nRETURN count(*) AS people;\n:timing\n:explain RETURN 1;\n:quit\n",
+            b"MATCH (p:Person)\nRETURN count(*) AS people;\n:timing\n:explain RETURN 1;\n:explain RETURN 1;\n:quit\n",
         )
         .unwrap();
     let o = child.wait_with_output().unwrap();
@@ -363,6 +470,11 @@ fn shell_runs_multi_line_queries_and_commands() {
         s.contains("timing on") && s.contains("== physical plan ==") && s.contains("time: "),
         "{s}"
     );
+    // A repeated query reuses its plan (the graph is unchanged between the two).
+    let first = s
+        .find("== plan cache ==\nmiss")
+        .expect("first explain plans");
+    assert!(s[first..].contains("== plan cache ==\nhit"), "{s}");
 }
 
 /// A `;` inside a string doesn't end the statement; a script whose query failed exits

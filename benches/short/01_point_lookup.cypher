@@ -1,0 +1,2 @@
+// A person by key.
+MATCH (p:Person {id: $id}) RETURN p.firstName, p.lastName, p.age
