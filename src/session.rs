@@ -50,6 +50,12 @@ pub struct GraphOptions {
     pub memory_limit: Option<usize>,
     /// Plan every query anew (no plan cache; `--no-cache`).
     pub no_plan_cache: bool,
+    /// Read each index file that is up to date only when a plan first needs it (the
+    /// one-shot CLI commands): opening costs a header read per file. Its checksum is then
+    /// checked on first use; a damaged file makes the hops it serves run as joins (`index
+    /// build` rewrites it). Missing and stale indexes are built when the graph opens either
+    /// way.
+    pub defer_indexes: bool,
 }
 
 /// An opened graph, ready for queries.
@@ -214,18 +220,20 @@ pub fn parse_param(kv: &str) -> Result<(String, Value)> {
     Ok((k.to_string(), value))
 }
 
-/// Distinct counts of keys and endpoints from the indexes: a key per node row; the sources
-/// (targets) of an edge table are the nodes with an out- (in-) edge in its CSR.
+/// Distinct counts of keys and endpoints from the indexes: a key per node row (a label with
+/// a key index has unique keys); the sources (targets) of an edge table are the nodes with an
+/// out- (in-) edge in its CSR, counted where the CSR is in memory (not for deferred ones).
 fn key_statistics_from_csr(catalog: &Catalog, idx: &GraphIndexes) {
     for (label, info) in &catalog.nodes {
-        if let (Some(p), Some(keys)) = (
+        if let (Some(p), true) = (
             crate::catalog::key_statistics(&info.table),
-            idx.keys.get(label),
+            idx.keys.contains_key(label),
         ) {
-            p.set_distinct(&info.key, keys.len());
+            p.set_distinct(&info.key, info.table.num_rows);
         }
     }
-    for (r, csr) in catalog.rels.iter().zip(&idx.csr) {
+    let loaded = idx.csr.iter().map(|c| c.as_ref().and_then(|c| c.loaded()));
+    for (r, csr) in catalog.rels.iter().zip(loaded) {
         if let (Some(p), Some(csr)) = (crate::catalog::key_statistics(&r.table), csr) {
             let with_edges =
                 |c: &crate::csr::Csr| c.offsets.windows(2).filter(|w| w[1] > w[0]).count();
@@ -335,7 +343,14 @@ impl Graph {
     ) -> Result<Self> {
         let ctx = session(&options, Default::default())?;
         let indexes = if options.mode == Mode::Csr {
-            let (idx, _) = open_indexes(&catalog, &ctx.state(), reuse, progress).await?;
+            let (idx, _) = open_indexes(
+                &catalog,
+                &ctx.state(),
+                reuse,
+                options.defer_indexes,
+                progress,
+            )
+            .await?;
             key_statistics_from_csr(&catalog, &idx);
             Some(Arc::new(idx))
         } else {
@@ -407,7 +422,7 @@ impl Graph {
         let config = GraphConfig::from_file(path)?;
         let catalog = Catalog::open(config, &mut BTreeMap::new()).await?;
         let ctx = session(&GraphOptions::default(), Default::default())?;
-        let (_, report) = open_indexes(&catalog, &ctx.state(), None, progress).await?;
+        let (_, report) = open_indexes(&catalog, &ctx.state(), None, false, progress).await?;
         Ok(report)
     }
 
@@ -428,8 +443,14 @@ impl Graph {
         let mut built = 0;
         let indexes = match (&self.indexes, self.options.mode) {
             (Some(old), Mode::Csr) => {
-                let (idx, report) =
-                    open_indexes(&catalog, &self.ctx.state(), Some(old), &mut |_| {}).await?;
+                let (idx, report) = open_indexes(
+                    &catalog,
+                    &self.ctx.state(),
+                    Some(old),
+                    self.options.defer_indexes,
+                    &mut |_| {},
+                )
+                .await?;
                 built = report.built;
                 Some(Arc::new(idx))
             }

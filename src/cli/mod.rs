@@ -463,7 +463,8 @@ async fn execute(cli: Cli) -> std::result::Result<(), CliError> {
     Ok(())
 }
 
-/// The graph of a query command, in its mode and with its rules switched off.
+/// The graph of a one-shot query command, in its mode and with its rules switched off; its
+/// index files are read only as the query's plan needs them.
 async fn open_args(args: &QueryArgs) -> Result<Graph> {
     let mut rules = lance_csr::RuleSwitches::default();
     for r in &args.disable {
@@ -474,6 +475,7 @@ async fn open_args(args: &QueryArgs) -> Result<Graph> {
         args.limits.apply(GraphOptions {
             mode: args.mode,
             rules,
+            defer_indexes: true,
             ..Default::default()
         }),
     )

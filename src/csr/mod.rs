@@ -199,15 +199,79 @@ pub fn as_i64(a: &dyn Array) -> Result<arrow::array::Int64Array> {
     Ok(c.as_primitive::<Int64Type>().clone())
 }
 
+/// An index of the graph: in memory, or an up-to-date file read when a plan first needs it
+/// (a graph opened with deferred indexes). `stamp` is what it was built from (dataset
+/// versions), known without reading it.
+pub struct Slot<T, S> {
+    pub stamp: S,
+    value: std::sync::OnceLock<Option<Arc<T>>>,
+    load: Option<Box<dyn Fn() -> Option<T> + Send + Sync>>,
+}
+
+impl<T, S> Slot<T, S> {
+    pub fn ready(stamp: S, value: Arc<T>) -> Self {
+        Self {
+            stamp,
+            value: Some(value).into(),
+            load: None,
+        }
+    }
+
+    /// Read by `load` on first use; `None` from it (a file found damaged only then): the
+    /// index is missing for this graph, and the hops it would serve run as joins.
+    pub fn deferred(stamp: S, load: impl Fn() -> Option<T> + Send + Sync + 'static) -> Self {
+        Self {
+            stamp,
+            value: std::sync::OnceLock::new(),
+            load: Some(Box::new(load)),
+        }
+    }
+
+    pub fn get(&self) -> Option<Arc<T>> {
+        self.value
+            .get_or_init(|| self.load.as_ref().and_then(|l| l()).map(Arc::new))
+            .clone()
+    }
+
+    /// The index if it is in memory already (nothing read).
+    pub fn loaded(&self) -> Option<Arc<T>> {
+        self.value.get().cloned().flatten()
+    }
+}
+
+impl<T, S: std::fmt::Debug> std::fmt::Debug for Slot<T, S> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let state = match self.value.get() {
+            Some(Some(_)) => "loaded",
+            Some(None) => "unusable",
+            None => "deferred",
+        };
+        write!(f, "Slot({:?}, {state})", self.stamp)
+    }
+}
+
 /// Indexes of a whole graph: node keys per label and a CSR per relationship table.
 #[derive(Debug, Default, Clone)]
 pub struct GraphIndexes {
-    pub keys: std::collections::BTreeMap<String, Arc<NodeKeys>>,
+    /// By label, stamped with the node table's version.
+    pub keys: std::collections::BTreeMap<String, Arc<Slot<NodeKeys, Option<u64>>>>,
     /// By relationship table index; `None` where the table has no CSR (non-integer keys).
-    pub csr: Vec<Option<Arc<CsrIndex>>>,
+    pub csr: Vec<Option<Arc<Slot<CsrIndex, Option<Versions>>>>>,
     /// Full columns of node tables (by label) and relationship tables (by index), loaded on use.
     pub node_columns: std::collections::BTreeMap<String, Arc<TableColumns>>,
     pub rel_columns: Vec<Arc<TableColumns>>,
+}
+
+impl GraphIndexes {
+    /// The node keys of `label` (read now if deferred).
+    pub fn keys(&self, label: &str) -> Option<Arc<NodeKeys>> {
+        self.keys.get(label)?.get()
+    }
+
+    /// The CSR of relationship table `rel` (read now if deferred).
+    pub fn csr(&self, rel: usize) -> Option<Arc<CsrIndex>> {
+        self.csr.get(rel)?.as_ref()?.get()
+    }
 }
 
 #[cfg(test)]

@@ -288,6 +288,14 @@ pub fn write_keys(path: &Path, k: &NodeKeys) -> Result<()> {
     write_atomic(path, &with_checksum(out))
 }
 
+/// The stamped version of a keys file, without reading the keys.
+pub fn read_keys_version(path: &Path) -> Option<u64> {
+    let mut f = std::fs::File::open(path).ok()?;
+    let mut head = [0u8; 16];
+    std::io::Read::read_exact(&mut f, &mut head).ok()?;
+    (&head[..8] == KEYS_MAGIC).then(|| u64::from_le_bytes(head[8..].try_into().expect("8 bytes")))
+}
+
 pub fn read_keys(path: &Path, version: u64) -> Read<NodeKeys> {
     let parse = |r: &mut Reader<'_>| -> Result<Option<NodeKeys>> {
         if r.u64()? != version {

@@ -3,9 +3,10 @@
 //! written back.
 
 use super::persist::{
-    file_for, read_csr, read_csr_versions, read_keys, write_csr, write_keys, Read,
+    file_for, read_csr, read_csr_versions, read_keys, read_keys_version, write_csr, write_keys,
+    Read,
 };
-use super::{CsrIndex, GraphIndexes, NodeKeys, TableColumns, Versions};
+use super::{CsrIndex, GraphIndexes, NodeKeys, Slot, TableColumns, Versions};
 use crate::catalog::Catalog;
 use crate::error::Result;
 use datafusion::catalog::Session;
@@ -21,6 +22,8 @@ pub struct IndexReport {
     pub built: usize,
     /// Indexes read from up-to-date files.
     pub read: usize,
+    /// Up-to-date files left to be read when a plan first needs them (deferred opening).
+    pub deferred: usize,
     pub edges_indexed: usize,
     /// Time spent building CSRs (not counting reading the endpoint columns).
     pub build_seconds: f64,
@@ -94,11 +97,15 @@ fn integer_key(t: &arrow::datatypes::DataType) -> bool {
 }
 
 /// Loads or builds every index of the graph. `reuse` holds indexes from an earlier open; one
-/// whose versions still match is kept as is (no work on an unchanged graph).
+/// whose versions still match is kept as is (no work on an unchanged graph). With `defer`, an
+/// index whose file is stamped with the datasets' versions is read only when a plan first
+/// needs it (its checksum checked then; a damaged one makes the hops it serves run as joins
+/// until `index build`); missing and stale ones are built now, as always.
 pub async fn open_indexes(
     catalog: &Catalog,
     state: &dyn Session,
     reuse: Option<&GraphIndexes>,
+    defer: bool,
     progress: &mut dyn FnMut(&str),
 ) -> Result<(GraphIndexes, IndexReport)> {
     let dir = persist_dir(catalog);
@@ -108,7 +115,7 @@ pub async fn open_indexes(
         // Columns already loaded stay valid while the table's version is unchanged.
         let old_keys = reuse.and_then(|r| r.keys.get(label));
         let unchanged =
-            n.table.version.is_some() && old_keys.and_then(|k| k.version) == n.table.version;
+            n.table.version.is_some() && old_keys.is_some_and(|k| k.stamp == n.table.version);
         let cols = match reuse.and_then(|r| r.node_columns.get(label)) {
             Some(c) if unchanged => c.clone(),
             _ => Arc::new(TableColumns::new(n.table.data_provider(), &n.table.origin)),
@@ -128,6 +135,18 @@ pub async fn open_indexes(
             let cfg = &catalog.config.nodes[label];
             file_for(d, &cfg.source, &[&cfg.id], "keys")
         });
+        if let (true, Some(f), Some(v)) = (defer, &file, n.table.version) {
+            if read_keys_version(f) == Some(v) {
+                let f = f.clone();
+                let slot = Slot::deferred(Some(v), move || match read_keys(&f, v) {
+                    Read::Ok(k) => Some(k),
+                    _ => None,
+                });
+                out.keys.insert(label.clone(), Arc::new(slot));
+                report.deferred += 1;
+                continue;
+            }
+        }
         let loaded = match (&file, n.table.version) {
             (Some(f), Some(v)) => usable(read_keys(f, v), f, &mut report, progress),
             _ => None,
@@ -165,7 +184,10 @@ pub async fn open_indexes(
                 k
             }
         };
-        out.keys.insert(label.clone(), Arc::new(keys));
+        out.keys.insert(
+            label.clone(),
+            Arc::new(Slot::ready(keys.version, Arc::new(keys))),
+        );
     }
     for r in &catalog.rels {
         let cols = Arc::new(TableColumns::new(r.table.data_provider(), &r.table.origin));
@@ -175,7 +197,7 @@ pub async fn open_indexes(
             out.csr.push(None);
             continue;
         };
-        let versions = match (r.table.version, fk.version, tk.version) {
+        let versions = match (r.table.version, fk.stamp, tk.stamp) {
             (Some(e), Some(f), Some(t)) => Some(Versions {
                 edges: e,
                 from: f,
@@ -189,7 +211,7 @@ pub async fn open_indexes(
                 .and_then(|c| c.as_ref()),
             versions,
         ) {
-            if old.versions == Some(v) {
+            if old.stamp == Some(v) {
                 out.rel_columns[r.index] =
                     reuse.expect("reuse is some").rel_columns[r.index].clone();
                 out.csr.push(Some(old.clone()));
@@ -197,6 +219,23 @@ pub async fn open_indexes(
             }
         }
         let file = dir.map(|d| csr_file(d, catalog, r));
+        if let (true, Some(f), Some(v)) = (defer, &file, versions) {
+            if read_csr_versions(f) == Some(v) {
+                let f = f.clone();
+                let slot = Slot::deferred(Some(v), move || match read_csr(&f, v) {
+                    Read::Ok(i) => Some(i),
+                    _ => None,
+                });
+                out.csr.push(Some(Arc::new(slot)));
+                report.deferred += 1;
+                continue;
+            }
+        }
+        // Building needs the endpoints' keys in memory.
+        let (Some(fk), Some(tk)) = (fk.get(), tk.get()) else {
+            out.csr.push(None);
+            continue;
+        };
         let loaded = match (&file, versions) {
             (Some(f), Some(v)) => usable(read_csr(f, v), f, &mut report, progress),
             _ => None,
@@ -217,8 +256,8 @@ pub async fn open_indexes(
                 let idx = CsrIndex::build(
                     scan.get(&r.cfg.src)?.as_ref(),
                     scan.get(&r.cfg.dst)?.as_ref(),
-                    fk,
-                    tk,
+                    &fk,
+                    &tk,
                     versions,
                 )?;
                 let secs = t.elapsed().as_secs_f64();
@@ -244,7 +283,8 @@ pub async fn open_indexes(
             }
         };
         report.csr_bytes += idx.memory_bytes();
-        out.csr.push(Some(Arc::new(idx)));
+        out.csr
+            .push(Some(Arc::new(Slot::ready(idx.versions, Arc::new(idx)))));
     }
     Ok((out, report))
 }

@@ -21,9 +21,9 @@ impl<'c> Lowerer<'c> {
     ) -> Option<CsrData> {
         let idx = self.indexes?;
         Some(CsrData {
-            index: idx.csr.get(rel)?.as_ref()?.clone(),
-            near_keys: idx.keys.get(near_label)?.clone(),
-            far_keys: idx.keys.get(far_label)?.clone(),
+            index: idx.csr(rel)?,
+            near_keys: idx.keys(near_label)?,
+            far_keys: idx.keys(far_label)?,
             edges: idx.rel_columns.get(rel)?.clone(),
             target: idx.node_columns.get(far_label)?.clone(),
         })

@@ -87,7 +87,7 @@ impl<'c> Lowerer<'c> {
             return Ok(None);
         };
         let (Some(keys), Some(columns)) =
-            (idx.keys.get(&info.label), idx.node_columns.get(&info.label))
+            (idx.keys(&info.label), idx.node_columns.get(&info.label))
         else {
             return Ok(None);
         };

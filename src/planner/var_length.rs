@@ -105,7 +105,7 @@ impl<'c> Lowerer<'c> {
                     (min, max),
                     eids_col(prefix),
                     target,
-                    idx.keys[near_label].clone(),
+                    idx.keys(near_label).expect("checked by the hops"),
                     idx.node_columns[far_label].clone(),
                 )?;
                 st.plan = LogicalPlan::Extension(Extension { node: Arc::new(n) });
@@ -149,7 +149,7 @@ impl<'c> Lowerer<'c> {
         far_label: &str,
     ) -> Option<(Vec<VarHop>, Vec<String>, usize, usize)> {
         let idx = self.indexes?;
-        idx.keys.get(near_label)?;
+        idx.keys(near_label)?;
         idx.node_columns.get(far_label)?;
         let mut labels: Vec<String> = vec![near_label.to_string()];
         let slot = |l: &str, labels: &mut Vec<String>| match labels.iter().position(|x| x == l) {
@@ -163,7 +163,7 @@ impl<'c> Lowerer<'c> {
         let mut hops = Vec::new();
         for &t in tables {
             let info = self.catalog.rels.get(t)?;
-            let index = idx.csr.get(t)?.as_ref()?.clone();
+            let index = idx.csr(t)?;
             let edges = idx.rel_columns.get(t)?.clone();
             let (from, to) = (&info.cfg.from, &info.cfg.to);
             let mut walks = Vec::new();

@@ -215,8 +215,16 @@ async fn corrupt_index_files_are_detected_and_rebuilt() {
         }),
         ("truncated", good[..good.len() - 10].to_vec()),
     ];
+    let deferred = lance_csr::GraphOptions {
+        defer_indexes: true,
+        ..Default::default()
+    };
     for (what, bytes) in damages {
         std::fs::write(&file, &bytes).unwrap();
+        // Opened with deferred indexes, the damage shows only when the query reads the
+        // file: its hops then run as joins, with the same answer.
+        let g = Graph::open_with(&cfg, deferred.clone()).await.unwrap();
+        assert_eq!(ids(&g, q).await, want, "{what}, deferred");
         let status = status_without_opening(&cfg).await;
         assert!(
             status
@@ -361,4 +369,59 @@ async fn prepared_queries_see_a_dataset_change_after_refresh() {
     // A graph opened afresh agrees.
     let fresh = Graph::open(&cfg).await.unwrap();
     assert_eq!(run(&friends, &fresh, 6).await, vec!["Ann"]);
+}
+
+/// A graph opened with deferred indexes reads no index file when it opens (one damaged after
+/// it opened shows at the first query that reads it: that query's hops run as joins), and
+/// answers every query as one that read them all.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn deferred_indexes_answer_like_eager_ones() {
+    let (dir, cfg) = sample_on_disk().await;
+    let built = Graph::build_indexes(&cfg, &mut |_| {}).await.unwrap();
+    let eager = Graph::open(&cfg).await.unwrap();
+    let deferred = Graph::open_with(
+        &cfg,
+        lance_csr::GraphOptions {
+            defer_indexes: true,
+            ..Default::default()
+        },
+    )
+    .await
+    .unwrap();
+    assert!(deferred.has_all_indexes());
+    assert!(built.built > 0);
+    for q in [
+        "MATCH (p:Person {id: 1}) RETURN p.firstName",
+        "MATCH (p:Person {id: 1})-[:KNOWS]->(f)-[:KNOWS]->(g) RETURN g.firstName",
+        "MATCH (f:Forum)-[:HAS_MEMBER]->(p:Person) WHERE p.id = 2 RETURN f.title",
+        "MATCH (a:Person)-[:KNOWS*1..3]->(b:Person) RETURN a.id, count(DISTINCT b)",
+        "MATCH (m)-[:HAS_CREATOR]->(p:Person) RETURN labels(m), p.id, count(*)",
+    ] {
+        assert_eq!(ids(&deferred, q).await, ids(&eager, q).await, "{q}");
+    }
+
+    let opened = Graph::open_with(
+        &cfg,
+        lance_csr::GraphOptions {
+            defer_indexes: true,
+            ..Default::default()
+        },
+    )
+    .await
+    .unwrap();
+    let file = index_file(dir.path(), "person_knows_person.lance.");
+    let mut bytes = std::fs::read(&file).unwrap();
+    let at = bytes.len() - 9;
+    bytes[at] ^= 0x04;
+    std::fs::write(&file, &bytes).unwrap();
+    let q = "MATCH (p:Person {id: 1})-[:KNOWS]->(f) RETURN f.firstName";
+    let plan = opened.explain(q, &Params::new()).await.unwrap();
+    assert!(
+        plan.contains("HashJoinExec") && !plan.contains("CsrExpandExec"),
+        "{plan}"
+    );
+    assert_eq!(ids(&opened, q).await, ids(&eager, q).await);
+    // The eager graph read it before the damage.
+    let plan = eager.explain(q, &Params::new()).await.unwrap();
+    assert!(plan.contains("CsrExpandExec"), "{plan}");
 }
