@@ -146,3 +146,63 @@ impl fmt::Display for CacheUse {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::{param, Graph, Params};
+
+    /// The plan-cache line EXPLAIN ends with, for `q` run with `params`.
+    async fn cache_line(g: &Graph, q: &str, params: &Params) -> String {
+        let e = g.explain(q, params).await.unwrap();
+        let at = e.find("== plan cache ==\n").expect("a plan cache section");
+        e[at..].lines().nth(1).unwrap_or_default().to_string()
+    }
+
+    #[tokio::test]
+    async fn plans_are_kept_as_far_as_their_parameters_allow() {
+        let g = Graph::sample().await.unwrap();
+        let id = Params::from([("id".to_string(), param(1i64))]);
+        let other = Params::from([("id".to_string(), param(2i64))]);
+        // Parameters only inside the graph operators: the physical plan is kept, and serves
+        // other values of the same kind.
+        let hop = "MATCH (p:Person {id: $id})-[:KNOWS]->(f) RETURN f.firstName";
+        assert!(cache_line(&g, hop, &id)
+            .await
+            .starts_with("miss: planned and cached; the physical plan"));
+        assert!(cache_line(&g, hop, &other)
+            .await
+            .starts_with("hit: the physical plan"));
+        // Another kind of value: another plan.
+        let s = Params::from([("id".to_string(), param("1"))]);
+        assert!(cache_line(&g, hop, &s).await.starts_with("miss"));
+        // A parameter in DataFusion's own nodes: the optimized plan is kept.
+        let sorted = "MATCH (p:Person) WHERE p.age > $id RETURN p.id ORDER BY p.id";
+        assert!(cache_line(&g, sorted, &id)
+            .await
+            .contains("the optimized plan is bound"));
+        assert!(cache_line(&g, sorted, &other)
+            .await
+            .starts_with("hit: the optimized plan"));
+        // A value that depends on when it runs: planned per run.
+        let random = "MATCH (p:Person) WHERE rand() < 2 RETURN count(*)";
+        for _ in 0..2 {
+            assert!(cache_line(&g, random, &Params::new())
+                .await
+                .starts_with("miss: not reusable"));
+        }
+        // A LIMIT count is part of the plan: another count plans anew.
+        let limited = "MATCH (p:Person) RETURN p.id LIMIT $id";
+        assert!(cache_line(&g, limited, &id).await.starts_with("miss"));
+        assert!(cache_line(&g, limited, &id).await.starts_with("hit"));
+        assert!(cache_line(&g, limited, &other).await.starts_with("miss"));
+        // Switched off.
+        let off = g
+            .with_options(crate::GraphOptions {
+                no_plan_cache: true,
+                ..g.options().clone()
+            })
+            .await
+            .unwrap();
+        assert_eq!(cache_line(&off, hop, &id).await, "off");
+    }
+}

@@ -319,3 +319,79 @@ async fn tck_scenarios_with_a_graph_agree_in_both_modes() {
         mismatches.join("\n")
     );
 }
+
+/// One graph shared by concurrent callers, each running kept plans with values of its own:
+/// every answer is the one planned afresh for that value.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn concurrent_callers_of_kept_plans_get_their_own_answers() {
+    let tables = lance_csr_datasets::social::generate(0.2, 5, &mut |_| {});
+    let graph = std::sync::Arc::new(
+        Graph::from_tables(tables, Default::default())
+            .await
+            .unwrap(),
+    );
+    let fresh = graph
+        .with_options(lance_csr::GraphOptions {
+            no_plan_cache: true,
+            ..graph.options().clone()
+        })
+        .await
+        .unwrap();
+    let queries = [
+        "MATCH (p:Person {id: $id}) RETURN p.firstName, p.age",
+        "MATCH (p:Person {id: $id})-[k:KNOWS]->(f:Person) WHERE f.age > $age RETURN f.id ORDER BY f.id",
+        "MATCH (p:Person {id: $id})-[:KNOWS]->()-[:KNOWS]->(c:Person) RETURN count(DISTINCT c)",
+        "MATCH (f:Forum)-[:HAS_MEMBER]->(p:Person) WHERE p.id = $id RETURN count(f)",
+    ];
+    let ids = fresh
+        .query(
+            "MATCH (p:Person) RETURN p.id ORDER BY p.id LIMIT 40",
+            &Params::new(),
+        )
+        .await
+        .unwrap();
+    let bindings: Vec<Params> = lance_csr::rows(&ids)
+        .into_iter()
+        .enumerate()
+        .map(|(i, r)| {
+            Params::from([
+                (
+                    "id".to_string(),
+                    lance_csr::param(r[0].parse::<i64>().unwrap()),
+                ),
+                ("age".to_string(), lance_csr::param(20 + i as i64 % 30)),
+            ])
+        })
+        .collect();
+    assert_eq!(bindings.len(), 40);
+    let mut expected = Vec::new();
+    for q in queries {
+        for b in &bindings {
+            let r = fresh.query(q, b).await.unwrap();
+            expected.push(lance_csr::rows(&r));
+        }
+    }
+    let expected = std::sync::Arc::new(expected);
+    let nonempty = expected
+        .iter()
+        .filter(|r| !r.is_empty() && r[0][0] != "0")
+        .count();
+    assert!(nonempty > expected.len() / 2, "the bindings find rows");
+    let bindings = std::sync::Arc::new(bindings);
+    let tasks: Vec<_> = (0..6)
+        .map(|w| {
+            let (graph, bindings, expected) = (graph.clone(), bindings.clone(), expected.clone());
+            tokio::spawn(async move {
+                for step in 0..120 {
+                    let i = (w * 37 + step * 11) % (queries.len() * bindings.len());
+                    let (q, b) = (queries[i / bindings.len()], &bindings[i % bindings.len()]);
+                    let got = lance_csr::rows(&graph.query(q, b).await.unwrap());
+                    assert_eq!(got, expected[i], "{q} with {b:?}");
+                }
+            })
+        })
+        .collect();
+    for t in tasks {
+        t.await.unwrap();
+    }
+}
