@@ -156,33 +156,21 @@ pub async fn open_indexes(
                 report.read += 1;
                 k
             }
-            None => {
-                let t = Instant::now();
-                let col = cols.load(state, &n.key).await?;
-                let mut k = match NodeKeys::from_keys(col.as_ref()) {
-                    Ok(k) => k,
-                    Err(e) => {
-                        // Duplicate or null keys: no index; hops on this label run as joins.
-                        let line = format!("node {label}: no index ({e}); hops run as joins");
-                        progress(&line);
-                        report.lines.push(line);
-                        continue;
-                    }
-                };
-                k.version = n.table.version;
-                if let Some(f) = &file {
-                    if let Err(e) = write_keys(f, &k) {
-                        unsaved(&mut report, progress, e);
-                    }
-                }
-                report.built += 1;
-                progress(&format!(
-                    "node keys {label}: {} nodes in {:.2}s",
-                    k.len(),
-                    t.elapsed().as_secs_f64()
-                ));
-                k
-            }
+            None => match build_keys(
+                label,
+                n,
+                &cols,
+                file.as_deref(),
+                state,
+                &mut report,
+                progress,
+            )
+            .await?
+            {
+                Some(k) => k,
+                // Duplicate or null keys: no index; hops on this label run as joins.
+                None => continue,
+            },
         };
         out.keys.insert(
             label.clone(),
@@ -192,7 +180,6 @@ pub async fn open_indexes(
     for r in &catalog.rels {
         let cols = Arc::new(TableColumns::new(r.table.data_provider(), &r.table.origin));
         out.rel_columns.push(cols.clone());
-        let name = format!("{}({}->{})", r.cfg.rel_type, r.cfg.from, r.cfg.to);
         let (Some(fk), Some(tk)) = (out.keys.get(&r.cfg.from), out.keys.get(&r.cfg.to)) else {
             out.csr.push(None);
             continue;
@@ -246,40 +233,8 @@ pub async fn open_indexes(
                 i
             }
             None => {
-                let t = Instant::now();
-                // One scan of the endpoint columns; not kept (the index replaces them).
-                let scan = TableColumns::new(r.table.data_provider(), &r.table.origin);
-                scan.ensure(state, &[r.cfg.src.clone(), r.cfg.dst.clone()])
-                    .await?;
-                let read_secs = t.elapsed().as_secs_f64();
-                let t = Instant::now();
-                let idx = CsrIndex::build(
-                    scan.get(&r.cfg.src)?.as_ref(),
-                    scan.get(&r.cfg.dst)?.as_ref(),
-                    &fk,
-                    &tk,
-                    versions,
-                )?;
-                let secs = t.elapsed().as_secs_f64();
-                if let Some(f) = &file {
-                    if let Err(e) = write_csr(f, &idx) {
-                        unsaved(&mut report, progress, e);
-                    }
-                }
-                report.built += 1;
-                report.build_seconds += secs;
-                report.edges_indexed += idx.out.num_edges();
-                let edges = idx.out.num_edges().max(1);
-                report.read_seconds += read_secs;
-                progress(&format!(
-                    "csr {name}: {} edges, endpoints read in {:.3}s, built in {:.3}s ({:.1}M edges/s), {:.1} bytes/edge per direction",
-                    idx.out.num_edges(),
-                    read_secs,
-                    secs,
-                    idx.out.num_edges() as f64 / secs.max(1e-9) / 1e6,
-                    idx.out.memory_bytes() as f64 / edges as f64,
-                ));
-                idx
+                let edges = (fk.as_ref(), tk.as_ref(), versions);
+                build_csr(r, edges, file.as_deref(), state, &mut report, progress).await?
             }
         };
         report.csr_bytes += idx.memory_bytes();
@@ -287,6 +242,91 @@ pub async fn open_indexes(
             .push(Some(Arc::new(Slot::ready(idx.versions, Arc::new(idx)))));
     }
     Ok((out, report))
+}
+
+/// Builds the node keys of `label` from its key column and writes them to `file`; `None`
+/// (reported) when the keys are not unique and non-null.
+async fn build_keys(
+    label: &str,
+    n: &crate::catalog::NodeInfo,
+    cols: &TableColumns,
+    file: Option<&Path>,
+    state: &dyn Session,
+    report: &mut IndexReport,
+    progress: &mut dyn FnMut(&str),
+) -> Result<Option<NodeKeys>> {
+    let t = Instant::now();
+    let col = cols.load(state, &n.key).await?;
+    let mut k = match NodeKeys::from_keys(col.as_ref()) {
+        Ok(k) => k,
+        Err(e) => {
+            let line = format!("node {label}: no index ({e}); hops run as joins");
+            progress(&line);
+            report.lines.push(line);
+            return Ok(None);
+        }
+    };
+    k.version = n.table.version;
+    if let Some(f) = file {
+        if let Err(e) = write_keys(f, &k) {
+            unsaved(report, progress, e);
+        }
+    }
+    report.built += 1;
+    progress(&format!(
+        "node keys {label}: {} nodes in {:.2}s",
+        k.len(),
+        t.elapsed().as_secs_f64()
+    ));
+    Ok(Some(k))
+}
+
+/// Builds the CSR of relationship table `r` (one scan of its endpoint columns, not kept)
+/// over the keys of its endpoint labels, and writes it to `file`.
+async fn build_csr(
+    r: &crate::catalog::RelInfo,
+    (from_keys, to_keys, versions): (&NodeKeys, &NodeKeys, Option<Versions>),
+    file: Option<&Path>,
+    state: &dyn Session,
+    report: &mut IndexReport,
+    progress: &mut dyn FnMut(&str),
+) -> Result<CsrIndex> {
+    let t = Instant::now();
+    let scan = TableColumns::new(r.table.data_provider(), &r.table.origin);
+    scan.ensure(state, &[r.cfg.src.clone(), r.cfg.dst.clone()])
+        .await?;
+    let read_secs = t.elapsed().as_secs_f64();
+    let t = Instant::now();
+    let idx = CsrIndex::build(
+        scan.get(&r.cfg.src)?.as_ref(),
+        scan.get(&r.cfg.dst)?.as_ref(),
+        from_keys,
+        to_keys,
+        versions,
+    )?;
+    let secs = t.elapsed().as_secs_f64();
+    if let Some(f) = file {
+        if let Err(e) = write_csr(f, &idx) {
+            unsaved(report, progress, e);
+        }
+    }
+    report.built += 1;
+    report.build_seconds += secs;
+    report.edges_indexed += idx.out.num_edges();
+    report.read_seconds += read_secs;
+    let edges = idx.out.num_edges().max(1);
+    progress(&format!(
+        "csr {}({}->{}): {} edges, endpoints read in {:.3}s, built in {:.3}s ({:.1}M edges/s), {:.1} bytes/edge per direction",
+        r.cfg.rel_type,
+        r.cfg.from,
+        r.cfg.to,
+        idx.out.num_edges(),
+        read_secs,
+        secs,
+        idx.out.num_edges() as f64 / secs.max(1e-9) / 1e6,
+        idx.out.memory_bytes() as f64 / edges as f64,
+    ));
+    Ok(idx)
 }
 
 /// One line per relationship table: indexed, up to date (checksum and contents checked), size.
