@@ -247,7 +247,20 @@ fn query(rng: &mut Rng, s: &Schema) -> Option<String> {
     if cols.is_empty() {
         return Some(format!("{q} RETURN count(*) AS c"));
     }
-    match rng.below(4) {
+    match rng.below(5) {
+        // Ordered, then collected: the list keeps the order (ties are equal values).
+        4 => {
+            let key = rng.pick(&cols).clone();
+            let desc = if rng.chance(50) { " DESC" } else { "" };
+            let limit = if rng.chance(50) {
+                format!(" LIMIT {}", 1 + rng.below(10))
+            } else {
+                String::new()
+            };
+            Some(format!(
+                "{q} WITH {key} AS v ORDER BY v{desc}{limit} WITH collect(v) AS vs RETURN vs"
+            ))
+        }
         // Grouped aggregates.
         0 => {
             let key = rng.pick(&cols).clone();

@@ -121,6 +121,14 @@ pub struct Lowerer<'c> {
     pub(crate) written_labels: HashMap<String, Vec<String>>,
     /// What the graph rewrites did, for EXPLAIN.
     pub notes: Vec<String>,
+    /// The clause being lowered is followed by one that collects: a WITH ... ORDER BY then
+    /// numbers its rows in that order (see [`Self::input_order`]).
+    pub(crate) next_collects: bool,
+    /// The column numbering the input rows in the order the previous WITH ... ORDER BY gave
+    /// them: `collect` follows it (DataFusion drops a sort no operator above requires).
+    pub(crate) input_order: Option<String>,
+    /// [`Self::input_order`] for the next clause.
+    pub(crate) output_order: Option<String>,
 }
 
 impl<'c> Lowerer<'c> {
@@ -197,6 +205,9 @@ impl<'c> Lowerer<'c> {
             missing_props_null: false,
             written_labels: HashMap::new(),
             notes: Vec::new(),
+            next_collects: false,
+            input_order: None,
+            output_order: None,
         })
     }
 
@@ -308,10 +319,12 @@ impl<'c> Lowerer<'c> {
             scope: Scope::default(),
             unit: true,
         };
-        for clause in &sq.clauses {
+        for (i, clause) in sq.clauses.iter().enumerate() {
             if let ast::Clause::Match(m) = clause {
                 self.record_written_labels(m);
             }
+            self.next_collects = sq.clauses.get(i + 1).is_some_and(collects);
+            self.input_order = self.output_order.take();
             match clause {
                 ast::Clause::Match(m) if m.optional => st = self.lower_optional_match(st, m)?,
                 ast::Clause::Match(m) => st = self.lower_match(st, m)?,
@@ -374,6 +387,20 @@ impl<'c> Lowerer<'c> {
             ))
         }
     }
+}
+
+/// A WITH or RETURN whose items call `collect`.
+fn collects(c: &ast::Clause) -> bool {
+    let p = match c {
+        ast::Clause::With(w) => &w.projection,
+        ast::Clause::Return(r) => r,
+        _ => return false,
+    };
+    p.items.iter().any(|it| {
+        it.expr.aggregate_calls().iter().any(|a| {
+            matches!(&a.kind, ast::ExprKind::Function { name, .. } if name.eq_ignore_ascii_case("collect"))
+        })
+    })
 }
 
 #[cfg(test)]

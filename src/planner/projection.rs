@@ -121,7 +121,6 @@ impl<'c> Lowerer<'c> {
         let aggregating = items.iter().any(|i| i.expr.contains_aggregate());
         let in_schema = st.plan.schema().clone();
         let with_names = self.with_column_names(&items, &in_schema, is_return);
-        let ents = self.entities();
         let bound = self.bind_items(&st, &items, &with_names, aggregating, is_return)?;
         let ItemBindings {
             new_scope,
@@ -181,16 +180,29 @@ impl<'c> Lowerer<'c> {
                 aggregating,
                 items: &items,
             };
-            plan = self.order_by(plan, p, &order)?;
+            let sorts;
+            (plan, sorts) = self.order_by(plan, p, &order)?;
+            if !is_return && self.next_collects {
+                // Number the rows in this order, for the next clause's `collect`.
+                let seq = self.fresh("seq");
+                let n = datafusion::functions_window::expr_fn::row_number()
+                    .order_by(sorts)
+                    .build()?
+                    .alias(&seq);
+                plan = LogicalPlanBuilder::from(plan).window(vec![n])?.build()?;
+                self.output_order = Some(seq);
+            }
         }
         plan = self.skip_limit(plan, p)?;
         if sorted_before_projection {
-            let cols: Vec<Expr> = new_scope
+            let ents = self.entities();
+            let mut cols: Vec<Expr> = new_scope
                 .vars
                 .iter()
                 .flat_map(|(_, b)| ents.columns(b))
                 .map(|(c, _)| col(&c))
                 .collect();
+            cols.extend(self.output_order.iter().map(|c| col(c)));
             plan = LogicalPlanBuilder::from(plan).project(cols)?.build()?;
         }
         Ok((
@@ -451,7 +463,7 @@ impl<'c> Lowerer<'c> {
         plan: LogicalPlan,
         p: &ast::Projection,
         o: &OrderBy<'_>,
-    ) -> Result<LogicalPlan> {
+    ) -> Result<(LogicalPlan, Vec<SortExpr>)> {
         let schema = plan.schema().clone();
         let cx = ExprCtx {
             scope: o.scope,
@@ -482,7 +494,10 @@ impl<'c> Lowerer<'c> {
             // Cypher: ascending puts nulls last, descending first.
             sorts.push(SortExpr::new(e, !s.descending, s.descending));
         }
-        Ok(LogicalPlanBuilder::from(plan).sort(sorts)?.build()?)
+        let sorted = LogicalPlanBuilder::from(plan)
+            .sort(sorts.clone())?
+            .build()?;
+        Ok((sorted, sorts))
     }
 
     /// SKIP and LIMIT.
@@ -644,7 +659,16 @@ impl<'c> Lowerer<'c> {
             "max" => maybe_distinct(af::max(x))?,
             "collect" => {
                 let elem = t.clone();
-                let agg = af::array_agg(x.clone()).filter(x.is_not_null());
+                let mut agg = af::array_agg(x.clone()).filter(x.is_not_null());
+                // In the order a WITH ... ORDER BY gave the rows (DISTINCT: in any order;
+                // DataFusion orders a distinct aggregate only by its argument).
+                let order = self
+                    .input_order
+                    .as_ref()
+                    .filter(|s| !distinct && schema.has_column_with_unqualified_name(s));
+                if let Some(seq) = order {
+                    agg = agg.order_by(vec![col(seq).sort(true, false)]);
+                }
                 let agg = if distinct { agg.distinct() } else { agg };
                 // No (non-null) values collect to [], not null.
                 when(agg.clone().build()?.is_null(), empty_list(&elem)).otherwise(agg.build()?)?

@@ -76,3 +76,23 @@ MATCH (a:Person)-[:KNOWS]->(b:Person)-[:KNOWS]->(c:Person) WHERE c.age > 30 RETU
 ---- rowsort
 n
 7
+
+# collect keeps the order a WITH ... ORDER BY gave the rows (the sort is not dropped as
+# unneeded below the aggregation), per group too, and after a LIMIT.
+MATCH (p:Person) WITH p.age AS age ORDER BY age WITH collect(age) AS ages RETURN ages
+---- ordered
+ages
+[25, 29, 31, 37, 42, 55]
+
+# Descending, grouped.
+MATCH (p:Person) WITH p.gender AS g, p.firstName AS name ORDER BY name DESC WITH g, collect(name) AS names RETURN g, names ORDER BY g
+---- ordered
+g|names
+female|['Eve', 'Dana', 'Ann']
+male|['Finn', 'Carl', 'Bob']
+
+# Ordered, then limited.
+UNWIND [3, 1, 2, 5, 4] AS x WITH x ORDER BY x DESC LIMIT 3 RETURN collect(x) AS xs
+---- ordered
+xs
+[5, 4, 3]
