@@ -257,8 +257,9 @@ fn query(rng: &mut Rng, s: &Schema) -> Option<String> {
             } else {
                 String::new()
             };
+            let distinct = if rng.chance(30) { "DISTINCT " } else { "" };
             Some(format!(
-                "{q} WITH {key} AS v ORDER BY v{desc}{limit} WITH collect(v) AS vs RETURN vs"
+                "{q} WITH {key} AS v ORDER BY v{desc}{limit} WITH collect({distinct}v) AS vs RETURN vs"
             ))
         }
         // Grouped aggregates.

@@ -660,18 +660,25 @@ impl<'c> Lowerer<'c> {
             "collect" => {
                 let elem = t.clone();
                 let mut agg = af::array_agg(x.clone()).filter(x.is_not_null());
-                // In the order a WITH ... ORDER BY gave the rows (DISTINCT: in any order;
-                // DataFusion orders a distinct aggregate only by its argument).
+                // In the order a WITH ... ORDER BY gave the rows; DISTINCT then keeps each
+                // value's first occurrence (DataFusion orders a distinct aggregate only by its
+                // argument, so duplicates are dropped from the ordered list instead).
                 let order = self
                     .input_order
                     .as_ref()
-                    .filter(|s| !distinct && schema.has_column_with_unqualified_name(s));
+                    .filter(|s| schema.has_column_with_unqualified_name(s));
                 if let Some(seq) = order {
                     agg = agg.order_by(vec![col(seq).sort(true, false)]);
                 }
-                let agg = if distinct { agg.distinct() } else { agg };
+                let list = match (distinct, order) {
+                    (true, Some(_)) => {
+                        datafusion::functions_nested::expr_fn::array_distinct(agg.build()?)
+                    }
+                    (true, None) => agg.distinct().build()?,
+                    (false, _) => agg.build()?,
+                };
                 // No (non-null) values collect to [], not null.
-                when(agg.clone().build()?.is_null(), empty_list(&elem)).otherwise(agg.build()?)?
+                when(list.clone().is_null(), empty_list(&elem)).otherwise(list)?
             }
             _ => return Err(Error::Internal(format!("not an aggregate: {name}"))),
         };

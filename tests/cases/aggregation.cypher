@@ -96,3 +96,9 @@ UNWIND [3, 1, 2, 5, 4] AS x WITH x ORDER BY x DESC LIMIT 3 RETURN collect(x) AS 
 ---- ordered
 xs
 [5, 4, 3]
+
+# collect(DISTINCT ...) after ORDER BY: each value where it first comes.
+UNWIND [[1, 'b'], [2, 'a'], [3, 'b'], [4, 'c'], [5, 'a']] AS x WITH x[0] AS k, x[1] AS v ORDER BY k DESC WITH collect(DISTINCT v) AS vs RETURN vs
+---- ordered
+vs
+['a', 'c', 'b']
