@@ -281,7 +281,8 @@ impl Binder<'_> {
         Ok((c, unknown))
     }
 
-    /// A relationship variable is new and written once per MATCH, and is not also a node.
+    /// A relationship variable is new (or, for a single hop, bound by an earlier clause:
+    /// re-matched, see the planner) and written once per MATCH, and is not also a node.
     fn check_relationship_variables(
         &self,
         nodes: &[ast::NodePattern],
@@ -292,13 +293,15 @@ impl Binder<'_> {
             .filter_map(|n| n.var.as_ref().map(|v| v.name.as_str()))
             .collect();
         let mut seen: HashSet<&str> = HashSet::new();
-        for v in rels.iter().filter_map(|r| r.var.as_ref()) {
+        for (r, v) in rels.iter().filter_map(|r| Some((r, r.var.as_ref()?))) {
             match (self.bound)(&v.name) {
+                // Re-matched: the planner matches a fresh relationship equal to it.
+                Some(BoundVar::Rel) if r.length.is_none() => {}
                 Some(BoundVar::Rel) => {
                     return sem_err!(
                         Unsupported,
                         v.span,
-                        "unsupported: re-matching relationship variable `{}` bound by an earlier clause",
+                        "unsupported: re-matching relationship variable `{}` bound by an earlier clause as a variable-length relationship list",
                         v.name
                     )
                 }

@@ -333,7 +333,7 @@ fn special(rng: &mut Rng, s: &Schema) -> Option<String> {
     let any_prop = |rng: &mut Rng, props: &[Prop]| -> Option<Prop> {
         (!props.is_empty()).then(|| rng.pick(props).clone())
     };
-    Some(match rng.below(9) {
+    Some(match rng.below(10) {
         // A constant grouping key over no rows: no groups, no rows.
         0 => {
             let key = *rng.pick(&["'x'", "1", "null", "[1, 2]", "labels(a)"]);
@@ -383,6 +383,31 @@ fn special(rng: &mut Rng, s: &Schema) -> Option<String> {
             let p = (*rng.pick(&others)).clone();
             format!(
                 "MATCH (a:`{from}`)-[:`{t}`]->(b) RETURN count(b.{}) AS n, count(*) AS c",
+                p.name
+            )
+        }
+        // A relationship bound by an earlier clause matched again: the same direction, the
+        // other, undirected, optional, or from a branched first match.
+        9 => {
+            let p = any_prop(rng, &from_props)?;
+            let first = if rng.chance(30) {
+                format!("MATCH (a:`{from}`)-[r]->(b)")
+            } else {
+                format!("MATCH (a:`{from}`)-[r:`{t}`]->(b:`{to}`)")
+            };
+            let limit = if rng.chance(50) {
+                format!(" ORDER BY a.{}, id(r) LIMIT {}", p.name, 1 + rng.below(5))
+            } else {
+                String::new()
+            };
+            let again = *rng.pick(&[
+                "MATCH (x)-[r]->(y)",
+                "MATCH (x)<-[r]-(y)",
+                "MATCH (x)-[r]-(y)",
+                "OPTIONAL MATCH (x)<-[r]-(y)",
+            ]);
+            format!(
+                "{first} WITH a, r{limit} {again} RETURN a.{} AS v, x = a AS same, count(*) AS c ORDER BY v, same, c",
                 p.name
             )
         }

@@ -37,6 +37,8 @@ impl<'c> Lowerer<'c> {
                 .is_some_and(|v| matches!(Value::from_literal(v), Some(Value::Int(_))))
         };
         let m = &key_equalities_into_maps(m, self.catalog, &integer_param);
+        let rematched = self.rematch_bound_relationships(&st, m);
+        let m = rematched.as_ref().unwrap_or(m);
         let qg = self.bind(&st.scope, |b| b.bind_match(m))?;
         if let Some(st) = self.lower_branches(&st, &qg)? {
             return Ok(st);
@@ -237,6 +239,74 @@ impl<'c> Lowerer<'c> {
         }
         // Far node: join a new scan, or check a bound one.
         self.bind_far_node(st, node, far_prefix, far_label, prefix, preds)
+    }
+
+    /// `m` with each relationship variable bound by an earlier clause (`MATCH ()-[r]->() WITH
+    /// r MATCH (a)-[r]->(b)`) replaced by a fresh one that WHERE requires to equal it: the
+    /// pattern then matches exactly where its relationship is that one (in either direction
+    /// for an undirected hop; nowhere for a null one). `None` when there is none.
+    /// The pattern keeps to the bound relationship's types (the tables it can be in), so that
+    /// it branches only over those.
+    fn rematch_bound_relationships(&mut self, st: &State, m: &ast::Match) -> Option<ast::Match> {
+        let tables = |v: &ast::Ident| match st.scope.get(&v.name) {
+            Some(Binding::Rel { rel, .. }) => Some(vec![*rel]),
+            Some(Binding::Rels { rels, .. }) => Some(rels.clone()),
+            _ => None,
+        };
+        let bound = |v: &ast::Ident| tables(v).is_some();
+        let rels = m
+            .patterns
+            .iter()
+            .flat_map(|p| p.steps.iter().map(|(r, _)| r));
+        if !rels
+            .filter(|r| r.length.is_none())
+            .any(|r| r.var.as_ref().is_some_and(bound))
+        {
+            return None;
+        }
+        let mut out = m.clone();
+        let mut conjuncts: Vec<ast::Expr> = out.where_.take().into_iter().collect();
+        for (r, _) in out.patterns.iter_mut().flat_map(|p| p.steps.iter_mut()) {
+            let Some(v) = r.var.as_mut().filter(|v| bound(v)) else {
+                continue;
+            };
+            if r.length.is_some() {
+                continue;
+            }
+            let var = |name: &str| ast::Expr {
+                kind: ExprKind::Variable(name.to_string()),
+                span: v.span,
+            };
+            if r.types.is_empty() {
+                let mut types: Vec<String> = tables(v)
+                    .unwrap_or_default()
+                    .into_iter()
+                    .filter_map(|t| self.catalog.rels.get(t))
+                    .map(|info| info.cfg.rel_type.clone())
+                    .collect();
+                types.sort();
+                types.dedup();
+                r.types = types
+                    .into_iter()
+                    .map(|name| ast::Ident { name, span: v.span })
+                    .collect();
+            }
+            let fresh = self.fresh("rebound");
+            conjuncts.push(ast::Expr {
+                kind: ExprKind::Binary(
+                    ast::BinaryOp::Eq,
+                    Box::new(var(&fresh)),
+                    Box::new(var(&v.name)),
+                ),
+                span: v.span,
+            });
+            v.name = fresh;
+        }
+        out.where_ = conjuncts.into_iter().reduce(|a, b| ast::Expr {
+            span: a.span,
+            kind: ExprKind::Binary(ast::BinaryOp::And, Box::new(a), Box::new(b)),
+        });
+        Some(out)
     }
 
     /// A MATCH's WHERE over the variables in `st`.

@@ -200,3 +200,42 @@ MATCH (c:Comment {id: 201})-[:REPLY_OF*1..3]->(x:Comment) RETURN x.id
 ---- rowsort
 x.id
 200
+
+# A relationship bound by an earlier clause matched again: exactly that relationship.
+MATCH ()-[r:KNOWS]->() WITH r MATCH (a)-[r]->(b) RETURN count(*) AS n
+---- rowsort
+n
+7
+
+# ...with the same endpoints.
+MATCH (x)-[r:KNOWS]->(y) WITH x, r, y MATCH (a)-[r]->(b) RETURN count(*) AS n, sum(CASE WHEN a = x AND b = y THEN 1 ELSE 0 END) AS same
+---- rowsort
+n|same
+7|7
+
+# Written the other way round, its ends swap; undirected, it matches both ways.
+MATCH (x)-[r:KNOWS]->(y) WITH x, r, y MATCH (a)<-[r]-(b) MATCH (c)-[r]-(d) RETURN count(*) AS n, sum(CASE WHEN a = y AND b = x THEN 1 ELSE 0 END) AS swapped
+---- rowsort
+n|swapped
+14|14
+
+# Another type never matches it; a null one (an OPTIONAL MATCH miss) matches nothing.
+MATCH ()-[r:KNOWS]->() WITH r MATCH ()-[r:LIKES]->() RETURN count(*) AS n
+---- rowsort
+n
+0
+
+OPTIONAL MATCH (:Person {id: 999})-[r:KNOWS]->() WITH r MATCH ()-[r]->() RETURN count(*) AS n
+---- rowsort
+n
+0
+
+# In an OPTIONAL MATCH that fails, the row stays with nulls.
+MATCH ()-[r:KNOWS]->() WITH r LIMIT 1 OPTIONAL MATCH (c:City)-[r]->() RETURN c
+---- rowsort
+c
+null
+
+# A bound relationship list is not re-matched as a single relationship.
+MATCH ()-[r:KNOWS*2]->() WITH r MATCH ()-[r]->() RETURN count(*) AS n
+---- error VariableTypeConflict
