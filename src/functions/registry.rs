@@ -290,8 +290,12 @@ static SCALAR_FUNCTIONS: &[ScalarFn] = &[
             "keys() expects a map, node or relationship, not {other}"
         ),
     }),
-    // Given anything but an entity (those are lowered in `expr.rs`).
+    // Given anything but an entity (those are lowered in `expr.rs`): null gives null, as
+    // for an entity an OPTIONAL MATCH did not find.
     ScalarFn::new(&["id", "labels", "type", "properties"], (1, 1), &[], |c| {
+        if c.types[0] == DataType::Null {
+            return Ok(null());
+        }
         sem_err!(
             InvalidArgumentType,
             c.spans[0],

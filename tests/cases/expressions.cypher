@@ -93,3 +93,9 @@ RETURN keys({a: 1, b: null}) AS m, keys(null) AS n
 ---- rowsort
 m|n
 ['a', 'b']|null
+
+# The entity functions of null are null (as of an entity an OPTIONAL MATCH did not find).
+OPTIONAL MATCH (n:Person {id: 999}) RETURN labels(n) AS a, labels(null) AS b, type(null) AS c, id(null) AS d, properties(null) AS e
+---- rowsort
+a|b|c|d|e
+null|null|null|null|null
