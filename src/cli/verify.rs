@@ -496,6 +496,25 @@ fn special(rng: &mut Rng, s: &Schema) -> Option<String> {
             let list: Vec<&str> = (0..2 + rng.below(5)).map(|_| *rng.pick(&items)).collect();
             let list = format!("[{}]", list.join(", "));
             let other = *rng.pick(&items);
+            // Nested lists (of one item type): length, indexes and slices count items, not
+            // the leaves inside them.
+            let nested = |rng: &mut Rng| {
+                let inner: Vec<String> = (0..rng.below(4))
+                    .map(|_| {
+                        let n = rng.below(3);
+                        let xs: Vec<String> = (0..n).map(|_| rng.below(9).to_string()).collect();
+                        format!("[{}]", xs.join(", "))
+                    })
+                    .collect();
+                format!("[{}]", inner.join(", "))
+            };
+            if rng.chance(30) {
+                let (a, b) = (nested(rng), nested(rng));
+                let i = rng.below(7) as i64 - 3;
+                return Some(format!(
+                    "WITH {a} AS l RETURN size(l) AS n, l[{i}] AS x, l[{i}..] AS t, l[..{i}] AS h, size(l + {b}) AS m, last(l) AS z"
+                ));
+            }
             match rng.below(4) {
                 0 => format!("UNWIND {list} AS x RETURN x ORDER BY x{}", if rng.chance(50) { " DESC" } else { "" }),
                 1 => format!("UNWIND {list} AS x RETURN min(x) AS lo, max(x) AS hi, count(DISTINCT x) AS n"),

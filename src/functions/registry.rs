@@ -240,7 +240,7 @@ static SCALAR_FUNCTIONS: &[ScalarFn] = &[
     ScalarFn::new(&["size", "length"], (1, 1), &[], |c| {
         let t = &c.types[0];
         if is_list(t) {
-            Ok(cast(nf::cardinality(c.x(0)), DataType::Int64))
+            Ok(cast(nf::array_length(c.x(0)), DataType::Int64))
         } else if is_string(t) {
             Ok(cast(f::character_length(c.x(0)), DataType::Int64))
         } else if *t == DataType::Null {

@@ -461,7 +461,7 @@ impl<'c> Lowerer<'c> {
                         );
                     }
                     let i = cast(i, DataType::Int64);
-                    let len = cast(nf::cardinality(t.clone()), DataType::Int64);
+                    let len = cast(nf::array_length(t.clone()), DataType::Int64);
                     // Cypher indexes from 0 (negative from the end); arrays from 1. Out of
                     // range is null (checked first: `i + 1` must not overflow).
                     when(
@@ -519,7 +519,7 @@ impl<'c> Lowerer<'c> {
             if !is_list(&tt) {
                 return sem_err!(Unsupported, span, "unsupported: slicing a {tt}");
             }
-            let len = cast(nf::cardinality(t.clone()), DataType::Int64);
+            let len = cast(nf::array_length(t.clone()), DataType::Int64);
             // Negative bounds count from the end; then clamp into 0..=len (Cypher slices
             // never fail on out-of-range bounds).
             let norm = |x: Expr| -> Result<Expr> {

@@ -99,3 +99,10 @@ OPTIONAL MATCH (n:Person {id: 999}) RETURN labels(n) AS a, labels(null) AS b, ty
 ---- rowsort
 a|b|c|d|e
 null|null|null|null|null
+
+# Nested lists: length, negative indexes and slices count the items, not the values inside
+# them.
+WITH [[1, 2], [], [3]] AS l RETURN size(l) AS n, l[-2] AS x, l[-2..] AS t, l[..-2] AS h, size(l + [[4]]) AS m, size([[], []] + [[]]) AS e
+---- rowsort
+n|x|t|h|m|e
+3|[]|[[], [3]]|[[1, 2]]|4|3
