@@ -442,7 +442,21 @@ impl<'c> Lowerer<'c> {
         Ok({
             let t = self.expr(target, cx)?;
             let tt = self.type_of(&t, cx.schema)?;
-            match (&tt, &idx.kind) {
+            // A string parameter as the key: the plan is built for its value.
+            let param_key = match &idx.kind {
+                ExprKind::Param(p) if matches!(tt, DataType::Struct(_)) => {
+                    match self.param_literal(p) {
+                        Some(ast::Expr {
+                            kind: ExprKind::Literal(Literal::String(k)),
+                            ..
+                        }) => Some(ExprKind::Literal(Literal::String(k.clone()))),
+                        _ => None,
+                    }
+                }
+                _ => None,
+            };
+            let key = param_key.as_ref().unwrap_or(&idx.kind);
+            match (&tt, key) {
                 (DataType::Struct(fields), ExprKind::Literal(Literal::String(k))) => {
                     if fields.iter().any(|f| f.name() == k) {
                         f::get_field(t, k.as_str())
@@ -477,6 +491,13 @@ impl<'c> Lowerer<'c> {
                     .otherwise(nf::array_element(t, i))?
                 }
                 (DataType::Null, _) => null(),
+                // A null key reads nothing.
+                (DataType::Struct(_), ExprKind::Literal(Literal::Null)) => null(),
+                (DataType::Struct(_), _)
+                    if self.type_of(&self.expr(idx, cx)?, cx.schema)? == DataType::Null =>
+                {
+                    null()
+                }
                 (DataType::Struct(_), _)
                     if !is_string(&self.type_of(&self.expr(idx, cx)?, cx.schema)?) =>
                 {

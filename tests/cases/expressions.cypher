@@ -106,3 +106,11 @@ WITH [[1, 2], [], [3]] AS l RETURN size(l) AS n, l[-2] AS x, l[-2..] AS t, l[..-
 ---- rowsort
 n|x|t|h|m|e
 3|[]|[[], [3]]|[[1, 2]]|4|3
+
+# A map indexed by null is null; by a string parameter, that key.
+-- param k='name'
+-- param m='nope'
+WITH {name: 'Mats'} AS expr, null AS idx RETURN expr[idx] AS a, expr[null] AS b, expr[$k] AS c, expr[$m] AS d
+---- rowsort
+a|b|c|d
+null|null|Mats|null
