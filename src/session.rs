@@ -7,8 +7,8 @@ use crate::csr::GraphIndexes;
 use crate::error::{Error, Result};
 use crate::functions::value::Value;
 use crate::operators::params::{
-    bind_logical, bind_physical_plan, physical_reusable, reuse_of_lowered, reuse_of_optimized,
-    Reuse,
+    bind_logical, bind_physical_plan, calls_unstable_function, physical_reusable,
+    reuse_of_optimized, Reuse,
 };
 use crate::operators::planner::GraphQueryPlanner;
 use crate::optimizer::{
@@ -613,7 +613,7 @@ impl Graph {
             let Ok((lowered, baked)) = self.lower_ast(&ast, params, true) else {
                 return Ok(None);
             };
-            if reuse_of_lowered(&lowered.plan) == Reuse::None {
+            if calls_unstable_function(&lowered.plan) {
                 return Ok(None);
             }
             let Ok(optimized) = state.optimize(&lowered.plan) else {

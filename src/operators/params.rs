@@ -168,38 +168,31 @@ pub enum Reuse {
     None,
 }
 
-/// How `plan` (lowered, not yet optimized: DataFusion folds `now()` away) can be reused.
-pub fn reuse_of_lowered(plan: &LogicalPlan) -> Reuse {
-    let mut stable = true;
-    let check = |e: &Expr, stable: &mut bool| {
-        let _ = e.apply(|e| {
-            if let Expr::ScalarFunction(f) = e {
-                if f.func.signature().volatility != datafusion::logical_expr::Volatility::Immutable
-                {
-                    *stable = false;
-                    return Ok(TreeNodeRecursion::Stop);
-                }
-            }
-            Ok(TreeNodeRecursion::Continue)
-        });
+/// Whether `plan` (lowered, not yet optimized: DataFusion folds `now()` away) calls a
+/// function whose value is not fixed by its arguments (`rand()`, `now()`): such a plan is
+/// not kept.
+pub fn calls_unstable_function(plan: &LogicalPlan) -> bool {
+    let unstable = |e: &Expr| {
+        e.exists(|e| {
+            Ok(matches!(e, Expr::ScalarFunction(f)
+                if f.func.signature().volatility != datafusion::logical_expr::Volatility::Immutable))
+        })
+        .unwrap_or(true)
     };
+    let mut found = false;
     let _ = plan.apply_with_subqueries(|node| {
-        if let LogicalPlan::Extension(ext) = node {
-            for e in graph_node_exprs(ext) {
-                check(e, &mut stable);
-            }
-        }
-        node.apply_expressions(|e| {
-            check(e, &mut stable);
-            Ok(TreeNodeRecursion::Continue)
-        })?;
-        Ok(TreeNodeRecursion::Continue)
+        let graph = match node {
+            LogicalPlan::Extension(ext) => graph_node_exprs(ext),
+            _ => vec![],
+        };
+        found = graph.into_iter().any(unstable) || node.expressions().iter().any(unstable);
+        Ok(if found {
+            TreeNodeRecursion::Stop
+        } else {
+            TreeNodeRecursion::Continue
+        })
     });
-    if stable {
-        Reuse::Physical
-    } else {
-        Reuse::None
-    }
+    found
 }
 
 /// How an optimized plan can be reused ([`Reuse::Physical`] at best).

@@ -491,29 +491,25 @@ impl<'c> Lowerer<'c> {
                     .otherwise(nf::array_element(t, i))?
                 }
                 (DataType::Null, _) => null(),
-                // A null key reads nothing.
-                (DataType::Struct(_), ExprKind::Literal(Literal::Null)) => null(),
-                (DataType::Struct(_), _)
-                    if self.type_of(&self.expr(idx, cx)?, cx.schema)? == DataType::Null =>
-                {
-                    null()
-                }
-                (DataType::Struct(_), _)
-                    if !is_string(&self.type_of(&self.expr(idx, cx)?, cx.schema)?) =>
-                {
-                    CypherFn::fail(
-                        ErrorClass::TypeError,
-                        "MapElementAccessByNonString",
-                        "a map is indexed by a string",
-                        &DataType::Null,
-                    )?
-                }
                 (DataType::Struct(_), _) => {
-                    return sem_err!(
-                        Unsupported,
-                        idx.span,
-                        "unsupported: a map indexed by a computed key"
-                    )
+                    let kt = self.type_of(&self.expr(idx, cx)?, cx.schema)?;
+                    if kt == DataType::Null {
+                        // A null key reads nothing.
+                        null()
+                    } else if !is_string(&kt) {
+                        CypherFn::fail(
+                            ErrorClass::TypeError,
+                            "MapElementAccessByNonString",
+                            "a map is indexed by a string",
+                            &DataType::Null,
+                        )?
+                    } else {
+                        return sem_err!(
+                            Unsupported,
+                            idx.span,
+                            "unsupported: a map indexed by a computed key"
+                        );
+                    }
                 }
                 _ => CypherFn::fail(
                     ErrorClass::TypeError,

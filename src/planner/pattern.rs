@@ -267,19 +267,17 @@ impl<'c> Lowerer<'c> {
         let mut out = m.clone();
         let mut conjuncts: Vec<ast::Expr> = out.where_.take().into_iter().collect();
         for (r, _) in out.patterns.iter_mut().flat_map(|p| p.steps.iter_mut()) {
-            let Some(v) = r.var.as_mut().filter(|v| bound(v)) else {
-                continue;
-            };
             if r.length.is_some() {
                 continue;
             }
+            let Some(v) = r.var.as_mut() else { continue };
+            let Some(tables) = tables(v) else { continue };
             let var = |name: &str| ast::Expr {
                 kind: ExprKind::Variable(name.to_string()),
                 span: v.span,
             };
             if r.types.is_empty() {
-                let mut types: Vec<String> = tables(v)
-                    .unwrap_or_default()
+                let mut types: Vec<String> = tables
                     .into_iter()
                     .filter_map(|t| self.catalog.rels.get(t))
                     .map(|info| info.cfg.rel_type.clone())
@@ -302,10 +300,7 @@ impl<'c> Lowerer<'c> {
             });
             v.name = fresh;
         }
-        out.where_ = conjuncts.into_iter().reduce(|a, b| ast::Expr {
-            span: a.span,
-            kind: ExprKind::Binary(ast::BinaryOp::And, Box::new(a), Box::new(b)),
-        });
+        out.where_ = and_all(conjuncts);
         Some(out)
     }
 
@@ -619,25 +614,14 @@ fn key_equalities_into_maps<'m>(
     for c in pattern_order::conjuncts(w) {
         if let Some((v, key, value)) = key_equality(c, integer_param) {
             if let Some(node) = keyed_node(&mut out, v, key, catalog) {
-                let entries = match &mut node.props {
-                    Some(ast::Expr {
-                        kind: ExprKind::Map(entries),
-                        ..
-                    }) => entries,
-                    props => {
-                        *props = Some(ast::Expr {
-                            kind: ExprKind::Map(vec![]),
-                            span: node.span,
-                        });
-                        let Some(ast::Expr {
-                            kind: ExprKind::Map(entries),
-                            ..
-                        }) = props
-                        else {
-                            unreachable!("just set")
-                        };
-                        entries
-                    }
+                // `keyed_node` leaves no property map, or a map.
+                let span = node.span;
+                let props = node.props.get_or_insert_with(|| ast::Expr {
+                    kind: ExprKind::Map(vec![]),
+                    span,
+                });
+                let ExprKind::Map(entries) = &mut props.kind else {
+                    unreachable!("keyed_node checked it is a map")
                 };
                 entries.push((key.clone(), value.clone()));
                 moved = true;
@@ -649,11 +633,16 @@ fn key_equalities_into_maps<'m>(
     if !moved {
         return Cow::Borrowed(m);
     }
-    out.where_ = kept.into_iter().reduce(|a, b| ast::Expr {
-        span: w.span,
-        kind: ExprKind::Binary(ast::BinaryOp::And, Box::new(a), Box::new(b)),
-    });
+    out.where_ = and_all(kept);
     Cow::Owned(out)
+}
+
+/// The conjunction of `conjuncts` (each AND spanning its left operand); `None` for none.
+fn and_all(conjuncts: Vec<ast::Expr>) -> Option<ast::Expr> {
+    conjuncts.into_iter().reduce(|a, b| ast::Expr {
+        span: a.span,
+        kind: ExprKind::Binary(ast::BinaryOp::And, Box::new(a), Box::new(b)),
+    })
 }
 
 /// `v.key = c` or `c = v.key`, `c` an integer (a literal or a parameter): (v, key, c). Keys

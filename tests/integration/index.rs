@@ -48,6 +48,15 @@ fn index_file(base: &std::path::Path, stem: &str) -> std::path::PathBuf {
         .unwrap_or_else(|| panic!("no index file {stem}*.csr"))
 }
 
+/// The graph at `cfg` with its index files read as queries first need them.
+async fn open_deferred(cfg: &std::path::Path) -> Graph {
+    let options = lance_csr::GraphOptions {
+        defer_indexes: true,
+        ..Default::default()
+    };
+    Graph::open_with(cfg, options).await.unwrap()
+}
+
 /// A new version of the sample's KNOWS table, with Finn (6) -> Ann (1) added.
 async fn append_finn_knows_ann(dir: &std::path::Path) {
     let b = edge_batch(vec![6], vec![1], Some(("creationDate", vec![0])));
@@ -215,15 +224,11 @@ async fn corrupt_index_files_are_detected_and_rebuilt() {
         }),
         ("truncated", good[..good.len() - 10].to_vec()),
     ];
-    let deferred = lance_csr::GraphOptions {
-        defer_indexes: true,
-        ..Default::default()
-    };
     for (what, bytes) in damages {
         std::fs::write(&file, &bytes).unwrap();
         // Opened with deferred indexes, the damage shows only when the query reads the
         // file: its hops then run as joins, with the same answer.
-        let g = Graph::open_with(&cfg, deferred.clone()).await.unwrap();
+        let g = open_deferred(&cfg).await;
         assert_eq!(ids(&g, q).await, want, "{what}, deferred");
         let status = status_without_opening(&cfg).await;
         assert!(
@@ -379,15 +384,7 @@ async fn deferred_indexes_answer_like_eager_ones() {
     let (dir, cfg) = sample_on_disk().await;
     let built = Graph::build_indexes(&cfg, &mut |_| {}).await.unwrap();
     let eager = Graph::open(&cfg).await.unwrap();
-    let deferred = Graph::open_with(
-        &cfg,
-        lance_csr::GraphOptions {
-            defer_indexes: true,
-            ..Default::default()
-        },
-    )
-    .await
-    .unwrap();
+    let deferred = open_deferred(&cfg).await;
     assert!(deferred.has_all_indexes());
     assert!(built.built > 0);
     for q in [
@@ -400,15 +397,7 @@ async fn deferred_indexes_answer_like_eager_ones() {
         assert_eq!(ids(&deferred, q).await, ids(&eager, q).await, "{q}");
     }
 
-    let opened = Graph::open_with(
-        &cfg,
-        lance_csr::GraphOptions {
-            defer_indexes: true,
-            ..Default::default()
-        },
-    )
-    .await
-    .unwrap();
+    let opened = open_deferred(&cfg).await;
     let file = index_file(dir.path(), "person_knows_person.lance.");
     let mut bytes = std::fs::read(&file).unwrap();
     let at = bytes.len() - 9;
