@@ -119,10 +119,23 @@ impl Ident {
     }
 }
 
+/// Which shortest paths a path pattern asks for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Shortest {
+    /// `shortestPath(...)`, `ANY SHORTEST`: one shortest path per pair of ends.
+    Any,
+    /// `allShortestPaths(...)`, `ALL SHORTEST`: every shortest path per pair of ends.
+    All,
+    /// `SHORTEST k`: the k shortest paths per pair of ends (of any lengths).
+    K(u64),
+}
+
 #[derive(Debug, Clone, PartialEq)]
 pub struct PathPattern {
     /// `p = (a)-->(b)`: a named path.
     pub name: Option<Ident>,
+    /// A shortest-path selector around the pattern, as written (function or GQL form).
+    pub shortest: Option<(Shortest, bool)>,
     pub start: NodePattern,
     pub steps: Vec<(RelPattern, NodePattern)>,
     pub span: Span,
@@ -272,6 +285,39 @@ pub enum ExprKind {
     },
     Index(Box<Expr>, Box<Expr>),
     Slice(Box<Expr>, Option<Box<Expr>>, Option<Box<Expr>>),
+    /// `[x IN list WHERE pred | expr]` (`WHERE` and `| expr` optional).
+    ListComprehension {
+        var: Ident,
+        list: Box<Expr>,
+        filter: Option<Box<Expr>>,
+        map: Option<Box<Expr>>,
+    },
+    /// `all(x IN list WHERE pred)`, and `any`, `none`, `single`.
+    Quantifier {
+        kind: Quantifier,
+        var: Ident,
+        list: Box<Expr>,
+        pred: Box<Expr>,
+    },
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Quantifier {
+    All,
+    Any,
+    None,
+    Single,
+}
+
+impl Quantifier {
+    pub fn name(&self) -> &'static str {
+        match self {
+            Quantifier::All => "all",
+            Quantifier::Any => "any",
+            Quantifier::None => "none",
+            Quantifier::Single => "single",
+        }
+    }
 }
 
 impl Expr {
@@ -313,6 +359,15 @@ impl Expr {
                 v.extend(b.iter().map(|b| b.as_ref()));
                 v
             }
+            ExprKind::ListComprehension {
+                list, filter, map, ..
+            } => {
+                let mut v = vec![list.as_ref()];
+                v.extend(filter.iter().map(|b| b.as_ref()));
+                v.extend(map.iter().map(|b| b.as_ref()));
+                v
+            }
+            ExprKind::Quantifier { list, pred, .. } => vec![list, pred],
         }
     }
 
@@ -511,6 +566,32 @@ impl Display for Expr {
                 }
                 f.write_str("]")
             }
+            ExprKind::ListComprehension {
+                var,
+                list,
+                filter,
+                map,
+            } => {
+                write!(f, "[{} IN {list}", fmt_ident(&var.name))?;
+                if let Some(w) = filter {
+                    write!(f, " WHERE {w}")?;
+                }
+                if let Some(m) = map {
+                    write!(f, " | {m}")?;
+                }
+                f.write_str("]")
+            }
+            ExprKind::Quantifier {
+                kind,
+                var,
+                list,
+                pred,
+            } => write!(
+                f,
+                "{}({} IN {list} WHERE {pred})",
+                kind.name(),
+                fmt_ident(&var.name)
+            ),
         }
     }
 }
@@ -580,11 +661,34 @@ impl Display for PathPattern {
         if let Some(n) = &self.name {
             write!(f, "{} = ", fmt_ident(&n.name))?;
         }
+        let close = match self.shortest {
+            None => "",
+            Some((Shortest::Any, true)) => {
+                f.write_str("shortestPath(")?;
+                ")"
+            }
+            Some((Shortest::All, true)) => {
+                f.write_str("allShortestPaths(")?;
+                ")"
+            }
+            Some((Shortest::Any, false)) => {
+                f.write_str("ANY SHORTEST ")?;
+                ""
+            }
+            Some((Shortest::All, false)) => {
+                f.write_str("ALL SHORTEST ")?;
+                ""
+            }
+            Some((Shortest::K(k), _)) => {
+                write!(f, "SHORTEST {k} ")?;
+                ""
+            }
+        };
         write!(f, "{}", self.start)?;
         for (r, n) in &self.steps {
             write!(f, "{r}{n}")?;
         }
-        Ok(())
+        f.write_str(close)
     }
 }
 

@@ -441,10 +441,8 @@ impl<'a> Parser<'a> {
             name = Some(self.ident("path name")?);
             self.advance();
         }
-        if matches!(self.peek(), Token::Word(w) if w.eq_ignore_ascii_case("shortestPath") || w.eq_ignore_ascii_case("allShortestPaths"))
-        {
-            return Err(self.unsupported("shortestPath", self.span()));
-        }
+        let shortest = self.shortest_selector()?;
+        let in_parens = matches!(shortest, Some((_, true)));
         let first = self.node_pattern()?;
         let mut steps = Vec::new();
         while matches!(self.peek(), Token::Minus | Token::Lt) {
@@ -459,12 +457,62 @@ impl<'a> Parser<'a> {
             let node = self.node_pattern()?;
             steps.push((rel, node));
         }
+        if in_parens {
+            self.expect(&Token::RParen, "')' closing the shortest path")?;
+        }
         Ok(PathPattern {
             name,
+            shortest,
             start: first,
             steps,
             span: self.span_from(start),
         })
+    }
+
+    /// `shortestPath(` / `allShortestPaths(` (the pattern follows, then `)`), or the GQL
+    /// selectors `ANY SHORTEST`, `ALL SHORTEST`, `SHORTEST k`.
+    fn shortest_selector(&mut self) -> PResult<Option<(Shortest, bool)>> {
+        let Token::Word(w) = self.peek().clone() else {
+            return Ok(None);
+        };
+        let word = |t: &Token, kw: &str| matches!(t, Token::Word(x) if x.eq_ignore_ascii_case(kw));
+        if (w.eq_ignore_ascii_case("shortestPath") || w.eq_ignore_ascii_case("allShortestPaths"))
+            && self.peek_at(1) == &Token::LParen
+        {
+            let all = w.eq_ignore_ascii_case("allShortestPaths");
+            self.advance();
+            self.advance();
+            return Ok(Some((
+                if all { Shortest::All } else { Shortest::Any },
+                true,
+            )));
+        }
+        if (w.eq_ignore_ascii_case("ANY") || w.eq_ignore_ascii_case("ALL"))
+            && word(self.peek_at(1), "SHORTEST")
+        {
+            let all = w.eq_ignore_ascii_case("ALL");
+            self.advance();
+            self.advance();
+            return Ok(Some((
+                if all { Shortest::All } else { Shortest::Any },
+                false,
+            )));
+        }
+        if w.eq_ignore_ascii_case("SHORTEST") {
+            let span = self.advance().span;
+            return match self.peek().clone() {
+                Token::Integer(k) if k > 0 => {
+                    self.advance();
+                    Ok(Some((Shortest::K(k as u64), false)))
+                }
+                _ => Err(ParseError::new(
+                    ErrorKind::UnexpectedSyntax,
+                    "SHORTEST needs a positive number of paths (`SHORTEST 3 (a)-[*]-(b)`)",
+                    span,
+                )),
+            };
+        }
+        Ok(None)
     }
 
     fn node_pattern(&mut self) -> PResult<NodePattern> {
@@ -959,7 +1007,13 @@ impl<'a> Parser<'a> {
                             && matches!(self.peek_at(2), Token::Word(_) | Token::Quoted(_))
                             && self.is_kw_at(3, "IN") =>
                     {
-                        Err(self.unsupported("list predicate (all/any/none/single)", t.span))
+                        let kind = match upper.as_str() {
+                            "ALL" => Quantifier::All,
+                            "ANY" => Quantifier::Any,
+                            "NONE" => Quantifier::None,
+                            _ => Quantifier::Single,
+                        };
+                        self.quantifier(kind)
                     }
                     "REDUCE" if self.peek_at(1) == &Token::LParen => {
                         Err(self.unsupported("reduce", t.span))
@@ -1056,10 +1110,62 @@ impl<'a> Parser<'a> {
         ))
     }
 
+    /// `all(x IN list WHERE pred)` and the other quantifiers (at the name).
+    fn quantifier(&mut self, kind: Quantifier) -> PResult<Expr> {
+        let start = self.advance().span;
+        self.expect(&Token::LParen, "'('")?;
+        self.enter()?;
+        let var = self.ident("variable name")?;
+        self.expect_kw("IN")?;
+        let list = self.expr()?;
+        self.expect_kw("WHERE")?;
+        let pred = self.expr()?;
+        self.leave();
+        let end = self.expect(&Token::RParen, "')' closing the list predicate")?;
+        Ok(Expr::new(
+            ExprKind::Quantifier {
+                kind,
+                var,
+                list: Box::new(list),
+                pred: Box::new(pred),
+            },
+            start.union(&end),
+        ))
+    }
+
+    /// `[x IN list WHERE pred | expr]` (after the `[`).
+    fn list_comprehension(&mut self, start: Span) -> PResult<Expr> {
+        self.enter()?;
+        let var = self.ident("variable name")?;
+        self.expect_kw("IN")?;
+        let list = self.expr()?;
+        let filter = if self.eat_kw("WHERE") {
+            Some(Box::new(self.expr()?))
+        } else {
+            None
+        };
+        let map = if self.eat(&Token::Pipe) {
+            Some(Box::new(self.expr()?))
+        } else {
+            None
+        };
+        self.leave();
+        let end = self.expect(&Token::RBracket, "']' closing the list comprehension")?;
+        Ok(Expr::new(
+            ExprKind::ListComprehension {
+                var,
+                list: Box::new(list),
+                filter,
+                map,
+            },
+            start.union(&end),
+        ))
+    }
+
     fn list_literal(&mut self) -> PResult<Expr> {
         let start = self.advance().span;
         if matches!(self.peek(), Token::Word(_) | Token::Quoted(_)) && self.is_kw_at(1, "IN") {
-            return Err(self.unsupported("list comprehension", start));
+            return self.list_comprehension(start);
         }
         self.enter()?;
         let mut items = Vec::new();
