@@ -32,7 +32,7 @@ pub use csr::registry::IndexReport;
 pub(crate) use error::sem_err;
 pub use error::{Error, ErrorClass, Result, RuntimeError, SemanticKind};
 pub use functions::value::Value;
-pub use output::value::{fmt_float, render_cell};
+pub use output::value::{fmt_float, render_cell, starts_at as path_step_forwards};
 pub use output::{render, rows, Format, QueryResult, RowWriter};
 pub use planner::{Params, PlannerOptions};
 pub use session::{

@@ -198,6 +198,24 @@ fn escape_expr(e: &mut ast::Expr) {
                     stack.push(x);
                 }
             }
+            ExprKind::ListComprehension {
+                var,
+                list,
+                filter,
+                map,
+            } => {
+                var.name = escape(&var.name);
+                stack.push(list);
+                stack.extend(filter.iter_mut().map(|b| b.as_mut()));
+                stack.extend(map.iter_mut().map(|b| b.as_mut()));
+            }
+            ExprKind::Quantifier {
+                var, list, pred, ..
+            } => {
+                var.name = escape(&var.name);
+                stack.push(list);
+                stack.push(pred);
+            }
             ExprKind::Slice(t, a, b) => {
                 stack.push(t);
                 if let Some(a) = a {

@@ -159,6 +159,9 @@ impl QueryBinder<'_> {
                 inner.bind(&v.name, kind);
             }
         }
+        for n in m.patterns.iter().filter_map(|p| p.name.as_ref()) {
+            inner.bind(&n.name, BoundVar::Other("path"));
+        }
         // Property maps may read any variable of the clause (checked for names only).
         for props in qg
             .nodes
@@ -308,6 +311,28 @@ impl QueryBinder<'_> {
                     return sem_err!(UnknownFunction, e.span, "Unknown function `{name}`");
                 }
                 Ok(())
+            }
+            ExprKind::ListComprehension {
+                var,
+                list,
+                filter,
+                map,
+            } => {
+                self.expr(list, scope, resolved)?;
+                let mut inner = scope.clone();
+                inner.bind(&var.name, BoundVar::Other("value"));
+                for x in filter.iter().chain(map.iter()) {
+                    self.expr(x, &inner, resolved)?;
+                }
+                Ok(())
+            }
+            ExprKind::Quantifier {
+                var, list, pred, ..
+            } => {
+                self.expr(list, scope, resolved)?;
+                let mut inner = scope.clone();
+                inner.bind(&var.name, BoundVar::Other("value"));
+                self.expr(pred, &inner, resolved)
             }
             _ => {
                 for c in e.children() {

@@ -136,11 +136,7 @@ impl Binder<'_> {
     /// configured endpoints (propagated over the whole clause to a fixpoint: paths sharing a
     /// variable constrain each other).
     pub fn bind_match(&self, m: &ast::Match) -> Result<QueryGraph> {
-        for path in &m.patterns {
-            if let Some(n) = &path.name {
-                return sem_err!(Unsupported, n.span, "unsupported: named path `{}`", n.name);
-            }
-        }
+        check_path_names(m, self.bound)?;
         let cat = self.catalog;
         let mut nodes: Vec<ast::NodePattern> = Vec::new();
         let mut rels: Vec<ast::RelPattern> = Vec::new();
@@ -547,4 +543,35 @@ fn joins(t: &RelTable, dir: Direction, near: &BTreeSet<String>, far: &BTreeSet<S
         Direction::Incoming => inc,
         Direction::Both => out || inc,
     }
+}
+
+/// A path name is a new variable: not bound before, not another path's name, not a node or
+/// relationship of the same MATCH.
+fn check_path_names(m: &ast::Match, bound: &dyn Fn(&str) -> Option<BoundVar>) -> Result<()> {
+    let mut seen: HashSet<&str> = HashSet::new();
+    for n in m.patterns.iter().filter_map(|p| p.name.as_ref()) {
+        if bound(&n.name).is_some() || !seen.insert(&n.name) {
+            return sem_err!(
+                VariableAlreadyBound,
+                n.span,
+                "Variable `{}` already declared",
+                n.name
+            );
+        }
+    }
+    for p in &m.patterns {
+        let nodes = std::iter::once(&p.start.var).chain(p.steps.iter().map(|(_, n)| &n.var));
+        let rels = p.steps.iter().map(|(r, _)| &r.var);
+        for v in nodes.chain(rels).flatten() {
+            if seen.contains(v.name.as_str()) {
+                return sem_err!(
+                    VariableTypeConflict,
+                    v.span,
+                    "Variable `{}` is a path, not a node or relationship",
+                    v.name
+                );
+            }
+        }
+    }
+    Ok(())
 }

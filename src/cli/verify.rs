@@ -333,7 +333,7 @@ fn special(rng: &mut Rng, s: &Schema) -> Option<String> {
     let any_prop = |rng: &mut Rng, props: &[Prop]| -> Option<Prop> {
         (!props.is_empty()).then(|| rng.pick(props).clone())
     };
-    Some(match rng.below(10) {
+    Some(match rng.below(12) {
         // A constant grouping key over no rows: no groups, no rows.
         0 => {
             let key = *rng.pick(&["'x'", "1", "null", "[1, 2]", "labels(a)"]);
@@ -411,6 +411,9 @@ fn special(rng: &mut Rng, s: &Schema) -> Option<String> {
                 p.name
             )
         }
+        // Named paths: fixed and variable-length, branched, optional, through WITH,
+        // collected and unwound, compared, and their functions.
+        10 | 11 => named_path(rng, s, (&t, &from, &to), &to_props)?,
         // Hostile variable names, as nodes, relationships and projected values.
         4 => {
             let v = *rng.pick(HOSTILE_NAMES);
@@ -532,6 +535,71 @@ fn special(rng: &mut Rng, s: &Schema) -> Option<String> {
                 p.name
             )
         }
+    })
+}
+
+/// A query over a named path from a `from` node over `t` (to a `to` node).
+fn named_path(
+    rng: &mut Rng,
+    s: &Schema,
+    (t, from, to): (&str, &str, &str),
+    to_props: &[Prop],
+) -> Option<String> {
+    let p = (!to_props.is_empty()).then(|| rng.pick(to_props).clone());
+    // The second hop leaves `to` when some table does.
+    let next: Vec<_> = s.rels.iter().filter(|r| r.1 == to).collect();
+    let second = (!next.is_empty() && rng.chance(50)).then(|| {
+        let r = rng.pick(&next);
+        let dir = *rng.pick(&["->", "-"]);
+        format!("-[:`{}`]{dir}(c)", r.0)
+    });
+    let (lo, hi) = (rng.below(2), 1 + rng.below(2));
+    let hop = match rng.below(4) {
+        0 => format!("-[:`{t}`*{lo}..{hi}]->"),
+        1 => format!("<-[:`{t}`]-"),
+        2 => "-[]->".to_string(),
+        _ => format!("-[r:`{t}`]->"),
+    };
+    let (near, far) = if hop.starts_with("<-") {
+        (format!("(b:`{to}`)"), format!("(a:`{from}`)"))
+    } else {
+        (format!("(a:`{from}`)"), "(b)".to_string())
+    };
+    let path = format!("p = {near}{hop}{far}{}", second.unwrap_or_default());
+    let ids = |v: &str| match &p {
+        Some(p) => format!("[n IN nodes({v}) | n.{}]", p.name),
+        None => format!("[n IN nodes({v}) | labels(n)]"),
+    };
+    Some(match rng.below(6) {
+        0 => format!(
+            "MATCH {path} RETURN length(p) AS l, {} AS v, [x IN relationships(p) | type(x)] AS ts ORDER BY l, v, ts",
+            ids("p")
+        ),
+        // Whole paths of one label (a node of another label would show its properties in
+        // the order the path's nodes share).
+        1 if from == to && !path.contains("(c)") => format!("MATCH {path} RETURN p"),
+        1 => format!("MATCH {path} RETURN {} AS v, size(relationships(p)) AS n", ids("p")),
+        // Optional: a far node with a given value (some start nodes have none).
+        2 => {
+            let filter = match &p {
+                Some(p) => format!(" {{{}: {}}}", p.name, rng.pick(&p.values)),
+                None => String::new(),
+            };
+            format!(
+                "MATCH (a:`{from}`) OPTIONAL MATCH p = (a)-[:`{t}`*1..{hi}]->(b:`{to}`{filter}) RETURN p IS NULL AS none, length(p) AS l, {} AS v, count(*) AS c ORDER BY none, l, v, c",
+                ids("p")
+            )
+        }
+        3 => format!(
+            "MATCH {path} WITH p, length(p) AS l WHERE l > 0 RETURN l, size(nodes(p)) AS n, count(*) AS c ORDER BY l, n, c"
+        ),
+        4 => format!(
+            "MATCH {path} WITH collect(p) AS ps UNWIND ps AS q RETURN length(q) AS l, {} AS v ORDER BY l, v",
+            ids("q")
+        ),
+        _ => format!(
+            "MATCH {path} MATCH q = {near}{hop}{far} RETURN p = q AS same, count(*) AS c ORDER BY same, c"
+        ),
     })
 }
 

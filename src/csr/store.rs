@@ -102,6 +102,11 @@ impl TableColumns {
         Ok(())
     }
 
+    /// Whether the table has column `col`.
+    pub fn has(&self, col: &str) -> bool {
+        self.provider.schema().index_of(col).is_ok()
+    }
+
     /// A loaded column (call [`ensure`](Self::ensure) first).
     pub fn get(&self, col: &str) -> Result<ArrayRef> {
         self.cache

@@ -3,7 +3,7 @@
 //! as `LargeBinary` cells in an encoding that keeps Cypher's ordering.
 //!
 //! Comparing two encodings byte by byte orders them as openCypher's ORDER BY does: maps, nodes,
-//! relationships, lists, strings, booleans, numbers (integers and floats by value, NaN after
+//! relationships, lists, paths, strings, booleans, numbers (integers and floats by value, NaN after
 //! every number), null last. So DataFusion's sort, `min` and `max` work on them unchanged;
 //! equality, ordering comparisons and `IN` decode them into [`Value`]s (`super::value`).
 //! Every encoding is self-delimiting, so a list's elements follow one another.
@@ -42,6 +42,7 @@ const MAP: u8 = 0x10;
 const NODE: u8 = 0x20;
 const REL: u8 = 0x30;
 const LIST: u8 = 0x40;
+const PATH: u8 = 0x50;
 const STR: u8 = 0x60;
 const BOOL: u8 = 0x70;
 const NUM: u8 = 0x80;
@@ -118,6 +119,7 @@ fn put(v: &Value, out: &mut Vec<u8>) -> bool {
             out.push(match entries.first().map(|(k, _)| k.as_str()) {
                 Some("__label") => NODE,
                 Some("__type") => REL,
+                Some("__nodes") => PATH,
                 _ => MAP,
             });
             for (k, x) in entries {
@@ -225,7 +227,7 @@ impl Reader<'_> {
                 }
                 Value::List(items)
             }
-            MAP | NODE | REL => {
+            MAP | NODE | REL | PATH => {
                 let mut entries = Vec::new();
                 while self.byte()? == ITEM {
                     let k = self.str()?;

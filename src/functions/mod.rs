@@ -4,6 +4,7 @@
 //! only the values can decide. Errors are [`RuntimeError`]s with their openCypher class.
 
 pub mod any;
+pub(crate) mod comprehension;
 pub(crate) mod registry;
 pub mod value;
 
@@ -54,6 +55,9 @@ pub enum CypherFn {
     ToAny,
     /// A list as a list of values of mixed kind.
     AnyItems,
+    /// A node / relationship value's properties as a map (of mixed kind: absent properties,
+    /// stored as nulls, are not keys).
+    Properties,
     /// String predicates where an operand is of mixed kind: null unless both are strings.
     StartsWith,
     EndsWith,
@@ -84,6 +88,7 @@ impl CypherFn {
             CypherFn::ToInteger => "toInteger",
             CypherFn::ToFloat => "toFloat",
             CypherFn::ToAny => "cypher_to_any",
+            CypherFn::Properties => "cypher_properties",
             CypherFn::AnyItems => "cypher_any_items",
             CypherFn::StartsWith => "cypher_starts_with",
             CypherFn::EndsWith => "cypher_ends_with",
@@ -101,6 +106,7 @@ impl CypherFn {
             | CypherFn::ToInteger
             | CypherFn::ToFloat
             | CypherFn::ToAny
+            | CypherFn::Properties
             | CypherFn::AnyItems
             | CypherFn::Abs => 1,
             _ => 2,
@@ -190,7 +196,7 @@ impl ScalarUDFImpl for Udf {
             CypherFn::NonNegative | CypherFn::NonZero => arg_types[0].clone(),
             CypherFn::Fail => arg_types[3].clone(),
             CypherFn::ToFloat => DataType::Float64,
-            CypherFn::ToAny => any::ANY,
+            CypherFn::ToAny | CypherFn::Properties => any::ANY,
             CypherFn::AnyItems => DataType::new_list(any::ANY, true),
             _ => DataType::Boolean,
         })
@@ -359,6 +365,22 @@ impl Udf {
                 let mut b = LargeBinaryBuilder::with_capacity(n, 16 * n);
                 for i in 0..n {
                     b.append_option(any::encode_non_null(&value_at(a[0].as_ref(), i)));
+                }
+                Ok(Arc::new(b.finish()))
+            }
+            CypherFn::Properties => {
+                let mut b = LargeBinaryBuilder::with_capacity(n, 16 * n);
+                for i in 0..n {
+                    let v = match value_at(a[0].as_ref(), i) {
+                        Value::Map(entries) => Value::Map(
+                            entries
+                                .into_iter()
+                                .filter(|(k, v)| !k.starts_with("__") && *v != Value::Null)
+                                .collect(),
+                        ),
+                        other => other,
+                    };
+                    b.append_option(any::encode_non_null(&v));
                 }
                 Ok(Arc::new(b.finish()))
             }

@@ -25,6 +25,15 @@ pub(crate) fn empty_list(elem: &DataType) -> Expr {
     )))
 }
 
+/// Fields of a path value (struct of its node and relationship lists).
+pub(crate) const PATH_NODES: &str = "__nodes";
+pub(crate) const PATH_RELS: &str = "__relationships";
+
+/// A path value's type.
+pub(crate) fn is_path(t: &DataType) -> bool {
+    matches!(t, DataType::Struct(f) if f.len() == 2 && f[0].name() == PATH_NODES && f[1].name() == PATH_RELS)
+}
+
 pub(crate) fn is_string(t: &DataType) -> bool {
     matches!(t, DataType::Utf8 | DataType::LargeUtf8 | DataType::Utf8View)
 }
@@ -239,7 +248,10 @@ static SCALAR_FUNCTIONS: &[ScalarFn] = &[
     }),
     ScalarFn::new(&["size", "length"], (1, 1), &[], |c| {
         let t = &c.types[0];
-        if is_list(t) {
+        if c.name.eq_ignore_ascii_case("length") && is_path(t) {
+            let rels = f::get_field(c.x(0), PATH_RELS);
+            Ok(cast(nf::array_length(rels), DataType::Int64))
+        } else if is_list(t) {
             Ok(cast(nf::array_length(c.x(0)), DataType::Int64))
         } else if is_string(t) {
             Ok(cast(f::character_length(c.x(0)), DataType::Int64))
@@ -250,6 +262,26 @@ static SCALAR_FUNCTIONS: &[ScalarFn] = &[
                 InvalidArgumentType,
                 c.spans[0],
                 "{}() expects a list or string, got {t}",
+                c.name
+            )
+        }
+    }),
+    ScalarFn::new(&["nodes", "relationships"], (1, 1), &[], |c| {
+        let t = &c.types[0];
+        if is_path(t) {
+            let field = if c.name.eq_ignore_ascii_case("nodes") {
+                PATH_NODES
+            } else {
+                PATH_RELS
+            };
+            Ok(f::get_field(c.x(0), field))
+        } else if *t == DataType::Null {
+            Ok(null())
+        } else {
+            sem_err!(
+                InvalidArgumentType,
+                c.spans[0],
+                "{}() expects a path, got {t}",
                 c.name
             )
         }
@@ -295,6 +327,26 @@ static SCALAR_FUNCTIONS: &[ScalarFn] = &[
     ScalarFn::new(&["id", "labels", "type", "properties"], (1, 1), &[], |c| {
         if c.types[0] == DataType::Null {
             return Ok(null());
+        }
+        // A node / relationship as a value (from a list, a path).
+        let tag = match &c.types[0] {
+            DataType::Struct(f) => f.first().map(|f| f.name().clone()),
+            _ => None,
+        };
+        let name = c.name.to_lowercase();
+        match (name.as_str(), tag.as_deref()) {
+            ("labels", Some("__label")) => {
+                let label = f::get_field(c.x(0), "__label");
+                let labels = when(label.clone().eq(lit("")), empty_list(&DataType::Utf8))
+                    .otherwise(nf::make_array(vec![label]))?;
+                return Ok(when(c.x(0).is_null(), null()).otherwise(labels)?);
+            }
+            ("type", Some("__type")) => return Ok(f::get_field(c.x(0), "__type")),
+            ("properties", Some("__label" | "__type")) => {
+                return Ok(CypherFn::Properties.call(vec![c.x(0)]))
+            }
+            ("properties", _) if matches!(c.types[0], DataType::Struct(_)) => return Ok(c.x(0)),
+            _ => {}
         }
         sem_err!(
             InvalidArgumentType,

@@ -1,6 +1,8 @@
 //! `ConstRow`: one row of constant columns (literals or parameters), the keys a point lookup
-//! starts from. Unlike a `Values` row it keeps a parameter a parameter through physical
-//! planning, so a cached plan of `MATCH (p:Person {id: $id})` runs again with another id.
+//! starts from; over an input, those columns added to each of its rows (a key lookup after
+//! other patterns, `MATCH (a {id: $a}), (b {id: $b})`). Unlike a `Values` row or a projection
+//! it keeps a parameter a parameter through physical planning, so a cached plan of
+//! `MATCH (p:Person {id: $id})` runs again with another id.
 
 use super::params::{bind_physical, compile_marked, has_param_expr, ParamValues};
 use arrow::array::{ArrayRef, RecordBatch, RecordBatchOptions};
@@ -19,26 +21,42 @@ use std::sync::Arc;
 
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct ConstRow {
+    /// Rows the columns are added to (`None`: one row of just them).
+    pub input: Option<LogicalPlan>,
     /// Output column and its value.
     pub exprs: Vec<(String, Expr)>,
     pub schema: DFSchemaRef,
 }
 
 impl ConstRow {
-    pub fn try_new(exprs: Vec<(String, Expr)>) -> Result<Self> {
+    /// The constant columns added to every row of `input`.
+    pub fn over(input: Option<LogicalPlan>, exprs: Vec<(String, Expr)>) -> Result<Self> {
         let empty = DFSchema::empty();
-        let fields = exprs
+        let types = exprs
             .iter()
-            .map(|(c, e)| Ok(Field::new(c, e.get_type(&empty)?, true)))
+            .map(|(c, e)| Ok((c, e.get_type(&empty)?)))
             .collect::<Result<Vec<_>>>()?;
-        let schema = Arc::new(DFSchema::try_from(Schema::new(fields))?);
-        Ok(Self { exprs, schema })
+        let schema = match &input {
+            Some(i) => super::extended_schema(i, types.iter().map(|(c, t)| (*c, t)))?,
+            None => {
+                let fields: Vec<Field> = types
+                    .iter()
+                    .map(|(c, t)| Field::new(*c, t.clone(), true))
+                    .collect();
+                Arc::new(DFSchema::try_from(Schema::new(fields))?)
+            }
+        };
+        Ok(Self {
+            input,
+            exprs,
+            schema,
+        })
     }
 }
 
 impl PartialOrd for ConstRow {
     fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
-        self.exprs.partial_cmp(&other.exprs)
+        (&self.input, &self.exprs).partial_cmp(&(&other.input, &other.exprs))
     }
 }
 
@@ -48,7 +66,7 @@ impl UserDefinedLogicalNodeCore for ConstRow {
     }
 
     fn inputs(&self) -> Vec<&LogicalPlan> {
-        vec![]
+        self.input.iter().collect()
     }
 
     fn schema(&self) -> &DFSchemaRef {
@@ -69,8 +87,13 @@ impl UserDefinedLogicalNodeCore for ConstRow {
         Ok(())
     }
 
-    fn with_exprs_and_inputs(&self, _exprs: Vec<Expr>, _inputs: Vec<LogicalPlan>) -> Result<Self> {
-        Ok(self.clone())
+    fn with_exprs_and_inputs(&self, _exprs: Vec<Expr>, inputs: Vec<LogicalPlan>) -> Result<Self> {
+        Self::over(inputs.into_iter().next(), self.exprs.clone())
+    }
+
+    fn necessary_children_exprs(&self, output_columns: &[usize]) -> Option<Vec<Vec<usize>>> {
+        let input = self.input.as_ref()?;
+        super::input_columns_needed(input, output_columns, &[])
     }
 
     fn supports_limit_pushdown(&self) -> bool {
@@ -81,6 +104,7 @@ impl UserDefinedLogicalNodeCore for ConstRow {
 /// Produces the row; parameters are handed in before it runs (`with_new_state`).
 #[derive(Debug)]
 pub struct ConstRowExec {
+    input: Option<Arc<dyn ExecutionPlan>>,
     exprs: Vec<Arc<dyn PhysicalExpr>>,
     params: Option<Arc<ParamValues>>,
     schema: SchemaRef,
@@ -91,6 +115,7 @@ impl ConstRowExec {
     /// Compiles `node`'s values with `compile` (placeholders become parameters).
     pub fn try_new(
         node: &ConstRow,
+        input: Option<Arc<dyn ExecutionPlan>>,
         compile: impl Fn(Expr) -> Result<Arc<dyn PhysicalExpr>>,
     ) -> Result<Self> {
         let exprs = node
@@ -109,7 +134,12 @@ impl ConstRowExec {
             // One row, then the end: it never keeps a task from yielding.
             .with_scheduling_type(SchedulingType::Cooperative),
         );
+        let cache = match &input {
+            Some(i) => super::streaming_properties(&schema, i),
+            None => cache,
+        };
         Ok(Self {
+            input,
             exprs,
             params: None,
             schema,
@@ -134,14 +164,34 @@ impl ConstRowExec {
                 e.evaluate(&one)?.into_array(1)
             })
             .collect::<Result<Vec<ArrayRef>>>()?;
-        Ok(RecordBatch::try_new(self.schema.clone(), cols)?)
+        // Just the constant columns (the last fields, after any input's).
+        let fields = self.schema.fields();
+        let own = Schema::new(fields[fields.len() - cols.len()..].to_vec());
+        Ok(RecordBatch::try_new(Arc::new(own), cols)?)
+    }
+
+    /// `batch` with the constant columns (`row`) added.
+    fn extended(schema: &SchemaRef, batch: &RecordBatch, row: &RecordBatch) -> Result<RecordBatch> {
+        let n = batch.num_rows();
+        let mut cols = batch.columns().to_vec();
+        let zeros = arrow::array::UInt32Array::from(vec![0u32; n]);
+        for c in row.columns() {
+            cols.push(arrow::compute::take(c.as_ref(), &zeros, None)?);
+        }
+        Ok(RecordBatch::try_new_with_options(
+            schema.clone(),
+            cols,
+            &RecordBatchOptions::new().with_row_count(Some(n)),
+        )?)
     }
 }
 
 impl DisplayAs for ConstRowExec {
     fn fmt_as(&self, _t: DisplayFormatType, f: &mut fmt::Formatter) -> fmt::Result {
         write!(f, "ConstRowExec: ")?;
-        for (i, (e, c)) in self.exprs.iter().zip(self.schema.fields()).enumerate() {
+        let fields = self.schema.fields();
+        let own = &fields[fields.len() - self.exprs.len()..];
+        for (i, (e, c)) in self.exprs.iter().zip(own).enumerate() {
             let sep = if i > 0 { ", " } else { "" };
             write!(f, "{sep}{e} AS {}", c.name())?;
         }
@@ -159,20 +209,36 @@ impl ExecutionPlan for ConstRowExec {
     }
 
     fn children(&self) -> Vec<&Arc<dyn ExecutionPlan>> {
-        vec![]
+        self.input.iter().collect()
     }
 
     fn with_new_children(
         self: Arc<Self>,
-        _children: Vec<Arc<dyn ExecutionPlan>>,
+        children: Vec<Arc<dyn ExecutionPlan>>,
     ) -> Result<Arc<dyn ExecutionPlan>> {
-        Ok(self)
+        let Some(input) = children.into_iter().next() else {
+            return Ok(self);
+        };
+        Ok(Arc::new(Self {
+            cache: super::streaming_properties(&self.schema, &input),
+            input: Some(input),
+            exprs: self.exprs.clone(),
+            params: self.params.clone(),
+            schema: self.schema.clone(),
+        }))
+    }
+
+    fn maintains_input_order(&self) -> Vec<bool> {
+        vec![true; self.input.iter().count()]
     }
 
     /// One row: the operators above need no repartitioning.
-    fn partition_statistics(&self, _partition: Option<usize>) -> Result<Arc<Statistics>> {
+    fn partition_statistics(&self, partition: Option<usize>) -> Result<Arc<Statistics>> {
         let mut s = Statistics::new_unknown(&self.schema);
-        s.num_rows = datafusion::common::stats::Precision::Exact(1);
+        s.num_rows = match &self.input {
+            Some(i) => i.partition_statistics(partition)?.num_rows,
+            None => datafusion::common::stats::Precision::Exact(1),
+        };
         Ok(Arc::new(s))
     }
 
@@ -185,6 +251,7 @@ impl ExecutionPlan for ConstRowExec {
             return None;
         }
         Some(Arc::new(Self {
+            input: self.input.clone(),
             exprs: self.exprs.clone(),
             params: Some(values),
             schema: self.schema.clone(),
@@ -194,9 +261,21 @@ impl ExecutionPlan for ConstRowExec {
 
     fn execute(
         &self,
-        _partition: usize,
-        _context: Arc<TaskContext>,
+        partition: usize,
+        context: Arc<TaskContext>,
     ) -> Result<SendableRecordBatchStream> {
+        if let Some(input) = &self.input {
+            use futures::StreamExt;
+            let row = self.row()?;
+            let schema = self.schema.clone();
+            let stream = input
+                .execute(partition, context)?
+                .map(move |b| Self::extended(&schema, &b?, &row));
+            return Ok(Box::pin(RecordBatchStreamAdapter::new(
+                self.schema.clone(),
+                stream,
+            )));
+        }
         let row = self.row();
         Ok(Box::pin(RecordBatchStreamAdapter::new(
             self.schema.clone(),

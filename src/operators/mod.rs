@@ -9,9 +9,11 @@ pub mod csr_expand_exec;
 pub mod node_lookup;
 pub mod node_lookup_exec;
 pub mod params;
+pub mod path_elems;
 pub mod planner;
 pub mod shared;
 pub mod shared_exec;
+pub mod shortest;
 pub mod var_length;
 pub mod var_length_exec;
 

@@ -123,7 +123,7 @@ fn bind_graph_node(node: &Extension, values: &ParamValues) -> Result<Option<Logi
                 .iter()
                 .map(|(c, e)| Ok((c.clone(), bind_expr(e.clone(), values)?)))
                 .collect::<Result<_>>()?;
-            Arc::new(ConstRow::try_new(exprs)?)
+            Arc::new(ConstRow::over(x.input.clone(), exprs)?)
         } else {
             return Ok(None);
         };

@@ -223,6 +223,25 @@ impl ExtensionPlanner for GraphExtensionPlanner {
                 .ensure(state, &target_take)
                 .await
                 .map_err(ext)?;
+            if let Some(e) = &n.elems {
+                let props = |fields: &arrow::datatypes::Fields, skip: usize| -> Vec<String> {
+                    fields.iter().skip(skip).map(|f| f.name().clone()).collect()
+                };
+                for (cols, key) in &e.slots {
+                    let mut want = vec![key.clone()];
+                    want.extend(props(&e.node_fields, 2).into_iter().filter(|c| cols.has(c)));
+                    cols.ensure(state, &want).await.map_err(ext)?;
+                }
+                for (h, ends) in n.hops.iter().zip(&e.ends) {
+                    let mut want = vec![ends.src.clone(), ends.dst.clone()];
+                    want.extend(
+                        props(&e.rel_fields, 4)
+                            .into_iter()
+                            .filter(|c| h.edges.has(c)),
+                    );
+                    h.edges.ensure(state, &want).await.map_err(ext)?;
+                }
+            }
             let mut from_slot = vec![Vec::new(); n.labels.len()];
             for (i, h) in n.hops.iter().enumerate() {
                 from_slot[h.from].push(i);
@@ -244,12 +263,31 @@ impl ExtensionPlanner for GraphExtensionPlanner {
                 target_out: n.target.output().map(|(_, o, _)| o.clone()).collect(),
                 target_var: n.target.var.clone(),
                 target_take,
+                labels: n.labels.clone(),
+                elems: n.elems.clone(),
+                shortest: match &n.shortest {
+                    Some(sp) => Some(super::shortest::ShortestSpec {
+                        mode: sp.mode,
+                        target_idx: sp
+                            .target
+                            .as_ref()
+                            .map(|t| input.schema().index_of(t))
+                            .transpose()?,
+                        end_keys: sp.end_keys.clone(),
+                        k_cap: sp.k_cap,
+                    }),
+                    None => None,
+                },
                 display: format!(
-                    "type={}, length={}..{max}, edges={}{}",
+                    "type={}, length={}..{max}, edges={}{}{}",
                     n.types(),
                     n.min,
                     n.table_rows(),
-                    n.walk_note()
+                    n.walk_note(),
+                    n.shortest
+                        .as_ref()
+                        .map(|s| s.describe())
+                        .unwrap_or_default()
                 ),
             };
             let schema = Arc::new(n.schema.as_arrow().clone());
@@ -266,7 +304,8 @@ impl ExtensionPlanner for GraphExtensionPlanner {
         }
         if let Some(n) = node.as_any().downcast_ref::<super::const_row::ConstRow>() {
             let empty = DFSchema::empty();
-            let exec = super::const_row::ConstRowExec::try_new(n, |e| {
+            let input = physical_inputs.first().cloned();
+            let exec = super::const_row::ConstRowExec::try_new(n, input, |e| {
                 state.create_physical_expr(e, &empty)
             })?;
             return Ok(Some(Arc::new(exec)));

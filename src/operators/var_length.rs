@@ -36,6 +36,63 @@ pub struct VarHop {
     pub edges: Arc<TableColumns>,
 }
 
+/// A traversal's paths as values: per path, its nodes after the start and its relationships
+/// as lists of structs of the given fields (leading fields: label and identity / type,
+/// identity, start and end node identity; then properties, null where an element lacks one).
+#[derive(Debug, Clone)]
+pub struct PathElems {
+    pub nodes_col: String,
+    pub rels_col: String,
+    pub node_fields: arrow::datatypes::Fields,
+    pub rel_fields: arrow::datatypes::Fields,
+    /// Per label slot: its node columns and key column.
+    pub slots: Vec<(Arc<TableColumns>, String)>,
+    /// Per hop: its table's source and destination key columns and their labels.
+    pub ends: Vec<HopEnds>,
+}
+
+/// A traversal that keeps only shortest paths.
+#[derive(Debug, Clone)]
+pub struct ShortestPaths {
+    pub mode: cypher::ast::Shortest,
+    /// Column of the bound end node's key; `None`: every reachable node is an end.
+    pub target: Option<String>,
+    pub end_keys: Arc<NodeKeys>,
+    /// Longest path `SHORTEST k` considers without an upper bound.
+    pub k_cap: u64,
+}
+
+impl ShortestPaths {
+    pub fn describe(&self) -> String {
+        let mode = match self.mode {
+            cypher::ast::Shortest::Any => "any".to_string(),
+            cypher::ast::Shortest::All => "all".to_string(),
+            cypher::ast::Shortest::K(k) => k.to_string(),
+        };
+        match &self.target {
+            Some(t) => format!(", shortest={mode} to {t}"),
+            None => format!(", shortest={mode}"),
+        }
+    }
+}
+
+#[derive(Debug, Clone)]
+pub struct HopEnds {
+    pub src: String,
+    pub dst: String,
+    pub from: String,
+    pub to: String,
+}
+
+impl PathElems {
+    pub fn node_list(&self) -> DataType {
+        DataType::new_list(DataType::Struct(self.node_fields.clone()), true)
+    }
+    pub fn rel_list(&self) -> DataType {
+        DataType::new_list(DataType::Struct(self.rel_fields.clone()), true)
+    }
+}
+
 #[derive(Debug, Clone)]
 pub struct VarLengthExpand {
     pub input: LogicalPlan,
@@ -56,6 +113,10 @@ pub struct VarLengthExpand {
     pub target: TakeSpec,
     /// Only distinct end nodes are needed (breadth-first, visited bitmap).
     pub distinct: bool,
+    /// The paths' elements as values, when needed.
+    pub elems: Option<PathElems>,
+    /// Only shortest paths (from `key` to the node of column `target`, or to every node).
+    pub shortest: Option<ShortestPaths>,
     /// Start label's keys, end label's columns.
     pub near_keys: Arc<NodeKeys>,
     pub target_cols: Arc<TableColumns>,
@@ -101,6 +162,8 @@ impl VarLengthExpand {
             eids,
             target,
             distinct: false,
+            elems: None,
+            shortest: None,
             near_keys,
             target_cols,
             schema: Arc::new(DFSchema::empty()),
@@ -111,12 +174,23 @@ impl VarLengthExpand {
 
     pub fn compute_schema(&self) -> Result<DFSchemaRef> {
         let eids: (&String, &DataType) = (&self.eids, &EIDS_TYPE);
-        let extra = std::iter::once(eids).chain(self.target.output().map(|(_, o, t)| (o, t)));
+        let lists: Vec<(&String, DataType)> = match &self.elems {
+            Some(e) => vec![(&e.nodes_col, e.node_list()), (&e.rels_col, e.rel_list())],
+            None => vec![],
+        };
+        let extra = std::iter::once(eids)
+            .chain(lists.iter().map(|(c, t)| (*c, t)))
+            .chain(self.target.output().map(|(_, o, t)| (o, t)));
         super::extended_schema(&self.input, extra)
     }
 
     pub fn produced(&self) -> HashSet<String> {
         std::iter::once(self.eids.clone())
+            .chain(
+                self.elems
+                    .iter()
+                    .flat_map(|e| [e.nodes_col.clone(), e.rels_col.clone()]),
+            )
             .chain(self.target.output().map(|(_, o, _)| o.clone()))
             .collect()
     }
@@ -182,6 +256,8 @@ impl VarLengthExpand {
             &self.eids,
             &self.target,
             self.distinct,
+            self.elems.as_ref().map(|e| (&e.nodes_col, &e.rels_col)),
+            self.shortest.as_ref().map(|s| (s.describe(), s.k_cap)),
         )
     }
 }
@@ -217,6 +293,9 @@ impl super::UnaryNode for VarLengthExpand {
         if self.distinct {
             write!(f, ", distinct ends (bfs)")?;
         }
+        if let Some(s) = &self.shortest {
+            f.write_str(&s.describe())?;
+        }
         write!(f, ", take={}", display_cols(&self.target, true))
     }
 
@@ -228,7 +307,9 @@ impl super::UnaryNode for VarLengthExpand {
     }
 
     fn needed_input_columns(&self, output_columns: &[usize]) -> Option<Vec<Vec<usize>>> {
-        super::input_columns_needed(&self.input, output_columns, &[&self.key])
+        let mut keys = vec![self.key.as_str()];
+        keys.extend(self.shortest.iter().filter_map(|s| s.target.as_deref()));
+        super::input_columns_needed(&self.input, output_columns, &keys)
     }
 }
 

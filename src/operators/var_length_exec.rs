@@ -35,6 +35,12 @@ pub struct TraversalSpec {
     pub target_take: Vec<String>,
     pub target_out: Vec<String>,
     pub target_var: String,
+    /// Label of each slot.
+    pub labels: Vec<String>,
+    /// Shortest paths instead of every path.
+    pub shortest: Option<super::shortest::ShortestSpec>,
+    /// The paths' elements as values (columns loaded).
+    pub elems: Option<super::var_length::PathElems>,
     /// For EXPLAIN: types, edges, walk.
     pub display: String,
 }
@@ -116,7 +122,7 @@ impl TraversalSpec {
     pub fn resume(
         &self,
         w: &mut PathWalk,
-        emit: &mut dyn FnMut(u32, &[(usize, u32)]) -> bool,
+        emit: &mut dyn FnMut(u32, &[(usize, u32, u32)]) -> bool,
         budget: usize,
     ) -> (usize, bool) {
         let max = self.max.unwrap_or(u64::MAX) as usize;
@@ -153,11 +159,11 @@ impl TraversalSpec {
             if (hop.skip_self_loops && nbr == node)
                 || path
                     .iter()
-                    .any(|&(g, r)| r == row && self.hops[g].rel == hop.rel)
+                    .any(|&(g, r, _)| r == row && self.hops[g].rel == hop.rel)
             {
                 continue;
             }
-            path.push((h, row));
+            path.push((h, row, nbr));
             let go_on = !(path.len() >= min && hop.to == self.end) || emit(nbr, path);
             if path.len() < max {
                 stack.push((hop.to, nbr, 0, 0));
@@ -236,6 +242,45 @@ impl TraversalSpec {
         self.build(batch, schema, out)
     }
 
+    /// The shortest paths of row `i` into `out`; the relationships examined.
+    fn shortest_row(
+        &self,
+        sh: &super::shortest::ShortestSpec,
+        batch: &RecordBatch,
+        keys: &arrow::array::Int64Array,
+        i: usize,
+        out: &mut Out,
+    ) -> Result<usize> {
+        use cypher::ast::Shortest;
+        let Some(o) = self.start_of(keys, i) else {
+            return Ok(0);
+        };
+        let mut search = super::shortest::Search::new(self);
+        let row = i as u32;
+        let mut emit =
+            |end: u32, path: &[super::shortest::Step]| out.push_path(self, row, end, path);
+        let source = (self.start, o);
+        match sh.target_idx {
+            Some(t) => {
+                let targets = as_i64(batch.column(t).as_ref()).map_err(ext)?;
+                if targets.is_null(i) {
+                    return Ok(0);
+                }
+                let Some(to) = sh.end_keys.ordinal(targets.value(i)) else {
+                    return Ok(0);
+                };
+                let target = (self.end, to);
+                match sh.mode {
+                    Shortest::Any => search.between(source, target, false, &mut emit)?,
+                    Shortest::All => search.between(source, target, true, &mut emit)?,
+                    Shortest::K(k) => search.k_shortest(source, target, k, sh.k_cap, &mut emit)?,
+                }
+            }
+            None => search.from(source, sh.mode == Shortest::All, &mut emit)?,
+        }
+        Ok(search.examined())
+    }
+
     /// The start node of row `i`: its key's ordinal, if the key is a node of the start label.
     fn start_of(&self, keys: &arrow::array::Int64Array, i: usize) -> Option<u32> {
         if keys.is_null(i) {
@@ -259,16 +304,34 @@ impl TraversalSpec {
             .iter()
             .map(|a| arrow::compute::take(a.as_ref(), &rows, None))
             .collect::<std::result::Result<_, _>>()?;
+        let offsets = OffsetBuffer::new(out.offsets.into());
         let list = ListArray::try_new(
             Arc::new(Field::new_list_field(
                 arrow::datatypes::DataType::UInt64,
                 true,
             )),
-            OffsetBuffer::new(out.offsets.into()),
+            offsets.clone(),
             Arc::new(UInt64Array::from(out.values)),
             None,
         )?;
         cols.push(Arc::new(list));
+        if let Some(e) = &self.elems {
+            let (nodes, rels) = super::path_elems::build(self, e, &out.steps)?;
+            let item =
+                |t: &arrow::datatypes::DataType| Arc::new(Field::new_list_field(t.clone(), true));
+            cols.push(Arc::new(ListArray::try_new(
+                item(nodes.data_type()),
+                offsets.clone(),
+                nodes,
+                None,
+            )?));
+            cols.push(Arc::new(ListArray::try_new(
+                item(rels.data_type()),
+                offsets,
+                rels,
+                None,
+            )?));
+        }
         let ends = UInt32Array::from(out.ends);
         let fields = schema.fields();
         for name in &self.target_take {
@@ -289,7 +352,7 @@ impl TraversalSpec {
     }
 }
 
-fn ext(e: crate::Error) -> datafusion::error::DataFusionError {
+pub(super) fn ext(e: crate::Error) -> datafusion::error::DataFusionError {
     datafusion::error::DataFusionError::External(Box::new(e))
 }
 
@@ -298,7 +361,8 @@ fn ext(e: crate::Error) -> datafusion::error::DataFusionError {
 pub struct PathWalk {
     /// Frames: label slot, node, index into the slot's hops, position in that hop's range.
     stack: Vec<(usize, u32, usize, usize)>,
-    path: Vec<(usize, u32)>,
+    /// Hop, edge row and the node it reaches, per step.
+    path: Vec<(usize, u32, u32)>,
     /// The zero-length path's end, not yet emitted (`*0..`).
     zero: Option<u32>,
 }
@@ -309,6 +373,8 @@ struct Out {
     ends: Vec<u32>,
     offsets: Vec<i32>,
     values: Vec<u64>,
+    /// With path elements: hop, edge row, slot and node per step (offsets as `values`).
+    steps: Vec<(usize, u32, usize, u32)>,
     too_big: bool,
 }
 
@@ -319,6 +385,7 @@ impl Default for Out {
             ends: Vec::new(),
             offsets: vec![0],
             values: Vec::new(),
+            steps: Vec::new(),
             too_big: false,
         }
     }
@@ -331,11 +398,14 @@ impl Out {
         self.offsets.push(self.values.len() as i32);
     }
 
-    fn push_path(&mut self, spec: &TraversalSpec, row: u32, end: u32, path: &[(usize, u32)]) {
-        for &(h, r) in path {
+    fn push_path(&mut self, spec: &TraversalSpec, row: u32, end: u32, path: &[(usize, u32, u32)]) {
+        for &(h, r, n) in path {
             let id = spec.rowids[h].value(r as usize);
             self.too_big |= id >= 1 << EID_TABLE_SHIFT;
             self.values.push(encode_eid(spec.hops[h].rel, id));
+            if spec.elems.is_some() {
+                self.steps.push((h, r, spec.hops[h].to, n));
+            }
         }
         self.push(row, end);
     }
@@ -411,7 +481,22 @@ fn path_stream(
                 let cap = super::TARGET_BATCH_ROWS.min(st.remaining.unwrap_or(usize::MAX));
                 let mut out = Out::default();
                 let mut examined = 0;
-                while out.rows.len() < cap && examined < WALK_BUDGET {
+                if let Some(sh) = &spec.shortest {
+                    // Shortest paths: each row's whole search at once (few paths per row).
+                    while out.rows.len() < cap && next < batch.num_rows() && examined < WALK_BUDGET
+                    {
+                        let i = next;
+                        next += 1;
+                        match spec.shortest_row(sh, &batch, &keys, i, &mut out) {
+                            Ok(n) => examined += n,
+                            Err(e) => {
+                                st.remaining = Some(0);
+                                return Some((Err(e), st));
+                            }
+                        }
+                    }
+                }
+                while spec.shortest.is_none() && out.rows.len() < cap && examined < WALK_BUDGET {
                     if walk.is_none() {
                         if next >= batch.num_rows() {
                             break;

@@ -74,11 +74,18 @@ pub fn used_columns(plan: &LogicalPlan) -> Result<HashSet<String>> {
                     used.extend(n.close.iter().cloned());
                 } else if let Some(n) = ext.as_any().downcast_ref::<NodeLookup>() {
                     used.insert(n.key.clone());
+                } else if ext
+                    .as_any()
+                    .downcast_ref::<crate::operators::const_row::ConstRow>()
+                    .is_some()
+                {
+                    // Adds columns; reads none of its input's.
                 } else if let Some(n) = ext
                     .as_any()
                     .downcast_ref::<crate::operators::var_length::VarLengthExpand>()
                 {
                     used.insert(n.key.clone());
+                    used.extend(n.shortest.iter().filter_map(|s| s.target.clone()));
                 } else {
                     for i in node.inputs() {
                         used.extend(i.schema().fields().iter().map(|f| f.name().clone()));

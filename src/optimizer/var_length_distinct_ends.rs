@@ -92,7 +92,14 @@ fn mark(plan: &LogicalPlan, above: &[Expr]) -> Result<Option<LogicalPlan>> {
             let Some(n) = node.as_any().downcast_ref::<VarLengthExpand>() else {
                 return Ok(None);
             };
-            if n.distinct || !n.directed() || n.min > 1 || reads(above, &n.eids) {
+            // Paths as values or shortest paths need the paths themselves.
+            if n.distinct
+                || n.elems.is_some()
+                || n.shortest.is_some()
+                || !n.directed()
+                || n.min > 1
+                || reads(above, &n.eids)
+            {
                 return Ok(None);
             }
             let mut m = n.clone();

@@ -70,7 +70,8 @@ pub fn render_cell(a: &dyn Array, i: usize, quote_strings: bool) -> String {
                 let mut parts = Vec::new();
                 for (k, name) in names.iter().enumerate().skip(skip) {
                     let col = s.column(k);
-                    if skip_nulls && col.is_null(i) {
+                    // An entity's identity fields (in a path) are not properties.
+                    if skip_nulls && (col.is_null(i) || is_internal(name)) {
                         continue;
                     }
                     parts.push(format!(
@@ -107,6 +108,7 @@ pub fn render_cell(a: &dyn Array, i: usize, quote_strings: bool) -> String {
                         format!("[:{} {{{p}}}]", tag(0))
                     }
                 }
+                Some(&"__nodes") if names.len() == 2 => path(s, i),
                 _ => format!("{{{}}}", props(0, false)),
             }
         }
@@ -114,6 +116,41 @@ pub fn render_cell(a: &dyn Array, i: usize, quote_strings: bool) -> String {
             .map(|f| f.value(i).to_string())
             .unwrap_or_else(|_| "?".into()),
     }
+}
+
+/// Fields of a node / relationship struct that identify it in a path value.
+fn is_internal(name: &str) -> bool {
+    matches!(name, "__nid" | "__rid" | "__start" | "__end")
+}
+
+/// A path value in Cypher's text form: `(:A {..})-[:T]->(:B)<-[:U]-(:C)`.
+fn path(s: &arrow::array::StructArray, i: usize) -> String {
+    let nodes = s.column(0).as_list::<i32>().value(i);
+    let rels = s.column(1).as_list::<i32>().value(i);
+    let mut out = String::new();
+    for k in 0..nodes.len() {
+        if k > 0 {
+            let r = render_cell(rels.as_ref(), k - 1, true);
+            if starts_at(nodes.as_ref(), rels.as_ref(), k - 1) {
+                out.push_str(&format!("-{r}->"));
+            } else {
+                out.push_str(&format!("<-{r}-"));
+            }
+        }
+        out.push_str(&render_cell(nodes.as_ref(), k, true));
+    }
+    out
+}
+
+/// Whether relationship `k` of a path starts at node `k` (is walked forwards).
+pub fn starts_at(nodes: &dyn Array, rels: &dyn Array, k: usize) -> bool {
+    let field = |a: &dyn Array, name: &str, row: usize| -> Option<String> {
+        let s = a.as_struct_opt()?;
+        let c = s.column_by_name(name)?;
+        (!c.is_null(row)).then(|| c.as_string::<i32>().value(row).to_string())
+    };
+    let start = field(rels, "__start", k);
+    start.is_none() || start == field(nodes, "__nid", k)
 }
 
 /// A value of mixed kind (`functions::any`) as a one-row array of its own type.
@@ -201,8 +238,17 @@ pub fn to_json(a: &dyn Array, i: usize) -> serde_json::Value {
         DataType::Struct(fields) => {
             let s = a.as_struct();
             let mut obj = serde_json::Map::new();
+            let path = fields.len() == 2 && fields[0].name() == "__nodes";
             for (k, f) in fields.iter().enumerate() {
+                if is_internal(f.name()) {
+                    continue;
+                }
                 let v = to_json(s.column(k).as_ref(), i);
+                if path {
+                    let key = if k == 0 { "nodes" } else { "relationships" };
+                    obj.insert(key.into(), v);
+                    continue;
+                }
                 // The first field of a node / relationship value is its label / type.
                 match (k, f.name().as_str()) {
                     (0, "__label") => {

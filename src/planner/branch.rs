@@ -6,12 +6,15 @@
 //! branches, and the CSR rules into the operators.
 
 use super::expr::{col, null};
-use super::scope::{eid_col, key_col, label_col, prop_col, table_col, type_col, Binding, Scope};
+use super::scope::{
+    dst_col, eid_col, key_col, label_col, prop_col, src_col, table_col, type_col, Binding, Scope,
+};
 use super::{Lowerer, State};
 use crate::binder::QueryGraph;
 use crate::error::{Error, Result};
 use crate::functions::any;
 use crate::rewrite::branching::{self, MAX_BRANCHES};
+use crate::sem_err;
 use arrow::datatypes::DataType;
 use cypher::ast;
 use datafusion::common::ScalarValue;
@@ -31,6 +34,13 @@ impl<'c> Lowerer<'c> {
         if !(several_bound || (qg.satisfiable && qg.is_ambiguous())) {
             return Ok(None);
         }
+        if self.shortest.is_some() {
+            return sem_err!(
+                AmbiguousPattern,
+                m.span,
+                "the shortest path's nodes could have several labels; give them labels"
+            );
+        }
         if !self.options.lenient {
             qg.check_property_maps(self.catalog)?;
         }
@@ -49,7 +59,9 @@ impl<'c> Lowerer<'c> {
         };
         let new_vars = qg.new_variables(&|v| st.scope.get(v).is_some());
         if combos.is_empty() {
-            return Ok(Some(self.empty_match(st, qg, &new_vars)?));
+            let mut out = self.empty_match(st, qg, &new_vars)?;
+            self.bind_named_paths(&mut out)?;
+            return Ok(Some(out));
         }
         self.notes.push(format!(
             "{}  -- {} branch{}",
@@ -86,6 +98,7 @@ impl<'c> Lowerer<'c> {
         }
         self.counter = end;
         let mut out = self.union_branches(st, &new_vars, branches)?;
+        self.bind_named_paths(&mut out)?;
         if let Some(w) = &m.where_ {
             let p = self.match_where(&out, w)?;
             out.plan = self.filter(out.plan, p)?;
@@ -216,15 +229,28 @@ impl<'c> Lowerer<'c> {
                     rels: rels.into_iter().collect(),
                     prefix,
                     props,
+                    ends: self.is_path_element(name),
                 })
             }
             Binding::RelList { .. } => {
                 if bs.iter().all(|b| matches!(b, Binding::RelList { .. })) {
                     // Edge ids of different tables: only the list's length means anything.
+                    let elems = match bs[0] {
+                        Binding::RelList { elems, .. } => elems.clone(),
+                        _ => None,
+                    };
                     Ok(Binding::RelList {
                         rel: usize::MAX,
                         prefix,
+                        elems,
                     })
+                } else {
+                    Err(mismatch())
+                }
+            }
+            Binding::Path { .. } => {
+                if bs.iter().all(|b| matches!(b, Binding::Path { .. })) {
+                    Ok(bs[0].clone())
                 } else {
                     Err(mismatch())
                 }
@@ -275,6 +301,10 @@ impl<'c> Lowerer<'c> {
                         lit(ScalarValue::UInt32(Some(*rel as u32)))
                     } else if c == eid_col(prefix) {
                         col(&eid_col(p))
+                    } else if c == super::scope::start_col(prefix) {
+                        super::path::node_id(lit(info.cfg.from.clone()), col(&src_col(p)))
+                    } else if c == super::scope::end_col(prefix) {
+                        super::path::node_id(lit(info.cfg.to.clone()), col(&dst_col(p)))
                     } else {
                         property(&info.props, p, &c, &t)?
                     };
@@ -293,8 +323,11 @@ impl<'c> Lowerer<'c> {
                     out.push(e.alias(c));
                 }
             }
-            (Binding::RelList { prefix: p, .. }, Binding::RelList { prefix: q, .. }) => {
-                out.push(col(&super::scope::eids_col(p)).alias(super::scope::eids_col(q)));
+            (Binding::RelList { .. }, Binding::RelList { .. }) => {
+                // Same names and types (a path's segments have one shape in every branch).
+                for ((c, _), (t, _)) in ents.columns(have).into_iter().zip(cols) {
+                    out.push(col(&c).alias(t));
+                }
             }
             _ => {
                 return Err(Error::Internal(format!(
@@ -358,6 +391,7 @@ impl<'c> Lowerer<'c> {
                     Binding::RelList {
                         rel: usize::MAX,
                         prefix: name.clone(),
+                        elems: self.segment_shapes.get(name).cloned(),
                     }
                 } else {
                     let mut tables: Vec<usize> = qg.tables[k].iter().copied().collect();
@@ -382,6 +416,7 @@ impl<'c> Lowerer<'c> {
                             rels: vec![],
                             prefix: name.clone(),
                             props: vec![],
+                            ends: self.is_path_element(name),
                         },
                         _ => self.unify(name, &as_rels.iter().collect::<Vec<_>>())?,
                     }
@@ -410,7 +445,7 @@ impl<'c> Lowerer<'c> {
 }
 
 /// `e` (of type `from`) as type `to`; no cast when they agree.
-fn cast_to(e: Expr, from: &DataType, to: &DataType) -> Expr {
+pub(super) fn cast_to(e: Expr, from: &DataType, to: &DataType) -> Expr {
     if from == to {
         e
     } else if any::is_any(to) {
@@ -421,7 +456,7 @@ fn cast_to(e: Expr, from: &DataType, to: &DataType) -> Expr {
 }
 
 /// Adds `more` to the union of properties `acc`, one type per name.
-fn merge_props(
+pub(super) fn merge_props(
     acc: &mut Vec<(String, DataType)>,
     more: &[(String, DataType)],
     var: &str,

@@ -220,6 +220,30 @@ impl<'c> Lowerer<'c> {
             ExprKind::Slice(target, from, to) => {
                 self.slice(target, from.as_deref(), to.as_deref(), e.span, cx)?
             }
+            ExprKind::ListComprehension {
+                var,
+                list,
+                filter,
+                map,
+            } => self.list_eval(
+                crate::functions::comprehension::ListOp::Comprehension,
+                var,
+                list,
+                (filter.as_deref(), map.as_deref()),
+                cx,
+            )?,
+            ExprKind::Quantifier {
+                kind,
+                var,
+                list,
+                pred,
+            } => self.list_eval(
+                Self::quantifier_op(*kind),
+                var,
+                list,
+                (Some(pred), None),
+                cx,
+            )?,
         };
         Ok(out)
     }
@@ -229,13 +253,8 @@ impl<'c> Lowerer<'c> {
         Ok(match cx.scope.get(v) {
             None => return sem_err!(UndefinedVariable, span, "Variable `{v}` not defined"),
             Some(Binding::Value { col: c }) => col(c),
-            Some(Binding::RelList { .. }) => {
-                return sem_err!(
-                Unsupported,
-                span,
-                "unsupported: the relationships of a variable-length pattern (`{v}`) as a value"
-            )
-            }
+            Some(b @ Binding::RelList { .. }) => self.rel_list_value(b, v)?,
+            Some(Binding::Path { parts, shape }) => self.path_value(parts, shape)?,
             Some(b) => self.entity_value(b)?,
         })
     }
@@ -632,6 +651,12 @@ impl<'c> Lowerer<'c> {
         let t = self.expr(target, cx)?;
         let tt = self.type_of(&t, cx.schema)?;
         match tt {
+            t if crate::functions::registry::is_path(&t) => sem_err!(
+                InvalidArgumentType,
+                target.span,
+                "cannot read property `{}` of a path",
+                key.name
+            ),
             DataType::Struct(fields) => {
                 if fields.iter().any(|f| f.name() == &key.name) {
                     Ok(f::get_field(t, key.name.as_str()))
@@ -684,6 +709,7 @@ impl<'c> Lowerer<'c> {
                 ))
             }
             Binding::Value { col: c } => return Ok(col(c)),
+            Binding::Path { parts, shape } => return self.path_value(parts, shape),
         };
         let mut args = vec![lit(tag), name];
         for (p, _) in props.iter().filter(|(p, _)| ents.visible(b, p)) {
@@ -821,6 +847,10 @@ impl<'c> Lowerer<'c> {
         let (Some(ba), Some(bb)) = (cx.scope.get(a), cx.scope.get(b)) else {
             return Ok(None);
         };
+        // Paths and relationship lists compare as values.
+        if !ba.is_entity() || !bb.is_entity() {
+            return Ok(None);
+        }
         let ents = self.entities();
         let same_kind = match (ba, bb) {
             (Binding::Node { label: x, .. }, Binding::Node { label: y, .. }) => Some(x == y),
@@ -1111,7 +1141,7 @@ impl<'c> Lowerer<'c> {
                 );
             }
         }
-        if let Some(e) = self.entity_function(&lname, name, args, span, cx)? {
+        if let Some(e) = self.entity_function(&lname, name, args, cx)? {
             return Ok(e);
         }
         let xs = args
@@ -1163,7 +1193,6 @@ impl<'c> Lowerer<'c> {
         lname: &str,
         name: &str,
         args: &[ast::Expr],
-        span: Span,
         cx: &ExprCtx<'_>,
     ) -> Result<Option<Expr>> {
         let [arg] = args else { return Ok(None) };
@@ -1181,6 +1210,15 @@ impl<'c> Lowerer<'c> {
             )))
         };
         let value = match (lname, b) {
+            ("length", Binding::Path { parts, .. }) => return Ok(Some(self.path_length(parts))),
+            ("nodes" | "relationships", Binding::Path { parts, shape }) => {
+                let field = if lname == "nodes" {
+                    super::scope::PATH_NODES
+                } else {
+                    super::scope::PATH_RELS
+                };
+                return Ok(Some(f::get_field(self.path_value(parts, shape)?, field)));
+            }
             ("size" | "length", Binding::RelList { prefix, .. }) => {
                 return Ok(Some(cast(
                     nf::cardinality(col(&super::scope::eids_col(prefix))),
@@ -1202,7 +1240,7 @@ impl<'c> Lowerer<'c> {
             ("type", Binding::Rel { rel, .. }) => lit(ents.rel(*rel).cfg.rel_type.clone()),
             ("keys", b) if b.is_entity() => self.entity_keys(b)?,
             ("properties", b) if b.is_entity() => {
-                return sem_err!(Unsupported, span, "unsupported: {name}() of an entity")
+                CypherFn::Properties.call(vec![self.entity_value(b)?])
             }
             ("id" | "labels" | "type" | "keys" | "properties", b)
                 if !matches!(b, Binding::Value { .. }) =>

@@ -5,12 +5,15 @@
 
 pub mod branch;
 pub mod clause;
+mod comprehension;
 mod csr_hop;
 pub mod expr;
+pub mod path;
 pub mod pattern;
 mod projection;
 mod scan;
 pub mod scope;
+mod shortest;
 mod var_length;
 
 use crate::binder::query::bind_query;
@@ -129,9 +132,23 @@ pub struct Lowerer<'c> {
     pub(crate) input_order: Option<String>,
     /// [`Self::input_order`] for the next clause.
     pub(crate) output_order: Option<String>,
+    /// The named paths of the MATCH being lowered, bound once its elements are.
+    pub(crate) named_paths: Vec<path::NamedPath>,
+    /// Per variable-length relationship variable of the MATCH being lowered that needs its
+    /// elements as values (a named path's segment, or a named list): their shape.
+    pub(crate) segment_shapes: HashMap<String, Arc<scope::PathShape>>,
+    /// The variable-length relationship being lowered is a shortest-path search.
+    pub(crate) shortest: Option<ast::Shortest>,
 }
 
 impl<'c> Lowerer<'c> {
+    /// Whether `name` is an element of a named path of the MATCH being lowered.
+    pub(crate) fn is_path_element(&self, name: &str) -> bool {
+        self.named_paths
+            .iter()
+            .any(|p| p.elems.iter().any(|e| e == name))
+    }
+
     /// Notes the labels and types written in `m`'s patterns (see `written_labels`).
     fn record_written_labels(&mut self, m: &ast::Match) {
         for p in &m.patterns {
@@ -208,6 +225,9 @@ impl<'c> Lowerer<'c> {
             next_collects: false,
             input_order: None,
             output_order: None,
+            named_paths: Vec::new(),
+            segment_shapes: HashMap::new(),
+            shortest: None,
         })
     }
 

@@ -36,14 +36,34 @@ impl<'c> Lowerer<'c> {
                 .get(p)
                 .is_some_and(|v| matches!(Value::from_literal(v), Some(Value::Int(_))))
         };
+        if m.patterns.iter().any(|p| p.shortest.is_some()) {
+            return self.lower_shortest_match(st, m);
+        }
         let m = &key_equalities_into_maps(m, self.catalog, &integer_param);
         let rematched = self.rematch_bound_relationships(&st, m);
         let m = rematched.as_ref().unwrap_or(m);
-        let qg = self.bind(&st.scope, |b| b.bind_match(m))?;
-        if let Some(st) = self.lower_branches(&st, &qg)? {
-            return Ok(st);
-        }
-        self.lower_match_one(st, &qg, true)
+        // Named paths: their elements named, the paths bound once the elements are; the
+        // state of an enclosing MATCH (a variable-length chain lowers as one) kept aside.
+        let (m, mut paths) = self.name_path_elements(m);
+        let qg = self.bind(&st.scope, |b| b.bind_match(&m))?;
+        let segments = self.shape_paths(&qg, &mut paths)?;
+        // Relationship lists as values are listed in the direction they are walked.
+        let keeps_order = !segments.is_empty();
+        let saved = (
+            std::mem::replace(&mut self.named_paths, paths),
+            std::mem::replace(&mut self.segment_shapes, segments),
+        );
+        let reroot = self.options.reroot;
+        // A shortest path is searched from its start node.
+        self.options.reroot = reroot && !keeps_order && self.shortest.is_none();
+        let out = match self.lower_branches(&st, &qg) {
+            Ok(Some(st)) => Ok(st),
+            Ok(None) => self.lower_match_one(st, &qg, true),
+            Err(e) => Err(e),
+        };
+        self.options.reroot = reroot;
+        (self.named_paths, self.segment_shapes) = saved;
+        out
     }
 
     /// Lowers a bound MATCH that needs no branching, re-rooted first when switched on; its
@@ -152,6 +172,9 @@ impl<'c> Lowerer<'c> {
         let mut preds = acc.uniqueness();
         if acc.unsatisfiable {
             preds.push(lit(false));
+        }
+        if with_where {
+            self.bind_named_paths(&mut st)?;
         }
         if let Some(w) = m.where_.as_ref().filter(|_| with_where) {
             preds.push(self.match_where(&st, w)?);
@@ -333,12 +356,12 @@ impl<'c> Lowerer<'c> {
             }
             None => {
                 let info = self.entities().node(label).clone();
-                let (scan, node) = match self.point_lookup(st, node, prefix, &info)? {
-                    Some(lookup) => (lookup, without_property(node, &info.key)),
-                    None => (self.scan_node(&info, prefix)?, node.clone()),
+                let (scan, node, extends) = match self.point_lookup(st, node, prefix, &info)? {
+                    Some(lookup) => (lookup, without_property(node, &info.key), true),
+                    None => (self.scan_node(&info, prefix)?, node.clone(), false),
                 };
                 let node = &node;
-                st.plan = if st.unit {
+                st.plan = if st.unit || extends {
                     scan
                 } else {
                     LogicalPlanBuilder::from(st.plan.clone())

@@ -283,16 +283,9 @@ impl<'c> Lowerer<'c> {
                         | Binding::Nodes { .. }
                         | Binding::Rels { .. }),
                     ) => Some(b.clone()),
-                    Some(b @ Binding::RelList { .. }) => {
-                        if is_return {
-                            return sem_err!(
-                                Unsupported,
-                                it.expr.span,
-                                "unsupported: returning the relationships of a variable-length pattern (`{v}`)"
-                            );
-                        }
-                        Some(b.clone())
-                    }
+                    // Returned: the relationships as values.
+                    Some(Binding::RelList { .. }) if is_return => None,
+                    Some(b @ Binding::RelList { .. }) => Some(b.clone()),
                     Some(_) => None,
                     None => {
                         return sem_err!(

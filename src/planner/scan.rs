@@ -73,8 +73,9 @@ impl<'c> Lowerer<'c> {
         .project(exprs)?)
     }
 
-    /// `(a:L {key: 42})` at the start of a query: look the node up by key instead of scanning
-    /// its table (CSR mode, integer keys). The lookup finds exactly the node whose key equals
+    /// `(a:L {key: 42})`: look the node up by key instead of scanning its table (CSR mode,
+    /// integer keys); after other patterns, for each of their rows (the plan returned then
+    /// extends the state's). The lookup finds exactly the node whose key equals
     /// the (integer) value, so the caller drops the key from the property map's filter.
     pub(super) fn point_lookup(
         &mut self,
@@ -97,7 +98,7 @@ impl<'c> Lowerer<'c> {
         let Some((_, value)) = entries.iter().find(|(k, _)| k.name == info.key) else {
             return Ok(None);
         };
-        if !st.unit || !matches!(value.kind, ExprKind::Literal(_) | ExprKind::Param(_)) {
+        if !matches!(value.kind, ExprKind::Literal(_) | ExprKind::Param(_)) {
             return Ok(None);
         }
         let empty = super::scope::Scope::default();
@@ -113,8 +114,10 @@ impl<'c> Lowerer<'c> {
             cast(v, DataType::Int64)
         };
         let lk = self.fresh("lookup");
+        // After other patterns: the key added to each of their rows (no cross join).
+        let rows = (!st.unit).then(|| st.plan.clone());
         let input = LogicalPlan::Extension(Extension {
-            node: Arc::new(ConstRow::try_new(vec![(lk.clone(), v)])?),
+            node: Arc::new(ConstRow::over(rows, vec![(lk.clone(), v)])?),
         });
         let target = node_take(prefix, info);
         let n = NodeLookup::try_new(

@@ -6,6 +6,7 @@ use crate::catalog::{Catalog, NodeInfo, RelInfo};
 use arrow::datatypes::DataType;
 use datafusion::common::ScalarValue;
 use datafusion::logical_expr::{lit, Expr};
+use std::sync::Arc;
 
 /// Column name of a node or relationship property: `{prefix}__{prop}`, the property name
 /// escaped (`names`) so that no two (prefix, property) pairs and no internal column share it.
@@ -30,8 +31,21 @@ pub enum Binding {
     Node { label: String, prefix: String },
     /// A relationship of table `rel` (index into the catalog; `usize::MAX` = no table).
     Rel { rel: usize, prefix: String },
-    /// The relationships of a variable-length pattern: their edge ids in `{prefix}__#eids`.
-    RelList { rel: usize, prefix: String },
+    /// The relationships of a variable-length pattern: their edge ids in `{prefix}__#eids`;
+    /// with `elems`, also the nodes after the start and the relationships as values
+    /// (`{prefix}__#pnodes`, `{prefix}__#prels`: lists of the path element structs).
+    RelList {
+        rel: usize,
+        prefix: String,
+        elems: Option<Arc<PathShape>>,
+    },
+    /// A named path: its nodes and relationships in path order (node, relationship or
+    /// relationship list, node, ...), each the binding of a variable of its MATCH (anonymous
+    /// elements are named internally). Its value is built where an expression needs it.
+    Path {
+        parts: Vec<Binding>,
+        shape: Arc<PathShape>,
+    },
     /// A node that may have any of several labels (a MATCH that branched): `{prefix}__#label`
     /// holds the label, `{prefix}__#key` the key, and `props` every property of any of the
     /// labels (null where the row's label lacks it), in one type each.
@@ -47,6 +61,9 @@ pub enum Binding {
         rels: Vec<usize>,
         prefix: String,
         props: Vec<(String, DataType)>,
+        /// Also `{prefix}__#start` / `{prefix}__#end`: its nodes' identities (label and key as
+        /// text; a path element's direction).
+        ends: bool,
     },
     /// Any other value, held in one column.
     Value { col: String },
@@ -70,6 +87,59 @@ pub fn table_col(prefix: &str) -> String {
 pub fn eids_col(prefix: &str) -> String {
     format!("{prefix}__#eids")
 }
+/// Columns of a variable-length relationship's path elements: the nodes after the start, and
+/// the relationships, as values.
+/// Identity text of a several-table relationship's start / end node.
+pub fn start_col(prefix: &str) -> String {
+    format!("{prefix}__#start")
+}
+pub fn end_col(prefix: &str) -> String {
+    format!("{prefix}__#end")
+}
+pub fn pnodes_col(prefix: &str) -> String {
+    format!("{prefix}__#pnodes")
+}
+pub fn prels_col(prefix: &str) -> String {
+    format!("{prefix}__#prels")
+}
+
+/// The struct types of the nodes and relationships in a path value: the same for every node
+/// (relationship) of the path, with the union of the properties its elements can have.
+/// Nodes: `__label`, `__nid` (label and key: the identity), properties. Relationships:
+/// `__type`, `__rid` (table and edge id), `__start` / `__end` (their nodes' `__nid`),
+/// properties.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PathShape {
+    pub node: arrow::datatypes::Fields,
+    pub rel: arrow::datatypes::Fields,
+}
+
+impl PathShape {
+    pub fn node_type(&self) -> DataType {
+        DataType::Struct(self.node.clone())
+    }
+    pub fn rel_type(&self) -> DataType {
+        DataType::Struct(self.rel.clone())
+    }
+    pub fn node_list(&self) -> DataType {
+        DataType::new_list(self.node_type(), true)
+    }
+    pub fn rel_list(&self) -> DataType {
+        DataType::new_list(self.rel_type(), true)
+    }
+    /// A path value: `__nodes`, `__relationships`.
+    pub fn path_type(&self) -> DataType {
+        DataType::Struct(
+            vec![
+                arrow::datatypes::Field::new(PATH_NODES, self.node_list(), true),
+                arrow::datatypes::Field::new(PATH_RELS, self.rel_list(), true),
+            ]
+            .into(),
+        )
+    }
+}
+
+pub(crate) use crate::functions::registry::{PATH_NODES, PATH_RELS};
 
 impl Binding {
     pub fn kind_name(&self) -> &'static str {
@@ -77,6 +147,7 @@ impl Binding {
             Binding::Node { .. } | Binding::Nodes { .. } => "node",
             Binding::Rel { .. } | Binding::Rels { .. } => "relationship",
             Binding::RelList { .. } => "relationship list",
+            Binding::Path { .. } => "path",
             Binding::Value { .. } => "value",
         }
     }
@@ -104,6 +175,7 @@ impl Binding {
             | Binding::Nodes { prefix, .. }
             | Binding::Rels { prefix, .. } => prefix,
             Binding::Value { col } => col,
+            Binding::Path { parts, .. } => parts[0].prefix(),
         }
     }
 
@@ -128,6 +200,11 @@ impl Binding {
             | Binding::Nodes { prefix: p, .. }
             | Binding::Rels { prefix: p, .. } => *p = prefix.to_string(),
             Binding::Value { col } => *col = prefix.to_string(),
+            Binding::Path { parts, .. } => {
+                for (i, part) in parts.iter_mut().enumerate() {
+                    *part = part.with_prefix(&format!("{prefix}__#{i}"));
+                }
+            }
         }
         b
     }
@@ -208,10 +285,26 @@ impl<'a> Entities<'a> {
                 );
                 v
             }
-            Binding::RelList { prefix, .. } => vec![(
-                eids_col(prefix),
-                crate::operators::var_length::VarLengthExpand::eids_type(),
-            )],
+            Binding::RelList { prefix, elems, .. } => {
+                let mut v = vec![(
+                    eids_col(prefix),
+                    crate::operators::var_length::VarLengthExpand::eids_type(),
+                )];
+                if let Some(shape) = elems {
+                    v.push((pnodes_col(prefix), shape.node_list()));
+                    v.push((prels_col(prefix), shape.rel_list()));
+                }
+                v
+            }
+            Binding::Path { parts, .. } => {
+                let mut v: Vec<(String, DataType)> = Vec::new();
+                for c in parts.iter().flat_map(|p| self.columns(p)) {
+                    if !v.contains(&c) {
+                        v.push(c);
+                    }
+                }
+                v
+            }
             Binding::Nodes {
                 prefix,
                 key_type,
@@ -225,12 +318,21 @@ impl<'a> Entities<'a> {
                 v.extend(props.iter().map(|(p, t)| (prop_col(prefix, p), t.clone())));
                 v
             }
-            Binding::Rels { prefix, props, .. } => {
+            Binding::Rels {
+                prefix,
+                props,
+                ends,
+                ..
+            } => {
                 let mut v = vec![
                     (type_col(prefix), DataType::Utf8),
                     (table_col(prefix), DataType::UInt32),
                     (eid_col(prefix), DataType::UInt64),
                 ];
+                if *ends {
+                    v.push((start_col(prefix), DataType::Utf8));
+                    v.push((end_col(prefix), DataType::Utf8));
+                }
                 v.extend(props.iter().map(|(p, t)| (prop_col(prefix, p), t.clone())));
                 v
             }
@@ -258,6 +360,7 @@ impl<'a> Entities<'a> {
             Binding::Node { label, prefix } => prop_col(prefix, &self.node(label).key),
             Binding::Rel { prefix, .. } => eid_col(prefix),
             Binding::RelList { prefix, .. } => eids_col(prefix),
+            Binding::Path { parts, .. } => self.identity_col(&parts[0]),
             Binding::Nodes { prefix, .. } => key_col(prefix),
             Binding::Rels { prefix, .. } => eid_col(prefix),
             Binding::Value { col } => col.clone(),

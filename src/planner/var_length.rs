@@ -3,13 +3,15 @@
 
 use super::expr::col;
 use super::pattern::{bound_node, node_take, Hop, Written};
-use super::scope::{eid_col, eids_col, prop_col, Binding};
+use super::scope::{eid_col, eids_col, pnodes_col, prels_col, prop_col, Binding, PathShape};
 use super::{Lowerer, State};
 use crate::binder::reach::longest_walk;
 use crate::config::RelTable;
 use crate::error::Result;
 use crate::operators::csr_expand::TakeSpec;
-use crate::operators::var_length::{encode_eid, VarHop, VarLengthExpand};
+use crate::operators::var_length::{
+    encode_eid, HopEnds, PathElems, ShortestPaths, VarHop, VarLengthExpand,
+};
 use crate::sem_err;
 use arrow::datatypes::DataType;
 use cypher::ast::{self, Direction};
@@ -108,8 +110,32 @@ impl<'c> Lowerer<'c> {
                     idx.keys(near_label).expect("checked by the hops"),
                     idx.node_columns[far_label].clone(),
                 )?;
+                let mut n = match self.segment_shapes.get(prefix) {
+                    Some(shape) => self.with_path_elems(n, prefix, shape)?,
+                    None => n,
+                };
+                if let Some(mode) = self.shortest {
+                    let end_keys = idx.keys(far_label).ok_or_else(|| {
+                        crate::Error::Internal(format!("no keys of label {far_label}"))
+                    })?;
+                    n.shortest = Some(ShortestPaths {
+                        mode,
+                        target: far_bound
+                            .as_ref()
+                            .map(|(p, l)| prop_col(p, &self.entities().node(l).key)),
+                        end_keys,
+                        k_cap: self.options.max_var_length,
+                    });
+                }
                 st.plan = LogicalPlan::Extension(Extension { node: Arc::new(n) });
                 preds.extend(check);
+            }
+            _ if self.shortest.is_some() => {
+                return sem_err!(
+                    Unsupported,
+                    rel.span,
+                    "unsupported: a shortest path over relationships without CSR indexes (build them with `lance-csr index`)"
+                )
             }
             _ => self.unroll_var_length(st, tables, hop, (min, max))?,
         }
@@ -122,6 +148,7 @@ impl<'c> Lowerer<'c> {
                     usize::MAX
                 },
                 prefix: prefix.to_string(),
+                elems: self.segment_shapes.get(prefix).cloned(),
             },
         );
         if far_bound.is_none() {
@@ -137,6 +164,48 @@ impl<'c> Lowerer<'c> {
             self.property_map_preds(st, far_prefix, props, Written::Labels(&node.labels), preds)?;
         }
         Ok(())
+    }
+
+    /// `n` also outputting its paths' elements as values of `shape`.
+    fn with_path_elems(
+        &self,
+        mut n: VarLengthExpand,
+        prefix: &str,
+        shape: &PathShape,
+    ) -> Result<VarLengthExpand> {
+        let idx = self.indexes.expect("a traversal comes from the indexes");
+        let mut slots = Vec::new();
+        for l in &n.labels {
+            let cols = idx
+                .node_columns
+                .get(l)
+                .cloned()
+                .ok_or_else(|| crate::Error::Internal(format!("no columns of label {l}")))?;
+            slots.push((cols, self.entities().node(l).key.clone()));
+        }
+        let ends = n
+            .hops
+            .iter()
+            .map(|h| {
+                let cfg = &self.catalog.rels[h.rel].cfg;
+                HopEnds {
+                    src: cfg.src.clone(),
+                    dst: cfg.dst.clone(),
+                    from: cfg.from.clone(),
+                    to: cfg.to.clone(),
+                }
+            })
+            .collect();
+        n.elems = Some(PathElems {
+            nodes_col: pnodes_col(prefix),
+            rels_col: prels_col(prefix),
+            node_fields: shape.node.clone(),
+            rel_fields: shape.rel.clone(),
+            slots,
+            ends,
+        });
+        n.schema = n.compute_schema()?;
+        Ok(n)
     }
 
     /// The traversal's steps over `tables` when every one has a CSR (and the end labels keys
@@ -252,23 +321,31 @@ impl<'c> Lowerer<'c> {
                 types.push(ty.clone());
             }
         }
+        let shape = self.segment_shapes.get(prefix).cloned();
+        let list = |items: Vec<Expr>, t: &DataType| {
+            if items.is_empty() {
+                super::expr::empty_list(t)
+            } else {
+                cast(nf::make_array(items), DataType::new_list(t.clone(), true))
+            }
+        };
         let mut branches = Vec::new();
         for k in min..=cap {
-            let (plan, eid_exprs) = if k == 0 {
+            let (plan, eid_exprs, elems) = if k == 0 {
                 if near_label != far_label {
                     continue;
                 }
-                (self.empty_path(st, hop, &input_cols, far_bound)?, vec![])
+                let plan = self.empty_path(st, hop, &input_cols, far_bound)?;
+                (plan, vec![], (vec![], vec![]))
             } else {
-                self.chain(st, hop, &types, k)?
-            };
-            let eids = if eid_exprs.is_empty() {
-                super::expr::empty_list(&DataType::UInt64)
-            } else {
-                nf::make_array(eid_exprs)
+                self.chain(st, hop, &types, k, shape.as_deref())?
             };
             let mut exprs: Vec<Expr> = input_cols.iter().map(|c| col(c)).collect();
-            exprs.push(eids.alias(eids_col(prefix)));
+            exprs.push(list(eid_exprs, &DataType::UInt64).alias(eids_col(prefix)));
+            if let Some(shape) = &shape {
+                exprs.push(list(elems.0, &shape.node_type()).alias(pnodes_col(prefix)));
+                exprs.push(list(elems.1, &shape.rel_type()).alias(prels_col(prefix)));
+            }
             exprs.extend(far_cols.iter().map(|c| col(c)));
             branches.push(LogicalPlanBuilder::from(plan).project(exprs)?.build()?);
         }
@@ -279,6 +356,10 @@ impl<'c> Lowerer<'c> {
                 // No length is possible: an empty result with the right columns.
                 let mut exprs: Vec<Expr> = input_cols.iter().map(|c| col(c)).collect();
                 exprs.push(super::expr::empty_list(&DataType::UInt64).alias(eids_col(prefix)));
+                if let Some(shape) = &shape {
+                    exprs.push(list(vec![], &shape.node_type()).alias(pnodes_col(prefix)));
+                    exprs.push(list(vec![], &shape.rel_type()).alias(prels_col(prefix)));
+                }
                 for (p, t) in &far_info.props {
                     if !far_bound {
                         exprs.push(
@@ -330,14 +411,16 @@ impl<'c> Lowerer<'c> {
 
     /// The chain of `k` hops over `types` from the near node to the far one, lowered as a
     /// MATCH (so it branches over the labels it can pass and keeps relationships distinct):
-    /// its plan and the expressions of its edge ids (tagged with their table).
+    /// its plan, the expressions of its edge ids (tagged with their table) and, given a
+    /// `shape`, of its nodes after the start and its relationships as path elements.
     pub(super) fn chain(
         &mut self,
         st: &State,
         hop: &Hop<'_>,
         types: &[String],
         k: u64,
-    ) -> Result<(LogicalPlan, Vec<Expr>)> {
+        shape: Option<&PathShape>,
+    ) -> Result<(LogicalPlan, Vec<Expr>, (Vec<Expr>, Vec<Expr>))> {
         let &Hop {
             rel,
             near_prefix,
@@ -348,6 +431,7 @@ impl<'c> Lowerer<'c> {
         let ident = |n: &str| ast::Ident::new(n, rel.span);
         let mut steps = Vec::new();
         let mut rels = Vec::new();
+        let mut nodes = Vec::new();
         for j in 0..k {
             let rv = self.fresh("vlr");
             let last = j + 1 == k;
@@ -373,9 +457,13 @@ impl<'c> Lowerer<'c> {
                 },
             ));
             rels.push(rv);
+            nodes.push(var);
         }
         let path = ast::PathPattern {
-            name: None,
+            shortest: None,
+            // Named when its elements are needed as values: a path's relationships from
+            // several tables then keep their nodes' identities.
+            name: shape.map(|_| ident(&format!("__vlp{}", rels.len()))),
             start: ast::NodePattern {
                 var: Some(ident(near_prefix)),
                 labels: vec![],
@@ -410,6 +498,18 @@ impl<'c> Lowerer<'c> {
                 _ => return Err(crate::Error::Internal(format!("chain without `{r}`"))),
             });
         }
-        Ok((sub.plan, ids))
+        let mut elems = (vec![], vec![]);
+        if let Some(shape) = shape {
+            let get = |v: &str| {
+                sub.scope
+                    .get(v)
+                    .ok_or_else(|| crate::Error::Internal(format!("chain without `{v}`")))
+            };
+            for (r, n) in rels.iter().zip(&nodes) {
+                elems.0.push(self.node_struct(get(n)?, shape)?);
+                elems.1.push(self.rel_struct(get(r)?, shape)?);
+            }
+        }
+        Ok((sub.plan, ids, elems))
     }
 }

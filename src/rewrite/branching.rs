@@ -191,8 +191,18 @@ pub(crate) fn pin(binder: &Binder<'_>, qg: &QueryGraph, combo: &Combo) -> Result
             label(n, &combo.labels[ni]);
             match combo.tables[ri] {
                 Some(t) => {
+                    let cfg = &cat.rels[t].cfg;
                     let span = r.types.first().map_or(r.span, |x| x.span);
-                    r.types = vec![ast::Ident::new(cat.rels[t].cfg.rel_type.clone(), span)];
+                    r.types = vec![ast::Ident::new(cfg.rel_type.clone(), span)];
+                    // Undirected between two labels: the table's direction picks it (a type
+                    // may have a table each way).
+                    if r.direction == ast::Direction::Both && cfg.from != cfg.to {
+                        r.direction = if near == cfg.from {
+                            ast::Direction::Outgoing
+                        } else {
+                            ast::Direction::Incoming
+                        };
+                    }
                 }
                 None => {
                     if let Some((Some(0), hi)) = r.length {

@@ -312,6 +312,7 @@ impl PatternGraph {
                     let from = node_pat(x, &mut emitted);
                     let to = node_pat(y, &mut emitted);
                     patterns.push(ast::PathPattern {
+                        shortest: None,
                         name: None,
                         span: rel.span,
                         start: from,
@@ -327,6 +328,7 @@ impl PatternGraph {
             if !emitted_any {
                 let start = node_pat(*root, &mut emitted);
                 patterns.push(ast::PathPattern {
+                    shortest: None,
                     name: None,
                     span: start.span,
                     start,

@@ -60,9 +60,6 @@ RETURN 'a' * 2
 RETURN NOT 1
 ---- error InvalidArgumentType
 
-MATCH (a:Person)-[r:KNOWS*1..3]->(b) RETURN r
----- error Unsupported
-
 MATCH (a:Person)-[:KNOWS*1..100]->(b) RETURN b
 ---- error InvalidArgumentValue
 

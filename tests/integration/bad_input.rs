@@ -27,7 +27,7 @@ async fn malformed_and_wrong_queries_give_positioned_errors() {
         "MATCH (n:Person) RETURN n.age - n.firstName",
         "MATCH (n:Person)-[:KNOWS*1..2 {x: 1}]->(m) RETURN m",
         "MATCH (a)--(b)--(c)--(d) RETURN a",
-        "MATCH p = (a:Person)-[:KNOWS]->(b:Person) RETURN p",
+        "MATCH p = (a:Person)-[:KNOWS]->(p) RETURN p",
         "MATCH (n:Person) RETURN sum(n.firstName)",
         "DELETE n",
         "RETURN {a: }",

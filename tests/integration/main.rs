@@ -12,5 +12,6 @@ mod index;
 mod limit;
 mod limits;
 mod optimizer;
+mod shortest;
 mod tck;
 mod verify;

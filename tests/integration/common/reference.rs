@@ -26,6 +26,8 @@ pub enum V {
     Map(Vec<(String, V)>),
     Node(usize),
     Rel(usize),
+    /// Nodes and relationships, in path order.
+    Path(Vec<usize>, Vec<usize>),
 }
 
 struct Node {
@@ -253,8 +255,30 @@ impl RefGraph {
             out.push(row.clone());
             return Ok(());
         };
-        if p.name.is_some() {
-            return unsupported("named path");
+        if let Some(name) = &p.name {
+            // Every element named (hidden names), the path built from them once matched.
+            let mut q = p.clone();
+            q.name = None;
+            let mut k = 0;
+            let mut hide = |v: &mut Option<ast::Ident>| {
+                if v.is_none() {
+                    k += 1;
+                    *v = Some(ast::Ident::new(format!(" path{k}"), name.span));
+                }
+            };
+            hide(&mut q.start.var);
+            for (r, n) in &mut q.steps {
+                hide(&mut r.var);
+                hide(&mut n.var);
+            }
+            let mut matched = Vec::new();
+            self.match_paths(row, std::slice::from_ref(&q), used, &mut matched)?;
+            for r in matched {
+                let path = self.path_of(&r, &q)?;
+                let r = r.with(&name.name, path);
+                self.match_paths(&r, rest, used, out)?;
+            }
+            return Ok(());
         }
         for n in self.node_candidates(row, &p.start)? {
             let r = bind(row, &p.start.var, V::Node(n));
@@ -263,6 +287,35 @@ impl RefGraph {
             })?;
         }
         Ok(())
+    }
+
+    /// The path a match of `p` (every element named) bound in `row`.
+    fn path_of(&self, row: &Row, p: &ast::PathPattern) -> R<V> {
+        let get = |v: &Option<ast::Ident>| row.get(&v.as_ref().expect("named").name).cloned();
+        let Some(V::Node(mut at)) = get(&p.start.var) else {
+            return error("path without its start");
+        };
+        let (mut nodes, mut rels) = (vec![at], vec![]);
+        for (r, _) in &p.steps {
+            let es = match get(&r.var) {
+                Some(V::Rel(e)) => vec![e],
+                Some(V::List(xs)) => xs
+                    .iter()
+                    .map(|x| match x {
+                        V::Rel(e) => Ok(*e),
+                        _ => error("a relationship list of non-relationships"),
+                    })
+                    .collect::<R<Vec<_>>>()?,
+                _ => return error("path without its relationship"),
+            };
+            for e in es {
+                let rel = &self.rels[e];
+                at = if rel.src == at { rel.dst } else { rel.src };
+                nodes.push(at);
+                rels.push(e);
+            }
+        }
+        Ok(V::Path(nodes, rels))
     }
 
     fn node_ok(&self, row: &Row, n: usize, pat: &ast::NodePattern) -> R<bool> {
@@ -688,6 +741,69 @@ impl RefGraph {
                 _ => return error("bad index"),
             },
             ExprKind::Slice(..) => return unsupported("slices"),
+            ExprKind::ListComprehension {
+                var,
+                list,
+                filter,
+                map,
+            } => {
+                let xs = match self.eval(list, row)? {
+                    V::Null => return Ok(V::Null),
+                    V::List(xs) => xs,
+                    _ => return error("comprehension over a non-list"),
+                };
+                let mut out = Vec::new();
+                for x in xs {
+                    let r = row.with(&var.name, x.clone());
+                    if let Some(f) = filter {
+                        if self.eval(f, &r)? != V::Bool(true) {
+                            continue;
+                        }
+                    }
+                    out.push(match map {
+                        Some(m) => self.eval(m, &r)?,
+                        None => x,
+                    });
+                }
+                V::List(out)
+            }
+            ExprKind::Quantifier {
+                kind,
+                var,
+                list,
+                pred,
+            } => {
+                let xs = match self.eval(list, row)? {
+                    V::Null => return Ok(V::Null),
+                    V::List(xs) => xs,
+                    _ => return error("list predicate over a non-list"),
+                };
+                let (mut t, mut f, mut n) = (0, 0, 0);
+                for x in xs {
+                    match self.eval(pred, &row.with(&var.name, x))? {
+                        V::Bool(true) => t += 1,
+                        V::Bool(false) => f += 1,
+                        V::Null => n += 1,
+                        _ => return error("list predicate of a non-boolean"),
+                    }
+                }
+                let v = match kind {
+                    ast::Quantifier::All => (f == 0).then_some(n == 0).map(|_| true),
+                    ast::Quantifier::Any => (t == 0).then_some(n == 0).map(|_| false),
+                    ast::Quantifier::None => (t == 0).then_some(n == 0).map(|_| true),
+                    ast::Quantifier::Single => (t <= 1).then_some(n == 0).map(|_| t == 1),
+                };
+                // Decided by a false (all), a true (any, none) or two trues (single).
+                let v = match kind {
+                    ast::Quantifier::All if f > 0 => Some(false),
+                    ast::Quantifier::Any if t > 0 => Some(true),
+                    ast::Quantifier::None if t > 0 => Some(false),
+                    ast::Quantifier::Single if t > 1 => Some(false),
+                    _ if n > 0 => None,
+                    _ => v,
+                };
+                v.map_or(V::Null, V::Bool)
+            }
         })
     }
 
@@ -713,6 +829,20 @@ impl RefGraph {
                 V::Null => V::Null,
                 V::Rel(r) => V::Str(self.rels[r].typ.clone()),
                 _ => return error("type() of a non-relationship"),
+            },
+            "nodes" => match one(&a)? {
+                V::Null => V::Null,
+                V::Path(ns, _) => V::List(ns.into_iter().map(V::Node).collect()),
+                _ => return error("nodes() of a non-path"),
+            },
+            "relationships" => match one(&a)? {
+                V::Null => V::Null,
+                V::Path(_, rs) => V::List(rs.into_iter().map(V::Rel).collect()),
+                _ => return error("relationships() of a non-path"),
+            },
+            "length" if matches!(a.first(), Some(V::Path(..))) => match one(&a)? {
+                V::Path(_, rs) => V::Int(rs.len() as i64),
+                _ => V::Null,
             },
             "size" | "length" => match one(&a)? {
                 V::Null => V::Null,
@@ -786,6 +916,19 @@ impl RefGraph {
                     format!("[:{} {{{p}}}]", rel.typ)
                 }
             }
+            V::Path(ns, rs) => {
+                let mut out = self.render(&V::Node(ns[0]), true);
+                for (k, &e) in rs.iter().enumerate() {
+                    let r = self.render(&V::Rel(e), true);
+                    if self.rels[e].src == ns[k] {
+                        out.push_str(&format!("-{r}->"));
+                    } else {
+                        out.push_str(&format!("<-{r}-"));
+                    }
+                    out.push_str(&self.render(&V::Node(ns[k + 1]), true));
+                }
+                out
+            }
         }
     }
 
@@ -828,6 +971,7 @@ fn bind(row: &Row, var: &Option<ast::Ident>, v: V) -> Row {
 fn pattern_vars(paths: &[ast::PathPattern]) -> Vec<String> {
     let mut out = Vec::new();
     for p in paths {
+        out.extend(p.name.as_ref().map(|v| v.name.clone()));
         out.extend(p.start.var.as_ref().map(|v| v.name.clone()));
         for (r, n) in &p.steps {
             out.extend(r.var.as_ref().map(|v| v.name.clone()));
@@ -1138,10 +1282,11 @@ fn orderability(a: &V, b: &V) -> Ordering {
             V::Node(_) => 1,
             V::Rel(_) => 2,
             V::List(_) => 3,
-            V::Str(_) => 4,
-            V::Bool(_) => 5,
-            V::Int(_) | V::Float(_) => 6,
-            V::Null => 7,
+            V::Path(..) => 4,
+            V::Str(_) => 5,
+            V::Bool(_) => 6,
+            V::Int(_) | V::Float(_) => 7,
+            V::Null => 8,
         }
     }
     match rank(a).cmp(&rank(b)) {

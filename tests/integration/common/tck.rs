@@ -72,7 +72,8 @@ pub enum Value {
     Map(BTreeMap<String, Value>),
     Node(BTreeSet<String>, BTreeMap<String, Value>),
     Rel(String, BTreeMap<String, Value>),
-    Path(String),
+    /// Nodes and relationships in order; each relationship with whether it points forwards.
+    Path(Vec<Value>, Vec<(Value, bool)>),
 }
 
 impl Value {
@@ -108,7 +109,15 @@ impl Value {
             (Map(a), Map(b)) => maps_same(a, b),
             (Node(la, pa), Node(lb, pb)) => la == lb && maps_same(pa, pb),
             (Rel(ta, pa), Rel(tb, pb)) => ta == tb && maps_same(pa, pb),
-            (Path(a), Path(b)) => a == b,
+            (Path(na, ra), Path(nb, rb)) => {
+                na.len() == nb.len()
+                    && ra.len() == rb.len()
+                    && na.iter().zip(nb).all(|(x, y)| x.same(y, false))
+                    && ra
+                        .iter()
+                        .zip(rb)
+                        .all(|((x, dx), (y, dy))| dx == dy && x.same(y, false))
+            }
             _ => false,
         }
     }
@@ -278,25 +287,26 @@ impl<'a> ValueParser<'a> {
                 Ok(Value::Node(labels, props))
             }
             Some(b'<') => {
-                let start = self.i;
-                let mut depth = 0;
-                while self.i < self.s.len() {
-                    match self.s[self.i] {
-                        b'<' if depth == 0 || self.s.get(self.i + 1) == Some(&b'(') => depth += 1,
-                        b'>' if self.s.get(self.i.wrapping_sub(1)) != Some(&b'-') => {
-                            depth -= 1;
-                            if depth == 0 {
-                                self.i += 1;
-                                break;
-                            }
-                        }
-                        _ => {}
+                // `<(a)-[:T]->(b)<-[:U]-(c)>`
+                self.i += 1;
+                let mut nodes = vec![self.value()?];
+                let mut rels = Vec::new();
+                while !self.eat(b'>') {
+                    let back = self.eat(b'<');
+                    self.expect(b'-')?;
+                    let r = self.value()?;
+                    self.expect(b'-')?;
+                    let fwd = self.eat(b'>');
+                    if back == fwd {
+                        return Err(format!(
+                            "a path's relationship without one direction at {}",
+                            self.i
+                        ));
                     }
-                    self.i += 1;
+                    rels.push((r, fwd));
+                    nodes.push(self.value()?);
                 }
-                Ok(Value::Path(
-                    String::from_utf8_lossy(&self.s[start..self.i]).to_string(),
-                ))
+                Ok(Value::Path(nodes, rels))
             }
             Some(_) => {
                 let start = self.i;
@@ -367,7 +377,7 @@ pub fn arrow_value(a: &dyn Array, i: usize) -> Value {
                 let mut m = BTreeMap::new();
                 for (k, n) in names.iter().enumerate().skip(skip) {
                     let v = arrow_value(s.column(k).as_ref(), i);
-                    if drop_null && matches!(v, Value::Null) {
+                    if drop_null && (matches!(v, Value::Null) || n.starts_with("__")) {
                         continue;
                     }
                     m.insert(n.to_string(), v);
@@ -375,6 +385,22 @@ pub fn arrow_value(a: &dyn Array, i: usize) -> Value {
                 m
             };
             match names.first() {
+                Some(&"__nodes") if names.len() == 2 => {
+                    let (nodes, rels) =
+                        (s.column(0).as_list::<i32>(), s.column(1).as_list::<i32>());
+                    let (nodes, rels) = (nodes.value(i), rels.value(i));
+                    let ns = (0..nodes.len())
+                        .map(|k| arrow_value(nodes.as_ref(), k))
+                        .collect();
+                    let rs = (0..rels.len())
+                        .map(|k| {
+                            let fwd =
+                                lance_csr::path_step_forwards(nodes.as_ref(), rels.as_ref(), k);
+                            (arrow_value(rels.as_ref(), k), fwd)
+                        })
+                        .collect();
+                    Value::Path(ns, rs)
+                }
                 Some(&"__label") => {
                     let l = match arrow_value(s.column(0).as_ref(), i) {
                         Value::Str(l) if !l.is_empty() => BTreeSet::from([l]),

@@ -1,0 +1,241 @@
+//! List comprehensions (`[x IN list WHERE p | e]`) and list predicates (`all`, `any`, `none`,
+//! `single`) as one scalar function: its first argument is the list, the others the outer
+//! values the body reads (captured as columns `__o0`, `__o1`, ...); the body is evaluated once
+//! per batch over every element of every row (element column named by the planner), with the
+//! outer values repeated per element.
+
+use arrow::array::{
+    Array, ArrayRef, AsArray, BooleanArray, BooleanBuilder, ListArray, RecordBatch, UInt32Array,
+};
+use arrow::buffer::OffsetBuffer;
+use arrow::datatypes::{DataType, Field, FieldRef, Schema};
+use datafusion::common::{DFSchema, Result, ScalarValue};
+use datafusion::execution::context::ExecutionProps;
+use datafusion::logical_expr::{
+    ColumnarValue, Expr, ReturnFieldArgs, ScalarFunctionArgs, ScalarUDF, ScalarUDFImpl, Signature,
+    Volatility,
+};
+use datafusion::physical_expr::{create_physical_expr, PhysicalExpr};
+use std::sync::{Arc, OnceLock};
+
+/// What the function computes from the elements.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum ListOp {
+    /// The (kept, mapped) elements as a list.
+    Comprehension,
+    All,
+    Any,
+    None,
+    Single,
+}
+
+#[derive(Debug)]
+pub struct ListEval {
+    op: ListOp,
+    /// Keeps an element (WHERE / the predicate of a quantifier).
+    filter: Option<Expr>,
+    /// The element's value in the result (`| e`).
+    map: Option<Expr>,
+    /// Element column, then the captured columns, as the body reads them.
+    schema: Arc<DFSchema>,
+    out: DataType,
+    signature: Signature,
+    compiled: OnceLock<(Option<Arc<dyn PhysicalExpr>>, Option<Arc<dyn PhysicalExpr>>)>,
+}
+
+impl PartialEq for ListEval {
+    fn eq(&self, o: &Self) -> bool {
+        (self.op, &self.filter, &self.map, &self.out, &self.schema)
+            == (o.op, &o.filter, &o.map, &o.out, &o.schema)
+    }
+}
+impl Eq for ListEval {}
+impl std::hash::Hash for ListEval {
+    fn hash<H: std::hash::Hasher>(&self, h: &mut H) {
+        (self.op, &self.filter, &self.map, &self.out).hash(h)
+    }
+}
+
+impl ListEval {
+    /// The call: `list` and the captured outer values, whose types `schema` (element column
+    /// first) gives.
+    pub fn call(
+        op: ListOp,
+        filter: Option<Expr>,
+        map: Option<Expr>,
+        schema: DFSchema,
+        out: DataType,
+        args: Vec<Expr>,
+    ) -> Expr {
+        let volatile = filter.iter().chain(map.iter()).any(|e| e.is_volatile());
+        let f = ListEval {
+            op,
+            filter,
+            map,
+            schema: Arc::new(schema),
+            out,
+            signature: Signature::variadic_any(if volatile {
+                Volatility::Volatile
+            } else {
+                Volatility::Immutable
+            }),
+            compiled: OnceLock::new(),
+        };
+        Expr::ScalarFunction(datafusion::logical_expr::expr::ScalarFunction::new_udf(
+            Arc::new(ScalarUDF::new_from_impl(f)),
+            args,
+        ))
+    }
+
+    fn compiled(&self) -> Result<&(Option<Arc<dyn PhysicalExpr>>, Option<Arc<dyn PhysicalExpr>>)> {
+        if let Some(c) = self.compiled.get() {
+            return Ok(c);
+        }
+        let props = ExecutionProps::new();
+        let compile = |e: &Option<Expr>| -> Result<Option<Arc<dyn PhysicalExpr>>> {
+            e.as_ref()
+                .map(|e| create_physical_expr(e, &self.schema, &props))
+                .transpose()
+        };
+        let c = (compile(&self.filter)?, compile(&self.map)?);
+        Ok(self.compiled.get_or_init(|| c))
+    }
+}
+
+impl ScalarUDFImpl for ListEval {
+    fn name(&self) -> &str {
+        match self.op {
+            ListOp::Comprehension => "list_comprehension",
+            ListOp::All => "all",
+            ListOp::Any => "any",
+            ListOp::None => "none",
+            ListOp::Single => "single",
+        }
+    }
+
+    fn signature(&self) -> &Signature {
+        &self.signature
+    }
+
+    fn return_type(&self, _: &[DataType]) -> Result<DataType> {
+        Ok(self.out.clone())
+    }
+
+    fn return_field_from_args(&self, _: ReturnFieldArgs) -> Result<FieldRef> {
+        Ok(Arc::new(Field::new(self.name(), self.out.clone(), true)))
+    }
+
+    fn invoke_with_args(&self, args: ScalarFunctionArgs) -> Result<ColumnarValue> {
+        let n = args.number_rows;
+        let arrays: Vec<ArrayRef> = args
+            .args
+            .iter()
+            .map(|a| a.to_array(n))
+            .collect::<Result<_>>()?;
+        let list = &arrays[0];
+        let Some(list) = list.as_list_opt::<i32>() else {
+            // A null list (of type Null): every row is null.
+            return Ok(ColumnarValue::Scalar(ScalarValue::try_from(&self.out)?));
+        };
+        let offsets = list.value_offsets();
+        let (first, last) = (offsets[0] as usize, offsets[n] as usize);
+        let elements = list.values().slice(first, last - first);
+        let mut parent = Vec::with_capacity(last - first);
+        for i in 0..n {
+            for _ in offsets[i]..offsets[i + 1] {
+                parent.push(i as u32);
+            }
+        }
+        let parent = UInt32Array::from(parent);
+        let mut cols = vec![elements.clone()];
+        for a in &arrays[1..] {
+            cols.push(arrow::compute::take(a.as_ref(), &parent, None)?);
+        }
+        let fields: Vec<Field> = self
+            .schema
+            .fields()
+            .iter()
+            .zip(&cols)
+            .map(|(f, c)| Field::new(f.name(), c.data_type().clone(), true))
+            .collect();
+        let batch = RecordBatch::try_new(Arc::new(Schema::new(fields)), cols)?;
+        let (filter, map) = self.compiled()?;
+        let keep: Option<BooleanArray> = match filter {
+            Some(f) => {
+                let v = f.evaluate(&batch)?.into_array(batch.num_rows())?;
+                let v = arrow::compute::cast(&v, &DataType::Boolean)?;
+                Some(v.as_boolean().clone())
+            }
+            None => None,
+        };
+        let row_offsets =
+            |i: usize| (offsets[i] as usize - first)..(offsets[i + 1] as usize - first);
+        if self.op != ListOp::Comprehension {
+            let keep = keep.expect("a quantifier has a predicate");
+            let mut out = BooleanBuilder::with_capacity(n);
+            for i in 0..n {
+                if list.is_null(i) {
+                    out.append_null();
+                    continue;
+                }
+                let (mut t, mut nulls) = (0usize, 0usize);
+                let range = row_offsets(i);
+                let len = range.len();
+                for k in range {
+                    if keep.is_null(k) {
+                        nulls += 1;
+                    } else if keep.value(k) {
+                        t += 1;
+                    }
+                }
+                let f = len - t - nulls;
+                // Three-valued: a null predicate may be either.
+                let v = match self.op {
+                    ListOp::All if f > 0 => Some(false),
+                    ListOp::All => (nulls == 0).then_some(true),
+                    ListOp::Any if t > 0 => Some(true),
+                    ListOp::Any => (nulls == 0).then_some(false),
+                    ListOp::None if t > 0 => Some(false),
+                    ListOp::None => (nulls == 0).then_some(true),
+                    _ if t > 1 => Some(false),
+                    _ => (nulls == 0).then_some(t == 1),
+                };
+                out.append_option(v);
+            }
+            return Ok(ColumnarValue::Array(Arc::new(out.finish())));
+        }
+        let values = match map {
+            Some(m) => m.evaluate(&batch)?.into_array(batch.num_rows())?,
+            None => elements,
+        };
+        let (values, new_offsets) = match keep {
+            Some(keep) => {
+                let mask: BooleanArray = keep.iter().map(|k| Some(k == Some(true))).collect();
+                let mut off = vec![0i32];
+                for i in 0..n {
+                    let kept = row_offsets(i).filter(|&k| mask.value(k)).count();
+                    off.push(off[i] + kept as i32);
+                }
+                (arrow::compute::filter(values.as_ref(), &mask)?, off)
+            }
+            None => {
+                let off = (0..=n).map(|i| offsets[i] - offsets[0]).collect();
+                (values, off)
+            }
+        };
+        let DataType::List(item) = &self.out else {
+            return datafusion::common::internal_err!("a comprehension returns a list");
+        };
+        let values = if values.data_type() == item.data_type() {
+            values
+        } else {
+            arrow::compute::cast(&values, item.data_type())?
+        };
+        Ok(ColumnarValue::Array(Arc::new(ListArray::try_new(
+            item.clone(),
+            OffsetBuffer::new(new_offsets.into()),
+            values,
+            list.nulls().cloned(),
+        )?)))
+    }
+}

@@ -1,0 +1,382 @@
+//! Shortest paths over the CSRs of a traversal (`shortestPath`, `allShortestPaths`, `ANY` /
+//! `ALL SHORTEST`, `SHORTEST k`): breadth-first searches whose visited sets are roaring
+//! bitmaps (one per label slot) and whose predecessors rebuild the paths.
+//!
+//! - one target: bidirectional, the smaller frontier expanded a whole level at a time; the
+//!   first level where the two searches meet holds the length `d`, and (every predecessor
+//!   kept) every node at that depth on some shortest path;
+//! - every target (the far node unbound): one search from the source, each node reached at
+//!   the end label an answer;
+//! - `SHORTEST k`: trails (no relationship twice) by increasing length, a depth-first
+//!   enumeration pruned by each node's distance to the target (a backward search first).
+//!
+//! Every search counts the relationships it examines against a budget: past it the query
+//! fails with a clear error instead of running away.
+
+use super::var_length_exec::TraversalSpec;
+use cypher::ast::Shortest;
+use datafusion::common::Result;
+use roaring::RoaringBitmap;
+use rustc_hash::FxHashMap;
+
+/// One step of a path: hop, edge row, the node it reaches.
+pub type Step = (usize, u32, u32);
+
+/// A node in a label slot.
+type Key = (usize, u32);
+
+/// Relationships a search may examine per source before it is stopped.
+pub const SEARCH_BUDGET: usize = 50_000_000;
+
+/// The shortest-path part of a traversal.
+#[derive(Debug, Clone)]
+pub struct ShortestSpec {
+    pub mode: Shortest,
+    /// Input column of the bound end node's key (`None`: every node of the end label).
+    pub target_idx: Option<usize>,
+    /// The end label's keys (to find the bound end node).
+    pub end_keys: std::sync::Arc<crate::csr::NodeKeys>,
+    /// Longest path `SHORTEST k` looks at when the pattern has no upper bound.
+    pub k_cap: u64,
+}
+
+/// A search over `spec`'s hops, counting examined relationships.
+pub struct Search<'a> {
+    spec: &'a TraversalSpec,
+    to_slot: Vec<Vec<usize>>,
+    examined: usize,
+}
+
+fn runaway() -> datafusion::error::DataFusionError {
+    datafusion::error::DataFusionError::Execution(format!(
+        "limit exceeded: a shortest-path search examined more than {SEARCH_BUDGET} relationships from one source (give the pattern an upper bound, e.g. `*..6`)"
+    ))
+}
+
+/// A predecessor: hop, edge row, and the node it comes from (forwards) or leads to
+/// (backwards).
+type Pred = (usize, u32, Key);
+
+/// One side of a search: per node, its depth and the steps that reach it from the previous
+/// level (forwards: from the source; backwards: towards the target). The first step is kept
+/// inline; further ones (every shortest path) in `more`.
+struct Side {
+    visited: Vec<RoaringBitmap>,
+    info: FxHashMap<Key, (u32, Option<Pred>)>,
+    more: FxHashMap<Key, Vec<Pred>>,
+    frontier: Vec<Key>,
+    depth: u32,
+    /// Keep every predecessor (all shortest paths), not just the first.
+    all: bool,
+}
+
+impl Side {
+    fn new(slots: usize, at: Key, all: bool) -> Self {
+        let mut s = Side {
+            visited: vec![RoaringBitmap::new(); slots],
+            info: FxHashMap::default(),
+            more: FxHashMap::default(),
+            frontier: vec![at],
+            depth: 0,
+            all,
+        };
+        s.visited[at.0].insert(at.1);
+        s.info.insert(at, (0, None));
+        s
+    }
+
+    fn seen(&self, k: Key) -> bool {
+        self.visited[k.0].contains(k.1)
+    }
+
+    fn depth_of(&self, k: Key) -> Option<u32> {
+        self.info.get(&k).map(|(d, _)| *d)
+    }
+
+    /// The predecessors of `k` (every one, or the first).
+    fn preds(&self, k: Key) -> Vec<Pred> {
+        let mut out: Vec<Pred> = self
+            .info
+            .get(&k)
+            .and_then(|(_, p)| *p)
+            .into_iter()
+            .collect();
+        if self.all {
+            out.extend(self.more.get(&k).into_iter().flatten().copied());
+        }
+        out
+    }
+}
+
+impl<'a> Search<'a> {
+    pub fn new(spec: &'a TraversalSpec) -> Self {
+        let mut to_slot = vec![Vec::new(); spec.from_slot.len()];
+        for (i, h) in spec.hops.iter().enumerate() {
+            to_slot[h.to].push(i);
+        }
+        Self {
+            spec,
+            to_slot,
+            examined: 0,
+        }
+    }
+
+    pub fn examined(&self) -> usize {
+        self.examined
+    }
+
+    /// Steps out of `k`: forwards (hop, edge row, next) or backwards (hop, edge row, previous).
+    fn steps(&mut self, k: Key, backwards: bool, out: &mut Vec<(usize, u32, Key)>) -> Result<()> {
+        let hops = if backwards {
+            &self.to_slot[k.0]
+        } else {
+            &self.spec.from_slot[k.0]
+        };
+        for &h in hops {
+            let hop = &self.spec.hops[h];
+            let csr = hop.index.direction(hop.reverse != backwards);
+            let range = csr.range(k.1);
+            self.examined += range.len();
+            for e in range {
+                let nbr = csr.neighbors[e];
+                if hop.skip_self_loops && nbr == k.1 {
+                    continue;
+                }
+                let slot = if backwards { hop.from } else { hop.to };
+                out.push((h, csr.edge_rows[e], (slot, nbr)));
+            }
+        }
+        if self.examined > SEARCH_BUDGET {
+            return Err(runaway());
+        }
+        Ok(())
+    }
+
+    /// Expands `side` one level (every predecessor from that level kept when it keeps them
+    /// all); the new nodes. With `stop`, ends at the first new node `stop` accepts.
+    fn level(
+        &mut self,
+        side: &mut Side,
+        backwards: bool,
+        stop: Option<&dyn Fn(Key) -> bool>,
+    ) -> Result<Vec<Key>> {
+        let depth = side.depth + 1;
+        let mut next = Vec::new();
+        let mut buf = Vec::new();
+        'frontier: for &k in &std::mem::take(&mut side.frontier) {
+            buf.clear();
+            self.steps(k, backwards, &mut buf)?;
+            for &(h, row, m) in &buf {
+                if !side.seen(m) {
+                    side.visited[m.0].insert(m.1);
+                    side.info.insert(m, (depth, Some((h, row, k))));
+                    next.push(m);
+                    if stop.is_some_and(|f| f(m)) {
+                        break 'frontier;
+                    }
+                } else if side.all && side.info.get(&m).is_some_and(|(d, _)| *d == depth) {
+                    side.more.entry(m).or_default().push((h, row, k));
+                }
+            }
+        }
+        side.depth = depth;
+        side.frontier = next.clone();
+        Ok(next)
+    }
+
+    /// Shortest paths from `source` to `target` (both in their slots): `all` or one.
+    pub fn between(
+        &mut self,
+        source: Key,
+        target: Key,
+        all: bool,
+        emit: &mut dyn FnMut(u32, &[Step]),
+    ) -> Result<()> {
+        let (min, max) = (self.spec.min, self.spec.max.unwrap_or(u64::MAX));
+        if source == target {
+            if min == 0 {
+                emit(target.1, &[]);
+            }
+            return Ok(());
+        }
+        let slots = self.spec.from_slot.len();
+        let mut fwd = Side::new(slots, source, all);
+        let mut bwd = Side::new(slots, target, all);
+        loop {
+            if fwd.frontier.is_empty()
+                || bwd.frontier.is_empty()
+                || (fwd.depth + bwd.depth) as u64 >= max
+            {
+                return Ok(());
+            }
+            let backwards = bwd.frontier.len() < fwd.frontier.len();
+            let (this, other) = if backwards {
+                (&mut bwd, &fwd)
+            } else {
+                (&mut fwd, &bwd)
+            };
+            // One path: the first meeting will do (every meeting of the first level where
+            // the searches meet has the same length).
+            let other_seen = |k: Key| other.seen(k);
+            let stop: Option<&dyn Fn(Key) -> bool> = if all { None } else { Some(&other_seen) };
+            let new = self.level(this, backwards, stop)?;
+            let d = this.depth;
+            let meets: Vec<(Key, u32)> = new
+                .iter()
+                .filter_map(|&k| other.depth_of(k).map(|o| (k, d + o)))
+                .collect();
+            let Some(best) = meets.iter().map(|(_, t)| *t).min() else {
+                continue;
+            };
+            if best as u64 > max {
+                return Ok(());
+            }
+            for (m, t) in meets {
+                if t != best {
+                    continue;
+                }
+                let heads = paths_back(&fwd, m, all);
+                let tails = paths_forward(&bwd, m, all);
+                for h in &heads {
+                    for t in &tails {
+                        let mut p = h.clone();
+                        p.extend_from_slice(t);
+                        emit(target.1, &p);
+                        if !all {
+                            return Ok(());
+                        }
+                    }
+                }
+            }
+            return Ok(());
+        }
+    }
+
+    /// Shortest paths from `source` to every node of the end slot (`all` of them, or one each).
+    pub fn from(
+        &mut self,
+        source: Key,
+        all: bool,
+        emit: &mut dyn FnMut(u32, &[Step]),
+    ) -> Result<()> {
+        let (min, max) = (self.spec.min, self.spec.max.unwrap_or(u64::MAX));
+        let end = self.spec.end;
+        if min == 0 && source.0 == end {
+            emit(source.1, &[]);
+        }
+        let mut fwd = Side::new(self.spec.from_slot.len(), source, all);
+        while !fwd.frontier.is_empty() && (fwd.depth as u64) < max {
+            let new = self.level(&mut fwd, false, None)?;
+            if (fwd.depth as u64) < min {
+                continue;
+            }
+            for m in new.into_iter().filter(|m| m.0 == end) {
+                for p in paths_back(&fwd, m, all) {
+                    emit(m.1, &p);
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// The `k` shortest trails from `source` to `target`, by length (at most `cap` long).
+    pub fn k_shortest(
+        &mut self,
+        source: Key,
+        target: Key,
+        k: u64,
+        cap: u64,
+        emit: &mut dyn FnMut(u32, &[Step]),
+    ) -> Result<()> {
+        let max = self.spec.max.unwrap_or(cap);
+        // Distance of every node to the target, up to `max`.
+        let mut bwd = Side::new(self.spec.from_slot.len(), target, false);
+        while !bwd.frontier.is_empty() && (bwd.depth as u64) < max {
+            self.level(&mut bwd, true, None)?;
+        }
+        let Some(d0) = bwd.depth_of(source) else {
+            return Ok(());
+        };
+        let mut found = 0u64;
+        let mut len = (d0 as u64).max(self.spec.min);
+        while found < k && len <= max {
+            let mut path: Vec<Step> = Vec::new();
+            self.trails(source, target, len as u32, &bwd, &mut path, &mut |p| {
+                emit(target.1, p);
+                found += 1;
+                found < k
+            })?;
+            len += 1;
+        }
+        Ok(())
+    }
+
+    /// Depth-first: trails from `at` reaching `target` in exactly `left` more steps.
+    fn trails(
+        &mut self,
+        at: Key,
+        target: Key,
+        left: u32,
+        dist: &Side,
+        path: &mut Vec<Step>,
+        emit: &mut dyn FnMut(&[Step]) -> bool,
+    ) -> Result<bool> {
+        if left == 0 {
+            return Ok(at != target || emit(path));
+        }
+        let mut buf = Vec::new();
+        self.steps(at, false, &mut buf)?;
+        for (h, row, m) in buf {
+            if dist.depth_of(m).is_none_or(|d| d > left - 1) {
+                continue;
+            }
+            let rel = self.spec.hops[h].rel;
+            if path
+                .iter()
+                .any(|&(g, r, _)| r == row && self.spec.hops[g].rel == rel)
+            {
+                continue;
+            }
+            path.push((h, row, m.1));
+            let go_on = self.trails(m, target, left - 1, dist, path, emit)?;
+            path.pop();
+            if !go_on {
+                return Ok(false);
+            }
+        }
+        Ok(true)
+    }
+}
+
+/// Paths from the source to `m` through the forward predecessors.
+fn paths_back(side: &Side, m: Key, all: bool) -> Vec<Vec<Step>> {
+    let preds = side.preds(m);
+    if preds.is_empty() {
+        return vec![vec![]];
+    }
+    let mut out = Vec::new();
+    for &(h, row, prev) in preds.iter().take(if all { usize::MAX } else { 1 }) {
+        for mut p in paths_back(side, prev, all) {
+            p.push((h, row, m.1));
+            out.push(p);
+        }
+    }
+    out
+}
+
+/// Paths from `m` to the target through the backward predecessors.
+fn paths_forward(side: &Side, m: Key, all: bool) -> Vec<Vec<Step>> {
+    let nexts = side.preds(m);
+    if nexts.is_empty() {
+        return vec![vec![]];
+    }
+    let mut out = Vec::new();
+    for &(h, row, next) in nexts.iter().take(if all { usize::MAX } else { 1 }) {
+        for p in paths_forward(side, next, all) {
+            let mut q = vec![(h, row, next.1)];
+            q.extend(p);
+            out.push(q);
+        }
+    }
+    out
+}

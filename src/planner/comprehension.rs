@@ -1,0 +1,119 @@
+//! List comprehensions and list predicates: the body is lowered over the element (a value
+//! column of its own) and the variables in scope; what it reads of the row (columns,
+//! parameters) becomes the function's arguments, so the optimizer and the plan cache see them.
+
+use super::expr::{col, ExprCtx};
+use super::scope::{Binding, Scope};
+use super::Lowerer;
+use crate::error::Result;
+use crate::functions::comprehension::{ListEval, ListOp};
+use crate::functions::registry::null;
+use crate::sem_err;
+use arrow::datatypes::{DataType, Field, Schema};
+use cypher::ast;
+
+use datafusion::common::tree_node::{Transformed, TreeNode};
+use datafusion::common::DFSchema;
+use datafusion::logical_expr::Expr;
+
+impl Lowerer<'_> {
+    /// `[var IN list WHERE filter | map]`; `all(var IN list WHERE pred)` and the others.
+    pub(super) fn list_eval(
+        &self,
+        op: ListOp,
+        var: &ast::Ident,
+        list: &ast::Expr,
+        (filter, map): (Option<&ast::Expr>, Option<&ast::Expr>),
+        cx: &ExprCtx<'_>,
+    ) -> Result<Expr> {
+        let l = self.expr(list, cx)?;
+        let elem = match self.type_of(&l, cx.schema)? {
+            DataType::List(f) | DataType::LargeList(f) => f.data_type().clone(),
+            DataType::Null => return Ok(null()),
+            other => {
+                return sem_err!(
+                    InvalidArgumentType,
+                    list.span,
+                    "`{}` is not a list: {other}",
+                    list
+                )
+            }
+        };
+        // The element lives in a column of its own, visible as the variable.
+        let elem_col = format!("__x{}", var.name);
+        let mut scope = Scope {
+            vars: cx.scope.vars.clone(),
+        };
+        scope.bind(
+            &var.name,
+            Binding::Value {
+                col: elem_col.clone(),
+            },
+        );
+        let extra =
+            DFSchema::try_from(Schema::new(vec![Field::new(&elem_col, elem.clone(), true)]))?;
+        let mut schema = cx.schema.clone();
+        schema.merge(&extra);
+        let inner = ExprCtx {
+            scope: &scope,
+            schema: &schema,
+            overrides: cx.overrides,
+            no_aggregates: "inside a list comprehension",
+        };
+        let filter = filter.map(|f| self.expr(f, &inner)).transpose()?;
+        let map = map.map(|m| self.expr(m, &inner)).transpose()?;
+        let out = match (op, &map) {
+            (ListOp::Comprehension, Some(m)) => DataType::new_list(self.type_of(m, &schema)?, true),
+            (ListOp::Comprehension, None) => DataType::new_list(elem.clone(), true),
+            _ => DataType::Boolean,
+        };
+        // What the body reads of the row: captured as arguments.
+        let mut captured: Vec<(Expr, String, DataType)> = Vec::new();
+        let mut capture = |e: Expr| -> Result<Expr> {
+            let e = e.transform_up(|x| {
+                let outer = match &x {
+                    Expr::Column(c) => c.name != elem_col,
+                    Expr::Placeholder(_) => true,
+                    _ => false,
+                };
+                if !outer {
+                    return Ok(Transformed::no(x));
+                }
+                let name = match captured.iter().find(|(e, _, _)| e == &x) {
+                    Some((_, n, _)) => n.clone(),
+                    None => {
+                        let n = format!("__o{}", captured.len());
+                        let t = self.type_of(&x, &schema).map_err(|e| {
+                            datafusion::error::DataFusionError::External(Box::new(e))
+                        })?;
+                        captured.push((x.clone(), n.clone(), t));
+                        n
+                    }
+                };
+                Ok(Transformed::yes(col(&name)))
+            })?;
+            Ok(e.data)
+        };
+        let filter = filter.map(&mut capture).transpose()?;
+        let map = map.map(&mut capture).transpose()?;
+        let mut fields = vec![Field::new(&elem_col, elem, true)];
+        fields.extend(
+            captured
+                .iter()
+                .map(|(_, n, t)| Field::new(n, t.clone(), true)),
+        );
+        let body_schema = DFSchema::try_from(Schema::new(fields))?;
+        let mut args = vec![l];
+        args.extend(captured.into_iter().map(|(e, _, _)| e));
+        Ok(ListEval::call(op, filter, map, body_schema, out, args))
+    }
+
+    pub(super) fn quantifier_op(kind: ast::Quantifier) -> ListOp {
+        match kind {
+            ast::Quantifier::All => ListOp::All,
+            ast::Quantifier::Any => ListOp::Any,
+            ast::Quantifier::None => ListOp::None,
+            ast::Quantifier::Single => ListOp::Single,
+        }
+    }
+}
