@@ -9,7 +9,7 @@
 //!   name an expression uses resolved, functions and their arity, parameters as typed slots;
 //! - `query_graph.rs`: label / table inference, resolution to one label and table per
 //!   occurrence, and the semantic errors of patterns (unknown labels, types and properties,
-//!   variables of the wrong kind or bound twice, unsupported named paths);
+//!   variables of the wrong kind or bound twice, path names);
 //! - `reach.rs`: what the configured endpoints allow (tables joining two labels, labels a
 //!   variable-length walk reaches, the longest walk of an acyclic label graph).
 

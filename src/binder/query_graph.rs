@@ -277,8 +277,9 @@ impl Binder<'_> {
         Ok((c, unknown))
     }
 
-    /// A relationship variable is new (or, for a single hop, bound by an earlier clause:
-    /// re-matched, see the planner) and written once per MATCH, and is not also a node.
+    /// A relationship variable is new (or bound by an earlier clause, to a relationship for a
+    /// single hop, to a relationship list or list value for a variable-length one: re-matched,
+    /// see the planner) and written once per MATCH, and is not also a node.
     fn check_relationship_variables(
         &self,
         nodes: &[ast::NodePattern],
@@ -293,22 +294,21 @@ impl Binder<'_> {
             match (self.bound)(&v.name) {
                 // Re-matched: the planner matches a fresh relationship equal to it.
                 Some(BoundVar::Rel) if r.length.is_none() => {}
-                Some(BoundVar::Rel) => {
-                    return sem_err!(
-                        Unsupported,
-                        v.span,
-                        "unsupported: re-matching relationship variable `{}` bound by an earlier clause as a variable-length relationship list",
-                        v.name
-                    )
-                }
+                // A list re-matched as a relationship list: the planner matches a fresh one
+                // equal to it as a value.
+                Some(BoundVar::Other("relationship list" | "value")) if r.length.is_some() => {}
                 Some(other) => {
+                    let wanted = match r.length {
+                        Some(_) => "a relationship list",
+                        None => "a relationship",
+                    };
                     return sem_err!(
                         VariableTypeConflict,
                         v.span,
-                        "Variable `{}` is a {}, not a relationship",
+                        "Variable `{}` is a {}, not {wanted}",
                         v.name,
                         other.kind_name()
-                    )
+                    );
                 }
                 None if node_vars.contains(v.name.as_str()) => {
                     return sem_err!(

@@ -591,7 +591,7 @@ fn named_path(
             )
         }
         3 => format!(
-            "MATCH {path} WITH p, length(p) AS l WHERE l > 0 RETURN l, size(nodes(p)) AS n, count(*) AS c ORDER BY l, n, c"
+            "MATCH {path} WITH p, a, length(p) AS l WHERE l > 0 RETURN l, size(nodes(p)) AS n, a IN nodes(p) AS has_a, nodes(p)[0] = a AS from_a, count(*) AS c ORDER BY l, n, has_a, from_a, c"
         ),
         4 => format!(
             "MATCH {path} WITH collect(p) AS ps UNWIND ps AS q RETURN length(q) AS l, {} AS v ORDER BY l, v",

@@ -18,6 +18,9 @@ use datafusion::logical_expr::{
 use datafusion::physical_expr::{create_physical_expr, PhysicalExpr};
 use std::sync::{Arc, OnceLock};
 
+/// Most bytes of outer values a batch may repeat for its elements.
+const MAX_REPEATED_BYTES: usize = 1 << 30;
+
 /// What the function computes from the elements.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum ListOp {
@@ -147,6 +150,18 @@ impl ScalarUDFImpl for ListEval {
             }
         }
         let parent = UInt32Array::from(parent);
+        // The outer values are repeated per element: refuse to blow up (a list read whole
+        // for every element of a long list).
+        let repeated: usize = arrays[1..]
+            .iter()
+            .map(|a| a.get_array_memory_size() / n.max(1) * parent.len())
+            .sum();
+        if repeated > MAX_REPEATED_BYTES {
+            return datafusion::common::exec_err!(
+                "limit exceeded: a list comprehension over {} elements would repeat {repeated} bytes of its row (more than {MAX_REPEATED_BYTES}); read less of the row inside it",
+                parent.len()
+            );
+        }
         let mut cols = vec![elements.clone()];
         for a in &arrays[1..] {
             cols.push(arrow::compute::take(a.as_ref(), &parent, None)?);
@@ -172,37 +187,10 @@ impl ScalarUDFImpl for ListEval {
             |i: usize| (offsets[i] as usize - first)..(offsets[i + 1] as usize - first);
         if self.op != ListOp::Comprehension {
             let keep = keep.expect("a quantifier has a predicate");
-            let mut out = BooleanBuilder::with_capacity(n);
-            for i in 0..n {
-                if list.is_null(i) {
-                    out.append_null();
-                    continue;
-                }
-                let (mut t, mut nulls) = (0usize, 0usize);
-                let range = row_offsets(i);
-                let len = range.len();
-                for k in range {
-                    if keep.is_null(k) {
-                        nulls += 1;
-                    } else if keep.value(k) {
-                        t += 1;
-                    }
-                }
-                let f = len - t - nulls;
-                // Three-valued: a null predicate may be either.
-                let v = match self.op {
-                    ListOp::All if f > 0 => Some(false),
-                    ListOp::All => (nulls == 0).then_some(true),
-                    ListOp::Any if t > 0 => Some(true),
-                    ListOp::Any => (nulls == 0).then_some(false),
-                    ListOp::None if t > 0 => Some(false),
-                    ListOp::None => (nulls == 0).then_some(true),
-                    _ if t > 1 => Some(false),
-                    _ => (nulls == 0).then_some(t == 1),
-                };
-                out.append_option(v);
-            }
-            return Ok(ColumnarValue::Array(Arc::new(out.finish())));
+            let rows = (0..n).map(|i| (!list.is_null(i)).then(|| row_offsets(i)));
+            return Ok(ColumnarValue::Array(Arc::new(quantify(
+                self.op, &keep, rows,
+            ))));
         }
         let values = match map {
             Some(m) => m.evaluate(&batch)?.into_array(batch.num_rows())?,
@@ -238,4 +226,41 @@ impl ScalarUDFImpl for ListEval {
             list.nulls().cloned(),
         )?)))
     }
+}
+
+/// A list predicate per row (`None`: a null list) over the elements' predicate values `keep`
+/// (three-valued: a null predicate may be either).
+fn quantify(
+    op: ListOp,
+    keep: &BooleanArray,
+    rows: impl Iterator<Item = Option<std::ops::Range<usize>>>,
+) -> BooleanArray {
+    let mut out = BooleanBuilder::new();
+    for range in rows {
+        let Some(range) = range else {
+            out.append_null();
+            continue;
+        };
+        let (mut t, mut nulls) = (0usize, 0usize);
+        let len = range.len();
+        for k in range {
+            if keep.is_null(k) {
+                nulls += 1;
+            } else if keep.value(k) {
+                t += 1;
+            }
+        }
+        let f = len - t - nulls;
+        out.append_option(match op {
+            ListOp::All if f > 0 => Some(false),
+            ListOp::All => (nulls == 0).then_some(true),
+            ListOp::Any if t > 0 => Some(true),
+            ListOp::Any => (nulls == 0).then_some(false),
+            ListOp::None if t > 0 => Some(false),
+            ListOp::None => (nulls == 0).then_some(true),
+            _ if t > 1 => Some(false),
+            _ => (nulls == 0).then_some(t == 1),
+        });
+    }
+    out.finish()
 }

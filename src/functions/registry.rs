@@ -306,6 +306,31 @@ static SCALAR_FUNCTIONS: &[ScalarFn] = &[
     }),
     // A map's keys (null values included, as in a map literal); an entity's in `expr.rs`.
     ScalarFn::new(&["keys"], (1, 1), &[], |c| match &c.types[0] {
+        // A node / relationship value: the properties it has (a null one is not stored).
+        DataType::Struct(fields)
+            if matches!(
+                fields.first().map(|f| f.name().as_str()),
+                Some("__label" | "__type")
+            ) =>
+        {
+            let parts: Vec<Expr> = fields
+                .iter()
+                .filter(|f| !f.name().starts_with("__"))
+                .map(|f| {
+                    let v = f::get_field(c.x(0), f.name().as_str());
+                    Ok(
+                        when(v.is_not_null(), nf::make_array(vec![lit(f.name().clone())]))
+                            .otherwise(empty_list(&DataType::Utf8))?,
+                    )
+                })
+                .collect::<Result<_>>()?;
+            let list = if parts.is_empty() {
+                empty_list(&DataType::Utf8)
+            } else {
+                nf::flatten(nf::make_array(parts))
+            };
+            Ok(when(c.x(0).is_null(), null()).otherwise(list)?)
+        }
         DataType::Struct(fields) => {
             let names: Vec<Expr> = fields.iter().map(|f| lit(f.name().clone())).collect();
             let list = if names.is_empty() {

@@ -221,6 +221,10 @@ pub fn equals(a: &Value, b: &Value) -> Option<bool> {
             all_equal(xs.iter().zip(ys))
         }
         (Map(xs), Map(ys)) => {
+            // Nodes and relationships are equal when they are the same one.
+            if let (Some(x), Some(y)) = (identity(xs), identity(ys)) {
+                return Some(x == y);
+            }
             if xs.len() != ys.len() {
                 return Some(false);
             }
@@ -235,6 +239,21 @@ pub fn equals(a: &Value, b: &Value) -> Option<bool> {
         }
         (Other(x), Other(y)) => Some(x == y),
         _ => Some(false),
+    }
+}
+
+/// The identity of a node or relationship value (a map whose first key is `__label` /
+/// `__type` and that has `__nid` / `__rid`): its kind and identity text.
+fn identity(entries: &[(String, Value)]) -> Option<(bool, &str)> {
+    let node = match entries.first().map(|(k, _)| k.as_str()) {
+        Some("__label") => true,
+        Some("__type") => false,
+        _ => return None,
+    };
+    let key = if node { "__nid" } else { "__rid" };
+    match entries.iter().find(|(k, _)| k == key) {
+        Some((_, Value::Str(id))) => Some((node, id.as_str())),
+        _ => None,
     }
 }
 

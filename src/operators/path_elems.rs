@@ -18,8 +18,18 @@ pub fn build(
     e: &PathElems,
     steps: &[(usize, u32, usize, u32)],
 ) -> Result<(ArrayRef, ArrayRef)> {
-    let nodes = Grouped::new(steps.iter().map(|&(_, _, s, n)| (s, n)));
-    let rels = Grouped::new(steps.iter().map(|&(h, r, _, _)| (h, r)));
+    let nodes: Vec<(usize, u32)> = steps.iter().map(|&(_, _, s, n)| (s, n)).collect();
+    let rels: Vec<(usize, u32)> = steps.iter().map(|&(h, r, _, _)| (h, r)).collect();
+    Ok((node_structs(spec, e, &nodes)?, rel_structs(spec, e, &rels)?))
+}
+
+/// The structs of nodes given by label slot and ordinal.
+pub fn node_structs(
+    spec: &TraversalSpec,
+    e: &PathElems,
+    items: &[(usize, u32)],
+) -> Result<ArrayRef> {
+    let nodes = Grouped::new(items.iter().copied());
     let mut node_cols = Vec::new();
     for (k, field) in e.node_fields.iter().enumerate() {
         let parts = nodes.each(|slot, rows| {
@@ -34,6 +44,16 @@ pub fn build(
         })?;
         node_cols.push(nodes.interleave(&parts, field.data_type())?);
     }
+    struct_array(&e.node_fields, node_cols, items.len())
+}
+
+/// The structs of relationships given by hop and edge row.
+pub fn rel_structs(
+    spec: &TraversalSpec,
+    e: &PathElems,
+    items: &[(usize, u32)],
+) -> Result<ArrayRef> {
+    let rels = Grouped::new(items.iter().copied());
     let mut rel_cols = Vec::new();
     for (k, field) in e.rel_fields.iter().enumerate() {
         let parts = rels.each(|h, rows| {
@@ -66,10 +86,7 @@ pub fn build(
         })?;
         rel_cols.push(rels.interleave(&parts, field.data_type())?);
     }
-    Ok((
-        struct_array(&e.node_fields, node_cols, steps.len())?,
-        struct_array(&e.rel_fields, rel_cols, steps.len())?,
-    ))
+    struct_array(&e.rel_fields, rel_cols, items.len())
 }
 
 fn spec_label(spec: &TraversalSpec, slot: usize) -> String {

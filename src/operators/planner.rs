@@ -203,96 +203,9 @@ impl ExtensionPlanner for GraphExtensionPlanner {
             )?)));
         }
         if let Some(n) = node.as_any().downcast_ref::<VarLengthExpand>() {
-            let input = physical_inputs[0].clone();
-            let key_idx = input.schema().index_of(&n.key)?;
-            let target_take: Vec<String> = n.target.output().map(|(c, _, _)| c.clone()).collect();
-            let rowid = crate::storage::ROW_ID.to_string();
-            // Edge ids are only output when paths are enumerated (not in distinct mode).
-            let mut rowids = Vec::new();
-            for h in n.hops.iter().filter(|_| !n.distinct) {
-                let ids = h.edges.load(state, &rowid).await.map_err(ext)?;
-                let ids = arrow::compute::cast(&ids, &arrow::datatypes::DataType::UInt64)?;
-                let ids = ids
-                    .as_any()
-                    .downcast_ref::<arrow::array::UInt64Array>()
-                    .cloned()
-                    .ok_or_else(|| DataFusionError::Internal("row ids as u64".into()))?;
-                rowids.push(Arc::new(ids));
-            }
-            n.target_cols
-                .ensure(state, &target_take)
-                .await
-                .map_err(ext)?;
-            if let Some(e) = &n.elems {
-                let props = |fields: &arrow::datatypes::Fields, skip: usize| -> Vec<String> {
-                    fields.iter().skip(skip).map(|f| f.name().clone()).collect()
-                };
-                for (cols, key) in &e.slots {
-                    let mut want = vec![key.clone()];
-                    want.extend(props(&e.node_fields, 2).into_iter().filter(|c| cols.has(c)));
-                    cols.ensure(state, &want).await.map_err(ext)?;
-                }
-                for (h, ends) in n.hops.iter().zip(&e.ends) {
-                    let mut want = vec![ends.src.clone(), ends.dst.clone()];
-                    want.extend(
-                        props(&e.rel_fields, 4)
-                            .into_iter()
-                            .filter(|c| h.edges.has(c)),
-                    );
-                    h.edges.ensure(state, &want).await.map_err(ext)?;
-                }
-            }
-            let mut from_slot = vec![Vec::new(); n.labels.len()];
-            for (i, h) in n.hops.iter().enumerate() {
-                from_slot[h.from].push(i);
-            }
-            let max = n.max.map(|m| m.to_string()).unwrap_or_default();
-            let spec = TraversalSpec {
-                key_idx,
-                key_name: n.key.clone(),
-                hops: n.hops.clone(),
-                rowids,
-                from_slot,
-                start: n.start,
-                end: n.end,
-                min: n.min,
-                max: n.max,
-                distinct: n.distinct,
-                near_keys: n.near_keys.clone(),
-                target: n.target_cols.clone(),
-                target_out: n.target.output().map(|(_, o, _)| o.clone()).collect(),
-                target_var: n.target.var.clone(),
-                target_take,
-                labels: n.labels.clone(),
-                elems: n.elems.clone(),
-                shortest: match &n.shortest {
-                    Some(sp) => Some(super::shortest::ShortestSpec {
-                        mode: sp.mode,
-                        target_idx: sp
-                            .target
-                            .as_ref()
-                            .map(|t| input.schema().index_of(t))
-                            .transpose()?,
-                        end_keys: sp.end_keys.clone(),
-                        k_cap: sp.k_cap,
-                    }),
-                    None => None,
-                },
-                display: format!(
-                    "type={}, length={}..{max}, edges={}{}{}",
-                    n.types(),
-                    n.min,
-                    n.table_rows(),
-                    n.walk_note(),
-                    n.shortest
-                        .as_ref()
-                        .map(|s| s.describe())
-                        .unwrap_or_default()
-                ),
-            };
-            let schema = Arc::new(n.schema.as_arrow().clone());
-            let exec = VarLengthExec::try_new(input, spec, schema)?;
-            return Ok(Some(Arc::new(exec.absorbing_limits(absorb_limits(state)))));
+            return Ok(Some(
+                plan_var_length(n, physical_inputs[0].clone(), state).await?,
+            ));
         }
         if let Some(n) = node.as_any().downcast_ref::<super::shared::SharedSubplan>() {
             return Ok(Some(Arc::new(super::shared_exec::SharedSubplanExec::new(
@@ -331,4 +244,132 @@ impl ExtensionPlanner for GraphExtensionPlanner {
         }
         Ok(None)
     }
+}
+
+/// A search filter compiled over a batch of one column of element structs.
+fn element_filter(
+    state: &SessionState,
+    e: &Option<datafusion::logical_expr::Expr>,
+    col: &str,
+    fields: Option<&arrow::datatypes::Fields>,
+) -> Result<Option<Arc<dyn datafusion::physical_expr::PhysicalExpr>>> {
+    let (Some(e), Some(fields)) = (e, fields) else {
+        return Ok(None);
+    };
+    let t = arrow::datatypes::DataType::Struct(fields.clone());
+    let schema = DFSchema::try_from(arrow::datatypes::Schema::new(vec![
+        arrow::datatypes::Field::new(col, t, true),
+    ]))?;
+    Ok(Some(state.create_physical_expr(e.clone(), &schema)?))
+}
+
+/// The physical variable-length traversal: row ids of the walked tables, the columns it takes
+/// (the far node's, the path elements'), its shortest-path search with compiled filters.
+async fn plan_var_length(
+    n: &VarLengthExpand,
+    input: Arc<dyn ExecutionPlan>,
+    state: &SessionState,
+) -> Result<Arc<dyn ExecutionPlan>> {
+    let key_idx = input.schema().index_of(&n.key)?;
+    let target_take: Vec<String> = n.target.output().map(|(c, _, _)| c.clone()).collect();
+    let rowid = crate::storage::ROW_ID.to_string();
+    // Edge ids are only output when paths are enumerated (not in distinct mode).
+    let mut rowids = Vec::new();
+    for h in n.hops.iter().filter(|_| !n.distinct) {
+        let ids = h.edges.load(state, &rowid).await.map_err(ext)?;
+        let ids = arrow::compute::cast(&ids, &arrow::datatypes::DataType::UInt64)?;
+        let ids = ids
+            .as_any()
+            .downcast_ref::<arrow::array::UInt64Array>()
+            .cloned()
+            .ok_or_else(|| DataFusionError::Internal("row ids as u64".into()))?;
+        rowids.push(Arc::new(ids));
+    }
+    n.target_cols
+        .ensure(state, &target_take)
+        .await
+        .map_err(ext)?;
+    if let Some(e) = &n.elems {
+        let props = |fields: &arrow::datatypes::Fields, skip: usize| -> Vec<String> {
+            fields.iter().skip(skip).map(|f| f.name().clone()).collect()
+        };
+        for (cols, key) in &e.slots {
+            let mut want = vec![key.clone()];
+            want.extend(props(&e.node_fields, 2).into_iter().filter(|c| cols.has(c)));
+            cols.ensure(state, &want).await.map_err(ext)?;
+        }
+        for (h, ends) in n.hops.iter().zip(&e.ends) {
+            let mut want = vec![ends.src.clone(), ends.dst.clone()];
+            want.extend(
+                props(&e.rel_fields, 4)
+                    .into_iter()
+                    .filter(|c| h.edges.has(c)),
+            );
+            h.edges.ensure(state, &want).await.map_err(ext)?;
+        }
+    }
+    let mut from_slot = vec![Vec::new(); n.labels.len()];
+    for (i, h) in n.hops.iter().enumerate() {
+        from_slot[h.from].push(i);
+    }
+    let max = n.max.map(|m| m.to_string()).unwrap_or_default();
+    let spec = TraversalSpec {
+        key_idx,
+        key_name: n.key.clone(),
+        hops: n.hops.clone(),
+        rowids,
+        from_slot,
+        start: n.start,
+        end: n.end,
+        min: n.min,
+        max: n.max,
+        distinct: n.distinct,
+        near_keys: n.near_keys.clone(),
+        target: n.target_cols.clone(),
+        target_out: n.target.output().map(|(_, o, _)| o.clone()).collect(),
+        target_var: n.target.var.clone(),
+        target_take,
+        labels: n.labels.clone(),
+        elems: n.elems.clone(),
+        shortest: match &n.shortest {
+            Some(sp) => Some(super::shortest::ShortestSpec {
+                node_filter: element_filter(
+                    state,
+                    &sp.node_filter,
+                    super::shortest::NODE_COL,
+                    n.elems.as_ref().map(|e| &e.node_fields),
+                )?,
+                rel_filter: element_filter(
+                    state,
+                    &sp.rel_filter,
+                    super::shortest::REL_COL,
+                    n.elems.as_ref().map(|e| &e.rel_fields),
+                )?,
+                mode: sp.mode,
+                target_idx: sp
+                    .target
+                    .as_ref()
+                    .map(|t| input.schema().index_of(t))
+                    .transpose()?,
+                end_keys: sp.end_keys.clone(),
+                k_cap: sp.k_cap,
+                budget: sp.budget,
+            }),
+            None => None,
+        },
+        display: format!(
+            "type={}, length={}..{max}, edges={}{}{}",
+            n.types(),
+            n.min,
+            n.table_rows(),
+            n.walk_note(),
+            n.shortest
+                .as_ref()
+                .map(|s| s.describe())
+                .unwrap_or_default()
+        ),
+    };
+    let schema = Arc::new(n.schema.as_arrow().clone());
+    let exec = VarLengthExec::try_new(input, spec, schema)?;
+    Ok(Arc::new(exec.absorbing_limits(absorb_limits(state))))
 }

@@ -10,14 +10,19 @@
 //! - `SHORTEST k`: trails (no relationship twice) by increasing length, a depth-first
 //!   enumeration pruned by each node's distance to the target (a backward search first).
 //!
-//! Every search counts the relationships it examines against a budget: past it the query
-//! fails with a clear error instead of running away.
+//! Every search counts the relationships it examines against a budget (`PlannerOptions::
+//! max_search_edges`): past it the query fails with a clear error instead of running away.
 
+use super::path_elems;
 use super::var_length_exec::TraversalSpec;
+use arrow::array::{Array, ArrayRef, AsArray, RecordBatch};
+use arrow::datatypes::{Field, Schema};
 use cypher::ast::Shortest;
 use datafusion::common::Result;
+use datafusion::physical_expr::PhysicalExpr;
 use roaring::RoaringBitmap;
 use rustc_hash::FxHashMap;
+use std::sync::Arc;
 
 /// One step of a path: hop, edge row, the node it reaches.
 pub type Step = (usize, u32, u32);
@@ -25,12 +30,17 @@ pub type Step = (usize, u32, u32);
 /// A node in a label slot.
 type Key = (usize, u32);
 
-/// Relationships a search may examine per source before it is stopped.
-pub const SEARCH_BUDGET: usize = 50_000_000;
+/// Columns a search filter reads its node / relationship from.
+pub const NODE_COL: &str = "__xn";
+pub const REL_COL: &str = "__xr";
 
 /// The shortest-path part of a traversal.
 #[derive(Debug, Clone)]
 pub struct ShortestSpec {
+    /// Searched nodes / relationships must pass these (over a one-column batch of element
+    /// structs).
+    pub node_filter: Option<std::sync::Arc<dyn datafusion::physical_expr::PhysicalExpr>>,
+    pub rel_filter: Option<std::sync::Arc<dyn datafusion::physical_expr::PhysicalExpr>>,
     pub mode: Shortest,
     /// Input column of the bound end node's key (`None`: every node of the end label).
     pub target_idx: Option<usize>,
@@ -38,18 +48,97 @@ pub struct ShortestSpec {
     pub end_keys: std::sync::Arc<crate::csr::NodeKeys>,
     /// Longest path `SHORTEST k` looks at when the pattern has no upper bound.
     pub k_cap: u64,
+    /// Most relationships one search may examine.
+    pub budget: usize,
 }
 
 /// A search over `spec`'s hops, counting examined relationships.
 pub struct Search<'a> {
     spec: &'a TraversalSpec,
+    budget: usize,
     to_slot: Vec<Vec<usize>>,
     examined: usize,
+    filters: Option<Filters<'a>>,
 }
 
-fn runaway() -> datafusion::error::DataFusionError {
+/// The search filters and what they decided so far (per node, per relationship).
+struct Filters<'a> {
+    sh: &'a ShortestSpec,
+    nodes: FxHashMap<Key, bool>,
+    rels: FxHashMap<(usize, u32), bool>,
+}
+
+impl Filters<'_> {
+    /// Whether each of `items` passes `f` (elements built by `build`).
+    fn eval(
+        f: &Arc<dyn PhysicalExpr>,
+        col: &str,
+        structs: ArrayRef,
+    ) -> Result<arrow::array::BooleanArray> {
+        let schema = Schema::new(vec![Field::new(col, structs.data_type().clone(), true)]);
+        let batch = RecordBatch::try_new(Arc::new(schema), vec![structs])?;
+        let v = f.evaluate(&batch)?.into_array(batch.num_rows())?;
+        let v = arrow::compute::cast(&v, &arrow::datatypes::DataType::Boolean)?;
+        Ok(v.as_boolean().clone())
+    }
+
+    /// Decides the nodes and relationships of `steps` not decided yet, then keeps those
+    /// that pass.
+    fn retain(&mut self, spec: &TraversalSpec, steps: &mut Vec<(usize, u32, Key)>) -> Result<()> {
+        let Some(e) = &spec.elems else {
+            return Ok(());
+        };
+        if let Some(f) = &self.sh.node_filter {
+            let mut new: Vec<Key> = steps
+                .iter()
+                .map(|s| s.2)
+                .filter(|k| !self.nodes.contains_key(k))
+                .collect();
+            new.sort_unstable();
+            new.dedup();
+            if !new.is_empty() {
+                let ok = Self::eval(f, NODE_COL, path_elems::node_structs(spec, e, &new)?)?;
+                for (i, k) in new.into_iter().enumerate() {
+                    self.nodes.insert(k, ok.is_valid(i) && ok.value(i));
+                }
+            }
+            steps.retain(|s| self.nodes[&s.2]);
+        }
+        if let Some(f) = &self.sh.rel_filter {
+            let new: Vec<(usize, u32)> = steps
+                .iter()
+                .map(|s| (s.0, s.1))
+                .filter(|r| !self.rels.contains_key(r))
+                .collect();
+            if !new.is_empty() {
+                let ok = Self::eval(f, REL_COL, path_elems::rel_structs(spec, e, &new)?)?;
+                for (i, r) in new.into_iter().enumerate() {
+                    self.rels.insert(r, ok.is_valid(i) && ok.value(i));
+                }
+            }
+            steps.retain(|s| self.rels[&(s.0, s.1)]);
+        }
+        Ok(())
+    }
+
+    /// Whether node `k` passes.
+    fn node(&mut self, spec: &TraversalSpec, k: Key) -> Result<bool> {
+        let (Some(f), Some(e)) = (&self.sh.node_filter, &spec.elems) else {
+            return Ok(true);
+        };
+        if let Some(&ok) = self.nodes.get(&k) {
+            return Ok(ok);
+        }
+        let ok = Self::eval(f, NODE_COL, path_elems::node_structs(spec, e, &[k])?)?;
+        let ok = ok.is_valid(0) && ok.value(0);
+        self.nodes.insert(k, ok);
+        Ok(ok)
+    }
+}
+
+fn runaway(budget: usize) -> datafusion::error::DataFusionError {
     datafusion::error::DataFusionError::Execution(format!(
-        "limit exceeded: a shortest-path search examined more than {SEARCH_BUDGET} relationships from one source (give the pattern an upper bound, e.g. `*..6`)"
+        "limit exceeded: a shortest-path search examined more than {budget} relationships from one source (give the pattern an upper bound, e.g. `*..6`)"
     ))
 }
 
@@ -109,15 +198,30 @@ impl Side {
 }
 
 impl<'a> Search<'a> {
-    pub fn new(spec: &'a TraversalSpec) -> Self {
+    pub fn new(spec: &'a TraversalSpec, sh: &'a ShortestSpec) -> Self {
         let mut to_slot = vec![Vec::new(); spec.from_slot.len()];
         for (i, h) in spec.hops.iter().enumerate() {
             to_slot[h.to].push(i);
         }
+        let filtered = sh.node_filter.is_some() || sh.rel_filter.is_some();
         Self {
             spec,
+            budget: sh.budget,
             to_slot,
             examined: 0,
+            filters: filtered.then(|| Filters {
+                sh,
+                nodes: FxHashMap::default(),
+                rels: FxHashMap::default(),
+            }),
+        }
+    }
+
+    /// Whether node `k` passes the node filter (a source or a target).
+    fn allowed(&mut self, k: Key) -> Result<bool> {
+        match &mut self.filters {
+            Some(f) => f.node(self.spec, k),
+            None => Ok(true),
         }
     }
 
@@ -132,6 +236,7 @@ impl<'a> Search<'a> {
         } else {
             &self.spec.from_slot[k.0]
         };
+        let first = out.len();
         for &h in hops {
             let hop = &self.spec.hops[h];
             let csr = hop.index.direction(hop.reverse != backwards);
@@ -146,8 +251,13 @@ impl<'a> Search<'a> {
                 out.push((h, csr.edge_rows[e], (slot, nbr)));
             }
         }
-        if self.examined > SEARCH_BUDGET {
-            return Err(runaway());
+        if self.examined > self.budget {
+            return Err(runaway(self.budget));
+        }
+        if let Some(f) = &mut self.filters {
+            let mut new = out.split_off(first);
+            f.retain(self.spec, &mut new)?;
+            out.extend(new);
         }
         Ok(())
     }
@@ -193,6 +303,9 @@ impl<'a> Search<'a> {
         emit: &mut dyn FnMut(u32, &[Step]),
     ) -> Result<()> {
         let (min, max) = (self.spec.min, self.spec.max.unwrap_or(u64::MAX));
+        if !self.allowed(source)? || !self.allowed(target)? {
+            return Ok(());
+        }
         if source == target {
             if min == 0 {
                 emit(target.1, &[]);
@@ -261,6 +374,9 @@ impl<'a> Search<'a> {
     ) -> Result<()> {
         let (min, max) = (self.spec.min, self.spec.max.unwrap_or(u64::MAX));
         let end = self.spec.end;
+        if !self.allowed(source)? {
+            return Ok(());
+        }
         if min == 0 && source.0 == end {
             emit(source.1, &[]);
         }
@@ -289,6 +405,9 @@ impl<'a> Search<'a> {
         emit: &mut dyn FnMut(u32, &[Step]),
     ) -> Result<()> {
         let max = self.spec.max.unwrap_or(cap);
+        if !self.allowed(source)? || !self.allowed(target)? {
+            return Ok(());
+        }
         // Distance of every node to the target, up to `max`.
         let mut bwd = Side::new(self.spec.from_slot.len(), target, false);
         while !bwd.frontier.is_empty() && (bwd.depth as u64) < max {

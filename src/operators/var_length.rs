@@ -60,6 +60,12 @@ pub struct ShortestPaths {
     pub end_keys: Arc<NodeKeys>,
     /// Longest path `SHORTEST k` considers without an upper bound.
     pub k_cap: u64,
+    /// Most relationships one search may examine.
+    pub budget: usize,
+    /// Only nodes / relationships passing these (over the element struct in column
+    /// `shortest::NODE_COL` / `REL_COL`) are searched.
+    pub node_filter: Option<datafusion::logical_expr::Expr>,
+    pub rel_filter: Option<datafusion::logical_expr::Expr>,
 }
 
 impl ShortestPaths {
@@ -69,10 +75,17 @@ impl ShortestPaths {
             cypher::ast::Shortest::All => "all".to_string(),
             cypher::ast::Shortest::K(k) => k.to_string(),
         };
-        match &self.target {
+        let mut s = match &self.target {
             Some(t) => format!(", shortest={mode} to {t}"),
             None => format!(", shortest={mode}"),
+        };
+        if let Some(f) = &self.node_filter {
+            s.push_str(&format!(", nodes: {f}"));
         }
+        if let Some(f) = &self.rel_filter {
+            s.push_str(&format!(", relationships: {f}"));
+        }
+        s
     }
 }
 
@@ -257,7 +270,7 @@ impl VarLengthExpand {
             &self.target,
             self.distinct,
             self.elems.as_ref().map(|e| (&e.nodes_col, &e.rels_col)),
-            self.shortest.as_ref().map(|s| (s.describe(), s.k_cap)),
+            self.shortest.as_ref().map(|s| (s.describe(), s.k_cap, s.budget)),
         )
     }
 }

@@ -242,6 +242,26 @@ impl TraversalSpec {
         self.build(batch, schema, out)
     }
 
+    /// The shortest paths of the rows of `batch` from `next` on into `out` (each row's whole
+    /// search at once: few paths per row), until `cap` rows are out; the relationships
+    /// examined.
+    fn shortest_rows(
+        &self,
+        sh: &super::shortest::ShortestSpec,
+        (batch, keys): (&RecordBatch, &arrow::array::Int64Array),
+        next: &mut usize,
+        cap: usize,
+        out: &mut Out,
+    ) -> Result<usize> {
+        let mut examined = 0;
+        while out.rows.len() < cap && *next < batch.num_rows() && examined < WALK_BUDGET {
+            let i = *next;
+            *next += 1;
+            examined += self.shortest_row(sh, batch, keys, i, out)?;
+        }
+        Ok(examined)
+    }
+
     /// The shortest paths of row `i` into `out`; the relationships examined.
     fn shortest_row(
         &self,
@@ -255,7 +275,7 @@ impl TraversalSpec {
         let Some(o) = self.start_of(keys, i) else {
             return Ok(0);
         };
-        let mut search = super::shortest::Search::new(self);
+        let mut search = super::shortest::Search::new(self, sh);
         let row = i as u32;
         let mut emit =
             |end: u32, path: &[super::shortest::Step]| out.push_path(self, row, end, path);
@@ -482,17 +502,11 @@ fn path_stream(
                 let mut out = Out::default();
                 let mut examined = 0;
                 if let Some(sh) = &spec.shortest {
-                    // Shortest paths: each row's whole search at once (few paths per row).
-                    while out.rows.len() < cap && next < batch.num_rows() && examined < WALK_BUDGET
-                    {
-                        let i = next;
-                        next += 1;
-                        match spec.shortest_row(sh, &batch, &keys, i, &mut out) {
-                            Ok(n) => examined += n,
-                            Err(e) => {
-                                st.remaining = Some(0);
-                                return Some((Err(e), st));
-                            }
+                    match spec.shortest_rows(sh, (&batch, &keys), &mut next, cap, &mut out) {
+                        Ok(n) => examined += n,
+                        Err(e) => {
+                            st.remaining = Some(0);
+                            return Some((Err(e), st));
                         }
                     }
                 }

@@ -67,16 +67,26 @@ impl Lowerer<'_> {
             (ListOp::Comprehension, None) => DataType::new_list(elem.clone(), true),
             _ => DataType::Boolean,
         };
-        // What the body reads of the row: captured as arguments.
+        // What the body reads of the row: captured as arguments, each largest sub-expression
+        // that does not read the element as one (`x[0] = ps[0][0]` captures the number
+        // `ps[0][0]`, not the list `ps`, which would be repeated for every element).
         let mut captured: Vec<(Expr, String, DataType)> = Vec::new();
+        let reads_row = |x: &Expr| {
+            let mut row = false;
+            let mut elem = false;
+            let _ = x.apply(|y| {
+                match y {
+                    Expr::Column(c) if c.name == elem_col => elem = true,
+                    Expr::Column(_) | Expr::Placeholder(_) => row = true,
+                    _ => {}
+                }
+                Ok(datafusion::common::tree_node::TreeNodeRecursion::Continue)
+            });
+            row && !elem && !x.is_volatile()
+        };
         let mut capture = |e: Expr| -> Result<Expr> {
-            let e = e.transform_up(|x| {
-                let outer = match &x {
-                    Expr::Column(c) => c.name != elem_col,
-                    Expr::Placeholder(_) => true,
-                    _ => false,
-                };
-                if !outer {
+            let e = e.transform_down(|x| {
+                if !reads_row(&x) {
                     return Ok(Transformed::no(x));
                 }
                 let name = match captured.iter().find(|(e, _, _)| e == &x) {
@@ -90,7 +100,11 @@ impl Lowerer<'_> {
                         n
                     }
                 };
-                Ok(Transformed::yes(col(&name)))
+                Ok(Transformed::new(
+                    col(&name),
+                    true,
+                    datafusion::common::tree_node::TreeNodeRecursion::Jump,
+                ))
             })?;
             Ok(e.data)
         };

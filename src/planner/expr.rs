@@ -712,6 +712,8 @@ impl<'c> Lowerer<'c> {
             Binding::Path { parts, shape } => return self.path_value(parts, shape),
         };
         let mut args = vec![lit(tag), name];
+        // Its identity (as in a path): values compare as the entity they are.
+        args.extend(self.identity_fields(b)?);
         for (p, _) in props.iter().filter(|(p, _)| ents.visible(b, p)) {
             args.push(lit(p.clone()));
             args.push(col(&prop_col(prefix, p)));

@@ -46,6 +46,9 @@ pub struct PlannerOptions {
     pub reroot: bool,
     /// Deepest variable-length bound accepted (and joins an unrolled one may need).
     pub max_var_length: u64,
+    /// Most relationships a shortest-path search may examine from one source before the
+    /// query fails with a "limit exceeded" error.
+    pub max_search_edges: u64,
 }
 
 impl Default for PlannerOptions {
@@ -54,6 +57,7 @@ impl Default for PlannerOptions {
             lenient: false,
             reroot: false,
             max_var_length: 15,
+            max_search_edges: 50_000_000,
         }
     }
 }
@@ -104,7 +108,7 @@ pub struct Lowerer<'c> {
     /// typed placeholders, bound to each execution's values (`operators::params`).
     pub placeholders: bool,
     /// Parameters of [`Self::placeholders`] mode: name -> type.
-    param_types: BTreeMap<String, DataType>,
+    param_types: std::cell::RefCell<BTreeMap<String, DataType>>,
     /// The parameters whose values the plan was built for (lists, maps, nulls, SKIP / LIMIT
     /// counts, and every parameter outside placeholder mode): a cached plan serves only
     /// calls that give the same values for these.
@@ -139,6 +143,8 @@ pub struct Lowerer<'c> {
     pub(crate) segment_shapes: HashMap<String, Arc<scope::PathShape>>,
     /// The variable-length relationship being lowered is a shortest-path search.
     pub(crate) shortest: Option<ast::Shortest>,
+    /// The filters that search applies to the path's nodes and relationships.
+    pub(crate) search_filters: shortest::SearchFilters,
 }
 
 impl<'c> Lowerer<'c> {
@@ -212,7 +218,7 @@ impl<'c> Lowerer<'c> {
             given: params,
             params: BTreeMap::new(),
             placeholders: false,
-            param_types: BTreeMap::new(),
+            param_types: Default::default(),
             baked: Default::default(),
             options,
             empty_node,
@@ -228,6 +234,7 @@ impl<'c> Lowerer<'c> {
             named_paths: Vec::new(),
             segment_shapes: HashMap::new(),
             shortest: None,
+            search_filters: Default::default(),
         })
     }
 
@@ -248,8 +255,8 @@ impl<'c> Lowerer<'c> {
 
     /// Parameter `p` as a typed placeholder (placeholder mode, scalar values).
     pub(crate) fn param_placeholder(&self, p: &str) -> Option<Expr> {
-        let t = self.param_types.get(p)?;
-        Some(crate::operators::params::placeholder(p, t.clone()))
+        let t = self.param_types.borrow().get(p)?.clone();
+        Some(crate::operators::params::placeholder(p, t))
     }
 
     /// Runs `f` with a binder that sees the variables of `scope` as bound by earlier clauses.
@@ -286,12 +293,14 @@ impl<'c> Lowerer<'c> {
     fn lower_escaped(&mut self, q: &ast::Query) -> Result<Lowered> {
         let bound = bind_query(self.catalog, self.options.lenient, q, self.given)?;
         if self.placeholders {
-            self.param_types = bound
-                .params
-                .iter()
-                .filter(|(_, slot)| slot.is_scalar())
-                .map(|(k, slot)| (k.clone(), slot.data_type.clone()))
-                .collect();
+            self.param_types = std::cell::RefCell::new(
+                bound
+                    .params
+                    .iter()
+                    .filter(|(_, slot)| slot.is_scalar())
+                    .map(|(k, slot)| (k.clone(), slot.data_type.clone()))
+                    .collect(),
+            );
         }
         self.params = bound
             .params

@@ -109,9 +109,11 @@ impl Lowerer<'_> {
                 }
             }
         }
-        // A variable-length relationship the user named is a list of relationships.
+        // A variable-length relationship the user named (or a re-matched list) is a list of
+        // relationships.
+        let named = |v: &&ast::Ident| !v.name.starts_with("__") || v.name.starts_with("__rebound");
         for (k, r) in qg.rels.iter().enumerate() {
-            if let Some(v) = r.var.as_ref().filter(|v| !v.name.starts_with("__")) {
+            if let Some(v) = r.var.as_ref().filter(named) {
                 if r.length.is_some() && !segments.contains_key(&v.name) {
                     let mut labels = BTreeSet::new();
                     for &t in &qg.tables[k] {
@@ -193,23 +195,22 @@ impl Lowerer<'_> {
 
     /// A node binding as a path element struct of `shape`.
     pub(crate) fn node_struct(&self, b: &Binding, shape: &PathShape) -> Result<Expr> {
-        let ents = self.entities();
-        let (label, key, props, prefix) = match b {
-            Binding::Node { label, prefix } => {
-                let info = ents.node(label);
-                (
-                    lit(label.clone()),
-                    col(&prop_col(prefix, &info.key)),
-                    &info.props,
-                    prefix,
-                )
-            }
-            Binding::Nodes { prefix, props, .. } => (
-                col(&label_col(prefix)),
-                col(&key_col(prefix)),
-                props,
-                prefix,
+        let (props, prefix) = self
+            .entities()
+            .props_of(b)
+            .map(|(p, _)| (p.to_vec(), b.prefix().to_string()))
+            .ok_or_else(|| Error::Internal(format!("a {} as a path's node", b.kind_name())))?;
+        element_struct(&shape.node, self.node_fixed(b)?, &props, &prefix)
+    }
+
+    /// A node's label and identity.
+    fn node_fixed(&self, b: &Binding) -> Result<Vec<Expr>> {
+        let (label, key) = match b {
+            Binding::Node { label, prefix } => (
+                lit(label.clone()),
+                col(&prop_col(prefix, &self.entities().node(label).key)),
             ),
+            Binding::Nodes { prefix, .. } => (col(&label_col(prefix)), col(&key_col(prefix))),
             other => {
                 return Err(Error::Internal(format!(
                     "a {} as a path's node",
@@ -217,15 +218,38 @@ impl Lowerer<'_> {
                 )))
             }
         };
-        let nid = node_id(label.clone(), key);
-        let fixed = vec![label, nid];
-        element_struct(&shape.node, fixed, props, prefix)
+        Ok(vec![label.clone(), node_id(label, key)])
+    }
+
+    /// The identity fields of a node / relationship value (names and values, after its
+    /// label / type): `__nid`; or `__rid`, `__start`, `__end`.
+    pub(crate) fn identity_fields(&self, b: &Binding) -> Result<Vec<Expr>> {
+        let fixed = match b {
+            Binding::Node { .. } | Binding::Nodes { .. } => self.node_fixed(b)?,
+            _ => self.rel_fixed(b)?.0,
+        };
+        let names: &[&str] = match b {
+            Binding::Node { .. } | Binding::Nodes { .. } => &["__nid"],
+            _ => &["__rid", "__start", "__end"],
+        };
+        Ok(names
+            .iter()
+            .zip(fixed.into_iter().skip(1))
+            .flat_map(|(n, e)| [lit(*n), e])
+            .collect())
     }
 
     /// A relationship binding as a path element struct of `shape`.
     pub(crate) fn rel_struct(&self, b: &Binding, shape: &PathShape) -> Result<Expr> {
+        let (fixed, props, prefix) = self.rel_fixed(b)?;
+        element_struct(&shape.rel, fixed, &props, &prefix)
+    }
+
+    /// A relationship's type, identity and its nodes' identities; its properties and prefix.
+    #[allow(clippy::type_complexity)]
+    fn rel_fixed(&self, b: &Binding) -> Result<(Vec<Expr>, Vec<(String, DataType)>, String)> {
         let ents = self.entities();
-        let (fixed, props, prefix) = match b {
+        match b {
             Binding::Rel { rel, prefix } => {
                 let info = ents.rel(*rel);
                 let fixed = vec![
@@ -237,7 +261,7 @@ impl Lowerer<'_> {
                     node_id(lit(info.cfg.from.clone()), col(&src_col(prefix))),
                     node_id(lit(info.cfg.to.clone()), col(&dst_col(prefix))),
                 ];
-                (fixed, &info.props, prefix)
+                Ok((fixed, info.props.clone(), prefix.clone()))
             }
             Binding::Rels {
                 prefix,
@@ -252,9 +276,8 @@ impl Lowerer<'_> {
                         lit(ScalarValue::Utf8(None))
                     }
                 };
-                let table = col(&table_col(prefix));
                 let rid = f::concat(vec![
-                    cast(table, DataType::Utf8),
+                    cast(col(&table_col(prefix)), DataType::Utf8),
                     lit(ID_SEP),
                     cast(col(&eid_col(prefix)), DataType::Utf8),
                 ]);
@@ -264,16 +287,13 @@ impl Lowerer<'_> {
                     text(start_col(prefix)),
                     text(end_col(prefix)),
                 ];
-                (fixed, props, prefix)
+                Ok((fixed, props.clone(), prefix.clone()))
             }
-            other => {
-                return Err(Error::Internal(format!(
-                    "a {} as a path's relationship",
-                    other.kind_name()
-                )))
-            }
-        };
-        element_struct(&shape.rel, fixed, props, prefix)
+            other => Err(Error::Internal(format!(
+                "a {} as a path's relationship",
+                other.kind_name()
+            ))),
+        }
     }
 
     /// The value of a named path: its nodes and relationships; null when its first node is

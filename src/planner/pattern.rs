@@ -269,38 +269,41 @@ impl<'c> Lowerer<'c> {
     /// pattern then matches exactly where its relationship is that one (in either direction
     /// for an undirected hop; nowhere for a null one). `None` when there is none.
     /// The pattern keeps to the bound relationship's types (the tables it can be in), so that
-    /// it branches only over those.
+    /// it branches only over those. A variable-length relationship bound to a list (`WITH
+    /// [r1, r2] AS rs MATCH (a)-[rs*]->(b)`) likewise: a fresh list equal to it as a value
+    /// (the same relationships in the same order).
     fn rematch_bound_relationships(&mut self, st: &State, m: &ast::Match) -> Option<ast::Match> {
         let tables = |v: &ast::Ident| match st.scope.get(&v.name) {
             Some(Binding::Rel { rel, .. }) => Some(vec![*rel]),
             Some(Binding::Rels { rels, .. }) => Some(rels.clone()),
+            Some(Binding::RelList { rel, .. }) if *rel != usize::MAX => Some(vec![*rel]),
             _ => None,
         };
-        let bound = |v: &ast::Ident| tables(v).is_some();
-        let rels = m
-            .patterns
-            .iter()
-            .flat_map(|p| p.steps.iter().map(|(r, _)| r));
-        if !rels
-            .filter(|r| r.length.is_none())
-            .any(|r| r.var.as_ref().is_some_and(bound))
-        {
+        let rematched = |r: &ast::RelPattern| match (&r.var, r.length.is_some()) {
+            (Some(v), false) => {
+                tables(v).is_some() && !matches!(st.scope.get(&v.name), Some(Binding::RelList { .. }))
+            }
+            (Some(v), true) => st.scope.get(&v.name).is_some(),
+            (None, _) => false,
+        };
+        let mut rels = m.patterns.iter().flat_map(|p| p.steps.iter().map(|(r, _)| r));
+        if !rels.any(rematched) {
             return None;
         }
         let mut out = m.clone();
         let mut conjuncts: Vec<ast::Expr> = out.where_.take().into_iter().collect();
         for (r, _) in out.patterns.iter_mut().flat_map(|p| p.steps.iter_mut()) {
-            if r.length.is_some() {
+            if !rematched(r) {
                 continue;
             }
-            let Some(v) = r.var.as_mut() else { continue };
-            let Some(tables) = tables(v) else { continue };
+            let v = r.var.as_mut().expect("rematched");
             let var = |name: &str| ast::Expr {
                 kind: ExprKind::Variable(name.to_string()),
                 span: v.span,
             };
             if r.types.is_empty() {
-                let mut types: Vec<String> = tables
+                let mut types: Vec<String> = tables(v)
+                    .unwrap_or_default()
                     .into_iter()
                     .filter_map(|t| self.catalog.rels.get(t))
                     .map(|info| info.cfg.rel_type.clone())
@@ -661,7 +664,7 @@ fn key_equalities_into_maps<'m>(
 }
 
 /// The conjunction of `conjuncts` (each AND spanning its left operand); `None` for none.
-fn and_all(conjuncts: Vec<ast::Expr>) -> Option<ast::Expr> {
+pub(super) fn and_all(conjuncts: Vec<ast::Expr>) -> Option<ast::Expr> {
     conjuncts.into_iter().reduce(|a, b| ast::Expr {
         span: a.span,
         kind: ExprKind::Binary(ast::BinaryOp::And, Box::new(a), Box::new(b)),

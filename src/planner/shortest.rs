@@ -28,17 +28,35 @@ impl Lowerer<'_> {
             };
             st = self.lower_match(st, &m)?;
         }
+        let mut rest: Vec<ast::Expr> = m
+            .where_
+            .iter()
+            .flat_map(|w| {
+                crate::rewrite::pattern_order::conjuncts(w)
+                    .into_iter()
+                    .cloned()
+            })
+            .collect();
         for p in shortest {
-            st = self.lower_shortest_path(st, p)?;
+            let filters = match &p.name {
+                Some(name) => search_filters(&mut rest, &name.name),
+                None => SearchFilters::default(),
+            };
+            st = self.lower_shortest_path(st, p, filters)?;
         }
-        if let Some(w) = &m.where_ {
-            let pred = self.match_where(&st, w)?;
+        if let Some(w) = super::pattern::and_all(rest) {
+            let pred = self.match_where(&st, &w)?;
             st.plan = self.filter(st.plan, pred)?;
         }
         Ok(st)
     }
 
-    fn lower_shortest_path(&mut self, st: State, mut p: ast::PathPattern) -> Result<State> {
+    fn lower_shortest_path(
+        &mut self,
+        st: State,
+        mut p: ast::PathPattern,
+        filters: SearchFilters,
+    ) -> Result<State> {
         let Some((mode, _)) = p.shortest.take() else {
             return Ok(st);
         };
@@ -96,8 +114,92 @@ impl Lowerer<'_> {
             where_: None,
         };
         let saved = self.shortest.replace(mode);
+        let saved_filters = std::mem::replace(&mut self.search_filters, filters);
         let out = self.lower_match(st, &m);
         self.shortest = saved;
+        self.search_filters = saved_filters;
         out
     }
+
+    /// A search filter's predicate over its element (column `col`, of type `t`): parameters
+    /// as the values given (the plan is built for them), as the search can't bind them.
+    pub(crate) fn element_predicate(
+        &self,
+        (var, pred): &(ast::Ident, ast::Expr),
+        col: &str,
+        t: &arrow::datatypes::DataType,
+    ) -> Result<datafusion::logical_expr::Expr> {
+        use super::scope::{Binding, Scope};
+        let mut scope = Scope::default();
+        scope.bind(
+            &var.name,
+            Binding::Value {
+                col: col.to_string(),
+            },
+        );
+        let schema = datafusion::common::DFSchema::try_from(arrow::datatypes::Schema::new(vec![
+            arrow::datatypes::Field::new(col, t.clone(), true),
+        ]))?;
+        let cx = super::expr::ExprCtx {
+            no_aggregates: "in WHERE",
+            ..super::expr::ExprCtx::new(&scope, &schema)
+        };
+        let types = self.param_types.replace(Default::default());
+        let e = self.expr(pred, &cx);
+        self.param_types.replace(types);
+        e
+    }
+}
+
+/// `all(x IN nodes(p) WHERE ...)` and `all(x IN relationships(p) WHERE ...)` of a shortest
+/// path `p`, whose predicates read nothing but `x`: applied during the search (a path is
+/// searched only through nodes and relationships that pass).
+#[derive(Debug, Clone, Default)]
+pub(crate) struct SearchFilters {
+    pub nodes: Vec<(ast::Ident, ast::Expr)>,
+    pub rels: Vec<(ast::Ident, ast::Expr)>,
+}
+
+/// Takes the conjuncts of `rest` the search of path `path` can apply.
+fn search_filters(rest: &mut Vec<ast::Expr>, path: &str) -> SearchFilters {
+    use ast::ExprKind;
+    let mut out = SearchFilters::default();
+    rest.retain(|c| {
+        let ExprKind::Quantifier {
+            kind: ast::Quantifier::All,
+            var,
+            list,
+            pred,
+        } = &c.kind
+        else {
+            return true;
+        };
+        let ExprKind::Function { name, args, .. } = &list.kind else {
+            return true;
+        };
+        let of_path =
+            matches!(args.as_slice(), [a] if matches!(&a.kind, ExprKind::Variable(v) if v == path));
+        let mut only_var = true;
+        pred.walk(&mut |e| {
+            match &e.kind {
+                ExprKind::Variable(v) if v != &var.name => only_var = false,
+                ExprKind::ListComprehension { .. } | ExprKind::Quantifier { .. } => {
+                    only_var = false
+                }
+                _ => {}
+            }
+            only_var
+        });
+        if !of_path || !only_var || pred.contains_aggregate() {
+            return true;
+        }
+        let item = (var.clone(), (**pred).clone());
+        match name.to_lowercase().as_str() {
+            "nodes" => out.nodes.push(item),
+            "relationships" => out.rels.push(item),
+            _ => return true,
+        }
+        false
+    });
+    out
 }

@@ -9,6 +9,7 @@ use crate::binder::reach::longest_walk;
 use crate::config::RelTable;
 use crate::error::Result;
 use crate::operators::csr_expand::TakeSpec;
+use crate::operators::shortest;
 use crate::operators::var_length::{
     encode_eid, HopEnds, PathElems, ShortestPaths, VarHop, VarLengthExpand,
 };
@@ -110,23 +111,7 @@ impl<'c> Lowerer<'c> {
                     idx.keys(near_label).expect("checked by the hops"),
                     idx.node_columns[far_label].clone(),
                 )?;
-                let mut n = match self.segment_shapes.get(prefix) {
-                    Some(shape) => self.with_path_elems(n, prefix, shape)?,
-                    None => n,
-                };
-                if let Some(mode) = self.shortest {
-                    let end_keys = idx.keys(far_label).ok_or_else(|| {
-                        crate::Error::Internal(format!("no keys of label {far_label}"))
-                    })?;
-                    n.shortest = Some(ShortestPaths {
-                        mode,
-                        target: far_bound
-                            .as_ref()
-                            .map(|(p, l)| prop_col(p, &self.entities().node(l).key)),
-                        end_keys,
-                        k_cap: self.options.max_var_length,
-                    });
-                }
+                let n = self.traversal_extras(n, prefix, far_label, far_bound.as_ref())?;
                 st.plan = LogicalPlan::Extension(Extension { node: Arc::new(n) });
                 preds.extend(check);
             }
@@ -164,6 +149,61 @@ impl<'c> Lowerer<'c> {
             self.property_map_preds(st, far_prefix, props, Written::Labels(&node.labels), preds)?;
         }
         Ok(())
+    }
+
+    /// `n` with what its MATCH asks beyond the paths: their elements as values, a
+    /// shortest-path search (to the bound far node `far_bound`, or to every node).
+    fn traversal_extras(
+        &self,
+        n: VarLengthExpand,
+        prefix: &str,
+        far_label: &str,
+        far_bound: Option<&(String, String)>,
+    ) -> Result<VarLengthExpand> {
+        let mut n = match self.segment_shapes.get(prefix) {
+            Some(shape) => self.with_path_elems(n, prefix, shape)?,
+            None => n,
+        };
+        if let Some(mode) = self.shortest {
+            let idx = self.indexes.expect("a traversal comes from the indexes");
+            let end_keys = idx
+                .keys(far_label)
+                .ok_or_else(|| crate::Error::Internal(format!("no keys of label {far_label}")))?;
+            let (node_filter, rel_filter) = self.search_filter_exprs(prefix)?;
+            n.shortest = Some(ShortestPaths {
+                mode,
+                target: far_bound.map(|(p, l)| prop_col(p, &self.entities().node(l).key)),
+                end_keys,
+                k_cap: self.options.max_var_length,
+                budget: self.options.max_search_edges as usize,
+                node_filter,
+                rel_filter,
+            });
+        }
+        Ok(n)
+    }
+
+    /// The search filters of the shortest path whose relationship is `prefix`, over its
+    /// element columns (`NODE_COL`, `REL_COL`).
+    fn search_filter_exprs(&self, prefix: &str) -> Result<(Option<Expr>, Option<Expr>)> {
+        let filters = &self.search_filters;
+        if filters.nodes.is_empty() && filters.rels.is_empty() {
+            return Ok((None, None));
+        }
+        let shape = self.segment_shapes.get(prefix).cloned().ok_or_else(|| {
+            crate::Error::Internal("a filtered shortest path without its elements".into())
+        })?;
+        let all = |items: &[(ast::Ident, ast::Expr)], col: &str, t: &DataType| {
+            items
+                .iter()
+                .map(|it| self.element_predicate(it, col, t))
+                .collect::<Result<Vec<_>>>()
+                .map(|v| v.into_iter().reduce(Expr::and))
+        };
+        Ok((
+            all(&filters.nodes, shortest::NODE_COL, &shape.node_type())?,
+            all(&filters.rels, shortest::REL_COL, &shape.rel_type())?,
+        ))
     }
 
     /// `n` also outputting its paths' elements as values of `shape`.

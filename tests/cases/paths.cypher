@@ -130,3 +130,41 @@ MATCH (t:Tag {id: 300})<-[h:HAS_TAG]-(p:Post {id: 101}) RETURN properties(t) AS 
 ---- ordered
 t|h|ts
 {id: 300, name: 'graphs'}|{}|[{id: 300, name: 'graphs'}]
+
+# Nodes and relationships compare as the entities they are, in and out of paths.
+MATCH p = (a:Person {id: 1})-[k:KNOWS]->(b) RETURN b.firstName, a IN nodes(p) AS a_in, nodes(p)[1] = b AS b_last, relationships(p)[0] = k AS k_first, nodes(p)[0] = b AS b_first
+---- rowsort
+b.firstName|a_in|b_last|k_first|b_first
+Bob|true|true|true|false
+Carl|true|true|true|false
+
+# A comprehension reads the row around it (what does not depend on the element, once).
+WITH [3, 1, 2] AS xs RETURN [x IN xs WHERE x > xs[1] | x * size(xs)] AS r, [x IN xs | [y IN xs WHERE y < x]] AS nested
+---- ordered
+r|nested
+[9, 6]|[[1, 2], [], [1]]
+
+# A list of relationships matched again as a variable-length relationship: the same
+# relationships in the same order.
+MATCH (a:Person {id: 1})-[r1:KNOWS]->()-[r2:KNOWS]->(c) WITH [r1, r2] AS rs MATCH (x:Person)-[rs:KNOWS*]->(y) RETURN x.firstName AS x, y.firstName AS y
+---- rowsort
+x|y
+Ann|Carl
+Ann|Dana
+Ann|Dana
+
+# Walked the other way, the list's first relationship must touch the first node: none does.
+MATCH (a:Person {id: 1})-[r1:KNOWS]->()-[r2:KNOWS]->(c) WITH [r1, r2] AS rs MATCH (x:Person)<-[rs:KNOWS*]-(y) RETURN count(*) AS n
+---- ordered
+n
+0
+
+# A relationship list bound by an earlier MATCH, matched again.
+MATCH ()-[rs:KNOWS*2]->() WITH rs MATCH (x:Person)-[rs*]->(y) RETURN count(*) AS n
+---- ordered
+n
+10
+
+# A single relationship is not a relationship list.
+MATCH ()-[r:KNOWS]->() WITH r MATCH ()-[r*]->() RETURN count(*)
+---- error VariableTypeConflict

@@ -35,8 +35,16 @@ async fn cypher_cases_on_lance() {
 async fn run_cases(g: &lance_csr::Graph) {
     let cases = all_cases();
     assert!(cases.len() >= 60, "only {} cases found", cases.len());
+    // `LANCE_CSR_CASES=paths.cypher`: only the cases whose `file:line` contains it (timed).
+    let only = std::env::var("LANCE_CSR_CASES").ok();
     let mut failures = Vec::new();
     for c in &cases {
+        let started = std::time::Instant::now();
+        if let Some(o) = &only {
+            if !format!("{}:{}", c.file, c.line).contains(o.as_str()) {
+                continue;
+            }
+        }
         let params = common::params(&c.params).expect("case params parse");
         let where_ = format!("{}:{}", c.file, c.line);
         match (&c.expect, g.query(&c.query, &params).await) {
@@ -80,6 +88,9 @@ async fn run_cases(g: &lance_csr::Graph) {
                     failures.push(format!("{where_}: got {got:?}\n   expected {want:?}"));
                 }
             }
+        }
+        if only.is_some() {
+            println!("{}:{}: {:?}", c.file, c.line, started.elapsed());
         }
     }
     println!("{} cases, {} failed", cases.len(), failures.len());

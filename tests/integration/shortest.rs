@@ -176,3 +176,75 @@ async fn shortest_path_forms_and_errors() {
         assert!(format!("{e:?}").contains(kind), "{text}: {e:?}");
     }
 }
+
+/// Filters on every node / relationship of the path are applied during the search: the
+/// shortest path among those that pass, as the join path finds it by filtering every path.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn filtered_shortest_paths_agree_with_the_join_reference() {
+    let (csr, join) = graphs().await;
+    let filters = [
+        "all(n IN nodes(p) WHERE n.age > 30)",
+        "all(r IN relationships(p) WHERE r.creationDate > 1300000000000)",
+        "all(n IN nodes(p) WHERE n.gender = 'female') AND all(r IN relationships(p) WHERE r.creationDate < 1500000000000)",
+    ];
+    let mut found = 0;
+    for f in filters {
+        for (a, b) in pairs(&csr).await.into_iter().take(8) {
+            // Every path that passes, of the least length that has one, by joins.
+            let reference = format!(
+                "MATCH p = (a:Person {{id: $a}})-[:KNOWS*1..3]-(b:Person {{id: $b}}) WHERE {f} WITH length(p) AS l, [n IN nodes(p) | n.id] AS ids ORDER BY l WITH collect([l, ids]) AS ps UNWIND [x IN ps WHERE x[0] = ps[0][0]] AS x RETURN x[1] AS ids"
+            );
+            let all = format!(
+                "MATCH (a:Person {{id: $a}}), (b:Person {{id: $b}}) MATCH p = allShortestPaths((a)-[:KNOWS*..3]-(b)) WHERE {f} RETURN [n IN nodes(p) | n.id] AS ids"
+            );
+            let one = format!(
+                "MATCH (a:Person {{id: $a}}), (b:Person {{id: $b}}) MATCH p = shortestPath((a)-[:KNOWS*..3]-(b)) WHERE {f} RETURN [n IN nodes(p) | n.id] AS ids"
+            );
+            let want = lines(&q(&join, &reference, a, b).await);
+            assert_eq!(lines(&q(&csr, &all, a, b).await), want, "{f}: {a} - {b}");
+            let got = lines(&q(&csr, &one, a, b).await);
+            assert!(got.len() == want.len().min(1), "{f}: {a} - {b}: {got:?}");
+            assert!(
+                got.iter().all(|p| want.contains(p)),
+                "{f}: {a} - {b}: {got:?}"
+            );
+            found += want.len();
+        }
+    }
+    assert!(found > 5, "only {found} filtered paths found");
+    // The filter is in the search (EXPLAIN), not after it.
+    let plan = csr
+        .explain(
+            "MATCH (a:Person {id: 1}), (b:Person {id: 2}) MATCH p = shortestPath((a)-[:KNOWS*]-(b)) WHERE all(n IN nodes(p) WHERE n.age > 30) RETURN p",
+            &Params::new(),
+        )
+        .await
+        .unwrap();
+    assert!(plan.contains("shortest=any to b__id, nodes: "), "{plan}");
+}
+
+/// A search that would examine more relationships than the limit stops with a clear error
+/// (`SHORTEST k` trails without an upper bound explode on a dense graph).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_runaway_search_stops_with_a_limit_error() {
+    let tables = lance_csr_datasets::social::generate(0.05, 5, &mut |_| {});
+    let mut options = lance_csr::GraphOptions::default();
+    options.planner.max_search_edges = 20_000;
+    let g = Graph::from_tables(tables, options).await.unwrap();
+    let r = common::run(&g, "MATCH (p:Person) RETURN p.id ORDER BY p.id LIMIT 2").await;
+    let ids: Vec<i64> = common::rows(&r)
+        .into_iter()
+        .map(|row| row[0].parse().unwrap())
+        .collect();
+    let text = "MATCH (a:Person {id: $a}), (b:Person {id: $b}) MATCH p = SHORTEST 1000000 (a)-[:KNOWS*]-(b) RETURN count(*)";
+    let mut p = Params::new();
+    p.insert("a".into(), Value::Int(ids[0]));
+    p.insert("b".into(), Value::Int(ids[1]));
+    let e = g.query(text, &p).await.expect_err("runaway");
+    assert!(e.to_string().contains("limit exceeded"), "{e}");
+    assert!(e.to_string().contains("20000 relationships"), "{e}");
+    // Bounded, the same search answers.
+    let bounded = text.replace("KNOWS*]", "KNOWS*..2]");
+    let r = g.query(&bounded, &p).await.unwrap();
+    assert_eq!(r.num_rows(), 1);
+}
