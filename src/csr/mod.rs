@@ -40,29 +40,21 @@ impl std::fmt::Debug for Csr {
 }
 
 impl Csr {
-    /// Builds from parallel arrays of (from ordinal, to ordinal, edge row), keeping each node's
-    /// edges in table order (a stable counting sort).
+    /// Builds from parallel arrays of (from ordinal, to ordinal, edge row): each node's edges
+    /// sorted by neighbour ordinal, then by edge row, so that adjacency lists intersect by
+    /// merging (cycles) and a neighbour is found by binary search.
     pub fn build(num_nodes: usize, from: &[u32], to: &[u32], rows: &[u32]) -> Self {
-        let mut offsets = vec![0u32; num_nodes + 1];
-        for &f in from {
-            offsets[f as usize + 1] += 1;
-        }
-        for i in 0..num_nodes {
-            offsets[i + 1] += offsets[i];
-        }
-        let mut cursor: Vec<u32> = offsets[..num_nodes].to_vec();
-        let mut neighbors = vec![0u32; from.len()];
-        let mut edge_rows = vec![0u32; from.len()];
-        for i in 0..from.len() {
-            let slot = &mut cursor[from[i] as usize];
-            neighbors[*slot as usize] = to[i];
-            edge_rows[*slot as usize] = rows[i];
-            *slot += 1;
-        }
+        // Rows arrive in table order; a stable sort by neighbour, then a stable grouping by
+        // node, leaves every run sorted by (neighbour, row).
+        let far_nodes = to.iter().max().map_or(0, |&m| m as usize + 1);
+        let (_, by_to) = stable_order(far_nodes, to);
+        let from_by_to: Vec<u32> = by_to.iter().map(|&i| from[i as usize]).collect();
+        let (offsets, by_from) = stable_order(num_nodes, &from_by_to);
+        let edge = |j: &u32| by_to[*j as usize] as usize;
         Self {
             offsets,
-            neighbors,
-            edge_rows,
+            neighbors: by_from.iter().map(|j| to[edge(j)]).collect(),
+            edge_rows: by_from.iter().map(|j| rows[edge(j)]).collect(),
         }
     }
 
@@ -92,6 +84,26 @@ impl Csr {
     pub fn memory_bytes(&self) -> usize {
         4 * (self.offsets.len() + self.neighbors.len() + self.edge_rows.len())
     }
+}
+
+/// A stable counting sort of `keys` (each `< n`): the offsets of each key's run and the
+/// positions of `keys` in sorted order.
+fn stable_order(n: usize, keys: &[u32]) -> (Vec<u32>, Vec<u32>) {
+    let mut offsets = vec![0u32; n + 1];
+    for &k in keys {
+        offsets[k as usize + 1] += 1;
+    }
+    for i in 0..n {
+        offsets[i + 1] += offsets[i];
+    }
+    let mut cursor: Vec<u32> = offsets[..n].to_vec();
+    let mut order = vec![0u32; keys.len()];
+    for (i, &k) in keys.iter().enumerate() {
+        let slot = &mut cursor[k as usize];
+        order[*slot as usize] = i as u32;
+        *slot += 1;
+    }
+    (offsets, order)
 }
 
 /// Dataset versions an index was built from; an index is valid only for exactly these.
@@ -280,15 +292,20 @@ mod tests {
     use arrow::array::Int64Array;
 
     #[test]
-    fn counting_sort_keeps_table_order_per_node() {
-        // Edges (from, to): 0->2, 1->0, 0->1, 2->2
-        let c = Csr::build(3, &[0, 1, 0, 2], &[2, 0, 1, 2], &[0, 1, 2, 3]);
-        assert_eq!(c.offsets, vec![0, 2, 3, 4]);
-        assert_eq!(c.neighbors, vec![2, 1, 0, 2]);
-        assert_eq!(c.edge_rows, vec![0, 2, 1, 3]);
-        assert_eq!(c.degree(0), 2);
+    fn runs_are_sorted_by_neighbour_then_row() {
+        // Edges (from, to) by row: 0->2, 1->0, 0->1, 2->2, 0->1
+        let c = Csr::build(3, &[0, 1, 0, 2, 0], &[2, 0, 1, 2, 1], &[0, 1, 2, 3, 4]);
+        assert_eq!(c.offsets, vec![0, 3, 4, 5]);
+        assert_eq!(c.neighbors, vec![1, 1, 2, 0, 2]);
+        assert_eq!(c.edge_rows, vec![2, 4, 0, 1, 3]);
+        assert_eq!(c.degree(0), 3);
         assert_eq!(c.range(7), 0..0);
-        assert_eq!(c.memory_bytes(), 4 * (4 + 4 + 4));
+        assert_eq!(c.memory_bytes(), 4 * (4 + 5 + 5));
+        // A node without edges beyond the last neighbour ordinal.
+        let c = Csr::build(4, &[3, 3], &[1, 0], &[0, 1]);
+        assert_eq!(c.offsets, vec![0, 0, 0, 0, 2]);
+        assert_eq!(c.neighbors, vec![0, 1]);
+        assert_eq!(c.edge_rows, vec![1, 0]);
     }
 
     #[test]

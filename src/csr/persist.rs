@@ -3,13 +3,13 @@
 //!
 //! Layout (little endian): magic, then `u64` header fields, then the arrays, then a CRC-32 of
 //! everything before it. A file whose checksum or contents don't hold up (offsets that
-//! decrease, ordinals or rows out of range) is corrupt: reported, never used, rebuilt.
+//! decrease, ordinals or rows out of range, unsorted neighbour runs) is corrupt: reported, never used, rebuilt.
 
 use super::{Csr, CsrIndex, NodeKeys, Versions};
 use crate::error::{Error, Result};
 use std::path::{Path, PathBuf};
 
-const CSR_MAGIC: &[u8; 8] = b"LCSRIDX2";
+const CSR_MAGIC: &[u8; 8] = b"LCSRIDX3";
 const KEYS_MAGIC: &[u8; 8] = b"LCSRKEY2";
 
 /// What reading an index file found.
@@ -270,6 +270,13 @@ fn validate_csr(idx: &CsrIndex) -> std::result::Result<(), String> {
         }
         if c.edge_rows.iter().any(|&e| e as usize >= idx.table_rows) {
             return Err(format!("{what} edge row out of range"));
+        }
+        // Intersections merge sorted runs.
+        if o.windows(2).any(|w| {
+            let run = &c.neighbors[w[0] as usize..w[1] as usize];
+            run.windows(2).any(|p| p[0] > p[1])
+        }) {
+            return Err(format!("{what} neighbours are not sorted"));
         }
         Ok(())
     };
