@@ -333,7 +333,8 @@ fn special(rng: &mut Rng, s: &Schema) -> Option<String> {
     let any_prop = |rng: &mut Rng, props: &[Prop]| -> Option<Prop> {
         (!props.is_empty()).then(|| rng.pick(props).clone())
     };
-    Some(match rng.below(12) {
+    Some(match rng.below(13) {
+        12 => whole_graph(rng, s, (&t, &from, &to), &from_props, &to_props)?,
         // A constant grouping key over no rows: no groups, no rows.
         0 => {
             let key = *rng.pick(&["'x'", "1", "null", "[1, 2]", "labels(a)"]);
@@ -539,6 +540,86 @@ fn special(rng: &mut Rng, s: &Schema) -> Option<String> {
 }
 
 /// A query over a named path from a `from` node over `t` (to a `to` node).
+/// Counts over the whole graph: per node (degrees, with filters at either end, distinct far
+/// nodes, summed per property), and triangles (any directions, one label's types).
+fn whole_graph(
+    rng: &mut Rng,
+    s: &Schema,
+    (t, from, to): (&str, &str, &str),
+    from_props: &[Prop],
+    to_props: &[Prop],
+) -> Option<String> {
+    let dir = |rng: &mut Rng| *rng.pick(&["->", "<-", "-"]);
+    let (l, r) = match dir(rng) {
+        "->" => ("-", "->"),
+        "<-" => ("<-", "-"),
+        _ => ("-", "-"),
+    };
+    let filter = |rng: &mut Rng, var: &str, props: &[Prop]| -> String {
+        if props.is_empty() || !rng.chance(40) {
+            return String::new();
+        }
+        let p = rng.pick(props).clone();
+        format!(" WHERE {}", predicate(rng, var, &p))
+    };
+    if from_props.is_empty() {
+        return None;
+    }
+    let pa = rng.pick(from_props).name.clone();
+    Some(match rng.below(4) {
+        0 => {
+            let w = if rng.chance(50) {
+                filter(rng, "a", from_props)
+            } else {
+                filter(rng, "b", to_props)
+            };
+            let count = *rng.pick(&["count(*)", "count(b)", "count(DISTINCT b)"]);
+            format!(
+                "MATCH (a:`{from}`){l}[:`{t}`]{r}(b:`{to}`){w} WITH a, {count} AS c RETURN a.{pa} AS x, c ORDER BY x, c"
+            )
+        }
+        1 => {
+            let w = filter(rng, "a", from_props);
+            format!(
+                "MATCH (a:`{from}`){l}[:`{t}`]{r}(b:`{to}`){w} RETURN a.{pa} AS x, count(*) AS c ORDER BY c DESC, x LIMIT {}",
+                1 + rng.below(5)
+            )
+        }
+        2 => {
+            let (t2, _, to2, _) = s.rels.iter().find(|x| x.1 == to).cloned()?;
+            format!(
+                "MATCH (a:`{from}`)-[:`{t}`]->(b:`{to}`)-[:`{t2}`]->(c:`{to2}`) RETURN a.{pa} AS x, count(*) AS c ORDER BY x, c"
+            )
+        }
+        _ => {
+            // A triangle over types between one label.
+            let same: Vec<&(String, String, String, Vec<Prop>)> =
+                s.rels.iter().filter(|x| x.1 == x.2).collect();
+            if same.is_empty() {
+                return None;
+            }
+            let (t1, lab, _, _) = (*rng.pick(&same)).clone();
+            let (t2, t3) = (rng.pick(&same).0.clone(), rng.pick(&same).0.clone());
+            let hop = |rng: &mut Rng, t: &str| match dir(rng) {
+                "->" => format!("-[:`{t}`]->"),
+                "<-" => format!("<-[:`{t}`]-"),
+                _ => format!("-[:`{t}`]-"),
+            };
+            let (h1, h2, h3) = (hop(rng, &t1), hop(rng, &t2), hop(rng, &t3));
+            let props = s.labels.get(&lab).cloned().unwrap_or_default();
+            let w = filter(rng, "b", &props);
+            let tri = format!("MATCH (a:`{lab}`){h1}(b:`{lab}`){h2}(c:`{lab}`){h3}(a){w}");
+            match (rng.chance(50), props.first()) {
+                (true, Some(p)) => format!(
+                    "{tri} RETURN a.{} AS x, count(*) AS c ORDER BY x, c",
+                    p.name
+                ),
+                _ => format!("{tri} RETURN count(*) AS n"),
+            }
+        }
+    })
+}
+
 fn named_path(
     rng: &mut Rng,
     s: &Schema,

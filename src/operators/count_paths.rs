@@ -4,6 +4,10 @@
 //! far node); the answer is the sum over root rows of the product of their arm counts. Work is
 //! linear in the edges of the tables, not in the number of paths. Target and relationship
 //! filters apply per node / per edge while counting.
+//!
+//! Per row (`per_row`): each input row with its own count (rows without paths dropped), for a
+//! count grouped by the root; `distinct` counts the distinct far nodes of a one-hop arm instead.
+//! A one-hop arm without filters reads its counts from the CSR offsets (node degrees).
 
 use super::csr_expand::{CsrData, TakeSpec};
 use datafusion::common::{DFSchema, DFSchemaRef, Result};
@@ -33,10 +37,18 @@ pub struct CountPaths {
     pub arms: Vec<Vec<CountHop>>,
     /// Output column (Int64).
     pub output: String,
+    /// Each input row with its count (else one row: the total).
+    pub per_row: bool,
+    /// Distinct far nodes of the one hop (`count(DISTINCT b)` per root row).
+    pub distinct: bool,
+    /// A hop from the end of the single arm back to the root: cycles are counted, by
+    /// intersecting sorted neighbour lists.
+    pub close: Option<CountHop>,
     pub schema: DFSchemaRef,
 }
 
 impl CountPaths {
+    /// The total count of the paths from the input's rows.
     pub fn try_new(
         input: LogicalPlan,
         key: String,
@@ -51,8 +63,52 @@ impl CountPaths {
             key,
             arms,
             output,
+            per_row: false,
+            distinct: false,
+            close: None,
             schema,
         })
+    }
+
+    /// Each input row with the count of its paths (`distinct`: of the distinct far nodes of
+    /// a single one-hop arm); rows without any are dropped.
+    pub fn try_new_per_row(
+        input: LogicalPlan,
+        key: String,
+        arms: Vec<Vec<CountHop>>,
+        output: String,
+        distinct: bool,
+    ) -> Result<Self> {
+        if distinct && (arms.len() != 1 || arms[0].len() != 1) {
+            return datafusion::common::internal_err!(
+                "CountPaths: distinct counts need a single hop"
+            );
+        }
+        // The input's columns (qualifiers kept), then the count: never null.
+        let mut fields: Vec<_> = input
+            .schema()
+            .iter()
+            .map(|(q, f)| (q.cloned(), f.clone()))
+            .collect();
+        let count = arrow::datatypes::Field::new(&output, arrow::datatypes::DataType::Int64, false);
+        fields.push((None, Arc::new(count)));
+        let schema = Arc::new(DFSchema::new_with_metadata(fields, Default::default())?);
+        Ok(Self {
+            input,
+            key,
+            arms,
+            output,
+            per_row: true,
+            distinct,
+            close: None,
+            schema,
+        })
+    }
+
+    /// Counts cycles closed by `close` (from the arm's last node back to the root).
+    pub fn with_close(mut self, close: CountHop) -> Self {
+        self.close = Some(close);
+        self
     }
 
     fn sig(&self) -> impl Hash + PartialOrd + '_ {
@@ -74,7 +130,17 @@ impl CountPaths {
                     .collect()
             })
             .collect();
-        (&self.input, &self.key, hops, &self.output)
+        (
+            &self.input,
+            &self.key,
+            hops,
+            &self.output,
+            self.per_row,
+            self.distinct,
+            self.close
+                .as_ref()
+                .map(|h| (&h.rel_type, &h.orientations, &h.edge_filter)),
+        )
     }
 }
 
@@ -113,23 +179,48 @@ impl super::UnaryNode for CountPaths {
                 .collect();
             format!("[{}]", hops.join(", "))
         };
-        let arms: Vec<String> = self.arms.iter().map(arm).collect();
+        let mut arms: Vec<String> = self.arms.iter().map(arm).collect();
+        if let Some(h) = &self.close {
+            let back = arm(&vec![h.clone()]);
+            arms[0] = format!("{} closed by {back}", arms[0]);
+        }
+        let what = match (self.per_row, self.distinct) {
+            (false, _) => "",
+            (true, false) => " per row",
+            (true, true) => " per row, distinct",
+        };
         write!(
             f,
-            "CountPaths: key={}, arms=[{}] -> {}",
+            "CountPaths: key={}, arms=[{}]{what} -> {}",
             self.key,
             arms.join(", "),
             self.output
         )
     }
 
+    /// The count is made here: a predicate on it stays above.
+    fn barrier_columns(&self) -> std::collections::HashSet<String> {
+        [self.output.clone()].into()
+    }
+
     fn with_input(&self, input: LogicalPlan) -> Result<Self> {
+        if self.per_row {
+            let (key, arms, out) = (self.key.clone(), self.arms.clone(), self.output.clone());
+            let n = Self::try_new_per_row(input, key, arms, out, self.distinct)?;
+            return Ok(Self {
+                close: self.close.clone(),
+                ..n
+            });
+        }
         let mut n = self.clone();
         n.input = input;
         Ok(n)
     }
 
-    fn needed_input_columns(&self, _output_columns: &[usize]) -> Option<Vec<Vec<usize>>> {
+    fn needed_input_columns(&self, output_columns: &[usize]) -> Option<Vec<Vec<usize>>> {
+        if self.per_row {
+            return super::input_columns_needed(&self.input, output_columns, &[&self.key]);
+        }
         Some(vec![vec![self
             .input
             .schema()

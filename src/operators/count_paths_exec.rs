@@ -18,7 +18,7 @@ use datafusion::physical_plan::{
     DisplayAs, DisplayFormatType, ExecutionPlan, Partitioning, PlanProperties,
     SendableRecordBatchStream,
 };
-use futures::StreamExt;
+use futures::{StreamExt, TryStreamExt};
 use std::fmt;
 use std::sync::Arc;
 
@@ -31,26 +31,56 @@ pub struct HopSpec {
     pub edge_filter: Option<CompiledFilter>,
 }
 
+/// What a `CountPathsExec` outputs: the total, or each input row with its count.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CountOutput {
+    Total,
+    /// `distinct`: distinct far nodes of the single hop.
+    PerRow {
+        distinct: bool,
+    },
+}
+
 #[derive(Debug)]
 pub struct CountPathsExec {
     input: Arc<dyn ExecutionPlan>,
     key_idx: usize,
     arms: Arc<Vec<Vec<HopSpec>>>,
+    /// Closes the single arm onto the root: cycles are counted.
+    close: Option<Arc<HopSpec>>,
+    output: CountOutput,
     schema: SchemaRef,
     cache: Arc<PlanProperties>,
     metrics: ExecutionPlanMetricsSet,
 }
 
 impl CountPathsExec {
+    /// Counts the triangles closed by `close` instead of the arms' paths: a single arm of two
+    /// hops and `close` from its end back to the root, or two arms of one hop and `close`
+    /// from the second's end to the first's.
+    pub fn with_close(mut self, close: HopSpec) -> Result<Self> {
+        let lens: Vec<usize> = self.arms.iter().map(|a| a.len()).collect();
+        if !(lens == [2] || lens == [1, 1])
+            || self.output == (CountOutput::PerRow { distinct: true })
+        {
+            return datafusion::common::internal_err!("CountPathsExec: bad cycle");
+        }
+        self.close = Some(Arc::new(close));
+        Ok(self)
+    }
+
     pub fn try_new(
         input: Arc<dyn ExecutionPlan>,
         key_idx: usize,
         arms: Vec<Vec<HopSpec>>,
+        output: CountOutput,
         schema: SchemaRef,
     ) -> Result<Self> {
+        let one_hop = arms.len() == 1 && arms[0].len() == 1;
         if arms.is_empty()
             || arms.iter().any(|a| a.is_empty())
             || key_idx >= input.schema().fields().len()
+            || (output == CountOutput::PerRow { distinct: true } && !one_hop)
         {
             return datafusion::common::internal_err!("CountPathsExec: bad arguments");
         }
@@ -64,6 +94,8 @@ impl CountPathsExec {
             input,
             key_idx,
             arms: Arc::new(arms),
+            close: None,
+            output,
             schema,
             cache,
             metrics: ExecutionPlanMetricsSet::new(),
@@ -89,35 +121,24 @@ fn passing(
 fn arm_counts(hops: &[HopSpec], edges_seen: &mut usize) -> Result<Vec<u64>> {
     let last = hops.last().expect("an arm has a hop");
     let far_n = last.data.far_keys.len();
+    // The last hop without filters (and no self-loop an undirected walk would see twice):
+    // its counts are the nodes' degrees, read from the offsets.
+    let degrees = last.target_filter.is_none()
+        && last.edge_filter.is_none()
+        && !(last.orientations.len() == 2 && last.data.index.has_self_loops());
     let mut w: Vec<u64> = match passing(&last.target_filter, &last.data.target, far_n)? {
         Some(ok) => ok.into_iter().map(u64::from).collect(),
+        None if degrees => Vec::new(),
         None => vec![1; far_n],
     };
     for k in (0..hops.len()).rev() {
         let h = &hops[k];
         let near_n = h.data.near_keys.len();
-        let edge_ok = passing(&h.edge_filter, &h.data.edges, h.data.index.table_rows)?;
-        let both = h.orientations.len() == 2;
-        let mut v = vec![0u64; near_n];
-        for (x, slot) in v.iter_mut().enumerate() {
-            for (j, &rev) in h.orientations.iter().enumerate() {
-                let csr = h.data.index.direction(rev);
-                for e in csr.range(x as u32) {
-                    *edges_seen += 1;
-                    let y = csr.neighbors[e];
-                    if both && j == 1 && y == x as u32 {
-                        continue;
-                    }
-                    if edge_ok
-                        .as_ref()
-                        .is_some_and(|ok| !ok[csr.edge_rows[e] as usize])
-                    {
-                        continue;
-                    }
-                    *slot += w[y as usize];
-                }
-            }
-        }
+        let mut v = if degrees && k + 1 == hops.len() {
+            (0..near_n as u32).map(|x| degree(h, x)).collect()
+        } else {
+            push_back(h, &w, edges_seen)?
+        };
         // The near node of hop k is the far node of hop k - 1: its filter applies here.
         if k > 0 {
             let prev = &hops[k - 1];
@@ -132,6 +153,158 @@ fn arm_counts(hops: &[HopSpec], edges_seen: &mut usize) -> Result<Vec<u64>> {
         w = v;
     }
     Ok(w)
+}
+
+/// Edges of node `x` over the hop's orientations, from the offsets alone.
+fn degree(h: &HopSpec, x: u32) -> u64 {
+    let of = |&rev: &bool| h.data.index.direction(rev).degree(x) as u64;
+    h.orientations.iter().map(of).sum()
+}
+
+/// Per near node of hop `h`: the sum of `w` over its far nodes, per edge passing the
+/// relationship filter (an undirected walk sees a self-loop once).
+fn push_back(h: &HopSpec, w: &[u64], edges_seen: &mut usize) -> Result<Vec<u64>> {
+    let edge_ok = passing(&h.edge_filter, &h.data.edges, h.data.index.table_rows)?;
+    let both = h.orientations.len() == 2;
+    let mut v = vec![0u64; h.data.near_keys.len()];
+    for (x, slot) in v.iter_mut().enumerate() {
+        for (j, &rev) in h.orientations.iter().enumerate() {
+            let csr = h.data.index.direction(rev);
+            for e in csr.range(x as u32) {
+                *edges_seen += 1;
+                let y = csr.neighbors[e];
+                if both && j == 1 && y == x as u32 {
+                    continue;
+                }
+                if edge_ok
+                    .as_ref()
+                    .is_some_and(|ok| !ok[csr.edge_rows[e] as usize])
+                {
+                    continue;
+                }
+                *slot += w[y as usize];
+            }
+        }
+    }
+    Ok(v)
+}
+
+/// Which of `ids` pass `f`, as a mask over `0..n` (ids not listed are false); all pass when
+/// there is no filter.
+fn passing_among(
+    f: &Option<CompiledFilter>,
+    store: &crate::csr::TableColumns,
+    n: usize,
+    ids: &[u32],
+) -> Result<Option<Vec<bool>>> {
+    let Some(f) = f else { return Ok(None) };
+    let mut ids = ids.to_vec();
+    ids.sort_unstable();
+    ids.dedup();
+    let ok = f.mask(store, &UInt32Array::from_iter_values(ids.iter().copied()))?;
+    let mut out = vec![false; n];
+    for (id, pass) in ids.into_iter().zip(ok) {
+        out[id as usize] = pass;
+    }
+    Ok(Some(out))
+}
+
+/// Distinct far nodes of the one hop `h` from each of `roots`, through edges and to nodes
+/// passing the hop's filters (evaluated on the edges and nodes the roots reach).
+fn distinct_far(h: &HopSpec, roots: &[u32], out: &mut [u64], edges_seen: &mut usize) -> Result<()> {
+    let runs = |x: u32| {
+        h.orientations.iter().map(move |&rev| {
+            let csr = h.data.index.direction(rev);
+            let r = csr.range(x);
+            (&csr.neighbors[r.clone()], &csr.edge_rows[r])
+        })
+    };
+    let (mut far, mut rows) = (Vec::new(), Vec::new());
+    for &x in roots {
+        for (n, e) in runs(x) {
+            far.extend_from_slice(n);
+            rows.extend_from_slice(e);
+        }
+    }
+    *edges_seen += far.len();
+    let target_ok = passing_among(
+        &h.target_filter,
+        &h.data.target,
+        h.data.far_keys.len(),
+        &far,
+    )?;
+    let edge_ok = passing_among(
+        &h.edge_filter,
+        &h.data.edges,
+        h.data.index.table_rows,
+        &rows,
+    )?;
+    let mut ys: Vec<u32> = Vec::new();
+    for &x in roots {
+        ys.clear();
+        for (n, e) in runs(x) {
+            for (&y, &row) in n.iter().zip(e) {
+                let node = target_ok.as_ref().is_none_or(|ok| ok[y as usize]);
+                let edge = edge_ok.as_ref().is_none_or(|ok| ok[row as usize]);
+                if node && edge {
+                    ys.push(y);
+                }
+            }
+        }
+        // Each run is sorted; two (an undirected hop) are merged by sorting.
+        if h.orientations.len() > 1 {
+            ys.sort_unstable();
+        }
+        ys.dedup();
+        out[x as usize] = ys.len() as u64;
+    }
+    Ok(())
+}
+
+/// The count of each root node (by ordinal; zero for nodes not in `roots`).
+fn per_root(
+    arms: &[Vec<HopSpec>],
+    close: Option<&HopSpec>,
+    output: CountOutput,
+    roots: &[u64],
+    edges_seen: &mut usize,
+) -> Result<Vec<u64>> {
+    let live: Vec<u32> = (0..roots.len() as u32)
+        .filter(|&r| roots[r as usize] > 0)
+        .collect();
+    let mut out = vec![0u64; roots.len()];
+    if let Some(close) = close {
+        cycle_counts(arms, close, &live, &mut out, edges_seen)?;
+        return Ok(out);
+    }
+    if output == (CountOutput::PerRow { distinct: true }) {
+        distinct_far(&arms[0][0], &live, &mut out, edges_seen)?;
+        return Ok(out);
+    }
+    if live.len() <= FORWARD_ROOTS {
+        for &r in &live {
+            let mut p: u64 = 1;
+            for arm in arms {
+                p = p.saturating_mul(forward(arm, vec![(r, 1)], edges_seen)?);
+                if p == 0 {
+                    break;
+                }
+            }
+            out[r as usize] = p;
+        }
+        return Ok(out);
+    }
+    for arm in arms {
+        let c = arm_counts(arm, edges_seen)?;
+        if std::ptr::eq(arm, &arms[0]) {
+            out = c;
+        } else {
+            out.iter_mut()
+                .zip(c)
+                .for_each(|(o, c)| *o = o.saturating_mul(c));
+        }
+    }
+    Ok(out)
 }
 
 /// Paths along `hops` from weighted start nodes, pushed forward over just the edges reached
@@ -187,7 +360,23 @@ fn forward(hops: &[HopSpec], start: Vec<(u32, u64)>, edges_seen: &mut usize) -> 
 /// Few root nodes: walk forward from them; many: count every node backwards, once per arm.
 const FORWARD_ROOTS: usize = 256;
 
-fn count(arms: &[Vec<HopSpec>], roots: &[u64], edges_seen: &mut usize) -> Result<i64> {
+fn count(
+    arms: &[Vec<HopSpec>],
+    close: Option<&HopSpec>,
+    roots: &[u64],
+    edges_seen: &mut usize,
+) -> Result<i64> {
+    if let Some(close) = close {
+        let live: Vec<u32> = (0..roots.len() as u32)
+            .filter(|&r| roots[r as usize] > 0)
+            .collect();
+        let mut per = vec![0u64; roots.len()];
+        cycle_counts(arms, close, &live, &mut per, edges_seen)?;
+        let total = live
+            .iter()
+            .map(|&r| roots[r as usize].saturating_mul(per[r as usize]));
+        return Ok(total.fold(0u64, u64::saturating_add).min(i64::MAX as u64) as i64);
+    }
     let live: Vec<(u32, u64)> = roots
         .iter()
         .enumerate()
@@ -229,6 +418,164 @@ fn count(arms: &[Vec<HopSpec>], roots: &[u64], edges_seen: &mut usize) -> Result
     Ok(total as i64)
 }
 
+/// The filter masks of a hop over every node and edge (`None`: all pass).
+struct Masks {
+    nodes: Option<Vec<bool>>,
+    edges: Option<Vec<bool>>,
+}
+
+impl Masks {
+    fn of(h: &HopSpec) -> Result<Self> {
+        Ok(Self {
+            nodes: passing(&h.target_filter, &h.data.target, h.data.far_keys.len())?,
+            edges: passing(&h.edge_filter, &h.data.edges, h.data.index.table_rows)?,
+        })
+    }
+}
+
+/// The far nodes of `x` over hop `h` (walked `reversed` when true: from the far side) through
+/// edges and to nodes passing `m`, sorted, one entry per edge (an undirected walk sees a
+/// self-loop once). Without filters over one orientation: the CSR's own run.
+fn neighbours<'a>(
+    h: &'a HopSpec,
+    x: u32,
+    reversed: bool,
+    m: &Masks,
+    buf: &'a mut Vec<u32>,
+) -> &'a [u32] {
+    let dirs = || h.orientations.iter().map(move |&rev| rev != reversed);
+    if m.nodes.is_none() && m.edges.is_none() && h.orientations.len() == 1 {
+        let csr = h
+            .data
+            .index
+            .direction(dirs().next().expect("one orientation"));
+        return &csr.neighbors[csr.range(x)];
+    }
+    buf.clear();
+    for (j, rev) in dirs().enumerate() {
+        let csr = h.data.index.direction(rev);
+        for e in csr.range(x) {
+            let y = csr.neighbors[e];
+            let node = m.nodes.as_ref().is_none_or(|ok| ok[y as usize]);
+            let edge = m
+                .edges
+                .as_ref()
+                .is_none_or(|ok| ok[csr.edge_rows[e] as usize]);
+            if node && edge && !(j == 1 && y == x) {
+                buf.push(y);
+            }
+        }
+    }
+    if h.orientations.len() > 1 {
+        buf.sort_unstable();
+    }
+    buf
+}
+
+/// Pairs of equal entries of two sorted lists (each entry an edge: a common neighbour reached
+/// by two edges on one side and three on the other is five... six pairs): a merge, or binary
+/// searches of the shorter list's runs in the longer when their sizes differ widely.
+fn common(a: &[u32], b: &[u32]) -> u64 {
+    let (small, large) = if a.len() <= b.len() { (a, b) } else { (b, a) };
+    if small.is_empty() {
+        return 0;
+    }
+    let mut n = 0u64;
+    if small.len() * 16 < large.len() {
+        let mut rest = large;
+        let mut i = 0;
+        while i < small.len() {
+            let v = small[i];
+            let run = small[i..].iter().take_while(|&&w| w == v).count();
+            let lo = rest.partition_point(|&w| w < v);
+            let hi = lo + rest[lo..].partition_point(|&w| w == v);
+            n += (run * (hi - lo)) as u64;
+            rest = &rest[hi..];
+            i += run;
+        }
+        return n;
+    }
+    let (mut i, mut j) = (0, 0);
+    while i < a.len() && j < b.len() {
+        match a[i].cmp(&b[j]) {
+            std::cmp::Ordering::Less => i += 1,
+            std::cmp::Ordering::Greater => j += 1,
+            std::cmp::Ordering::Equal => {
+                let v = a[i];
+                let ri = a[i..].iter().take_while(|&&w| w == v).count();
+                let rj = b[j..].iter().take_while(|&&w| w == v).count();
+                n += (ri * rj) as u64;
+                i += ri;
+                j += rj;
+            }
+        }
+    }
+    n
+}
+
+/// Triangles through each root in `roots` (into `out`), no path materialized: with `x`
+/// walked to from the root over `p`, `y` the third node, for every `x` the edges to `y`s
+/// common to `x`'s list over `xy` and the root's list over `q` (walked backwards when
+/// `q_back`), by intersecting sorted lists. A single arm `root -> x -> y` closed back to the
+/// root: `p`, `xy` the arm, `q` the closing hop backwards; two one-hop arms `root -> y`,
+/// `root -> x` with `x -> y` closing: `p` the second arm, `xy` the closing hop, `q` the first.
+fn cycle_counts(
+    arms: &[Vec<HopSpec>],
+    close: &HopSpec,
+    roots: &[u32],
+    out: &mut [u64],
+    edges_seen: &mut usize,
+) -> Result<()> {
+    let (p, xy, q, q_back) = match arms {
+        [arm] if arm.len() == 2 => (&arm[0], &arm[1], close, true),
+        [a, b] if a.len() == 1 && b.len() == 1 => (&b[0], close, &a[0], false),
+        _ => return datafusion::common::internal_err!("CountPathsExec: not a triangle"),
+    };
+    // A hop walked backwards from the root ends at the root: only its relationship filter.
+    let mq = match q_back {
+        true => Masks {
+            nodes: None,
+            edges: passing(&q.edge_filter, &q.data.edges, q.data.index.table_rows)?,
+        },
+        false => Masks::of(q)?,
+    };
+    let (mp, mxy) = (Masks::of(p)?, Masks::of(xy)?);
+    let (mut x_buf, mut y_buf, mut q_buf) = (Vec::new(), Vec::new(), Vec::new());
+    for &a in roots {
+        let ys = neighbours(q, a, q_back, &mq, &mut q_buf);
+        if ys.is_empty() {
+            continue;
+        }
+        let mut n = 0u64;
+        for &x in neighbours(p, a, false, &mp, &mut x_buf) {
+            let xys = neighbours(xy, x, false, &mxy, &mut y_buf);
+            *edges_seen += xys.len() + ys.len();
+            n += common(xys, ys);
+        }
+        out[a as usize] = n;
+    }
+    Ok(())
+}
+
+/// `b`'s rows that have paths, each with its count (`counts` by root ordinal).
+fn with_counts(
+    schema: &SchemaRef,
+    b: &RecordBatch,
+    ordinals: &[Option<u32>],
+    counts: &[u64],
+) -> Result<RecordBatch> {
+    let c: Int64Array = ordinals
+        .iter()
+        .map(|o| o.map_or(0, |o| counts[o as usize].min(i64::MAX as u64) as i64))
+        .collect::<Vec<i64>>()
+        .into();
+    let keep = arrow::array::BooleanArray::from_iter(c.values().iter().map(|&n| Some(n > 0)));
+    let mut cols = b.columns().to_vec();
+    cols.push(Arc::new(c));
+    let all = RecordBatch::try_new(schema.clone(), cols)?;
+    Ok(arrow::compute::filter_record_batch(&all, &keep)?)
+}
+
 impl DisplayAs for CountPathsExec {
     fn fmt_as(&self, t: DisplayFormatType, f: &mut fmt::Formatter) -> fmt::Result {
         match t {
@@ -237,6 +584,7 @@ impl DisplayAs for CountPathsExec {
                     .arms
                     .iter()
                     .flatten()
+                    .chain(self.close.as_deref())
                     .map(|h| {
                         let mut s = h.rel_type.clone();
                         if let Some(p) = &h.target_filter {
@@ -248,11 +596,22 @@ impl DisplayAs for CountPathsExec {
                         s
                     })
                     .collect();
+                let cycle = if self.close.is_some() { ", cycle" } else { "" };
+                let what = match self.output {
+                    CountOutput::Total => cycle,
+                    CountOutput::PerRow { distinct: false } => ", per row",
+                    CountOutput::PerRow { distinct: true } => ", per row, distinct",
+                };
                 write!(
                     f,
-                    "CountPathsExec: arms={}, hops=[{}]",
+                    "CountPathsExec: arms={}, hops=[{}]{what}{}",
                     self.arms.len(),
-                    hops.join(", ")
+                    hops.join(", "),
+                    if self.output == CountOutput::Total {
+                        ""
+                    } else {
+                        cycle
+                    }
                 )
             }
             DisplayFormatType::TreeRender => write!(f, "arms={}", self.arms.len()),
@@ -285,6 +644,8 @@ impl ExecutionPlan for CountPathsExec {
             input: children.swap_remove(0),
             key_idx: self.key_idx,
             arms: self.arms.clone(),
+            close: self.close.clone(),
+            output: self.output,
             schema: self.schema.clone(),
             cache: self.cache.clone(),
             metrics: ExecutionPlanMetricsSet::new(),
@@ -298,15 +659,20 @@ impl ExecutionPlan for CountPathsExec {
     ) -> Option<Arc<dyn ExecutionPlan>> {
         let values = state.downcast::<super::params::ParamValues>().ok()?;
         let mut arms = self.arms.as_ref().clone();
+        let mut close = self.close.as_deref().cloned();
         let filters = arms
             .iter_mut()
             .flatten()
+            .chain(close.as_mut())
             .flat_map(|h| [&mut h.edge_filter, &mut h.target_filter]);
         super::csr_expand_exec::CompiledFilter::bind_all(filters, &values)?;
+        let close = close.map(Arc::new);
         Some(Arc::new(Self {
             input: self.input.clone(),
             key_idx: self.key_idx,
             arms: Arc::new(arms),
+            close,
+            output: self.output,
             schema: self.schema.clone(),
             cache: self.cache.clone(),
             metrics: ExecutionPlanMetricsSet::new(),
@@ -326,36 +692,59 @@ impl ExecutionPlan for CountPathsExec {
         let edges_metric = MetricBuilder::new(&self.metrics).counter("edges_scanned", partition);
         let rows_metric = MetricBuilder::new(&self.metrics).output_rows(partition);
         let elapsed = MetricBuilder::new(&self.metrics).elapsed_compute(partition);
+        let output = self.output;
+        let close = self.close.clone();
         let fut = async move {
             let near = &arms[0][0].data.near_keys;
             let mut start = vec![0u64; near.len()];
+            // Per row: the rows are kept, with their root ordinals, until the counts are known.
+            let mut kept: Vec<(RecordBatch, Vec<Option<u32>>)> = Vec::new();
             while let Some(b) = input.next().await {
                 let b = b?;
                 let _timer = elapsed.timer();
                 let keys = as_i64(b.column(key_idx).as_ref())
                     .map_err(|e| datafusion::error::DataFusionError::External(Box::new(e)))?;
-                for i in 0..keys.len() {
-                    if keys.is_valid(i) {
-                        if let Some(o) = near.ordinal(keys.value(i)) {
-                            start[o as usize] += 1;
-                        }
-                    }
+                let ordinals: Vec<Option<u32>> = (0..keys.len())
+                    .map(|i| {
+                        keys.is_valid(i)
+                            .then(|| near.ordinal(keys.value(i)))
+                            .flatten()
+                    })
+                    .collect();
+                for o in ordinals.iter().flatten() {
+                    start[*o as usize] += 1;
+                }
+                if output != CountOutput::Total {
+                    kept.push((b, ordinals));
                 }
             }
             let mut seen = 0;
             let timer = elapsed.timer();
-            let n = count(&arms, &start, &mut seen)?;
+            let out = match output {
+                CountOutput::Total => {
+                    let n = count(&arms, close.as_deref(), &start, &mut seen)?;
+                    vec![RecordBatch::try_new(
+                        schema,
+                        vec![Arc::new(Int64Array::from(vec![n]))],
+                    )?]
+                }
+                CountOutput::PerRow { .. } => {
+                    let counts = per_root(&arms, close.as_deref(), output, &start, &mut seen)?;
+                    kept.into_iter()
+                        .map(|(b, ordinals)| with_counts(&schema, &b, &ordinals, &counts))
+                        .collect::<Result<Vec<_>>>()?
+                }
+            };
             timer.done();
             edges_metric.add(seen);
-            rows_metric.add(1);
-            Ok(RecordBatch::try_new(
-                schema,
-                vec![Arc::new(Int64Array::from(vec![n]))],
-            )?)
+            rows_metric.add(out.iter().map(|b| b.num_rows()).sum());
+            Ok::<_, datafusion::error::DataFusionError>(futures::stream::iter(
+                out.into_iter().map(Ok),
+            ))
         };
         Ok(Box::pin(RecordBatchStreamAdapter::new(
             out_schema,
-            futures::stream::once(fut),
+            futures::stream::once(fut).try_flatten(),
         )))
     }
 

@@ -9,6 +9,7 @@ use super::const_row::ConstRow;
 use super::count_paths::CountPaths;
 use super::csr_expand::CsrExpand;
 use super::shared::SharedSubplan;
+use super::var_length::VarLengthExpand;
 use arrow::array::RecordBatch;
 use arrow::datatypes::{DataType, FieldRef, Schema};
 use datafusion::common::metadata::FieldMetadata;
@@ -89,11 +90,15 @@ fn graph_node_exprs(node: &Extension) -> Vec<&Expr> {
             .arms
             .iter()
             .flatten()
+            .chain(&x.close)
             .flat_map(|h| h.edge_filter.iter().chain(&h.target_filter))
             .collect();
     }
     if let Some(x) = n.downcast_ref::<ConstRow>() {
         return x.exprs.iter().map(|(_, e)| e).collect();
+    }
+    if let Some(x) = n.downcast_ref::<VarLengthExpand>() {
+        return x.target_filter.iter().collect();
     }
     Vec::new()
 }
@@ -112,10 +117,14 @@ fn bind_graph_node(node: &Extension, values: &ParamValues) -> Result<Option<Logi
             Arc::new(x)
         } else if let Some(x) = n.downcast_ref::<CountPaths>() {
             let mut x = x.clone();
-            for h in x.arms.iter_mut().flatten() {
+            for h in x.arms.iter_mut().flatten().chain(x.close.as_mut()) {
                 h.edge_filter = bind_opt(&h.edge_filter, values)?;
                 h.target_filter = bind_opt(&h.target_filter, values)?;
             }
+            Arc::new(x)
+        } else if let Some(x) = n.downcast_ref::<VarLengthExpand>() {
+            let mut x = x.clone();
+            x.target_filter = bind_opt(&x.target_filter, values)?;
             Arc::new(x)
         } else if let Some(x) = n.downcast_ref::<ConstRow>() {
             let exprs = x

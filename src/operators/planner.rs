@@ -1,8 +1,8 @@
 //! Physical planning of the graph operators: loads the columns they read, compiles their
 //! filters against just those columns, and builds `CsrExpandExec` / `NodeLookupExec`.
 
-use super::count_paths::CountPaths;
-use super::count_paths_exec::{CountPathsExec, HopSpec};
+use super::count_paths::{CountHop, CountPaths};
+use super::count_paths_exec::{CountOutput, CountPathsExec, HopSpec};
 use super::csr_expand::{CsrExpand, TakeSpec};
 use super::csr_expand_exec::{CompiledFilter, CsrExpandExec, ExpandSpec};
 use super::node_lookup::NodeLookup;
@@ -163,44 +163,9 @@ impl ExtensionPlanner for GraphExtensionPlanner {
             return Ok(Some(Arc::new(exec.absorbing_limits(absorb_limits(state)))));
         }
         if let Some(n) = node.as_any().downcast_ref::<CountPaths>() {
-            let input = physical_inputs[0].clone();
-            let key_idx = input.schema().index_of(&n.key)?;
-            let mut arms = Vec::new();
-            for arm in &n.arms {
-                let mut hops = Vec::new();
-                for h in arm {
-                    h.data
-                        .edges
-                        .ensure(state, &filter_cols(&h.edge_filter, &h.edge))
-                        .await
-                        .map_err(ext)?;
-                    h.data
-                        .target
-                        .ensure(state, &filter_cols(&h.target_filter, &h.target))
-                        .await
-                        .map_err(ext)?;
-                    hops.push(HopSpec {
-                        rel_type: h.rel_type.clone(),
-                        orientations: h.orientations.clone(),
-                        data: h.data.clone(),
-                        target_filter: h
-                            .target_filter
-                            .as_ref()
-                            .map(|p| compile_filter(p, &h.target, &h.data.target, state))
-                            .transpose()?,
-                        edge_filter: h
-                            .edge_filter
-                            .as_ref()
-                            .map(|p| compile_filter(p, &h.edge, &h.data.edges, state))
-                            .transpose()?,
-                    });
-                }
-                arms.push(hops);
-            }
-            let schema = Arc::new(n.schema.as_arrow().clone());
-            return Ok(Some(Arc::new(CountPathsExec::try_new(
-                input, key_idx, arms, schema,
-            )?)));
+            return Ok(Some(
+                plan_count_paths(n, physical_inputs[0].clone(), state).await?,
+            ));
         }
         if let Some(n) = node.as_any().downcast_ref::<VarLengthExpand>() {
             return Ok(Some(
@@ -263,6 +228,59 @@ fn element_filter(
     Ok(Some(state.create_physical_expr(e.clone(), &schema)?))
 }
 
+/// A `CountPaths`' hop: its columns loaded, its filters compiled.
+async fn count_hop(h: &CountHop, state: &SessionState) -> Result<HopSpec> {
+    h.data
+        .edges
+        .ensure(state, &filter_cols(&h.edge_filter, &h.edge))
+        .await
+        .map_err(ext)?;
+    h.data
+        .target
+        .ensure(state, &filter_cols(&h.target_filter, &h.target))
+        .await
+        .map_err(ext)?;
+    let compile = |f: &Option<Expr>, take: &TakeSpec, store: &TableColumns| {
+        f.as_ref()
+            .map(|p| compile_filter(p, take, store, state))
+            .transpose()
+    };
+    Ok(HopSpec {
+        rel_type: h.rel_type.clone(),
+        orientations: h.orientations.clone(),
+        data: h.data.clone(),
+        target_filter: compile(&h.target_filter, &h.target, &h.data.target)?,
+        edge_filter: compile(&h.edge_filter, &h.edge, &h.data.edges)?,
+    })
+}
+
+/// The physical factorized count: every hop's filters compiled, a closing hop for cycles.
+async fn plan_count_paths(
+    n: &CountPaths,
+    input: Arc<dyn ExecutionPlan>,
+    state: &SessionState,
+) -> Result<Arc<dyn ExecutionPlan>> {
+    let key_idx = input.schema().index_of(&n.key)?;
+    let mut arms = Vec::new();
+    for arm in &n.arms {
+        let mut hops = Vec::new();
+        for h in arm {
+            hops.push(count_hop(h, state).await?);
+        }
+        arms.push(hops);
+    }
+    let schema = Arc::new(n.schema.as_arrow().clone());
+    let output = match (n.per_row, n.distinct) {
+        (false, _) => CountOutput::Total,
+        (true, distinct) => CountOutput::PerRow { distinct },
+    };
+    let mut exec = CountPathsExec::try_new(input, key_idx, arms, output, schema)?;
+    if let Some(h) = &n.close {
+        exec = exec.with_close(count_hop(h, state).await?)?;
+    }
+    Ok(Arc::new(exec))
+}
+
 /// The physical variable-length traversal: row ids of the walked tables, the columns it takes
 /// (the far node's, the path elements'), its shortest-path search with compiled filters.
 async fn plan_var_length(
@@ -285,10 +303,17 @@ async fn plan_var_length(
             .ok_or_else(|| DataFusionError::Internal("row ids as u64".into()))?;
         rowids.push(Arc::new(ids));
     }
+    let mut target_need = target_take.clone();
+    target_need.extend(filter_cols(&n.target_filter, &n.target));
     n.target_cols
-        .ensure(state, &target_take)
+        .ensure(state, &target_need)
         .await
         .map_err(ext)?;
+    let target_filter = n
+        .target_filter
+        .as_ref()
+        .map(|p| compile_filter(p, &n.target, &n.target_cols, state))
+        .transpose()?;
     if let Some(e) = &n.elems {
         let props = |fields: &arrow::datatypes::Fields, skip: usize| -> Vec<String> {
             fields.iter().skip(skip).map(|f| f.name().clone()).collect()
@@ -329,6 +354,7 @@ async fn plan_var_length(
         target_out: n.target.output().map(|(_, o, _)| o.clone()).collect(),
         target_var: n.target.var.clone(),
         target_take,
+        target_filter,
         labels: n.labels.clone(),
         elems: n.elems.clone(),
         shortest: match &n.shortest {

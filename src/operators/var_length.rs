@@ -130,6 +130,9 @@ pub struct VarLengthExpand {
     pub elems: Option<PathElems>,
     /// Only shortest paths (from `key` to the node of column `target`, or to every node).
     pub shortest: Option<ShortestPaths>,
+    /// Predicate over the end node's columns (output names of `target`), evaluated inside
+    /// on the ends found, before anything is taken (not with `shortest`).
+    pub target_filter: Option<datafusion::logical_expr::Expr>,
     /// Start label's keys, end label's columns.
     pub near_keys: Arc<NodeKeys>,
     pub target_cols: Arc<TableColumns>,
@@ -177,6 +180,7 @@ impl VarLengthExpand {
             distinct: false,
             elems: None,
             shortest: None,
+            target_filter: None,
             near_keys,
             target_cols,
             schema: Arc::new(DFSchema::empty()),
@@ -270,7 +274,12 @@ impl VarLengthExpand {
             &self.target,
             self.distinct,
             self.elems.as_ref().map(|e| (&e.nodes_col, &e.rels_col)),
-            self.shortest.as_ref().map(|s| (s.describe(), s.k_cap, s.budget)),
+            (
+                self.shortest
+                    .as_ref()
+                    .map(|s| (s.describe(), s.k_cap, s.budget)),
+                &self.target_filter,
+            ),
         )
     }
 }
@@ -308,6 +317,9 @@ impl super::UnaryNode for VarLengthExpand {
         }
         if let Some(s) = &self.shortest {
             f.write_str(&s.describe())?;
+        }
+        if let Some(p) = &self.target_filter {
+            write!(f, ", filter={p}")?;
         }
         write!(f, ", take={}", display_cols(&self.target, true))
     }

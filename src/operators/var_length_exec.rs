@@ -16,7 +16,7 @@ use datafusion::physical_plan::{
 use std::fmt;
 use std::sync::Arc;
 
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub struct TraversalSpec {
     pub key_idx: usize,
     pub key_name: String,
@@ -33,6 +33,8 @@ pub struct TraversalSpec {
     pub near_keys: Arc<NodeKeys>,
     pub target: Arc<TableColumns>,
     pub target_take: Vec<String>,
+    /// Only ends passing this (over the end label's columns).
+    pub target_filter: Option<super::csr_expand_exec::CompiledFilter>,
     pub target_out: Vec<String>,
     pub target_var: String,
     /// Label of each slot.
@@ -311,6 +313,13 @@ impl TraversalSpec {
 
     /// The output batch for the rows collected in `out` (indexes into `batch`).
     fn build(&self, batch: &RecordBatch, schema: &SchemaRef, out: Out) -> Result<RecordBatch> {
+        let out = match &self.target_filter {
+            Some(f) => {
+                let ok = f.mask(&self.target, &UInt32Array::from(out.ends.clone()))?;
+                out.retain(&ok)
+            }
+            None => out,
+        };
         if out.too_big {
             // The table goes in the top bits of a path's edge ids.
             return Err(datafusion::error::DataFusionError::Execution(format!(
@@ -412,6 +421,23 @@ impl Default for Out {
 }
 
 impl Out {
+    /// The rows whose `keep` is true.
+    fn retain(self, keep: &[bool]) -> Out {
+        let mut o = Out {
+            too_big: self.too_big,
+            ..Out::default()
+        };
+        for (i, _) in keep.iter().enumerate().filter(|(_, &k)| k) {
+            let (a, b) = (self.offsets[i] as usize, self.offsets[i + 1] as usize);
+            o.values.extend_from_slice(&self.values[a..b]);
+            if !self.steps.is_empty() {
+                o.steps.extend_from_slice(&self.steps[a..b]);
+            }
+            o.push(self.rows[i], self.ends[i]);
+        }
+        o
+    }
+
     fn push(&mut self, row: u32, end: u32) {
         self.rows.push(row);
         self.ends.push(end);
@@ -588,6 +614,9 @@ impl DisplayAs for VarLengthExec {
                     s.target_var,
                     s.target_out.join(", ")
                 )?;
+                if let Some(p) = &s.target_filter {
+                    write!(f, ", filter={}", p.expr)?;
+                }
                 if let Some(n) = self.fetch {
                     write!(f, ", fetch={n}")?;
                 }
@@ -620,6 +649,19 @@ impl ExecutionPlan for VarLengthExec {
 
     fn fetch(&self) -> Option<usize> {
         self.fetch
+    }
+
+    /// Parameter values for the end-node filter of a kept plan (`operators::params`).
+    fn with_new_state(
+        &self,
+        state: Arc<dyn std::any::Any + Send + Sync>,
+    ) -> Option<Arc<dyn ExecutionPlan>> {
+        let values = state.downcast::<super::params::ParamValues>().ok()?;
+        let mut spec = self.spec.as_ref().clone();
+        super::csr_expand_exec::CompiledFilter::bind_all([&mut spec.target_filter], &values)?;
+        let mut n = self.rebuilt(self.input.clone(), self.fetch);
+        n.spec = Arc::new(spec);
+        Some(Arc::new(n))
     }
 
     /// A LIMIT above (without ORDER BY: any rows will do) stops the traversal early.

@@ -1,5 +1,6 @@
-//! `PruneCsrTargetColumns`: narrows each `CsrExpand`'s target and relationship columns, and each
-//! `NodeLookup`'s, to the columns used anywhere in the plan.
+//! `PruneCsrTargetColumns`: narrows each `CsrExpand`'s target and relationship columns, each
+//! `NodeLookup`'s and each `VarLengthExpand`'s end-node columns, to the columns used anywhere
+//! in the plan.
 //!
 //! DataFusion's projection pushdown prunes an extension node's inputs but not its outputs, so
 //! without this rule a fused hop would take every target column for every row. "Used" is
@@ -25,6 +26,7 @@
 use super::RuleCounters;
 use crate::operators::csr_expand::{CsrExpand, TakeSpec};
 use crate::operators::node_lookup::NodeLookup;
+use crate::operators::var_length::VarLengthExpand;
 use datafusion::common::tree_node::{Transformed, TreeNode, TreeNodeRecursion};
 use datafusion::common::Result;
 use datafusion::logical_expr::{Extension, LogicalPlan};
@@ -80,10 +82,7 @@ pub fn used_columns(plan: &LogicalPlan) -> Result<HashSet<String>> {
                     .is_some()
                 {
                     // Adds columns; reads none of its input's.
-                } else if let Some(n) = ext
-                    .as_any()
-                    .downcast_ref::<crate::operators::var_length::VarLengthExpand>()
-                {
+                } else if let Some(n) = ext.as_any().downcast_ref::<VarLengthExpand>() {
                     used.insert(n.key.clone());
                     used.extend(n.shortest.iter().filter_map(|s| s.target.clone()));
                 } else {
@@ -167,6 +166,21 @@ impl OptimizerRule for PruneCsrTargetColumns {
                     return Ok(Transformed::yes(LogicalPlan::Extension(Extension {
                         node: Arc::new(m),
                     })));
+                }
+                if let Some(n) = ext.as_any().downcast_ref::<VarLengthExpand>() {
+                    let mut m = n.clone();
+                    let narrowed = narrow(&n.target, &used, &self.counters);
+                    if let Some(t) = &narrowed {
+                        changed = true;
+                        RuleCounters::add(&self.counters.pruned_projections, 1);
+                        m.target = t.clone();
+                    }
+                    m.schema = m.compute_schema()?;
+                    let node = LogicalPlan::Extension(Extension { node: Arc::new(m) });
+                    return Ok(match narrowed {
+                        Some(_) => Transformed::yes(node),
+                        None => Transformed::no(node),
+                    });
                 }
                 return Ok(Transformed::no(node));
             }

@@ -5,7 +5,9 @@
 //! fills that gap. It splits a Filter above a `CsrExpand` (looking through projections that only
 //! pass columns on) into conjuncts and moves:
 //! - conjuncts reading only the target node's columns into the node's target filter,
-//! - conjuncts reading only the relationship's own columns into its relationship filter.
+//! - conjuncts reading only the relationship's own columns into its relationship filter;
+//! - for a `VarLengthExpand` (not a shortest path), conjuncts reading only the end node's
+//!   columns into its end filter (evaluated on the ends found, before anything is taken).
 //!
 //! Mixed conjuncts (reading the input too, or both target and relationship), volatile ones
 //! (`rand()`), and column-free ones stay where they are.
@@ -32,6 +34,7 @@
 
 use super::RuleCounters;
 use crate::operators::csr_expand::CsrExpand;
+use crate::operators::var_length::VarLengthExpand;
 use datafusion::common::tree_node::{Transformed, TreeNode};
 use datafusion::common::Result;
 use datafusion::logical_expr::utils::{conjunction, split_conjunction};
@@ -71,9 +74,14 @@ fn csr_of(plan: &LogicalPlan) -> Option<&CsrExpand> {
 }
 
 /// Splits conjuncts into (to target, to edge, stay).
-fn classify(pred: &Expr, n: &CsrExpand) -> (Vec<Expr>, Vec<Expr>, Vec<Expr>) {
-    let target: HashSet<String> = n.target.all.iter().map(|(_, o, _)| o.clone()).collect();
-    let edge: HashSet<String> = n.edge.all.iter().map(|(_, o, _)| o.clone()).collect();
+/// Splits conjuncts into (to target, to edge, stay): reading only `target` columns (when
+/// `to_target`), only `edge` columns, or anything else.
+fn classify(
+    pred: &Expr,
+    target: &HashSet<String>,
+    edge: &HashSet<String>,
+    to_target: bool,
+) -> (Vec<Expr>, Vec<Expr>, Vec<Expr>) {
     let (mut t, mut e, mut stay) = (vec![], vec![], vec![]);
     for c in split_conjunction(pred) {
         let cols: Vec<String> = c
@@ -83,15 +91,72 @@ fn classify(pred: &Expr, n: &CsrExpand) -> (Vec<Expr>, Vec<Expr>, Vec<Expr>) {
             .collect();
         if cols.is_empty() || c.is_volatile() {
             stay.push(c.clone());
-        } else if cols.iter().all(|x| target.contains(x)) && n.close.is_none() {
+        } else if cols.iter().all(|x| target.contains(x)) && to_target {
             t.push(c.clone());
-        } else if cols.iter().all(|x| edge.contains(x)) {
+        } else if !edge.is_empty() && cols.iter().all(|x| edge.contains(x)) {
             e.push(c.clone());
         } else {
             stay.push(c.clone());
         }
     }
     (t, e, stay)
+}
+
+fn names(t: &crate::operators::csr_expand::TakeSpec) -> HashSet<String> {
+    t.all.iter().map(|(_, o, _)| o.clone()).collect()
+}
+
+/// The hop `ext` with the conjuncts of `pred` it can evaluate moved in: (node, how many were
+/// pushed, how many joined an existing filter, the rest). `None` when nothing moves.
+fn take_conjuncts(
+    ext: &LogicalPlan,
+    pred: &Expr,
+) -> Option<(LogicalPlan, usize, usize, Vec<Expr>)> {
+    let node: Arc<dyn datafusion::logical_expr::UserDefinedLogicalNode>;
+    let (pushed, fused, stay);
+    if let Some(n) = csr_of(ext) {
+        let (t, e, rest) = classify(pred, &names(&n.target), &names(&n.edge), n.close.is_none());
+        if t.is_empty() && e.is_empty() {
+            return None;
+        }
+        pushed = t.len() + e.len();
+        fused = (n.target_filter.is_some() && !t.is_empty()) as usize
+            + (n.edge_filter.is_some() && !e.is_empty()) as usize;
+        let mut m = n.clone();
+        m.target_filter = and_into(&n.target_filter, t);
+        m.edge_filter = and_into(&n.edge_filter, e);
+        node = Arc::new(m);
+        stay = rest;
+    } else {
+        // A variable-length hop's end node (not a shortest path's: its filters are the
+        // search's).
+        let n = var_length_of(ext).filter(|n| n.shortest.is_none())?;
+        let (t, _, rest) = classify(pred, &names(&n.target), &HashSet::new(), true);
+        if t.is_empty() {
+            return None;
+        }
+        pushed = t.len();
+        fused = n.target_filter.is_some() as usize;
+        let mut m = n.clone();
+        m.target_filter = and_into(&n.target_filter, t);
+        node = Arc::new(m);
+        stay = rest;
+    }
+    Some((
+        LogicalPlan::Extension(Extension { node }),
+        pushed,
+        fused,
+        stay,
+    ))
+}
+
+fn var_length_of(plan: &LogicalPlan) -> Option<&VarLengthExpand> {
+    match plan {
+        LogicalPlan::Extension(Extension { node }) => {
+            node.as_any().downcast_ref::<VarLengthExpand>()
+        }
+        _ => None,
+    }
 }
 
 fn and_into(existing: &Option<Expr>, more: Vec<Expr>) -> Option<Expr> {
@@ -118,23 +183,11 @@ fn push(filter: &Filter, counters: &RuleCounters) -> Result<Option<LogicalPlan>>
             _ => break,
         }
     }
-    let Some(n) = csr_of(ext) else {
+    let Some((mut plan, pushed, fused, stay)) = take_conjuncts(ext, &filter.predicate) else {
         return Ok(None);
     };
-    let (t, e, stay) = classify(&filter.predicate, n);
-    if t.is_empty() && e.is_empty() {
-        return Ok(None);
-    }
-    RuleCounters::add(&counters.pushed_filters, t.len() + e.len());
-    let fused = (n.target_filter.is_some() && !t.is_empty()) as usize
-        + (n.edge_filter.is_some() && !e.is_empty()) as usize;
+    RuleCounters::add(&counters.pushed_filters, pushed);
     RuleCounters::add(&counters.fused_filters, fused);
-    let mut node = n.clone();
-    node.target_filter = and_into(&n.target_filter, t);
-    node.edge_filter = and_into(&n.edge_filter, e);
-    let mut plan = LogicalPlan::Extension(Extension {
-        node: Arc::new(node),
-    });
     for node in crossed.into_iter().rev() {
         plan = node.with_new_exprs(node.expressions(), vec![plan])?;
     }
@@ -179,6 +232,23 @@ mod tests {
         let (after, changed) = apply(PushCsrTargetFilters::default(), plan);
         assert!(changed);
         insta::assert_snapshot!("push_fires", after);
+    }
+
+    #[test]
+    fn moves_end_node_conjuncts_into_a_variable_length_hop() {
+        let plan = optimized_without_our_rules(
+            "MATCH (a:Person {id: 1})-[:KNOWS*1..2]->(b:Person) WHERE b.age > 35 AND a.age < b.age RETURN b.firstName",
+        );
+        let (after, changed) = apply(PushCsrTargetFilters::default(), plan);
+        assert!(changed);
+        assert!(after.contains("filter=b__age > Int64(35)"), "{after}");
+        assert!(after.contains("Filter: b__age > a__age"), "{after}");
+        // A shortest path's end filter is not the search's: it stays above.
+        let plan = optimized_without_our_rules(
+            "MATCH p = shortestPath((a:Person {id: 1})-[:KNOWS*]->(b:Person)) WHERE b.age > 35 RETURN b.firstName",
+        );
+        let (after, _) = apply(PushCsrTargetFilters::default(), plan);
+        assert!(!after.contains("filter=b__age"), "{after}");
     }
 
     #[test]

@@ -136,6 +136,9 @@ pub struct Lowerer<'c> {
     pub(crate) input_order: Option<String>,
     /// [`Self::input_order`] for the next clause.
     pub(crate) output_order: Option<String>,
+    /// The node variable the clause after the MATCH being lowered groups its counts by: a
+    /// root for re-rooting (counts grouped by the root are computed per root row).
+    pub(crate) grouped_by: Option<String>,
     /// The named paths of the MATCH being lowered, bound once its elements are.
     pub(crate) named_paths: Vec<path::NamedPath>,
     /// Per variable-length relationship variable of the MATCH being lowered that needs its
@@ -229,6 +232,7 @@ impl<'c> Lowerer<'c> {
             written_labels: HashMap::new(),
             notes: Vec::new(),
             next_collects: false,
+            grouped_by: None,
             input_order: None,
             output_order: None,
             named_paths: Vec::new(),
@@ -353,6 +357,7 @@ impl<'c> Lowerer<'c> {
                 self.record_written_labels(m);
             }
             self.next_collects = sq.clauses.get(i + 1).is_some_and(collects);
+            self.grouped_by = sq.clauses.get(i + 1).and_then(counts_grouped_by);
             self.input_order = self.output_order.take();
             match clause {
                 ast::Clause::Match(m) if m.optional => st = self.lower_optional_match(st, m)?,
@@ -419,6 +424,41 @@ impl<'c> Lowerer<'c> {
 }
 
 /// A WITH or RETURN whose items call `collect`.
+/// The node variable a WITH / RETURN counts per: every item an aggregate `count` or `v` /
+/// `v.prop` of one variable `v`.
+fn counts_grouped_by(c: &ast::Clause) -> Option<String> {
+    let p = match c {
+        ast::Clause::With(w) => &w.projection,
+        ast::Clause::Return(r) => r,
+        _ => return None,
+    };
+    let mut var: Option<&str> = None;
+    let mut counts = false;
+    for it in &p.items {
+        let v = match &it.expr.kind {
+            ast::ExprKind::CountStar => {
+                counts = true;
+                continue;
+            }
+            ast::ExprKind::Function { name, .. } if name.eq_ignore_ascii_case("count") => {
+                counts = true;
+                continue;
+            }
+            ast::ExprKind::Variable(v) => v.as_str(),
+            ast::ExprKind::Property(e, _) => match &e.kind {
+                ast::ExprKind::Variable(v) => v.as_str(),
+                _ => return None,
+            },
+            _ => return None,
+        };
+        if var.is_some_and(|w| w != v) {
+            return None;
+        }
+        var = Some(v);
+    }
+    var.filter(|_| counts && !p.star).map(str::to_string)
+}
+
 fn collects(c: &ast::Clause) -> bool {
     let p = match c {
         ast::Clause::With(w) => &w.projection,

@@ -76,8 +76,9 @@ impl<'c> Lowerer<'c> {
     ) -> Result<State> {
         if self.options.reroot {
             let mut counter = self.counter;
+            let grouped = self.grouped_by.clone();
             let reordered = self.bind(&st.scope, |b| {
-                pattern_order::reorder(qg, b, &mut || {
+                pattern_order::reorder(qg, b, grouped.as_deref(), &mut || {
                     counter += 1;
                     format!("__anon{counter}")
                 })
@@ -281,12 +282,16 @@ impl<'c> Lowerer<'c> {
         };
         let rematched = |r: &ast::RelPattern| match (&r.var, r.length.is_some()) {
             (Some(v), false) => {
-                tables(v).is_some() && !matches!(st.scope.get(&v.name), Some(Binding::RelList { .. }))
+                tables(v).is_some()
+                    && !matches!(st.scope.get(&v.name), Some(Binding::RelList { .. }))
             }
             (Some(v), true) => st.scope.get(&v.name).is_some(),
             (None, _) => false,
         };
-        let mut rels = m.patterns.iter().flat_map(|p| p.steps.iter().map(|(r, _)| r));
+        let mut rels = m
+            .patterns
+            .iter()
+            .flat_map(|p| p.steps.iter().map(|(r, _)| r));
         if !rels.any(rematched) {
             return None;
         }

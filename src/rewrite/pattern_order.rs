@@ -2,8 +2,9 @@
 //! walk outwards, hop by hop, turning a relationship around where it is walked from its target
 //! (an outgoing edge walked from its target is incoming).
 //!
-//! Score: already bound by an earlier clause > key equality > other property filter > smaller
-//! table > none. The patterns of a MATCH form a graph (a `petgraph` graph, nodes = node
+//! Score: already bound by an earlier clause > key equality > other property filter > the
+//! node the next clause counts per (`RETURN a.id, count(*)`: counts per root row come from
+//! the index, see `FactorizeCounts`) > smaller table > none. The patterns of a MATCH form a graph (a `petgraph` graph, nodes = node
 //! variables, edges = relationship patterns); each connected component is walked depth-first
 //! from its best node, the best component first. Every relationship is matched exactly once,
 //! with the same endpoints, labels, property maps and variables; the full WHERE still applies
@@ -32,6 +33,8 @@ pub enum RootReason {
     None,
     /// Smaller tables score higher: `usize::MAX - rows`.
     Table(usize),
+    /// The next clause counts per this node.
+    Grouped,
     PropertyFilter,
     KeyEquality,
     Bound,
@@ -42,6 +45,7 @@ impl std::fmt::Display for RootReason {
         match self {
             RootReason::None => write!(f, "no filter"),
             RootReason::Table(s) => write!(f, "smallest table ({} rows)", usize::MAX - s),
+            RootReason::Grouped => write!(f, "counted per"),
             RootReason::PropertyFilter => write!(f, "property filter"),
             RootReason::KeyEquality => write!(f, "key equality"),
             RootReason::Bound => write!(f, "bound by an earlier clause"),
@@ -116,11 +120,12 @@ pub(crate) struct Reordered {
     pub roots: Vec<(String, RootReason)>,
 }
 
-/// Re-roots a bound MATCH (`None`: left as written). `fresh` names anonymous nodes
-/// (internal names start with `__`).
+/// Re-roots a bound MATCH (`None`: left as written). `grouped`: the node variable the next
+/// clause counts per. `fresh` names anonymous nodes (internal names start with `__`).
 pub(crate) fn reorder(
     qg: &QueryGraph,
     binder: &Binder<'_>,
+    grouped: Option<&str>,
     fresh: &mut dyn FnMut() -> String,
 ) -> Option<Result<Reordered>> {
     let m = &qg.clause;
@@ -132,7 +137,7 @@ pub(crate) fn reorder(
     let scores: Vec<RootReason> = pg
         .vars
         .iter()
-        .map(|v| score(v, binder, &where_conj))
+        .map(|v| score(v, binder, &where_conj, grouped))
         .collect();
     let components = pg.components(&scores);
     let roots = components
@@ -340,8 +345,14 @@ impl PatternGraph {
     }
 }
 
-/// How good a root `v` is: bound > key equality > property filter > smaller table > none.
-fn score(v: &Var, binder: &Binder<'_>, where_conj: &[&ast::Expr]) -> RootReason {
+/// How good a root `v` is: bound > key equality > property filter > counted per > smaller
+/// table > none.
+fn score(
+    v: &Var,
+    binder: &Binder<'_>,
+    where_conj: &[&ast::Expr],
+    grouped: Option<&str>,
+) -> RootReason {
     let catalog = binder.catalog;
     let is_bound = |v: &str| (binder.bound)(v).is_some();
     if is_bound(&v.name) {
@@ -363,6 +374,9 @@ fn score(v: &Var, binder: &Binder<'_>, where_conj: &[&ast::Expr]) -> RootReason 
             .any(|c| single_var_filter(c).as_deref() == Some(v.name.as_str()))
     {
         return RootReason::PropertyFilter;
+    }
+    if grouped == Some(v.name.as_str()) {
+        return RootReason::Grouped;
     }
     match info {
         Some(i) if v.labels.len() == 1 => RootReason::Table(usize::MAX - i.table.num_rows),

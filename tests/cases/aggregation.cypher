@@ -102,3 +102,114 @@ UNWIND [[1, 'b'], [2, 'a'], [3, 'b'], [4, 'c'], [5, 'a']] AS x WITH x[0] AS k, x
 ---- ordered
 vs
 ['a', 'c', 'b']
+
+# Degrees per node (counted from the CSR offsets in CSR mode); nodes without edges have no row.
+MATCH (a:Person)-[:KNOWS]->(b) RETURN a.id, count(*) AS d ORDER BY a.id
+---- ordered
+a.id|d
+1|2
+2|2
+3|1
+4|1
+5|1
+
+# In-degree per node with a filter on it, count of the far node.
+MATCH (a:Person)<-[:KNOWS]-(b:Person) WHERE a.age > 30 RETURN a.firstName, count(b) AS fans ORDER BY a.firstName
+---- ordered
+a.firstName|fans
+Ann|2
+Bob|1
+Dana|2
+
+# Undirected degree: each edge once from each end.
+MATCH (a:Person)-[:KNOWS]-(b:Person) RETURN a.id, count(*) AS d, count(DISTINCT b) AS nd ORDER BY a.id
+---- ordered
+a.id|d|nd
+1|4|4
+2|3|3
+3|3|3
+4|3|3
+5|1|1
+
+# Distinct neighbours either way per node.
+MATCH (a:Person)-[:KNOWS]-(b:Person) RETURN a.id, count(DISTINCT b) AS nd ORDER BY a.id
+---- ordered
+a.id|nd
+1|4
+2|3
+3|3
+4|3
+5|1
+
+# A filter on the far node: counted per node through the passing neighbours.
+MATCH (a:Person)-[:KNOWS]->(b:Person) WHERE b.age > 30 RETURN a.id, count(*) AS d ORDER BY a.id
+---- ordered
+a.id|d
+1|1
+2|1
+3|1
+4|1
+5|1
+
+# Grouped by a property that is not the key: per-node counts summed per group.
+MATCH (a:Person)-[:KNOWS]->(b:Person) RETURN a.age > 30 AS old, count(*) AS n ORDER BY old
+---- ordered
+old|n
+false|2
+true|5
+
+# Top-k by in-degree with the winners' properties.
+MATCH (a:Person)<-[:KNOWS]-(b:Person) RETURN a.id, a.firstName, count(*) AS c ORDER BY c DESC, a.id LIMIT 3
+---- ordered
+a.id|a.firstName|c
+1|Ann|2
+3|Carl|2
+4|Dana|2
+
+# Two-hop counts per start node.
+MATCH (a:Person)-[:KNOWS]->(b:Person)-[:IS_LOCATED_IN]->(c:City) RETURN a.id, count(*) AS n ORDER BY a.id
+---- ordered
+a.id|n
+1|2
+2|2
+3|1
+4|1
+5|1
+
+# Directed triangles (each counted once per rotation), in total and per node.
+MATCH (a:Person)-[:KNOWS]->(b:Person)-[:KNOWS]->(c:Person)-[:KNOWS]->(a) RETURN count(*) AS n
+---- ordered
+n
+6
+
+MATCH (a:Person)-[:KNOWS]->(b:Person)-[:KNOWS]->(c:Person)-[:KNOWS]->(a) RETURN a.firstName, count(*) AS n ORDER BY a.firstName
+---- ordered
+a.firstName|n
+Ann|2
+Bob|1
+Carl|1
+Dana|2
+
+# Undirected triangles: four, each in six orders.
+MATCH (a:Person)-[:KNOWS]-(b:Person)-[:KNOWS]-(c:Person)-[:KNOWS]-(a) RETURN count(*) AS n
+---- ordered
+n
+24
+
+# Triangles with mixed directions and a relationship filter.
+MATCH (a:Person)-[:KNOWS]->(b:Person)<-[:KNOWS]-(c:Person)-[:KNOWS]->(a) RETURN count(*) AS n
+---- ordered
+n
+2
+
+MATCH (a:Person)-[k:KNOWS]->(b:Person)-[:KNOWS]->(c:Person)-[:KNOWS]->(a) WHERE k.creationDate >= 1577880000000 RETURN count(*) AS n
+---- ordered
+n
+3
+
+# A parameter in a triangle's relationship filter.
+MATCH (a:Person)-[:KNOWS]->(b:Person)-[:KNOWS]->(c:Person)-[k:KNOWS]->(a) WHERE k.creationDate >= $d RETURN count(*) AS n
+-- param d=1577880000000
+---- ordered
+n
+3

@@ -239,3 +239,12 @@ null
 # A bound relationship list is not re-matched as a single relationship.
 MATCH ()-[r:KNOWS*2]->() WITH r MATCH ()-[r]->() RETURN count(*) AS n
 ---- error VariableTypeConflict
+
+# A filter (with a parameter) on the end node of a variable-length hop.
+MATCH (a:Person {id: 1})-[:KNOWS*1..2]->(b:Person) WHERE b.age > $age RETURN b.firstName AS n ORDER BY n
+-- param age=30
+---- ordered
+n
+Bob
+Dana
+Dana
