@@ -239,24 +239,16 @@ fn distinct_far(h: &HopSpec, roots: &[u32], out: &mut [u64], edges_seen: &mut us
         h.data.index.table_rows,
         &rows,
     )?;
-    let mut ys: Vec<u32> = Vec::new();
+    let m = Masks {
+        nodes: target_ok,
+        edges: edge_ok,
+    };
+    let mut buf = Vec::new();
     for &x in roots {
-        ys.clear();
-        for (n, e) in runs(x) {
-            for (&y, &row) in n.iter().zip(e) {
-                let node = target_ok.as_ref().is_none_or(|ok| ok[y as usize]);
-                let edge = edge_ok.as_ref().is_none_or(|ok| ok[row as usize]);
-                if node && edge {
-                    ys.push(y);
-                }
-            }
-        }
-        // Each run is sorted; two (an undirected hop) are merged by sorting.
-        if h.orientations.len() > 1 {
-            ys.sort_unstable();
-        }
-        ys.dedup();
-        out[x as usize] = ys.len() as u64;
+        // Sorted: the distinct ones are where the value changes.
+        let ys = neighbours(h, x, false, &m, &mut buf);
+        let distinct = ys.len() - ys.windows(2).filter(|w| w[0] == w[1]).count();
+        out[x as usize] = distinct as u64;
     }
     Ok(())
 }
@@ -360,62 +352,16 @@ fn forward(hops: &[HopSpec], start: Vec<(u32, u64)>, edges_seen: &mut usize) -> 
 /// Few root nodes: walk forward from them; many: count every node backwards, once per arm.
 const FORWARD_ROOTS: usize = 256;
 
+/// The total: each root's count (see [`per_root`]) times its rows.
 fn count(
     arms: &[Vec<HopSpec>],
     close: Option<&HopSpec>,
     roots: &[u64],
     edges_seen: &mut usize,
 ) -> Result<i64> {
-    if let Some(close) = close {
-        let live: Vec<u32> = (0..roots.len() as u32)
-            .filter(|&r| roots[r as usize] > 0)
-            .collect();
-        let mut per = vec![0u64; roots.len()];
-        cycle_counts(arms, close, &live, &mut per, edges_seen)?;
-        let total = live
-            .iter()
-            .map(|&r| roots[r as usize].saturating_mul(per[r as usize]));
-        return Ok(total.fold(0u64, u64::saturating_add).min(i64::MAX as u64) as i64);
-    }
-    let live: Vec<(u32, u64)> = roots
-        .iter()
-        .enumerate()
-        .filter(|(_, &m)| m > 0)
-        .map(|(r, &m)| (r as u32, m))
-        .collect();
-    if live.len() <= FORWARD_ROOTS {
-        if arms.len() == 1 {
-            return Ok(forward(&arms[0], live, edges_seen)? as i64);
-        }
-        let mut total: u64 = 0;
-        for (r, m) in live {
-            let mut p = m;
-            for arm in arms {
-                p = p.saturating_mul(forward(arm, vec![(r, 1)], edges_seen)?);
-                if p == 0 {
-                    break;
-                }
-            }
-            total = total.saturating_add(p);
-        }
-        return Ok(total as i64);
-    }
-    let counts = arms
-        .iter()
-        .map(|a| arm_counts(a, edges_seen))
-        .collect::<Result<Vec<_>>>()?;
-    let mut total: u64 = 0;
-    for (r, &m) in roots.iter().enumerate() {
-        if m == 0 {
-            continue;
-        }
-        let mut p = m;
-        for c in &counts {
-            p = p.saturating_mul(c[r]);
-        }
-        total = total.saturating_add(p);
-    }
-    Ok(total as i64)
+    let per = per_root(arms, close, CountOutput::Total, roots, edges_seen)?;
+    let total = roots.iter().zip(per).map(|(&m, c)| m.saturating_mul(c));
+    Ok(total.fold(0u64, u64::saturating_add).min(i64::MAX as u64) as i64)
 }
 
 /// The filter masks of a hop over every node and edge (`None`: all pass).

@@ -111,7 +111,8 @@ impl Lowerer<'_> {
         }
         // A variable-length relationship the user named (or a re-matched list) is a list of
         // relationships.
-        let named = |v: &&ast::Ident| !v.name.starts_with("__") || v.name.starts_with("__rebound");
+        let rebound = format!("__{}", super::pattern::REBOUND);
+        let named = |v: &&ast::Ident| !v.name.starts_with("__") || v.name.starts_with(&rebound);
         for (k, r) in qg.rels.iter().enumerate() {
             if let Some(v) = r.var.as_ref().filter(named) {
                 if r.length.is_some() && !segments.contains_key(&v.name) {

@@ -320,7 +320,7 @@ impl<'c> Lowerer<'c> {
                     .map(|name| ast::Ident { name, span: v.span })
                     .collect();
             }
-            let fresh = self.fresh("rebound");
+            let fresh = self.fresh(REBOUND);
             conjuncts.push(ast::Expr {
                 kind: ExprKind::Binary(
                     ast::BinaryOp::Eq,
@@ -733,3 +733,6 @@ fn keyed_node<'a>(
         _ => None,
     }
 }
+
+/// Fresh variables of relationships matched again are `__rebound<n>` (`Lowerer::fresh`).
+pub(super) const REBOUND: &str = "rebound";
