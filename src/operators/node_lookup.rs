@@ -20,8 +20,9 @@ pub struct NodeLookup {
     pub target: TakeSpec,
     pub keys: Arc<NodeKeys>,
     pub columns: Arc<TableColumns>,
-    /// The input keys are known to be nodes (e.g. they came from an index); the lookup then
-    /// never drops a row and may be removed when none of its columns is used.
+    /// The input keys are known to be nodes or null (e.g. they came from an index, or are a
+    /// grouped node's keys); the lookup then never drops a row (a null key gets null
+    /// columns) and may be removed when none of its columns is used.
     pub keys_exist: bool,
     pub schema: DFSchemaRef,
 }

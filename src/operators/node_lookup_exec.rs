@@ -1,5 +1,6 @@
 //! `NodeLookupExec`: maps each input row's node key to its ordinal and takes the node columns;
-//! rows whose key is not a node are dropped.
+//! rows whose key is not a node are dropped (a null key is kept, with null columns, where the
+//! keys are known to be nodes or null).
 
 use crate::csr::{as_i64, NodeKeys, TableColumns};
 use arrow::array::{Array, ArrayRef, RecordBatch, UInt32Array};
@@ -25,6 +26,8 @@ pub struct LookupSpec {
     /// Table columns output, after the input's.
     pub take: Vec<String>,
     pub take_out: Vec<String>,
+    /// Rows with a null key are kept, with null columns (keys known to be nodes or null).
+    pub keep_nulls: bool,
 }
 
 #[derive(Debug)]
@@ -63,11 +66,15 @@ impl LookupSpec {
         let (mut rows, mut ords) = (Vec::new(), Vec::new());
         for i in 0..keys.len() {
             if keys.is_null(i) {
+                if self.keep_nulls {
+                    rows.push(i as u32);
+                    ords.push(None);
+                }
                 continue;
             }
             if let Some(o) = self.keys.ordinal(keys.value(i)) {
                 rows.push(i as u32);
-                ords.push(o);
+                ords.push(Some(o));
             }
         }
         let n = rows.len();

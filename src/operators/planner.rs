@@ -201,6 +201,7 @@ impl ExtensionPlanner for GraphExtensionPlanner {
                 columns: n.columns.clone(),
                 take_out: n.target.output().map(|(_, o, _)| o.clone()).collect(),
                 take,
+                keep_nulls: n.keys_exist,
             };
             let schema = Arc::new(n.schema.as_arrow().clone());
             return Ok(Some(Arc::new(NodeLookupExec::try_new(

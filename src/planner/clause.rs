@@ -76,10 +76,21 @@ impl<'c> Lowerer<'c> {
         // entity's properties follow from it) make the join key.
         let mut keys: Vec<String> = Vec::new();
         let mut join_keys: Vec<String> = Vec::new();
+        // Made distinct by key, a node's other columns taken after (where it can).
+        let (mut distinct, mut lookups) = (Vec::new(), Vec::new());
         for (name, b) in &st.scope.vars {
             if used.contains(name.as_str()) {
                 inner_scope.bind(name, b.clone());
-                keys.extend(ents.columns(b).into_iter().map(|(c, _)| c));
+                let cols: Vec<String> = ents.columns(b).into_iter().map(|(c, _)| c).collect();
+                match self.node_lookup(b)? {
+                    Some((_, l)) => {
+                        let taken = l.produced();
+                        distinct.extend(cols.iter().filter(|c| !taken.contains(*c)).cloned());
+                        lookups.push(l);
+                    }
+                    None => distinct.extend(cols.iter().cloned()),
+                }
+                keys.extend(cols);
                 join_keys.push(ents.identity_col(b));
                 if let Binding::Nodes { prefix, .. } = b {
                     join_keys.push(super::scope::label_col(prefix));
@@ -92,10 +103,11 @@ impl<'c> Lowerer<'c> {
         let inner_plan = if st.unit {
             st.plan.clone()
         } else {
-            LogicalPlanBuilder::from(st.plan.clone())
-                .project(keys.iter().map(|c| col(c)))?
+            let unique = LogicalPlanBuilder::from(st.plan.clone())
+                .project(distinct.iter().map(|c| col(c)))?
                 .distinct()?
-                .build()?
+                .build()?;
+            Self::with_lookups(unique, lookups)?
         };
         let inner = State {
             plan: inner_plan,

@@ -7,6 +7,7 @@ use super::expr::{col, empty_list, ExprCtx};
 use super::scope::{Binding, Scope};
 use super::{Lowerer, State};
 use crate::error::{Error, Result};
+use crate::operators::node_lookup::NodeLookup;
 use crate::sem_err;
 use arrow::datatypes::DataType;
 use cypher::ast::{self, ExprKind, Literal};
@@ -27,6 +28,18 @@ struct ItemBindings {
     key_exprs: Vec<Expr>,
     /// The items holding aggregates: (item, column).
     agg_items: Vec<(usize, String)>,
+    /// Nodes grouped by their key only: their other columns, taken once per group.
+    lookups: Vec<GroupLookup>,
+}
+
+/// A node grouping item whose properties are taken after the aggregate, by key (a node's
+/// properties depend on its key: grouping by them too would hash and carry every one per row).
+struct GroupLookup {
+    /// The item's name and the variable it came from (what ORDER BY may mention).
+    names: [String; 2],
+    /// The key property (read before the lookup too).
+    key: String,
+    lookup: NodeLookup,
 }
 
 /// What building the aggregate of a projection reads.
@@ -127,6 +140,7 @@ impl<'c> Lowerer<'c> {
             item_vars,
             key_exprs,
             agg_items,
+            mut lookups,
         } = bound;
         // In RETURN the scope is keyed by the internal variable; ORDER BY may use the alias too.
         let order_scope_aliases: Vec<(String, Binding)> = if is_return {
@@ -159,7 +173,26 @@ impl<'c> Lowerer<'c> {
                 new_scope: &new_scope,
                 is_return,
             };
-            self.project_aggregates(&st, &agg, key_exprs, &mut overrides, &mut key_overrides)?
+            // Properties an aggregate item or ORDER BY reads are taken before them; the others
+            // after SKIP / LIMIT, for the rows kept.
+            let read: Vec<&ast::Expr> = agg_items
+                .iter()
+                .map(|(i, _)| &items[*i].expr)
+                .chain(p.order_by.iter().map(|s| &s.expr))
+                .collect();
+            let (early, late) = lookups
+                .into_iter()
+                .partition(|l| read.iter().any(|e| mentions(e, l)));
+            lookups = late;
+            let lookups_before = early;
+            self.project_aggregates(
+                &st,
+                &agg,
+                key_exprs,
+                lookups_before,
+                &mut overrides,
+                &mut key_overrides,
+            )?
         } else {
             sorted_before_projection = !p.order_by.is_empty() && !p.distinct;
             self.project_items(&st, key_exprs, sorted_before_projection, p.distinct)?
@@ -194,6 +227,7 @@ impl<'c> Lowerer<'c> {
             }
         }
         plan = self.skip_limit(plan, p)?;
+        plan = Self::with_lookups(plan, lookups.into_iter().map(|l| l.lookup))?;
         if sorted_before_projection {
             let ents = self.entities();
             let mut cols: Vec<Expr> = new_scope
@@ -261,6 +295,7 @@ impl<'c> Lowerer<'c> {
         // (expression producing the column, column name) per output column, per item.
         let mut key_exprs: Vec<Expr> = Vec::new();
         let mut agg_items: Vec<(usize, String)> = Vec::new();
+        let mut lookups = Vec::new();
         for (i, it) in items.iter().enumerate() {
             let var = if is_return {
                 format!("__ret{i}")
@@ -299,9 +334,22 @@ impl<'c> Lowerer<'c> {
             };
             if let Some(b) = entity {
                 let nb = b.with_prefix(&var);
+                let lookup = if aggregating {
+                    self.group_lookup(&nb, &it.name, &it.expr)?
+                } else {
+                    None
+                };
+                let taken = |c: &str| {
+                    lookup
+                        .as_ref()
+                        .is_some_and(|l| l.lookup.produced().contains(c))
+                };
                 for ((old, _), (new, _)) in ents.columns(&b).into_iter().zip(ents.columns(&nb)) {
-                    key_exprs.push(col(&old).alias(new));
+                    if !taken(&new) {
+                        key_exprs.push(col(&old).alias(new));
+                    }
                 }
+                lookups.extend(lookup);
                 new_scope.bind(&var_name(is_return, &it.name, &var), nb);
             } else if aggregating && it.expr.contains_aggregate() {
                 agg_items.push((i, var.clone()));
@@ -326,7 +374,28 @@ impl<'c> Lowerer<'c> {
             item_vars,
             key_exprs,
             agg_items,
+            lookups,
         })
+    }
+
+    /// A node grouping item (`nb`, under its new prefix) grouped by its key alone.
+    fn group_lookup(
+        &self,
+        nb: &Binding,
+        name: &str,
+        expr: &ast::Expr,
+    ) -> Result<Option<GroupLookup>> {
+        let ExprKind::Variable(var) = &expr.kind else {
+            return Ok(None);
+        };
+        let Some((key_prop, lookup)) = self.node_lookup(nb)? else {
+            return Ok(None);
+        };
+        Ok(Some(GroupLookup {
+            names: [name.to_string(), var.clone()],
+            key: key_prop,
+            lookup,
+        }))
     }
 
     /// The aggregate: grouping keys, then the items built from aggregates (and keys) over it.
@@ -335,6 +404,7 @@ impl<'c> Lowerer<'c> {
         st: &State,
         agg: &Aggregation<'_>,
         key_exprs: Vec<Expr>,
+        lookups: Vec<GroupLookup>,
         overrides: &mut Vec<(ast::Expr, String)>,
         key_overrides: &mut Vec<(ast::Expr, String)>,
     ) -> Result<LogicalPlan> {
@@ -361,6 +431,7 @@ impl<'c> Lowerer<'c> {
         }
         let b = LogicalPlanBuilder::from(plan);
         plan = b.aggregate(key_exprs.clone(), aggs)?.build()?;
+        plan = Self::with_lookups(plan, lookups.into_iter().map(|l| l.lookup))?;
         // Items built from aggregates (and keys).
         let post_schema = plan.schema().clone();
         *key_overrides = agg_overrides.clone();
@@ -733,6 +804,24 @@ fn sum(x: Expr, t: &DataType, distinct: bool) -> Result<Expr> {
         (maybe_distinct(af::sum(x))?, lit(0.0f64))
     };
     Ok(f::coalesce(vec![sum, zero]))
+}
+
+/// Whether `e` reads the grouped node of `l` other than its key.
+fn mentions(e: &ast::Expr, l: &GroupLookup) -> bool {
+    let mut found = false;
+    e.walk(&mut |x| {
+        match &x.kind {
+            ExprKind::Property(t, p) if p.name == l.key => {
+                if matches!(&t.kind, ExprKind::Variable(v) if l.names.contains(v)) {
+                    return false;
+                }
+            }
+            ExprKind::Variable(v) => found |= l.names.contains(v),
+            _ => {}
+        }
+        !found
+    });
+    found
 }
 
 /// A variable that is not a grouping key, read by an expression with aggregates (`place`):

@@ -3,7 +3,7 @@
 
 use super::expr::{col, ExprCtx};
 use super::pattern::{far_col, near_col, node_take};
-use super::scope::{dst_col, eid_col, prop_col, src_col};
+use super::scope::{dst_col, eid_col, prop_col, src_col, Binding};
 use super::{Lowerer, State};
 use crate::catalog::{NodeInfo, RelInfo};
 use crate::error::Result;
@@ -132,5 +132,56 @@ impl<'c> Lowerer<'c> {
         Ok(Some(LogicalPlan::Extension(Extension {
             node: Arc::new(n),
         })))
+    }
+
+    /// The columns of node binding `b` other than its key, taken by key: for rows made
+    /// distinct (grouped) by a node's key alone, as a node's properties follow from it. One
+    /// label with an integer key index, and properties besides the key; else `None`. Returns
+    /// the key property and the lookup over a placeholder input (`UnaryNode::with_input`
+    /// places it); a null key keeps its row, with null columns.
+    pub(super) fn node_lookup(&self, b: &Binding) -> Result<Option<(String, NodeLookup)>> {
+        let (Some(idx), Binding::Node { label, prefix }) = (self.indexes, b) else {
+            return Ok(None);
+        };
+        let (Some(keys), Some(columns)) = (idx.keys(label), idx.node_columns.get(label)) else {
+            return Ok(None);
+        };
+        let mut target = node_take(prefix, self.entities().node(label));
+        let Some(key) = target.key else {
+            return Ok(None);
+        };
+        target.take.retain(|&i| i != key);
+        if target.take.is_empty() {
+            return Ok(None);
+        }
+        let (key_prop, key_col) = (target.all[key].0.clone(), target.all[key].1.clone());
+        let placeholder = LogicalPlan::EmptyRelation(datafusion::logical_expr::EmptyRelation {
+            produce_one_row: false,
+            schema: Arc::new(datafusion::common::DFSchema::empty()),
+        });
+        let lookup = NodeLookup::try_new(
+            placeholder,
+            key_col,
+            label.clone(),
+            target,
+            keys,
+            columns.clone(),
+            true,
+        )?;
+        Ok(Some((key_prop, lookup)))
+    }
+
+    /// `lookups` (from [`Self::node_lookup`]) applied over `plan`.
+    pub(super) fn with_lookups(
+        mut plan: LogicalPlan,
+        lookups: impl IntoIterator<Item = NodeLookup>,
+    ) -> Result<LogicalPlan> {
+        use crate::operators::UnaryNode;
+        for l in lookups {
+            plan = LogicalPlan::Extension(Extension {
+                node: Arc::new(l.with_input(plan)?),
+            });
+        }
+        Ok(plan)
     }
 }

@@ -213,3 +213,17 @@ MATCH (a:Person)-[:KNOWS]->(b:Person)-[:KNOWS]->(c:Person)-[k:KNOWS]->(a) WHERE 
 ---- ordered
 n
 3
+
+# Grouped by a node returned whole: grouped by its key, its properties taken once per group.
+MATCH (a:Person)<-[:KNOWS]-(b:Person) RETURN a, count(*) AS n ORDER BY n DESC, a.id LIMIT 2
+---- ordered
+a|n
+(:Person {id: 1, firstName: 'Ann', lastName: 'Smith', gender: 'female', age: 31, birthday: 725824800000, creationDate: 1325419200000, browserUsed: 'Firefox'})|2
+(:Person {id: 3, firstName: 'Carl', lastName: 'Garcia', gender: 'male', age: 25, birthday: 915170400000, creationDate: 1420092000000, browserUsed: 'Firefox'})|2
+
+# Grouped by a node of an OPTIONAL MATCH: the group of rows without one is null.
+MATCH (p:Person) OPTIONAL MATCH (p)-[:KNOWS]->(f:Person) WHERE f.age > 40 WITH f, count(*) AS n RETURN f.firstName AS name, f.age AS age, n ORDER BY n DESC
+---- ordered
+name|age|n
+null|null|5
+Bob|42|1
