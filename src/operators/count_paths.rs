@@ -8,6 +8,11 @@
 //! Per row (`per_row`): each input row with its own count (rows without paths dropped), for a
 //! count grouped by the root; `distinct` counts the distinct far nodes of a one-hop arm instead.
 //! A one-hop arm without filters reads its counts from the CSR offsets (node degrees).
+//!
+//! Values (`values`): sums, non-null counts, least and greatest values of an integer property
+//! of an arm's last node over the paths, pushed back along the arm the same way (a sum adds
+//! up over edges like a count; the least value takes the minimum), then multiplied by the
+//! other arms' counts.
 
 use super::csr_expand::{CsrData, TakeSpec};
 use datafusion::common::{DFSchema, DFSchemaRef, Result};
@@ -28,6 +33,38 @@ pub struct CountHop {
     pub edge_filter: Option<Expr>,
 }
 
+/// What is computed of a property over the paths.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd)]
+pub enum ValueKind {
+    /// Decimal128(38, 0), null when no path has a value.
+    Sum,
+    /// Int64: the paths whose value is not null.
+    NonNull,
+    /// Int64, null when no path has a value.
+    Min,
+    Max,
+}
+
+/// An integer property of arm `arm`'s last node (`column` of its table) computed over the
+/// paths into `output`.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd)]
+pub struct PathValue {
+    pub kind: ValueKind,
+    pub arm: usize,
+    pub column: String,
+    pub output: String,
+}
+
+impl PathValue {
+    pub fn data_type(&self) -> arrow::datatypes::DataType {
+        use arrow::datatypes::DataType;
+        match self.kind {
+            ValueKind::Sum => DataType::Decimal128(38, 0),
+            _ => DataType::Int64,
+        }
+    }
+}
+
 #[derive(Debug, Clone)]
 pub struct CountPaths {
     /// Rows of the first node (one path start per row).
@@ -44,6 +81,8 @@ pub struct CountPaths {
     /// A hop from the end of the single arm back to the root: cycles are counted, by
     /// intersecting sorted neighbour lists.
     pub close: Option<CountHop>,
+    /// Property values computed over the paths, output after the count.
+    pub values: Vec<PathValue>,
     pub schema: DFSchemaRef,
 }
 
@@ -55,10 +94,7 @@ impl CountPaths {
         arms: Vec<Vec<CountHop>>,
         output: String,
     ) -> Result<Self> {
-        let schema = Arc::new(DFSchema::try_from(arrow::datatypes::Schema::new(vec![
-            arrow::datatypes::Field::new(&output, arrow::datatypes::DataType::Int64, false),
-        ]))?);
-        Ok(Self {
+        Self {
             input,
             key,
             arms,
@@ -66,8 +102,10 @@ impl CountPaths {
             per_row: false,
             distinct: false,
             close: None,
-            schema,
-        })
+            values: vec![],
+            schema: Arc::new(DFSchema::empty()),
+        }
+        .with_schema()
     }
 
     /// Each input row with the count of its paths (`distinct`: of the distinct far nodes of
@@ -84,16 +122,7 @@ impl CountPaths {
                 "CountPaths: distinct counts need a single hop"
             );
         }
-        // The input's columns (qualifiers kept), then the count: never null.
-        let mut fields: Vec<_> = input
-            .schema()
-            .iter()
-            .map(|(q, f)| (q.cloned(), f.clone()))
-            .collect();
-        let count = arrow::datatypes::Field::new(&output, arrow::datatypes::DataType::Int64, false);
-        fields.push((None, Arc::new(count)));
-        let schema = Arc::new(DFSchema::new_with_metadata(fields, Default::default())?);
-        Ok(Self {
+        Self {
             input,
             key,
             arms,
@@ -101,8 +130,50 @@ impl CountPaths {
             per_row: true,
             distinct,
             close: None,
-            schema,
-        })
+            values: vec![],
+            schema: Arc::new(DFSchema::empty()),
+        }
+        .with_schema()
+    }
+
+    /// Also computes `values` (not with DISTINCT or a closing hop).
+    pub fn with_values(mut self, values: Vec<PathValue>) -> Result<Self> {
+        if !values.is_empty() && (self.distinct || self.close.is_some()) {
+            return datafusion::common::internal_err!("CountPaths: values of plain paths only");
+        }
+        if values.iter().any(|v| v.arm >= self.arms.len()) {
+            return datafusion::common::internal_err!("CountPaths: no such arm");
+        }
+        self.values = values;
+        self.with_schema()
+    }
+
+    /// Per row: the input's columns (qualifiers kept); then the count (never null) and the
+    /// values.
+    fn with_schema(mut self) -> Result<Self> {
+        use arrow::datatypes::{DataType, Field};
+        let mut fields: Vec<_> = match self.per_row {
+            true => self
+                .input
+                .schema()
+                .iter()
+                .map(|(q, f)| (q.cloned(), f.clone()))
+                .collect(),
+            false => vec![],
+        };
+        fields.push((
+            None,
+            Arc::new(Field::new(&self.output, DataType::Int64, false)),
+        ));
+        for v in &self.values {
+            let nullable = v.kind != ValueKind::NonNull;
+            fields.push((
+                None,
+                Arc::new(Field::new(&v.output, v.data_type(), nullable)),
+            ));
+        }
+        self.schema = Arc::new(DFSchema::new_with_metadata(fields, Default::default())?);
+        Ok(self)
     }
 
     /// Counts cycles closed by `close` (from the arm's last node back to the root).
@@ -140,6 +211,7 @@ impl CountPaths {
             self.close
                 .as_ref()
                 .map(|h| (&h.rel_type, &h.orientations, &h.edge_filter)),
+            &self.values,
         )
     }
 }
@@ -189,32 +261,38 @@ impl super::UnaryNode for CountPaths {
             (true, false) => " per row",
             (true, true) => " per row, distinct",
         };
+        let values: Vec<String> = self
+            .values
+            .iter()
+            .map(|v| {
+                format!(
+                    ", {:?}(arm {}: {}) -> {}",
+                    v.kind, v.arm, v.column, v.output
+                )
+            })
+            .collect();
         write!(
             f,
-            "CountPaths: key={}, arms=[{}]{what} -> {}",
+            "CountPaths: key={}, arms=[{}]{what} -> {}{}",
             self.key,
             arms.join(", "),
-            self.output
+            self.output,
+            values.concat()
         )
     }
 
-    /// The count is made here: a predicate on it stays above.
+    /// The count and values are made here: a predicate on them stays above.
     fn barrier_columns(&self) -> std::collections::HashSet<String> {
-        [self.output.clone()].into()
+        std::iter::once(&self.output)
+            .chain(self.values.iter().map(|v| &v.output))
+            .cloned()
+            .collect()
     }
 
     fn with_input(&self, input: LogicalPlan) -> Result<Self> {
-        if self.per_row {
-            let (key, arms, out) = (self.key.clone(), self.arms.clone(), self.output.clone());
-            let n = Self::try_new_per_row(input, key, arms, out, self.distinct)?;
-            return Ok(Self {
-                close: self.close.clone(),
-                ..n
-            });
-        }
         let mut n = self.clone();
         n.input = input;
-        Ok(n)
+        n.with_schema()
     }
 
     fn needed_input_columns(&self, output_columns: &[usize]) -> Option<Vec<Vec<usize>>> {

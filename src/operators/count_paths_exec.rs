@@ -2,7 +2,10 @@
 //! paths per root node are counted from the arm's far end back to the root
 //! (`count[x] += count[y]` over edges x -> y passing the relationship filter, `x` passing its
 //! target filter); the answer is the sum over roots of rows x the product of arm counts.
+//! A property of an arm's last node is pushed back the same way ([`Acc`]: its sum, how many
+//! values, least and greatest), then scaled by the other arms' counts.
 
+use super::count_paths::ValueKind;
 use super::csr_expand::CsrData;
 use super::csr_expand_exec::CompiledFilter;
 use crate::csr::as_i64;
@@ -31,6 +34,15 @@ pub struct HopSpec {
     pub edge_filter: Option<CompiledFilter>,
 }
 
+/// A property of an arm's last node computed over the paths (`count_paths::PathValue`).
+#[derive(Debug, Clone)]
+pub struct ValueSpec {
+    pub kind: ValueKind,
+    pub arm: usize,
+    /// The property of every node of the arm's last table, by ordinal.
+    pub values: Arc<Int64Array>,
+}
+
 /// What a `CountPathsExec` outputs: the total, or each input row with its count.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum CountOutput {
@@ -48,6 +60,7 @@ pub struct CountPathsExec {
     arms: Arc<Vec<Vec<HopSpec>>>,
     /// Closes the single arm onto the root: cycles are counted.
     close: Option<Arc<HopSpec>>,
+    values: Arc<Vec<ValueSpec>>,
     output: CountOutput,
     schema: SchemaRef,
     cache: Arc<PlanProperties>,
@@ -65,7 +78,23 @@ impl CountPathsExec {
         {
             return datafusion::common::internal_err!("CountPathsExec: bad cycle");
         }
+        if !self.values.is_empty() {
+            return datafusion::common::internal_err!("CountPathsExec: values of a cycle");
+        }
         self.close = Some(Arc::new(close));
+        Ok(self)
+    }
+
+    /// Also computes `values` over the paths (not of cycles or distinct neighbours).
+    pub fn with_values(mut self, values: Vec<ValueSpec>) -> Result<Self> {
+        let bad = values.iter().any(|v| {
+            let last = self.arms.get(v.arm).and_then(|a| a.last());
+            last.is_none_or(|h| v.values.len() != h.data.far_keys.len())
+        });
+        if bad || (!values.is_empty() && self.output == (CountOutput::PerRow { distinct: true })) {
+            return datafusion::common::internal_err!("CountPathsExec: bad values");
+        }
+        self.values = Arc::new(values);
         Ok(self)
     }
 
@@ -95,6 +124,7 @@ impl CountPathsExec {
             key_idx,
             arms: Arc::new(arms),
             close: None,
+            values: Arc::new(vec![]),
             output,
             schema,
             cache,
@@ -117,6 +147,84 @@ fn passing(
     }
 }
 
+/// What is pushed back along the hops: path counts, or a property's values over the paths.
+trait Weight: Copy {
+    const ZERO: Self;
+    fn plus(self, other: Self) -> Self;
+}
+
+impl Weight for u64 {
+    const ZERO: Self = 0;
+    fn plus(self, other: Self) -> Self {
+        self.saturating_add(other)
+    }
+}
+
+/// An integer property's values over a set of paths: their sum, how many (paths whose value
+/// is null don't count), the least and the greatest.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(crate) struct Acc {
+    sum: i128,
+    n: u64,
+    lo: i64,
+    hi: i64,
+}
+
+impl Weight for Acc {
+    const ZERO: Self = Acc {
+        sum: 0,
+        n: 0,
+        lo: i64::MAX,
+        hi: i64::MIN,
+    };
+    fn plus(self, o: Self) -> Self {
+        Acc {
+            sum: self.sum.saturating_add(o.sum),
+            n: self.n.saturating_add(o.n),
+            lo: self.lo.min(o.lo),
+            hi: self.hi.max(o.hi),
+        }
+    }
+}
+
+impl Acc {
+    fn of(v: i64) -> Self {
+        Acc {
+            sum: v as i128,
+            n: 1,
+            lo: v,
+            hi: v,
+        }
+    }
+
+    /// The same paths, each `c` times over (combined with `c` paths of other arms).
+    fn times(self, c: u64) -> Self {
+        match c {
+            0 => Self::ZERO,
+            c => Acc {
+                sum: self.sum.saturating_mul(c as i128),
+                n: self.n.saturating_mul(c),
+                ..self
+            },
+        }
+    }
+
+    /// The value of `kind`; null where no path had a value.
+    fn scalar(&self, kind: ValueKind) -> Result<Option<i128>> {
+        const DECIMAL_38: i128 = 10i128.pow(38);
+        Ok(match kind {
+            ValueKind::NonNull => Some(self.n.min(i64::MAX as u64) as i128),
+            _ if self.n == 0 => None,
+            ValueKind::Sum if self.sum.abs() >= DECIMAL_38 => {
+                return datafusion::common::exec_err!("integer overflow in sum()")
+            }
+            ValueKind::Sum => Some(self.sum),
+            ValueKind::Min => Some(self.lo as i128),
+            ValueKind::Max => Some(self.hi as i128),
+        })
+    }
+}
+
 /// Paths along `hops` from every near node of the first hop, counted backwards from the far end.
 fn arm_counts(hops: &[HopSpec], edges_seen: &mut usize) -> Result<Vec<u64>> {
     let last = hops.last().expect("an arm has a hop");
@@ -126,33 +234,61 @@ fn arm_counts(hops: &[HopSpec], edges_seen: &mut usize) -> Result<Vec<u64>> {
     let degrees = last.target_filter.is_none()
         && last.edge_filter.is_none()
         && !(last.orientations.len() == 2 && last.data.index.has_self_loops());
-    let mut w: Vec<u64> = match passing(&last.target_filter, &last.data.target, far_n)? {
+    if degrees {
+        let rest = &hops[..hops.len() - 1];
+        let near_n = last.data.near_keys.len() as u32;
+        let mut v: Vec<u64> = (0..near_n).map(|x| degree(last, x)).collect();
+        if let Some(prev) = rest.last() {
+            keep_passing(prev, &mut v)?;
+        }
+        return pull(rest, v, edges_seen);
+    }
+    let w = match passing(&last.target_filter, &last.data.target, far_n)? {
         Some(ok) => ok.into_iter().map(u64::from).collect(),
-        None if degrees => Vec::new(),
         None => vec![1; far_n],
     };
+    pull(hops, w, edges_seen)
+}
+
+/// A property of the far nodes of `hops` over the paths from every near node of the first.
+fn arm_values(hops: &[HopSpec], values: &Int64Array, edges_seen: &mut usize) -> Result<Vec<Acc>> {
+    let last = hops.last().expect("an arm has a hop");
+    let ok = passing(&last.target_filter, &last.data.target, values.len())?;
+    let w = (0..values.len())
+        .map(
+            |y| match ok.as_ref().is_some_and(|ok| !ok[y]) || values.is_null(y) {
+                true => Acc::ZERO,
+                false => Acc::of(values.value(y)),
+            },
+        )
+        .collect();
+    pull(hops, w, edges_seen)
+}
+
+/// Weights at the near nodes of `hops[0]` from `w` at the far nodes of the last hop: pushed
+/// back hop by hop, a node between two hops dropped where it fails its filter.
+fn pull<W: Weight>(hops: &[HopSpec], mut w: Vec<W>, edges_seen: &mut usize) -> Result<Vec<W>> {
     for k in (0..hops.len()).rev() {
-        let h = &hops[k];
-        let near_n = h.data.near_keys.len();
-        let mut v = if degrees && k + 1 == hops.len() {
-            (0..near_n as u32).map(|x| degree(h, x)).collect()
-        } else {
-            push_back(h, &w, edges_seen)?
-        };
+        let mut v = push_back(&hops[k], &w, edges_seen)?;
         // The near node of hop k is the far node of hop k - 1: its filter applies here.
         if k > 0 {
-            let prev = &hops[k - 1];
-            if let Some(ok) = passing(&prev.target_filter, &prev.data.target, near_n)? {
-                for (x, slot) in v.iter_mut().enumerate() {
-                    if !ok[x] {
-                        *slot = 0;
-                    }
-                }
-            }
+            keep_passing(&hops[k - 1], &mut v)?;
         }
         w = v;
     }
     Ok(w)
+}
+
+/// `v` (over the far nodes of `h`) zeroed where a node fails `h`'s target filter.
+fn keep_passing<W: Weight>(h: &HopSpec, v: &mut [W]) -> Result<()> {
+    if let Some(ok) = passing(&h.target_filter, &h.data.target, v.len())? {
+        for (slot, ok) in v.iter_mut().zip(ok) {
+            if !ok {
+                *slot = W::ZERO;
+            }
+        }
+    }
+    Ok(())
 }
 
 /// Edges of node `x` over the hop's orientations, from the offsets alone.
@@ -163,10 +299,10 @@ fn degree(h: &HopSpec, x: u32) -> u64 {
 
 /// Per near node of hop `h`: the sum of `w` over its far nodes, per edge passing the
 /// relationship filter (an undirected walk sees a self-loop once).
-fn push_back(h: &HopSpec, w: &[u64], edges_seen: &mut usize) -> Result<Vec<u64>> {
+fn push_back<W: Weight>(h: &HopSpec, w: &[W], edges_seen: &mut usize) -> Result<Vec<W>> {
     let edge_ok = passing(&h.edge_filter, &h.data.edges, h.data.index.table_rows)?;
     let both = h.orientations.len() == 2;
-    let mut v = vec![0u64; h.data.near_keys.len()];
+    let mut v = vec![W::ZERO; h.data.near_keys.len()];
     for (x, slot) in v.iter_mut().enumerate() {
         for (j, &rev) in h.orientations.iter().enumerate() {
             let csr = h.data.index.direction(rev);
@@ -182,7 +318,7 @@ fn push_back(h: &HopSpec, w: &[u64], edges_seen: &mut usize) -> Result<Vec<u64>>
                 {
                     continue;
                 }
-                *slot += w[y as usize];
+                *slot = slot.plus(w[y as usize]);
             }
         }
     }
@@ -253,55 +389,95 @@ fn distinct_far(h: &HopSpec, roots: &[u32], out: &mut [u64], edges_seen: &mut us
     Ok(())
 }
 
-/// The count of each root node (by ordinal; zero for nodes not in `roots`).
+/// Per root node (by ordinal; zero for nodes not in the roots): its count, and per value
+/// its [`Acc`].
+struct PerRoot {
+    counts: Vec<u64>,
+    values: Vec<Vec<Acc>>,
+}
+
+/// The count (and values) of each root node with rows (`roots[r] > 0`).
 fn per_root(
     arms: &[Vec<HopSpec>],
     close: Option<&HopSpec>,
+    values: &[ValueSpec],
     output: CountOutput,
     roots: &[u64],
     edges_seen: &mut usize,
-) -> Result<Vec<u64>> {
+) -> Result<PerRoot> {
     let live: Vec<u32> = (0..roots.len() as u32)
         .filter(|&r| roots[r as usize] > 0)
         .collect();
-    let mut out = vec![0u64; roots.len()];
+    let mut out = PerRoot {
+        counts: vec![0u64; roots.len()],
+        values: vec![vec![Acc::ZERO; roots.len()]; values.len()],
+    };
     if let Some(close) = close {
-        cycle_counts(arms, close, &live, &mut out, edges_seen)?;
+        cycle_counts(arms, close, &live, &mut out.counts, edges_seen)?;
         return Ok(out);
     }
     if output == (CountOutput::PerRow { distinct: true }) {
-        distinct_far(&arms[0][0], &live, &mut out, edges_seen)?;
+        distinct_far(&arms[0][0], &live, &mut out.counts, edges_seen)?;
         return Ok(out);
     }
     if live.len() <= FORWARD_ROOTS {
         for &r in &live {
-            let mut p: u64 = 1;
+            let mut counts = Vec::with_capacity(arms.len());
+            let mut ends = Vec::with_capacity(arms.len());
             for arm in arms {
-                p = p.saturating_mul(forward(arm, vec![(r, 1)], edges_seen)?);
-                if p == 0 {
+                let end = forward(arm, vec![(r, 1)], edges_seen)?;
+                counts.push(end.iter().map(|e| e.1).fold(0, u64::saturating_add));
+                ends.push(end);
+                if counts.last() == Some(&0) {
                     break;
                 }
             }
-            out[r as usize] = p;
+            if counts.len() < arms.len() {
+                continue;
+            }
+            out.counts[r as usize] = others(&counts, usize::MAX);
+            for (v, slot) in values.iter().zip(&mut out.values) {
+                let acc = ends[v.arm]
+                    .iter()
+                    .filter(|(y, _)| v.values.is_valid(*y as usize))
+                    .map(|&(y, w)| Acc::of(v.values.value(y as usize)).times(w))
+                    .fold(Acc::ZERO, Acc::plus);
+                slot[r as usize] = acc.times(others(&counts, v.arm));
+            }
         }
         return Ok(out);
     }
-    for arm in arms {
-        let c = arm_counts(arm, edges_seen)?;
-        if std::ptr::eq(arm, &arms[0]) {
-            out = c;
-        } else {
-            out.iter_mut()
-                .zip(c)
-                .for_each(|(o, c)| *o = o.saturating_mul(c));
+    let counts = arms
+        .iter()
+        .map(|arm| arm_counts(arm, edges_seen))
+        .collect::<Result<Vec<_>>>()?;
+    let at = |r: usize| counts.iter().map(|c| c[r]).collect::<Vec<u64>>();
+    for (r, slot) in out.counts.iter_mut().enumerate() {
+        *slot = others(&at(r), usize::MAX);
+    }
+    for (v, slot) in values.iter().zip(&mut out.values) {
+        let accs = arm_values(&arms[v.arm], &v.values, edges_seen)?;
+        for (r, (acc, s)) in accs.into_iter().zip(slot.iter_mut()).enumerate() {
+            *s = acc.times(others(&at(r), v.arm));
         }
     }
     Ok(out)
 }
 
+/// The product of the arms' counts but arm `skip`'s.
+fn others(counts: &[u64], skip: usize) -> u64 {
+    let rest = counts.iter().enumerate().filter(|(i, _)| *i != skip);
+    rest.fold(1u64, |p, (_, &c)| p.saturating_mul(c))
+}
+
 /// Paths along `hops` from weighted start nodes, pushed forward over just the edges reached
-/// (filters evaluated only on the nodes and edges touched). Returns the total.
-fn forward(hops: &[HopSpec], start: Vec<(u32, u64)>, edges_seen: &mut usize) -> Result<u64> {
+/// (filters evaluated only on the nodes and edges touched): the far nodes reached, each with
+/// its number of paths.
+fn forward(
+    hops: &[HopSpec],
+    start: Vec<(u32, u64)>,
+    edges_seen: &mut usize,
+) -> Result<Vec<(u32, u64)>> {
     let mut cur = start;
     for h in hops {
         let both = h.orientations.len() == 2;
@@ -332,7 +508,8 @@ fn forward(hops: &[HopSpec], start: Vec<(u32, u64)>, edges_seen: &mut usize) -> 
         // Sum per far node, then apply its filter once per distinct node.
         let mut acc: std::collections::BTreeMap<u32, u64> = std::collections::BTreeMap::new();
         for (y, _, c) in steps {
-            *acc.entry(y).or_default() += c;
+            let slot = acc.entry(y).or_default();
+            *slot = slot.saturating_add(c);
         }
         let mut next: Vec<(u32, u64)> = acc.into_iter().collect();
         if let Some(f) = &h.target_filter {
@@ -346,22 +523,56 @@ fn forward(hops: &[HopSpec], start: Vec<(u32, u64)>, edges_seen: &mut usize) -> 
         }
         cur = next;
     }
-    Ok(cur.iter().map(|c| c.1).sum())
+    Ok(cur)
 }
 
 /// Few root nodes: walk forward from them; many: count every node backwards, once per arm.
 const FORWARD_ROOTS: usize = 256;
 
-/// The total: each root's count (see [`per_root`]) times its rows.
-fn count(
+/// The total: each root's count (see [`per_root`]) times its rows, and so each value.
+fn total(
     arms: &[Vec<HopSpec>],
     close: Option<&HopSpec>,
+    values: &[ValueSpec],
     roots: &[u64],
     edges_seen: &mut usize,
-) -> Result<i64> {
-    let per = per_root(arms, close, CountOutput::Total, roots, edges_seen)?;
-    let total = roots.iter().zip(per).map(|(&m, c)| m.saturating_mul(c));
-    Ok(total.fold(0u64, u64::saturating_add).min(i64::MAX as u64) as i64)
+) -> Result<(i64, Vec<Acc>)> {
+    let per = per_root(arms, close, values, CountOutput::Total, roots, edges_seen)?;
+    let count = roots
+        .iter()
+        .zip(per.counts)
+        .map(|(&m, c)| m.saturating_mul(c));
+    let count = count.fold(0u64, u64::saturating_add).min(i64::MAX as u64) as i64;
+    let values = per
+        .values
+        .iter()
+        .map(|accs| {
+            let each = roots.iter().zip(accs).map(|(&m, a)| a.times(m));
+            each.fold(Acc::ZERO, Acc::plus)
+        })
+        .collect();
+    Ok((count, values))
+}
+
+/// A value column: Decimal128(38, 0) for sums, else Int64.
+fn value_array(
+    kind: ValueKind,
+    accs: impl Iterator<Item = Option<Acc>>,
+) -> Result<arrow::array::ArrayRef> {
+    let vals = accs
+        .map(|a| match a {
+            Some(a) => a.scalar(kind),
+            None => Ok(None),
+        })
+        .collect::<Result<Vec<Option<i128>>>>()?;
+    Ok(match kind {
+        ValueKind::Sum => {
+            Arc::new(arrow::array::Decimal128Array::from(vals).with_precision_and_scale(38, 0)?)
+        }
+        _ => Arc::new(Int64Array::from_iter(
+            vals.into_iter().map(|v| v.map(|v| v as i64)),
+        )),
+    })
 }
 
 /// The filter masks of a hop over every node and edge (`None`: all pass).
@@ -503,21 +714,26 @@ fn cycle_counts(
     Ok(())
 }
 
-/// `b`'s rows that have paths, each with its count (`counts` by root ordinal).
+/// `b`'s rows that have paths, each with its count and values (by root ordinal).
 fn with_counts(
     schema: &SchemaRef,
     b: &RecordBatch,
     ordinals: &[Option<u32>],
-    counts: &[u64],
+    per: &PerRoot,
+    values: &[ValueSpec],
 ) -> Result<RecordBatch> {
     let c: Int64Array = ordinals
         .iter()
-        .map(|o| o.map_or(0, |o| counts[o as usize].min(i64::MAX as u64) as i64))
+        .map(|o| o.map_or(0, |o| per.counts[o as usize].min(i64::MAX as u64) as i64))
         .collect::<Vec<i64>>()
         .into();
     let keep = arrow::array::BooleanArray::from_iter(c.values().iter().map(|&n| Some(n > 0)));
     let mut cols = b.columns().to_vec();
     cols.push(Arc::new(c));
+    for (v, accs) in values.iter().zip(&per.values) {
+        let each = ordinals.iter().map(|o| o.map(|o| accs[o as usize]));
+        cols.push(value_array(v.kind, each)?);
+    }
     let all = RecordBatch::try_new(schema.clone(), cols)?;
     Ok(arrow::compute::filter_record_batch(&all, &keep)?)
 }
@@ -543,6 +759,11 @@ impl DisplayAs for CountPathsExec {
                     })
                     .collect();
                 let cycle = if self.close.is_some() { ", cycle" } else { "" };
+                let values: Vec<String> = self
+                    .values
+                    .iter()
+                    .map(|v| format!(", {:?}(arm {})", v.kind, v.arm))
+                    .collect();
                 let what = match self.output {
                     CountOutput::Total => cycle,
                     CountOutput::PerRow { distinct: false } => ", per row",
@@ -550,14 +771,15 @@ impl DisplayAs for CountPathsExec {
                 };
                 write!(
                     f,
-                    "CountPathsExec: arms={}, hops=[{}]{what}{}",
+                    "CountPathsExec: arms={}, hops=[{}]{what}{}{}",
                     self.arms.len(),
                     hops.join(", "),
                     if self.output == CountOutput::Total {
                         ""
                     } else {
                         cycle
-                    }
+                    },
+                    values.concat()
                 )
             }
             DisplayFormatType::TreeRender => write!(f, "arms={}", self.arms.len()),
@@ -591,6 +813,7 @@ impl ExecutionPlan for CountPathsExec {
             key_idx: self.key_idx,
             arms: self.arms.clone(),
             close: self.close.clone(),
+            values: self.values.clone(),
             output: self.output,
             schema: self.schema.clone(),
             cache: self.cache.clone(),
@@ -618,6 +841,7 @@ impl ExecutionPlan for CountPathsExec {
             key_idx: self.key_idx,
             arms: Arc::new(arms),
             close,
+            values: self.values.clone(),
             output: self.output,
             schema: self.schema.clone(),
             cache: self.cache.clone(),
@@ -640,6 +864,7 @@ impl ExecutionPlan for CountPathsExec {
         let elapsed = MetricBuilder::new(&self.metrics).elapsed_compute(partition);
         let output = self.output;
         let close = self.close.clone();
+        let values = self.values.clone();
         let fut = async move {
             let near = &arms[0][0].data.near_keys;
             let mut start = vec![0u64; near.len()];
@@ -668,16 +893,19 @@ impl ExecutionPlan for CountPathsExec {
             let timer = elapsed.timer();
             let out = match output {
                 CountOutput::Total => {
-                    let n = count(&arms, close.as_deref(), &start, &mut seen)?;
-                    vec![RecordBatch::try_new(
-                        schema,
-                        vec![Arc::new(Int64Array::from(vec![n]))],
-                    )?]
+                    let (n, accs) = total(&arms, close.as_deref(), &values, &start, &mut seen)?;
+                    let mut cols: Vec<arrow::array::ArrayRef> =
+                        vec![Arc::new(Int64Array::from(vec![n]))];
+                    for (v, acc) in values.iter().zip(accs) {
+                        cols.push(value_array(v.kind, std::iter::once(Some(acc)))?);
+                    }
+                    vec![RecordBatch::try_new(schema, cols)?]
                 }
                 CountOutput::PerRow { .. } => {
-                    let counts = per_root(&arms, close.as_deref(), output, &start, &mut seen)?;
+                    let close = close.as_deref();
+                    let per = per_root(&arms, close, &values, output, &start, &mut seen)?;
                     kept.into_iter()
-                        .map(|(b, ordinals)| with_counts(&schema, &b, &ordinals, &counts))
+                        .map(|(b, ords)| with_counts(&schema, &b, &ords, &per, &values))
                         .collect::<Result<Vec<_>>>()?
                 }
             };

@@ -2,7 +2,7 @@
 //! filters against just those columns, and builds `CsrExpandExec` / `NodeLookupExec`.
 
 use super::count_paths::{CountHop, CountPaths};
-use super::count_paths_exec::{CountOutput, CountPathsExec, HopSpec};
+use super::count_paths_exec::{CountOutput, CountPathsExec, HopSpec, ValueSpec};
 use super::csr_expand::{CsrExpand, TakeSpec};
 use super::csr_expand_exec::{CompiledFilter, CsrExpandExec, ExpandSpec};
 use super::node_lookup::NodeLookup;
@@ -10,6 +10,7 @@ use super::node_lookup_exec::{LookupSpec, NodeLookupExec};
 use super::var_length::VarLengthExpand;
 use super::var_length_exec::{TraversalSpec, VarLengthExec};
 use crate::csr::TableColumns;
+use arrow::array::AsArray;
 use arrow::datatypes::{Field, Schema, SchemaRef};
 use async_trait::async_trait;
 use datafusion::common::tree_node::{Transformed, TreeNode};
@@ -275,11 +276,22 @@ async fn plan_count_paths(
         (false, _) => CountOutput::Total,
         (true, distinct) => CountOutput::PerRow { distinct },
     };
+    let mut values = Vec::new();
+    for v in &n.values {
+        let store = &n.arms[v.arm].last().expect("an arm has a hop").data.target;
+        let column = store.load(state, &v.column).await.map_err(ext)?;
+        let column = arrow::compute::cast(&column, &arrow::datatypes::DataType::Int64)?;
+        values.push(ValueSpec {
+            kind: v.kind,
+            arm: v.arm,
+            values: Arc::new(column.as_primitive::<arrow::datatypes::Int64Type>().clone()),
+        });
+    }
     let mut exec = CountPathsExec::try_new(input, key_idx, arms, output, schema)?;
     if let Some(h) = &n.close {
         exec = exec.with_close(count_hop(h, state).await?)?;
     }
-    Ok(Arc::new(exec))
+    Ok(Arc::new(exec.with_values(values)?))
 }
 
 /// The physical variable-length traversal: row ids of the walked tables, the columns it takes

@@ -22,7 +22,12 @@
 //!   degree, read from the CSR offsets); other groupings sum the per-row counts. `count(DISTINCT
 //!   b)` of the one hop to `b` per node too (distinct neighbours of sorted runs);
 //! - a triangle (`(a)-[]->(b)-[]->(c)-[]->(a)`, any directions): the closing hop is kept as
-//!   `closed by`, and the executor intersects sorted neighbour lists instead of expanding.
+//!   `closed by`, and the executor intersects sorted neighbour lists instead of expanding;
+//! - `sum`, `min`, `max`, `avg` and `count` of an integer property of an arm's last node,
+//!   pushed back along the arm like the counts (sums add up over edges, the least value takes
+//!   the minimum) and scaled by the other arms' counts; `avg` is the sum over the count of
+//!   non-null values. Per group, per-row sums and counts are added up and the least and
+//!   greatest values folded.
 //!
 //! ```text
 //! before:
@@ -37,7 +42,20 @@
 //!         TableScan: node_Person
 //! ```
 //!
-//! Must not fire: any other aggregate, a grouping by anything but the root's columns,
+//! ```text
+//! before:
+//!   Aggregate: groupBy=[[a__id AS __ret0]], aggr=[[max(b__age) AS __agg0]]
+//!     CsrExpand: key=a__id ..., take=b[b__age]
+//!       <one row per node of a>
+//! after:
+//!   Projection: a__id AS __ret0, __agg0
+//!     CountPaths: key=a__id, arms=[[KNOWS]] per row -> __paths, Max(arm 0: age) -> __agg0
+//!       <one row per node of a>
+//! ```
+//!
+//! Must not fire: any other aggregate (DISTINCT values, `collect`, a value that is not an
+//! integer property of an arm's last node: a float sum's rounding depends on its order, so
+//! it stays row by row), a grouping by anything but the root's columns,
 //! `count(DISTINCT)` without one row per node or over more than one hop, a filter left between
 //! the hops (it reads the rows), a closing hop other than a triangle's, a hop whose key is not
 //! the previous hop's target, or relationship uniqueness that could exclude a path: only two
@@ -45,15 +63,17 @@
 //! repeated edge then can't occur), or hops over different tables; in a triangle, no table two
 //! hops share may have a self-loop.
 
-use crate::operators::count_paths::{CountHop, CountPaths};
+use crate::operators::count_paths::{CountHop, CountPaths, PathValue, ValueKind};
 use crate::operators::csr_expand::CsrExpand;
+use arrow::datatypes::DataType;
 use datafusion::common::tree_node::{Transformed, TreeNode};
-use datafusion::common::Column;
 use datafusion::common::Result;
-use datafusion::functions_aggregate::expr_fn::sum;
+use datafusion::functions_aggregate::expr_fn::{max, min, sum};
 use datafusion::logical_expr::expr::AggregateFunction;
 use datafusion::logical_expr::utils::split_conjunction;
-use datafusion::logical_expr::{col, Expr, Extension, LogicalPlan, LogicalPlanBuilder, Operator};
+use datafusion::logical_expr::{
+    cast, lit, when, Expr, Extension, LogicalPlan, LogicalPlanBuilder, Operator,
+};
 use datafusion::optimizer::{OptimizerConfig, OptimizerRule};
 use std::sync::Arc;
 
@@ -74,13 +94,19 @@ struct Counted {
     distinct: bool,
 }
 
+/// The aggregate call of an aggregate expression, aliased or not.
+fn call(e: &Expr) -> Option<&AggregateFunction> {
+    match e {
+        Expr::Alias(a) => call(&a.expr),
+        Expr::AggregateFunction(f) => Some(f),
+        _ => None,
+    }
+}
+
 /// `count(<non-null literal>)` or `count(<column>)` (the column checked later), without
-/// FILTER, and its alias (`count(NULL)`, say of a property no label has, counts nothing).
-fn counted(e: &Expr) -> Option<Counted> {
-    let Expr::Alias(a) = e else { return None };
-    let Expr::AggregateFunction(AggregateFunction { func, params }) = a.expr.as_ref() else {
-        return None;
-    };
+/// FILTER, output as `out` (`count(NULL)`, say of a property no label has, counts nothing).
+fn counted(e: &Expr, out: &str) -> Option<Counted> {
+    let AggregateFunction { func, params } = call(e)?;
     if func.name() != "count" || params.filter.is_some() || params.args.len() != 1 {
         return None;
     }
@@ -90,9 +116,61 @@ fn counted(e: &Expr) -> Option<Counted> {
         _ => return None,
     };
     Some(Counted {
-        out: a.name.clone(),
+        out: out.to_string(),
         arg,
         distinct: params.distinct,
+    })
+}
+
+/// An aggregate the rule computes: a count, or `sum` / `min` / `max` / `avg` (or `count`) of
+/// an integer property of an arm's last node (`col`, checked later), and its output name.
+enum Wanted {
+    Count(Counted),
+    Value {
+        kind: ValueKind,
+        col: String,
+        out: String,
+    },
+    Avg {
+        col: String,
+        out: String,
+    },
+}
+
+/// `count(..)`, or `sum(CAST(x AS Decimal128(38, 0)))` (the planner's integer sum),
+/// `min(x)`, `max(x)`, `avg(CAST(x AS Float64))` of a column `x`, without DISTINCT or FILTER,
+/// output as `out`; the output type as the aggregate computes it (checked against its
+/// schema).
+fn wanted(e: &Expr, out: &str) -> Option<(Wanted, DataType)> {
+    if let Some(c) = counted(e, out) {
+        return Some((Wanted::Count(c), DataType::Int64));
+    }
+    let AggregateFunction { func, params } = call(e)?;
+    if params.distinct || params.filter.is_some() || params.args.len() != 1 {
+        return None;
+    }
+    let (arg, cast_to) = match &params.args[0] {
+        Expr::Column(c) => (c.name.clone(), None),
+        Expr::Cast(c) => match c.expr.as_ref() {
+            Expr::Column(x) => (x.name.clone(), Some(c.field.data_type().clone())),
+            _ => return None,
+        },
+        _ => return None,
+    };
+    let (col, out) = (arg, out.to_string());
+    let value = |kind| Wanted::Value {
+        kind,
+        col: col.clone(),
+        out: out.clone(),
+    };
+    Some(match (func.name(), cast_to.as_ref()) {
+        ("sum", Some(DataType::Decimal128(38, 0))) => {
+            (value(ValueKind::Sum), DataType::Decimal128(38, 0))
+        }
+        ("min", None) => (value(ValueKind::Min), DataType::Int64),
+        ("max", None) => (value(ValueKind::Max), DataType::Int64),
+        ("avg", Some(DataType::Float64)) => (Wanted::Avg { col, out }, DataType::Float64),
+        _ => return None,
     })
 }
 
@@ -304,19 +382,49 @@ fn count_hop(n: &CsrExpand) -> CountHop {
 }
 
 fn factorize(agg: &datafusion::logical_expr::Aggregate) -> Option<Result<LogicalPlan>> {
-    if agg.aggr_expr.len() != 1 {
+    let mut wants = Vec::new();
+    for (e, f) in agg
+        .aggr_expr
+        .iter()
+        .zip(agg.schema.fields().iter().skip(agg.group_expr.len()))
+    {
+        let (w, t) = wanted(e, f.name())?;
+        if *f.data_type() != t {
+            return None;
+        }
+        wants.push(w);
+    }
+    let distinct = matches!(wants.as_slice(), [Wanted::Count(c)] if c.distinct);
+    if !distinct
+        && wants
+            .iter()
+            .any(|w| matches!(w, Wanted::Count(c) if c.distinct))
+    {
         return None;
     }
-    let counted = counted(&agg.aggr_expr[0])?;
     let (mut chain, uniqueness) = hop_chain(&agg.input)?;
-    // A counted column is never null on a path: the root's key, an edge id, a far node's key.
-    if let Some(c) = &counted.arg {
+    // A counted column is never null on a path: the root's key, an edge id, a far node's key;
+    // else it is a property of an arm's end: its non-null values are counted.
+    for w in &mut wants {
+        let Wanted::Count(Counted {
+            arg: Some(c),
+            out,
+            distinct: false,
+        }) = w
+        else {
+            continue;
+        };
         let on_path = *c == chain[0].key
             || chain
                 .iter()
                 .any(|n| edge_id_col(n) == Some(c) || target_key(n).as_deref() == Some(c));
         if !on_path {
-            return None;
+            let (col, out) = (c.clone(), out.clone());
+            *w = Wanted::Value {
+                kind: ValueKind::NonNull,
+                col,
+                out,
+            };
         }
     }
     let mut close = None;
@@ -328,42 +436,96 @@ fn factorize(agg: &datafusion::logical_expr::Aggregate) -> Option<Result<Logical
     if close.is_none() && !uniqueness_implied(&chain, &arms, &uniqueness) {
         return None;
     }
+    let values = path_values(&chain, &arms, &wants)?;
+    if !values.is_empty() && close.is_some() {
+        return None;
+    }
     let arms: Vec<Vec<CountHop>> = arms
         .iter()
         .map(|a| a.iter().map(|&i| count_hop(chain[i])).collect())
         .collect();
     let first = chain[0];
-    if agg.group_expr.is_empty() {
-        if counted.distinct {
+    let count_out = wants
+        .iter()
+        .find_map(|w| match w {
+            Wanted::Count(c) => Some(c.out.clone()),
+            _ => None,
+        })
+        .unwrap_or_else(|| "__paths".to_string());
+    let (input, key) = (first.input.clone(), first.key.clone());
+    let grouping = !agg.group_expr.is_empty();
+    if !grouping && distinct {
+        return None;
+    }
+    let node = if grouping {
+        let far_key = target_key(first);
+        let per_node = grouped_per_node(agg, first)?;
+        let one_hop = arms.len() == 1 && arms[0].len() == 1;
+        let distinct_arg = match &wants[0] {
+            Wanted::Count(c) => c.arg.clone(),
+            _ => None,
+        };
+        if distinct && (!(per_node && one_hop && distinct_arg == far_key) || close.is_some()) {
             return None;
         }
-        let (input, key) = (first.input.clone(), first.key.clone());
-        return Some(CountPaths::try_new(input, key, arms, counted.out).map(|c| {
-            let c = match close {
-                Some(h) => c.with_close(h),
-                None => c,
-            };
-            LogicalPlan::Extension(Extension { node: Arc::new(c) })
-        }));
-    }
-    grouped(agg, first, arms, close, counted, target_key(first))
+        CountPaths::try_new_per_row(input, key, arms, count_out.clone(), distinct)
+    } else {
+        CountPaths::try_new(input, key, arms, count_out.clone())
+    };
+    let node = node.and_then(|n| {
+        let n = match close {
+            Some(h) => n.with_close(h),
+            None => n,
+        };
+        n.with_values(values)
+    });
+    let plan = match node {
+        Ok(n) => LogicalPlan::Extension(Extension { node: Arc::new(n) }),
+        Err(e) => return Some(Err(e)),
+    };
+    Some(finish(agg, plan, first, &wants, &count_out))
 }
 
-/// A count grouped by columns of the root's rows: each root row with its count. When the
-/// rows are one per node and grouped by its key, each is its own group (no aggregate);
-/// otherwise the counts are summed per group. `count(DISTINCT b)` only for one hop to `b`
-/// from one row per node.
-fn grouped(
-    agg: &datafusion::logical_expr::Aggregate,
-    first: &CsrExpand,
-    arms: Vec<Vec<CountHop>>,
-    close: Option<CountHop>,
-    counted: Counted,
-    far_key: Option<String>,
-) -> Option<Result<LogicalPlan>> {
+/// The `PathValue`s the wanted values need: each column a property of the last node of an
+/// arm, of an integer type.
+fn path_values(
+    chain: &[&CsrExpand],
+    arms: &[Vec<usize>],
+    wants: &[Wanted],
+) -> Option<Vec<PathValue>> {
+    let mut values = Vec::new();
+    let mut add = |kind, c: &str, output: String| -> Option<()> {
+        let (arm, column) = arms.iter().enumerate().find_map(|(a, hops)| {
+            let last = chain[*hops.last()?];
+            let (table, _, t) = last.target.all.iter().find(|(_, o, _)| o == c)?;
+            t.is_integer().then(|| (a, table.clone()))
+        })?;
+        values.push(PathValue {
+            kind,
+            arm,
+            column,
+            output,
+        });
+        Some(())
+    };
+    for w in wants {
+        match w {
+            Wanted::Count(_) => {}
+            Wanted::Value { kind, col, out } => add(*kind, col, out.clone())?,
+            Wanted::Avg { col, out } => {
+                add(ValueKind::Sum, col, format!("{out}#sum"))?;
+                add(ValueKind::NonNull, col, format!("{out}#n"))?;
+            }
+        }
+    }
+    Some(values)
+}
+
+/// Whether an aggregate grouped by columns of the root's rows has a group per row (rows one
+/// per node, grouped by the node's key); `None` when it groups by anything else.
+fn grouped_per_node(agg: &datafusion::logical_expr::Aggregate, first: &CsrExpand) -> Option<bool> {
     let root = first.input.schema();
-    // Grouping columns of the root's rows, each with the name the aggregate gave it.
-    let mut groups: Vec<(Column, Expr)> = Vec::new();
+    let mut by_key = false;
     for g in &agg.group_expr {
         let c = match g {
             Expr::Column(c) => c,
@@ -376,39 +538,80 @@ fn grouped(
         if !root.has_column(c) {
             return None;
         }
-        groups.push((c.clone(), g.clone()));
+        by_key |= c.name == first.key;
     }
-    let per_node =
-        one_row_per_node(&first.input) && groups.iter().any(|(c, _)| c.name == first.key);
-    let one_hop = arms.len() == 1 && arms[0].len() == 1;
-    if counted.distinct && !(per_node && one_hop && counted.arg == far_key) {
-        return None;
-    }
-    let (input, key, out) = (first.input.clone(), first.key.clone(), counted.out);
-    if counted.distinct && close.is_some() {
-        return None;
-    }
-    let node = CountPaths::try_new_per_row(input, key, arms, out.clone(), counted.distinct);
-    let plan = match node {
-        Ok(n) => {
-            let n = match close {
-                Some(h) => n.with_close(h),
-                None => n,
-            };
-            LogicalPlan::Extension(Extension { node: Arc::new(n) })
+    Some(by_key && one_row_per_node(&first.input))
+}
+
+/// A column by its name (which may hold dots and parentheses).
+fn ucol(name: impl Into<String>) -> Expr {
+    Expr::Column(datafusion::common::Column::new_unqualified(name))
+}
+
+/// The aggregate's output over the `CountPaths` in `plan`: its groups and each wanted value.
+/// A group per row (or the total) is a projection; other groupings add up the per-row counts
+/// and sums, and take the least of the least values, the greatest of the greatest.
+fn finish(
+    agg: &datafusion::logical_expr::Aggregate,
+    plan: LogicalPlan,
+    first: &CsrExpand,
+    wants: &[Wanted],
+    count_out: &str,
+) -> Result<LogicalPlan> {
+    let groups = agg.group_expr.clone();
+    let per_node = grouped_per_node(agg, first) == Some(true);
+    let mut builder = LogicalPlanBuilder::from(plan);
+    let summed = !groups.is_empty() && !per_node;
+    if summed {
+        let mut parts = vec![sum(ucol(count_out)).alias(count_out)];
+        for w in wants {
+            match w {
+                Wanted::Count(_) => {}
+                Wanted::Value { kind, out, .. } => parts.push(
+                    match kind {
+                        ValueKind::Sum | ValueKind::NonNull => sum(ucol(out)),
+                        ValueKind::Min => min(ucol(out)),
+                        ValueKind::Max => max(ucol(out)),
+                    }
+                    .alias(out),
+                ),
+                Wanted::Avg { out, .. } => {
+                    for part in [format!("{out}#sum"), format!("{out}#n")] {
+                        parts.push(sum(ucol(&part)).alias(part));
+                    }
+                }
+            }
         }
-        Err(e) => return Some(Err(e)),
+        builder = builder.aggregate(groups.clone(), parts)?;
+    }
+    // The groups (as the aggregate named them), then each aggregate's value.
+    let mut exprs: Vec<Expr> = match summed {
+        true => agg
+            .schema
+            .fields()
+            .iter()
+            .take(groups.len())
+            .map(|f| ucol(f.name()))
+            .collect(),
+        false => groups,
     };
-    let exprs = groups.into_iter().map(|(_, g)| g);
-    let builder = LogicalPlanBuilder::from(plan);
-    Some(
-        if per_node {
-            builder.project(exprs.chain([col(&out)]))
-        } else {
-            builder.aggregate(exprs, [sum(col(&out)).alias(&out)])
-        }
-        .and_then(|b| b.build()),
-    )
+    for w in wants {
+        exprs.push(match w {
+            Wanted::Count(c) => ucol(count_out).alias(&c.out),
+            Wanted::Value { out, .. } => ucol(out),
+            Wanted::Avg { out, .. } => {
+                let (s, n) = (ucol(format!("{out}#sum")), ucol(format!("{out}#n")));
+                let avg = cast(s, DataType::Float64) / cast(n.clone(), DataType::Float64);
+                when(
+                    n.eq(lit(0i64)),
+                    lit(datafusion::common::ScalarValue::Float64(None)),
+                )
+                .otherwise(avg)?
+                .alias(out)
+            }
+        });
+    }
+    builder.project(exprs)?.build()
 }
 
 impl OptimizerRule for FactorizeCounts {
@@ -497,6 +700,29 @@ mod tests {
     }
 
     #[test]
+    fn pushes_sums_and_extremes_of_the_last_node_along_the_hops() {
+        // A group per node: the values are the aggregate's outputs, avg from sum and count.
+        let p = optimized("MATCH (a:Person)-[:KNOWS]->(b:Person) RETURN a.id, sum(b.age) AS s, max(b.age) AS hi, avg(b.age) AS m");
+        insta::assert_snapshot!(p, @r"
+        Projection: __ret0 AS a.id, CASE WHEN __common_expr_1 IS NOT NULL THEN __common_expr_1 ELSE Int64(0) END AS s, max(b__age) AS hi, avg(b__age) AS m
+          Projection: cypher_to_int64(sum(b__age)) AS __common_expr_1, a__id AS __ret0, max(b__age), CASE WHEN avg(b__age)#n = Int64(0) THEN Float64(NULL) ELSE CAST(avg(b__age)#sum AS Float64) / CAST(avg(b__age)#n AS Float64) END AS avg(b__age)
+            CountPaths: key=a__id, arms=[[KNOWS]] per row -> __paths, Sum(arm 0: age) -> sum(b__age), Max(arm 0: age) -> max(b__age), Sum(arm 0: age) -> avg(b__age)#sum, NonNull(arm 0: age) -> avg(b__age)#n
+              Projection: node_Person.id AS a__id
+                TableScan: node_Person projection=[id]
+        ");
+        // Other groupings: per-row values added up (sums, counts) or folded (least, greatest).
+        let p = optimized("MATCH (a:Person)-[:KNOWS]->(b:Person)-[:KNOWS]->(c:Person) RETURN a.firstName, min(c.age), avg(c.age), count(c.age)");
+        insta::assert_snapshot!(p, @r"
+        Projection: __ret0 AS a.firstName, __agg0 AS min(c.age), CASE WHEN __agg1#n = Int64(0) THEN Float64(NULL) ELSE CAST(__agg1#sum AS Float64) / CAST(__agg1#n AS Float64) END AS avg(c.age), __agg2 AS count(c.age)
+          Aggregate: groupBy=[[a__firstName AS __ret0]], aggr=[[min(__agg0) AS __agg0, sum(__agg1#sum) AS __agg1#sum, sum(__agg1#n) AS __agg1#n, sum(__agg2) AS __agg2]]
+            Projection: a__firstName, __agg0, __agg1#sum, __agg1#n, __agg2
+              CountPaths: key=a__id, arms=[[KNOWS, KNOWS]] per row -> __paths, Min(arm 0: age) -> __agg0, Sum(arm 0: age) -> __agg1#sum, NonNull(arm 0: age) -> __agg1#n, NonNull(arm 0: age) -> __agg2
+                Projection: node_Person.id AS a__id, node_Person.firstName AS a__firstName
+                  TableScan: node_Person projection=[id, firstName]
+        ");
+    }
+
+    #[test]
     fn counts_triangles_by_intersection() {
         let p = optimized("MATCH (a:Person)-[:KNOWS]->(b:Person)-[:KNOWS]->(c:Person)-[:KNOWS]->(a) RETURN count(*)");
         insta::assert_snapshot!(p, @r"
@@ -517,7 +743,16 @@ mod tests {
         for q in [
             // Not a plain count(*).
             "MATCH (a:Person)-[:KNOWS]->(b:Person) RETURN count(DISTINCT b)",
-            "MATCH (a:Person)-[:KNOWS]->(b:Person) RETURN a.id, sum(b.age)",
+            // DISTINCT values, values of a node inside the chain or of the root, values that
+            // are not integers (a float sum's rounding depends on its order), collect.
+            "MATCH (a:Person)-[:KNOWS]->(b:Person) RETURN a.id, sum(DISTINCT b.age)",
+            "MATCH (a:Person)-[:KNOWS]->(b:Person)-[:KNOWS]->(c:Person) RETURN a.id, sum(b.age)",
+            "MATCH (a:Person)-[:KNOWS]->(b:Person) RETURN b.id, sum(b.age)",
+            "MATCH (a:Person)-[:KNOWS]->(b:Person) RETURN a.id, sum(b.age * 1.5)",
+            "MATCH (a:Person)-[:KNOWS]->(b:Person) RETURN a.id, max(b.firstName)",
+            "MATCH (a:Person)-[:KNOWS]->(b:Person) RETURN a.id, collect(b.age)",
+            // Values of a triangle's nodes.
+            "MATCH (a:Person)-[:KNOWS]->(b:Person)-[:KNOWS]->(c:Person)-[:KNOWS]->(a) RETURN sum(c.age)",
             // DISTINCT needs one row per node and one hop.
             "MATCH (a:Person)-[:KNOWS]->(b:Person) RETURN a.firstName, count(DISTINCT b)",
             "MATCH (a:Person)-[:KNOWS]->(b:Person)-[:KNOWS]->(c:Person) RETURN a.id, count(DISTINCT c)",

@@ -214,6 +214,58 @@ MATCH (a:Person)-[:KNOWS]->(b:Person)-[:KNOWS]->(c:Person)-[k:KNOWS]->(a) WHERE 
 n
 3
 
+# Sums, least, greatest and averages of the far node's property per node (pushed along the
+# hop in CSR mode).
+MATCH (a:Person)-[:KNOWS]->(b:Person) RETURN a.id, sum(b.age) AS s, min(b.age) AS lo, max(b.age) AS hi, avg(b.age) AS m ORDER BY a.id
+---- ordered
+a.id|s|lo|hi|m
+1|67|25|42|33.5
+2|62|25|37|31.0
+3|37|37|37|37.0
+4|31|31|31|31.0
+5|31|31|31|31.0
+
+# Over two hops in total.
+MATCH (a:Person)-[:KNOWS]->(b:Person)-[:KNOWS]->(c:Person) RETURN sum(c.age) AS s, count(*) AS n, max(c.age) AS hi, min(c.age) AS lo
+---- rowsort
+s|n|hi|lo
+332|10|42|25
+
+# Over two hops, grouped by a property of the start (per-row values summed per group).
+MATCH (a:Person)-[:KNOWS]->(b:Person)-[:KNOWS]->(c:Person) RETURN a.firstName AS name, sum(c.age) AS s, min(c.age) AS lo, avg(c.age) AS m, count(c.age) AS k ORDER BY name
+---- ordered
+name|s|lo|m|k
+Ann|99|25|33.0|3
+Bob|68|31|34.0|2
+Carl|31|31|31.0|1
+Dana|67|25|33.5|2
+Eve|67|25|33.5|2
+
+# Per city, over a chain into the city's people and on to whom they know.
+MATCH (c:City)<-[:IS_LOCATED_IN]-(a:Person)-[:KNOWS]->(b:Person) RETURN c.name AS city, sum(b.age) AS s, count(*) AS n ORDER BY city
+---- ordered
+city|s|n
+Berlin|160|5
+Lyon|68|2
+
+# A star of two arms: the sum over one arm times the other's paths.
+MATCH (b:Person)<-[:KNOWS]-(a:Person)-[:IS_LOCATED_IN]->(c:City) WHERE a.age > 30 RETURN sum(b.age) AS s, count(*) AS n
+---- rowsort
+s|n
+160|5
+
+# Values of a filtered far node, none for some starts (no row for them).
+MATCH (a:Person)-[:KNOWS]->(b:Person) WHERE b.age > 40 RETURN a.id, max(b.age) AS hi, sum(b.age) AS s ORDER BY a.id
+---- ordered
+a.id|hi|s
+1|42|42
+
+# No path at all: one row of nulls and zeros.
+MATCH (a:Person)-[:KNOWS]->(b:Person) WHERE b.age > 100 RETURN sum(b.age) AS s, min(b.age) AS lo, avg(b.age) AS m, count(*) AS n
+---- rowsort
+s|lo|m|n
+0|null|null|0
+
 # Grouped by a node returned whole: grouped by its key, its properties taken once per group.
 MATCH (a:Person)<-[:KNOWS]-(b:Person) RETURN a, count(*) AS n ORDER BY n DESC, a.id LIMIT 2
 ---- ordered
