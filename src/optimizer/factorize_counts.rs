@@ -382,6 +382,10 @@ fn count_hop(n: &CsrExpand) -> CountHop {
 }
 
 fn factorize(agg: &datafusion::logical_expr::Aggregate) -> Option<Result<LogicalPlan>> {
+    // No aggregate at all: a DISTINCT.
+    if agg.aggr_expr.is_empty() {
+        return None;
+    }
     let mut wants = Vec::new();
     for (e, f) in agg
         .aggr_expr
@@ -751,6 +755,8 @@ mod tests {
             "MATCH (a:Person)-[:KNOWS]->(b:Person) RETURN a.id, sum(b.age * 1.5)",
             "MATCH (a:Person)-[:KNOWS]->(b:Person) RETURN a.id, max(b.firstName)",
             "MATCH (a:Person)-[:KNOWS]->(b:Person) RETURN a.id, collect(b.age)",
+            // No aggregate: DISTINCT rows.
+            "MATCH (a:Person)-[:KNOWS]->(b:Person) RETURN DISTINCT a.id",
             // Values of a triangle's nodes.
             "MATCH (a:Person)-[:KNOWS]->(b:Person)-[:KNOWS]->(c:Person)-[:KNOWS]->(a) RETURN sum(c.age)",
             // DISTINCT needs one row per node and one hop.
