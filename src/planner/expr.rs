@@ -1227,6 +1227,13 @@ impl<'c> Lowerer<'c> {
                     DataType::Int64,
                 )));
             }
+            // A relationship's id is unique across its tables: the table above bit 40, the
+            // edge (its row in the table) below. A node's id is its key.
+            ("id", Binding::Rel { .. } | Binding::Rels { .. }) => {
+                let [table, edge] = ents.identity_parts(b).expect("an entity");
+                let table = cast(table, DataType::Int64) * lit(1i64 << 40);
+                return Ok(Some(table + cast(edge, DataType::Int64)));
+            }
             ("id", b) if b.is_entity() => {
                 return Ok(Some(cast(col(&ents.identity_col(b)), DataType::Int64)));
             }
