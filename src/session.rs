@@ -12,8 +12,8 @@ use crate::operators::params::{
 };
 use crate::operators::planner::GraphQueryPlanner;
 use crate::optimizer::{
-    FactorizeCounts, FoldConstants, PruneCsrTargetColumns, PushCsrTargetFilters, RuleCounters,
-    ShareSubplans, VarLengthDistinctEnds,
+    FactorizeCounts, FoldConstants, IntersectCycles, PruneCsrTargetColumns, PushCsrTargetFilters,
+    RuleCounters, ShareSubplans, VarLengthDistinctEnds,
 };
 use crate::plan_cache::{param_values, CacheUse, CachedPlan, PlanCache, PlanKey};
 use crate::planner::{Lowerer, Params, PlannerOptions};
@@ -305,6 +305,10 @@ fn session(options: &GraphOptions, counters: Arc<RuleCounters>) -> Result<Sessio
     // After push: the hops' filters must be inside them to be counted per node.
     if rules.factorize_counts {
         b = b.with_optimizer_rule(Arc::new(FactorizeCounts::new()));
+    }
+    // After factorize: a counted cycle needs no rows at all.
+    if rules.intersect_cycles {
+        b = b.with_optimizer_rule(Arc::new(IntersectCycles::new()));
     }
     // Last: the subtrees it compares are final.
     if rules.share_subplans {

@@ -48,6 +48,7 @@ struct Prop {
     /// The name as written in a query.
     name: String,
     numeric: bool,
+    integer: bool,
     values: Vec<String>,
 }
 
@@ -104,6 +105,7 @@ async fn filterable_props(g: &Graph, pattern: &str, props: &[(String, DataType)]
                 out.push(Prop {
                     name,
                     numeric,
+                    integer: t.is_integer(),
                     values,
                 });
             }
@@ -540,8 +542,21 @@ fn special(rng: &mut Rng, s: &Schema) -> Option<String> {
 }
 
 /// A query over a named path from a `from` node over `t` (to a `to` node).
+/// An aggregate of a property of `var` (sum / avg of integers, least / greatest / non-null
+/// count of numbers), or `None` when it has no numeric property.
+fn value_aggregate(rng: &mut Rng, var: &str, props: &[Prop]) -> Option<String> {
+    let numeric: Vec<&Prop> = props.iter().filter(|p| p.numeric).collect();
+    let p = *rng.pick(&numeric);
+    let aggs: &[&str] = match p.integer {
+        true => &["sum", "avg", "min", "max", "count"],
+        false => &["min", "max", "count"],
+    };
+    Some(format!("{}({var}.{})", rng.pick(aggs), p.name))
+}
+
 /// Counts over the whole graph: per node (degrees, with filters at either end, distinct far
-/// nodes, summed per property), and triangles (any directions, one label's types).
+/// nodes, sums, averages and extremes of the far node's properties, summed per property),
+/// triangles, 4-cycles and diamonds (any directions, one label's types), counted or as rows.
 fn whole_graph(
     rng: &mut Rng,
     s: &Schema,
@@ -573,7 +588,12 @@ fn whole_graph(
             } else {
                 filter(rng, "b", to_props)
             };
-            let count = *rng.pick(&["count(*)", "count(b)", "count(DISTINCT b)"]);
+            let mut count = rng
+                .pick(&["count(*)", "count(b)", "count(DISTINCT b)"])
+                .to_string();
+            if to_props.iter().any(|p| p.numeric) && rng.chance(50) {
+                count = value_aggregate(rng, "b", to_props)?;
+            }
             format!(
                 "MATCH (a:`{from}`){l}[:`{t}`]{r}(b:`{to}`){w} WITH a, {count} AS c RETURN a.{pa} AS x, c ORDER BY x, c"
             )
@@ -587,8 +607,13 @@ fn whole_graph(
         }
         2 => {
             let (t2, _, to2, _) = s.rels.iter().find(|x| x.1 == to).cloned()?;
+            let c_props = s.labels.get(&to2).cloned().unwrap_or_default();
+            let value = match c_props.iter().any(|p| p.numeric) && rng.chance(60) {
+                true => format!(", {} AS v", value_aggregate(rng, "c", &c_props)?),
+                false => String::new(),
+            };
             format!(
-                "MATCH (a:`{from}`)-[:`{t}`]->(b:`{to}`)-[:`{t2}`]->(c:`{to2}`) RETURN a.{pa} AS x, count(*) AS c ORDER BY x, c"
+                "MATCH (a:`{from}`)-[:`{t}`]->(b:`{to}`)-[:`{t2}`]->(c:`{to2}`) RETURN a.{pa} AS x, count(*) AS c{value} ORDER BY x, c"
             )
         }
         _ => {
@@ -608,13 +633,29 @@ fn whole_graph(
             let (h1, h2, h3) = (hop(rng, &t1), hop(rng, &t2), hop(rng, &t3));
             let props = s.labels.get(&lab).cloned().unwrap_or_default();
             let w = filter(rng, "b", &props);
-            let tri = format!("MATCH (a:`{lab}`){h1}(b:`{lab}`){h2}(c:`{lab}`){h3}(a){w}");
-            match (rng.chance(50), props.first()) {
-                (true, Some(p)) => format!(
-                    "{tri} RETURN a.{} AS x, count(*) AS c ORDER BY x, c",
+            let t4 = rng.pick(&same).0.clone();
+            let h4 = hop(rng, &t4);
+            let cycle = match rng.below(3) {
+                0 => format!("MATCH (a:`{lab}`){h1}(b:`{lab}`){h2}(c:`{lab}`){h3}(a){w}"),
+                1 => format!(
+                    "MATCH (a:`{lab}`){h1}(b:`{lab}`){h2}(c:`{lab}`){h3}(d:`{lab}`){h4}(a){w}"
+                ),
+                // A diamond: two two-hop ways from a to c.
+                _ => format!(
+                    "MATCH (a:`{lab}`){h1}(b:`{lab}`){h2}(c:`{lab}`), (a){h3}(d:`{lab}`){h4}(c){w}"
+                ),
+            };
+            match (rng.below(3), props.first()) {
+                (0, Some(p)) => format!(
+                    "{cycle} RETURN a.{} AS x, count(*) AS c ORDER BY x, c",
                     p.name
                 ),
-                _ => format!("{tri} RETURN count(*) AS n"),
+                // The rows themselves (a node of the cycle found by intersection).
+                (1, Some(p)) => {
+                    let v = |x: &str| format!("{x}.{}", p.name);
+                    format!("{cycle} RETURN {}, {}, {} AS z", v("a"), v("b"), v("c"))
+                }
+                _ => format!("{cycle} RETURN count(*) AS n"),
             }
         }
     })

@@ -33,6 +33,7 @@ pub enum Rule {
     Reroot,
     VarLengthDistinctEnds,
     FactorizeCounts,
+    IntersectCycles,
     FoldConstants,
     AbsorbLimits,
     KeyStatistics,
@@ -50,6 +51,8 @@ pub struct RuleSwitches {
     pub var_length_distinct_ends: bool,
     /// Compute `count(*)` of hop chains from per-node counts.
     pub factorize_counts: bool,
+    /// Find the node closing a cycle by intersecting sorted neighbour lists.
+    pub intersect_cycles: bool,
     /// Fold literals and operand-preserving identities (also inside the graph operators).
     pub fold_constants: bool,
     /// A LIMIT without ORDER BY stops expansions and traversals early.
@@ -69,6 +72,7 @@ impl RuleSwitches {
         "reroot",
         "var_length_distinct_ends",
         "factorize_counts",
+        "intersect_cycles",
         "fold_constants",
         "absorb_limits",
         "key_statistics",
@@ -96,6 +100,7 @@ impl RuleSwitches {
             Rule::Reroot => &mut self.reroot,
             Rule::VarLengthDistinctEnds => &mut self.var_length_distinct_ends,
             Rule::FactorizeCounts => &mut self.factorize_counts,
+            Rule::IntersectCycles => &mut self.intersect_cycles,
             Rule::FoldConstants => &mut self.fold_constants,
             Rule::AbsorbLimits => &mut self.absorb_limits,
             Rule::KeyStatistics => &mut self.key_statistics,
@@ -112,6 +117,7 @@ impl RuleSwitches {
             reroot: false,
             var_length_distinct_ends: false,
             factorize_counts: false,
+            intersect_cycles: false,
             fold_constants: false,
             absorb_limits: false,
             key_statistics: false,
@@ -128,6 +134,7 @@ impl Default for RuleSwitches {
             reroot: true,
             var_length_distinct_ends: true,
             factorize_counts: true,
+            intersect_cycles: true,
             fold_constants: true,
             absorb_limits: true,
             key_statistics: true,

@@ -8,6 +8,7 @@
 use super::const_row::ConstRow;
 use super::count_paths::CountPaths;
 use super::csr_expand::CsrExpand;
+use super::csr_intersect::CsrIntersect;
 use super::shared::SharedSubplan;
 use super::var_length::VarLengthExpand;
 use arrow::array::RecordBatch;
@@ -85,6 +86,12 @@ fn graph_node_exprs(node: &Extension) -> Vec<&Expr> {
     if let Some(x) = n.downcast_ref::<CsrExpand>() {
         return x.edge_filter.iter().chain(&x.target_filter).collect();
     }
+    if let Some(x) = n.downcast_ref::<CsrIntersect>() {
+        return [&x.open, &x.close]
+            .into_iter()
+            .flat_map(|h| h.edge_filter.iter().chain(&h.target_filter))
+            .collect();
+    }
     if let Some(x) = n.downcast_ref::<CountPaths>() {
         return x
             .arms
@@ -114,6 +121,13 @@ fn bind_graph_node(node: &Extension, values: &ParamValues) -> Result<Option<Logi
             let mut x = x.clone();
             x.edge_filter = bind_opt(&x.edge_filter, values)?;
             x.target_filter = bind_opt(&x.target_filter, values)?;
+            Arc::new(x)
+        } else if let Some(x) = n.downcast_ref::<CsrIntersect>() {
+            let mut x = x.clone();
+            for h in [&mut x.open, &mut x.close] {
+                h.edge_filter = bind_opt(&h.edge_filter, values)?;
+                h.target_filter = bind_opt(&h.target_filter, values)?;
+            }
             Arc::new(x)
         } else if let Some(x) = n.downcast_ref::<CountPaths>() {
             let mut x = x.clone();

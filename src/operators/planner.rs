@@ -5,6 +5,8 @@ use super::count_paths::{CountHop, CountPaths};
 use super::count_paths_exec::{CountOutput, CountPathsExec, HopSpec, ValueSpec};
 use super::csr_expand::{CsrExpand, TakeSpec};
 use super::csr_expand_exec::{CompiledFilter, CsrExpandExec, ExpandSpec};
+use super::csr_intersect::CsrIntersect;
+use super::csr_intersect_exec::CsrIntersectExec;
 use super::node_lookup::NodeLookup;
 use super::node_lookup_exec::{LookupSpec, NodeLookupExec};
 use super::var_length::VarLengthExpand;
@@ -122,46 +124,22 @@ impl ExtensionPlanner for GraphExtensionPlanner {
                 .as_ref()
                 .map(|c| in_schema.index_of(c))
                 .transpose()?;
-            let edge_take: Vec<String> = n.edge.output().map(|(c, _, _)| c.clone()).collect();
-            let target_take: Vec<String> = n.target.output().map(|(c, _, _)| c.clone()).collect();
-            let mut edge_need = edge_take.clone();
-            edge_need.extend(filter_cols(&n.edge_filter, &n.edge));
-            let mut target_need = target_take.clone();
-            target_need.extend(filter_cols(&n.target_filter, &n.target));
-            n.data.edges.ensure(state, &edge_need).await.map_err(ext)?;
-            n.data
-                .target
-                .ensure(state, &target_need)
-                .await
-                .map_err(ext)?;
-            let edge_filter = n
-                .edge_filter
-                .as_ref()
-                .map(|p| compile_filter(p, &n.edge, &n.data.edges, state))
-                .transpose()?;
-            let target_filter = n
-                .target_filter
-                .as_ref()
-                .map(|p| compile_filter(p, &n.target, &n.data.target, state))
-                .transpose()?;
-            let spec = ExpandSpec {
-                key_idx,
-                close_idx,
-                orientations: n.orientations.clone(),
-                data: n.data.clone(),
-                edge_out: n.edge.output().map(|(_, o, _)| o.clone()).collect(),
-                target_out: n.target.output().map(|(_, o, _)| o.clone()).collect(),
-                edge_take,
-                target_take,
-                edge_filter,
-                target_filter,
-                key_name: n.key.clone(),
-                edge_var: n.edge.var.clone(),
-                target_var: n.target.var.clone(),
-            };
+            let spec = expand_spec(n, key_idx, close_idx, state).await?;
             let schema = Arc::new(n.schema.as_arrow().clone());
             let exec = CsrExpandExec::try_new(input, spec, schema)?;
             return Ok(Some(Arc::new(exec.absorbing_limits(absorb_limits(state)))));
+        }
+        if let Some(n) = node.as_any().downcast_ref::<CsrIntersect>() {
+            let input = physical_inputs[0].clone();
+            let in_schema = input.schema();
+            let open = expand_spec(&n.open, in_schema.index_of(&n.open.key)?, None, state).await?;
+            let other = Some(in_schema.index_of(n.other())?);
+            // The closing hop's near node is the new one: not an input column.
+            let close = expand_spec(&n.close, usize::MAX, other, state).await?;
+            let schema = Arc::new(n.schema.as_arrow().clone());
+            return Ok(Some(Arc::new(CsrIntersectExec::try_new(
+                input, open, close, schema,
+            )?)));
         }
         if let Some(n) = node.as_any().downcast_ref::<CountPaths>() {
             return Ok(Some(
@@ -228,6 +206,53 @@ fn element_filter(
         arrow::datatypes::Field::new(col, t, true),
     ]))?;
     Ok(Some(state.create_physical_expr(e.clone(), &schema)?))
+}
+
+/// A hop's run-time description: its columns loaded, its filters compiled; `key_idx` and
+/// `close_idx` its input columns.
+async fn expand_spec(
+    n: &CsrExpand,
+    key_idx: usize,
+    close_idx: Option<usize>,
+    state: &SessionState,
+) -> Result<ExpandSpec> {
+    let edge_take: Vec<String> = n.edge.output().map(|(c, _, _)| c.clone()).collect();
+    let target_take: Vec<String> = n.target.output().map(|(c, _, _)| c.clone()).collect();
+    let mut edge_need = edge_take.clone();
+    edge_need.extend(filter_cols(&n.edge_filter, &n.edge));
+    let mut target_need = target_take.clone();
+    target_need.extend(filter_cols(&n.target_filter, &n.target));
+    n.data.edges.ensure(state, &edge_need).await.map_err(ext)?;
+    n.data
+        .target
+        .ensure(state, &target_need)
+        .await
+        .map_err(ext)?;
+    let edge_filter = n
+        .edge_filter
+        .as_ref()
+        .map(|p| compile_filter(p, &n.edge, &n.data.edges, state))
+        .transpose()?;
+    let target_filter = n
+        .target_filter
+        .as_ref()
+        .map(|p| compile_filter(p, &n.target, &n.data.target, state))
+        .transpose()?;
+    Ok(ExpandSpec {
+        key_idx,
+        close_idx,
+        orientations: n.orientations.clone(),
+        data: n.data.clone(),
+        edge_out: n.edge.output().map(|(_, o, _)| o.clone()).collect(),
+        target_out: n.target.output().map(|(_, o, _)| o.clone()).collect(),
+        edge_take,
+        target_take,
+        edge_filter,
+        target_filter,
+        key_name: n.key.clone(),
+        edge_var: n.edge.var.clone(),
+        target_var: n.target.var.clone(),
+    })
 }
 
 /// A `CountPaths`' hop: its columns loaded, its filters compiled.

@@ -248,3 +248,41 @@ n
 Bob
 Dana
 Dana
+
+# Cyclic patterns as rows (CSR mode: the closing node found by intersecting sorted neighbour
+# lists). Directed triangles, each in its three rotations.
+MATCH (a:Person)-[:KNOWS]->(b:Person)-[:KNOWS]->(c:Person)-[:KNOWS]->(a) RETURN a.id, b.id, c.id ORDER BY a.id, b.id
+---- ordered
+a.id|b.id|c.id
+1|2|4
+1|3|4
+2|4|1
+3|4|1
+4|1|2
+4|1|3
+
+# A directed 4-cycle, in its four rotations.
+MATCH (a:Person)-[:KNOWS]->(b:Person)-[:KNOWS]->(c:Person)-[:KNOWS]->(d:Person)-[:KNOWS]->(a) RETURN a.id, b.id, c.id, d.id ORDER BY a.id
+---- ordered
+a.id|b.id|c.id|d.id
+1|2|3|4
+2|3|4|1
+3|4|1|2
+4|1|2|3
+
+# A diamond: two ways of two hops from a to d.
+MATCH (a:Person)-[:KNOWS]->(b:Person)-[:KNOWS]->(d:Person), (a)-[:KNOWS]->(c:Person)-[:KNOWS]->(d) RETURN a.id, b.id, c.id, d.id ORDER BY b.id
+---- ordered
+a.id|b.id|c.id|d.id
+1|2|3|4
+1|3|2|4
+
+# A closing relationship's properties and a filter on the node found.
+MATCH (a:Person)-[:KNOWS]->(b:Person)-[:KNOWS]->(c:Person)-[k:KNOWS]->(a) WHERE c.age > 30 RETURN a.firstName, c.firstName, k.creationDate >= 1451606400000 AS late ORDER BY a.firstName
+---- ordered
+a.firstName|c.firstName|late
+Ann|Dana|true
+Ann|Dana|true
+Bob|Ann|false
+Carl|Ann|true
+Dana|Bob|true
