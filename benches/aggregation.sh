@@ -11,7 +11,7 @@ for s in 10 100; do
   [ -f /tmp/snb$s/graph.toml ] || "$B" generate --scale $s --out /tmp/snb$s
   "$B" index build --graph /tmp/snb$s/graph.toml > /dev/null
 done
-off=(--disable factorize_counts --disable push_csr_target_filters)
+off=(--disable factorize_counts --disable push_csr_target_filters --disable intersect_cycles)
 echo "== scale 10: CSR (rules on) vs join"
 "$B" bench --graph /tmp/snb10/graph.toml --queries "$Q" --runs 3 --timeout 60s
 echo "== scale 10: CSR, counting rules off"
