@@ -451,14 +451,18 @@ fn per_root(
         .iter()
         .map(|arm| arm_counts(arm, edges_seen))
         .collect::<Result<Vec<_>>>()?;
-    let at = |r: usize| counts.iter().map(|c| c[r]).collect::<Vec<u64>>();
+    // The product of the arms' counts at root `r` but arm `skip`'s.
+    let others_at = |r: usize, skip: usize| {
+        let rest = counts.iter().enumerate().filter(|(i, _)| *i != skip);
+        rest.fold(1u64, |p, (_, c)| p.saturating_mul(c[r]))
+    };
     for (r, slot) in out.counts.iter_mut().enumerate() {
-        *slot = others(&at(r), usize::MAX);
+        *slot = others_at(r, usize::MAX);
     }
     for (v, slot) in values.iter().zip(&mut out.values) {
         let accs = arm_values(&arms[v.arm], &v.values, edges_seen)?;
         for (r, (acc, s)) in accs.into_iter().zip(slot.iter_mut()).enumerate() {
-            *s = acc.times(others(&at(r), v.arm));
+            *s = acc.times(others_at(r, v.arm));
         }
     }
     Ok(out)
