@@ -286,10 +286,85 @@ impl GraphIndexes {
     }
 }
 
+/// The runs of equal values two sorted lists share: `out(i, ri, j, rj)` for each value found
+/// at `a[i..i + ri]` and `b[j..j + rj]`. A merge, or binary searches of the shorter list's
+/// values in the longer when it is 16x longer or more.
+pub fn matching_runs(a: &[u32], b: &[u32], mut out: impl FnMut(usize, usize, usize, usize)) {
+    let run_at = |s: &[u32], i: usize| s[i..].iter().take_while(|&&v| v == s[i]).count();
+    let a_small = a.len() <= b.len();
+    let (small, large) = if a_small { (a, b) } else { (b, a) };
+    if small.len() * 16 < large.len() {
+        let (mut i, mut lo) = (0, 0);
+        while i < small.len() {
+            let ri = run_at(small, i);
+            let start = lo + large[lo..].partition_point(|&w| w < small[i]);
+            let rj = large[start..].partition_point(|&w| w == small[i]);
+            if rj > 0 {
+                match a_small {
+                    true => out(i, ri, start, rj),
+                    false => out(start, rj, i, ri),
+                }
+            }
+            lo = start + rj;
+            i += ri;
+        }
+        return;
+    }
+    let (mut i, mut j) = (0, 0);
+    while i < a.len() && j < b.len() {
+        match a[i].cmp(&b[j]) {
+            std::cmp::Ordering::Less => i += 1,
+            std::cmp::Ordering::Greater => j += 1,
+            std::cmp::Ordering::Equal => {
+                let (ri, rj) = (run_at(a, i), run_at(b, j));
+                out(i, ri, j, rj);
+                i += ri;
+                j += rj;
+            }
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use arrow::array::Int64Array;
+
+    #[test]
+    fn matching_runs_finds_every_pair_by_merge_or_binary_search() {
+        let pairs = |a: &[u32], b: &[u32]| {
+            let mut out = Vec::new();
+            matching_runs(a, b, |i, ri, j, rj| {
+                for x in i..i + ri {
+                    for y in j..j + rj {
+                        out.push((x, y));
+                    }
+                }
+            });
+            out.sort();
+            out
+        };
+        let naive = |a: &[u32], b: &[u32]| {
+            let mut out = Vec::new();
+            for (x, va) in a.iter().enumerate() {
+                for (y, vb) in b.iter().enumerate() {
+                    if va == vb {
+                        out.push((x, y));
+                    }
+                }
+            }
+            out
+        };
+        // Similar lengths (merge), runs of repeated values (multi-edges) on both sides.
+        let (a, b) = (vec![1, 3, 3, 5, 9], vec![0, 3, 3, 3, 5, 8, 9]);
+        assert_eq!(pairs(&a, &b), naive(&a, &b));
+        // One list 16x longer (binary searches), either side.
+        let long: Vec<u32> = (0..100).flat_map(|v| [v, v]).collect();
+        let short = vec![4, 4, 50, 150];
+        assert_eq!(pairs(&short, &long), naive(&short, &long));
+        assert_eq!(pairs(&long, &short), naive(&long, &short));
+        assert!(pairs(&[], &long).is_empty());
+    }
 
     #[test]
     fn runs_are_sorted_by_neighbour_then_row() {

@@ -39,7 +39,8 @@ pub struct HopSpec {
 pub struct ValueSpec {
     pub kind: ValueKind,
     pub arm: usize,
-    /// The property of every node of the arm's last table, by ordinal.
+    /// The property of every node of the arm's last table, by ordinal (one array per
+    /// property: specs of one property share it, and its pass).
     pub values: Arc<Int64Array>,
 }
 
@@ -435,14 +436,14 @@ fn per_root(
             if counts.len() < arms.len() {
                 continue;
             }
-            out.counts[r as usize] = others(&counts, usize::MAX);
+            out.counts[r as usize] = others(counts.iter().copied(), usize::MAX);
             for (v, slot) in values.iter().zip(&mut out.values) {
                 let acc = ends[v.arm]
                     .iter()
                     .filter(|(y, _)| v.values.is_valid(*y as usize))
                     .map(|&(y, w)| Acc::of(v.values.value(y as usize)).times(w))
                     .fold(Acc::ZERO, Acc::plus);
-                slot[r as usize] = acc.times(others(&counts, v.arm));
+                slot[r as usize] = acc.times(others(counts.iter().copied(), v.arm));
             }
         }
         return Ok(out);
@@ -451,17 +452,24 @@ fn per_root(
         .iter()
         .map(|arm| arm_counts(arm, edges_seen))
         .collect::<Result<Vec<_>>>()?;
-    // The product of the arms' counts at root `r` but arm `skip`'s.
-    let others_at = |r: usize, skip: usize| {
-        let rest = counts.iter().enumerate().filter(|(i, _)| *i != skip);
-        rest.fold(1u64, |p, (_, c)| p.saturating_mul(c[r]))
-    };
+    let others_at = |r: usize, skip: usize| others(counts.iter().map(|c| c[r]), skip);
     for (r, slot) in out.counts.iter_mut().enumerate() {
         *slot = others_at(r, usize::MAX);
     }
+    // One backward pass per property (the sum, count and extremes of one come together).
+    let mut pushed: Vec<(usize, &Arc<Int64Array>, Vec<Acc>)> = Vec::new();
     for (v, slot) in values.iter().zip(&mut out.values) {
-        let accs = arm_values(&arms[v.arm], &v.values, edges_seen)?;
-        for (r, (acc, s)) in accs.into_iter().zip(slot.iter_mut()).enumerate() {
+        let same =
+            |p: &&(usize, &Arc<Int64Array>, Vec<Acc>)| p.0 == v.arm && Arc::ptr_eq(p.1, &v.values);
+        let accs = match pushed.iter().find(same) {
+            Some(p) => &p.2,
+            None => {
+                let accs = arm_values(&arms[v.arm], &v.values, edges_seen)?;
+                pushed.push((v.arm, &v.values, accs));
+                &pushed.last().expect("just pushed").2
+            }
+        };
+        for (r, (acc, s)) in accs.iter().zip(slot.iter_mut()).enumerate() {
             *s = acc.times(others_at(r, v.arm));
         }
     }
@@ -469,9 +477,9 @@ fn per_root(
 }
 
 /// The product of the arms' counts but arm `skip`'s.
-fn others(counts: &[u64], skip: usize) -> u64 {
-    let rest = counts.iter().enumerate().filter(|(i, _)| *i != skip);
-    rest.fold(1u64, |p, (_, &c)| p.saturating_mul(c))
+fn others(counts: impl Iterator<Item = u64>, skip: usize) -> u64 {
+    let rest = counts.enumerate().filter(|(i, _)| *i != skip);
+    rest.fold(1u64, |p, (_, c)| p.saturating_mul(c))
 }
 
 /// Paths along `hops` from weighted start nodes, pushed forward over just the edges reached
@@ -637,40 +645,8 @@ fn neighbours<'a>(
 /// by two edges on one side and three on the other is five... six pairs): a merge, or binary
 /// searches of the shorter list's runs in the longer when their sizes differ widely.
 fn common(a: &[u32], b: &[u32]) -> u64 {
-    let (small, large) = if a.len() <= b.len() { (a, b) } else { (b, a) };
-    if small.is_empty() {
-        return 0;
-    }
     let mut n = 0u64;
-    if small.len() * 16 < large.len() {
-        let mut rest = large;
-        let mut i = 0;
-        while i < small.len() {
-            let v = small[i];
-            let run = small[i..].iter().take_while(|&&w| w == v).count();
-            let lo = rest.partition_point(|&w| w < v);
-            let hi = lo + rest[lo..].partition_point(|&w| w == v);
-            n += (run * (hi - lo)) as u64;
-            rest = &rest[hi..];
-            i += run;
-        }
-        return n;
-    }
-    let (mut i, mut j) = (0, 0);
-    while i < a.len() && j < b.len() {
-        match a[i].cmp(&b[j]) {
-            std::cmp::Ordering::Less => i += 1,
-            std::cmp::Ordering::Greater => j += 1,
-            std::cmp::Ordering::Equal => {
-                let v = a[i];
-                let ri = a[i..].iter().take_while(|&&w| w == v).count();
-                let rj = b[j..].iter().take_while(|&&w| w == v).count();
-                n += (ri * rj) as u64;
-                i += ri;
-                j += rj;
-            }
-        }
-    }
+    crate::csr::matching_runs(a, b, |_, ri, _, rj| n += (ri * rj) as u64);
     n
 }
 

@@ -177,14 +177,15 @@ impl CsrExpandExec {
     }
 }
 
-fn take_all(arrays: &[ArrayRef], idx: &UInt32Array) -> Result<Vec<ArrayRef>> {
+pub(super) fn take_all(arrays: &[ArrayRef], idx: &UInt32Array) -> Result<Vec<ArrayRef>> {
     arrays
         .iter()
         .map(|a| Ok(arrow::compute::take(a.as_ref(), idx, None)?))
         .collect()
 }
 
-fn retain(mask: &[bool], vs: [&mut Vec<u32>; 3]) {
+/// Keeps the entries of each of `vs` where `mask` holds.
+pub(super) fn retain<const N: usize>(mask: &[bool], vs: [&mut Vec<u32>; N]) {
     for v in vs {
         let mut k = 0;
         v.retain(|_| {
@@ -195,8 +196,30 @@ fn retain(mask: &[bool], vs: [&mut Vec<u32>; 3]) {
     }
 }
 
-fn store_err(e: crate::Error) -> datafusion::error::DataFusionError {
+pub(super) fn store_err(e: crate::Error) -> datafusion::error::DataFusionError {
     datafusion::error::DataFusionError::External(Box::new(e))
+}
+
+/// Columns `names` of `store` at rows `idx`, appended to `cols` as the output schema's next
+/// fields type them.
+pub(super) fn take_into(
+    cols: &mut Vec<ArrayRef>,
+    fields: &arrow::datatypes::Fields,
+    store: &TableColumns,
+    names: &[String],
+    idx: Vec<u32>,
+) -> Result<()> {
+    let idx = UInt32Array::from(idx);
+    for name in names {
+        let a = store.get(name).map_err(store_err)?;
+        let t = arrow::compute::take(a.as_ref(), &idx, None)?;
+        let want = fields[cols.len()].data_type();
+        cols.push(match t.data_type() == want {
+            true => t,
+            false => arrow::compute::cast(&t, want)?,
+        });
+    }
+    Ok(())
 }
 
 impl ExpandSpec {
@@ -285,23 +308,14 @@ impl ExpandSpec {
         let rows = UInt32Array::from(rows);
         let mut cols = take_all(batch.columns(), &rows)?;
         let fields = schema.fields();
-        let mut take_from = |store: &TableColumns, names: &[String], idx: Vec<u32>| -> Result<()> {
-            let idx = UInt32Array::from(idx);
-            for name in names {
-                let a = store.get(name).map_err(store_err)?;
-                let t = arrow::compute::take(a.as_ref(), &idx, None)?;
-                let want = fields[cols.len()].data_type();
-                let t = if t.data_type() == want {
-                    t
-                } else {
-                    arrow::compute::cast(&t, want)?
-                };
-                cols.push(t);
-            }
-            Ok(())
-        };
-        take_from(&self.data.edges, &self.edge_take, erows)?;
-        take_from(&self.data.target, &self.target_take, nbrs)?;
+        take_into(&mut cols, fields, &self.data.edges, &self.edge_take, erows)?;
+        take_into(
+            &mut cols,
+            fields,
+            &self.data.target,
+            &self.target_take,
+            nbrs,
+        )?;
         Ok(RecordBatch::try_new_with_options(
             schema.clone(),
             cols,

@@ -4,9 +4,9 @@
 //! of edges; filters apply to the pairs found, before any column is taken.
 
 use super::csr_expand::CsrData;
-use super::csr_expand_exec::ExpandSpec;
-use crate::csr::{as_i64, TableColumns};
-use arrow::array::{Array, ArrayRef, RecordBatch, UInt32Array};
+use super::csr_expand_exec::{retain, store_err, take_all, take_into, ExpandSpec};
+use crate::csr::as_i64;
+use arrow::array::{Array, RecordBatch, UInt32Array};
 use arrow::datatypes::SchemaRef;
 use datafusion::common::Result;
 use datafusion::execution::TaskContext;
@@ -91,68 +91,6 @@ fn run<'a>(
     (&split.0, &split.1)
 }
 
-/// Every pair of positions (i in `a`, j in `b`) holding the same value, both sorted.
-fn matches(a: &[u32], b: &[u32], mut out: impl FnMut(usize, usize)) {
-    let mut pairs = |i: usize, ri: usize, j: usize, rj: usize| {
-        for x in i..i + ri {
-            for y in j..j + rj {
-                out(x, y);
-            }
-        }
-    };
-    let run_at = |s: &[u32], i: usize| s[i..].iter().take_while(|&&v| v == s[i]).count();
-    let (small_is_a, small, large) = if a.len() <= b.len() {
-        (true, a, b)
-    } else {
-        (false, b, a)
-    };
-    if small.len() * 16 < large.len() {
-        let (mut i, mut lo) = (0, 0);
-        while i < small.len() {
-            let v = small[i];
-            let ri = run_at(small, i);
-            let start = lo + large[lo..].partition_point(|&w| w < v);
-            let rj = large[start..].partition_point(|&w| w == v);
-            if small_is_a {
-                pairs(i, ri, start, rj);
-            } else {
-                pairs(start, rj, i, ri);
-            }
-            lo = start + rj;
-            i += ri;
-        }
-        return;
-    }
-    let (mut i, mut j) = (0, 0);
-    while i < a.len() && j < b.len() {
-        match a[i].cmp(&b[j]) {
-            std::cmp::Ordering::Less => i += 1,
-            std::cmp::Ordering::Greater => j += 1,
-            std::cmp::Ordering::Equal => {
-                let (ri, rj) = (run_at(a, i), run_at(b, j));
-                pairs(i, ri, j, rj);
-                i += ri;
-                j += rj;
-            }
-        }
-    }
-}
-
-fn store_err(e: crate::Error) -> datafusion::error::DataFusionError {
-    datafusion::error::DataFusionError::External(Box::new(e))
-}
-
-/// Keeps the entries of `vs` where `mask` holds.
-fn retain(mask: &[bool], vs: [&mut Vec<u32>; 4]) {
-    for v in vs {
-        let mut k = 0;
-        v.retain(|_| {
-            k += 1;
-            mask[k - 1]
-        });
-    }
-}
-
 struct Counters {
     edges_scanned: datafusion::physical_plan::metrics::Count,
     output_rows: datafusion::physical_plan::metrics::Count,
@@ -198,11 +136,15 @@ impl CsrIntersectExec {
                 &mut split_b,
             );
             c.edges_scanned.add(an.len().min(bn.len()));
-            matches(an, bn, |p, q| {
-                rows.push(i as u32);
-                nodes.push(an[p]);
-                open_rows.push(ae[p]);
-                close_rows.push(be[q]);
+            crate::csr::matching_runs(an, bn, |p, rp, q, rq| {
+                for p in p..p + rp {
+                    for &e in &be[q..q + rq] {
+                        rows.push(i as u32);
+                        nodes.push(an[p]);
+                        open_rows.push(ae[p]);
+                        close_rows.push(e);
+                    }
+                }
             });
         }
         let filters = [
@@ -229,28 +171,29 @@ impl CsrIntersectExec {
         let n = rows.len();
         c.output_rows.add(n);
         let rows = UInt32Array::from(rows);
-        let mut cols: Vec<ArrayRef> = batch
-            .columns()
-            .iter()
-            .map(|a| Ok(arrow::compute::take(a.as_ref(), &rows, None)?))
-            .collect::<Result<_>>()?;
+        let mut cols = take_all(batch.columns(), &rows)?;
         let fields = schema.fields();
-        let mut take_from = |store: &TableColumns, names: &[String], idx: Vec<u32>| -> Result<()> {
-            let idx = UInt32Array::from(idx);
-            for name in names {
-                let a = store.get(name).map_err(store_err)?;
-                let t = arrow::compute::take(a.as_ref(), &idx, None)?;
-                let want = fields[cols.len()].data_type();
-                cols.push(match t.data_type() == want {
-                    true => t,
-                    false => arrow::compute::cast(&t, want)?,
-                });
-            }
-            Ok(())
-        };
-        take_from(&open.data.edges, &open.edge_take, open_rows)?;
-        take_from(&open.data.target, &open.target_take, nodes)?;
-        take_from(&close.data.edges, &close.edge_take, close_rows)?;
+        take_into(
+            &mut cols,
+            fields,
+            &open.data.edges,
+            &open.edge_take,
+            open_rows,
+        )?;
+        take_into(
+            &mut cols,
+            fields,
+            &open.data.target,
+            &open.target_take,
+            nodes,
+        )?;
+        take_into(
+            &mut cols,
+            fields,
+            &close.data.edges,
+            &close.edge_take,
+            close_rows,
+        )?;
         Ok(RecordBatch::try_new_with_options(
             schema.clone(),
             cols,

@@ -302,14 +302,25 @@ async fn plan_count_paths(
         (true, distinct) => CountOutput::PerRow { distinct },
     };
     let mut values = Vec::new();
+    // One array per (arm, property): the executor pushes each once.
+    let mut loaded: Vec<(usize, &str, Arc<arrow::array::Int64Array>)> = Vec::new();
     for v in &n.values {
-        let store = &n.arms[v.arm].last().expect("an arm has a hop").data.target;
-        let column = store.load(state, &v.column).await.map_err(ext)?;
-        let column = arrow::compute::cast(&column, &arrow::datatypes::DataType::Int64)?;
+        let known = loaded.iter().find(|l| l.0 == v.arm && l.1 == v.column);
+        let column = match known {
+            Some(l) => l.2.clone(),
+            None => {
+                let store = &n.arms[v.arm].last().expect("an arm has a hop").data.target;
+                let column = store.load(state, &v.column).await.map_err(ext)?;
+                let column = arrow::compute::cast(&column, &arrow::datatypes::DataType::Int64)?;
+                let column = Arc::new(column.as_primitive::<arrow::datatypes::Int64Type>().clone());
+                loaded.push((v.arm, &v.column, column.clone()));
+                column
+            }
+        };
         values.push(ValueSpec {
             kind: v.kind,
             arm: v.arm,
-            values: Arc::new(column.as_primitive::<arrow::datatypes::Int64Type>().clone()),
+            values: column,
         });
     }
     let mut exec = CountPathsExec::try_new(input, key_idx, arms, output, schema)?;

@@ -461,9 +461,12 @@ fn factorize(agg: &datafusion::logical_expr::Aggregate) -> Option<Result<Logical
     if !grouping && distinct {
         return None;
     }
+    let per_node = match grouping {
+        true => grouped_per_node(agg, first)?,
+        false => false,
+    };
     let node = if grouping {
         let far_key = target_key(first);
-        let per_node = grouped_per_node(agg, first)?;
         let one_hop = arms.len() == 1 && arms[0].len() == 1;
         let distinct_arg = match &wants[0] {
             Wanted::Count(c) => c.arg.clone(),
@@ -487,7 +490,7 @@ fn factorize(agg: &datafusion::logical_expr::Aggregate) -> Option<Result<Logical
         Ok(n) => LogicalPlan::Extension(Extension { node: Arc::new(n) }),
         Err(e) => return Some(Err(e)),
     };
-    Some(finish(agg, plan, first, &wants, &count_out))
+    Some(finish(agg, plan, per_node, &wants, &count_out))
 }
 
 /// The `PathValue`s the wanted values need: each column a property of the last node of an
@@ -517,8 +520,9 @@ fn path_values(
             Wanted::Count(_) => {}
             Wanted::Value { kind, col, out } => add(*kind, col, out.clone())?,
             Wanted::Avg { col, out } => {
-                add(ValueKind::Sum, col, format!("{out}#sum"))?;
-                add(ValueKind::NonNull, col, format!("{out}#n"))?;
+                let [total, n] = avg_parts(out);
+                add(ValueKind::Sum, col, total)?;
+                add(ValueKind::NonNull, col, n)?;
             }
         }
     }
@@ -547,6 +551,11 @@ fn grouped_per_node(agg: &datafusion::logical_expr::Aggregate, first: &CsrExpand
     Some(by_key && one_row_per_node(&first.input))
 }
 
+/// The columns an `avg` is computed from: the sum and the non-null count.
+fn avg_parts(out: &str) -> [String; 2] {
+    [format!("{out}#sum"), format!("{out}#n")]
+}
+
 /// A column by its name (which may hold dots and parentheses).
 fn ucol(name: impl Into<String>) -> Expr {
     Expr::Column(datafusion::common::Column::new_unqualified(name))
@@ -558,12 +567,11 @@ fn ucol(name: impl Into<String>) -> Expr {
 fn finish(
     agg: &datafusion::logical_expr::Aggregate,
     plan: LogicalPlan,
-    first: &CsrExpand,
+    per_node: bool,
     wants: &[Wanted],
     count_out: &str,
 ) -> Result<LogicalPlan> {
     let groups = agg.group_expr.clone();
-    let per_node = grouped_per_node(agg, first) == Some(true);
     let mut builder = LogicalPlanBuilder::from(plan);
     let summed = !groups.is_empty() && !per_node;
     if summed {
@@ -580,7 +588,7 @@ fn finish(
                     .alias(out),
                 ),
                 Wanted::Avg { out, .. } => {
-                    for part in [format!("{out}#sum"), format!("{out}#n")] {
+                    for part in avg_parts(out) {
                         parts.push(sum(ucol(&part)).alias(part));
                     }
                 }
@@ -604,7 +612,7 @@ fn finish(
             Wanted::Count(c) => ucol(count_out).alias(&c.out),
             Wanted::Value { out, .. } => ucol(out),
             Wanted::Avg { out, .. } => {
-                let (s, n) = (ucol(format!("{out}#sum")), ucol(format!("{out}#n")));
+                let [s, n] = avg_parts(out).map(ucol);
                 let avg = cast(s, DataType::Float64) / cast(n.clone(), DataType::Float64);
                 when(
                     n.eq(lit(0i64)),
