@@ -286,3 +286,9 @@ Ann|Dana|true
 Bob|Ann|false
 Carl|Ann|true
 Dana|Bob|true
+
+# A relationship's id is unique across relationship tables (each table numbers its own rows).
+MATCH ()-[r]->() RETURN count(*) = count(DISTINCT id(r)) AS unique
+---- rowsort
+unique
+true
