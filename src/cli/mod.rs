@@ -52,7 +52,7 @@ pub struct Cli {
 
 #[derive(Args, Debug, Clone)]
 pub struct QueryArgs {
-    /// The graph.toml describing the graph.
+    /// The graph.toml describing the graph (or the folder holding it).
     #[arg(long, short)]
     pub graph: PathBuf,
     /// A query parameter as NAME=VALUE, VALUE a Cypher literal (`id=42`, `name="'Ann'"`, `xs=[1,2]`).

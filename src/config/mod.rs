@@ -51,11 +51,19 @@ pub struct GraphConfig {
 }
 
 impl GraphConfig {
-    /// Reads and validates a `graph.toml`.
+    /// Reads and validates a `graph.toml`, given as the file or as the folder holding it.
     pub fn from_file(path: impl AsRef<Path>) -> Result<Self> {
-        let path = path.as_ref();
+        let given = path.as_ref();
+        let folder = given.is_dir().then(|| given.join("graph.toml"));
+        let path = folder.as_deref().unwrap_or(given);
         let text = std::fs::read_to_string(path).map_err(|e| {
-            Error::config(path.display().to_string(), "-", format!("cannot read: {e}"))
+            let what = match (&folder, e.kind()) {
+                (Some(_), std::io::ErrorKind::NotFound) => {
+                    "the folder has no graph.toml (write one, or make the graph with `lance-csr import` or `generate`)".to_string()
+                }
+                _ => format!("cannot read: {e}"),
+            };
+            Error::config(path.display().to_string(), "-", what)
         })?;
         let base = match path.parent() {
             Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
@@ -310,6 +318,20 @@ dst = "dst"
             .unwrap_err()
             .to_string();
         assert!(msg.contains("duplicate label `A`"), "{msg}");
+    }
+
+    #[test]
+    fn a_folder_stands_for_its_graph_toml() {
+        let dir = tempfile::tempdir().unwrap();
+        let msg = GraphConfig::from_file(dir.path()).unwrap_err().to_string();
+        assert!(
+            msg.contains("graph.toml") && msg.contains("no graph.toml"),
+            "{msg}"
+        );
+        std::fs::write(dir.path().join("graph.toml"), GOOD).unwrap();
+        let c = GraphConfig::from_file(dir.path()).unwrap();
+        assert_eq!(c.base_dir, dir.path());
+        assert_eq!(c.nodes.len(), 2);
     }
 
     #[test]
