@@ -21,6 +21,7 @@ use super::RuleCounters;
 use crate::operators::csr_expand::CsrExpand;
 use datafusion::common::tree_node::{Transformed, TreeNode};
 use datafusion::common::{DFSchema, Result, ScalarValue};
+use datafusion::logical_expr::expr_rewriter::NamePreserver;
 use datafusion::logical_expr::simplify::SimplifyContext;
 use datafusion::logical_expr::{
     BinaryExpr, Expr, ExprSchemable, Extension, Filter, LogicalPlan, Operator,
@@ -178,7 +179,13 @@ impl OptimizerRule for FoldConstants {
                 }
             }
             let schema = input_schema(&node)?;
-            let t = node.map_expressions(|e| fold_expr(e, &schema, &c))?;
+            // An expression's name is its text (an aggregate's output column is named after
+            // its call): folded ones keep the name the plan above refers to.
+            let names = NamePreserver::new(&node);
+            let t = node.map_expressions(|e| {
+                let name = names.save(&e);
+                Ok(fold_expr(e, &schema, &c)?.update_data(|e| name.restore(e)))
+            })?;
             match t.data {
                 LogicalPlan::Filter(Filter {
                     predicate, input, ..
@@ -222,6 +229,22 @@ mod tests {
         );
         insta::assert_snapshot!(filter_line(&plan), @"Filter: p__age > Int64(30) AND p__age < Int64(60)");
         assert_eq!(n, 5, "{plan}");
+    }
+
+    #[test]
+    fn folded_aggregate_arguments_keep_their_names() {
+        // The aggregate's output is named after its call, and the projection above reads it
+        // by that name.
+        let q = "MATCH (p:Person) RETURN sum(p.age + 0) AS s, max(1 * p.age)";
+        let (plan, n) = fold(q);
+        assert_eq!(n, 2, "{plan}");
+        let rt = tokio::runtime::Runtime::new().unwrap();
+        let rows = rt.block_on(async {
+            let g = crate::Graph::sample().await.unwrap();
+            let r = g.query(q, &crate::Params::new()).await.unwrap();
+            crate::render_cell(r.batches[0].column(0).as_ref(), 0, false)
+        });
+        assert_eq!(rows, "219");
     }
 
     #[test]
