@@ -19,7 +19,7 @@
 
 use crate::social::{batch, edge_batch};
 use crate::Table;
-use arrow_array::{ArrayRef, Int64Array, StringArray};
+use arrow_array::{Array, ArrayRef, Int64Array, StringArray};
 use std::sync::Arc;
 
 /// Milliseconds since the epoch of January 1st of `year` (approximate: 365.25-day years).
@@ -37,6 +37,36 @@ fn strs(v: &[&str]) -> ArrayRef {
 
 fn edges(pairs: &[(i64, i64)]) -> (Vec<i64>, Vec<i64>) {
     pairs.iter().copied().unzip()
+}
+
+/// The sample graph with KNOWS edges that make relationship uniqueness matter: self-loops
+/// (Bob, Finn), edges back (Bob->Ann, Dana->Carl) and a second Ann->Bob. A rewrite that is
+/// only sound without them must not fire here.
+pub fn tables_with_loops() -> Vec<Table> {
+    let extra = [
+        (2, 2, 2018),
+        (6, 6, 2012),
+        (2, 1, 2017),
+        (4, 3, 2024),
+        (1, 2, 2025),
+    ];
+    let mut t = tables();
+    let knows = t
+        .iter_mut()
+        .find(|t| t.name == "person_knows_person")
+        .expect("the sample has KNOWS");
+    let col = |i: usize| {
+        let c = knows.batch.column(i).as_any().downcast_ref::<Int64Array>();
+        c.expect("integer columns").values().to_vec()
+    };
+    let (mut src, mut dst, mut date) = (col(0), col(1), col(2));
+    for (a, b, y) in extra {
+        src.push(a);
+        dst.push(b);
+        date.push(year_ms(y));
+    }
+    knows.batch = edge_batch(src, dst, Some(("creationDate", date)));
+    t
 }
 
 /// All tables of the sample graph.

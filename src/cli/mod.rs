@@ -212,6 +212,9 @@ pub enum Command {
         random: usize,
         #[arg(long, default_value_t = 42)]
         seed: u64,
+        /// Which queries to generate.
+        #[arg(long, value_enum, default_value_t = crate::cli::verify::Shapes::All)]
+        shapes: crate::cli::verify::Shapes,
     },
 }
 
@@ -451,9 +454,10 @@ async fn execute(cli: Cli) -> std::result::Result<(), CliError> {
             graph,
             random,
             seed,
+            shapes,
         } => {
             let g = open_mode(&graph, Mode::Csr).await?;
-            let report = crate::cli::verify::run(&g, random, seed).await?;
+            let report = crate::cli::verify::run(&g, random, seed, shapes).await?;
             out!("{}", report.render());
             if !report.mismatches.is_empty() {
                 return Err(CliError::Failed);

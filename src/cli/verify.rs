@@ -17,6 +17,16 @@ use lance_csr::{Params, QueryResult, Result};
 use std::collections::BTreeMap;
 use std::fmt::Write;
 
+/// Which queries to generate.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Shapes {
+    /// Every shape: patterns, WITH chains, aggregates, paths and the special cases.
+    All,
+    /// Counts and values over the whole graph only: per node and in total over one hop,
+    /// two hops and a variable-length hop, triangles, 4-cycles and diamonds.
+    WholeGraph,
+}
+
 /// A deterministic generator (SplitMix64): the same seed gives the same queries.
 struct Rng(u64);
 
@@ -272,6 +282,19 @@ fn query(rng: &mut Rng, s: &Schema) -> Option<String> {
                 (", count(om) AS o", ", o")
             } else {
                 ("", "")
+            };
+            // A value aggregate too, over a node's numeric property.
+            let valued: Vec<&&Var> = nodes
+                .iter()
+                .filter(|v| v.props.iter().any(|p| p.numeric))
+                .collect();
+            let (o, ob) = match valued.is_empty() || rng.chance(50) {
+                true => (o.to_string(), ob.to_string()),
+                false => {
+                    let v = *rng.pick(&valued);
+                    let agg = value_aggregate(rng, &v.name, &v.props)?;
+                    (format!("{o}, {agg} AS s"), format!("{ob}, s"))
+                }
             };
             Some(format!(
                 "{q} RETURN {key} AS k, count(*) AS c, count(DISTINCT {target}) AS d{o} ORDER BY k, c, d{ob}"
@@ -551,12 +574,20 @@ fn value_aggregate(rng: &mut Rng, var: &str, props: &[Prop]) -> Option<String> {
         true => &["sum", "avg", "min", "max", "count"],
         false => &["min", "max", "count"],
     };
-    Some(format!("{}({var}.{})", rng.pick(aggs), p.name))
+    // Sometimes over an expression: an identity the optimizer folds away, or arithmetic.
+    let arg = match rng.below(8) {
+        0 => format!("{var}.{} + 0", p.name),
+        1 => format!("1 * {var}.{}", p.name),
+        2 => format!("{var}.{} - 1", p.name),
+        _ => format!("{var}.{}", p.name),
+    };
+    Some(format!("{}({arg})", rng.pick(aggs)))
 }
 
 /// Counts over the whole graph: per node (degrees, with filters at either end, distinct far
 /// nodes, sums, averages and extremes of the far node's properties, summed per property),
-/// triangles, 4-cycles and diamonds (any directions, one label's types), counted or as rows.
+/// counts and values over a variable-length hop within one label, triangles, 4-cycles and
+/// diamonds (any directions, one label's types), counted or as rows.
 fn whole_graph(
     rng: &mut Rng,
     s: &Schema,
@@ -581,7 +612,7 @@ fn whole_graph(
         return None;
     }
     let pa = rng.pick(from_props).name.clone();
-    Some(match rng.below(4) {
+    Some(match rng.below(5) {
         0 => {
             let w = if rng.chance(50) {
                 filter(rng, "a", from_props)
@@ -616,14 +647,32 @@ fn whole_graph(
                 "MATCH (a:`{from}`)-[:`{t}`]->(b:`{to}`)-[:`{t2}`]->(c:`{to2}`) RETURN a.{pa} AS x, count(*) AS c{value} ORDER BY x, c"
             )
         }
+        // Counts and values over a variable-length hop within one label.
+        3 if from == to => {
+            let hi = 1 + rng.below(3);
+            let lo = rng.below(3).min(hi);
+            let w = filter(rng, "b", to_props);
+            let agg = match to_props.iter().any(|p| p.numeric) && rng.chance(50) {
+                true => value_aggregate(rng, "b", to_props)?,
+                false => rng.pick(&["count(*)", "count(b)"]).to_string(),
+            };
+            let hop = format!("MATCH (a:`{from}`){l}[:`{t}`*{lo}..{hi}]{r}(b:`{to}`){w}");
+            match rng.below(3) {
+                0 => format!("{hop} WITH a, {agg} AS c RETURN a.{pa} AS x, c ORDER BY x, c"),
+                1 => format!("{hop} RETURN a.{pa} AS x, {agg} AS c ORDER BY x, c"),
+                _ => format!("{hop} RETURN {agg} AS c"),
+            }
+        }
         _ => {
             // A triangle over types between one label.
-            let same: Vec<&(String, String, String, Vec<Prop>)> =
+            let within: Vec<&(String, String, String, Vec<Prop>)> =
                 s.rels.iter().filter(|x| x.1 == x.2).collect();
-            if same.is_empty() {
+            if within.is_empty() {
                 return None;
             }
-            let (t1, lab, _, _) = (*rng.pick(&same)).clone();
+            let (t1, lab, _, _) = (*rng.pick(&within)).clone();
+            // Every hop a type of that label.
+            let same: Vec<_> = within.into_iter().filter(|x| x.1 == lab).collect();
             let (t2, t3) = (rng.pick(&same).0.clone(), rng.pick(&same).0.clone());
             let hop = |rng: &mut Rng, t: &str| match dir(rng) {
                 "->" => format!("-[:`{t}`]->"),
@@ -726,16 +775,30 @@ fn named_path(
 }
 
 /// Generates `n` queries from `seed` over `graph`'s schema (the queries `run` compares).
-pub async fn generate(graph: &Graph, n: usize, seed: u64) -> Vec<String> {
+pub async fn generate(graph: &Graph, n: usize, seed: u64, shapes: Shapes) -> Vec<String> {
     let schema = schema(graph).await;
     let mut rng = Rng(seed);
     let mut out = Vec::new();
     while out.len() < n {
-        if let Some(q) = next_query(&mut rng, &schema) {
-            out.push(q);
-        }
+        let q = match shapes {
+            Shapes::All => next_query(&mut rng, &schema),
+            Shapes::WholeGraph => whole_graph_query(&mut rng, &schema),
+        };
+        out.extend(q);
     }
     out
+}
+
+fn whole_graph_query(rng: &mut Rng, s: &Schema) -> Option<String> {
+    // Half of them over a table within one label (variable-length hops and cycles need one).
+    let within: Vec<_> = s.rels.iter().filter(|r| r.1 == r.2).collect();
+    let (t, from, to, _) = match within.is_empty() || rng.chance(50) {
+        true => rng.pick(&s.rels).clone(),
+        false => (*rng.pick(&within)).clone(),
+    };
+    let from_props = s.labels.get(&from).cloned().unwrap_or_default();
+    let to_props = s.labels.get(&to).cloned().unwrap_or_default();
+    whole_graph(rng, s, (&t, &from, &to), &from_props, &to_props)
 }
 
 fn next_query(rng: &mut Rng, s: &Schema) -> Option<String> {
@@ -792,7 +855,7 @@ fn show(r: &std::result::Result<QueryResult, lance_csr::Error>) -> String {
 
 /// Generates `n` queries from `seed` and compares every rule on (plan cache on) against
 /// every rule off (no plan cache).
-pub async fn run(graph: &Graph, n: usize, seed: u64) -> Result<Report> {
+pub async fn run(graph: &Graph, n: usize, seed: u64, shapes: Shapes) -> Result<Report> {
     let on = graph.with_mode(Mode::Csr).await?;
     let off = graph
         .with_options(lance_csr::GraphOptions {
@@ -801,7 +864,7 @@ pub async fn run(graph: &Graph, n: usize, seed: u64) -> Result<Report> {
             ..graph.options().clone()
         })
         .await?;
-    compare(&on, &off, n, seed).await
+    compare(&on, &off, n, seed, shapes).await
 }
 
 /// `q` with each number and string literal a parameter (`$v1`, `$v2`, ...), except the
@@ -873,10 +936,16 @@ fn show_params(p: &Params) -> String {
 }
 
 /// Generates `n` queries from `seed` over `on`'s schema and compares `on` against `off`.
-pub async fn compare(on: &Graph, off: &Graph, n: usize, seed: u64) -> Result<Report> {
+pub async fn compare(
+    on: &Graph,
+    off: &Graph,
+    n: usize,
+    seed: u64,
+    shapes: Shapes,
+) -> Result<Report> {
     let mut report = Report::default();
     let p = Params::new();
-    for q in generate(on, n, seed).await {
+    for q in generate(on, n, seed, shapes).await {
         report.queries.push(q.clone());
         let (a, b) = (on.query(&q, &p).await, off.query(&q, &p).await);
         let same = match (&a, &b) {
@@ -931,9 +1000,13 @@ pub async fn compare(on: &Graph, off: &Graph, n: usize, seed: u64) -> Result<Rep
 }
 
 impl Report {
-    /// Every mismatch with both results, then a summary line.
+    /// Every mismatch with both results, every query both modes rejected with its error, then
+    /// a summary line.
     pub fn render(&self) -> String {
         let mut s = String::new();
+        for (q, e) in &self.rejected {
+            let _ = writeln!(s, "REJECTED {q}\n  {e}");
+        }
         for m in &self.mismatches {
             let _ = writeln!(
                 s,

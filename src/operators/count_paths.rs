@@ -9,6 +9,9 @@
 //! count grouped by the root; `distinct` counts the distinct far nodes of a one-hop arm instead.
 //! A one-hop arm without filters reads its counts from the CSR offsets (node degrees).
 //!
+//! A hop may be taken `min..=max` times (a variable-length hop from a label to itself):
+//! counts are pushed back over it once per length and added up.
+//!
 //! Values (`values`): sums, non-null counts, least and greatest values of an integer property
 //! of an arm's last node over the paths, pushed back along the arm the same way (a sum adds
 //! up over edges like a count; the least value takes the minimum), then multiplied by the
@@ -31,6 +34,9 @@ pub struct CountHop {
     pub target: TakeSpec,
     pub target_filter: Option<Expr>,
     pub edge_filter: Option<Expr>,
+    /// How many times the hop is taken, `min..=max` (`(1, 1)`; more for a variable-length
+    /// hop over a table from a label to itself, whose paths are then exactly its walks).
+    pub lengths: (u64, u64),
 }
 
 /// What is computed of a property over the paths.
@@ -196,6 +202,7 @@ impl CountPaths {
                             &h.edge_filter,
                             &h.target,
                             &h.edge,
+                            h.lengths,
                         )
                     })
                     .collect()
@@ -235,6 +242,9 @@ impl super::UnaryNode for CountPaths {
                 .iter()
                 .map(|h| {
                     let mut s = h.rel_type.clone();
+                    if h.lengths != (1, 1) {
+                        s.push_str(&format!("*{}..{}", h.lengths.0, h.lengths.1));
+                    }
                     if h.orientations.len() == 2 {
                         s.push_str(" (both)");
                     } else if h.orientations[0] {

@@ -32,6 +32,8 @@ pub struct HopSpec {
     pub data: CsrData,
     pub target_filter: Option<CompiledFilter>,
     pub edge_filter: Option<CompiledFilter>,
+    /// Taken `min..=max` times (`count_paths::CountHop::lengths`).
+    pub lengths: (u64, u64),
 }
 
 /// A property of an arm's last node computed over the paths (`count_paths::PathValue`).
@@ -74,7 +76,10 @@ impl CountPathsExec {
     /// from the second's end to the first's.
     pub fn with_close(mut self, close: HopSpec) -> Result<Self> {
         let lens: Vec<usize> = self.arms.iter().map(|a| a.len()).collect();
+        let once = self.arms.iter().flatten().all(|h| h.lengths == (1, 1));
         if !(lens == [2] || lens == [1, 1])
+            || !once
+            || close.lengths != (1, 1)
             || self.output == (CountOutput::PerRow { distinct: true })
         {
             return datafusion::common::internal_err!("CountPathsExec: bad cycle");
@@ -106,9 +111,16 @@ impl CountPathsExec {
         output: CountOutput,
         schema: SchemaRef,
     ) -> Result<Self> {
-        let one_hop = arms.len() == 1 && arms[0].len() == 1;
+        let one_hop = arms.len() == 1 && arms[0].len() == 1 && arms[0][0].lengths == (1, 1);
+        // A hop taken several times goes from a node table to itself.
+        let repeatable = |h: &HopSpec| {
+            let (min, max) = h.lengths;
+            (min, max) == (1, 1)
+                || (min <= max && max >= 1 && Arc::ptr_eq(&h.data.near_keys, &h.data.far_keys))
+        };
         if arms.is_empty()
             || arms.iter().any(|a| a.is_empty())
+            || !arms.iter().flatten().all(repeatable)
             || key_idx >= input.schema().fields().len()
             || (output == CountOutput::PerRow { distinct: true } && !one_hop)
         {
@@ -234,6 +246,7 @@ fn arm_counts(hops: &[HopSpec], edges_seen: &mut usize) -> Result<Vec<u64>> {
     // its counts are the nodes' degrees, read from the offsets.
     let degrees = last.target_filter.is_none()
         && last.edge_filter.is_none()
+        && last.lengths == (1, 1)
         && !(last.orientations.len() == 2 && last.data.index.has_self_loops());
     if degrees {
         let rest = &hops[..hops.len() - 1];
@@ -270,7 +283,7 @@ fn arm_values(hops: &[HopSpec], values: &Int64Array, edges_seen: &mut usize) -> 
 /// back hop by hop, a node between two hops dropped where it fails its filter.
 fn pull<W: Weight>(hops: &[HopSpec], mut w: Vec<W>, edges_seen: &mut usize) -> Result<Vec<W>> {
     for k in (0..hops.len()).rev() {
-        let mut v = push_back(&hops[k], &w, edges_seen)?;
+        let mut v = push_lengths(&hops[k], w, edges_seen)?;
         // The near node of hop k is the far node of hop k - 1: its filter applies here.
         if k > 0 {
             keep_passing(&hops[k - 1], &mut v)?;
@@ -296,6 +309,29 @@ fn keep_passing<W: Weight>(h: &HopSpec, v: &mut [W]) -> Result<()> {
 fn degree(h: &HopSpec, x: u32) -> u64 {
     let of = |&rev: &bool| h.data.index.direction(rev).degree(x) as u64;
     h.orientations.iter().map(of).sum()
+}
+
+/// Per near node of hop `h`: the sum of `w` over the far nodes of its walks of each length
+/// `h.lengths` allows (length 0: the node itself; its near and far nodes are of one table).
+fn push_lengths<W: Weight>(h: &HopSpec, w: Vec<W>, edges_seen: &mut usize) -> Result<Vec<W>> {
+    let (min, max) = h.lengths;
+    if (min, max) == (1, 1) {
+        return push_back(h, &w, edges_seen);
+    }
+    let mut total = match min {
+        0 => w.clone(),
+        _ => vec![W::ZERO; w.len()],
+    };
+    let mut walks = w;
+    for len in 1..=max {
+        walks = push_back(h, &walks, edges_seen)?;
+        if len >= min {
+            for (t, x) in total.iter_mut().zip(&walks) {
+                *t = t.plus(*x);
+            }
+        }
+    }
+    Ok(total)
 }
 
 /// Per near node of hop `h`: the sum of `w` over its far nodes, per edge passing the
@@ -492,38 +528,22 @@ fn forward(
 ) -> Result<Vec<(u32, u64)>> {
     let mut cur = start;
     for h in hops {
-        let both = h.orientations.len() == 2;
-        // (far node, edge row, weight) for every edge walked.
-        let mut steps: Vec<(u32, u32, u64)> = Vec::new();
-        for &(x, c) in &cur {
-            for (j, &rev) in h.orientations.iter().enumerate() {
-                let csr = h.data.index.direction(rev);
-                for e in csr.range(x) {
-                    let y = csr.neighbors[e];
-                    if both && j == 1 && y == x {
-                        continue;
-                    }
-                    steps.push((y, csr.edge_rows[e], c));
+        let (min, max) = h.lengths;
+        let mut ends: std::collections::BTreeMap<u32, u64> = std::collections::BTreeMap::new();
+        if min == 0 {
+            ends.extend(cur.iter().copied());
+        }
+        let mut walks = cur;
+        for len in 1..=max {
+            walks = step(h, &walks, edges_seen)?;
+            if len >= min {
+                for &(y, c) in &walks {
+                    let slot = ends.entry(y).or_default();
+                    *slot = slot.saturating_add(c);
                 }
             }
         }
-        *edges_seen += steps.len();
-        if let Some(f) = &h.edge_filter {
-            let rows = UInt32Array::from_iter_values(steps.iter().map(|s| s.1));
-            let ok = f.mask(&h.data.edges, &rows)?;
-            let mut k = 0;
-            steps.retain(|_| {
-                k += 1;
-                ok[k - 1]
-            });
-        }
-        // Sum per far node, then apply its filter once per distinct node.
-        let mut acc: std::collections::BTreeMap<u32, u64> = std::collections::BTreeMap::new();
-        for (y, _, c) in steps {
-            let slot = acc.entry(y).or_default();
-            *slot = slot.saturating_add(c);
-        }
-        let mut next: Vec<(u32, u64)> = acc.into_iter().collect();
+        let mut next: Vec<(u32, u64)> = ends.into_iter().collect();
         if let Some(f) = &h.target_filter {
             let ids = UInt32Array::from_iter_values(next.iter().map(|n| n.0));
             let ok = f.mask(&h.data.target, &ids)?;
@@ -536,6 +556,42 @@ fn forward(
         cur = next;
     }
     Ok(cur)
+}
+
+/// One step over hop `h` from weighted nodes: the far nodes reached through edges passing
+/// the relationship filter, each with the sum of its weights (sorted by node).
+fn step(h: &HopSpec, cur: &[(u32, u64)], edges_seen: &mut usize) -> Result<Vec<(u32, u64)>> {
+    let both = h.orientations.len() == 2;
+    // (far node, edge row, weight) for every edge walked.
+    let mut steps: Vec<(u32, u32, u64)> = Vec::new();
+    for &(x, c) in cur {
+        for (j, &rev) in h.orientations.iter().enumerate() {
+            let csr = h.data.index.direction(rev);
+            for e in csr.range(x) {
+                let y = csr.neighbors[e];
+                if both && j == 1 && y == x {
+                    continue;
+                }
+                steps.push((y, csr.edge_rows[e], c));
+            }
+        }
+    }
+    *edges_seen += steps.len();
+    if let Some(f) = &h.edge_filter {
+        let rows = UInt32Array::from_iter_values(steps.iter().map(|s| s.1));
+        let ok = f.mask(&h.data.edges, &rows)?;
+        let mut k = 0;
+        steps.retain(|_| {
+            k += 1;
+            ok[k - 1]
+        });
+    }
+    let mut acc: std::collections::BTreeMap<u32, u64> = std::collections::BTreeMap::new();
+    for (y, _, c) in steps {
+        let slot = acc.entry(y).or_default();
+        *slot = slot.saturating_add(c);
+    }
+    Ok(acc.into_iter().collect())
 }
 
 /// Few root nodes: walk forward from them; many: count every node backwards, once per arm.

@@ -278,6 +278,7 @@ async fn count_hop(h: &CountHop, state: &SessionState) -> Result<HopSpec> {
         data: h.data.clone(),
         target_filter: compile(&h.target_filter, &h.target, &h.data.target)?,
         edge_filter: compile(&h.edge_filter, &h.edge, &h.data.edges)?,
+        lengths: h.lengths,
     })
 }
 

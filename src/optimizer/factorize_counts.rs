@@ -23,6 +23,10 @@
 //!   b)` of the one hop to `b` per node too (distinct neighbours of sorted runs);
 //! - a triangle (`(a)-[]->(b)-[]->(c)-[]->(a)`, any directions): the closing hop is kept as
 //!   `closed by`, and the executor intersects sorted neighbour lists instead of expanding;
+//! - a variable-length hop `*min..max` with max <= 2 over one table from a label to itself,
+//!   walked one way, over a table without self-loops: its paths are exactly its walks (two
+//!   edges one way can only be one edge if it is a self-loop), so counts are pushed back over
+//!   it once per length and added up (`arms=[[KNOWS*1..2]]`);
 //! - `sum`, `min`, `max`, `avg` and `count` of an integer property of an arm's last node,
 //!   pushed back along the arm like the counts (sums add up over edges, the least value takes
 //!   the minimum) and scaled by the other arms' counts; `avg` is the sum over the count of
@@ -61,10 +65,13 @@
 //! the previous hop's target, or relationship uniqueness that could exclude a path: only two
 //! hops of one table walked the same way over a table without self-loops are accepted (a
 //! repeated edge then can't occur), or hops over different tables; in a triangle, no table two
-//! hops share may have a self-loop.
+//! hops share may have a self-loop. A variable-length hop that is undirected, longer than
+//! two, unbounded, of several types or tables, over a table with a self-loop, with distinct
+//! ends, or whose path or relationships are read.
 
 use crate::operators::count_paths::{CountHop, CountPaths, PathValue, ValueKind};
-use crate::operators::csr_expand::CsrExpand;
+use crate::operators::csr_expand::{CsrData, CsrExpand, TakeSpec};
+use crate::operators::var_length::VarLengthExpand;
 use arrow::datatypes::DataType;
 use datafusion::common::tree_node::{Transformed, TreeNode};
 use datafusion::common::Result;
@@ -378,7 +385,109 @@ fn count_hop(n: &CsrExpand) -> CountHop {
         target: n.target.clone(),
         target_filter: n.target_filter.clone(),
         edge_filter: n.edge_filter.clone(),
+        lengths: (1, 1),
     }
+}
+
+/// What is counted: the root's rows and key, the arms of hops out of it, a closing hop (a
+/// triangle), and the columns that are never null on a path.
+struct Shape<'a> {
+    input: &'a LogicalPlan,
+    key: String,
+    arms: Vec<Vec<CountHop>>,
+    close: Option<CountHop>,
+    never_null: Vec<String>,
+}
+
+/// The shape of a chain of `CsrExpand`s, if relationship uniqueness can't exclude a path
+/// of it.
+fn chain_shape<'a>(
+    mut chain: Vec<&'a CsrExpand>,
+    uniqueness: Vec<(String, String)>,
+) -> Option<Shape<'a>> {
+    let mut never_null = vec![chain[0].key.clone()];
+    for n in &chain {
+        never_null.extend(edge_id_col(n).map(str::to_string));
+        never_null.extend(target_key(n));
+    }
+    let mut close = None;
+    if chain.iter().any(|n| n.close.is_some()) {
+        chain = triangle(&chain, &uniqueness)?;
+        close = chain.pop().map(count_hop);
+    }
+    let arms = arms_of(&chain)?;
+    if close.is_none() && !uniqueness_implied(&chain, &arms, &uniqueness) {
+        return None;
+    }
+    let arms = arms
+        .iter()
+        .map(|a| a.iter().map(|&i| count_hop(chain[i])).collect())
+        .collect();
+    Some(Shape {
+        input: &chain[0].input,
+        key: chain[0].key.clone(),
+        arms,
+        close,
+        never_null,
+    })
+}
+
+/// A variable-length hop `*min..max` (max <= 2) over one table from a label to itself, walked
+/// one way, as a hop taken `min..=max` times. Its paths are exactly its walks when the table
+/// has no self-loops: a walk of at most two edges one way repeats an edge only by taking a
+/// self-loop twice. Under column-only projections, no filter.
+fn var_length_shape(input: &LogicalPlan) -> Option<Shape<'_>> {
+    let mut filters = Vec::new();
+    let plan = skip(input, &mut filters)?;
+    let LogicalPlan::Extension(Extension { node }) = plan else {
+        return None;
+    };
+    let v = node.as_any().downcast_ref::<VarLengthExpand>()?;
+    let [h] = v.hops.as_slice() else { return None };
+    let max = v.max?;
+    let ok = filters.is_empty()
+        && v.min <= max
+        && (1..=2).contains(&max)
+        && h.from == h.to
+        && v.start == h.from
+        && v.end == h.to
+        && !h.index.has_self_loops()
+        && !v.distinct
+        && v.elems.is_none()
+        && v.shortest.is_none();
+    if !ok {
+        return None;
+    }
+    let hop = CountHop {
+        rel_type: h.rel_type.clone(),
+        orientations: vec![h.reverse],
+        data: CsrData {
+            index: h.index.clone(),
+            near_keys: v.near_keys.clone(),
+            far_keys: v.near_keys.clone(),
+            edges: h.edges.clone(),
+            target: v.target_cols.clone(),
+        },
+        edge: TakeSpec {
+            var: v.eids.clone(),
+            all: vec![],
+            take: vec![],
+            key: None,
+        },
+        target: v.target.clone(),
+        target_filter: v.target_filter.clone(),
+        edge_filter: None,
+        lengths: (v.min, max),
+    };
+    let mut never_null = vec![v.key.clone(), v.eids.clone()];
+    never_null.extend(v.target.key.map(|k| v.target.all[k].1.clone()));
+    Some(Shape {
+        input: &v.input,
+        key: v.key.clone(),
+        arms: vec![vec![hop]],
+        close: None,
+        never_null,
+    })
 }
 
 fn factorize(agg: &datafusion::logical_expr::Aggregate) -> Option<Result<LogicalPlan>> {
@@ -406,7 +515,10 @@ fn factorize(agg: &datafusion::logical_expr::Aggregate) -> Option<Result<Logical
     {
         return None;
     }
-    let (mut chain, uniqueness) = hop_chain(&agg.input)?;
+    let shape = match hop_chain(&agg.input) {
+        Some((chain, uniqueness)) => chain_shape(chain, uniqueness)?,
+        None => var_length_shape(&agg.input)?,
+    };
     // A counted column is never null on a path: the root's key, an edge id, a far node's key;
     // else it is a property of an arm's end: its non-null values are counted.
     for w in &mut wants {
@@ -418,11 +530,7 @@ fn factorize(agg: &datafusion::logical_expr::Aggregate) -> Option<Result<Logical
         else {
             continue;
         };
-        let on_path = *c == chain[0].key
-            || chain
-                .iter()
-                .any(|n| edge_id_col(n) == Some(c) || target_key(n).as_deref() == Some(c));
-        if !on_path {
+        if !shape.never_null.contains(c) {
             let (col, out) = (c.clone(), out.clone());
             *w = Wanted::Value {
                 kind: ValueKind::NonNull,
@@ -431,24 +539,17 @@ fn factorize(agg: &datafusion::logical_expr::Aggregate) -> Option<Result<Logical
             };
         }
     }
-    let mut close = None;
-    if chain.iter().any(|n| n.close.is_some()) {
-        chain = triangle(&chain, &uniqueness)?;
-        close = chain.pop().map(count_hop);
-    }
-    let arms = arms_of(&chain)?;
-    if close.is_none() && !uniqueness_implied(&chain, &arms, &uniqueness) {
-        return None;
-    }
-    let values = path_values(&chain, &arms, &wants)?;
+    let Shape {
+        input: root_rows,
+        key,
+        arms,
+        close,
+        ..
+    } = shape;
+    let values = path_values(&arms, &wants)?;
     if !values.is_empty() && close.is_some() {
         return None;
     }
-    let arms: Vec<Vec<CountHop>> = arms
-        .iter()
-        .map(|a| a.iter().map(|&i| count_hop(chain[i])).collect())
-        .collect();
-    let first = chain[0];
     let count_out = wants
         .iter()
         .find_map(|w| match w {
@@ -456,18 +557,22 @@ fn factorize(agg: &datafusion::logical_expr::Aggregate) -> Option<Result<Logical
             _ => None,
         })
         .unwrap_or_else(|| "__paths".to_string());
-    let (input, key) = (first.input.clone(), first.key.clone());
     let grouping = !agg.group_expr.is_empty();
     if !grouping && distinct {
         return None;
     }
     let per_node = match grouping {
-        true => grouped_per_node(agg, first)?,
+        true => grouped_per_node(agg, root_rows, &key)?,
         false => false,
     };
+    let input = root_rows.clone();
     let node = if grouping {
-        let far_key = target_key(first);
-        let one_hop = arms.len() == 1 && arms[0].len() == 1;
+        let one_hop =
+            matches!(arms.as_slice(), [arm] if arm.len() == 1 && arm[0].lengths == (1, 1));
+        let far_key = arms[0][0]
+            .target
+            .key
+            .map(|k| arms[0][0].target.all[k].1.clone());
         let distinct_arg = match &wants[0] {
             Wanted::Count(c) => c.arg.clone(),
             _ => None,
@@ -495,15 +600,11 @@ fn factorize(agg: &datafusion::logical_expr::Aggregate) -> Option<Result<Logical
 
 /// The `PathValue`s the wanted values need: each column a property of the last node of an
 /// arm, of an integer type.
-fn path_values(
-    chain: &[&CsrExpand],
-    arms: &[Vec<usize>],
-    wants: &[Wanted],
-) -> Option<Vec<PathValue>> {
+fn path_values(arms: &[Vec<CountHop>], wants: &[Wanted]) -> Option<Vec<PathValue>> {
     let mut values = Vec::new();
     let mut add = |kind, c: &str, output: String| -> Option<()> {
         let (arm, column) = arms.iter().enumerate().find_map(|(a, hops)| {
-            let last = chain[*hops.last()?];
+            let last = hops.last()?;
             let (table, _, t) = last.target.all.iter().find(|(_, o, _)| o == c)?;
             t.is_integer().then(|| (a, table.clone()))
         })?;
@@ -531,8 +632,12 @@ fn path_values(
 
 /// Whether an aggregate grouped by columns of the root's rows has a group per row (rows one
 /// per node, grouped by the node's key); `None` when it groups by anything else.
-fn grouped_per_node(agg: &datafusion::logical_expr::Aggregate, first: &CsrExpand) -> Option<bool> {
-    let root = first.input.schema();
+fn grouped_per_node(
+    agg: &datafusion::logical_expr::Aggregate,
+    root_rows: &LogicalPlan,
+    key: &str,
+) -> Option<bool> {
+    let root = root_rows.schema();
     let mut by_key = false;
     for g in &agg.group_expr {
         let c = match g {
@@ -546,9 +651,9 @@ fn grouped_per_node(agg: &datafusion::logical_expr::Aggregate, first: &CsrExpand
         if !root.has_column(c) {
             return None;
         }
-        by_key |= c.name == first.key;
+        by_key |= c.name == key;
     }
-    Some(by_key && one_row_per_node(&first.input))
+    Some(by_key && one_row_per_node(root_rows))
 }
 
 /// The columns an `avg` is computed from: the sum and the non-null count.
@@ -751,6 +856,22 @@ mod tests {
     }
 
     #[test]
+    fn counts_a_variable_length_hop_as_walks() {
+        let p = optimized(
+            "MATCH (a:Person)-[:KNOWS*1..2]->(b:Person) RETURN a.id, count(*) AS c, max(b.age)",
+        );
+        insta::assert_snapshot!(p, @r"
+        Projection: a__id AS a.id, __agg0 AS c, __agg1 AS max(b.age)
+          CountPaths: key=a__id, arms=[[KNOWS*1..2]] per row -> __agg0, Max(arm 0: age) -> __agg1
+            Projection: node_Person.id AS a__id
+              TableScan: node_Person projection=[id]
+        ");
+        // Length 0 too: the node itself.
+        let p = optimized("MATCH (a:Person)<-[:KNOWS*0..2]-(b:Person) RETURN count(b)");
+        assert!(p.contains("arms=[[KNOWS*0..2 (in)]] ->"), "{p}");
+    }
+
+    #[test]
     fn must_not_fire() {
         for q in [
             // Not a plain count(*).
@@ -790,6 +911,16 @@ mod tests {
             // count(NULL) counts no row (a property the inferred label lacks).
             "MATCH (f:Forum)-[:HAS_MODERATOR]->(p) RETURN count(p.content)",
             "MATCH (a:Person)-[:KNOWS]->(b:Person) RETURN count(null)",
+            // Variable length: three hops could repeat an edge (a-b-a-b), so could an
+            // undirected walk of two (a-b-a); no bound; several types; distinct ends; a path
+            // or its relationships read.
+            "MATCH (a:Person)-[:KNOWS*1..3]->(b:Person) RETURN count(*)",
+            "MATCH (a:Person)-[:KNOWS*1..2]-(b:Person) RETURN count(*)",
+            "MATCH (a:Person)-[:KNOWS*]->(b:Person) RETURN count(*)",
+            "MATCH (a:Person)-[:KNOWS|LIKES*1..2]->(b) RETURN count(*)",
+            "MATCH (a:Person)-[:KNOWS*1..2]->(b:Person) RETURN a.id, count(DISTINCT b)",
+            "MATCH p = (a:Person)-[:KNOWS*1..2]->(b:Person) RETURN count(p), sum(length(p))",
+            "MATCH (a:Person)-[r:KNOWS*1..2]->(b:Person) RETURN sum(size(r))",
         ] {
             let p = optimized(q);
             assert!(!p.contains("CountPaths"), "{q}\n{p}");

@@ -279,3 +279,29 @@ MATCH (p:Person) OPTIONAL MATCH (p)-[:KNOWS]->(f:Person) WHERE f.age > 40 WITH f
 name|age|n
 null|null|5
 Bob|42|1
+
+# Over a variable-length hop: paths of each length, counted and valued per start.
+MATCH (a:Person)-[:KNOWS*1..2]->(b:Person) RETURN a.id, count(*) AS n, sum(b.age) AS s, max(b.age) AS hi ORDER BY a.id
+---- ordered
+a.id|n|s|hi
+1|5|166|42
+2|4|130|37
+3|2|68|37
+4|3|98|42
+5|3|98|42
+
+# Length 0 included: the node itself is an end.
+MATCH (a:Person)<-[:KNOWS*0..2]-(b:Person) WHERE b.age > 30 RETURN count(*) AS n, min(b.age) AS lo
+---- rowsort
+n|lo
+16|31
+
+# Two hops exactly, grouped by the node.
+MATCH (a:Person)-[:KNOWS*2]->(b:Person) WITH a, count(b) AS n RETURN a.firstName AS name, n ORDER BY name
+---- ordered
+name|n
+Ann|3
+Bob|2
+Carl|1
+Dana|2
+Eve|2
