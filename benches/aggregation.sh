@@ -6,7 +6,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 B="${1:-${CARGO_TARGET_DIR:-target}/release/lance-csr}"
 Q=$(mktemp -d)
-cp benches/queries/09_*.cypher benches/queries/13_*.cypher benches/queries/2[0-9]_*.cypher benches/queries/30_*.cypher "$Q"
+cp benches/queries/09_*.cypher benches/queries/13_*.cypher benches/queries/2[0-9]_*.cypher benches/queries/3[0-9]_*.cypher "$Q"
 for s in 10 100; do
   [ -f /tmp/snb$s/graph.toml ] || "$B" generate --scale $s --out /tmp/snb$s
   "$B" index build --graph /tmp/snb$s/graph.toml > /dev/null
