@@ -7,11 +7,15 @@
 //!
 //! Output: the input's columns, then `open`'s relationship and node columns, then `close`'s
 //! relationship columns (the order the two hops gave them).
+//!
+//! Counting (`count`): the input's columns and, per input row, how many of its matches pass
+//! a filter over those columns (rows without one dropped). The rows of the matches are never
+//! built; only the columns the filter reads are taken, for the pairs found.
 
 use super::csr_expand::CsrExpand;
 use super::UnaryNode;
 use datafusion::common::{DFSchema, DFSchemaRef, Result};
-use datafusion::logical_expr::{EmptyRelation, LogicalPlan};
+use datafusion::logical_expr::{EmptyRelation, Expr, LogicalPlan};
 use std::collections::HashSet;
 use std::fmt;
 use std::hash::Hash;
@@ -24,7 +28,17 @@ pub struct CsrIntersect {
     pub open: CsrExpand,
     /// The hop from the new node onto the other bound node (`close.close`).
     pub close: CsrExpand,
+    /// Count the matches per input row instead of producing them.
+    pub count: Option<CycleCount>,
     pub schema: DFSchemaRef,
+}
+
+/// A `CsrIntersect` in counting mode: the count's column, and the filter a match must pass
+/// (over the input's and the hops' columns; the hops take exactly the ones it reads).
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd)]
+pub struct CycleCount {
+    pub output: String,
+    pub filter: Option<Expr>,
 }
 
 impl CsrIntersect {
@@ -41,20 +55,80 @@ impl CsrIntersect {
             input,
             open: open.with_input(none.clone())?,
             close: close.with_input(none)?,
+            count: None,
             schema: Arc::new(DFSchema::empty()),
         };
         n.schema = n.compute_schema()?;
         Ok(n)
     }
 
-    fn compute_schema(&self) -> Result<DFSchemaRef> {
-        let extra = self
-            .open
+    /// Counts the matches of each input row passing `filter` into `output`. The hops take
+    /// only the columns `filter` reads.
+    pub fn counting(mut self, output: String, filter: Option<Expr>) -> Result<Self> {
+        let read: HashSet<String> = filter
+            .iter()
+            .flat_map(|f| f.column_refs())
+            .map(|c| c.name.clone())
+            .collect();
+        for take in [
+            &mut self.open.edge,
+            &mut self.open.target,
+            &mut self.close.edge,
+        ] {
+            take.take = (0..take.all.len())
+                .filter(|&i| read.contains(&take.all[i].1))
+                .collect();
+        }
+        self.count = Some(CycleCount { output, filter });
+        self.schema = self.compute_schema()?;
+        Ok(self)
+    }
+
+    /// The columns a match has in counting mode, as the filter reads them: the input columns
+    /// it reads (their indices), then the hops' taken columns.
+    pub fn match_schema(&self) -> Result<(Vec<usize>, DFSchemaRef)> {
+        let Some(CycleCount {
+            filter: Some(f), ..
+        }) = &self.count
+        else {
+            return Ok((vec![], Arc::new(DFSchema::empty())));
+        };
+        let read: HashSet<&str> = f
+            .column_refs()
+            .into_iter()
+            .map(|c| c.name.as_str())
+            .collect();
+        let input = self.input.schema();
+        let cols: Vec<usize> = (0..input.fields().len())
+            .filter(|&i| read.contains(input.field(i).name().as_str()))
+            .collect();
+        let mut fields: Vec<arrow::datatypes::Field> = cols
+            .iter()
+            .map(|&i| input.field(i).as_ref().clone())
+            .collect();
+        fields.extend(
+            self.taken()
+                .map(|(_, o, t)| arrow::datatypes::Field::new(o, t.clone(), true)),
+        );
+        let schema = arrow::datatypes::Schema::new(fields);
+        Ok((cols, Arc::new(DFSchema::try_from(schema)?)))
+    }
+
+    /// The hops' taken columns, in output order.
+    fn taken(&self) -> impl Iterator<Item = &(String, String, arrow::datatypes::DataType)> {
+        self.open
             .edge
             .output()
             .chain(self.open.target.output())
-            .chain(self.close.edge.output());
-        super::extended_schema(&self.input, extra.map(|(_, o, t)| (o, t)))
+            .chain(self.close.edge.output())
+    }
+
+    fn compute_schema(&self) -> Result<DFSchemaRef> {
+        if let Some(c) = &self.count {
+            let t = arrow::datatypes::DataType::Int64;
+            return super::extended_schema(&self.input, [(&c.output, &t)]);
+        }
+        super::extended_schema(&self.input, self.taken().map(|(_, o, t)| (o, t)))
     }
 
     /// The bound node the closing hop ends at.
@@ -63,7 +137,7 @@ impl CsrIntersect {
     }
 
     fn sig(&self) -> impl Hash + PartialOrd + '_ {
-        (&self.input, &self.open, &self.close)
+        (&self.input, &self.open, &self.close, &self.count)
     }
 }
 
@@ -83,6 +157,7 @@ impl UnaryNode for CsrIntersect {
     fn barrier_columns(&self) -> HashSet<String> {
         let mut c = self.open.produced();
         c.extend(self.close.produced());
+        c.extend(self.count.iter().map(|n| n.output.clone()));
         c
     }
 
@@ -91,7 +166,15 @@ impl UnaryNode for CsrIntersect {
         self.open.explain(f)?;
         write!(f, "] and [")?;
         self.close.explain(f)?;
-        write!(f, "]")
+        write!(f, "]")?;
+        match &self.count {
+            Some(CycleCount {
+                output,
+                filter: Some(p),
+            }) => write!(f, " counted where {p} -> {output}"),
+            Some(CycleCount { output, .. }) => write!(f, " counted -> {output}"),
+            None => Ok(()),
+        }
     }
 
     fn with_input(&self, input: LogicalPlan) -> Result<Self> {
@@ -102,7 +185,10 @@ impl UnaryNode for CsrIntersect {
     }
 
     fn needed_input_columns(&self, output_columns: &[usize]) -> Option<Vec<Vec<usize>>> {
-        let keys = [self.open.key.as_str(), self.other()];
+        let mut keys = vec![self.open.key.as_str(), self.other()];
+        let (read, _) = self.match_schema().ok()?;
+        let input = self.input.schema();
+        keys.extend(read.iter().map(|&i| input.field(i).name().as_str()));
         super::input_columns_needed(&self.input, output_columns, &keys)
     }
 }

@@ -2,6 +2,9 @@
 //! two neighbour runs sorted by ordinal (a merge, or binary searches of the shorter run's
 //! values in the longer when their lengths differ widely). Multi-edges give a row per pair
 //! of edges; filters apply to the pairs found, before any column is taken.
+//!
+//! Counting ([`MatchCount`]): each input row once, with how many of its matches pass a filter
+//! over the few columns it reads (taken for the matches only); rows without one are dropped.
 
 use super::csr_expand::CsrData;
 use super::csr_expand_exec::{retain, store_err, take_all, take_into, ExpandSpec};
@@ -10,12 +13,22 @@ use arrow::array::{Array, RecordBatch, UInt32Array};
 use arrow::datatypes::SchemaRef;
 use datafusion::common::Result;
 use datafusion::execution::TaskContext;
+use datafusion::physical_expr::PhysicalExpr;
 use datafusion::physical_plan::metrics::{ExecutionPlanMetricsSet, MetricBuilder, MetricsSet};
 use datafusion::physical_plan::{
     DisplayAs, DisplayFormatType, ExecutionPlan, PlanProperties, SendableRecordBatchStream,
 };
 use std::fmt;
 use std::sync::Arc;
+
+/// Counting mode: the filter a match must pass, over the input columns `read` then the hops'
+/// taken columns (as `schema`).
+#[derive(Debug)]
+pub struct MatchCount {
+    pub read: Vec<usize>,
+    pub schema: SchemaRef,
+    pub filter: Option<Arc<dyn PhysicalExpr>>,
+}
 
 #[derive(Debug)]
 pub struct CsrIntersectExec {
@@ -24,6 +37,7 @@ pub struct CsrIntersectExec {
     open: Arc<ExpandSpec>,
     /// From the new node onto the second bound node (`close_idx`); no target columns.
     close: Arc<ExpandSpec>,
+    count: Option<Arc<MatchCount>>,
     schema: SchemaRef,
     cache: Arc<PlanProperties>,
     metrics: ExecutionPlanMetricsSet,
@@ -50,10 +64,21 @@ impl CsrIntersectExec {
             input,
             open: Arc::new(open),
             close: Arc::new(close),
+            count: None,
             schema,
             cache,
             metrics: ExecutionPlanMetricsSet::new(),
         })
+    }
+
+    /// Counts the matches per input row instead (`schema`: the input's and an Int64).
+    pub fn counting(mut self, count: MatchCount) -> Result<Self> {
+        let n_in = self.input.schema().fields().len();
+        if self.schema.fields().len() != n_in + 1 || count.read.iter().any(|&i| i >= n_in) {
+            return datafusion::common::internal_err!("CsrIntersectExec: bad count");
+        }
+        self.count = Some(Arc::new(count));
+        Ok(self)
     }
 }
 
@@ -100,6 +125,7 @@ impl CsrIntersectExec {
     fn intersect(
         open: &ExpandSpec,
         close: &ExpandSpec,
+        count: Option<&MatchCount>,
         batch: &RecordBatch,
         schema: &SchemaRef,
         c: &Counters,
@@ -168,10 +194,55 @@ impl CsrIntersectExec {
                 [&mut rows, &mut nodes, &mut open_rows, &mut close_rows],
             );
         }
+        if let Some(m) = count {
+            if let Some(f) = &m.filter {
+                let read: Vec<_> = m.read.iter().map(|&i| batch.column(i).clone()).collect();
+                let found = Self::columns(
+                    open,
+                    close,
+                    &read,
+                    &m.schema,
+                    rows.clone(),
+                    nodes,
+                    open_rows,
+                    close_rows,
+                )?;
+                let ok = f.evaluate(&found)?.into_array(found.num_rows())?;
+                let ok = arrow::array::as_boolean_array(&ok);
+                let keep: Vec<bool> = (0..ok.len())
+                    .map(|i| ok.is_valid(i) && ok.value(i))
+                    .collect();
+                retain(&keep, [&mut rows]);
+            }
+            return Self::counts(batch, &rows, schema, c);
+        }
+        c.output_rows.add(rows.len());
+        Self::columns(
+            open,
+            close,
+            batch.columns(),
+            schema,
+            rows,
+            nodes,
+            open_rows,
+            close_rows,
+        )
+    }
+
+    /// The matches' rows: `input`'s columns at `rows`, then the hops' taken columns.
+    #[allow(clippy::too_many_arguments)]
+    fn columns(
+        open: &ExpandSpec,
+        close: &ExpandSpec,
+        input: &[arrow::array::ArrayRef],
+        schema: &SchemaRef,
+        rows: Vec<u32>,
+        nodes: Vec<u32>,
+        open_rows: Vec<u32>,
+        close_rows: Vec<u32>,
+    ) -> Result<RecordBatch> {
         let n = rows.len();
-        c.output_rows.add(n);
-        let rows = UInt32Array::from(rows);
-        let mut cols = take_all(batch.columns(), &rows)?;
+        let mut cols = take_all(input, &UInt32Array::from(rows))?;
         let fields = schema.fields();
         take_into(
             &mut cols,
@@ -200,6 +271,30 @@ impl CsrIntersectExec {
             &arrow::array::RecordBatchOptions::new().with_row_count(Some(n)),
         )?)
     }
+
+    /// Each input row with matches (`rows`: a match's input row, ascending), once, with their
+    /// number.
+    fn counts(
+        batch: &RecordBatch,
+        rows: &[u32],
+        schema: &SchemaRef,
+        c: &Counters,
+    ) -> Result<RecordBatch> {
+        let (mut at, mut n) = (Vec::new(), Vec::new());
+        for &r in rows {
+            match at.last() {
+                Some(&last) if last == r => *n.last_mut().expect("paired") += 1i64,
+                _ => {
+                    at.push(r);
+                    n.push(1i64);
+                }
+            }
+        }
+        c.output_rows.add(at.len());
+        let mut cols = take_all(batch.columns(), &UInt32Array::from(at))?;
+        cols.push(Arc::new(arrow::array::Int64Array::from(n)));
+        Ok(RecordBatch::try_new(schema.clone(), cols)?)
+    }
 }
 
 impl DisplayAs for CsrIntersectExec {
@@ -224,7 +319,11 @@ impl DisplayAs for CsrIntersectExec {
                 {
                     write!(f, ", filter={}", p.expr)?;
                 }
-                Ok(())
+                match self.count.as_ref().map(|m| &m.filter) {
+                    Some(Some(p)) => write!(f, ", counted where {p}"),
+                    Some(None) => write!(f, ", counted"),
+                    None => Ok(()),
+                }
             }
             DisplayFormatType::TreeRender => write!(f, "from={}", o.key_name),
         }
@@ -254,6 +353,7 @@ impl ExecutionPlan for CsrIntersectExec {
             input,
             open: self.open.clone(),
             close: self.close.clone(),
+            count: self.count.clone(),
             schema: self.schema.clone(),
             metrics: ExecutionPlanMetricsSet::new(),
         }))
@@ -275,6 +375,7 @@ impl ExecutionPlan for CsrIntersectExec {
             output_rows: MetricBuilder::new(m).output_rows(partition),
         };
         let (open, close) = (self.open.clone(), self.close.clone());
+        let count = self.count.clone();
         let schema = self.schema.clone();
         let elapsed = MetricBuilder::new(m).elapsed_compute(partition);
         Ok(super::limited_stream(
@@ -282,7 +383,7 @@ impl ExecutionPlan for CsrIntersectExec {
             self.schema.clone(),
             None,
             elapsed,
-            move |b, _| Self::intersect(&open, &close, b, &schema, &counters),
+            move |b, _| Self::intersect(&open, &close, count.as_deref(), b, &schema, &counters),
         ))
     }
 

@@ -87,9 +87,11 @@ fn graph_node_exprs(node: &Extension) -> Vec<&Expr> {
         return x.edge_filter.iter().chain(&x.target_filter).collect();
     }
     if let Some(x) = n.downcast_ref::<CsrIntersect>() {
+        let counted = x.count.iter().flat_map(|c| &c.filter);
         return [&x.open, &x.close]
             .into_iter()
             .flat_map(|h| h.edge_filter.iter().chain(&h.target_filter))
+            .chain(counted)
             .collect();
     }
     if let Some(x) = n.downcast_ref::<CountPaths>() {
@@ -127,6 +129,9 @@ fn bind_graph_node(node: &Extension, values: &ParamValues) -> Result<Option<Logi
             for h in [&mut x.open, &mut x.close] {
                 h.edge_filter = bind_opt(&h.edge_filter, values)?;
                 h.target_filter = bind_opt(&h.target_filter, values)?;
+            }
+            if let Some(c) = &mut x.count {
+                c.filter = bind_opt(&c.filter, values)?;
             }
             Arc::new(x)
         } else if let Some(x) = n.downcast_ref::<CountPaths>() {

@@ -6,7 +6,7 @@ use super::count_paths_exec::{CountOutput, CountPathsExec, HopSpec, ValueSpec};
 use super::csr_expand::{CsrExpand, TakeSpec};
 use super::csr_expand_exec::{CompiledFilter, CsrExpandExec, ExpandSpec};
 use super::csr_intersect::CsrIntersect;
-use super::csr_intersect_exec::CsrIntersectExec;
+use super::csr_intersect_exec::{CsrIntersectExec, MatchCount};
 use super::node_lookup::NodeLookup;
 use super::node_lookup_exec::{LookupSpec, NodeLookupExec};
 use super::var_length::VarLengthExpand;
@@ -137,9 +137,22 @@ impl ExtensionPlanner for GraphExtensionPlanner {
             // The closing hop's near node is the new one: not an input column.
             let close = expand_spec(&n.close, usize::MAX, other, state).await?;
             let schema = Arc::new(n.schema.as_arrow().clone());
-            return Ok(Some(Arc::new(CsrIntersectExec::try_new(
-                input, open, close, schema,
-            )?)));
+            let exec = CsrIntersectExec::try_new(input, open, close, schema)?;
+            let Some(count) = &n.count else {
+                return Ok(Some(Arc::new(exec)));
+            };
+            let (read, match_schema) = n.match_schema()?;
+            let filter = count
+                .filter
+                .as_ref()
+                .map(|f| state.create_physical_expr(f.clone(), &match_schema))
+                .transpose()?;
+            let count = MatchCount {
+                read,
+                schema: Arc::new(match_schema.as_arrow().clone()),
+                filter,
+            };
+            return Ok(Some(Arc::new(exec.counting(count)?)));
         }
         if let Some(n) = node.as_any().downcast_ref::<CountPaths>() {
             return Ok(Some(

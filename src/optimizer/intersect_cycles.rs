@@ -24,13 +24,34 @@
 //! itself produces, or two hops whose shared node is not of one node table (the ordinals
 //! of the two lists must be comparable). Counted cycles are `FactorizeCounts`' (it runs
 //! first).
+//!
+//! When only `count(*)` of the matches is wanted (grouped by columns of the rows below the
+//! intersection, or not at all), the intersection counts them instead (`counted`): the
+//! filters above it become its match filter, evaluated on the few columns they read, and the
+//! aggregate adds up the per-row counts. No row of a match is built. Must not fire: another
+//! aggregate (DISTINCT, a column's count, a value), a grouping by a column of the cycle's
+//! new node or relationships, anything but filters and column-only projections in between.
+//!
+//! ```text
+//! before:
+//!   Aggregate: groupBy=[[]], aggr=[[count(Int64(1)) AS __agg0]]
+//!     Filter: r4__#eid != r2__#eid
+//!       CsrIntersect: [...] and [...]
+//! after:
+//!   Projection: coalesce(__agg0#n, Int64(0)) AS __agg0
+//!     Aggregate: groupBy=[[]], aggr=[[sum(__agg0#matches) AS __agg0#n]]
+//!       CsrIntersect: [...] and [...] counted where r4__#eid != r2__#eid -> __agg0#matches
+//! ```
 
 use crate::operators::csr_expand::CsrExpand;
 use crate::operators::csr_intersect::CsrIntersect;
 use datafusion::common::tree_node::{Transformed, TreeNode};
 use datafusion::common::{Column, Result};
+use datafusion::functions::expr_fn::coalesce;
+use datafusion::functions_aggregate::expr_fn::sum;
+use datafusion::logical_expr::expr::AggregateFunction;
 use datafusion::logical_expr::utils::conjunction;
-use datafusion::logical_expr::{Expr, Extension, LogicalPlan, LogicalPlanBuilder};
+use datafusion::logical_expr::{lit, Aggregate, Expr, Extension, LogicalPlan, LogicalPlanBuilder};
 use datafusion::optimizer::{OptimizerConfig, OptimizerRule};
 use std::sync::Arc;
 
@@ -99,6 +120,77 @@ fn fuse(close: &CsrExpand) -> Option<Result<LogicalPlan>> {
     Some(b.project(columns).and_then(|b| b.build()))
 }
 
+/// `count(<non-null literal>)`, without DISTINCT or FILTER, aliased or not.
+fn counts_rows(e: &Expr) -> bool {
+    match e {
+        Expr::Alias(a) => counts_rows(&a.expr),
+        Expr::AggregateFunction(AggregateFunction { func, params }) => {
+            func.name() == "count"
+                && !params.distinct
+                && params.filter.is_none()
+                && matches!(params.args.as_slice(), [Expr::Literal(v, _)] if !v.is_null())
+        }
+        _ => false,
+    }
+}
+
+/// An aggregate of only `count(*)` over the matches of a `CsrIntersect` (through filters and
+/// column-only projections), grouped by columns of its input: the counting intersection.
+fn count_matches(agg: &Aggregate) -> Option<Result<LogicalPlan>> {
+    if agg.aggr_expr.is_empty() || !agg.aggr_expr.iter().all(counts_rows) {
+        return None;
+    }
+    let mut filters: Vec<Expr> = Vec::new();
+    let mut cur = agg.input.as_ref();
+    loop {
+        match cur {
+            LogicalPlan::Projection(p) if p.expr.iter().all(|e| matches!(e, Expr::Column(_))) => {
+                cur = p.input.as_ref()
+            }
+            LogicalPlan::Filter(f) => {
+                filters.push(f.predicate.clone());
+                cur = f.input.as_ref();
+            }
+            _ => break,
+        }
+    }
+    let LogicalPlan::Extension(Extension { node }) = cur else {
+        return None;
+    };
+    let x = node.as_any().downcast_ref::<CsrIntersect>()?;
+    let below = x.input.schema();
+    let grouped_below = agg
+        .group_expr
+        .iter()
+        .flat_map(|g| g.column_refs())
+        .all(|c| below.has_column_with_unqualified_name(&c.name));
+    if x.count.is_some() || !grouped_below {
+        return None;
+    }
+    let fields = agg.schema.fields();
+    let first = fields[agg.group_expr.len()].name();
+    let (each, total) = (format!("{first}#matches"), format!("{first}#n"));
+    let build = || -> Result<LogicalPlan> {
+        let counted = x.clone().counting(each.clone(), conjunction(filters))?;
+        let plan = LogicalPlan::Extension(Extension {
+            node: Arc::new(counted),
+        });
+        let col = |n: &str| Expr::Column(Column::new_unqualified(n));
+        let mut out: Vec<Expr> = fields[..agg.group_expr.len()]
+            .iter()
+            .map(|f| col(f.name()))
+            .collect();
+        for f in &fields[agg.group_expr.len()..] {
+            out.push(coalesce(vec![col(&total), lit(0i64)]).alias(f.name()));
+        }
+        LogicalPlanBuilder::from(plan)
+            .aggregate(agg.group_expr.clone(), [sum(col(&each)).alias(&total)])?
+            .project(out)?
+            .build()
+    };
+    Some(build())
+}
+
 impl OptimizerRule for IntersectCycles {
     fn name(&self) -> &str {
         "intersect_cycles"
@@ -109,9 +201,16 @@ impl OptimizerRule for IntersectCycles {
         plan: LogicalPlan,
         _config: &dyn OptimizerConfig,
     ) -> Result<Transformed<LogicalPlan>> {
-        plan.transform_up(|node| match csr(&node).and_then(fuse) {
-            Some(p) => Ok(Transformed::yes(p?)),
-            None => Ok(Transformed::no(node)),
+        // Bottom-up: an aggregate sees the intersections fused below it.
+        plan.transform_up(|node| {
+            let rewritten = match &node {
+                LogicalPlan::Aggregate(a) => count_matches(a),
+                _ => csr(&node).and_then(fuse),
+            };
+            match rewritten {
+                Some(p) => Ok(Transformed::yes(p?)),
+                None => Ok(Transformed::no(node)),
+            }
         })
     }
 }
@@ -153,6 +252,36 @@ mod tests {
         ] {
             let (p, changed) = fused(q);
             assert!(changed && p.contains("CsrIntersect"), "{q}\n{p}");
+        }
+    }
+
+    #[test]
+    fn counted_cycles_are_counted_by_the_intersection() {
+        let (p, changed) = fused(
+            "MATCH (a:Person)-[:KNOWS]->(b:Person)-[:KNOWS]->(c:Person)-[:KNOWS]->(d:Person)-[:KNOWS]->(a) RETURN a.id, count(*) AS n",
+        );
+        assert!(changed, "{p}");
+        insta::assert_snapshot!(p, @r"
+        Projection: __ret0 AS a.id, __agg0 AS n
+          Projection: __ret0, coalesce(__agg0#n, Int64(0)) AS __agg0
+            Aggregate: groupBy=[[a__id AS __ret0]], aggr=[[sum(__agg0#matches) AS __agg0#n]]
+              CsrIntersect: [CsrExpand: key=d__id -> [__anonr3__#src, __anonr3__#dst], edges=7, incoming, take=c[], edge=__anonr3[__anonr3__#eid]] and [CsrExpand: key=c__id -> [__anonr4__#src, __anonr4__#dst], edges=7, incoming, close=b__id, edge=__anonr4[__anonr4__#eid]] counted where __anonr4__#eid != __anonr1__#eid AND __anonr4__#eid != __anonr2__#eid AND __anonr4__#eid != __anonr3__#eid AND __anonr3__#eid != __anonr1__#eid AND __anonr3__#eid != __anonr2__#eid -> __agg0#matches
+                Filter: __anonr2__#eid != __anonr1__#eid
+                  Projection: a__id, __anonr1__#eid, b__id, __anonr2__#eid, d__id
+                    CsrExpand: key=a__id -> [__anonr2__#src, __anonr2__#dst], edges=7, incoming, take=d[d__id*, d__firstName, d__lastName, d__gender, d__age, d__birthday, d__creationDate, d__browserUsed], edge=__anonr2[__anonr2__#src, __anonr2__#dst, __anonr2__#eid, __anonr2__creationDate]
+                      CsrExpand: key=a__id -> [__anonr1__#src, __anonr1__#dst], edges=7, take=b[b__id*, b__firstName, b__lastName, b__gender, b__age, b__birthday, b__creationDate, b__browserUsed], edge=__anonr1[__anonr1__#src, __anonr1__#dst, __anonr1__#eid, __anonr1__creationDate]
+                        Projection: node_Person.id AS a__id
+                          TableScan: node_Person projection=[id]
+        ");
+        // Must not fire: a column's count or DISTINCT, a value, grouped by the new node (the
+        // planner roots a grouped node below when it can; grouped by all four, one is new).
+        for q in [
+            "MATCH (a:Person)-[:KNOWS]->(b:Person)-[:KNOWS]->(c:Person)-[:KNOWS]->(d:Person)-[:KNOWS]->(a) RETURN count(DISTINCT c)",
+            "MATCH (a:Person)-[:KNOWS]->(b:Person)-[:KNOWS]->(c:Person)-[:KNOWS]->(d:Person)-[:KNOWS]->(a) RETURN count(*), max(d.age)",
+            "MATCH (a:Person)-[:KNOWS]->(b:Person)-[:KNOWS]->(c:Person)-[:KNOWS]->(d:Person)-[:KNOWS]->(a) WITH a, b, c, d, count(*) AS n RETURN a.id + b.id + c.id + d.id, n",
+        ] {
+            let (p, _) = fused(q);
+            assert!(p.contains("CsrIntersect") && !p.contains("counted"), "{q}\n{p}");
         }
     }
 

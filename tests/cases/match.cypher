@@ -292,3 +292,30 @@ MATCH ()-[r]->() RETURN count(*) = count(DISTINCT id(r)) AS unique
 ---- rowsort
 unique
 true
+
+# Cycles counted by the intersection (no row per match): directed 4-cycles, one per start.
+MATCH (a:Person)-[:KNOWS]->(b:Person)-[:KNOWS]->(c:Person)-[:KNOWS]->(d:Person)-[:KNOWS]->(a) RETURN count(*) AS n
+---- rowsort
+n
+4
+
+# Undirected 4-cycles per start: Ann, Bob, Carl and Dana know each other both ways round.
+MATCH (a:Person)-[:KNOWS]-(b:Person)-[:KNOWS]-(c:Person)-[:KNOWS]-(d:Person)-[:KNOWS]-(a) RETURN a.firstName AS name, count(*) AS n ORDER BY name
+---- ordered
+name|n
+Ann|6
+Bob|6
+Carl|6
+Dana|6
+
+# A counted diamond with a filter on a middle node; its two middle nodes differ.
+MATCH (a:Person)-[:KNOWS]->(b:Person)-[:KNOWS]->(d:Person), (a)-[:KNOWS]->(c:Person)-[:KNOWS]->(d) WHERE b.age > 30 RETURN count(*) AS n
+---- rowsort
+n
+1
+
+# No cycle at all: zero, not null.
+MATCH (a:Person)-[:KNOWS]->(b:Person)-[:KNOWS]->(c:Person)-[:KNOWS]->(d:Person)-[:KNOWS]->(a) WHERE a.age > 100 RETURN count(*) AS n
+---- rowsort
+n
+0
