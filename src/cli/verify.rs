@@ -586,8 +586,8 @@ fn value_aggregate(rng: &mut Rng, var: &str, props: &[Prop]) -> Option<String> {
 
 /// Counts over the whole graph: per node (degrees, with filters at either end, distinct far
 /// nodes, sums, averages and extremes of the far node's properties, summed per property),
-/// counts and values over a variable-length hop within one label, triangles, 4-cycles and
-/// diamonds (any directions, one label's types), counted or as rows.
+/// counts and values over a variable-length hop within one label, triangles, 4-cycles,
+/// diamonds and 4-cliques (any directions, one label's types), counted or as rows.
 fn whole_graph(
     rng: &mut Rng,
     s: &Schema,
@@ -684,7 +684,12 @@ fn whole_graph(
             let w = filter(rng, "b", &props);
             let t4 = rng.pick(&same).0.clone();
             let h4 = hop(rng, &t4);
-            let cycle = match rng.below(3) {
+            let (h5, h6) = (hop(rng, &t4), hop(rng, &t1));
+            let cycle = match rng.below(4) {
+                // A 4-clique: its last node adjacent to three bound ones.
+                3 => format!(
+                    "MATCH (a:`{lab}`){h1}(b:`{lab}`){h2}(c:`{lab}`){h3}(a), (a){h4}(d:`{lab}`){h5}(b), (c){h6}(d){w}"
+                ),
                 0 => format!("MATCH (a:`{lab}`){h1}(b:`{lab}`){h2}(c:`{lab}`){h3}(a){w}"),
                 1 => format!(
                     "MATCH (a:`{lab}`){h1}(b:`{lab}`){h2}(c:`{lab}`){h3}(d:`{lab}`){h4}(a){w}"

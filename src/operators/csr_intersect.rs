@@ -1,12 +1,13 @@
-//! `CsrIntersect`: a node adjacent to two bound nodes, found by intersecting their sorted
-//! neighbour lists instead of expanding one and checking the other. A cycle's last two hops
+//! `CsrIntersect`: a node adjacent to two or more bound nodes, found by intersecting their
+//! sorted neighbour lists instead of expanding one and checking the others. A cycle's last two hops
 //! (`(x)-[r1]->(z)-[r2]->(y)` with `x` and `y` bound: a triangle's third node, a 4-cycle's
 //! fourth, a diamond's second middle node) become one operator whose work is the smaller of
 //! the two lists per row (merge, or binary searches when one is much longer), not the
-//! expansion of `x` followed by a filter.
+//! expansion of `x` followed by a filter. More closing hops (`(z)-[r3]->(w)`, `w` bound: a
+//! 4-clique's last node) intersect one more list each, in the same pass.
 //!
-//! Output: the input's columns, then `open`'s relationship and node columns, then `close`'s
-//! relationship columns (the order the two hops gave them).
+//! Output: the input's columns, then `open`'s relationship and node columns, then each closing
+//! hop's relationship columns (the order the hops gave them).
 //!
 //! Counting (`count`): the input's columns and, per input row, how many of its matches pass
 //! a filter over those columns (rows without one dropped). The rows of the matches are never
@@ -26,8 +27,8 @@ pub struct CsrIntersect {
     pub input: LogicalPlan,
     /// The hop from a bound node (`open.key`) to the new node, with its filters.
     pub open: CsrExpand,
-    /// The hop from the new node onto the other bound node (`close.close`).
-    pub close: CsrExpand,
+    /// The hops from the new node onto the other bound nodes (`close`), one or more.
+    pub closes: Vec<CsrExpand>,
     /// Count the matches per input row instead of producing them.
     pub count: Option<CycleCount>,
     pub schema: DFSchemaRef,
@@ -42,9 +43,9 @@ pub struct CycleCount {
 }
 
 impl CsrIntersect {
-    /// The two hops' own inputs are dropped (only their descriptions are kept).
-    pub fn try_new(input: LogicalPlan, open: &CsrExpand, close: &CsrExpand) -> Result<Self> {
-        if close.close.is_none() || open.close.is_some() {
+    /// The hops' own inputs are dropped (only their descriptions are kept).
+    pub fn try_new(input: LogicalPlan, open: &CsrExpand, closes: &[&CsrExpand]) -> Result<Self> {
+        if closes.is_empty() || closes.iter().any(|c| c.close.is_none()) || open.close.is_some() {
             return datafusion::common::internal_err!("CsrIntersect: not a closing pair");
         }
         let none = LogicalPlan::EmptyRelation(EmptyRelation {
@@ -54,7 +55,10 @@ impl CsrIntersect {
         let mut n = Self {
             input,
             open: open.with_input(none.clone())?,
-            close: close.with_input(none)?,
+            closes: closes
+                .iter()
+                .map(|c| c.with_input(none.clone()))
+                .collect::<Result<_>>()?,
             count: None,
             schema: Arc::new(DFSchema::empty()),
         };
@@ -70,11 +74,11 @@ impl CsrIntersect {
             .flat_map(|f| f.column_refs())
             .map(|c| c.name.clone())
             .collect();
-        for take in [
-            &mut self.open.edge,
-            &mut self.open.target,
-            &mut self.close.edge,
-        ] {
+        let closing = self.closes.iter_mut().map(|c| &mut c.edge);
+        for take in [&mut self.open.edge, &mut self.open.target]
+            .into_iter()
+            .chain(closing)
+        {
             take.take = (0..take.all.len())
                 .filter(|&i| read.contains(&take.all[i].1))
                 .collect();
@@ -116,11 +120,12 @@ impl CsrIntersect {
 
     /// The hops' taken columns, in output order.
     fn taken(&self) -> impl Iterator<Item = &(String, String, arrow::datatypes::DataType)> {
+        let closing = self.closes.iter().flat_map(|c| c.edge.output());
         self.open
             .edge
             .output()
             .chain(self.open.target.output())
-            .chain(self.close.edge.output())
+            .chain(closing)
     }
 
     fn compute_schema(&self) -> Result<DFSchemaRef> {
@@ -131,13 +136,15 @@ impl CsrIntersect {
         super::extended_schema(&self.input, self.taken().map(|(_, o, t)| (o, t)))
     }
 
-    /// The bound node the closing hop ends at.
-    pub fn other(&self) -> &str {
-        self.close.close.as_deref().expect("a closing hop")
+    /// The bound nodes the closing hops end at.
+    pub fn others(&self) -> impl Iterator<Item = &str> {
+        self.closes
+            .iter()
+            .map(|c| c.close.as_deref().expect("a closing hop"))
     }
 
     fn sig(&self) -> impl Hash + PartialOrd + '_ {
-        (&self.input, &self.open, &self.close, &self.count)
+        (&self.input, &self.open, &self.closes, &self.count)
     }
 }
 
@@ -156,7 +163,7 @@ impl UnaryNode for CsrIntersect {
 
     fn barrier_columns(&self) -> HashSet<String> {
         let mut c = self.open.produced();
-        c.extend(self.close.produced());
+        c.extend(self.closes.iter().flat_map(|h| h.produced()));
         c.extend(self.count.iter().map(|n| n.output.clone()));
         c
     }
@@ -164,8 +171,10 @@ impl UnaryNode for CsrIntersect {
     fn explain(&self, f: &mut fmt::Formatter) -> fmt::Result {
         write!(f, "CsrIntersect: [")?;
         self.open.explain(f)?;
-        write!(f, "] and [")?;
-        self.close.explain(f)?;
+        for c in &self.closes {
+            write!(f, "] and [")?;
+            c.explain(f)?;
+        }
         write!(f, "]")?;
         match &self.count {
             Some(CycleCount {
@@ -185,7 +194,9 @@ impl UnaryNode for CsrIntersect {
     }
 
     fn needed_input_columns(&self, output_columns: &[usize]) -> Option<Vec<Vec<usize>>> {
-        let mut keys = vec![self.open.key.as_str(), self.other()];
+        let mut keys: Vec<&str> = std::iter::once(self.open.key.as_str())
+            .chain(self.others())
+            .collect();
         let (read, _) = self.match_schema().ok()?;
         let input = self.input.schema();
         keys.extend(read.iter().map(|&i| input.field(i).name().as_str()));

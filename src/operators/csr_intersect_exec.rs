@@ -1,7 +1,8 @@
-//! `CsrIntersectExec`: per input row, the nodes adjacent to both bound nodes, by intersecting
-//! two neighbour runs sorted by ordinal (a merge, or binary searches of the shorter run's
-//! values in the longer when their lengths differ widely). Multi-edges give a row per pair
-//! of edges; filters apply to the pairs found, before any column is taken.
+//! `CsrIntersectExec`: per input row, the nodes adjacent to every bound node, by intersecting
+//! neighbour runs sorted by ordinal (the first two by a merge, or binary searches of the
+//! shorter run's values in the longer when their lengths differ widely; each further run by
+//! binary searches from where the last match was). Multi-edges give a row per combination of
+//! edges; filters apply to the matches found, before any column is taken.
 //!
 //! Counting ([`MatchCount`]): each input row once, with how many of its matches pass a filter
 //! over the few columns it reads (taken for the matches only); rows without one are dropped.
@@ -35,8 +36,8 @@ pub struct CsrIntersectExec {
     input: Arc<dyn ExecutionPlan>,
     /// From the first bound node (`key_idx`) to the new node.
     open: Arc<ExpandSpec>,
-    /// From the new node onto the second bound node (`close_idx`); no target columns.
-    close: Arc<ExpandSpec>,
+    /// From the new node onto each other bound node (`close_idx`); no target columns.
+    closes: Arc<Vec<ExpandSpec>>,
     count: Option<Arc<MatchCount>>,
     schema: SchemaRef,
     cache: Arc<PlanProperties>,
@@ -47,15 +48,18 @@ impl CsrIntersectExec {
     pub fn try_new(
         input: Arc<dyn ExecutionPlan>,
         open: ExpandSpec,
-        close: ExpandSpec,
+        closes: Vec<ExpandSpec>,
         schema: SchemaRef,
     ) -> Result<Self> {
         let n_in = input.schema().fields().len();
         let ok = open.key_idx < n_in
             && open.close_idx.is_none()
-            && close.close_idx.is_some_and(|c| c < n_in)
-            && close.target_take.is_empty()
-            && close.target_filter.is_none();
+            && !closes.is_empty()
+            && closes.iter().all(|c| {
+                c.close_idx.is_some_and(|c| c < n_in)
+                    && c.target_take.is_empty()
+                    && c.target_filter.is_none()
+            });
         if !ok {
             return datafusion::common::internal_err!("CsrIntersectExec: bad hops");
         }
@@ -63,7 +67,7 @@ impl CsrIntersectExec {
         Ok(Self {
             input,
             open: Arc::new(open),
-            close: Arc::new(close),
+            closes: Arc::new(closes),
             count: None,
             schema,
             cache,
@@ -116,6 +120,13 @@ fn run<'a>(
     (&split.0, &split.1)
 }
 
+/// What each match found: its new node, the open hop's edge and each closing hop's.
+struct Found {
+    nodes: Vec<u32>,
+    open_rows: Vec<u32>,
+    close_rows: Vec<Vec<u32>>,
+}
+
 struct Counters {
     edges_scanned: datafusion::physical_plan::metrics::Count,
     output_rows: datafusion::physical_plan::metrics::Count,
@@ -124,26 +135,48 @@ struct Counters {
 impl CsrIntersectExec {
     fn intersect(
         open: &ExpandSpec,
-        close: &ExpandSpec,
+        closes: &[ExpandSpec],
         count: Option<&MatchCount>,
         batch: &RecordBatch,
         schema: &SchemaRef,
         c: &Counters,
     ) -> Result<RecordBatch> {
         let keys = as_i64(batch.column(open.key_idx).as_ref()).map_err(store_err)?;
-        let other_idx = close.close_idx.expect("checked in try_new");
-        let others = as_i64(batch.column(other_idx).as_ref()).map_err(store_err)?;
-        let (mut rows, mut nodes, mut open_rows, mut close_rows) =
-            (Vec::new(), Vec::new(), Vec::new(), Vec::new());
-        let (mut buf_a, mut buf_b) = (Vec::new(), Vec::new());
-        let (mut split_a, mut split_b) = (Default::default(), Default::default());
-        for i in 0..batch.num_rows() {
-            if keys.is_null(i) || others.is_null(i) {
+        let others = closes
+            .iter()
+            .map(|h| {
+                as_i64(
+                    batch
+                        .column(h.close_idx.expect("checked in try_new"))
+                        .as_ref(),
+                )
+            })
+            .collect::<crate::Result<Vec<_>>>()
+            .map_err(store_err)?;
+        let k = closes.len();
+        let (mut rows, mut nodes, mut open_rows) = (Vec::new(), Vec::new(), Vec::new());
+        let mut close_rows: Vec<Vec<u32>> = vec![Vec::new(); k];
+        let mut buf_a = Vec::new();
+        let mut split_a = Default::default();
+        let mut bufs: Vec<Vec<(u32, u32)>> = vec![Vec::new(); k];
+        let mut splits: Vec<(Vec<u32>, Vec<u32>)> = vec![Default::default(); k];
+        // Per further run: where its next match can start; the range of the current one.
+        let mut from = vec![0usize; k];
+        let mut at: Vec<(usize, usize)> = vec![(0, 0); k];
+        'row: for i in 0..batch.num_rows() {
+            if keys.is_null(i) || others.iter().any(|o| o.is_null(i)) {
                 continue;
             }
-            let x = open.data.near_keys.ordinal(keys.value(i));
-            let y = close.data.far_keys.ordinal(others.value(i));
-            let (Some(x), Some(y)) = (x, y) else { continue };
+            let Some(x) = open.data.near_keys.ordinal(keys.value(i)) else {
+                continue;
+            };
+            let mut ys = Vec::with_capacity(k);
+            for (h, o) in closes.iter().zip(&others) {
+                match h.data.far_keys.ordinal(o.value(i)) {
+                    Some(y) => ys.push(y),
+                    None => continue 'row,
+                }
+            }
             let (an, ae) = run(
                 &open.data,
                 &open.orientations,
@@ -152,32 +185,62 @@ impl CsrIntersectExec {
                 &mut buf_a,
                 &mut split_a,
             );
-            // The closing hop walked backwards from the node it ends at.
-            let (bn, be) = run(
-                &close.data,
-                &close.orientations,
-                true,
-                y,
-                &mut buf_b,
-                &mut split_b,
-            );
-            c.edges_scanned.add(an.len().min(bn.len()));
-            crate::csr::matching_runs(an, bn, |p, rp, q, rq| {
-                for p in p..p + rp {
-                    for &e in &be[q..q + rq] {
+            // Each closing hop walked backwards from the node it ends at.
+            let mut runs: Vec<(&[u32], &[u32])> = Vec::with_capacity(k);
+            for (((h, &y), buf), split) in closes.iter().zip(&ys).zip(&mut bufs).zip(&mut splits) {
+                runs.push(run(&h.data, &h.orientations, true, y, buf, split));
+            }
+            let shortest = runs.iter().map(|r| r.0.len()).min().unwrap_or(0);
+            c.edges_scanned.add(an.len().min(shortest));
+            from.iter_mut().for_each(|f| *f = 0);
+            crate::csr::matching_runs(an, runs[0].0, |p, rp, q, rq| {
+                let z = an[p];
+                // The node's run in every further list, else no match.
+                for j in 1..k {
+                    let l = runs[j].0;
+                    let start = from[j] + l[from[j]..].partition_point(|&w| w < z);
+                    let len = l[start..].partition_point(|&w| w == z);
+                    from[j] = start + len;
+                    if len == 0 {
+                        return;
+                    }
+                    at[j] = (start, len);
+                }
+                at[0] = (q, rq);
+                // Every combination of one edge per list.
+                let mut pick: Vec<usize> = at.iter().map(|r| r.0).collect();
+                for &open_edge in &ae[p..p + rp] {
+                    loop {
                         rows.push(i as u32);
-                        nodes.push(an[p]);
-                        open_rows.push(ae[p]);
-                        close_rows.push(e);
+                        nodes.push(z);
+                        open_rows.push(open_edge);
+                        for ((ids, run), &at) in close_rows.iter_mut().zip(&runs).zip(&pick) {
+                            ids.push(run.1[at]);
+                        }
+                        // Next combination (odometer over the lists' runs).
+                        let mut j = 0;
+                        while j < k {
+                            pick[j] += 1;
+                            if pick[j] < at[j].0 + at[j].1 {
+                                break;
+                            }
+                            pick[j] = at[j].0;
+                            j += 1;
+                        }
+                        if j == k {
+                            break;
+                        }
                     }
                 }
             });
         }
-        let filters = [
+        let mut filters = vec![
             (&open.edge_filter, &open.data.edges, &open_rows),
-            (&close.edge_filter, &close.data.edges, &close_rows),
             (&open.target_filter, &open.data.target, &nodes),
         ];
+        for (h, ids) in closes.iter().zip(&close_rows) {
+            filters.push((&h.edge_filter, &h.data.edges, ids));
+        }
         let mut keep: Option<Vec<bool>> = None;
         for (f, store, ids) in filters {
             if let Some(f) = f {
@@ -189,25 +252,21 @@ impl CsrIntersectExec {
             }
         }
         if let Some(keep) = keep {
-            retain(
-                &keep,
-                [&mut rows, &mut nodes, &mut open_rows, &mut close_rows],
-            );
+            retain(&keep, [&mut rows, &mut nodes, &mut open_rows]);
+            for ids in &mut close_rows {
+                retain(&keep, [ids]);
+            }
         }
+        let found = Found {
+            nodes,
+            open_rows,
+            close_rows,
+        };
         if let Some(m) = count {
             if let Some(f) = &m.filter {
                 let read: Vec<_> = m.read.iter().map(|&i| batch.column(i).clone()).collect();
-                let found = Self::columns(
-                    open,
-                    close,
-                    &read,
-                    &m.schema,
-                    rows.clone(),
-                    nodes,
-                    open_rows,
-                    close_rows,
-                )?;
-                let ok = f.evaluate(&found)?.into_array(found.num_rows())?;
+                let matches = Self::columns(open, closes, &read, &m.schema, rows.clone(), found)?;
+                let ok = f.evaluate(&matches)?.into_array(matches.num_rows())?;
                 let ok = arrow::array::as_boolean_array(&ok);
                 let keep: Vec<bool> = (0..ok.len())
                     .map(|i| ok.is_valid(i) && ok.value(i))
@@ -217,54 +276,27 @@ impl CsrIntersectExec {
             return Self::counts(batch, &rows, schema, c);
         }
         c.output_rows.add(rows.len());
-        Self::columns(
-            open,
-            close,
-            batch.columns(),
-            schema,
-            rows,
-            nodes,
-            open_rows,
-            close_rows,
-        )
+        Self::columns(open, closes, batch.columns(), schema, rows, found)
     }
 
     /// The matches' rows: `input`'s columns at `rows`, then the hops' taken columns.
-    #[allow(clippy::too_many_arguments)]
     fn columns(
         open: &ExpandSpec,
-        close: &ExpandSpec,
+        closes: &[ExpandSpec],
         input: &[arrow::array::ArrayRef],
         schema: &SchemaRef,
         rows: Vec<u32>,
-        nodes: Vec<u32>,
-        open_rows: Vec<u32>,
-        close_rows: Vec<u32>,
+        found: Found,
     ) -> Result<RecordBatch> {
         let n = rows.len();
         let mut cols = take_all(input, &UInt32Array::from(rows))?;
         let fields = schema.fields();
-        take_into(
-            &mut cols,
-            fields,
-            &open.data.edges,
-            &open.edge_take,
-            open_rows,
-        )?;
-        take_into(
-            &mut cols,
-            fields,
-            &open.data.target,
-            &open.target_take,
-            nodes,
-        )?;
-        take_into(
-            &mut cols,
-            fields,
-            &close.data.edges,
-            &close.edge_take,
-            close_rows,
-        )?;
+        let (e, t) = (&open.data.edges, &open.data.target);
+        take_into(&mut cols, fields, e, &open.edge_take, found.open_rows)?;
+        take_into(&mut cols, fields, t, &open.target_take, found.nodes)?;
+        for (h, ids) in closes.iter().zip(found.close_rows) {
+            take_into(&mut cols, fields, &h.data.edges, &h.edge_take, ids)?;
+        }
         Ok(RecordBatch::try_new_with_options(
             schema.clone(),
             cols,
@@ -299,22 +331,25 @@ impl CsrIntersectExec {
 
 impl DisplayAs for CsrIntersectExec {
     fn fmt_as(&self, t: DisplayFormatType, f: &mut fmt::Formatter) -> fmt::Result {
-        let (o, c) = (&self.open, &self.close);
+        let o = &self.open;
         match t {
             DisplayFormatType::Default | DisplayFormatType::Verbose => {
                 write!(
                     f,
-                    "CsrIntersectExec: from={}, take={}[{}], edges={}[{}] and {}[{}]",
+                    "CsrIntersectExec: from={}, take={}[{}], edges={}[{}]",
                     o.key_name,
                     o.target_var,
                     o.target_out.join(", "),
                     o.edge_var,
                     o.edge_out.join(", "),
-                    c.edge_var,
-                    c.edge_out.join(", ")
                 )?;
-                for p in [&o.target_filter, &o.edge_filter, &c.edge_filter]
+                for c in self.closes.iter() {
+                    write!(f, " and {}[{}]", c.edge_var, c.edge_out.join(", "))?;
+                }
+                let closing = self.closes.iter().map(|c| &c.edge_filter);
+                for p in [&o.target_filter, &o.edge_filter]
                     .into_iter()
+                    .chain(closing)
                     .flatten()
                 {
                     write!(f, ", filter={}", p.expr)?;
@@ -352,7 +387,7 @@ impl ExecutionPlan for CsrIntersectExec {
             cache: super::streaming_properties(&self.schema, &input),
             input,
             open: self.open.clone(),
-            close: self.close.clone(),
+            closes: self.closes.clone(),
             count: self.count.clone(),
             schema: self.schema.clone(),
             metrics: ExecutionPlanMetricsSet::new(),
@@ -374,7 +409,7 @@ impl ExecutionPlan for CsrIntersectExec {
             edges_scanned: MetricBuilder::new(m).counter("edges_scanned", partition),
             output_rows: MetricBuilder::new(m).output_rows(partition),
         };
-        let (open, close) = (self.open.clone(), self.close.clone());
+        let (open, closes) = (self.open.clone(), self.closes.clone());
         let count = self.count.clone();
         let schema = self.schema.clone();
         let elapsed = MetricBuilder::new(m).elapsed_compute(partition);
@@ -383,7 +418,7 @@ impl ExecutionPlan for CsrIntersectExec {
             self.schema.clone(),
             None,
             elapsed,
-            move |b, _| Self::intersect(&open, &close, count.as_deref(), b, &schema, &counters),
+            move |b, _| Self::intersect(&open, &closes, count.as_deref(), b, &schema, &counters),
         ))
     }
 

@@ -88,8 +88,8 @@ fn graph_node_exprs(node: &Extension) -> Vec<&Expr> {
     }
     if let Some(x) = n.downcast_ref::<CsrIntersect>() {
         let counted = x.count.iter().flat_map(|c| &c.filter);
-        return [&x.open, &x.close]
-            .into_iter()
+        return std::iter::once(&x.open)
+            .chain(&x.closes)
             .flat_map(|h| h.edge_filter.iter().chain(&h.target_filter))
             .chain(counted)
             .collect();
@@ -126,7 +126,7 @@ fn bind_graph_node(node: &Extension, values: &ParamValues) -> Result<Option<Logi
             Arc::new(x)
         } else if let Some(x) = n.downcast_ref::<CsrIntersect>() {
             let mut x = x.clone();
-            for h in [&mut x.open, &mut x.close] {
+            for h in std::iter::once(&mut x.open).chain(&mut x.closes) {
                 h.edge_filter = bind_opt(&h.edge_filter, values)?;
                 h.target_filter = bind_opt(&h.target_filter, values)?;
             }

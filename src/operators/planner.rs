@@ -133,11 +133,18 @@ impl ExtensionPlanner for GraphExtensionPlanner {
             let input = physical_inputs[0].clone();
             let in_schema = input.schema();
             let open = expand_spec(&n.open, in_schema.index_of(&n.open.key)?, None, state).await?;
-            let other = Some(in_schema.index_of(n.other())?);
-            // The closing hop's near node is the new one: not an input column.
-            let close = expand_spec(&n.close, usize::MAX, other, state).await?;
+            let mut closes = Vec::new();
+            for c in &n.closes {
+                let other = c
+                    .close
+                    .as_deref()
+                    .map(|o| in_schema.index_of(o))
+                    .transpose()?;
+                // A closing hop's near node is the new one: not an input column.
+                closes.push(expand_spec(c, usize::MAX, other, state).await?);
+            }
             let schema = Arc::new(n.schema.as_arrow().clone());
-            let exec = CsrIntersectExec::try_new(input, open, close, schema)?;
+            let exec = CsrIntersectExec::try_new(input, open, closes, schema)?;
             let Some(count) = &n.count else {
                 return Ok(Some(Arc::new(exec)));
             };

@@ -92,16 +92,30 @@ fn fuse(close: &CsrExpand) -> Option<Result<LogicalPlan>> {
             _ => break,
         }
     }
-    let open = csr(cur)?;
+    // The hop that reached the closing hop's near node, or an intersection that found it
+    // (which then intersects one more list).
+    let (input, open, mut closes) = match cur {
+        LogicalPlan::Extension(Extension { node }) => {
+            match node.as_any().downcast_ref::<CsrIntersect>() {
+                Some(x) if x.count.is_none() => (&x.input, &x.open, x.closes.iter().collect()),
+                _ => {
+                    let open = csr(cur)?;
+                    (&open.input, open, vec![])
+                }
+            }
+        }
+        _ => return None,
+    };
     let reaches = open.target.key.map(|k| &open.target.all[k].1) == Some(&close.key);
     let ok = open.close.is_none()
         && reaches
-        && open.input.schema().has_column_with_unqualified_name(bound)
+        && input.schema().has_column_with_unqualified_name(bound)
         && Arc::ptr_eq(&open.data.far_keys, &close.data.near_keys);
     if !ok {
         return None;
     }
-    let fused = match CsrIntersect::try_new(open.input.clone(), open, close) {
+    closes.push(close);
+    let fused = match CsrIntersect::try_new(input.clone(), open, &closes) {
         Ok(n) => LogicalPlan::Extension(Extension { node: Arc::new(n) }),
         Err(e) => return Some(Err(e)),
     };
@@ -283,6 +297,16 @@ mod tests {
             let (p, _) = fused(q);
             assert!(p.contains("CsrIntersect") && !p.contains("counted"), "{q}\n{p}");
         }
+    }
+
+    #[test]
+    fn a_clique_s_last_node_intersects_three_lists() {
+        let (p, changed) = fused(
+            "MATCH (a:Person)-[:KNOWS]->(b:Person)-[:KNOWS]->(c:Person)<-[:KNOWS]-(a), (a)-[:KNOWS]->(d:Person)<-[:KNOWS]-(b), (c)-[:KNOWS]->(d) RETURN a.id, b.id, c.id, d.id",
+        );
+        let intersect = p.lines().find(|l| l.contains("CsrIntersect:"));
+        let closes = intersect.map_or(0, |l| l.matches(", close=").count());
+        assert!(changed && closes == 2, "{p}");
     }
 
     #[test]

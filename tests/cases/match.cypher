@@ -319,3 +319,22 @@ MATCH (a:Person)-[:KNOWS]->(b:Person)-[:KNOWS]->(c:Person)-[:KNOWS]->(d:Person)-
 ---- rowsort
 n
 0
+
+# A 4-clique: its last node is in three bound nodes' lists at once. Ann, Bob, Carl and Dana
+# all know each other one way or the other: every order of the four.
+MATCH (a:Person)-[:KNOWS]-(b:Person)-[:KNOWS]-(c:Person)-[:KNOWS]-(a), (a)-[:KNOWS]-(d:Person)-[:KNOWS]-(b), (c)-[:KNOWS]-(d) RETURN a.id, b.id, c.id, d.id ORDER BY a.id, b.id, c.id, d.id LIMIT 7
+---- ordered
+a.id|b.id|c.id|d.id
+1|2|3|4
+1|2|4|3
+1|3|2|4
+1|3|4|2
+1|4|2|3
+1|4|3|2
+2|1|3|4
+
+# Counted, with a filter on the last node.
+MATCH (a:Person)-[:KNOWS]-(b:Person)-[:KNOWS]-(c:Person)-[:KNOWS]-(a), (a)-[:KNOWS]-(d:Person)-[:KNOWS]-(b), (c)-[:KNOWS]-(d) WHERE d.age > 30 RETURN count(*) AS n
+---- rowsort
+n
+18
