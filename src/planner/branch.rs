@@ -146,9 +146,16 @@ impl<'c> Lowerer<'c> {
         let mut plan = None;
         for b in branches {
             let mut exprs: Vec<Expr> = extra.iter().map(|c| col(c)).collect();
+            // A named path's columns are its elements' (bound as variables too): once each.
+            let mut seen: BTreeSet<String> = extra.iter().cloned().collect();
             for (name, target) in &scope.vars {
                 let have = b.scope.get(name).expect("every branch binds it");
-                exprs.extend(self.convert(have, target)?);
+                let converted = self.convert(have, target)?;
+                for (e, (c, _)) in converted.into_iter().zip(ents.columns(target)) {
+                    if seen.insert(c) {
+                        exprs.push(e);
+                    }
+                }
             }
             let p = LogicalPlanBuilder::from(b.plan).project(exprs)?.build()?;
             plan = Some(match plan {

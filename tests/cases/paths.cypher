@@ -168,3 +168,14 @@ n
 # A single relationship is not a relationship list.
 MATCH ()-[r:KNOWS]->() WITH r MATCH ()-[r*]->() RETURN count(*)
 ---- error VariableTypeConflict
+
+# A named path, then a MATCH from one of its nodes over relationships of several tables: the
+# path and its nodes are carried through the branches once.
+MATCH p = (a:Person {id: 1})-[:KNOWS]->(b) MATCH (a)-->(x) RETURN length(p) AS l, labels(x)[0] AS xl, count(*) AS c ORDER BY xl
+---- ordered
+l|xl|c
+1|City|2
+1|Comment|2
+1|Person|4
+1|Post|2
+1|Tag|4
