@@ -88,13 +88,12 @@ impl CsrIntersectExec {
 
 /// The run of node `x` over a hop's orientations (each walked `reversed` when true), as
 /// (neighbours, edge rows) sorted by neighbour: the CSR's own slices for one orientation,
-/// else the runs merged into the buffers (a self-loop seen once).
+/// else the two runs merged into `split` (a self-loop seen once).
 fn run<'a>(
     data: &'a CsrData,
     orientations: &[bool],
     reversed: bool,
     x: u32,
-    buf: &'a mut Vec<(u32, u32)>,
     split: &'a mut (Vec<u32>, Vec<u32>),
 ) -> (&'a [u32], &'a [u32]) {
     if let [rev] = orientations {
@@ -102,21 +101,34 @@ fn run<'a>(
         let r = csr.range(x);
         return (&csr.neighbors[r.clone()], &csr.edge_rows[r]);
     }
-    buf.clear();
-    for (j, &rev) in orientations.iter().enumerate() {
-        let csr = data.index.direction(rev != reversed);
-        for e in csr.range(x) {
-            let y = csr.neighbors[e];
-            if !(j == 1 && y == x) {
-                buf.push((y, csr.edge_rows[e]));
-            }
-        }
-    }
-    buf.sort_unstable();
+    // Both ways: the two sorted runs merged (the second without self-loops).
+    let (f, b) = (
+        data.index.direction(orientations[0] != reversed),
+        data.index.direction(orientations[1] != reversed),
+    );
+    let (rf, rb) = (f.range(x), b.range(x));
+    let (fnb, fe) = (&f.neighbors[rf.clone()], &f.edge_rows[rf]);
+    let (bnb, be) = (&b.neighbors[rb.clone()], &b.edge_rows[rb]);
     split.0.clear();
     split.1.clear();
-    split.0.extend(buf.iter().map(|p| p.0));
-    split.1.extend(buf.iter().map(|p| p.1));
+    let (mut i, mut j) = (0, 0);
+    while i < fnb.len() || j < bnb.len() {
+        if j < bnb.len() && bnb[j] == x {
+            j += 1;
+            continue;
+        }
+        let from_f = j == bnb.len() || (i < fnb.len() && fnb[i] <= bnb[j]);
+        let (y, e) = match from_f {
+            true => (fnb[i], fe[i]),
+            false => (bnb[j], be[j]),
+        };
+        split.0.push(y);
+        split.1.push(e);
+        match from_f {
+            true => i += 1,
+            false => j += 1,
+        }
+    }
     (&split.0, &split.1)
 }
 
@@ -156,9 +168,7 @@ impl CsrIntersectExec {
         let k = closes.len();
         let (mut rows, mut nodes, mut open_rows) = (Vec::new(), Vec::new(), Vec::new());
         let mut close_rows: Vec<Vec<u32>> = vec![Vec::new(); k];
-        let mut buf_a = Vec::new();
         let mut split_a = Default::default();
-        let mut bufs: Vec<Vec<(u32, u32)>> = vec![Vec::new(); k];
         let mut splits: Vec<(Vec<u32>, Vec<u32>)> = vec![Default::default(); k];
         // Per further run: where its next match can start; the range of the current one.
         let mut from = vec![0usize; k];
@@ -177,18 +187,11 @@ impl CsrIntersectExec {
                     None => continue 'row,
                 }
             }
-            let (an, ae) = run(
-                &open.data,
-                &open.orientations,
-                false,
-                x,
-                &mut buf_a,
-                &mut split_a,
-            );
+            let (an, ae) = run(&open.data, &open.orientations, false, x, &mut split_a);
             // Each closing hop walked backwards from the node it ends at.
             let mut runs: Vec<(&[u32], &[u32])> = Vec::with_capacity(k);
-            for (((h, &y), buf), split) in closes.iter().zip(&ys).zip(&mut bufs).zip(&mut splits) {
-                runs.push(run(&h.data, &h.orientations, true, y, buf, split));
+            for ((h, &y), split) in closes.iter().zip(&ys).zip(&mut splits) {
+                runs.push(run(&h.data, &h.orientations, true, y, split));
             }
             let shortest = runs.iter().map(|r| r.0.len()).min().unwrap_or(0);
             c.edges_scanned.add(an.len().min(shortest));

@@ -25,6 +25,10 @@
 //! of the two lists must be comparable). Counted cycles are `FactorizeCounts`' (it runs
 //! first).
 //!
+//! A closing hop left above a hop that neither of its nodes comes from (a clique's chord) is
+//! moved below it when it fuses there: the chord's triangle is intersected first and the
+//! last node's intersection sees only triangles.
+//!
 //! When only `count(*)` of the matches is wanted (grouped by columns of the rows below the
 //! intersection, or not at all), the intersection counts them instead (`counted`): the
 //! filters above it become its match filter, evaluated on the few columns they read, and the
@@ -45,6 +49,7 @@
 
 use crate::operators::csr_expand::CsrExpand;
 use crate::operators::csr_intersect::CsrIntersect;
+use crate::operators::UnaryNode;
 use datafusion::common::tree_node::{Transformed, TreeNode};
 use datafusion::common::{Column, Result};
 use datafusion::functions::expr_fn::coalesce;
@@ -134,6 +139,70 @@ fn fuse(close: &CsrExpand) -> Option<Result<LogicalPlan>> {
     Some(b.project(columns).and_then(|b| b.build()))
 }
 
+/// A closing hop (a check between two bound nodes) placed above a hop that neither of its
+/// nodes comes from, moved below that hop when there it fuses with the hop that reached its
+/// near node: a clique's chord checked before its last node is intersected (`(a)-(b)`,
+/// `(a)-(c)`, `(b)-(c)`, then `d` in the lists of `a`, `b` and `c`) cuts the rows the later
+/// intersection sees to the triangles. The filters in between stay above; a projection
+/// restores the columns' order.
+fn sink(close: &CsrExpand) -> Option<Result<LogicalPlan>> {
+    let bound = close.close.as_deref()?;
+    let mut filters: Vec<Expr> = Vec::new();
+    let mut cur = &close.input;
+    loop {
+        match cur {
+            LogicalPlan::Projection(p) if p.expr.iter().all(|e| matches!(e, Expr::Column(_))) => {
+                cur = p.input.as_ref()
+            }
+            LogicalPlan::Filter(f) => {
+                filters.push(f.predicate.clone());
+                cur = f.input.as_ref();
+            }
+            _ => break,
+        }
+    }
+    let LogicalPlan::Extension(Extension { node }) = cur else {
+        return None;
+    };
+    // The hop to move it below, and its input.
+    let (below, hop): (&LogicalPlan, &dyn Fn(LogicalPlan) -> Result<LogicalPlan>) =
+        if let Some(x) = node.as_any().downcast_ref::<CsrExpand>() {
+            (&x.input, &|i| Ok(extension(x.with_input(i)?)))
+        } else if let Some(x) = node.as_any().downcast_ref::<CsrIntersect>() {
+            (&x.input, &|i| Ok(extension(x.with_input(i)?)))
+        } else {
+            return None;
+        };
+    let schema = below.schema();
+    let ends_below = schema.has_column_with_unqualified_name(&close.key)
+        && schema.has_column_with_unqualified_name(bound);
+    if !ends_below {
+        return None;
+    }
+    let moved = match close.with_input(below.clone()) {
+        Ok(m) => m,
+        Err(e) => return Some(Err(e)),
+    };
+    let fused = fuse(&moved)?;
+    let columns = close
+        .schema
+        .fields()
+        .iter()
+        .map(|f| Expr::Column(Column::new_unqualified(f.name())));
+    let build = || -> Result<LogicalPlan> {
+        let mut b = LogicalPlanBuilder::from(hop(fused?)?);
+        if let Some(p) = conjunction(filters) {
+            b = b.filter(p)?;
+        }
+        b.project(columns)?.build()
+    };
+    Some(build())
+}
+
+fn extension<T: datafusion::logical_expr::UserDefinedLogicalNode + 'static>(n: T) -> LogicalPlan {
+    LogicalPlan::Extension(Extension { node: Arc::new(n) })
+}
+
 /// `count(<non-null literal>)`, without DISTINCT or FILTER, aliased or not.
 fn counts_rows(e: &Expr) -> bool {
     match e {
@@ -219,7 +288,7 @@ impl OptimizerRule for IntersectCycles {
         plan.transform_up(|node| {
             let rewritten = match &node {
                 LogicalPlan::Aggregate(a) => count_matches(a),
-                _ => csr(&node).and_then(fuse),
+                _ => csr(&node).and_then(|c| fuse(c).or_else(|| sink(c))),
             };
             match rewritten {
                 Some(p) => Ok(Transformed::yes(p?)),
@@ -307,6 +376,13 @@ mod tests {
         let intersect = p.lines().find(|l| l.contains("CsrIntersect:"));
         let closes = intersect.map_or(0, |l| l.matches(", close=").count());
         assert!(changed && closes == 2, "{p}");
+        // The chord b-c, lowered below that intersection, made c an intersection too: no
+        // closing hop is left to check rows afterwards.
+        let checks = p
+            .lines()
+            .filter(|l| l.trim_start().starts_with("CsrExpand:") && l.contains("close="));
+        assert_eq!(checks.count(), 0, "{p}");
+        assert_eq!(p.matches("CsrIntersect:").count(), 2, "{p}");
     }
 
     #[test]
