@@ -785,6 +785,9 @@ impl DisplayAs for CountPathsExec {
                     .chain(self.close.as_deref())
                     .map(|h| {
                         let mut s = h.rel_type.clone();
+                        if h.lengths != (1, 1) {
+                            s.push_str(&format!("*{}..{}", h.lengths.0, h.lengths.1));
+                        }
                         if let Some(p) = &h.target_filter {
                             s.push_str(&format!(" filter={}", p.expr));
                         }

@@ -82,21 +82,7 @@ fn fuse(close: &CsrExpand) -> Option<Result<LogicalPlan>> {
     if close.target_filter.is_some() {
         return None;
     }
-    // Down through column-only projections and filters to the hop below.
-    let mut filters: Vec<Expr> = Vec::new();
-    let mut cur = &close.input;
-    loop {
-        match cur {
-            LogicalPlan::Projection(p) if p.expr.iter().all(|e| matches!(e, Expr::Column(_))) => {
-                cur = p.input.as_ref()
-            }
-            LogicalPlan::Filter(f) => {
-                filters.push(f.predicate.clone());
-                cur = f.input.as_ref();
-            }
-            _ => break,
-        }
-    }
+    let (filters, cur) = below_filters(&close.input);
     // The hop that reached the closing hop's near node, or an intersection that found it
     // (which then intersects one more list).
     let (input, open, mut closes) = match cur {
@@ -120,23 +106,39 @@ fn fuse(close: &CsrExpand) -> Option<Result<LogicalPlan>> {
         return None;
     }
     closes.push(close);
-    let fused = match CsrIntersect::try_new(input.clone(), open, &closes) {
-        Ok(n) => LogicalPlan::Extension(Extension { node: Arc::new(n) }),
-        Err(e) => return Some(Err(e)),
-    };
+    let fused = CsrIntersect::try_new(input.clone(), open, &closes).map(extension);
+    Some(fused.and_then(|f| restore(f, filters, close)))
+}
+
+/// `plan` below column-only projections and filters, and the filters' predicates.
+fn below_filters(mut plan: &LogicalPlan) -> (Vec<Expr>, &LogicalPlan) {
+    let mut filters = Vec::new();
+    loop {
+        match plan {
+            LogicalPlan::Projection(p) if p.expr.iter().all(|e| matches!(e, Expr::Column(_))) => {
+                plan = p.input.as_ref()
+            }
+            LogicalPlan::Filter(f) => {
+                filters.push(f.predicate.clone());
+                plan = f.input.as_ref();
+            }
+            _ => return (filters, plan),
+        }
+    }
+}
+
+/// `plan` under `filters`, then projected onto the columns `close` had (in its order).
+fn restore(plan: LogicalPlan, filters: Vec<Expr>, close: &CsrExpand) -> Result<LogicalPlan> {
     let columns = close
         .schema
         .fields()
         .iter()
         .map(|f| Expr::Column(Column::new_unqualified(f.name())));
-    let mut b = LogicalPlanBuilder::from(fused);
+    let mut b = LogicalPlanBuilder::from(plan);
     if let Some(p) = conjunction(filters) {
-        b = match b.filter(p) {
-            Ok(b) => b,
-            Err(e) => return Some(Err(e)),
-        };
+        b = b.filter(p)?;
     }
-    Some(b.project(columns).and_then(|b| b.build()))
+    b.project(columns)?.build()
 }
 
 /// A closing hop (a check between two bound nodes) placed above a hop that neither of its
@@ -147,20 +149,7 @@ fn fuse(close: &CsrExpand) -> Option<Result<LogicalPlan>> {
 /// restores the columns' order.
 fn sink(close: &CsrExpand) -> Option<Result<LogicalPlan>> {
     let bound = close.close.as_deref()?;
-    let mut filters: Vec<Expr> = Vec::new();
-    let mut cur = &close.input;
-    loop {
-        match cur {
-            LogicalPlan::Projection(p) if p.expr.iter().all(|e| matches!(e, Expr::Column(_))) => {
-                cur = p.input.as_ref()
-            }
-            LogicalPlan::Filter(f) => {
-                filters.push(f.predicate.clone());
-                cur = f.input.as_ref();
-            }
-            _ => break,
-        }
-    }
+    let (filters, cur) = below_filters(&close.input);
     let LogicalPlan::Extension(Extension { node }) = cur else {
         return None;
     };
@@ -184,19 +173,7 @@ fn sink(close: &CsrExpand) -> Option<Result<LogicalPlan>> {
         Err(e) => return Some(Err(e)),
     };
     let fused = fuse(&moved)?;
-    let columns = close
-        .schema
-        .fields()
-        .iter()
-        .map(|f| Expr::Column(Column::new_unqualified(f.name())));
-    let build = || -> Result<LogicalPlan> {
-        let mut b = LogicalPlanBuilder::from(hop(fused?)?);
-        if let Some(p) = conjunction(filters) {
-            b = b.filter(p)?;
-        }
-        b.project(columns)?.build()
-    };
-    Some(build())
+    Some(fused.and_then(hop).and_then(|p| restore(p, filters, close)))
 }
 
 fn extension<T: datafusion::logical_expr::UserDefinedLogicalNode + 'static>(n: T) -> LogicalPlan {
@@ -223,20 +200,7 @@ fn count_matches(agg: &Aggregate) -> Option<Result<LogicalPlan>> {
     if agg.aggr_expr.is_empty() || !agg.aggr_expr.iter().all(counts_rows) {
         return None;
     }
-    let mut filters: Vec<Expr> = Vec::new();
-    let mut cur = agg.input.as_ref();
-    loop {
-        match cur {
-            LogicalPlan::Projection(p) if p.expr.iter().all(|e| matches!(e, Expr::Column(_))) => {
-                cur = p.input.as_ref()
-            }
-            LogicalPlan::Filter(f) => {
-                filters.push(f.predicate.clone());
-                cur = f.input.as_ref();
-            }
-            _ => break,
-        }
-    }
+    let (filters, cur) = below_filters(&agg.input);
     let LogicalPlan::Extension(Extension { node }) = cur else {
         return None;
     };
@@ -254,10 +218,7 @@ fn count_matches(agg: &Aggregate) -> Option<Result<LogicalPlan>> {
     let first = fields[agg.group_expr.len()].name();
     let (each, total) = (format!("{first}#matches"), format!("{first}#n"));
     let build = || -> Result<LogicalPlan> {
-        let counted = x.clone().counting(each.clone(), conjunction(filters))?;
-        let plan = LogicalPlan::Extension(Extension {
-            node: Arc::new(counted),
-        });
+        let plan = extension(x.clone().counting(each.clone(), conjunction(filters))?);
         let col = |n: &str| Expr::Column(Column::new_unqualified(n));
         let mut out: Vec<Expr> = fields[..agg.group_expr.len()]
             .iter()
