@@ -78,9 +78,7 @@ use datafusion::common::Result;
 use datafusion::functions_aggregate::expr_fn::{max, min, sum};
 use datafusion::logical_expr::expr::AggregateFunction;
 use datafusion::logical_expr::utils::split_conjunction;
-use datafusion::logical_expr::{
-    cast, lit, when, Expr, Extension, LogicalPlan, LogicalPlanBuilder, Operator,
-};
+use datafusion::logical_expr::{Expr, Extension, LogicalPlan, LogicalPlanBuilder, Operator};
 use datafusion::optimizer::{OptimizerConfig, OptimizerRule};
 use std::sync::Arc;
 
@@ -129,8 +127,9 @@ fn counted(e: &Expr, out: &str) -> Option<Counted> {
     })
 }
 
-/// An aggregate the rule computes: a count, or `sum` / `min` / `max` / `avg` (or `count`) of
-/// an integer property of an arm's last node (`col`, checked later), and its output name.
+/// An aggregate the rule computes: a count, or `sum` / `min` / `max` (or `count`) of an
+/// integer property of an arm's last node (`col`, checked later), and its output name. (The
+/// planner writes an integer `avg` as the sum over the count.)
 enum Wanted {
     Count(Counted),
     Value {
@@ -138,14 +137,10 @@ enum Wanted {
         col: String,
         out: String,
     },
-    Avg {
-        col: String,
-        out: String,
-    },
 }
 
 /// `count(..)`, or `sum(CAST(x AS Decimal128(38, 0)))` (the planner's integer sum),
-/// `min(x)`, `max(x)`, `avg(CAST(x AS Float64))` of a column `x`, without DISTINCT or FILTER,
+/// `min(x)`, `max(x)` of a column `x`, without DISTINCT or FILTER,
 /// output as `out`; the output type as the aggregate computes it (checked against its
 /// schema).
 fn wanted(e: &Expr, out: &str) -> Option<(Wanted, DataType)> {
@@ -176,7 +171,6 @@ fn wanted(e: &Expr, out: &str) -> Option<(Wanted, DataType)> {
         }
         ("min", None) => (value(ValueKind::Min), DataType::Int64),
         ("max", None) => (value(ValueKind::Max), DataType::Int64),
-        ("avg", Some(DataType::Float64)) => (Wanted::Avg { col, out }, DataType::Float64),
         _ => return None,
     })
 }
@@ -620,11 +614,6 @@ fn path_values(arms: &[Vec<CountHop>], wants: &[Wanted]) -> Option<Vec<PathValue
         match w {
             Wanted::Count(_) => {}
             Wanted::Value { kind, col, out } => add(*kind, col, out.clone())?,
-            Wanted::Avg { col, out } => {
-                let [total, n] = avg_parts(out);
-                add(ValueKind::Sum, col, total)?;
-                add(ValueKind::NonNull, col, n)?;
-            }
         }
     }
     Some(values)
@@ -654,11 +643,6 @@ fn grouped_per_node(
         by_key |= c.name == key;
     }
     Some(by_key && one_row_per_node(root_rows))
-}
-
-/// The columns an `avg` is computed from: the sum and the non-null count.
-fn avg_parts(out: &str) -> [String; 2] {
-    [format!("{out}#sum"), format!("{out}#n")]
 }
 
 /// A column by its name (which may hold dots and parentheses).
@@ -692,11 +676,6 @@ fn finish(
                     }
                     .alias(out),
                 ),
-                Wanted::Avg { out, .. } => {
-                    for part in avg_parts(out) {
-                        parts.push(sum(ucol(&part)).alias(part));
-                    }
-                }
             }
         }
         builder = builder.aggregate(groups.clone(), parts)?;
@@ -716,16 +695,6 @@ fn finish(
         exprs.push(match w {
             Wanted::Count(c) => ucol(count_out).alias(&c.out),
             Wanted::Value { out, .. } => ucol(out),
-            Wanted::Avg { out, .. } => {
-                let [s, n] = avg_parts(out).map(ucol);
-                let avg = cast(s, DataType::Float64) / cast(n.clone(), DataType::Float64);
-                when(
-                    n.eq(lit(0i64)),
-                    lit(datafusion::common::ScalarValue::Float64(None)),
-                )
-                .otherwise(avg)?
-                .alias(out)
-            }
         });
     }
     builder.project(exprs)?.build()
@@ -821,19 +790,19 @@ mod tests {
         // A group per node: the values are the aggregate's outputs, avg from sum and count.
         let p = optimized("MATCH (a:Person)-[:KNOWS]->(b:Person) RETURN a.id, sum(b.age) AS s, max(b.age) AS hi, avg(b.age) AS m");
         insta::assert_snapshot!(p, @r"
-        Projection: __ret0 AS a.id, CASE WHEN __common_expr_1 IS NOT NULL THEN __common_expr_1 ELSE Int64(0) END AS s, max(b__age) AS hi, avg(b__age) AS m
-          Projection: cypher_to_int64(sum(b__age)) AS __common_expr_1, a__id AS __ret0, max(b__age), CASE WHEN avg(b__age)#n = Int64(0) THEN Float64(NULL) ELSE CAST(avg(b__age)#sum AS Float64) / CAST(avg(b__age)#n AS Float64) END AS avg(b__age)
-            CountPaths: key=a__id, arms=[[KNOWS]] per row -> __paths, Sum(arm 0: age) -> sum(b__age), Max(arm 0: age) -> max(b__age), Sum(arm 0: age) -> avg(b__age)#sum, NonNull(arm 0: age) -> avg(b__age)#n
+        Projection: __ret0 AS a.id, CASE WHEN __common_expr_1 IS NOT NULL THEN __common_expr_1 ELSE Int64(0) END AS s, max(b__age) AS hi, CASE WHEN count(b__age) = Int64(0) THEN Float64(NULL) ELSE CAST(sum(b__age) AS Float64) / CAST(count(b__age) AS Float64) END AS m
+          Projection: cypher_to_int64(sum(b__age)) AS __common_expr_1, a__id AS __ret0, sum(b__age), max(b__age), count(b__age)
+            CountPaths: key=a__id, arms=[[KNOWS]] per row -> __paths, Sum(arm 0: age) -> sum(b__age), Max(arm 0: age) -> max(b__age), NonNull(arm 0: age) -> count(b__age)
               Projection: node_Person.id AS a__id
                 TableScan: node_Person projection=[id]
         ");
         // Other groupings: per-row values added up (sums, counts) or folded (least, greatest).
         let p = optimized("MATCH (a:Person)-[:KNOWS]->(b:Person)-[:KNOWS]->(c:Person) RETURN a.firstName, min(c.age), avg(c.age), count(c.age)");
         insta::assert_snapshot!(p, @r"
-        Projection: __ret0 AS a.firstName, __agg0 AS min(c.age), CASE WHEN __agg1#n = Int64(0) THEN Float64(NULL) ELSE CAST(__agg1#sum AS Float64) / CAST(__agg1#n AS Float64) END AS avg(c.age), __agg2 AS count(c.age)
-          Aggregate: groupBy=[[a__firstName AS __ret0]], aggr=[[min(__agg0) AS __agg0, sum(__agg1#sum) AS __agg1#sum, sum(__agg1#n) AS __agg1#n, sum(__agg2) AS __agg2]]
-            Projection: a__firstName, __agg0, __agg1#sum, __agg1#n, __agg2
-              CountPaths: key=a__id, arms=[[KNOWS, KNOWS]] per row -> __paths, Min(arm 0: age) -> __agg0, Sum(arm 0: age) -> __agg1#sum, NonNull(arm 0: age) -> __agg1#n, NonNull(arm 0: age) -> __agg2
+        Projection: __ret0 AS a.firstName, min(c__age) AS min(c.age), CASE WHEN count(c__age) = Int64(0) THEN Float64(NULL) ELSE CAST(sum(c__age) AS Float64) / CAST(count(c__age) AS Float64) END AS avg(c.age), count(c__age) AS count(c.age)
+          Aggregate: groupBy=[[a__firstName AS __ret0]], aggr=[[min(min(c__age)) AS min(c__age), sum(count(c__age)) AS count(c__age), sum(sum(c__age)) AS sum(c__age)]]
+            Projection: a__firstName, min(c__age), count(c__age), sum(c__age)
+              CountPaths: key=a__id, arms=[[KNOWS, KNOWS]] per row -> __paths, Min(arm 0: age) -> min(c__age), NonNull(arm 0: age) -> count(c__age), Sum(arm 0: age) -> sum(c__age)
                 Projection: node_Person.id AS a__id, node_Person.firstName AS a__firstName
                   TableScan: node_Person projection=[id, firstName]
         ");

@@ -717,6 +717,9 @@ impl<'c> Lowerer<'c> {
             }
             "avg" => {
                 numeric("avg")?;
+                if t.is_integer() {
+                    return avg_of_integers(x, distinct);
+                }
                 maybe_distinct(af::avg(x))?
             }
             "min" => maybe_distinct(af::min(x))?,
@@ -804,6 +807,24 @@ fn sum(x: Expr, t: &DataType, distinct: bool) -> Result<Expr> {
         (maybe_distinct(af::sum(x))?, lit(0.0f64))
     };
     Ok(f::coalesce(vec![sum, zero]))
+}
+
+/// `avg(x)` of integers: their exact sum (as for `sum`) over their number, rounded once, so
+/// the result does not depend on the order the rows come in (a running float sum would);
+/// null over no values.
+fn avg_of_integers(x: Expr, distinct: bool) -> Result<Expr> {
+    let maybe_distinct =
+        |e: Expr| -> Result<Expr> { Ok(if distinct { e.distinct().build()? } else { e }) };
+    let wide = datafusion::logical_expr::cast(x.clone(), DataType::Decimal128(38, 0));
+    let total = maybe_distinct(af::sum(wide))?;
+    let n = maybe_distinct(af::count(x))?;
+    let avg = datafusion::logical_expr::cast(total, DataType::Float64)
+        / datafusion::logical_expr::cast(n.clone(), DataType::Float64);
+    Ok(when(
+        n.eq(lit(0i64)),
+        lit(datafusion::common::ScalarValue::Float64(None)),
+    )
+    .otherwise(avg)?)
 }
 
 /// Whether `e` reads the grouped node of `l` other than its key.
