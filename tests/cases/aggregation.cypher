@@ -305,3 +305,10 @@ Bob|2
 Carl|1
 Dana|2
 Eve|2
+
+# avg() of integers is their exact sum over their count: a running float sum would lose the
+# 1 next to 2^53 and answer 0.0, in whichever order the rows came.
+UNWIND [9007199254740993, 1, -9007199254740992] AS x RETURN avg(x) AS m
+---- rowsort
+m
+0.6666666666666666
