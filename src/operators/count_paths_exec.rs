@@ -161,7 +161,7 @@ fn passing(
 }
 
 /// What is pushed back along the hops: path counts, or a property's values over the paths.
-trait Weight: Copy {
+trait Weight: Copy + Send + Sync {
     const ZERO: Self;
     fn plus(self, other: Self) -> Self;
 }
@@ -335,31 +335,68 @@ fn push_lengths<W: Weight>(h: &HopSpec, w: Vec<W>, edges_seen: &mut usize) -> Re
 }
 
 /// Per near node of hop `h`: the sum of `w` over its far nodes, per edge passing the
-/// relationship filter (an undirected walk sees a self-loop once).
+/// relationship filter (an undirected walk sees a self-loop once). Many nodes are split over
+/// the machine's cores: each node's slot depends on its own edges only.
 fn push_back<W: Weight>(h: &HopSpec, w: &[W], edges_seen: &mut usize) -> Result<Vec<W>> {
     let edge_ok = passing(&h.edge_filter, &h.data.edges, h.data.index.table_rows)?;
+    let edge_ok = edge_ok.as_deref();
+    let n = h.data.near_keys.len();
+    let mut v = vec![W::ZERO; n];
+    let parts = match n >= PARALLEL_NODES {
+        true => std::thread::available_parallelism().map_or(1, |p| p.get().min(4)),
+        false => 1,
+    };
+    if parts <= 1 {
+        *edges_seen += push_range(h, w, edge_ok, 0, &mut v);
+        return Ok(v);
+    }
+    let chunk = n.div_ceil(parts);
+    let seen: usize = std::thread::scope(|s| {
+        let tasks: Vec<_> = v
+            .chunks_mut(chunk)
+            .enumerate()
+            .map(|(i, out)| s.spawn(move || push_range(h, w, edge_ok, i * chunk, out)))
+            .collect();
+        tasks
+            .into_iter()
+            .map(|t| t.join().unwrap_or_else(|e| std::panic::resume_unwind(e)))
+            .sum()
+    });
+    *edges_seen += seen;
+    Ok(v)
+}
+
+/// Nodes from which a backward pass is split over the cores.
+const PARALLEL_NODES: usize = 1 << 15;
+
+/// [`push_back`] for the near nodes `first..first + out.len()`; the edges it looked at.
+fn push_range<W: Weight>(
+    h: &HopSpec,
+    w: &[W],
+    edge_ok: Option<&[bool]>,
+    first: usize,
+    out: &mut [W],
+) -> usize {
     let both = h.orientations.len() == 2;
-    let mut v = vec![W::ZERO; h.data.near_keys.len()];
-    for (x, slot) in v.iter_mut().enumerate() {
+    let mut seen = 0;
+    for (k, slot) in out.iter_mut().enumerate() {
+        let x = (first + k) as u32;
         for (j, &rev) in h.orientations.iter().enumerate() {
             let csr = h.data.index.direction(rev);
-            for e in csr.range(x as u32) {
-                *edges_seen += 1;
+            for e in csr.range(x) {
+                seen += 1;
                 let y = csr.neighbors[e];
-                if both && j == 1 && y == x as u32 {
+                if both && j == 1 && y == x {
                     continue;
                 }
-                if edge_ok
-                    .as_ref()
-                    .is_some_and(|ok| !ok[csr.edge_rows[e] as usize])
-                {
+                if edge_ok.is_some_and(|ok| !ok[csr.edge_rows[e] as usize]) {
                     continue;
                 }
                 *slot = slot.plus(w[y as usize]);
             }
         }
     }
-    Ok(v)
+    seen
 }
 
 /// Which of `ids` pass `f`, as a mask over `0..n` (ids not listed are false); all pass when
