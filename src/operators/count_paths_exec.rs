@@ -7,7 +7,7 @@
 
 use super::count_paths::ValueKind;
 use super::csr_expand::CsrData;
-use super::csr_expand_exec::CompiledFilter;
+use super::csr_expand_exec::{retain, CompiledFilter};
 use crate::csr::as_i64;
 use arrow::array::{Array, Int64Array, RecordBatch, UInt32Array};
 use arrow::datatypes::SchemaRef;
@@ -583,12 +583,7 @@ fn forward(
         let mut next: Vec<(u32, u64)> = ends.into_iter().collect();
         if let Some(f) = &h.target_filter {
             let ids = UInt32Array::from_iter_values(next.iter().map(|n| n.0));
-            let ok = f.mask(&h.data.target, &ids)?;
-            let mut k = 0;
-            next.retain(|_| {
-                k += 1;
-                ok[k - 1]
-            });
+            retain(&f.mask(&h.data.target, &ids)?, [&mut next]);
         }
         cur = next;
     }
@@ -616,12 +611,7 @@ fn step(h: &HopSpec, cur: &[(u32, u64)], edges_seen: &mut usize) -> Result<Vec<(
     *edges_seen += steps.len();
     if let Some(f) = &h.edge_filter {
         let rows = UInt32Array::from_iter_values(steps.iter().map(|s| s.1));
-        let ok = f.mask(&h.data.edges, &rows)?;
-        let mut k = 0;
-        steps.retain(|_| {
-            k += 1;
-            ok[k - 1]
-        });
+        retain(&f.mask(&h.data.edges, &rows)?, [&mut steps]);
     }
     let mut acc: std::collections::BTreeMap<u32, u64> = std::collections::BTreeMap::new();
     for (y, _, c) in steps {

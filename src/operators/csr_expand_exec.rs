@@ -72,12 +72,16 @@ impl CompiledFilter {
             cols,
             &arrow::array::RecordBatchOptions::new().with_row_count(Some(idx.len())),
         )?;
-        let v = self.expr.evaluate(&batch)?.into_array(idx.len())?;
-        let b = v.as_any().downcast_ref::<BooleanArray>().ok_or_else(|| {
-            datafusion::error::DataFusionError::Internal("filter is not boolean".into())
-        })?;
-        Ok((0..b.len()).map(|i| b.is_valid(i) && b.value(i)).collect())
+        passes(&self.expr.evaluate(&batch)?.into_array(idx.len())?)
     }
+}
+
+/// A predicate's values as a mask: true where true; false where false or null.
+pub(super) fn passes(v: &ArrayRef) -> Result<Vec<bool>> {
+    let b = v.as_any().downcast_ref::<BooleanArray>().ok_or_else(|| {
+        datafusion::error::DataFusionError::Internal("filter is not boolean".into())
+    })?;
+    Ok((0..b.len()).map(|i| b.is_valid(i) && b.value(i)).collect())
 }
 
 /// What the operator needs at run time, shared by its partitions.
@@ -185,7 +189,7 @@ pub(super) fn take_all(arrays: &[ArrayRef], idx: &UInt32Array) -> Result<Vec<Arr
 }
 
 /// Keeps the entries of each of `vs` where `mask` holds.
-pub(super) fn retain<const N: usize>(mask: &[bool], vs: [&mut Vec<u32>; N]) {
+pub(super) fn retain<T, const N: usize>(mask: &[bool], vs: [&mut Vec<T>; N]) {
     for v in vs {
         let mut k = 0;
         v.retain(|_| {

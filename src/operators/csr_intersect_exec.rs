@@ -8,7 +8,7 @@
 //! over the few columns it reads (taken for the matches only); rows without one are dropped.
 
 use super::csr_expand::CsrData;
-use super::csr_expand_exec::{retain, store_err, take_all, take_into, ExpandSpec};
+use super::csr_expand_exec::{passes, retain, store_err, take_all, take_into, ExpandSpec};
 use crate::csr::as_i64;
 use arrow::array::{Array, RecordBatch, UInt32Array};
 use arrow::datatypes::SchemaRef;
@@ -270,11 +270,7 @@ impl CsrIntersectExec {
                 let read: Vec<_> = m.read.iter().map(|&i| batch.column(i).clone()).collect();
                 let matches = Self::columns(open, closes, &read, &m.schema, rows.clone(), found)?;
                 let ok = f.evaluate(&matches)?.into_array(matches.num_rows())?;
-                let ok = arrow::array::as_boolean_array(&ok);
-                let keep: Vec<bool> = (0..ok.len())
-                    .map(|i| ok.is_valid(i) && ok.value(i))
-                    .collect();
-                retain(&keep, [&mut rows]);
+                retain(&passes(&ok)?, [&mut rows]);
             }
             return Self::counts(batch, &rows, schema, c);
         }
