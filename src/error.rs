@@ -354,7 +354,56 @@ pub fn runtime_cause(e: &(dyn std::error::Error + 'static)) -> Option<RuntimeErr
         }
         cur = x.source();
     }
-    None
+    runtime_in_text(&e.to_string())
+}
+
+/// The classes a [`RuntimeError`] can have.
+const RUNTIME_CLASSES: [ErrorClass; 5] = [
+    ErrorClass::SyntaxError,
+    ErrorClass::SemanticError,
+    ErrorClass::TypeError,
+    ErrorClass::ArgumentError,
+    ErrorClass::ArithmeticError,
+];
+
+/// A [`RuntimeError`] in an error's text, as shown (`message (Class: Detail)`) or debugged
+/// (`RuntimeError { class: .., detail: "..", message: ".." }`): how one comes back from a
+/// cluster's executor, whose errors travel as text.
+fn runtime_in_text(text: &str) -> Option<RuntimeError> {
+    runtime_debugged(text).or_else(|| runtime_shown(text))
+}
+
+fn runtime_debugged(text: &str) -> Option<RuntimeError> {
+    let text = text.replace('\\', "");
+    let rest = &text[text.find("RuntimeError { class: ")? + 22..];
+    let class = ErrorClass::from_name(&rest[..rest.find(',')?]);
+    if class == ErrorClass::Error {
+        return None;
+    }
+    let quoted = |field: &str| -> Option<String> {
+        let at = rest.find(&format!("{field}: \""))? + field.len() + 3;
+        let end = rest[at..].find('"')?;
+        Some(rest[at..at + end].to_string())
+    };
+    Some(RuntimeError::new(
+        class,
+        quoted("detail")?,
+        quoted("message")?,
+    ))
+}
+
+fn runtime_shown(text: &str) -> Option<RuntimeError> {
+    RUNTIME_CLASSES.into_iter().find_map(|class| {
+        let start = text.rfind(&format!(" ({}: ", class.name()))?;
+        let rest = &text[start + class.name().len() + 4..];
+        let detail = &rest[..rest.find(')')?];
+        if detail.is_empty() || !detail.chars().all(|c| c.is_ascii_alphanumeric()) {
+            return None;
+        }
+        let head = &text[..start];
+        let message = head.rsplit(": ").next().unwrap_or(head);
+        Some(RuntimeError::new(class, detail, message))
+    })
 }
 
 impl From<arrow::error::ArrowError> for Error {
@@ -403,5 +452,30 @@ mod location_tests {
         assert_eq!(strip("a /x/y.rs:1:2 b, /z/w.rs:3:4"), "a b");
         assert_eq!(strip("see lib.rs: nothing"), "see lib.rs: nothing");
         assert_eq!(strip("plain"), "plain");
+    }
+}
+
+#[cfg(test)]
+mod text_tests {
+    use super::{runtime_in_text, ErrorClass};
+
+    #[test]
+    fn a_runtime_error_is_found_in_its_text() {
+        let r = runtime_in_text(
+            "Execution error: Job abc failed: Task 3 failed: External error: integer overflow \
+             in 9223372036854775807 + 1 (ArithmeticError: NumberOutOfRange)",
+        )
+        .unwrap();
+        assert_eq!(r.class, ErrorClass::ArithmeticError);
+        assert_eq!(r.detail, "NumberOutOfRange");
+        assert_eq!(r.message, "integer overflow in 9223372036854775807 + 1");
+        assert!(runtime_in_text("no class here (Oops: X)").is_none());
+        assert!(runtime_in_text("a (TypeError: two words)").is_none());
+        assert!(runtime_in_text("a (TypeError: )").is_none());
+        let debugged = r#"Task failed: DataFusionError(Execution("DataFusionError(External(RuntimeError { class: ArithmeticError, detail: \"IntegerOverflow\", message: \"integer overflow in `*`\" }))"))"#;
+        let r = runtime_in_text(debugged).unwrap();
+        assert_eq!(r.class, ErrorClass::ArithmeticError);
+        assert_eq!(r.detail, "IntegerOverflow");
+        assert_eq!(r.message, "integer overflow in `*`");
     }
 }

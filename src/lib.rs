@@ -14,6 +14,8 @@ pub(crate) mod binder;
 pub(crate) mod catalog;
 pub(crate) mod config;
 pub(crate) mod csr;
+#[cfg(feature = "distributed")]
+pub(crate) mod distributed;
 pub(crate) mod error;
 pub(crate) mod functions;
 pub(crate) mod operators;
@@ -41,6 +43,19 @@ pub use session::{
 };
 pub use storage::import::{import, NodeSpec, RelSpec};
 pub use storage::{append_lance, write_graph, write_lance};
+
+/// Distributed execution on Ballista (feature `distributed`): the scheduler and executor
+/// processes (`lance-csr cluster`), an in-process cluster, the sessions they plan with.
+#[cfg(feature = "distributed")]
+pub mod cluster {
+    pub use crate::distributed::cluster::{run_executor, run_scheduler, standalone, StateBuilder};
+    pub use crate::session::cluster_state;
+
+    /// Sessions for schedulers and executors ([`cluster_state`]).
+    pub fn state_builder() -> StateBuilder {
+        std::sync::Arc::new(cluster_state)
+    }
+}
 
 /// Re-exported so users need no direct dependency for the usual types.
 pub use arrow;

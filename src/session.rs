@@ -20,7 +20,7 @@ use crate::planner::{Lowerer, Params, PlannerOptions};
 use arrow::array::RecordBatch;
 use arrow::datatypes::SchemaRef;
 use datafusion::execution::context::SessionContext;
-use datafusion::execution::SessionStateBuilder;
+use datafusion::execution::{SessionState, SessionStateBuilder};
 use datafusion::logical_expr::LogicalPlan;
 use datafusion::physical_plan::{collect, displayable, ExecutionPlan};
 use datafusion::prelude::SessionConfig;
@@ -87,6 +87,9 @@ pub struct Graph {
     /// and renewed by [`Graph::refresh`].
     generation: u64,
     options: GraphOptions,
+    /// The scheduler queries run on (`with_cluster`).
+    #[cfg(feature = "distributed")]
+    cluster: Option<String>,
 }
 
 /// A distinct [`Graph::generation`] each time.
@@ -328,6 +331,39 @@ fn session(options: &GraphOptions, counters: Arc<RuleCounters>) -> Result<Sessio
     Ok(ctx)
 }
 
+/// The options a distributed plan is made with: no shared subplans (sharing needs one
+/// process; an executor plans its part of the plan alone).
+#[cfg(feature = "distributed")]
+fn cluster_options(options: &GraphOptions) -> GraphOptions {
+    let mut o = options.clone();
+    o.rules.share_subplans = false;
+    o
+}
+
+/// A client session over the cluster at `url`.
+#[cfg(feature = "distributed")]
+async fn connect(url: &str, state: SessionState) -> Result<SessionContext> {
+    crate::distributed::cluster::connect(url, state)
+        .await
+        .map_err(|e| Error::Other(format!("cluster {url}: {e}")))
+}
+
+/// The session a scheduler or executor plans with, for a client's `config`: the default
+/// options' rules (without shared subplans) and removed DataFusion rules, `config`'s settings.
+#[cfg(feature = "distributed")]
+pub fn cluster_state(
+    config: datafusion::prelude::SessionConfig,
+) -> datafusion::common::Result<datafusion::execution::SessionState> {
+    let options = cluster_options(&GraphOptions::default());
+    let state = session(&options, Default::default())
+        .map_err(|e| datafusion::error::DataFusionError::External(Box::new(e)))?
+        .state();
+    let config = config.with_extension(Arc::new(options.rules));
+    Ok(SessionStateBuilder::new_from_existing(state)
+        .with_config(config)
+        .build())
+}
+
 impl Graph {
     /// A graph over an opened catalog; in CSR mode its indexes are read or built (and
     /// `reuse`d where unchanged).
@@ -368,6 +404,8 @@ impl Graph {
             cache: plan_cache(&options),
             generation: next_generation(),
             options,
+            #[cfg(feature = "distributed")]
+            cluster: None,
         })
     }
 
@@ -380,8 +418,18 @@ impl Graph {
         .await
     }
 
-    /// The same graph with other options (shares tables, and indexes where possible).
+    /// The same graph with other options (shares tables, and indexes where possible; on the
+    /// same cluster).
     pub async fn with_options(&self, options: GraphOptions) -> Result<Self> {
+        let local = self.with_local_options(options).await?;
+        #[cfg(feature = "distributed")]
+        if let Some(url) = &self.cluster {
+            return local.with_cluster(url).await;
+        }
+        Ok(local)
+    }
+
+    async fn with_local_options(&self, options: GraphOptions) -> Result<Self> {
         if options.mode == Mode::Csr && self.indexes.is_none() {
             return Self::new(self.catalog.clone(), options, None).await;
         }
@@ -398,11 +446,71 @@ impl Graph {
             cache: plan_cache(&options),
             generation: next_generation(),
             options,
+            #[cfg(feature = "distributed")]
+            cluster: None,
         })
     }
 
     pub fn options(&self) -> &GraphOptions {
         &self.options
+    }
+
+    /// Makes the graph's indexes known to this process's registry of graphs plans name (by
+    /// the canonical path of its graph.toml, returned).
+    #[cfg(feature = "distributed")]
+    pub(crate) fn register_for_cluster(&self) -> Result<String> {
+        let origin = &self.catalog.config.origin;
+        let path = std::fs::canonicalize(origin).map_err(|_| {
+            Error::Other(format!(
+                "a graph runs on a cluster only when opened from its graph.toml (executors \
+                 open it by path); this one is {}",
+                if origin.is_empty() {
+                    "built in memory"
+                } else {
+                    origin
+                }
+            ))
+        })?;
+        let path = path.to_string_lossy().to_string();
+        if let Some(idx) = &self.indexes {
+            crate::distributed::registry::register(&path, self.catalog.clone(), idx.clone());
+        }
+        Ok(path)
+    }
+
+    /// The same graph, its queries run on the Ballista cluster whose scheduler is at `url`
+    /// (`df://host:port`). Executors open the graph from the same `graph.toml` path, so the
+    /// graph must be opened from one that every executor can read (not built in memory).
+    /// Plans are not cached (each is planned for its parameters' values), and subplans are
+    /// never shared (sharing needs one process).
+    #[cfg(feature = "distributed")]
+    pub async fn with_cluster(self, url: &str) -> Result<Self> {
+        self.register_for_cluster()?;
+        let options = cluster_options(&GraphOptions {
+            no_plan_cache: true,
+            ..self.options.clone()
+        });
+        let local = session(&options, Default::default())?;
+        let ctx = connect(url, local.state()).await?;
+        Ok(Self {
+            task_ctx: ctx.task_ctx(),
+            ctx,
+            cache: None,
+            generation: next_generation(),
+            options,
+            cluster: Some(url.to_string()),
+            ..self
+        })
+    }
+
+    /// A session for `options` reporting to `counters`, on this graph's cluster if it has one.
+    async fn session_for(&self, counters: Arc<RuleCounters>) -> Result<SessionState> {
+        let state = session(&self.options, counters)?.state();
+        #[cfg(feature = "distributed")]
+        if let Some(url) = &self.cluster {
+            return Ok(connect(url, state).await?.state());
+        }
+        Ok(state)
     }
 
     /// The labels and relationship tables of the graph, with their properties.
@@ -897,7 +1005,7 @@ impl Graph {
         let plan = lowered.plan;
         // A session of its own, so that the counters are this query's.
         let counters = Arc::new(RuleCounters::default());
-        let state = session(&self.options, counters.clone())?.state();
+        let state = self.session_for(counters.clone()).await?;
         let optimized = optimize_on_planning_stack(&state, &plan)?;
         let physical = physical_plan(&state, &optimized).await?;
         let rewrites = if lowered.notes.is_empty() {

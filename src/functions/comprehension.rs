@@ -105,6 +105,50 @@ impl ListEval {
     }
 }
 
+/// The parts a list function is sent as (distributed plans).
+#[cfg(feature = "distributed")]
+type ListParts<'a> = (
+    u8,
+    &'a Option<Expr>,
+    &'a Option<Expr>,
+    &'a DFSchema,
+    &'a DataType,
+);
+
+#[cfg(feature = "distributed")]
+const LIST_OPS: [ListOp; 5] = [
+    ListOp::Comprehension,
+    ListOp::All,
+    ListOp::Any,
+    ListOp::None,
+    ListOp::Single,
+];
+
+#[cfg(feature = "distributed")]
+impl ListEval {
+    /// The parts of `udf` when it is a list function.
+    pub fn parts_of(udf: &ScalarUDF) -> Option<ListParts<'_>> {
+        let f = udf.inner().downcast_ref::<ListEval>()?;
+        let op = LIST_OPS.iter().position(|o| *o == f.op)? as u8;
+        Some((op, &f.filter, &f.map, &f.schema, &f.out))
+    }
+
+    /// The list function of `parts_of`'s parts.
+    pub fn udf(
+        op: u8,
+        filter: Option<Expr>,
+        map: Option<Expr>,
+        schema: DFSchema,
+        out: DataType,
+    ) -> Option<Arc<ScalarUDF>> {
+        let op = *LIST_OPS.get(op as usize)?;
+        match Self::call(op, filter, map, schema, out, vec![]) {
+            Expr::ScalarFunction(f) => Some(f.func),
+            _ => None,
+        }
+    }
+}
+
 impl ScalarUDFImpl for ListEval {
     fn name(&self) -> &str {
         match self.op {

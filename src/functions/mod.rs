@@ -138,6 +138,41 @@ impl CypherFn {
     }
 }
 
+/// Every function of this module.
+#[cfg(feature = "distributed")]
+const ALL: [CypherFn; 23] = [
+    CypherFn::Add,
+    CypherFn::Sub,
+    CypherFn::Mul,
+    CypherFn::Abs,
+    CypherFn::ToInt64,
+    CypherFn::Eq,
+    CypherFn::Lt,
+    CypherFn::Le,
+    CypherFn::Gt,
+    CypherFn::Ge,
+    CypherFn::In,
+    CypherFn::NonNegative,
+    CypherFn::NonZero,
+    CypherFn::ToBoolean,
+    CypherFn::ToInteger,
+    CypherFn::ToFloat,
+    CypherFn::ToAny,
+    CypherFn::AnyItems,
+    CypherFn::Properties,
+    CypherFn::StartsWith,
+    CypherFn::EndsWith,
+    CypherFn::Contains,
+    CypherFn::Fail,
+];
+
+/// The function of this module called `name` (how distributed plans name them).
+#[cfg(feature = "distributed")]
+pub fn udf_by_name(name: &str) -> Option<Arc<ScalarUDF>> {
+    let f = ALL.into_iter().find(|f| f.name() == name)?;
+    Some(Arc::new(ScalarUDF::new_from_impl(Udf::new(f))))
+}
+
 /// `a + b`, `a - b`, `a * b` on integers as lowered (checked): the operator and operands.
 pub fn checked_arith(e: &Expr) -> Option<(datafusion::logical_expr::Operator, &Expr, &Expr)> {
     use datafusion::logical_expr::Operator;
