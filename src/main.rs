@@ -7,7 +7,10 @@ use cli::{run, Cli};
 
 fn main() {
     let cli = Cli::parse();
+    // Plans are (de)serialized recursively on the workers (a cluster's scheduler and
+    // executors, `query --cluster`): deep plans need more than tokio's 2 MiB stacks.
     let rt = match tokio::runtime::Builder::new_multi_thread()
+        .thread_stack_size(32 << 20)
         .enable_all()
         .build()
     {

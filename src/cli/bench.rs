@@ -227,6 +227,8 @@ pub struct Run<'a> {
     pub options: GraphOptions,
     /// Also time each query phase by phase.
     pub phases: bool,
+    /// Run on this cluster (`df://host:port`).
+    pub cluster: Option<String>,
 }
 
 pub async fn run(graph_path: &Path, dir: &Path, run: &Run<'_>) -> Result<Vec<Timing>> {
@@ -238,6 +240,7 @@ pub async fn run(graph_path: &Path, dir: &Path, run: &Run<'_>) -> Result<Vec<Tim
         only,
         ref options,
         phases,
+        ref cluster,
     } = *run;
     if bindings.is_empty() {
         return Err(Error::Other("no parameter bindings to run with".into()));
@@ -272,11 +275,15 @@ pub async fn run(graph_path: &Path, dir: &Path, run: &Run<'_>) -> Result<Vec<Tim
         graph_path.display(),
         t0.elapsed().as_secs_f64()
     );
-    let mut graphs = vec![Arc::new(first)];
+    let mut graphs = vec![first.with_mode(modes[0]).await?];
     for m in &modes[1..] {
-        let g = graphs[0].with_mode(*m).await?;
-        graphs.push(Arc::new(g));
+        graphs.push(first.with_mode(*m).await?);
     }
+    let mut on = Vec::new();
+    for g in graphs {
+        on.push(Arc::new(super::on_cluster(g, cluster.as_deref()).await?));
+    }
+    let graphs = on;
     if let Some((workers, duration)) = load {
         let shared = Arc::new(bindings.to_vec());
         let mut rows = Vec::new();

@@ -69,6 +69,10 @@ pub struct QueryArgs {
     /// Switch an optimizer rule or rewrite off (repeatable).
     #[arg(long = "disable", value_name = "RULE")]
     pub disable: Vec<lance_csr::Rule>,
+    /// Run on the Ballista cluster whose scheduler is at this address (`df://host:port`;
+    /// build with `--features distributed`).
+    #[arg(long, value_name = "URL")]
+    pub cluster: Option<String>,
     #[command(flatten)]
     pub limits: Limits,
 }
@@ -169,8 +173,17 @@ pub enum Command {
         /// How long a --concurrency run lasts (`10s`, `500ms`, `1m`).
         #[arg(long, value_parser = lance_csr::parse_duration, default_value = "10s")]
         duration: std::time::Duration,
+        /// Run on the Ballista cluster whose scheduler is at this address (`df://host:port`).
+        #[arg(long, value_name = "URL")]
+        cluster: Option<String>,
         #[command(flatten)]
         limits: Limits,
+    },
+    /// Ballista cluster processes with the graph operators (build with `--features
+    /// distributed`); queries run on them with `query --cluster df://HOST:PORT`.
+    Cluster {
+        #[command(subcommand)]
+        process: ClusterProcess,
     },
     /// Turn CSV or Parquet files into Lance datasets plus a graph.toml.
     Import {
@@ -215,6 +228,29 @@ pub enum Command {
         /// Which queries to generate.
         #[arg(long, value_enum, default_value_t = crate::cli::verify::Shapes::All)]
         shapes: crate::cli::verify::Shapes,
+    },
+}
+
+#[derive(Subcommand, Debug)]
+pub enum ClusterProcess {
+    /// Run a scheduler: it receives the plans, splits them into stages and hands out tasks.
+    Scheduler {
+        /// Address to listen on.
+        #[arg(long, default_value = "127.0.0.1:50050")]
+        bind: std::net::SocketAddr,
+    },
+    /// Run an executor: it runs tasks, opening the graphs their plans name (every executor
+    /// must be able to read the graph's files at the same path).
+    Executor {
+        /// The scheduler's address (`host:port`).
+        #[arg(long, default_value = "127.0.0.1:50050")]
+        scheduler: String,
+        /// Address to listen on (its port for data, the next port for the scheduler).
+        #[arg(long, default_value = "127.0.0.1:50051")]
+        bind: std::net::SocketAddr,
+        /// Tasks run at once.
+        #[arg(long, default_value_t = 2)]
+        slots: usize,
     },
 }
 
@@ -339,6 +375,7 @@ async fn execute(cli: Cli) -> std::result::Result<(), CliError> {
             .map_err(|e| CliError::Query(query.clone(), e))?;
             outln!("{text}");
         }
+        Command::Cluster { process } => cluster(process).await?,
         Command::Shell { graph, limits } => {
             let mut g = Graph::open_with(&graph, limits.apply(GraphOptions::default())).await?;
             shell::run(&mut g).await?;
@@ -382,6 +419,7 @@ async fn execute(cli: Cli) -> std::result::Result<(), CliError> {
             params_file,
             concurrency,
             duration,
+            cluster,
             limits,
         } => {
             let params = parse_params(&params)?;
@@ -415,6 +453,7 @@ async fn execute(cli: Cli) -> std::result::Result<(), CliError> {
                 only: mode,
                 options,
                 phases,
+                cluster,
             };
             crate::cli::bench::run(&graph, &queries, &run).await?;
         }
@@ -469,7 +508,62 @@ async fn execute(cli: Cli) -> std::result::Result<(), CliError> {
 
 /// The graph of a one-shot query command, in its mode and with its rules switched off; its
 /// index files are read only as the query's plan needs them.
+/// `graph` on the cluster at `url`, when given.
+pub async fn on_cluster(graph: Graph, url: Option<&str>) -> Result<Graph> {
+    match url {
+        None => Ok(graph),
+        #[cfg(feature = "distributed")]
+        Some(url) => graph.with_cluster(url).await,
+        #[cfg(not(feature = "distributed"))]
+        Some(_) => Err(no_cluster()),
+    }
+}
+
+#[cfg(not(feature = "distributed"))]
+fn no_cluster() -> Error {
+    Error::Other(
+        "this lance-csr was built without cluster support: build it with `cargo build \
+         --release --features distributed`"
+            .into(),
+    )
+}
+
+async fn cluster(process: ClusterProcess) -> Result<()> {
+    #[cfg(feature = "distributed")]
+    {
+        let failed = |e: datafusion::error::DataFusionError| Error::Other(e.to_string());
+        match process {
+            ClusterProcess::Scheduler { bind } => {
+                eprintln!("lance-csr scheduler listening on {bind}");
+                lance_csr::cluster::run_scheduler(bind, lance_csr::cluster::state_builder())
+                    .await
+                    .map_err(failed)
+            }
+            ClusterProcess::Executor {
+                scheduler,
+                bind,
+                slots,
+            } => {
+                eprintln!("lance-csr executor on {bind}, {slots} slots, scheduler {scheduler}");
+                lance_csr::cluster::run_executor(&scheduler, bind, slots)
+                    .await
+                    .map_err(failed)
+            }
+        }
+    }
+    #[cfg(not(feature = "distributed"))]
+    {
+        let _ = process;
+        Err(no_cluster())
+    }
+}
+
 async fn open_args(args: &QueryArgs) -> Result<Graph> {
+    let graph = open_local(args).await?;
+    on_cluster(graph, args.cluster.as_deref()).await
+}
+
+async fn open_local(args: &QueryArgs) -> Result<Graph> {
     let mut rules = lance_csr::RuleSwitches::default();
     for r in &args.disable {
         rules.switch_off(*r);
