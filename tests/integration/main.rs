@@ -6,6 +6,8 @@ mod common;
 mod bad_input;
 mod cases;
 mod cli;
+#[cfg(feature = "distributed")]
+mod distributed;
 mod equivalence;
 mod generated;
 mod index;

@@ -1,0 +1,234 @@
+//! The cluster path (feature `distributed`): an in-process Ballista cluster (a scheduler and
+//! two executors, with our codecs) runs the case queries, random queries over the sample graph
+//! and over a generated graph; every answer must be the in-process one.
+
+use crate::common;
+use crate::verify::cli_verify::{self, Shapes};
+use common::cases::{all_cases, Expect};
+use lance_csr::Graph;
+use std::path::PathBuf;
+use std::sync::LazyLock;
+use tokio::sync::OnceCell;
+
+/// The runtime the cluster lives on and the tests run on: its threads have deep stacks, as
+/// the binary's (plans are (de)serialized recursively).
+static RUNTIME: LazyLock<tokio::runtime::Runtime> = LazyLock::new(|| {
+    tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(4)
+        .thread_stack_size(32 << 20)
+        .enable_all()
+        .build()
+        .expect("runtime")
+});
+
+/// Runs a test's body on [`RUNTIME`] (from a thread with a deep stack too).
+fn run<F: std::future::Future>(make: impl FnOnce() -> F + Send + 'static) {
+    std::thread::Builder::new()
+        .stack_size(32 << 20)
+        .spawn(move || {
+            RUNTIME.block_on(make());
+        })
+        .unwrap()
+        .join()
+        .unwrap_or_else(|p| std::panic::resume_unwind(p));
+}
+
+/// The cluster every test here shares (starting one takes a moment).
+static CLUSTER: OnceCell<String> = OnceCell::const_new();
+
+async fn cluster() -> &'static str {
+    CLUSTER
+        .get_or_init(|| async {
+            lance_csr::cluster::standalone(lance_csr::cluster::state_builder(), 2, 2)
+                .await
+                .expect("standalone cluster starts")
+        })
+        .await
+}
+
+/// `tables` written as Lance datasets with their indexes: the graph.toml.
+async fn lance_graph(dir: &std::path::Path, tables: Vec<lance_csr_datasets::Table>) -> PathBuf {
+    let path = lance_csr::write_graph(dir, tables, &mut |_| {})
+        .await
+        .unwrap();
+    Graph::build_indexes(&path, &mut |_| {}).await.unwrap();
+    path
+}
+
+async fn on_cluster(path: &std::path::Path) -> Graph {
+    Graph::open(path)
+        .await
+        .unwrap()
+        .with_cluster(cluster().await)
+        .await
+        .unwrap()
+}
+
+fn outcome(r: &lance_csr::Result<lance_csr::QueryResult>, ordered: bool) -> String {
+    match r {
+        Ok(r) => {
+            let mut lines = common::lines(r);
+            if !ordered {
+                lines.sort();
+            }
+            format!("{}\n{}", r.columns.join("|"), lines.join("\n"))
+        }
+        Err(e) => format!("error {}", e.kind_name()),
+    }
+}
+
+fn count(r: &lance_csr::Result<lance_csr::QueryResult>) -> String {
+    match r {
+        Ok(r) => format!("{} rows", r.num_rows()),
+        Err(e) => format!("error {}", e.kind_name()),
+    }
+}
+
+#[test]
+fn case_queries_agree_on_a_standalone_cluster() {
+    run(|| async {
+        let dir = tempfile::tempdir().unwrap();
+        let path = lance_graph(dir.path(), lance_csr_datasets::sample::tables()).await;
+        let local = Graph::open(&path).await.unwrap();
+        let remote = on_cluster(&path).await;
+        let mut failures = vec![];
+        let cases = all_cases();
+        assert!(cases.len() >= 60);
+        for c in &cases {
+            let params = common::params(&c.params).expect("case params parse");
+            let ordered = matches!(c.expect, Expect::Ordered(_));
+            let want = outcome(&local.query(&c.query, &params).await, ordered);
+            let got = outcome(&remote.query(&c.query, &params).await, ordered);
+            if got != want {
+                failures.push(format!(
+                    "{}:{}: {}\n-- in process:\n{want}\n-- on the cluster:\n{got}",
+                    c.file, c.line, c.query
+                ));
+            }
+        }
+        assert!(
+            failures.is_empty(),
+            "{} of {} cases differ:\n{}",
+            failures.len(),
+            cases.len(),
+            failures.join("\n\n")
+        );
+    });
+}
+
+#[test]
+fn random_queries_agree_on_a_standalone_cluster() {
+    run(|| async {
+        let dir = tempfile::tempdir().unwrap();
+        let path = lance_graph(dir.path(), lance_csr_datasets::sample::tables()).await;
+        let local = Graph::open(&path).await.unwrap();
+        let remote = on_cluster(&path).await;
+        let report = cli_verify::compare(&remote, &local, 150, 20261201, Shapes::All)
+            .await
+            .unwrap();
+        println!("{}", report.render());
+        assert!(report.mismatches.is_empty(), "{}", report.render());
+        assert!(report.compared >= 140, "{}", report.render());
+    });
+}
+
+#[test]
+fn generated_graph_queries_agree_on_a_standalone_cluster() {
+    run(|| async {
+        let dir = tempfile::tempdir().unwrap();
+        let tables = lance_csr_datasets::social::generate(0.5, 11, &mut |_| {});
+        let path = lance_graph(dir.path(), tables).await;
+        let local = Graph::open(&path).await.unwrap();
+        let remote = on_cluster(&path).await;
+        // The bench suite's queries, then random ones over the whole graph.
+        let mut files: Vec<_> = std::fs::read_dir(common::project_root().join("benches/queries"))
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .filter(|p| p.extension().is_some_and(|x| x == "cypher"))
+            .collect();
+        files.sort();
+        assert!(files.len() >= 20);
+        let mut failures = vec![];
+        let p = lance_csr::Params::new();
+        for f in &files {
+            let text = std::fs::read_to_string(f).unwrap();
+            let q: String = text
+                .lines()
+                .filter(|l| !l.trim_start().starts_with("//"))
+                .collect::<Vec<_>>()
+                .join("\n");
+            let ordered = q.contains("ORDER BY");
+            let (want, got) = (local.query(&q, &p).await, remote.query(&q, &p).await);
+            // Any rows may answer a LIMIT without ORDER BY: only their number must agree.
+            let (want, got) = if q.contains("LIMIT") && !ordered {
+                (count(&want), count(&got))
+            } else {
+                (outcome(&want, ordered), outcome(&got, ordered))
+            };
+            if got != want {
+                failures.push(format!(
+                    "{}: in process\n{want}\non the cluster\n{got}",
+                    f.display()
+                ));
+            }
+        }
+        assert!(failures.is_empty(), "{}", failures.join("\n\n"));
+        let report = cli_verify::compare(&remote, &local, 60, 7, Shapes::WholeGraph)
+            .await
+            .unwrap();
+        println!("{}", report.render());
+        assert!(report.mismatches.is_empty(), "{}", report.render());
+    });
+}
+
+/// Subplans are not shared on a cluster (the rule needs one process); LIMITs absorbed into the
+/// graph operators still give exactly the rows asked for.
+#[test]
+fn one_process_rules_on_a_cluster() {
+    run(|| async {
+        let dir = tempfile::tempdir().unwrap();
+        let path = lance_graph(dir.path(), lance_csr_datasets::sample::tables()).await;
+        // Sharing at any size (the sample is too small to pass the default minimum).
+        let options = lance_csr::GraphOptions {
+            share_min_saved_work: Some(0),
+            ..Default::default()
+        };
+        let local = Graph::open_with(&path, options.clone()).await.unwrap();
+        let remote = Graph::open_with(&path, options)
+            .await
+            .unwrap()
+            .with_cluster(cluster().await)
+            .await
+            .unwrap();
+        // Five branches (one per table leaving a Person) share their anchor in one process.
+        let q = "MATCH (p:Person {id: 1})-[r]->(x) RETURN type(r) AS t, count(*) AS n ORDER BY t";
+        let p = lance_csr::Params::new();
+        let shared = local.explain(q, &p).await.unwrap();
+        assert!(shared.contains("SharedSubplan"), "{shared}");
+        let plan = remote.explain(q, &p).await.unwrap();
+        assert!(!plan.contains("SharedSubplan"), "{plan}");
+        assert!(plan.contains("DistributedQueryExec"), "{plan}");
+        assert_eq!(
+            outcome(&remote.query(q, &p).await, false),
+            outcome(&local.query(q, &p).await, false)
+        );
+        for n in [0, 1, 3, 7] {
+            let q =
+                format!("MATCH (a:Person)-[:KNOWS]->(b)-[:KNOWS]->(c) RETURN a.id, c.id LIMIT {n}");
+            let r = remote.query(&q, &p).await.unwrap();
+            assert_eq!(r.num_rows(), n, "{q}");
+        }
+    });
+}
+
+#[test]
+fn a_graph_in_memory_does_not_go_to_a_cluster() {
+    run(|| async {
+        let url = cluster().await;
+        let e = match common::sample().await.with_cluster(url).await {
+            Ok(_) => panic!("an in-memory graph went to the cluster"),
+            Err(e) => e.to_string(),
+        };
+        assert!(e.contains("built in memory"), "{e}");
+    });
+}
