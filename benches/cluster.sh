@@ -32,10 +32,17 @@ sleep 3
 common=(--graph "$G" --queries benches/queries --runs "$RUNS" --mode csr --format csv --timeout 120s)
 "$B" bench "${common[@]}" > "$LOGS/local.csv"
 "$B" bench "${common[@]}" --cluster df://127.0.0.1:50050 > "$LOGS/cluster.csv"
+# Rows each query's stages shuffle (explain --analyze on the cluster).
+for f in benches/queries/*.cypher; do
+  n=$("$B" explain --analyze --graph "$G" --cluster df://127.0.0.1:50050 --file "$f" --timeout 120s |
+      sed -n 's/.*rows shuffled between stages: \([0-9]*\).*/\1/p')
+  echo "$(basename "$f" .cypher),${n:-?}"
+done | sort > "$LOGS/shuffled.csv"
 # query,mode,median_ms,min_ms,max_ms,rows
-echo "| query | in process (ms) | cluster (ms) | overhead (ms) | rows |"
-echo "| --- | --- | --- | --- | --- |"
+echo "| query | in process (ms) | cluster (ms) | overhead (ms) | rows | rows shuffled |"
+echo "| --- | --- | --- | --- | --- | --- |"
 join -t, <(tail -n +2 "$LOGS/local.csv" | cut -d, -f1,3,6 | sort) \
          <(tail -n +2 "$LOGS/cluster.csv" | cut -d, -f1,3,6 | sort) |
+  join -t, - "$LOGS/shuffled.csv" |
   awk -F, '{ same = ($3 == $5) ? "" : " (differs: " $5 ")";
-             printf "| %s | %.1f | %.1f | %.1f | %s%s |\n", $1, $2, $4, $4 - $2, $3, same }'
+             printf "| %s | %.1f | %.1f | %.1f | %s%s | %s |\n", $1, $2, $4, $4 - $2, $3, same, $6 }'

@@ -978,6 +978,10 @@ impl Graph {
 
     /// Runs the query and returns the physical plan annotated with each operator's metrics.
     pub async fn explain_analyze(&self, query: &str, params: &Params) -> Result<String> {
+        #[cfg(feature = "distributed")]
+        if self.cluster.is_some() {
+            return self.explain_analyze_on_cluster(query, params).await;
+        }
         let (_, _, physical) = self.physical(query, params).await?;
         let batches = self
             .limited(async {
@@ -993,6 +997,50 @@ impl Graph {
                 physical.as_ref()
             )
             .indent(false)
+        ))
+    }
+
+    /// On a cluster: the job's stages with their operators' metrics (the scheduler's), the
+    /// rows it produced and the rows its stages shuffled.
+    #[cfg(feature = "distributed")]
+    async fn explain_analyze_on_cluster(&self, query: &str, params: &Params) -> Result<String> {
+        use arrow::array::AsArray;
+        let plan = self.plan_bound(query, params).await?;
+        let analyze = datafusion::logical_expr::LogicalPlanBuilder::from(plan.logical)
+            .explain(false, true)
+            .and_then(|b| b.build())
+            .map_err(Error::planning)?;
+        let physical = physical_plan(&self.ctx.state(), &analyze).await?;
+        let batches = self
+            .limited(async {
+                collect(physical, self.task_ctx.clone())
+                    .await
+                    .map_err(|e| memory_error(self.options.memory_limit, e))
+            })
+            .await?;
+        let mut stages = String::new();
+        for b in &batches {
+            for text in b.column(1).as_string::<i32>().iter().flatten() {
+                stages.push_str(text);
+            }
+        }
+        let written: usize = stages
+            .lines()
+            .filter(|l| {
+                let op = l.trim_start().split(':').next().unwrap_or_default();
+                op.ends_with("ShuffleWriterExec")
+            })
+            .filter_map(|l| {
+                let at = l.find("output_rows=")? + "output_rows=".len();
+                let digits: String = l[at..].chars().take_while(|c| c.is_ascii_digit()).collect();
+                digits.parse::<usize>().ok()
+            })
+            .sum();
+        let rows = self.query(query, params).await?.num_rows();
+        Ok(format!(
+            "== stages with metrics ==\n{stages}\n\n== {rows} rows; rows shuffled between \
+             stages: {} ==",
+            written.saturating_sub(rows)
         ))
     }
 

@@ -545,9 +545,14 @@ async fn cluster(process: ClusterProcess) -> Result<()> {
                 slots,
             } => {
                 eprintln!("lance-csr executor on {bind}, {slots} slots, scheduler {scheduler}");
-                lance_csr::cluster::run_executor(&scheduler, bind, slots)
-                    .await
-                    .map_err(failed)
+                lance_csr::cluster::run_executor(
+                    &scheduler,
+                    bind,
+                    slots,
+                    lance_csr::cluster::state_builder(),
+                )
+                .await
+                .map_err(failed)
             }
         }
     }

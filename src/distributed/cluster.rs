@@ -7,6 +7,7 @@ use super::codec::{GraphLogicalCodec, GraphPhysicalCodec};
 use super::planned::{ClientPlanner, DistributedQueryPlanner};
 use ballista::prelude::SessionContextExt;
 use ballista_core::extension::SessionConfigExt;
+use ballista_core::registry::BallistaFunctionRegistry;
 use ballista_core::serde::protobuf::scheduler_grpc_client::SchedulerGrpcClient;
 use ballista_core::serde::BallistaCodec;
 use datafusion::common::{DataFusionError, Result};
@@ -88,12 +89,18 @@ pub async fn run_scheduler(bind: SocketAddr, build: StateBuilder) -> Result<()> 
 
 /// Runs an executor with `slots` concurrent tasks, listening on `port` (and `port + 1`),
 /// registered with the scheduler at `scheduler` (`host:port`), until the process ends.
-pub async fn run_executor(scheduler: &str, bind: SocketAddr, slots: usize) -> Result<()> {
+pub async fn run_executor(
+    scheduler: &str,
+    bind: SocketAddr,
+    slots: usize,
+    build: StateBuilder,
+) -> Result<()> {
     use ballista_executor::executor_process::{start_executor_process, ExecutorProcessConfig};
     let (host, port) = scheduler
         .rsplit_once(':')
         .and_then(|(h, p)| Some((h, p.parse::<u16>().ok()?)))
         .ok_or_else(|| config_err(format!("--scheduler {scheduler}: expected host:port")))?;
+    let state = build(with_codecs(SessionConfig::new_with_ballista()))?;
     let config = ExecutorProcessConfig {
         bind_host: bind.ip().to_string(),
         external_host: Some(bind.ip().to_string()),
@@ -106,6 +113,9 @@ pub async fn run_executor(scheduler: &str, bind: SocketAddr, slots: usize) -> Re
         print_thread_info: false,
         override_logical_codec: Some(Arc::new(GraphLogicalCodec::new())),
         override_physical_codec: Some(Arc::new(GraphPhysicalCodec::default())),
+        // Every function our sessions have (Ballista's default registry lacks DataFusion's
+        // nested ones; a task it can't decode is never reported back).
+        override_function_registry: Some(Arc::new(BallistaFunctionRegistry::from(&state))),
         ..Default::default()
     };
     start_executor_process(Arc::new(config))

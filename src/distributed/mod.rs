@@ -5,6 +5,7 @@
 
 pub mod cluster;
 pub mod codec;
+mod messages;
 pub mod planned;
 pub mod registry;
 pub mod scan;

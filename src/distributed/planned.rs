@@ -6,7 +6,8 @@
 //! their columns).
 
 use super::block_on;
-use super::codec::{df_schema_msg, state_of, GraphLogicalCodec};
+use super::codec::{state_of, GraphLogicalCodec};
+use super::messages::df_schema_bytes as df_schema_msg;
 use crate::operators::planner::GraphExtensionPlanner;
 use async_trait::async_trait;
 use datafusion::common::{DFSchemaRef, DataFusionError, Result, Statistics};

@@ -218,6 +218,10 @@ impl FragmentScanExec {
             }
         }
         scan.project(&columns).map_err(lance_err)?;
+        if schema.fields().is_empty() {
+            // Only the row count is wanted: Lance reads the row addresses for it.
+            scan.with_row_address();
+        }
         if let Some(f) = spec.filters.into_iter().reduce(Expr::and) {
             scan.filter_expr(f);
         }
