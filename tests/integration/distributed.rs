@@ -22,15 +22,15 @@ static RUNTIME: LazyLock<tokio::runtime::Runtime> = LazyLock::new(|| {
 });
 
 /// Runs a test's body on [`RUNTIME`] (from a thread with a deep stack too).
-fn run<F: std::future::Future>(make: impl FnOnce() -> F + Send + 'static) {
+fn run<T: Send + 'static, F: std::future::Future<Output = T>>(
+    make: impl FnOnce() -> F + Send + 'static,
+) -> T {
     std::thread::Builder::new()
         .stack_size(32 << 20)
-        .spawn(move || {
-            RUNTIME.block_on(make());
-        })
+        .spawn(move || RUNTIME.block_on(make()))
         .unwrap()
         .join()
-        .unwrap_or_else(|p| std::panic::resume_unwind(p));
+        .unwrap_or_else(|p| std::panic::resume_unwind(p))
 }
 
 /// The cluster every test here shares (starting one takes a moment).
@@ -123,12 +123,12 @@ fn random_queries_agree_on_a_standalone_cluster() {
         let path = lance_graph(dir.path(), lance_csr_datasets::sample::tables()).await;
         let local = Graph::open(&path).await.unwrap();
         let remote = on_cluster(&path).await;
-        let report = cli_verify::compare(&remote, &local, 150, 20261201, Shapes::All)
+        let report = cli_verify::compare(&remote, &local, 100, 20261201, Shapes::All)
             .await
             .unwrap();
         println!("{}", report.render());
         assert!(report.mismatches.is_empty(), "{}", report.render());
-        assert!(report.compared >= 140, "{}", report.render());
+        assert!(report.compared >= 95, "{}", report.render());
     });
 }
 
@@ -231,4 +231,114 @@ fn a_graph_in_memory_does_not_go_to_a_cluster() {
         };
         assert!(e.contains("built in memory"), "{e}");
     });
+}
+
+/// Child processes killed when dropped.
+struct Processes(Vec<std::process::Child>);
+
+impl Drop for Processes {
+    fn drop(&mut self) {
+        for c in &mut self.0 {
+            let _ = c.kill();
+            let _ = c.wait();
+        }
+    }
+}
+
+/// A port `p` such that `p` and `p + 1` are free now.
+fn free_ports() -> u16 {
+    loop {
+        let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let p = l.local_addr().unwrap().port();
+        if p < u16::MAX && std::net::TcpListener::bind(("127.0.0.1", p + 1)).is_ok() {
+            return p;
+        }
+    }
+}
+
+fn lance_csr(args: &[&str]) -> std::process::Output {
+    std::process::Command::new(env!("CARGO_BIN_EXE_lance-csr"))
+        .args(args)
+        .output()
+        .expect("binary runs")
+}
+
+/// The binary's processes, as `benches/cluster.sh` starts them: a scheduler and two executors
+/// (each with its own registry of functions and graphs), queried with `query --cluster`.
+#[test]
+fn cluster_processes_answer_as_in_process() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().to_path_buf();
+    let path =
+        run(move || async move { lance_graph(&root, lance_csr_datasets::sample::tables()).await });
+    let graph = path.to_str().unwrap();
+    let spawn = |args: &[&str]| {
+        std::process::Command::new(env!("CARGO_BIN_EXE_lance-csr"))
+            .args(args)
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .expect("binary starts")
+    };
+    let (s, e1, e2) = (free_ports(), free_ports(), free_ports());
+    let scheduler = format!("127.0.0.1:{s}");
+    let mut procs = Processes(vec![spawn(&["cluster", "scheduler", "--bind", &scheduler])]);
+    std::thread::sleep(std::time::Duration::from_millis(500));
+    for e in [e1, e2] {
+        let bind = format!("127.0.0.1:{e}");
+        procs.0.push(spawn(&[
+            "cluster",
+            "executor",
+            "--scheduler",
+            &scheduler,
+            "--bind",
+            &bind,
+            "--slots",
+            "2",
+        ]));
+    }
+    let url = format!("df://{scheduler}");
+    let queries = [
+        "MATCH (a:Person)-[:KNOWS]->(b)-[:KNOWS]->(c) RETURN a.firstName, c.firstName ORDER BY a.firstName, c.firstName",
+        // Branches over labels, DataFusion's nested functions (labels)
+        "MATCH (m:Post:Comment) RETURN labels(m) AS l, count(*) AS n ORDER BY l",
+        "MATCH (p:Person {id: 1})-[:LIKES]->(m) RETURN labels(m) AS l, count(*) AS n ORDER BY l",
+        "MATCH p = shortestPath((a:Person {id: 1})-[:KNOWS*]-(b:Person {id: 4})) RETURN length(p) AS n",
+        "MATCH (a:Person) RETURN [x IN [1, 2, 3] WHERE x > a.id % 3 | x * 2] AS xs ORDER BY a.id",
+    ];
+    // The executors register within a few seconds.
+    let started = std::time::Instant::now();
+    for q in queries {
+        let local = lance_csr(&["query", "-g", graph, "--format", "csv", q]);
+        assert!(local.status.success(), "{q}");
+        let remote = loop {
+            let out = lance_csr(&[
+                "query",
+                "-g",
+                graph,
+                "--format",
+                "csv",
+                "--cluster",
+                &url,
+                "--timeout",
+                "60s",
+                q,
+            ]);
+            if out.status.success() || started.elapsed().as_secs() > 60 {
+                break out;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(500));
+        };
+        assert!(
+            remote.status.success(),
+            "{q}: {}",
+            String::from_utf8_lossy(&remote.stderr)
+        );
+        assert_eq!(
+            String::from_utf8_lossy(&remote.stdout),
+            String::from_utf8_lossy(&local.stdout),
+            "{q}"
+        );
+    }
+    drop(procs);
 }
