@@ -884,14 +884,21 @@ impl Graph {
 
     /// Runs `physical` to its end under the graph's limits; the number of rows.
     async fn collect_rows(&self, physical: Arc<dyn ExecutionPlan>) -> Result<usize> {
-        let batches = self
-            .limited(async {
-                collect(physical, self.task_ctx.clone())
-                    .await
-                    .map_err(|e| memory_error(self.options.memory_limit, e))
-            })
-            .await?;
+        let batches = self.collect_limited(physical).await?;
         Ok(batches.iter().map(|b| b.num_rows()).sum())
+    }
+
+    /// Runs `physical` to its end under the graph's limits; its batches.
+    async fn collect_limited(
+        &self,
+        physical: Arc<dyn ExecutionPlan>,
+    ) -> Result<Vec<arrow::array::RecordBatch>> {
+        self.limited(async {
+            collect(physical, self.task_ctx.clone())
+                .await
+                .map_err(|e| memory_error(self.options.memory_limit, e))
+        })
+        .await
     }
 
     /// Runs a query and collects its result.
@@ -983,14 +990,7 @@ impl Graph {
             return self.explain_analyze_on_cluster(query, params).await;
         }
         let (_, _, physical) = self.physical(query, params).await?;
-        let batches = self
-            .limited(async {
-                collect(physical.clone(), self.task_ctx.clone())
-                    .await
-                    .map_err(|e| memory_error(self.options.memory_limit, e))
-            })
-            .await?;
-        let rows: usize = batches.iter().map(|b| b.num_rows()).sum();
+        let rows = self.collect_rows(physical.clone()).await?;
         Ok(format!(
             "== physical plan with metrics ({rows} rows) ==\n{}",
             datafusion::physical_plan::display::DisplayableExecutionPlan::with_metrics(
@@ -1011,13 +1011,7 @@ impl Graph {
             .and_then(|b| b.build())
             .map_err(Error::planning)?;
         let physical = physical_plan(&self.ctx.state(), &analyze).await?;
-        let batches = self
-            .limited(async {
-                collect(physical, self.task_ctx.clone())
-                    .await
-                    .map_err(|e| memory_error(self.options.memory_limit, e))
-            })
-            .await?;
+        let batches = self.collect_limited(physical).await?;
         let mut stages = String::new();
         for b in &batches {
             for text in b.column(1).as_string::<i32>().iter().flatten() {

@@ -123,6 +123,12 @@ where
         .unwrap()
 }
 
+/// The sample graph written as Lance datasets in `dir`: its graph.toml.
+async fn sample_on_lance(dir: &std::path::Path) -> std::path::PathBuf {
+    let tables = lance_csr_datasets::sample::tables();
+    crate::write_graph(dir, tables, &mut |_| {}).await.unwrap()
+}
+
 #[test]
 fn every_graph_node_survives_the_codecs() {
     deep(every_graph_node_survives_the_codecs_);
@@ -130,13 +136,7 @@ fn every_graph_node_survives_the_codecs() {
 
 async fn every_graph_node_survives_the_codecs_() {
     let dir = tempfile::tempdir().unwrap();
-    let path = crate::write_graph(
-        dir.path(),
-        lance_csr_datasets::sample::tables(),
-        &mut |_| {},
-    )
-    .await
-    .unwrap();
+    let path = sample_on_lance(dir.path()).await;
     let options = GraphOptions {
         share_min_saved_work: Some(0),
         ..Default::default()
@@ -205,13 +205,7 @@ async fn every_graph_node_survives_the_codecs_() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_plan_for_other_table_versions_is_refused() {
     let dir = tempfile::tempdir().unwrap();
-    let path = crate::write_graph(
-        dir.path(),
-        lance_csr_datasets::sample::tables(),
-        &mut |_| {},
-    )
-    .await
-    .unwrap();
+    let path = sample_on_lance(dir.path()).await;
     let g = Graph::open(&path).await.unwrap();
     let name = g.register_for_cluster().unwrap();
     let mut versions = g.catalog().versions();
