@@ -1001,41 +1001,29 @@ impl Graph {
     }
 
     /// On a cluster: the job's stages with their operators' metrics (the scheduler's), the
-    /// rows it produced and the rows its stages shuffled.
+    /// rows it produced and the rows its stages wrote for other stages (shuffled).
     #[cfg(feature = "distributed")]
     async fn explain_analyze_on_cluster(&self, query: &str, params: &Params) -> Result<String> {
-        use arrow::array::AsArray;
+        let url = self.cluster.as_deref().unwrap_or_default();
         let plan = self.plan_bound(query, params).await?;
-        let analyze = datafusion::logical_expr::LogicalPlanBuilder::from(plan.logical)
-            .explain(false, true)
-            .and_then(|b| b.build())
-            .map_err(Error::planning)?;
-        let physical = physical_plan(&self.ctx.state(), &analyze).await?;
-        let batches = self.collect_limited(physical).await?;
-        let mut stages = String::new();
-        for b in &batches {
-            for text in b.column(1).as_string::<i32>().iter().flatten() {
-                stages.push_str(text);
-            }
+        let physical = physical_plan(&self.ctx.state(), &plan.logical).await?;
+        let rows = self.collect_rows(physical.clone()).await?;
+        let stages = crate::distributed::cluster::job_stages(url, &physical)
+            .await
+            .map_err(|e| Error::Other(format!("cluster {url}: {e}")))?;
+        // The last stage writes the result for the client; the others, for the next stage.
+        let shuffled: u64 = stages.iter().rev().skip(1).map(|s| s.written).sum();
+        let mut text = String::from("== stages with metrics ==\n");
+        for s in &stages {
+            text.push_str(&format!(
+                "stage {} ({} partitions, {} rows written):\n{}\n",
+                s.id, s.partitions, s.written, s.plan
+            ));
         }
-        let written: usize = stages
-            .lines()
-            .filter(|l| {
-                let op = l.trim_start().split(':').next().unwrap_or_default();
-                op.ends_with("ShuffleWriterExec")
-            })
-            .filter_map(|l| {
-                let at = l.find("output_rows=")? + "output_rows=".len();
-                let digits: String = l[at..].chars().take_while(|c| c.is_ascii_digit()).collect();
-                digits.parse::<usize>().ok()
-            })
-            .sum();
-        let rows = self.query(query, params).await?.num_rows();
-        Ok(format!(
-            "== stages with metrics ==\n{stages}\n\n== {rows} rows; rows shuffled between \
-             stages: {} ==",
-            written.saturating_sub(rows)
-        ))
+        text.push_str(&format!(
+            "== {rows} rows; rows shuffled between stages: {shuffled} =="
+        ));
+        Ok(text)
     }
 
     /// Where the plan of `query` comes from (the plan cache), the logical plan (as lowered,

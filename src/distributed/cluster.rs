@@ -161,3 +161,83 @@ pub async fn standalone(build: StateBuilder, executors: usize, slots: usize) -> 
     }
     Ok(format!("df://localhost:{}", addr.port()))
 }
+
+/// One stage of a finished job, as its scheduler reports it.
+pub struct Stage {
+    pub id: u32,
+    pub partitions: u32,
+    /// The stage's operators, indented, each with its metrics.
+    pub plan: String,
+    /// The rows the stage's writer wrote (for the next stage, or for the client).
+    pub written: u64,
+}
+
+/// The stages of the job that `executed` (a cluster session's plan, run to its end) was, with
+/// their operators' metrics, in stage order. `url` is the scheduler's `df://host:port`.
+pub async fn job_stages(
+    url: &str,
+    executed: &Arc<dyn datafusion::physical_plan::ExecutionPlan>,
+) -> Result<Vec<Stage>> {
+    use ballista_core::execution_plans::DistributedQueryExec;
+    use ballista_core::serde::protobuf::{operator_metric, GetJobMetricsParams};
+    use datafusion::physical_plan::metrics::MetricsSet;
+    use datafusion_proto::protobuf::LogicalPlanNode;
+    let job = executed
+        .downcast_ref::<DistributedQueryExec<LogicalPlanNode>>()
+        .and_then(|q| q.job_id())
+        .ok_or_else(|| DataFusionError::Internal("the plan ran as no cluster job".into()))?;
+    let parsed = url::Url::parse(url).map_err(config_err)?;
+    let host = parsed
+        .host_str()
+        .ok_or_else(|| config_err(format!("{url}: no host")))?;
+    let port = parsed.port().unwrap_or(50050);
+    let mut scheduler = SchedulerGrpcClient::connect(format!("http://{host}:{port}"))
+        .await
+        .map_err(config_err)?;
+    let metrics = scheduler
+        .get_job_metrics(GetJobMetricsParams {
+            job_id: job.to_string(),
+        })
+        .await
+        .map_err(|e| DataFusionError::Execution(e.message().to_string()))?
+        .into_inner();
+    let mut stages = Vec::with_capacity(metrics.stages.len());
+    for stage in metrics.stages {
+        let mut plan = String::new();
+        let mut written = 0;
+        for op in stage.operators {
+            if op.depth == 0 && op.operator_type.ends_with("ShuffleWriterExec") {
+                written += op
+                    .metrics
+                    .iter()
+                    .filter_map(|m| match m.metric {
+                        Some(operator_metric::Metric::OutputRows(n)) => Some(n),
+                        _ => None,
+                    })
+                    .sum::<u64>();
+            }
+            let set: MetricsSet = ballista_core::serde::protobuf::OperatorMetricsSet {
+                metrics: op.metrics,
+            }
+            .try_into()
+            .map_err(|e| DataFusionError::Execution(format!("{e:?}")))?;
+            let shown = set
+                .aggregate_by_name()
+                .sorted_for_display()
+                .timestamps_removed();
+            plan.push_str(&format!(
+                "{}{}, metrics=[{shown}]\n",
+                "  ".repeat(op.depth as usize),
+                op.operator_desc
+            ));
+        }
+        stages.push(Stage {
+            id: stage.stage_id,
+            partitions: stage.partitions,
+            plan,
+            written,
+        });
+    }
+    stages.sort_by_key(|s| s.id);
+    Ok(stages)
+}

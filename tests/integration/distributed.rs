@@ -221,6 +221,46 @@ fn one_process_rules_on_a_cluster() {
     });
 }
 
+/// `explain --analyze` on a cluster: the job's stages with exact row counts (more than a
+/// thousand, where metrics are shown rounded), the result rows from the last stage.
+#[test]
+fn explain_analyze_on_a_cluster_counts_rows_per_stage() {
+    run(|| async {
+        let dir = tempfile::tempdir().unwrap();
+        let path = lance_graph(dir.path(), lance_csr_datasets::sample::tables()).await;
+        let local = Graph::open(&path).await.unwrap();
+        let remote = on_cluster(&path).await;
+        let p = lance_csr::Params::new();
+        let q = "MATCH (a) UNWIND range(1, 1500) AS i RETURN i, count(*) AS n ORDER BY i";
+        let rows = local.query(q, &p).await.unwrap().num_rows();
+        assert!(rows > 1000, "{rows}");
+        let text = remote.explain_analyze(q, &p).await.unwrap();
+        let written: Vec<usize> = text
+            .lines()
+            .filter_map(|l| {
+                let l = l.strip_prefix("stage ")?;
+                let at = l.find(" partitions, ")? + " partitions, ".len();
+                l[at..].split(' ').next()?.parse().ok()
+            })
+            .collect();
+        // A grouped aggregation over several partitions: partial, then final aggregates.
+        assert!(written.len() >= 2, "{text}");
+        let (last, before) = written.split_last().unwrap();
+        let shuffled: usize = before.iter().sum();
+        assert_eq!(*last, rows, "{text}");
+        assert!(
+            shuffled >= rows,
+            "every group crosses a stage once at least: {text}"
+        );
+        assert!(
+            text.ends_with(&format!(
+                "== {rows} rows; rows shuffled between stages: {shuffled} =="
+            )),
+            "{text}"
+        );
+    });
+}
+
 #[test]
 fn a_graph_in_memory_does_not_go_to_a_cluster() {
     run(|| async {
