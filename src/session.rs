@@ -37,6 +37,9 @@ pub struct GraphOptions {
     pub planner: PlannerOptions,
     /// DataFusion target partitions (default: the number of cores).
     pub target_partitions: Option<usize>,
+    /// Rows per batch operators exchange (default: DataFusion's, 8192). On a cluster, also
+    /// the fewest rows a table scan's partition reads when a table is split into ranges.
+    pub batch_size: Option<usize>,
     pub mode: Mode,
     pub rules: RuleSwitches,
     /// Least work (rows read or produced) sharing a repeated subplan must save; `None`: the
@@ -261,6 +264,9 @@ fn session(options: &GraphOptions, counters: Arc<RuleCounters>) -> Result<Sessio
         .with_extension(Arc::new(rules));
     if let Some(n) = options.target_partitions {
         cfg = cfg.with_target_partitions(n);
+    }
+    if let Some(n) = options.batch_size {
+        cfg = cfg.with_batch_size(n.max(1));
     }
     // A key lookup's row or two is not spread over partitions: the estimates of our
     // operators (at most one row per key, degrees from the indexes) are good enough to

@@ -9,7 +9,7 @@ use super::messages::{
 };
 use super::planned::{replan, PlannedExec};
 use super::registry;
-use super::scan::{FragmentScanExec, FragmentTable, ScanSpec, TableRef};
+use super::scan::{FragmentScanExec, FragmentTable, ScanPart, ScanSpec, TableRef};
 use arrow::datatypes::SchemaRef;
 use ballista_core::serde::{BallistaLogicalExtensionCodec, BallistaPhysicalExtensionCodec};
 use datafusion::catalog::TableProvider;
@@ -301,7 +301,7 @@ enum PhysicalMsg {
         projection: Option<Vec<usize>>,
         filters: Vec<Bytes>,
         limit: Option<usize>,
-        partitions: Vec<Vec<u64>>,
+        partitions: Vec<ScanPart>,
     },
 }
 

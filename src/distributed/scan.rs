@@ -1,6 +1,8 @@
-//! Table scans of distributed plans: a Lance dataset at one version, one partition per group of
-//! fragments, so the executors each read a share of the table. The scan is named by reference
-//! (dataset, version, projection, filters, limit, fragments per partition), never by data.
+//! Table scans of distributed plans: a Lance dataset at one version, one partition per fragment,
+//! or per range of rows of a fragment when a table has fewer fragments than the session's
+//! target partitions, so the executors each read a share of the table. The scan is named by
+//! reference (dataset, version, projection, filters, limit, the parts each partition reads),
+//! never by data.
 
 use super::block_on;
 use crate::storage::ROW_ID;
@@ -115,19 +117,20 @@ impl TableProvider for FragmentTable {
 
     async fn scan(
         &self,
-        _state: &dyn Session,
+        state: &dyn Session,
         projection: Option<&Vec<usize>>,
         filters: &[Expr],
         limit: Option<usize>,
     ) -> Result<Arc<dyn ExecutionPlan>> {
-        let mut ids: Vec<u64> = self
+        let mut fragments: Vec<(u64, Option<usize>)> = self
             .dataset
             .get_fragments()
             .iter()
-            .map(|f| f.id() as u64)
+            .map(|f| (f.id() as u64, f.metadata().physical_rows))
             .collect();
-        ids.sort_unstable();
-        let partitions = ids.into_iter().map(|id| vec![id]).collect();
+        fragments.sort_unstable();
+        let config = state.config();
+        let partitions = split(&fragments, config.target_partitions(), config.batch_size());
         let scan = ScanSpec {
             table: self.table.clone(),
             projection: projection.cloned(),
@@ -151,8 +154,65 @@ pub struct ScanSpec {
     pub projection: Option<Vec<usize>>,
     pub filters: Vec<Expr>,
     pub limit: Option<usize>,
-    /// Fragment ids per output partition (at least one partition).
-    pub partitions: Vec<Vec<u64>>,
+    /// What each output partition reads (at least one partition).
+    pub partitions: Vec<ScanPart>,
+}
+
+/// What one partition of a scan reads.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+pub enum ScanPart {
+    /// These fragments, whole.
+    Fragments(Vec<u64>),
+    /// The rows `start..end` (in order, deleted rows not counted) of one fragment.
+    Rows { fragment: u64, start: u64, end: u64 },
+}
+
+impl fmt::Display for ScanPart {
+    fn fmt(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        match self {
+            ScanPart::Fragments(ids) => write!(f, "{ids:?}"),
+            ScanPart::Rows {
+                fragment,
+                start,
+                end,
+            } => write!(f, "{fragment}[{start}..{end}]"),
+        }
+    }
+}
+
+/// The parts of a table of `fragments` (id, rows when known): a partition per fragment, or,
+/// for fewer fragments than `target` partitions, ranges of rows of each, none smaller than
+/// `min_rows` (the batch size: smaller tasks cost more than they share). Ranges are sized by
+/// the fragments' physical rows, which count deleted rows too, so they cover every row.
+fn split(fragments: &[(u64, Option<usize>)], target: usize, min_rows: usize) -> Vec<ScanPart> {
+    let whole = |id: u64| ScanPart::Fragments(vec![id]);
+    let total: usize = fragments.iter().filter_map(|(_, r)| *r).sum();
+    let wanted = target.min(total / min_rows.max(1));
+    if fragments.len() >= wanted || fragments.iter().any(|(_, r)| r.is_none()) {
+        return fragments.iter().map(|(id, _)| whole(*id)).collect();
+    }
+    let mut parts = vec![];
+    for &(id, rows) in fragments {
+        let rows = rows.unwrap_or_default() as u64;
+        // This fragment's share of the partitions, by its rows.
+        let n = ((rows as u128 * wanted as u128) / total.max(1) as u128).max(1) as u64;
+        let chunk = rows.div_ceil(n).max(1);
+        if n == 1 {
+            parts.push(whole(id));
+            continue;
+        }
+        let mut start = 0;
+        while start < rows {
+            let end = (start + chunk).min(rows);
+            parts.push(ScanPart::Rows {
+                fragment: id,
+                start,
+                end,
+            });
+            start = end;
+        }
+    }
+    parts
 }
 
 /// A scan of some fragments of a Lance dataset per partition.
@@ -167,7 +227,7 @@ pub struct FragmentScanExec {
 impl FragmentScanExec {
     pub fn try_new(mut spec: ScanSpec, dataset: Arc<Dataset>, table: &SchemaRef) -> Result<Self> {
         if spec.partitions.is_empty() {
-            spec.partitions.push(vec![]);
+            spec.partitions.push(ScanPart::Fragments(vec![]));
         }
         let schema = match &spec.projection {
             Some(p) => Arc::new(table.project(p)?),
@@ -198,9 +258,17 @@ impl FragmentScanExec {
         dataset: Arc<Dataset>,
         spec: ScanSpec,
         schema: SchemaRef,
-        ids: Vec<u64>,
-    ) -> Result<impl futures::Stream<Item = Result<RecordBatch>>> {
+        part: ScanPart,
+    ) -> Result<futures::stream::BoxStream<'static, Result<RecordBatch>>> {
         let lance_err = |e: lance::Error| DataFusionError::External(Box::new(e));
+        let (ids, range) = match part {
+            ScanPart::Fragments(ids) => (ids, None),
+            ScanPart::Rows {
+                fragment,
+                start,
+                end,
+            } => (vec![fragment], Some((start, end))),
+        };
         let fragments = dataset
             .get_fragments()
             .into_iter()
@@ -209,6 +277,7 @@ impl FragmentScanExec {
             .collect();
         let mut scan = dataset.scan();
         scan.with_fragments(fragments);
+        let filter = spec.filters.into_iter().reduce(Expr::and);
         let mut columns = vec![];
         for f in schema.fields() {
             if spec.table.row_id && f.name() == ROW_ID {
@@ -217,20 +286,54 @@ impl FragmentScanExec {
                 columns.push(f.name().clone());
             }
         }
+        // Lance applies an offset after its filter, so a range of rows is read unfiltered
+        // (with the filter's columns) and filtered here.
+        let filter_here = match (&filter, range) {
+            (Some(f), Some(_)) => {
+                let f = datafusion::logical_expr::expr_rewriter::unnormalize_col(f.clone());
+                for c in f.column_refs() {
+                    if !columns.contains(&c.name) && c.name != ROW_ID {
+                        columns.push(c.name.clone());
+                    }
+                    if c.name == ROW_ID {
+                        scan.with_row_id();
+                    }
+                }
+                Some(f)
+            }
+            (Some(f), None) => {
+                scan.filter_expr(f.clone());
+                None
+            }
+            (None, _) => None,
+        };
         scan.project(&columns).map_err(lance_err)?;
-        if schema.fields().is_empty() {
+        if columns.is_empty() && !schema.fields().iter().any(|f| f.name() == ROW_ID) {
             // Only the row count is wanted: Lance reads the row addresses for it.
             scan.with_row_address();
         }
-        if let Some(f) = spec.filters.into_iter().reduce(Expr::and) {
-            scan.filter_expr(f);
+        let limit = spec.limit.map(|l| l as u64);
+        match range {
+            Some((start, end)) => {
+                let len = match (&filter_here, limit) {
+                    (None, Some(l)) => l.min(end - start),
+                    _ => end - start,
+                };
+                scan.limit(Some(len as i64), Some(start as i64))
+                    .map_err(lance_err)?;
+            }
+            None => {
+                scan.limit(limit.map(|l| l as i64), None)
+                    .map_err(lance_err)?;
+            }
         }
-        scan.limit(spec.limit.map(|l| l as i64), None)
-            .map_err(lance_err)?;
         let stream = scan.try_into_stream().await.map_err(lance_err)?;
-        // Lance puts `_rowid` last; output the columns in the plan's order.
-        Ok(stream.map(move |b| {
-            let b = b.map_err(lance_err)?;
+        let batches = stream.map(move |b| {
+            let mut b = b.map_err(lance_err)?;
+            if let Some(f) = &filter_here {
+                b = filtered(b, f)?;
+            }
+            // Lance puts `_rowid` last; output the columns in the plan's order.
             let cols = schema
                 .fields()
                 .iter()
@@ -245,8 +348,44 @@ impl FragmentScanExec {
                 cols,
                 &arrow::array::RecordBatchOptions::new().with_row_count(Some(b.num_rows())),
             )?)
-        }))
+        });
+        Ok(match (range.is_some(), limit) {
+            // Filtered here: the limit applies to what passed the filter.
+            (true, Some(limit)) => batches
+                .scan(limit, |left, b| {
+                    let out = match b {
+                        Ok(_) if *left == 0 => None,
+                        Ok(b) => {
+                            let n = (b.num_rows() as u64).min(*left);
+                            *left -= n;
+                            Some(Ok(b.slice(0, n as usize)))
+                        }
+                        Err(e) => Some(Err(e)),
+                    };
+                    futures::future::ready(out)
+                })
+                .boxed(),
+            _ => batches.boxed(),
+        })
     }
+}
+
+/// The rows of `batch` for which `predicate` (over its columns, by name) is true.
+fn filtered(batch: RecordBatch, predicate: &Expr) -> Result<RecordBatch> {
+    use datafusion::common::DFSchema;
+    use datafusion::execution::context::ExecutionProps;
+    let schema = DFSchema::try_from(batch.schema().as_ref().clone())?;
+    let expr = datafusion::physical_expr::create_physical_expr(
+        predicate,
+        &schema,
+        &ExecutionProps::new(),
+    )?;
+    let mask = expr.evaluate(&batch)?.into_array(batch.num_rows())?;
+    let mask = mask
+        .as_any()
+        .downcast_ref::<arrow::array::BooleanArray>()
+        .ok_or_else(|| DataFusionError::Internal("a scan filter is not boolean".into()))?;
+    Ok(arrow::compute::filter_record_batch(&batch, mask)?)
 }
 
 impl DisplayAs for FragmentScanExec {
@@ -259,11 +398,16 @@ impl DisplayAs for FragmentScanExec {
             .collect();
         write!(
             f,
-            "FragmentScanExec: {}@v{}, columns=[{}], partitions={:?}",
+            "FragmentScanExec: {}@v{}, columns=[{}], partitions=[{}]",
             self.spec.table.uri,
             self.spec.table.version,
             cols.join(", "),
-            self.spec.partitions
+            self.spec
+                .partitions
+                .iter()
+                .map(|p| p.to_string())
+                .collect::<Vec<_>>()
+                .join(", ")
         )?;
         if !self.spec.filters.is_empty() {
             let fs: Vec<_> = self.spec.filters.iter().map(|e| e.to_string()).collect();
@@ -301,7 +445,7 @@ impl ExecutionPlan for FragmentScanExec {
         partition: usize,
         _context: Arc<TaskContext>,
     ) -> Result<SendableRecordBatchStream> {
-        let ids = self
+        let part = self
             .spec
             .partitions
             .get(partition)
@@ -313,12 +457,80 @@ impl ExecutionPlan for FragmentScanExec {
             self.dataset.clone(),
             self.spec.clone(),
             self.schema.clone(),
-            ids,
+            part,
         );
         let stream = futures::stream::once(fut).try_flatten();
         Ok(Box::pin(RecordBatchStreamAdapter::new(
             self.schema.clone(),
             stream,
         )))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{split, ScanPart};
+
+    /// Every row of every fragment, in order, once.
+    fn covered(parts: &[ScanPart], fragments: &[(u64, Option<usize>)]) -> bool {
+        let mut seen: Vec<(u64, u64, u64)> = parts
+            .iter()
+            .flat_map(|p| match p {
+                ScanPart::Fragments(ids) => ids
+                    .iter()
+                    .map(|id| {
+                        let rows = fragments.iter().find(|f| f.0 == *id).unwrap().1;
+                        (*id, 0, rows.unwrap_or_default() as u64)
+                    })
+                    .collect::<Vec<_>>(),
+                ScanPart::Rows {
+                    fragment,
+                    start,
+                    end,
+                } => vec![(*fragment, *start, *end)],
+            })
+            .collect();
+        seen.sort_unstable();
+        fragments.iter().all(|(id, rows)| {
+            let mut at = 0;
+            for (_, s, e) in seen.iter().filter(|s| s.0 == *id) {
+                if *s != at || e < s {
+                    return false;
+                }
+                at = *e;
+            }
+            at == rows.unwrap_or_default() as u64
+        })
+    }
+
+    #[test]
+    fn tables_split_into_ranges_only_below_the_target() {
+        // Enough fragments: one partition each.
+        let many: Vec<_> = (0..4).map(|i| (i, Some(100_000))).collect();
+        let parts = split(&many, 4, 8192);
+        assert_eq!(parts.len(), 4);
+        assert!(parts.iter().all(|p| matches!(p, ScanPart::Fragments(_))));
+        // One big fragment: the target's number of ranges.
+        let one = [(7, Some(100_001))];
+        let parts = split(&one, 4, 8192);
+        assert_eq!(parts.len(), 4, "{parts:?}");
+        assert!(covered(&parts, &one));
+        // Never a range smaller than a batch: 20,000 rows make two.
+        let small = [(0, Some(20_000))];
+        assert_eq!(split(&small, 8, 8192).len(), 2);
+        assert_eq!(
+            split(&[(0, Some(100))], 8, 8192),
+            vec![ScanPart::Fragments(vec![0])]
+        );
+        // Uneven fragments share the partitions by their rows.
+        let uneven = [(0, Some(90_000)), (3, Some(10_000)), (5, Some(0))];
+        let parts = split(&uneven, 8, 1000);
+        assert!(covered(&parts, &uneven), "{parts:?}");
+        assert!(parts.len() >= 8, "{parts:?}");
+        // Rows unknown (old datasets): whole fragments.
+        let unknown = [(0, None), (1, Some(50_000))];
+        assert_eq!(split(&unknown, 8, 100).len(), 2);
+        // No fragments: no parts (the scan then has one empty partition).
+        assert!(split(&[], 4, 8192).is_empty());
     }
 }
