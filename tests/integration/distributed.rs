@@ -64,6 +64,15 @@ async fn on_cluster(path: &std::path::Path) -> Graph {
         .unwrap()
 }
 
+/// The sample graph on Lance (in the returned folder), opened in process and on the cluster.
+async fn sample_in_process_and_on_cluster() -> (tempfile::TempDir, Graph, Graph) {
+    let dir = tempfile::tempdir().unwrap();
+    let path = lance_graph(dir.path(), lance_csr_datasets::sample::tables()).await;
+    let local = Graph::open(&path).await.unwrap();
+    let remote = on_cluster(&path).await;
+    (dir, local, remote)
+}
+
 fn outcome(r: &lance_csr::Result<lance_csr::QueryResult>, ordered: bool) -> String {
     match r {
         Ok(r) => {
@@ -87,10 +96,7 @@ fn count(r: &lance_csr::Result<lance_csr::QueryResult>) -> String {
 #[test]
 fn case_queries_agree_on_a_standalone_cluster() {
     run(|| async {
-        let dir = tempfile::tempdir().unwrap();
-        let path = lance_graph(dir.path(), lance_csr_datasets::sample::tables()).await;
-        let local = Graph::open(&path).await.unwrap();
-        let remote = on_cluster(&path).await;
+        let (_dir, local, remote) = sample_in_process_and_on_cluster().await;
         let mut failures = vec![];
         let cases = all_cases();
         assert!(cases.len() >= 60);
@@ -119,10 +125,7 @@ fn case_queries_agree_on_a_standalone_cluster() {
 #[test]
 fn random_queries_agree_on_a_standalone_cluster() {
     run(|| async {
-        let dir = tempfile::tempdir().unwrap();
-        let path = lance_graph(dir.path(), lance_csr_datasets::sample::tables()).await;
-        let local = Graph::open(&path).await.unwrap();
-        let remote = on_cluster(&path).await;
+        let (_dir, local, remote) = sample_in_process_and_on_cluster().await;
         let report = cli_verify::compare(&remote, &local, 100, 20261201, Shapes::All)
             .await
             .unwrap();
@@ -259,10 +262,7 @@ fn one_process_rules_on_a_cluster() {
 #[test]
 fn explain_analyze_on_a_cluster_counts_rows_per_stage() {
     run(|| async {
-        let dir = tempfile::tempdir().unwrap();
-        let path = lance_graph(dir.path(), lance_csr_datasets::sample::tables()).await;
-        let local = Graph::open(&path).await.unwrap();
-        let remote = on_cluster(&path).await;
+        let (_dir, local, remote) = sample_in_process_and_on_cluster().await;
         let p = lance_csr::Params::new();
         let q = "MATCH (a) UNWIND range(1, 1500) AS i RETURN i, count(*) AS n ORDER BY i";
         let rows = local.query(q, &p).await.unwrap().num_rows();
