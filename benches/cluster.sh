@@ -45,4 +45,4 @@ join -t, <(tail -n +2 "$LOGS/local.csv" | cut -d, -f1,3,6 | sort) \
          <(tail -n +2 "$LOGS/cluster.csv" | cut -d, -f1,3,6 | sort) |
   join -t, - "$LOGS/shuffled.csv" |
   awk -F, '{ same = ($3 == $5) ? "" : " (differs: " $5 ")";
-             printf "| %s | %.1f | %.1f | %.1f | %s%s | %s |\n", $1, $2, $4, $4 - $2, $3, same, $6 }'
+             printf "| %s | %.2f | %.2f | %.2f | %s%s | %s |\n", $1, $2, $4, $4 - $2, $3, same, $6 }'

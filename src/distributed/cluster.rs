@@ -6,16 +6,17 @@
 use super::codec::{GraphLogicalCodec, GraphPhysicalCodec};
 use super::planned::{ClientPlanner, DistributedQueryPlanner};
 use ballista::prelude::SessionContextExt;
+use ballista_core::config::TaskSchedulingPolicy;
 use ballista_core::extension::SessionConfigExt;
 use ballista_core::registry::BallistaFunctionRegistry;
 use ballista_core::serde::protobuf::scheduler_grpc_client::SchedulerGrpcClient;
-use ballista_core::serde::BallistaCodec;
 use datafusion::common::{DataFusionError, Result};
 use datafusion::execution::context::QueryPlanner;
 use datafusion::execution::{SessionState, SessionStateBuilder};
 use datafusion::prelude::{SessionConfig, SessionContext};
 use std::net::SocketAddr;
 use std::sync::Arc;
+use tokio::task::JoinHandle;
 
 /// Builds a session for a configuration (the client's, as the scheduler receives it).
 pub type StateBuilder = Arc<dyn Fn(SessionConfig) -> Result<SessionState> + Send + Sync>;
@@ -62,29 +63,79 @@ pub async fn connect(url: &str, state: SessionState) -> Result<SessionContext> {
     ))
 }
 
-/// Runs a scheduler on `bind` until the process ends.
-pub async fn run_scheduler(bind: SocketAddr, build: StateBuilder) -> Result<()> {
-    use ballista_scheduler::cluster::BallistaCluster;
-    use ballista_scheduler::config::SchedulerConfig;
+/// A scheduler's configuration: our sessions, codecs and config producer; `policy` is how its
+/// executors get tasks.
+fn scheduler_config(
+    build: &StateBuilder,
+    policy: TaskSchedulingPolicy,
+) -> ballista_scheduler::config::SchedulerConfig {
     let builder = build.clone();
     let session_builder: ballista_scheduler::scheduler_server::SessionBuilder =
         Arc::new(move |c| scheduler_state(&builder, c));
-    let mut config = SchedulerConfig::default()
-        .with_hostname(bind.ip().to_string())
-        .with_port(bind.port())
+    let mut config = ballista_scheduler::config::SchedulerConfig::default()
+        .with_scheduler_policy(policy)
         .with_override_session_builder(session_builder)
         .with_override_config_producer(Arc::new(
             || with_codecs(SessionConfig::new_with_ballista()),
         ));
-    config.bind_host = bind.ip().to_string();
     config.override_logical_codec = Some(Arc::new(GraphLogicalCodec::new()));
     config.override_physical_codec = Some(Arc::new(GraphPhysicalCodec::default()));
+    config
+}
+
+/// Binds `bind` (port 0: any free port) and serves a scheduler of `config` on it; returns the
+/// bound address and the server's task.
+///
+/// Ballista's own server accepts connections without TCP_NODELAY, so each job status it pushes
+/// to a client (a few hundred bytes) waits for the client's delayed ACK: ~40 ms per query on
+/// Linux. Ballista's gRPC helpers set it, so the scheduler is served through them.
+async fn serve_scheduler(
+    mut config: ballista_scheduler::config::SchedulerConfig,
+    bind: SocketAddr,
+) -> Result<(SocketAddr, JoinHandle<Result<()>>)> {
+    use ballista_core::serde::protobuf::scheduler_grpc_server::SchedulerGrpcServer;
+    use ballista_core::utils::{create_grpc_server, create_grpc_server_incoming, GrpcServerConfig};
+    use ballista_scheduler::cluster::BallistaCluster;
+    use datafusion_proto::protobuf::{LogicalPlanNode, PhysicalPlanNode};
+    let grpc = GrpcServerConfig::default();
+    let incoming = create_grpc_server_incoming(bind, &grpc)
+        .map_err(|e| config_err(format!("cannot bind the scheduler to {bind}: {e}")))?;
+    let addr = incoming.local_addr().map_err(config_err)?;
+    config.bind_host = addr.ip().to_string();
+    config.external_host = addr.ip().to_string();
+    config.bind_port = addr.port();
     let cluster = BallistaCluster::new_from_config(&config)
         .await
         .map_err(config_err)?;
-    ballista_scheduler::scheduler_process::start_server(cluster, bind, Arc::new(config))
+    let (encoding, decoding) = (
+        config.grpc_server_max_encoding_message_size as usize,
+        config.grpc_server_max_decoding_message_size as usize,
+    );
+    let scheduler = ballista_scheduler::scheduler_process::create_scheduler::<
+        LogicalPlanNode,
+        PhysicalPlanNode,
+    >(cluster, Arc::new(config))
+    .await
+    .map_err(config_err)?;
+    let service = SchedulerGrpcServer::new(scheduler)
+        .max_encoding_message_size(encoding)
+        .max_decoding_message_size(decoding);
+    let server = create_grpc_server(&grpc)
+        .add_service(service)
+        .serve_with_incoming(incoming);
+    Ok((
+        addr,
+        tokio::spawn(async move { server.await.map_err(config_err) }),
+    ))
+}
+
+/// Runs a scheduler on `bind` until the process ends (executors are pushed their tasks).
+pub async fn run_scheduler(bind: SocketAddr, build: StateBuilder) -> Result<()> {
+    let config = scheduler_config(&build, TaskSchedulingPolicy::PushStaged);
+    let (_, server) = serve_scheduler(config, bind).await?;
+    server
         .await
-        .map_err(config_err)
+        .map_err(|e| DataFusionError::External(Box::new(e)))?
 }
 
 /// Runs an executor with `slots` concurrent tasks, listening on `port` (and `port + 1`),
@@ -126,23 +177,10 @@ pub async fn run_executor(
 /// Starts a scheduler and `executors` executors of `slots` task slots each in this process
 /// (on free localhost ports); returns the scheduler's `df://` address.
 pub async fn standalone(build: StateBuilder, executors: usize, slots: usize) -> Result<String> {
-    let builder = build.clone();
-    let session_builder: ballista_scheduler::scheduler_server::SessionBuilder =
-        Arc::new(move |c| scheduler_state(&builder, c));
-    let producer: ballista_core::ConfigProducer =
-        Arc::new(|| with_codecs(SessionConfig::new_with_ballista()));
-    let codec = BallistaCodec::new(
-        Arc::new(GraphLogicalCodec::new()),
-        Arc::new(GraphPhysicalCodec::default()),
-    );
-    let addr = ballista_scheduler::standalone::new_standalone_scheduler_with_builder(
-        session_builder,
-        producer,
-        codec,
-    )
-    .await
-    .map_err(config_err)?;
-    let url = format!("http://localhost:{}", addr.port());
+    // Standalone executors poll the scheduler for tasks.
+    let config = scheduler_config(&build, TaskSchedulingPolicy::PullStaged);
+    let (addr, _) = serve_scheduler(config, SocketAddr::from(([127, 0, 0, 1], 0))).await?;
+    let url = format!("http://{addr}");
     let scheduler = loop {
         match SchedulerGrpcClient::connect(url.clone()).await {
             Ok(s) => break s,
@@ -159,7 +197,7 @@ pub async fn standalone(build: StateBuilder, executors: usize, slots: usize) -> 
         .await
         .map_err(config_err)?;
     }
-    Ok(format!("df://localhost:{}", addr.port()))
+    Ok(format!("df://{addr}"))
 }
 
 /// One stage of a finished job, as its scheduler reports it.
