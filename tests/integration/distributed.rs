@@ -55,8 +55,8 @@ async fn lance_graph(dir: &std::path::Path, tables: Vec<lance_csr_datasets::Tabl
     path
 }
 
-async fn on_cluster(path: &std::path::Path) -> Graph {
-    Graph::open(path)
+async fn on_cluster(path: &std::path::Path, options: lance_csr::GraphOptions) -> Graph {
+    Graph::open_with(path, options)
         .await
         .unwrap()
         .with_cluster(cluster().await)
@@ -69,7 +69,7 @@ async fn sample_in_process_and_on_cluster() -> (tempfile::TempDir, Graph, Graph)
     let dir = tempfile::tempdir().unwrap();
     let path = lance_graph(dir.path(), lance_csr_datasets::sample::tables()).await;
     let local = Graph::open(&path).await.unwrap();
-    let remote = on_cluster(&path).await;
+    let remote = on_cluster(&path, Default::default()).await;
     (dir, local, remote)
 }
 
@@ -149,12 +149,7 @@ fn generated_graph_queries_agree_on_a_standalone_cluster() {
             target_partitions: Some(4),
             ..Default::default()
         };
-        let remote = Graph::open_with(&path, options)
-            .await
-            .unwrap()
-            .with_cluster(cluster().await)
-            .await
-            .unwrap();
+        let remote = on_cluster(&path, options).await;
         let p = lance_csr::Params::new();
         // Ranges of rows, read unfiltered and filtered by the scan, limits after the filter.
         let text = remote
@@ -230,12 +225,7 @@ fn one_process_rules_on_a_cluster() {
             ..Default::default()
         };
         let local = Graph::open_with(&path, options.clone()).await.unwrap();
-        let remote = Graph::open_with(&path, options)
-            .await
-            .unwrap()
-            .with_cluster(cluster().await)
-            .await
-            .unwrap();
+        let remote = on_cluster(&path, options).await;
         // Five branches (one per table leaving a Person) share their anchor in one process.
         let q = "MATCH (p:Person {id: 1})-[r]->(x) RETURN type(r) AS t, count(*) AS n ORDER BY t";
         let p = lance_csr::Params::new();
