@@ -180,13 +180,10 @@ pub async fn standalone(build: StateBuilder, executors: usize, slots: usize) -> 
     // Standalone executors poll the scheduler for tasks.
     let config = scheduler_config(&build, TaskSchedulingPolicy::PullStaged);
     let (addr, _) = serve_scheduler(config, SocketAddr::from(([127, 0, 0, 1], 0))).await?;
-    let url = format!("http://{addr}");
-    let scheduler = loop {
-        match SchedulerGrpcClient::connect(url.clone()).await {
-            Ok(s) => break s,
-            Err(_) => tokio::time::sleep(std::time::Duration::from_millis(50)).await,
-        }
-    };
+    // The listener is bound before `serve_scheduler` returns: no retries needed.
+    let scheduler = SchedulerGrpcClient::connect(format!("http://{addr}"))
+        .await
+        .map_err(config_err)?;
     let executor_state = build(with_codecs(SessionConfig::new_with_ballista()))?;
     for _ in 0..executors {
         ballista_executor::new_standalone_executor_from_state(
