@@ -132,7 +132,15 @@ impl Catalog {
         let mut nodes = BTreeMap::new();
         for (label, n) in &config.nodes {
             let key = format!("nodes.{label}");
-            let table = open_table(&config, &origin, &key, &n.source, false, memory).await?;
+            let table = open_table(
+                &config,
+                &origin,
+                &key,
+                (&n.source, &n.columns),
+                false,
+                memory,
+            )
+            .await?;
             let field = table.schema.field_with_name(&n.id).map_err(|_| {
                 Error::config(
                     &origin,
@@ -179,7 +187,15 @@ impl Catalog {
         let mut rels = Vec::new();
         for (i, r) in config.relationships.iter().enumerate() {
             let key = format!("relationships[{i}]");
-            let table = open_table(&config, &origin, &key, &r.source, true, memory).await?;
+            let table = open_table(
+                &config,
+                &origin,
+                &key,
+                (&r.source, &r.columns),
+                true,
+                memory,
+            )
+            .await?;
             for (k, col, label) in [("src", &r.src, &r.from), ("dst", &r.dst, &r.to)] {
                 let f = table.schema.field_with_name(col).map_err(|_| {
                     Error::config(
@@ -258,7 +274,7 @@ async fn open_table(
     config: &GraphConfig,
     origin: &str,
     key: &str,
-    source: &str,
+    (source, columns): (&str, &BTreeMap<String, String>),
     with_row_id: bool,
     memory: &mut BTreeMap<String, (SchemaRef, Vec<RecordBatch>)>,
 ) -> Result<TableHandle> {
@@ -266,7 +282,7 @@ async fn open_table(
         Some((schema, batches)) => {
             TableHandle::from_batches(source, schema.clone(), batches.clone(), with_row_id)?
         }
-        None => TableHandle::open_lance(&config.resolve(source), with_row_id)
+        None => TableHandle::open_lance(&config.resolve(source), with_row_id, columns)
             .await
             .map_err(|e| Error::config(origin, format!("{key}.source"), e.to_string()))?,
     };

@@ -110,6 +110,7 @@ mod tests {
             source: String::new(),
             src: "src".into(),
             dst: "dst".into(),
+            ..Default::default()
         }
     }
 

@@ -8,7 +8,7 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 /// One node label's table.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct NodeTable {
     /// Lance dataset path, relative to the config file's folder.
@@ -19,10 +19,13 @@ pub struct NodeTable {
     /// `keys()`, and reading it as a property gives null.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub id_hidden: bool,
+    /// Properties the dataset holds under another column name (property -> column).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub columns: BTreeMap<String, String>,
 }
 
 /// One relationship table: a type between two labels.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct RelTable {
     #[serde(rename = "type")]
@@ -32,6 +35,9 @@ pub struct RelTable {
     pub source: String,
     pub src: String,
     pub dst: String,
+    /// Properties the dataset holds under another column name (property -> column).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub columns: BTreeMap<String, String>,
 }
 
 /// A validated graph configuration.
@@ -214,6 +220,7 @@ impl GraphConfigBuilder {
                 source: source.into(),
                 id: id.into(),
                 id_hidden: false,
+                ..Default::default()
             },
         );
         self
@@ -235,6 +242,7 @@ impl GraphConfigBuilder {
             source: source.into(),
             src: src.into(),
             dst: dst.into(),
+            ..Default::default()
         });
         self
     }

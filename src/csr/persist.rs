@@ -141,7 +141,11 @@ fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
     };
     let dir = path.parent().unwrap_or(Path::new("."));
     std::fs::create_dir_all(dir).map_err(what)?;
-    let mut tmp = tempfile::NamedTempFile::new_in(dir).map_err(what)?;
+    // Created like the datasets' files (0666 less the umask), not a temp file's 0600.
+    let mut builder = tempfile::Builder::new();
+    #[cfg(unix)]
+    builder.permissions(std::os::unix::fs::PermissionsExt::from_mode(0o666));
+    let mut tmp = builder.tempfile_in(dir).map_err(what)?;
     tmp.write_all(bytes).map_err(what)?;
     tmp.persist(path).map_err(|e| what(e.error))?;
     Ok(())
@@ -443,6 +447,20 @@ mod tests {
         bad[30] ^= 1;
         std::fs::write(&kp, &bad).unwrap();
         assert!(matches!(read_keys(&kp, 1), Read::Corrupt(_)));
+    }
+
+    /// Index files are created with the mode the umask gives any other file.
+    #[test]
+    #[cfg(unix)]
+    fn index_files_get_the_mode_other_files_get() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = tempfile::tempdir().unwrap();
+        let plain = dir.path().join("plain");
+        std::fs::write(&plain, b"x").unwrap();
+        let index = dir.path().join("_csr").join("x.csr");
+        write_atomic(&index, b"x").unwrap();
+        let mode = |p: &Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
+        assert_eq!(mode(&index), mode(&plain));
     }
 
     /// Writers of one index file at once (processes opening a graph for the first time) each

@@ -151,7 +151,9 @@ mod tests {
         .unwrap();
         let path = dir.path().join("t.lance");
         write_lance(&path, schema, vec![batch]).await.unwrap();
-        let t = TableHandle::open_lance(&path, true).await.unwrap();
+        let t = TableHandle::open_lance(&path, true, &Default::default())
+            .await
+            .unwrap();
         let cols = TableColumns::new(t.provider.clone(), "t");
         let ctx = SessionContext::new();
         // Asked for in an order (sorted by name) that differs from the table's.

@@ -63,6 +63,15 @@ pub struct TableRef {
     pub version: u64,
     /// Whether the table exposes Lance's `_rowid` (the last column).
     pub row_id: bool,
+    /// Properties held under other column names (property -> column).
+    #[serde(default)]
+    pub columns: std::collections::BTreeMap<String, String>,
+}
+
+impl TableRef {
+    fn renamed(&self) -> std::collections::HashMap<String, String> {
+        self.columns.clone().into_iter().collect()
+    }
 }
 
 /// A Lance table whose scans are partitioned by fragments.
@@ -76,17 +85,11 @@ pub struct FragmentTable {
 impl FragmentTable {
     pub async fn open(table: TableRef) -> Result<Self> {
         let dataset = dataset(&table.uri, table.version).await?;
-        let mut fields: Vec<_> = arrow::datatypes::Schema::from(dataset.schema())
+        let mut fields = crate::storage::lance_table::shown_schema(&dataset, &table.renamed())
             .fields()
-            .iter()
-            .cloned()
-            .collect();
+            .to_vec();
         if table.row_id {
-            fields.push(Arc::new(arrow::datatypes::Field::new(
-                ROW_ID,
-                arrow::datatypes::DataType::UInt64,
-                true,
-            )));
+            fields.push(Arc::new(crate::storage::lance_table::row_id_field()));
         }
         let schema = Arc::new(arrow::datatypes::Schema::new(fields));
         Ok(Self {
@@ -277,13 +280,21 @@ impl FragmentScanExec {
             .collect();
         let mut scan = dataset.scan();
         scan.with_fragments(fragments);
-        let filter = spec.filters.into_iter().reduce(Expr::and);
+        let renamed = spec.table.renamed();
+        let filter = spec
+            .filters
+            .into_iter()
+            .reduce(Expr::and)
+            .map(|f| crate::storage::lance_table::over_stored(&renamed, f))
+            .transpose()?;
+        let stored =
+            move |name: &str| crate::storage::lance_table::stored(&renamed, name).to_string();
         let mut columns = vec![];
         for f in schema.fields() {
             if spec.table.row_id && f.name() == ROW_ID {
                 scan.with_row_id();
             } else {
-                columns.push(f.name().clone());
+                columns.push(stored(f.name()));
             }
         }
         // Lance applies an offset after its filter, so a range of rows is read unfiltered
@@ -307,7 +318,7 @@ impl FragmentScanExec {
             }
             (None, _) => None,
         };
-        scan.project(&columns).map_err(lance_err)?;
+        crate::storage::lance_table::project(&mut scan, &dataset, &columns).map_err(lance_err)?;
         if columns.is_empty() && !schema.fields().iter().any(|f| f.name() == ROW_ID) {
             // Only the row count is wanted: Lance reads the row addresses for it.
             scan.with_row_address();
@@ -338,7 +349,7 @@ impl FragmentScanExec {
                 .fields()
                 .iter()
                 .map(|f| {
-                    b.column_by_name(f.name()).cloned().ok_or_else(|| {
+                    b.column_by_name(&stored(f.name())).cloned().ok_or_else(|| {
                         DataFusionError::Internal(format!("scan lost column {}", f.name()))
                     })
                 })

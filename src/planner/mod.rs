@@ -205,6 +205,7 @@ impl<'c> Lowerer<'c> {
                 source: String::new(),
                 src: "__src".into(),
                 dst: "__dst".into(),
+                ..Default::default()
             },
             table: TableHandle::from_batches("<none>", rel_schema, vec![], true)?,
             props: vec![],

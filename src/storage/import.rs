@@ -1,5 +1,7 @@
 //! `lance-csr import`: CSV or Parquet files to Lance datasets plus a graph.toml.
 
+use super::lance_table::stored_names;
+use super::swap::Replacement;
 use super::write_reader;
 use crate::config::{GraphConfig, NodeTable, RelTable};
 use crate::error::{Error, Result};
@@ -62,6 +64,9 @@ impl RelSpec {
             5 => (parts[3], parts[4]),
             _ => return Err(usage()),
         };
+        if parts[..3].iter().any(|p| p.is_empty()) {
+            return Err(usage());
+        }
         Ok(Self {
             rel_type: parts[0].into(),
             from: parts[1].into(),
@@ -87,22 +92,27 @@ pub fn open_table_file(path: &Path) -> Result<Box<dyn RecordBatchReader + Send>>
     };
     match ext.as_str() {
         "parquet" => {
-            let reader =
+            let builder =
                 parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder::try_new(open()?)
-                    .map_err(|e| bad(&e))?
-                    .build()
                     .map_err(|e| bad(&e))?;
-            Ok(Box::new(reader))
+            check_width(path, builder.schema().fields().len())?;
+            Ok(Box::new(builder.build().map_err(|e| bad(&e))?))
         }
         "csv" => {
             let mut f = open()?;
+            check_width(path, csv_header_width(&mut f).map_err(|e| bad(&e))?)?;
+            f.seek(SeekFrom::Start(0))?;
             let format = arrow::csv::reader::Format::default().with_header(true);
             let (schema, _) = format
                 .infer_schema(&mut f, Some(10_000))
                 .map_err(|e| bad(&e))?;
             f.seek(SeekFrom::Start(0))?;
+            // The reader's buffers hold a batch of every column: wide files read fewer rows
+            // at a time.
+            let rows = (CSV_CELLS_PER_BATCH / schema.fields().len().max(1)).clamp(1, 8192);
             let reader = arrow::csv::ReaderBuilder::new(Arc::new(schema))
                 .with_format(format)
+                .with_batch_size(rows)
                 .build(f)
                 .map_err(|e| bad(&e))?;
             Ok(Box::new(reader))
@@ -114,10 +124,67 @@ pub fn open_table_file(path: &Path) -> Result<Box<dyn RecordBatchReader + Send>>
     }
 }
 
+/// Most columns an input file may have: wider files are refused before anything is read
+/// (a table that wide is no graph table, and the CSV reader's buffers grow with the width).
+pub const MAX_COLUMNS: usize = 10_000;
+
+/// A file or folder name for a label or relationship type: lower case (names differing only
+/// in case stay distinct on case-insensitive file systems through `unique`), every byte but
+/// ASCII letters, digits, `_` and `-` percent-encoded, so that no name is a path (`/`, `..`,
+/// an absolute path) whatever the label; long names end in a hash of the whole.
+pub fn safe_name(label: &str) -> String {
+    let mut out = String::new();
+    for b in label.to_lowercase().bytes() {
+        if b.is_ascii_alphanumeric() || b == b'_' || b == b'-' {
+            out.push(b as char);
+        } else {
+            out.push_str(&format!("%{b:02X}"));
+        }
+    }
+    const LONGEST: usize = 120;
+    if out.len() > LONGEST {
+        let hash = crc32fast::hash(label.as_bytes());
+        out.truncate(LONGEST - 9);
+        // A cut `%XX` would read as another byte: cut before it.
+        if let Some(p) = out[out.len().saturating_sub(2)..].find('%') {
+            out.truncate(out.len() - 2 + p);
+        }
+        out.push_str(&format!("~{hash:08x}"));
+    }
+    out
+}
+
+/// Cells a CSV batch holds at most (rows x columns).
+const CSV_CELLS_PER_BATCH: usize = 1 << 20;
+
+/// The number of fields of a CSV file's first record (its header), read through a bounded
+/// buffer.
+fn csv_header_width(f: &mut File) -> std::result::Result<usize, csv::Error> {
+    let mut r = csv::ReaderBuilder::new()
+        .has_headers(false)
+        .flexible(true)
+        .from_reader(std::io::BufReader::new(f));
+    let mut record = csv::ByteRecord::new();
+    r.read_byte_record(&mut record)?;
+    Ok(record.len())
+}
+
+/// Refuses a file with more than [`MAX_COLUMNS`] columns.
+fn check_width(path: &Path, columns: usize) -> Result<()> {
+    if columns > MAX_COLUMNS {
+        return Err(Error::Other(format!(
+            "{}: {columns} columns; import takes at most {MAX_COLUMNS} per file",
+            path.display()
+        )));
+    }
+    Ok(())
+}
+
 /// Checks every input (files open, id and endpoint columns exist with key types, endpoint
 /// types match the labels' ids, relationships name imported labels) before anything is
-/// written, and picks dataset names that stay distinct on a case-insensitive file system.
-/// Returns the graph's config and, per node file then relationship file, its open reader.
+/// written, and picks dataset names that are plain file names (see [`safe_name`]) and stay
+/// distinct on a case-insensitive file system. Returns the graph's config and, per node file
+/// then relationship file, its open reader.
 fn plan(nodes: &[NodeSpec], rels: &[RelSpec]) -> Result<(GraphConfig, Vec<Reader>)> {
     let mut cfg = GraphConfig::default();
     let mut names = std::collections::HashSet::new();
@@ -140,15 +207,17 @@ fn plan(nodes: &[NodeSpec], rels: &[RelSpec]) -> Result<(GraphConfig, Vec<Reader
             )));
         }
         let reader = open_table_file(&n.file)?;
-        let t = column_type(&reader.schema(), &n.id, &n.file, "id")?;
+        let schema = reader.schema();
+        let t = column_type(&schema, &n.id, &n.file, "id")?;
         readers.push(reader);
         id_types.insert(n.label.clone(), t);
         cfg.nodes.insert(
             n.label.clone(),
             NodeTable {
-                source: unique(n.label.to_lowercase()),
+                source: unique(safe_name(&n.label)),
                 id: n.id.clone(),
                 id_hidden: false,
+                columns: stored_columns(&schema),
             },
         );
     }
@@ -177,12 +246,13 @@ fn plan(nodes: &[NodeSpec], rels: &[RelSpec]) -> Result<(GraphConfig, Vec<Reader
             to: r.to.clone(),
             source: unique(format!(
                 "{}_{}_{}",
-                r.from.to_lowercase(),
-                r.rel_type.to_lowercase(),
-                r.to.to_lowercase()
+                safe_name(&r.from),
+                safe_name(&r.rel_type),
+                safe_name(&r.to)
             )),
             src: r.src.clone(),
             dst: r.dst.clone(),
+            columns: stored_columns(&schema),
         });
     }
     cfg.validate()?;
@@ -190,6 +260,11 @@ fn plan(nodes: &[NodeSpec], rels: &[RelSpec]) -> Result<(GraphConfig, Vec<Reader
 }
 
 type Reader = Box<dyn RecordBatchReader + Send>;
+
+/// The columns of `schema` the dataset holds under other names (see [`stored_names`]).
+fn stored_columns(schema: &SchemaRef) -> std::collections::BTreeMap<String, String> {
+    stored_names(schema.fields().iter().map(|f| f.name().as_str()))
+}
 
 /// The type of key column `col` of `file`: an integer or a string.
 fn column_type(schema: &SchemaRef, col: &str, file: &Path, what: &str) -> Result<DataType> {
@@ -210,40 +285,70 @@ fn column_type(schema: &SchemaRef, col: &str, file: &Path, what: &str) -> Result
     Ok(t)
 }
 
-/// Converts every file to a Lance dataset and writes a graph.toml: into a new folder beside
-/// `out`, moved into place only when everything succeeded, so a failing import leaves `out`
-/// as it was. A non-empty `out` is refused unless `overwrite` (then replaced as a whole).
-/// Returns the graph.toml's path; `progress` receives one line per step.
-pub async fn import(
-    out: &Path,
-    nodes: &[NodeSpec],
-    rels: &[RelSpec],
-    overwrite: bool,
-    progress: &mut dyn FnMut(&str),
-) -> Result<PathBuf> {
-    let non_empty = std::fs::read_dir(out).is_ok_and(|mut d| d.next().is_some());
-    if non_empty && !overwrite {
-        return Err(Error::Other(format!(
-            "{} is not empty; pass --overwrite to replace it",
-            out.display()
-        )));
+/// An import checked and under way: every input is validated and open, and a folder beside
+/// `out` receives the datasets (see [`super::swap`]). [`Import::commit`] puts it at `out` in
+/// one step; dropping it instead removes it, leaving `out` as it was.
+pub struct Import {
+    cfg: GraphConfig,
+    readers: Vec<Reader>,
+    nodes: Vec<NodeSpec>,
+    rels: Vec<RelSpec>,
+    replacement: Replacement,
+}
+
+impl Import {
+    /// Checks the inputs against `out`: a non-empty `out` is refused unless `overwrite` (then
+    /// replaced as a whole once the import is complete).
+    pub fn begin(
+        out: &Path,
+        nodes: &[NodeSpec],
+        rels: &[RelSpec],
+        overwrite: bool,
+    ) -> Result<Self> {
+        let non_empty = std::fs::read_dir(out).is_ok_and(|mut d| d.next().is_some());
+        if non_empty && !overwrite {
+            return Err(Error::Other(format!(
+                "{} is not empty; pass --overwrite to replace it",
+                out.display()
+            )));
+        }
+        if out.exists() && !out.is_dir() {
+            return Err(Error::Other(format!("{} is not a folder", out.display())));
+        }
+        let (cfg, readers) = plan(nodes, rels)?;
+        Ok(Self {
+            cfg,
+            readers,
+            nodes: nodes.to_vec(),
+            rels: rels.to_vec(),
+            replacement: Replacement::begin(out)?,
+        })
     }
-    if out.exists() && !out.is_dir() {
-        return Err(Error::Other(format!("{} is not a folder", out.display())));
+
+    /// Converts every file to a Lance dataset and writes the graph.toml, in the new folder;
+    /// returns that graph.toml's path (to build indexes in the folder before it moves).
+    pub async fn write(&mut self, progress: &mut dyn FnMut(&str)) -> Result<PathBuf> {
+        let readers = std::mem::take(&mut self.readers);
+        let dir = self.replacement.dir().to_path_buf();
+        write_all(
+            &dir,
+            &mut self.cfg,
+            readers,
+            &self.nodes,
+            &self.rels,
+            progress,
+        )
+        .await?;
+        super::swap::crash_point("written");
+        Ok(dir.join("graph.toml"))
     }
-    let (mut cfg, readers) = plan(nodes, rels)?;
-    let tmp = sibling(out, "import")?;
-    std::fs::create_dir_all(&tmp)
-        .map_err(|e| Error::Other(format!("cannot create {}: {e}", tmp.display())))?;
-    let written = write_all(&tmp, &mut cfg, readers, nodes, rels, progress).await;
-    let moved = written.and_then(|()| replace(&tmp, out));
-    if moved.is_err() {
-        let _ = std::fs::remove_dir_all(&tmp);
+
+    /// Puts the written folder at `out`; returns the graph.toml's path there.
+    pub fn commit(self) -> Result<PathBuf> {
+        let out = self.replacement.out().to_path_buf();
+        self.replacement.commit()?;
+        Ok(out.join("graph.toml"))
     }
-    moved?;
-    let path = out.join("graph.toml");
-    progress(&format!("wrote {}", path.display()));
-    Ok(path)
 }
 
 async fn write_all(
@@ -257,12 +362,13 @@ async fn write_all(
     let mut readers = readers.into_iter();
     let mut next = || readers.next().expect("a reader per file");
     for n in nodes {
-        let name = cfg.nodes[&n.label].source.clone();
-        let rows = write_file(next(), &n.file, &dir.join(&name)).await?;
+        let t = &cfg.nodes[&n.label];
+        let name = t.source.clone();
+        let rows = write_file(next(), &t.columns, &n.file, &dir.join(&name)).await?;
         progress(&format!("node {:<16} {rows:>12} rows -> {name}", n.label));
     }
     for (r, t) in rels.iter().zip(cfg.relationships.clone()) {
-        let rows = write_file(next(), &r.file, &dir.join(&t.source)).await?;
+        let rows = write_file(next(), &t.columns, &r.file, &dir.join(&t.source)).await?;
         progress(&format!(
             "rel  {:<16} {rows:>12} rows -> {}",
             format!("{}({}->{})", r.rel_type, r.from, r.to),
@@ -276,11 +382,27 @@ async fn write_all(
     Ok(())
 }
 
-/// Streams `reader` (of `file`) into a new Lance dataset at `dest`; returns the rows written.
-async fn write_file(reader: Reader, file: &Path, dest: &Path) -> Result<usize> {
+/// Streams `reader` (of `file`) into a new Lance dataset at `dest`, the columns of `renamed`
+/// (name -> stored name) under their stored names; returns the rows written.
+async fn write_file(
+    reader: Reader,
+    renamed: &std::collections::BTreeMap<String, String>,
+    file: &Path,
+    dest: &Path,
+) -> Result<usize> {
     let rows = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let fields: Vec<_> = reader
+        .schema()
+        .fields()
+        .iter()
+        .map(|f| match renamed.get(f.name()) {
+            Some(s) => Arc::new(f.as_ref().clone().with_name(s)),
+            None => f.clone(),
+        })
+        .collect();
     let reader = Counting {
         inner: reader,
+        schema: Arc::new(arrow::datatypes::Schema::new(fields)),
         rows: rows.clone(),
     };
     write_reader(dest, reader)
@@ -289,9 +411,11 @@ async fn write_file(reader: Reader, file: &Path, dest: &Path) -> Result<usize> {
     Ok(rows.load(std::sync::atomic::Ordering::Relaxed))
 }
 
-/// A reader that counts the rows it hands out.
+/// A reader that counts the rows it hands out, its batches under `schema` (the columns'
+/// stored names).
 struct Counting {
     inner: Reader,
+    schema: SchemaRef,
     rows: Arc<std::sync::atomic::AtomicUsize>,
 }
 
@@ -300,67 +424,17 @@ impl Iterator for Counting {
 
     fn next(&mut self) -> Option<Self::Item> {
         let b = self.inner.next()?;
-        if let Ok(b) = &b {
+        Some(b.and_then(|b| {
             self.rows
                 .fetch_add(b.num_rows(), std::sync::atomic::Ordering::Relaxed);
-        }
-        Some(b)
+            RecordBatch::try_new(self.schema.clone(), b.columns().to_vec())
+        }))
     }
 }
 
 impl RecordBatchReader for Counting {
     fn schema(&self) -> SchemaRef {
-        self.inner.schema()
-    }
-}
-
-/// A fresh folder name beside `out` (same file system, so a rename moves it).
-fn sibling(out: &Path, what: &str) -> Result<PathBuf> {
-    let name = out
-        .file_name()
-        .ok_or_else(|| Error::Other(format!("{}: not a folder name", out.display())))?;
-    let parent = match out.parent() {
-        Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
-        _ => PathBuf::from("."),
-    };
-    let nanos = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_nanos())
-        .unwrap_or_default();
-    Ok(parent.join(format!(
-        ".{}.{what}-{}-{nanos}",
-        name.to_string_lossy(),
-        std::process::id()
-    )))
-}
-
-/// Puts the finished folder `tmp` at `out`: an existing `out` is moved aside first and
-/// removed after, so `out` is at every moment either the old graph or the new one.
-fn replace(tmp: &Path, out: &Path) -> Result<()> {
-    let rename = |a: &Path, b: &Path| {
-        std::fs::rename(a, b).map_err(|e| {
-            Error::Other(format!(
-                "cannot move {} to {}: {e}",
-                a.display(),
-                b.display()
-            ))
-        })
-    };
-    if out.exists() {
-        let old = sibling(out, "old")?;
-        rename(out, &old)?;
-        if let Err(e) = rename(tmp, out) {
-            let _ = rename(&old, out);
-            return Err(e);
-        }
-        let _ = std::fs::remove_dir_all(&old);
-        Ok(())
-    } else {
-        if let Some(p) = out.parent().filter(|p| !p.as_os_str().is_empty()) {
-            std::fs::create_dir_all(p)
-                .map_err(|e| Error::Other(format!("cannot create {}: {e}", p.display())))?;
-        }
-        rename(tmp, out)
+        self.schema.clone()
     }
 }
 

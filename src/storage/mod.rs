@@ -2,14 +2,15 @@
 //! in-memory Arrow batches, exposed to DataFusion as table providers.
 
 pub mod import;
+pub mod lance_table;
 pub mod stats;
+pub mod swap;
 
 use crate::error::{Error, Result};
 use arrow::array::{RecordBatch, RecordBatchIterator, UInt64Array};
 use arrow::datatypes::{DataType, Field, Schema, SchemaRef};
 use datafusion::catalog::TableProvider;
 use datafusion::datasource::MemTable;
-use lance::datafusion::LanceTableProvider;
 use lance::dataset::{WriteMode, WriteParams};
 use lance::Dataset;
 use std::path::Path;
@@ -87,8 +88,13 @@ impl TableHandle {
         })
     }
 
-    /// Opens a Lance dataset; `with_row_id` exposes Lance's `_rowid`.
-    pub async fn open_lance(path: &Path, with_row_id: bool) -> Result<Self> {
+    /// Opens a Lance dataset; `with_row_id` exposes Lance's `_rowid`; `columns` names the
+    /// properties it holds under other column names (property -> column).
+    pub async fn open_lance(
+        path: &Path,
+        with_row_id: bool,
+        columns: &std::collections::BTreeMap<String, String>,
+    ) -> Result<Self> {
         let uri = path.to_string_lossy().to_string();
         if !path.exists() {
             return Err(Error::Storage(format!("dataset {uri} does not exist")));
@@ -99,7 +105,6 @@ impl TableHandle {
                 crate::error::without_source_locations(&e.to_string())
             ))
         })?;
-        let schema: SchemaRef = Arc::new(Schema::from(ds.schema()));
         let num_rows = ds.count_rows(None).await.map_err(|e| {
             Error::Storage(format!(
                 "cannot read Lance dataset {uri}: {}",
@@ -109,7 +114,15 @@ impl TableHandle {
         let v = ds.version();
         let committed = v.timestamp.timestamp_nanos_opt().unwrap_or_default() as u64;
         let version = Some(state_stamp(&[v.version, committed, num_rows as u64]));
-        let provider = LanceTableProvider::new(Arc::new(ds), with_row_id, false);
+        let provider = lance_table::LanceTable::new(Arc::new(ds), with_row_id, columns)
+            .map_err(|e| Error::Storage(format!("Lance dataset {uri}: {e}")))?;
+        // The table's columns without the row id, by property name.
+        let mut schema = provider.schema().as_ref().clone();
+        if with_row_id {
+            let n = schema.fields().len() - 1;
+            schema = schema.project(&(0..n).collect::<Vec<_>>())?;
+        }
+        let schema: SchemaRef = Arc::new(schema);
         Ok(Self {
             provider: Arc::new(provider),
             schema,
@@ -203,6 +216,7 @@ pub async fn write_graph(
                         source,
                         id,
                         id_hidden: false,
+                        ..Default::default()
                     },
                 );
             }
@@ -213,6 +227,7 @@ pub async fn write_graph(
                 source,
                 src: "src".into(),
                 dst: "dst".into(),
+                ..Default::default()
             }),
         }
     }
