@@ -302,11 +302,32 @@ impl From<ParseError> for Error {
 
 impl From<DataFusionError> for Error {
     fn from(e: DataFusionError) -> Self {
-        match runtime_cause(&e) {
-            Some(r) => Error::Runtime(r),
-            None => Error::Execution(e),
+        if let Some(r) = runtime_cause(&e) {
+            return Error::Runtime(r);
         }
+        if let Some(m) = storage_cause(&e) {
+            return Error::Storage(m);
+        }
+        Error::Execution(e)
     }
+}
+
+/// The message of an [`Error::Storage`] a DataFusion error wraps (a dataset that failed to
+/// read, named by the scan), however deeply.
+fn storage_cause(e: &(dyn std::error::Error + 'static)) -> Option<String> {
+    let mut cur: Option<&(dyn std::error::Error + 'static)> = Some(e);
+    while let Some(x) = cur {
+        if let Some(Error::Storage(m)) = x.downcast_ref::<Error>() {
+            return Some(m.clone());
+        }
+        if let Some(DataFusionError::External(inner)) = x.downcast_ref::<DataFusionError>() {
+            if let Some(Error::Storage(m)) = inner.downcast_ref::<Error>() {
+                return Some(m.clone());
+            }
+        }
+        cur = x.source();
+    }
+    None
 }
 
 /// `msg` without the source locations some libraries append to their errors

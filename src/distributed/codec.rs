@@ -202,7 +202,7 @@ fn table_ref_of(node: &Arc<dyn TableProvider>) -> Option<TableRef> {
     if let Some(t) = inner.downcast_ref::<FragmentTable>() {
         return Some(t.table.clone());
     }
-    let lance = inner.downcast_ref::<lance::datafusion::LanceTableProvider>()?;
+    let lance = inner.downcast_ref::<crate::storage::lance_table::LanceTable>()?;
     let ds = lance.dataset();
     let row_id = inner
         .schema()
@@ -218,6 +218,7 @@ fn table_ref_of(node: &Arc<dyn TableProvider>) -> Option<TableRef> {
         uri,
         version: ds.version().version,
         row_id,
+        columns: lance.columns().clone().into_iter().collect(),
     })
 }
 
@@ -241,19 +242,59 @@ fn encode_udf(node: &ScalarUDF, buf: &mut Vec<u8>, codec: &GraphLogicalCodec) ->
         );
         return wrap(&msg, buf);
     }
+    if let Some((steps, order, out)) = crate::functions::chain::ChainEval::parts_of(node) {
+        let e = Enc::new(codec);
+        let steps = steps
+            .iter()
+            .map(|s| {
+                Ok((
+                    e.opt(&Some(s.expr.clone()))?,
+                    df_schema_bytes(&s.schema)?,
+                    dtype_bytes(&s.out)?,
+                ))
+            })
+            .collect::<Result<Vec<_>>>()?;
+        return wrap(&(steps, order, dtype_bytes(out)?), buf);
+    }
     Ok(())
 }
 
 fn decode_udf(name: &str, buf: &[u8], codec: &GraphLogicalCodec) -> Result<Arc<ScalarUDF>> {
+    // The body's functions are ours (the codec's) or DataFusion's built-ins.
+    let d = Dec {
+        graph: None,
+        ctx: &BUILT_INS,
+        codec,
+    };
+    if let Some(and) = match name {
+        "cypher_all_of" => Some(true),
+        "cypher_any_of" => Some(false),
+        _ => None,
+    } {
+        return Ok(crate::functions::chain::BoolChain::udf(and));
+    }
+    if name == "cypher_chain" {
+        type ChainMsg = (Vec<(Option<Bytes>, Bytes, Bytes)>, Vec<u32>, Bytes);
+        let (steps, order, out) = unwrap::<ChainMsg>(buf).ok_or_else(|| err("a chain"))??;
+        let steps = steps
+            .iter()
+            .map(|(expr, schema, out)| {
+                Ok(crate::functions::chain::Step {
+                    expr: d.opt(expr)?.ok_or_else(|| err("a chain step"))?,
+                    schema: df_schema(schema)?,
+                    out: dtype(out)?,
+                })
+            })
+            .collect::<Result<Vec<_>>>()?;
+        return Ok(crate::functions::chain::ChainEval::udf(
+            steps,
+            order,
+            dtype(&out)?,
+        ));
+    }
     type ListMsg = (u8, Option<Bytes>, Option<Bytes>, Bytes, Bytes);
     if let Some(msg) = unwrap::<ListMsg>(buf) {
         let (op, filter, map, schema, out) = msg?;
-        // The body's functions are ours (the codec's) or DataFusion's built-ins.
-        let d = Dec {
-            graph: None,
-            ctx: &BUILT_INS,
-            codec,
-        };
         let schema = df_schema(&schema)?.as_ref().clone();
         return crate::functions::comprehension::ListEval::udf(
             op,
