@@ -35,13 +35,13 @@ pub(crate) use error::sem_err;
 pub use error::{Error, ErrorClass, Result, RuntimeError, SemanticKind};
 pub use functions::value::Value;
 pub use output::value::{fmt_float, render_cell, starts_at as path_step_forwards};
-pub use output::{render, rows, Format, QueryResult, RowWriter};
+pub use output::{render, rows, Format, QueryResult, RowWriter, TABLE_PAGE_ROWS};
 pub use planner::{Params, PlannerOptions};
 pub use session::{
-    index_status, param, parse_bytes, parse_duration, parse_param, remove_index_files, Graph,
-    GraphBuilder, GraphOptions, PhaseTimes, Prepared, ResultStream,
+    import, index_status, param, parse_bytes, parse_duration, parse_param, remove_index_files,
+    Graph, GraphBuilder, GraphOptions, PhaseTimes, Prepared, ResultStream,
 };
-pub use storage::import::{import, NodeSpec, RelSpec};
+pub use storage::import::{NodeSpec, RelSpec};
 pub use storage::{append_lance, write_graph, write_lance};
 
 /// Distributed execution on Ballista (feature `distributed`): the scheduler and executor

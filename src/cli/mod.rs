@@ -339,29 +339,8 @@ async fn execute(cli: Cli) -> std::result::Result<(), CliError> {
             let params = parse_params(&args.params)?;
             let graph = open_args(&args).await?;
             let failed = |e| CliError::Query(query.clone(), e);
-            let mut stream = graph.query_stream(&query, &params).await.map_err(failed)?;
-            match lance_csr::RowWriter::new(format, &stream.columns) {
-                // CSV and JSON rows go out as they are computed.
-                Some(mut w) => {
-                    out!("{}", w.header());
-                    while let Some(b) = stream.next_batch().await.map_err(failed)? {
-                        out!("{}", w.batch(&b));
-                    }
-                    out!("{}", w.finish());
-                }
-                None => {
-                    let mut batches = Vec::new();
-                    while let Some(b) = stream.next_batch().await.map_err(failed)? {
-                        batches.push(b);
-                    }
-                    let result = lance_csr::QueryResult {
-                        columns: stream.columns.clone(),
-                        schema: stream.schema.clone(),
-                        batches,
-                    };
-                    out!("{}", render(&result, format));
-                }
-            }
+            let stream = graph.query_stream(&query, &params).await.map_err(failed)?;
+            print_stream(stream, format).await.map_err(failed)?;
         }
         Command::Explain { args, analyze } => {
             let query = read_query(&args)?;
@@ -475,10 +454,10 @@ async fn execute(cli: Cli) -> std::result::Result<(), CliError> {
             if nodes.is_empty() {
                 return Err(Error::Other("import needs at least one --node".into()).into());
             }
-            let path = import(&out, &nodes, &rels, overwrite, &mut |l| eprintln!("{l}")).await?;
-            if !no_index {
-                Graph::build_indexes(&path, &mut |l| eprintln!("{l}")).await?;
-            }
+            let path = import(&out, &nodes, &rels, overwrite, !no_index, &mut |l| {
+                eprintln!("{l}")
+            })
+            .await?;
             // Check that the result opens.
             open_mode(&path, if no_index { Mode::Join } else { Mode::Csr }).await?;
             outln!("{}", path.display());
@@ -503,6 +482,17 @@ async fn execute(cli: Cli) -> std::result::Result<(), CliError> {
             }
         }
     }
+    Ok(())
+}
+
+/// Prints a result as its batches come (the table format a page of rows at a time).
+pub async fn print_stream(mut stream: lance_csr::ResultStream, format: Format) -> Result<()> {
+    let mut w = lance_csr::RowWriter::new(format, &stream.columns);
+    out!("{}", w.header());
+    while let Some(b) = stream.next_batch().await? {
+        out!("{}", w.batch(&b));
+    }
+    out!("{}", w.finish());
     Ok(())
 }
 
@@ -676,17 +666,19 @@ pub const DEMO_QUERIES: &[(&str, &str)] = &[
 ];
 
 async fn demo() -> Result<()> {
-    let dir = tempfile::tempdir()?;
+    // A fresh folder of its own (private, never a fixed name that another user or a planted
+    // link could own), kept for the next steps printed at the end.
+    let mut folder = tempfile::Builder::new();
+    folder.prefix("lance-csr-sample-");
+    #[cfg(unix)]
+    folder.permissions(std::os::unix::fs::PermissionsExt::from_mode(0o700));
+    let dir = folder.tempdir()?.keep();
     outln!(
         "lance-csr demo: writing the sample social network as Lance datasets to {}",
-        dir.path().display()
+        dir.display()
     );
-    let path = lance_csr::write_graph(
-        dir.path(),
-        lance_csr_datasets::sample::tables(),
-        &mut |_| {},
-    )
-    .await?;
+    let path =
+        lance_csr::write_graph(&dir, lance_csr_datasets::sample::tables(), &mut |_| {}).await?;
     let graph = Graph::open(&path).await?;
     let schema = graph.schema();
     outln!(
@@ -709,11 +701,9 @@ async fn demo() -> Result<()> {
     if let Err(e) = graph.query(bad, &Params::new()).await {
         outln!("{}\n", e.render(bad));
     }
-    let keep = std::env::temp_dir().join("lance-csr-sample");
-    let kept =
-        lance_csr::write_graph(&keep, lance_csr_datasets::sample::tables(), &mut |_| {}).await?;
+    let kept = path;
     outln!("What to try next:");
-    outln!("  the sample graph is also at {}", kept.display());
+    outln!("  the sample graph stays at {}", kept.display());
     outln!("  lance-csr query --graph {} \"MATCH (p:Person) RETURN p.firstName, p.age ORDER BY p.age\"", kept.display());
     outln!("  lance-csr explain --graph {} \"MATCH (p:Person {{id: 1}})-[:KNOWS]->(f) RETURN f.firstName\"", kept.display());
     outln!("  lance-csr shell --graph {}", kept.display());

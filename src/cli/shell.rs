@@ -1,9 +1,9 @@
 //! `lance-csr shell`: a REPL with history and multi-line input (a query ends with `;`).
 
+use lance_csr::Format;
 use lance_csr::Graph;
 use lance_csr::Params;
 use lance_csr::Result;
-use lance_csr::{render, Format};
 use rustyline::error::ReadlineError;
 use rustyline::DefaultEditor;
 use std::time::Instant;
@@ -105,12 +105,16 @@ pub async fn run(graph: &mut Graph) -> Result<()> {
         } else {
             // Ctrl-C cancels the running query (dropping it stops its streams) and returns
             // to the prompt; the shell and its history stay.
+            let print = async {
+                let stream = graph.query_stream(&text, &params).await?;
+                crate::cli::print_stream(stream, format).await
+            };
             let run = tokio::select! {
-                r = graph.query(&text, &params) => Some(r),
+                r = print => Some(r),
                 _ = tokio::signal::ctrl_c() => None,
             };
             match run {
-                Some(Ok(r)) => out!("{}", render(&r, format)),
+                Some(Ok(())) => {}
                 Some(Err(e)) => {
                     failed = true;
                     outln!("{}", e.render(&text))

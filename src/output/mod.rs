@@ -68,20 +68,27 @@ pub fn render(result: &QueryResult, format: Format) -> String {
 /// The table format: a box of ASCII lines (the one arrow's pretty printer draws), columns as
 /// wide as their widest value in terminal cells (CJK and emoji count two), then the row count.
 fn render_table(result: &QueryResult) -> String {
-    let rows = rows(result);
+    render_streamed(result, Format::Table)
+}
+
+/// A table of `rows` under `columns`, without the row count.
+fn table_text(columns: &[String], rows: &[Vec<String>]) -> String {
     let mut table = comfy_table::Table::new();
     table
         .load_preset("||--+-++|    ++++++")
-        .set_header(result.columns.iter().map(comfy_table::Cell::new));
-    for r in &rows {
+        .set_header(columns.iter().map(comfy_table::Cell::new));
+    for r in rows {
         table.add_row(r.iter().map(comfy_table::Cell::new));
     }
-    format!(
-        "{table}\n{} row{}\n",
-        rows.len(),
-        if rows.len() == 1 { "" } else { "s" }
-    )
+    format!("{table}\n")
 }
+
+/// Rows the table format holds before it prints them as a table of their own: a result of
+/// more rows is printed in several tables (with the same header), so its memory is one page,
+/// not the result.
+pub const TABLE_PAGE_ROWS: usize = 10_000;
+/// The bytes of rendered cells a table page holds at most.
+const TABLE_PAGE_BYTES: usize = 16 << 20;
 
 /// One CSV record (RFC 4180 quoting: fields with a comma, quote or line break are quoted).
 fn csv_record<'a>(fields: impl IntoIterator<Item = &'a str>) -> String {
@@ -102,7 +109,7 @@ fn render_json(result: &QueryResult) -> String {
 }
 
 fn render_streamed(result: &QueryResult, format: Format) -> String {
-    let mut w = RowWriter::new(format, &result.columns).expect("a streamed format");
+    let mut w = RowWriter::new(format, &result.columns);
     let mut out = w.header();
     for b in &result.batches {
         out.push_str(&w.batch(b));
@@ -110,22 +117,27 @@ fn render_streamed(result: &QueryResult, format: Format) -> String {
     out + &w.finish()
 }
 
-/// CSV or JSON text of a result written batch by batch, as the batches come: the output of a
-/// big result never holds all its rows.
+/// The text of a result written batch by batch, as the batches come: the output of a big
+/// result never holds all its rows (CSV and JSON rows go out as they come; the table format
+/// holds a page of [`TABLE_PAGE_ROWS`] rows, whose column widths depend on all of them).
 pub struct RowWriter {
     format: Format,
     columns: Vec<String>,
     rows: usize,
+    /// The table format's rows not printed yet, and their rendered bytes.
+    page: Vec<Vec<String>>,
+    page_bytes: usize,
 }
 
 impl RowWriter {
-    /// `None` for the table format, whose column widths depend on every row.
-    pub fn new(format: Format, columns: &[String]) -> Option<Self> {
-        (format != Format::Table).then(|| Self {
+    pub fn new(format: Format, columns: &[String]) -> Self {
+        Self {
             format,
             columns: columns.to_vec(),
             rows: 0,
-        })
+            page: Vec::new(),
+            page_bytes: 0,
+        }
     }
 
     /// What comes before the rows.
@@ -136,23 +148,34 @@ impl RowWriter {
         }
     }
 
-    /// The rows of `b`.
+    /// The rows of `b` (for the table format: the pages they fill).
     pub fn batch(&mut self, b: &arrow::array::RecordBatch) -> String {
         let mut out = String::new();
         for r in 0..b.num_rows() {
-            if self.format == Format::Csv {
-                out.push_str(&csv_record(cells(b, r).iter().map(String::as_str)));
-            } else {
-                let mut obj = serde_json::Map::new();
-                for (c, name) in self.columns.iter().enumerate() {
-                    obj.insert(name.clone(), to_json(b.column(c).as_ref(), r));
+            match self.format {
+                Format::Csv => out.push_str(&csv_record(cells(b, r).iter().map(String::as_str))),
+                Format::Json => {
+                    let mut obj = serde_json::Map::new();
+                    for (c, name) in self.columns.iter().enumerate() {
+                        obj.insert(name.clone(), to_json(b.column(c).as_ref(), r));
+                    }
+                    let text = serde_json::to_string_pretty(&serde_json::Value::Object(obj))
+                        .unwrap_or_default();
+                    // An element of a pretty-printed array: after `[` or `,`, indented by two.
+                    out.push_str(if self.rows == 0 { "[\n" } else { ",\n" });
+                    let indented: Vec<String> = text.lines().map(|l| format!("  {l}")).collect();
+                    out.push_str(&value::restore_non_finite(&indented.join("\n")));
                 }
-                let text = serde_json::to_string_pretty(&serde_json::Value::Object(obj))
-                    .unwrap_or_default();
-                // An element of a pretty-printed array: after `[` or `,`, indented by two.
-                out.push_str(if self.rows == 0 { "[\n" } else { ",\n" });
-                let indented: Vec<String> = text.lines().map(|l| format!("  {l}")).collect();
-                out.push_str(&value::restore_non_finite(&indented.join("\n")));
+                Format::Table => {
+                    let row = cells(b, r);
+                    self.page_bytes += row.iter().map(String::len).sum::<usize>();
+                    self.page.push(row);
+                    if self.page.len() >= TABLE_PAGE_ROWS || self.page_bytes >= TABLE_PAGE_BYTES {
+                        out.push_str(&table_text(&self.columns, &self.page));
+                        self.page.clear();
+                        self.page_bytes = 0;
+                    }
+                }
             }
             self.rows += 1;
         }
@@ -160,10 +183,19 @@ impl RowWriter {
     }
 
     /// What comes after the rows.
-    pub fn finish(&self) -> String {
+    pub fn finish(&mut self) -> String {
         match (self.format, self.rows) {
             (Format::Json, 0) => "[]\n".into(),
             (Format::Json, _) => "\n]\n".into(),
+            (Format::Table, n) => {
+                // The last page (the header alone when there are no rows at all).
+                let last = if self.page.is_empty() && n > 0 {
+                    String::new()
+                } else {
+                    table_text(&self.columns, &std::mem::take(&mut self.page))
+                };
+                format!("{last}{n} row{}\n", if n == 1 { "" } else { "s" })
+            }
             _ => String::new(),
         }
     }

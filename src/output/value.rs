@@ -21,10 +21,16 @@ fn quote(s: &str) -> String {
     format!("'{}'", s.replace('\\', "\\\\").replace('\'', "\\'"))
 }
 
+/// Whether row `i` of `a` is null, also in an array of the null type (whose rows are all null
+/// without a validity bitmap, so `Array::is_null` says false).
+pub fn null_at(a: &dyn Array, i: usize) -> bool {
+    a.data_type() == &DataType::Null || a.is_null(i)
+}
+
 /// Renders row `i` of `a`. `quote_strings` quotes a top-level string; nested strings are always
 /// quoted.
 pub fn render_cell(a: &dyn Array, i: usize, quote_strings: bool) -> String {
-    if a.is_null(i) {
+    if null_at(a, i) {
         return "null".into();
     }
     match a.data_type() {
@@ -71,7 +77,7 @@ pub fn render_cell(a: &dyn Array, i: usize, quote_strings: bool) -> String {
                 for (k, name) in names.iter().enumerate().skip(skip) {
                     let col = s.column(k);
                     // An entity's identity fields (in a path) are not properties.
-                    if skip_nulls && (col.is_null(i) || is_internal(name)) {
+                    if skip_nulls && (null_at(col.as_ref(), i) || is_internal(name)) {
                         continue;
                     }
                     parts.push(format!(
@@ -192,7 +198,7 @@ pub fn restore_non_finite(json: &str) -> String {
 /// Row `i` of `a` as JSON: nodes and relationships become objects with `_labels` / `_type`.
 pub fn to_json(a: &dyn Array, i: usize) -> serde_json::Value {
     use serde_json::Value;
-    if a.is_null(i) {
+    if null_at(a, i) {
         return Value::Null;
     }
     match a.data_type() {
