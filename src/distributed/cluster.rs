@@ -25,8 +25,18 @@ fn config_err(e: impl std::fmt::Display) -> DataFusionError {
     DataFusionError::Configuration(e.to_string())
 }
 
-/// `config` with our codecs registered.
+/// `config` with our codecs registered, and our options (a client's travel as settings).
 pub fn with_codecs(config: SessionConfig) -> SessionConfig {
+    let config = if config
+        .options()
+        .extensions
+        .get::<crate::functions::budget::CypherOptions>()
+        .is_none()
+    {
+        config.with_option_extension(crate::functions::budget::CypherOptions::default())
+    } else {
+        config
+    };
     config
         .with_ballista_logical_extension_codec(Arc::new(GraphLogicalCodec::new()))
         .with_ballista_physical_extension_codec(Arc::new(GraphPhysicalCodec::default()))

@@ -164,6 +164,21 @@ impl ScalarUDFImpl for ListEval {
         &self.signature
     }
 
+    /// The body is part of the name: two comprehensions over one list with other bodies
+    /// (`sum(size([y IN xs WHERE y > 1])), sum(size([y IN xs WHERE y > 2]))`) are other
+    /// columns.
+    fn schema_name(&self, args: &[Expr]) -> Result<String> {
+        let mut body = String::new();
+        if let Some(f) = &self.filter {
+            body.push_str(&format!(" WHERE {}", f.schema_name()));
+        }
+        if let Some(m) = &self.map {
+            body.push_str(&format!(" | {}", m.schema_name()));
+        }
+        let args: Vec<String> = args.iter().map(|a| a.schema_name().to_string()).collect();
+        Ok(format!("{}({}{body})", self.name(), args.join(",")))
+    }
+
     fn return_type(&self, _: &[DataType]) -> Result<DataType> {
         Ok(self.out.clone())
     }
@@ -237,7 +252,14 @@ impl ScalarUDFImpl for ListEval {
             ))));
         }
         let values = match map {
-            Some(m) => m.evaluate(&batch)?.into_array(batch.num_rows())?,
+            Some(m) => {
+                let v = m.evaluate(&batch)?.into_array(batch.num_rows())?;
+                // What the map built counts against the memory limit (`[x IN xs | range(..)]`).
+                super::budget::check(&args.config_options, v.get_array_memory_size(), || {
+                    "a list comprehension".to_string()
+                })?;
+                v
+            }
             None => elements,
         };
         let (values, new_offsets) = match keep {

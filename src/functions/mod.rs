@@ -4,6 +4,8 @@
 //! only the values can decide. Errors are [`RuntimeError`]s with their openCypher class.
 
 pub mod any;
+pub mod budget;
+pub(crate) mod chain;
 pub(crate) mod comprehension;
 pub(crate) mod registry;
 pub mod value;
@@ -48,6 +50,9 @@ pub enum CypherFn {
     NonNegative,
     /// Its integer argument, or an error when zero (a step).
     NonZero,
+    /// `range(start, end, step)`: the integers from `start` to `end` (inclusive) by a step
+    /// that is not zero; more of them than the memory limit holds is an error.
+    Range,
     ToBoolean,
     ToInteger,
     ToFloat,
@@ -83,6 +88,7 @@ impl CypherFn {
             CypherFn::In => "cypher_in",
             CypherFn::NonNegative => "cypher_non_negative",
             CypherFn::NonZero => "cypher_non_zero",
+            CypherFn::Range => "cypher_range",
             CypherFn::Fail => "cypher_fail",
             CypherFn::ToBoolean => "toBoolean",
             CypherFn::ToInteger => "toInteger",
@@ -99,6 +105,7 @@ impl CypherFn {
     fn arity(self) -> usize {
         match self {
             CypherFn::Fail => 4,
+            CypherFn::Range => 3,
             CypherFn::NonNegative
             | CypherFn::NonZero
             | CypherFn::ToInt64
@@ -140,7 +147,7 @@ impl CypherFn {
 
 /// Every function of this module.
 #[cfg(feature = "distributed")]
-const ALL: [CypherFn; 23] = [
+const ALL: [CypherFn; 24] = [
     CypherFn::Add,
     CypherFn::Sub,
     CypherFn::Mul,
@@ -154,6 +161,7 @@ const ALL: [CypherFn; 23] = [
     CypherFn::In,
     CypherFn::NonNegative,
     CypherFn::NonZero,
+    CypherFn::Range,
     CypherFn::ToBoolean,
     CypherFn::ToInteger,
     CypherFn::ToFloat,
@@ -233,6 +241,7 @@ impl ScalarUDFImpl for Udf {
             CypherFn::ToFloat => DataType::Float64,
             CypherFn::ToAny | CypherFn::Properties => any::ANY,
             CypherFn::AnyItems => DataType::new_list(any::ANY, true),
+            CypherFn::Range => DataType::new_list(DataType::Int64, true),
             _ => DataType::Boolean,
         })
     }
@@ -251,7 +260,7 @@ impl ScalarUDFImpl for Udf {
             .iter()
             .map(|a| a.to_array(n))
             .collect::<Result<Vec<_>>>()?;
-        let out = self.eval(&arrays)?;
+        let out = self.eval(&arrays, &args.config_options)?;
         Ok(if scalar {
             ColumnarValue::Scalar(ScalarValue::try_from_array(&out, 0)?)
         } else {
@@ -261,9 +270,14 @@ impl ScalarUDFImpl for Udf {
 }
 
 impl Udf {
-    fn eval(&self, a: &[ArrayRef]) -> Result<ArrayRef> {
+    fn eval(
+        &self,
+        a: &[ArrayRef],
+        config: &datafusion::common::config::ConfigOptions,
+    ) -> Result<ArrayRef> {
         let n = a[0].len();
         match self.f {
+            CypherFn::Range => range(a, config),
             CypherFn::Add | CypherFn::Sub | CypherFn::Mul => {
                 let x = arrow::compute::cast(&a[0], &DataType::Int64)?;
                 let y = arrow::compute::cast(&a[1], &DataType::Int64)?;
@@ -384,13 +398,7 @@ impl Udf {
                         Value::Int(x) => Some(x),
                         Value::Bool(x) => Some(x as i64),
                         Value::Float(x) => float_to_int(x),
-                        Value::Str(s) => {
-                            let t = s.trim();
-                            match t.parse::<i64>() {
-                                Ok(x) => Some(x),
-                                Err(_) => parse_float(t).and_then(float_to_int),
-                            }
-                        }
+                        Value::Str(s) => parse_integer(s.trim()),
                         other => return Err(conversion_error("toInteger", &other)),
                     });
                 }
@@ -494,6 +502,74 @@ fn parse_float(s: &str) -> Option<f64> {
 }
 
 /// Truncates toward zero; null where the float has no integer value in range.
+/// `toInteger` of a string: an integer literal exactly (null past the 64-bit range: rounded
+/// through a float, `-9223372036854775809` would come back as the smallest integer), anything
+/// else as a float, truncated.
+fn parse_integer(t: &str) -> Option<i64> {
+    let digits = t.strip_prefix(['-', '+']).unwrap_or(t);
+    if !digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit()) {
+        return t.parse::<i64>().ok();
+    }
+    parse_float(t).and_then(float_to_int)
+}
+
+/// `range(start, end, step)` per row (null where an argument is null); the number of values
+/// is checked against the memory limit before any is built.
+fn range(a: &[ArrayRef], config: &datafusion::common::config::ConfigOptions) -> Result<ArrayRef> {
+    let int = |k: usize| arrow::compute::cast(&a[k], &DataType::Int64);
+    let (start, end, step) = (int(0)?, int(1)?, int(2)?);
+    let (start, end, step) = (
+        start.as_primitive::<arrow::datatypes::Int64Type>(),
+        end.as_primitive::<arrow::datatypes::Int64Type>(),
+        step.as_primitive::<arrow::datatypes::Int64Type>(),
+    );
+    let rows: Vec<Option<(i64, i64, u64)>> = (0..a[0].len())
+        .map(|i| {
+            if start.is_null(i) || end.is_null(i) || step.is_null(i) {
+                return Ok(None);
+            }
+            let (s, e, k) = (start.value(i), end.value(i), step.value(i));
+            if k == 0 {
+                return Err(RuntimeError::new(
+                    ErrorClass::ArgumentError,
+                    "NumberOutOfRange",
+                    "a step of 0 never ends",
+                ));
+            }
+            let span = e as i128 - s as i128;
+            let count = if span == 0 || (span > 0) == (k > 0) {
+                (span / k as i128) as u64 + 1
+            } else {
+                0
+            };
+            Ok(Some((s, k, count)))
+        })
+        .collect::<std::result::Result<_, RuntimeError>>()?;
+    let total = rows
+        .iter()
+        .flatten()
+        .map(|r| r.2)
+        .fold(0u64, u64::saturating_add);
+    budget::check(config, (total as usize).saturating_mul(8), || {
+        format!("range() of {total} values")
+    })?;
+    let mut b = ListBuilder::with_capacity(Int64Builder::with_capacity(total as usize), rows.len());
+    for r in rows {
+        match r {
+            Some((s, k, count)) => {
+                let mut x = s as i128;
+                for _ in 0..count {
+                    b.values().append_value(x as i64);
+                    x += k as i128;
+                }
+                b.append(true);
+            }
+            None => b.append(false),
+        }
+    }
+    Ok(Arc::new(b.finish()))
+}
+
 fn float_to_int(x: f64) -> Option<i64> {
     if x.is_finite() && (-value::TWO_63..value::TWO_63).contains(&x) {
         Some(x.trunc() as i64)
@@ -533,7 +609,7 @@ mod tests {
     use arrow::array::{Int64Array, StringArray};
 
     fn eval(f: CypherFn, args: Vec<ArrayRef>) -> Result<ArrayRef> {
-        Udf::new(f).eval(&args)
+        Udf::new(f).eval(&args, &Default::default())
     }
 
     #[test]

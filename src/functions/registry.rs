@@ -301,8 +301,7 @@ static SCALAR_FUNCTIONS: &[ScalarFn] = &[
         } else {
             lit(1i64)
         };
-        let step = CypherFn::NonZero.call(vec![step]);
-        Ok(nf::gen_series(c.i64(0), c.i64(1), step))
+        Ok(CypherFn::Range.call(vec![c.i64(0), c.i64(1), step]))
     }),
     // A map's keys (null values included, as in a map literal); an entity's in `expr.rs`.
     ScalarFn::new(&["keys"], (1, 1), &[], |c| match &c.types[0] {

@@ -15,6 +15,7 @@ use cypher::ast;
 use datafusion::common::tree_node::{Transformed, TreeNode};
 use datafusion::common::DFSchema;
 use datafusion::logical_expr::Expr;
+use datafusion::optimizer::analyzer::type_coercion::TypeCoercionRewriter;
 
 impl Lowerer<'_> {
     /// `[var IN list WHERE filter | map]`; `all(var IN list WHERE pred)` and the others.
@@ -60,8 +61,18 @@ impl Lowerer<'_> {
             overrides: cx.overrides,
             no_aggregates: "inside a list comprehension",
         };
-        let filter = filter.map(|f| self.expr(f, &inner)).transpose()?;
-        let map = map.map(|m| self.expr(m, &inner)).transpose()?;
+        // The body is compiled on its own, past DataFusion's analyzer: its operands get the
+        // analyzer's casts here (an element of the null type, `[]`, compared with a number).
+        let coerce = |e: Expr| -> Result<Expr> {
+            let mut rewriter = TypeCoercionRewriter::new(&schema);
+            Ok(e.rewrite(&mut rewriter)?.data)
+        };
+        let filter = filter
+            .map(|f| self.expr(f, &inner).and_then(coerce))
+            .transpose()?;
+        let map = map
+            .map(|m| self.expr(m, &inner).and_then(coerce))
+            .transpose()?;
         let out = match (op, &map) {
             (ListOp::Comprehension, Some(m)) => DataType::new_list(self.type_of(m, &schema)?, true),
             (ListOp::Comprehension, None) => DataType::new_list(elem.clone(), true),

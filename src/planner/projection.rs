@@ -555,6 +555,8 @@ impl<'c> Lowerer<'c> {
             } else {
                 self.expr(&s.expr, &cx)?
             };
+            let t = self.type_of(&e, &schema)?;
+            let e = super::expr::canonical_nan(e, &t);
             // Cypher: ascending puts nulls last, descending first.
             sorts.push(SortExpr::new(e, !s.descending, s.descending));
         }
@@ -681,10 +683,16 @@ impl<'c> Lowerer<'c> {
         }
         let mut x = self.expr(&args[0], &cx)?;
         let mut t = self.type_of(&x, schema)?;
-        if t == DataType::Null && matches!(name.as_str(), "avg" | "min" | "max") {
-            // Only nulls (e.g. a property no node has): give the accumulator a type.
-            x = datafusion::logical_expr::cast(x, DataType::Float64);
-            t = DataType::Float64;
+        if t == DataType::Null && matches!(name.as_str(), "sum" | "avg" | "min" | "max") {
+            // Only nulls (e.g. a property no node has): give the accumulator a type (still an
+            // aggregate, so that it yields its one row over no rows: `sum` 0, the others null).
+            let typed = if name == "sum" {
+                DataType::Int64
+            } else {
+                DataType::Float64
+            };
+            x = datafusion::logical_expr::cast(x, typed.clone());
+            t = typed;
         }
         if crate::functions::any::is_any(&t)
             && !matches!(name.as_str(), "count" | "collect" | "min" | "max")
@@ -722,8 +730,9 @@ impl<'c> Lowerer<'c> {
                 }
                 maybe_distinct(af::avg(x))?
             }
-            "min" => maybe_distinct(af::min(x))?,
-            "max" => maybe_distinct(af::max(x))?,
+            // NaN is above every number (min of [NaN, 1.0] is 1.0), whatever its sign bit.
+            "min" => maybe_distinct(af::min(super::expr::canonical_nan(x, &t)))?,
+            "max" => maybe_distinct(af::max(super::expr::canonical_nan(x, &t)))?,
             "collect" => {
                 let elem = t.clone();
                 let mut agg = af::array_agg(x.clone()).filter(x.is_not_null());
@@ -794,9 +803,6 @@ impl<'c> Lowerer<'c> {
 /// `sum(x)`: 0 over no values, not null; integers summed as 128-bit decimals and cast back,
 /// so that an overflow of the 64-bit result is an error, not a wrapped value.
 fn sum(x: Expr, t: &DataType, distinct: bool) -> Result<Expr> {
-    if *t == DataType::Null {
-        return Ok(lit(0i64));
-    }
     let maybe_distinct =
         |e: Expr| -> Result<Expr> { Ok(if distinct { e.distinct().build()? } else { e }) };
     let (sum, zero) = if t.is_integer() {
