@@ -419,6 +419,7 @@ async fn plan_var_length(
         min: n.min,
         max: n.max,
         distinct: n.distinct,
+        count: n.count.is_some(),
         near_keys: n.near_keys.clone(),
         target: n.target_cols.clone(),
         target_out: n.target.output().map(|(_, o, _)| o.clone()).collect(),

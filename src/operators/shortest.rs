@@ -182,18 +182,37 @@ impl Side {
         self.info.get(&k).map(|(d, _)| *d)
     }
 
-    /// The predecessors of `k` (every one, or the first).
-    fn preds(&self, k: Key) -> Vec<Pred> {
-        let mut out: Vec<Pred> = self
-            .info
-            .get(&k)
-            .and_then(|(_, p)| *p)
-            .into_iter()
-            .collect();
-        if self.all {
-            out.extend(self.more.get(&k).into_iter().flatten().copied());
+    /// How many predecessors of `k` paths go through (every one, or the first).
+    fn pred_count(&self, k: Key) -> usize {
+        match self.info.get(&k).and_then(|(_, p)| *p) {
+            None => 0,
+            Some(_) if !self.all => 1,
+            Some(_) => 1 + self.more.get(&k).map_or(0, Vec::len),
         }
-        out
+    }
+
+    /// Predecessor `i` of `k` (`i < pred_count(k)`).
+    fn pred_at(&self, k: Key, i: usize) -> Pred {
+        match i {
+            0 => self.info[&k].1.expect("a predecessor"),
+            _ => self.more[&k][i - 1],
+        }
+    }
+
+    /// The number of paths from the search's start to `k` through the kept predecessors
+    /// (memoized in `memo`), saturating.
+    fn paths_to(&self, k: Key, memo: &mut FxHashMap<Key, u128>) -> u128 {
+        if let Some(&n) = memo.get(&k) {
+            return n;
+        }
+        let n = match self.pred_count(k) {
+            0 => 1,
+            c => (0..c).fold(0u128, |acc, i| {
+                acc.saturating_add(self.paths_to(self.pred_at(k, i).2, memo))
+            }),
+        };
+        memo.insert(k, n);
+        n
     }
 }
 
@@ -294,25 +313,21 @@ impl<'a> Search<'a> {
         Ok(next)
     }
 
-    /// Shortest paths from `source` to `target` (both in their slots): `all` or one.
-    pub fn between(
-        &mut self,
-        source: Key,
-        target: Key,
-        all: bool,
-        emit: &mut dyn FnMut(u32, &[Step]),
-    ) -> Result<()> {
+    /// Shortest paths from `source` to `target` (both in their slots): `all` or one, as a
+    /// [`Found`] to enumerate or count.
+    pub fn between(&mut self, source: Key, target: Key, all: bool) -> Result<Found> {
         let (min, max) = (self.spec.min, self.spec.max.unwrap_or(u64::MAX));
+        let slots = self.spec.from_slot.len();
+        let mut found = Found::new(Side::new(slots, source, all), None);
         if !self.allowed(source)? || !self.allowed(target)? {
-            return Ok(());
+            return Ok(found);
         }
         if source == target {
             if min == 0 {
-                emit(target.1, &[]);
+                found.zero = Some(target.1);
             }
-            return Ok(());
+            return Ok(found);
         }
-        let slots = self.spec.from_slot.len();
         let mut fwd = Side::new(slots, source, all);
         let mut bwd = Side::new(slots, target, all);
         loop {
@@ -320,7 +335,7 @@ impl<'a> Search<'a> {
                 || bwd.frontier.is_empty()
                 || (fwd.depth + bwd.depth) as u64 >= max
             {
-                return Ok(());
+                return Ok(found);
             }
             let backwards = bwd.frontier.len() < fwd.frontier.len();
             let (this, other) = if backwards {
@@ -342,57 +357,48 @@ impl<'a> Search<'a> {
                 continue;
             };
             if best as u64 > max {
-                return Ok(());
+                return Ok(found);
             }
-            for (m, t) in meets {
-                if t != best {
-                    continue;
-                }
-                let heads = paths_back(&fwd, m, all);
-                let tails = paths_forward(&bwd, m, all);
-                for h in &heads {
-                    for t in &tails {
-                        let mut p = h.clone();
-                        p.extend_from_slice(t);
-                        emit(target.1, &p);
-                        if !all {
-                            return Ok(());
-                        }
-                    }
-                }
+            let mut groups: Vec<(u32, Key)> = meets
+                .into_iter()
+                .filter(|(_, t)| *t == best)
+                .map(|(m, _)| (target.1, m))
+                .collect();
+            if !all {
+                groups.truncate(1);
             }
-            return Ok(());
+            found = Found::new(fwd, Some(bwd));
+            found.groups = groups;
+            return Ok(found);
         }
     }
 
-    /// Shortest paths from `source` to every node of the end slot (`all` of them, or one each).
-    pub fn from(
-        &mut self,
-        source: Key,
-        all: bool,
-        emit: &mut dyn FnMut(u32, &[Step]),
-    ) -> Result<()> {
+    /// Shortest paths from `source` to every node of the end slot (`all` of them, or one
+    /// each), as a [`Found`] to enumerate or count.
+    pub fn from(&mut self, source: Key, all: bool) -> Result<Found> {
         let (min, max) = (self.spec.min, self.spec.max.unwrap_or(u64::MAX));
         let end = self.spec.end;
+        let slots = self.spec.from_slot.len();
         if !self.allowed(source)? {
-            return Ok(());
+            return Ok(Found::new(Side::new(slots, source, all), None));
         }
+        let mut zero = None;
         if min == 0 && source.0 == end {
-            emit(source.1, &[]);
+            zero = Some(source.1);
         }
-        let mut fwd = Side::new(self.spec.from_slot.len(), source, all);
+        let mut fwd = Side::new(slots, source, all);
+        let mut groups = Vec::new();
         while !fwd.frontier.is_empty() && (fwd.depth as u64) < max {
             let new = self.level(&mut fwd, false, None)?;
             if (fwd.depth as u64) < min {
                 continue;
             }
-            for m in new.into_iter().filter(|m| m.0 == end) {
-                for p in paths_back(&fwd, m, all) {
-                    emit(m.1, &p);
-                }
-            }
+            groups.extend(new.into_iter().filter(|m| m.0 == end).map(|m| (m.1, m)));
         }
-        Ok(())
+        let mut found = Found::new(fwd, None);
+        found.zero = zero;
+        found.groups = groups;
+        Ok(found)
     }
 
     /// The `k` shortest trails from `source` to `target`, by length (at most `cap` long).
@@ -467,35 +473,172 @@ impl<'a> Search<'a> {
     }
 }
 
-/// Paths from the source to `m` through the forward predecessors.
-fn paths_back(side: &Side, m: Key, all: bool) -> Vec<Vec<Step>> {
-    let preds = side.preds(m);
-    if preds.is_empty() {
-        return vec![vec![]];
-    }
-    let mut out = Vec::new();
-    for &(h, row, prev) in preds.iter().take(if all { usize::MAX } else { 1 }) {
-        for mut p in paths_back(side, prev, all) {
-            p.push((h, row, m.1));
-            out.push(p);
-        }
-    }
-    out
+/// The shortest paths one search found: `groups` of (end node, meeting node); a group's
+/// paths are every path from the source to its meeting node (forward predecessors) followed
+/// by every path from there to the target (backward predecessors, when the search met in the
+/// middle). Enumerated lazily ([`FoundWalk`]) or counted without building one ([`Found::count`]).
+pub struct Found {
+    fwd: Side,
+    bwd: Option<Side>,
+    /// The zero-length path's end (`*0..` from a node to itself).
+    pub zero: Option<u32>,
+    groups: Vec<(u32, Key)>,
 }
 
-/// Paths from `m` to the target through the backward predecessors.
-fn paths_forward(side: &Side, m: Key, all: bool) -> Vec<Vec<Step>> {
-    let nexts = side.preds(m);
-    if nexts.is_empty() {
-        return vec![vec![]];
-    }
-    let mut out = Vec::new();
-    for &(h, row, next) in nexts.iter().take(if all { usize::MAX } else { 1 }) {
-        for p in paths_forward(side, next, all) {
-            let mut q = vec![(h, row, next.1)];
-            q.extend(p);
-            out.push(q);
+impl Found {
+    fn new(fwd: Side, bwd: Option<Side>) -> Self {
+        Self {
+            fwd,
+            bwd,
+            zero: None,
+            groups: Vec::new(),
         }
     }
-    out
+
+    /// The number of paths (saturating at `u128::MAX`).
+    pub fn count(&self) -> u128 {
+        let (mut heads, mut tails) = (FxHashMap::default(), FxHashMap::default());
+        let mut n = u128::from(self.zero.is_some());
+        for &(_, m) in &self.groups {
+            let h = self.fwd.paths_to(m, &mut heads);
+            let t = self.bwd.as_ref().map_or(1, |b| b.paths_to(m, &mut tails));
+            n = n.saturating_add(h.saturating_mul(t));
+        }
+        n
+    }
+
+    /// A walk over the paths from the first.
+    pub fn walk(&self) -> FoundWalk {
+        FoundWalk {
+            zero: self.zero.is_some(),
+            group: 0,
+            head: None,
+            tail: None,
+        }
+    }
+}
+
+/// Where an enumeration of a [`Found`]'s paths is: its memory is one path, whatever their
+/// number.
+pub struct FoundWalk {
+    zero: bool,
+    group: usize,
+    head: Option<Odometer>,
+    tail: Option<Odometer>,
+}
+
+impl FoundWalk {
+    /// The next path into `path` (cleared first), with its end node; `None` after the last.
+    pub fn next(&mut self, found: &Found, path: &mut Vec<Step>) -> Option<u32> {
+        path.clear();
+        if std::mem::take(&mut self.zero) {
+            return found.zero;
+        }
+        loop {
+            let &(end, m) = found.groups.get(self.group)?;
+            let advanced = match (&mut self.head, &mut self.tail) {
+                (Some(h), Some(t)) => {
+                    // The tails turn fastest; a new head starts them again.
+                    if t.advance(found.bwd.as_ref().expect("a backward side")) {
+                        true
+                    } else if h.advance(&found.fwd) {
+                        *t = Odometer::new(found.bwd.as_ref().expect("a backward side"), m);
+                        true
+                    } else {
+                        false
+                    }
+                }
+                (Some(h), None) => h.advance(&found.fwd),
+                _ => {
+                    self.head = Some(Odometer::new(&found.fwd, m));
+                    self.tail = found.bwd.as_ref().map(|b| Odometer::new(b, m));
+                    true
+                }
+            };
+            if !advanced {
+                self.group += 1;
+                self.head = None;
+                self.tail = None;
+                continue;
+            }
+            let head = self.head.as_ref().expect("set");
+            // Forward predecessors lead back to the source: their steps reversed.
+            for &(h, row, _) in head.preds.iter().rev() {
+                path.push((h, row, 0));
+            }
+            // Each step reaches the node after it: the node before the next step, or `m`.
+            let nodes: Vec<u32> = head
+                .preds
+                .iter()
+                .rev()
+                .skip(1)
+                .map(|&(_, _, k)| k.1)
+                .chain(std::iter::once(m.1))
+                .collect();
+            for (step, n) in path.iter_mut().zip(nodes) {
+                step.2 = n;
+            }
+            if let Some(t) = &self.tail {
+                // Backward predecessors lead on to the target, each to the node it reaches.
+                path.extend(t.preds.iter().map(|&(h, row, next)| (h, row, next.1)));
+            }
+            return Some(end);
+        }
+    }
+}
+
+/// One path through a side's predecessors from a node back to the side's start, as the index
+/// of the predecessor taken at each node: turned like an odometer, the last position (nearest
+/// the start) fastest, it visits every path once.
+struct Odometer {
+    choice: Vec<usize>,
+    /// The predecessor taken at each position, from the first node on.
+    preds: Vec<Pred>,
+    from: Key,
+}
+
+impl Odometer {
+    fn new(side: &Side, from: Key) -> Self {
+        let mut o = Odometer {
+            choice: Vec::new(),
+            preds: Vec::new(),
+            from,
+        };
+        o.fill(side, 0);
+        o
+    }
+
+    /// Positions from `at` on: the first predecessor each time, down to the start.
+    fn fill(&mut self, side: &Side, at: usize) {
+        self.choice.truncate(at);
+        self.preds.truncate(at);
+        let mut k = match at {
+            0 => self.from,
+            _ => self.preds[at - 1].2,
+        };
+        while side.pred_count(k) > 0 {
+            let p = side.pred_at(k, 0);
+            self.choice.push(0);
+            self.preds.push(p);
+            k = p.2;
+        }
+    }
+
+    /// The next path; false after the last.
+    fn advance(&mut self, side: &Side) -> bool {
+        for at in (0..self.choice.len()).rev() {
+            let k = match at {
+                0 => self.from,
+                _ => self.preds[at - 1].2,
+            };
+            let next = self.choice[at] + 1;
+            if next < side.pred_count(k) {
+                self.choice[at] = next;
+                self.preds[at] = side.pred_at(k, next);
+                self.fill(side, at + 1);
+                return true;
+            }
+        }
+        false
+    }
 }

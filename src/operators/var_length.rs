@@ -133,6 +133,9 @@ pub struct VarLengthExpand {
     /// Predicate over the end node's columns (output names of `target`), evaluated inside
     /// on the ends found, before anything is taken (not with `shortest`).
     pub target_filter: Option<datafusion::logical_expr::Expr>,
+    /// Count the (shortest) paths instead of handing them out: one row per input row with
+    /// paths, its count in this column (Int64), no path or end-node columns.
+    pub count: Option<String>,
     /// Start label's keys, end label's columns.
     pub near_keys: Arc<NodeKeys>,
     pub target_cols: Arc<TableColumns>,
@@ -181,6 +184,7 @@ impl VarLengthExpand {
             elems: None,
             shortest: None,
             target_filter: None,
+            count: None,
             near_keys,
             target_cols,
             schema: Arc::new(DFSchema::empty()),
@@ -190,6 +194,9 @@ impl VarLengthExpand {
     }
 
     pub fn compute_schema(&self) -> Result<DFSchemaRef> {
+        if let Some(c) = &self.count {
+            return super::extended_schema(&self.input, std::iter::once((c, &DataType::Int64)));
+        }
         let eids: (&String, &DataType) = (&self.eids, &EIDS_TYPE);
         let lists: Vec<(&String, DataType)> = match &self.elems {
             Some(e) => vec![(&e.nodes_col, e.node_list()), (&e.rels_col, e.rel_list())],
@@ -202,6 +209,9 @@ impl VarLengthExpand {
     }
 
     pub fn produced(&self) -> HashSet<String> {
+        if let Some(c) = &self.count {
+            return HashSet::from([c.clone()]);
+        }
         std::iter::once(self.eids.clone())
             .chain(
                 self.elems
@@ -279,6 +289,7 @@ impl VarLengthExpand {
                     .as_ref()
                     .map(|s| (s.describe(), s.k_cap, s.budget)),
                 &self.target_filter,
+                &self.count,
             ),
         )
     }
@@ -320,6 +331,9 @@ impl super::UnaryNode for VarLengthExpand {
         }
         if let Some(p) = &self.target_filter {
             write!(f, ", filter={p}")?;
+        }
+        if let Some(c) = &self.count {
+            return write!(f, ", counted -> {c}");
         }
         write!(f, ", take={}", display_cols(&self.target, true))
     }

@@ -30,6 +30,8 @@ pub struct TraversalSpec {
     pub min: u64,
     pub max: Option<u64>,
     pub distinct: bool,
+    /// Output each input row with the number of its (shortest) paths, not the paths.
+    pub count: bool,
     pub near_keys: Arc<NodeKeys>,
     pub target: Arc<TableColumns>,
     pub target_take: Vec<String>,
@@ -61,6 +63,13 @@ pub struct VarLengthExec {
 }
 
 impl VarLengthExec {
+    /// Whether its rows may carry paths longer than `steps` (every path of an unbounded or
+    /// long pattern; not distinct ends or shortest paths).
+    pub fn emits_long_paths(&self, steps: u64) -> bool {
+        let s = &self.spec;
+        !s.distinct && s.shortest.is_none() && s.max.is_none_or(|m| m > steps)
+    }
+
     /// Whether a LIMIT above may be absorbed (`fetch`).
     pub fn absorbing_limits(mut self, yes: bool) -> Self {
         self.absorbs_limits = yes;
@@ -244,63 +253,111 @@ impl TraversalSpec {
         self.build(batch, schema, out)
     }
 
-    /// The shortest paths of the rows of `batch` from `next` on into `out` (each row's whole
-    /// search at once: few paths per row), until `cap` rows are out; the relationships
-    /// examined.
-    fn shortest_rows(
+    /// Each row of `batch` with paths and their number (appended as the last column), up to
+    /// `limit` rows: the shortest paths a search finds are counted through its predecessors,
+    /// without building one.
+    fn counts(
         &self,
-        sh: &super::shortest::ShortestSpec,
-        (batch, keys): (&RecordBatch, &arrow::array::Int64Array),
-        next: &mut usize,
-        cap: usize,
-        out: &mut Out,
-    ) -> Result<usize> {
-        let mut examined = 0;
-        while out.rows.len() < cap && *next < batch.num_rows() && examined < WALK_BUDGET {
-            let i = *next;
-            *next += 1;
-            examined += self.shortest_row(sh, batch, keys, i, out)?;
+        batch: &RecordBatch,
+        schema: &SchemaRef,
+        edges_seen: &datafusion::physical_plan::metrics::Count,
+        limit: usize,
+    ) -> Result<RecordBatch> {
+        let keys = as_i64(batch.column(self.key_idx).as_ref()).map_err(ext)?;
+        let mut rows = Vec::new();
+        let mut counts = Vec::new();
+        for i in 0..batch.num_rows() {
+            if rows.len() >= limit {
+                break;
+            }
+            let mut out = Out::default();
+            let (walk, examined) = self.start_walk((batch, &keys), i, &mut out)?;
+            edges_seen.add(examined);
+            let n = match walk {
+                Some(Walking::Shortest(_, found, _)) => found.count(),
+                // `SHORTEST k`: its few paths are out already.
+                None => out.rows.len() as u128,
+                Some(Walking::Paths(..)) => {
+                    return datafusion::common::internal_err!(
+                        "only shortest paths are counted without building them"
+                    )
+                }
+            };
+            if n == 0 {
+                continue;
+            }
+            let n = i64::try_from(n).map_err(|_| {
+                crate::error::RuntimeError::new(
+                    crate::error::ErrorClass::ArithmeticError,
+                    "IntegerOverflow",
+                    "more shortest paths than a 64-bit integer counts",
+                )
+            })?;
+            rows.push(i as u32);
+            counts.push(n);
         }
-        Ok(examined)
+        let rows = UInt32Array::from(rows);
+        let mut cols: Vec<ArrayRef> = batch
+            .columns()
+            .iter()
+            .map(|a| arrow::compute::take(a.as_ref(), &rows, None))
+            .collect::<std::result::Result<_, _>>()?;
+        cols.push(Arc::new(arrow::array::Int64Array::from(counts)));
+        Ok(RecordBatch::try_new_with_options(
+            schema.clone(),
+            cols,
+            &arrow::array::RecordBatchOptions::new().with_row_count(Some(rows.len())),
+        )?)
     }
 
-    /// The shortest paths of row `i` into `out`; the relationships examined.
-    fn shortest_row(
+    /// The walk of row `i` of `batch`: every path from its start node, or the shortest paths
+    /// its search found (`SHORTEST k` paths, few, go into `out` at once); the relationships
+    /// the search examined.
+    fn start_walk(
         &self,
-        sh: &super::shortest::ShortestSpec,
-        batch: &RecordBatch,
-        keys: &arrow::array::Int64Array,
+        (batch, keys): (&RecordBatch, &arrow::array::Int64Array),
         i: usize,
         out: &mut Out,
-    ) -> Result<usize> {
+    ) -> Result<(Option<Walking>, usize)> {
         use cypher::ast::Shortest;
         let Some(o) = self.start_of(keys, i) else {
-            return Ok(0);
+            return Ok((None, 0));
+        };
+        let row = i as u32;
+        let Some(sh) = &self.shortest else {
+            return Ok((Some(Walking::Paths(row, self.walk(o))), 0));
         };
         let mut search = super::shortest::Search::new(self, sh);
-        let row = i as u32;
-        let mut emit =
-            |end: u32, path: &[super::shortest::Step]| out.push_path(self, row, end, path);
         let source = (self.start, o);
-        match sh.target_idx {
+        let found = match sh.target_idx {
             Some(t) => {
                 let targets = as_i64(batch.column(t).as_ref()).map_err(ext)?;
                 if targets.is_null(i) {
-                    return Ok(0);
+                    return Ok((None, 0));
                 }
                 let Some(to) = sh.end_keys.ordinal(targets.value(i)) else {
-                    return Ok(0);
+                    return Ok((None, 0));
                 };
                 let target = (self.end, to);
                 match sh.mode {
-                    Shortest::Any => search.between(source, target, false, &mut emit)?,
-                    Shortest::All => search.between(source, target, true, &mut emit)?,
-                    Shortest::K(k) => search.k_shortest(source, target, k, sh.k_cap, &mut emit)?,
+                    Shortest::Any => search.between(source, target, false)?,
+                    Shortest::All => search.between(source, target, true)?,
+                    Shortest::K(k) => {
+                        let mut emit = |end: u32, path: &[super::shortest::Step]| {
+                            out.push_path(self, row, end, path)
+                        };
+                        search.k_shortest(source, target, k, sh.k_cap, &mut emit)?;
+                        return Ok((None, search.examined()));
+                    }
                 }
             }
-            None => search.from(source, sh.mode == Shortest::All, &mut emit)?,
-        }
-        Ok(search.examined())
+            None => search.from(source, sh.mode == Shortest::All)?,
+        };
+        let walk = found.walk();
+        Ok((
+            Some(Walking::Shortest(row, Box::new(found), walk)),
+            search.examined(),
+        ))
     }
 
     /// The start node of row `i`: its key's ordinal, if the key is a node of the start label.
@@ -396,6 +453,52 @@ pub struct PathWalk {
     zero: Option<u32>,
 }
 
+/// The paths of one input row being handed out, batch by batch.
+enum Walking {
+    /// Every path from its start node, depth-first.
+    Paths(u32, PathWalk),
+    /// The shortest paths its search found, one by one.
+    Shortest(u32, Box<super::shortest::Found>, super::shortest::FoundWalk),
+}
+
+impl Walking {
+    /// More paths into `out` while `more(out)`; whether the walk is over. Counts the edges a
+    /// depth-first walk examines into `examined`, up to `budget`.
+    fn resume(
+        &mut self,
+        spec: &TraversalSpec,
+        out: &mut Out,
+        more: &dyn Fn(&Out) -> bool,
+        (examined, budget): (&mut usize, usize),
+    ) -> bool {
+        match self {
+            Walking::Paths(row, w) => {
+                let row = *row;
+                let (n, done) = spec.resume(
+                    w,
+                    &mut |end, path| {
+                        out.push_path(spec, row, end, path);
+                        more(out)
+                    },
+                    budget - *examined,
+                );
+                *examined += n;
+                done
+            }
+            Walking::Shortest(row, found, walk) => {
+                let mut path = Vec::new();
+                while more(out) {
+                    match walk.next(found, &mut path) {
+                        Some(end) => out.push_path(spec, *row, end, &path),
+                        None => return true,
+                    }
+                }
+                false
+            }
+        }
+    }
+}
+
 /// Output rows being collected: input row, end node, and the path's edge ids.
 struct Out {
     rows: Vec<u32>,
@@ -461,6 +564,26 @@ impl Out {
 /// no path matched.
 const WALK_BUDGET: usize = 1 << 20;
 
+/// How long building a batch may take before the stream yields once.
+const YIELD_AFTER: std::time::Duration = std::time::Duration::from_millis(20);
+
+/// Path steps (edge ids) an output batch holds at most: long paths (`*` without an upper
+/// bound) make batches of fewer rows, so a batch stays a few MB however long its paths.
+const BATCH_PATH_STEPS: usize = 1 << 20;
+/// The same with the paths' elements as values (a node and a relationship struct per step).
+const BATCH_ELEMENT_STEPS: usize = 1 << 16;
+
+impl TraversalSpec {
+    /// Path steps an output batch holds at most.
+    fn batch_steps(&self) -> usize {
+        if self.elems.is_some() {
+            BATCH_ELEMENT_STEPS
+        } else {
+            BATCH_PATH_STEPS
+        }
+    }
+}
+
 /// The paths of every input row, in batches of about [`super::TARGET_BATCH_ROWS`] rows however
 /// many paths one row has (a walk pauses when a batch is full), ending after `fetch` rows.
 fn path_stream(
@@ -481,7 +604,7 @@ fn path_stream(
             RecordBatch,
             arrow::array::Int64Array,
             usize,
-            Option<(u32, PathWalk)>,
+            Option<Walking>,
         )>,
         remaining: Option<usize>,
     }
@@ -524,42 +647,32 @@ fn path_stream(
                     },
                 };
                 let timer = elapsed.timer();
+                let started = std::time::Instant::now();
                 let cap = super::TARGET_BATCH_ROWS.min(st.remaining.unwrap_or(usize::MAX));
                 let mut out = Out::default();
                 let mut examined = 0;
-                if let Some(sh) = &spec.shortest {
-                    match spec.shortest_rows(sh, (&batch, &keys), &mut next, cap, &mut out) {
-                        Ok(n) => examined += n,
-                        Err(e) => {
-                            st.remaining = Some(0);
-                            return Some((Err(e), st));
-                        }
-                    }
-                }
-                while spec.shortest.is_none() && out.rows.len() < cap && examined < WALK_BUDGET {
-                    if walk.is_none() {
+                let steps = spec.batch_steps();
+                let more = |o: &Out| o.rows.len() < cap && o.values.len() < steps;
+                while more(&out) && examined < WALK_BUDGET {
+                    let Some(w) = walk.as_mut() else {
                         if next >= batch.num_rows() {
                             break;
                         }
                         let i = next;
                         next += 1;
-                        if let Some(o) = spec.start_of(&keys, i) {
-                            walk = Some((i as u32, spec.walk(o)));
+                        match spec.start_walk((&batch, &keys), i, &mut out) {
+                            Ok((w, n)) => {
+                                walk = w;
+                                examined += n;
+                            }
+                            Err(e) => {
+                                st.remaining = Some(0);
+                                return Some((Err(e), st));
+                            }
                         }
                         continue;
-                    }
-                    let (row, w) = walk.as_mut().expect("checked");
-                    let row = *row;
-                    let (n, done) = spec.resume(
-                        w,
-                        &mut |end, path| {
-                            out.push_path(&spec, row, end, path);
-                            out.rows.len() < cap
-                        },
-                        WALK_BUDGET - examined,
-                    );
-                    examined += n;
-                    if done {
+                    };
+                    if w.resume(&spec, &mut out, &more, (&mut examined, WALK_BUDGET)) {
                         walk = None;
                     }
                 }
@@ -574,6 +687,11 @@ fn path_stream(
                     st.current = Some((batch, keys, next, walk));
                 }
                 timer.done();
+                // Building a batch of long paths can take long: let a timeout (and other
+                // tasks) in before handing it on, as a consumer that pulls in a loop would not.
+                if started.elapsed() > YIELD_AFTER {
+                    tokio::task::yield_now().await;
+                }
                 match produced {
                     Some(Ok(b)) => {
                         out_rows.add(b.num_rows());
@@ -685,6 +803,20 @@ impl ExecutionPlan for VarLengthExec {
         let elapsed = MetricBuilder::new(&self.metrics).elapsed_compute(partition);
         let spec = self.spec.clone();
         let schema = self.schema.clone();
+        if spec.count {
+            let out_schema = schema.clone();
+            return Ok(super::limited_stream(
+                input,
+                out_schema,
+                self.fetch,
+                elapsed,
+                move |b, limit| {
+                    let r = spec.counts(b, &schema, &edges, limit.unwrap_or(usize::MAX))?;
+                    out_rows.add(r.num_rows());
+                    Ok(r)
+                },
+            ));
+        }
         if !spec.distinct {
             return Ok(path_stream(
                 input, spec, schema, self.fetch, out_rows, edges, elapsed,

@@ -188,6 +188,17 @@ fn one_row_per_node(plan: &LogicalPlan) -> bool {
     }
 }
 
+/// `x = y` between two column references: (x, y).
+fn column_equality(e: &Expr) -> Option<(String, String)> {
+    match e {
+        Expr::BinaryExpr(b) if b.op == Operator::Eq => match (b.left.as_ref(), b.right.as_ref()) {
+            (Expr::Column(x), Expr::Column(y)) => Some((x.name.clone(), y.name.clone())),
+            _ => None,
+        },
+        _ => None,
+    }
+}
+
 /// `x != y` between two column references: (x, y).
 fn column_inequality(e: &Expr) -> Option<(String, String)> {
     match e {
@@ -700,6 +711,104 @@ fn finish(
     builder.project(exprs)?.build()
 }
 
+/// `count(*)` of shortest paths (`allShortestPaths`, `shortestPath`, `ANY` / `ALL SHORTEST`)
+/// grouped by columns of the rows they start from: each row's paths are counted through the
+/// search's predecessors (`VarLengthExpand ... counted`) and the counts added up per group,
+/// without building a path (a dense graph has billions of shortest paths between two nodes).
+///
+/// ```text
+/// before:
+///   Aggregate: groupBy=[[]], aggr=[[count(Int64(1)) AS __agg0]]
+///     VarLengthExpand: key=a__id, ..., shortest=all to b__id, take=...
+/// after:
+///   Projection: coalesce(__paths, 0) AS __agg0
+///     Aggregate: groupBy=[[]], aggr=[[sum(__paths) AS __paths]]
+///       VarLengthExpand: key=a__id, ..., shortest=all to b__id, counted -> __paths
+/// ```
+///
+/// Must not fire: any other aggregate, a grouping by a column the paths produce, a filter
+/// between (it reads the paths), `SHORTEST k`.
+fn factorize_shortest(agg: &datafusion::logical_expr::Aggregate) -> Option<Result<LogicalPlan>> {
+    let mut wanted = Vec::new();
+    for (e, f) in agg
+        .aggr_expr
+        .iter()
+        .zip(agg.schema.fields().iter().skip(agg.group_expr.len()))
+    {
+        let c = counted(e, f.name())?;
+        if c.arg.is_some() {
+            return None;
+        }
+        wanted.push(c);
+    }
+    // Below column-only projections and the check that a path ends at the bound end node
+    // (`b__id = __vlend`: true of every path a search between two nodes finds).
+    let mut input = agg.input.as_ref();
+    let mut end_checks = Vec::new();
+    loop {
+        match input {
+            LogicalPlan::Projection(p) if p.expr.iter().all(|e| matches!(e, Expr::Column(_))) => {
+                input = p.input.as_ref()
+            }
+            LogicalPlan::Filter(f) => {
+                end_checks.push(column_equality(&f.predicate)?);
+                input = f.input.as_ref();
+            }
+            _ => break,
+        }
+    }
+    let LogicalPlan::Extension(Extension { node }) = input else {
+        return None;
+    };
+    let v = node.as_any().downcast_ref::<VarLengthExpand>()?;
+    let sh = v.shortest.as_ref()?;
+    let end_key = v.target.key.map(|k| v.target.all[k].1.clone());
+    for (x, y) in &end_checks {
+        let pair = [Some(x.clone()), Some(y.clone())];
+        if !(pair.contains(&sh.target) && pair.contains(&end_key)) {
+            return None;
+        }
+    }
+    if matches!(sh.mode, cypher::ast::Shortest::K(_)) || v.count.is_some() || wanted.is_empty() {
+        return None;
+    }
+    let root = v.input.schema();
+    for g in &agg.group_expr {
+        if !g.column_refs().iter().all(|c| root.has_column(c)) {
+            return None;
+        }
+    }
+    const PATHS: &str = "__paths";
+    Some((|| {
+        let mut counted = v.clone();
+        counted.count = Some(PATHS.to_string());
+        counted.schema = counted.compute_schema()?;
+        let plan = LogicalPlan::Extension(Extension {
+            node: Arc::new(counted),
+        });
+        let groups = agg.group_expr.clone();
+        let builder = LogicalPlanBuilder::from(plan)
+            .aggregate(groups.clone(), vec![sum(ucol(PATHS)).alias(PATHS)])?;
+        let mut exprs: Vec<Expr> = agg
+            .schema
+            .fields()
+            .iter()
+            .take(groups.len())
+            .map(|f| ucol(f.name()))
+            .collect();
+        for c in &wanted {
+            exprs.push(
+                datafusion::functions::expr_fn::coalesce(vec![
+                    ucol(PATHS),
+                    datafusion::logical_expr::lit(0i64),
+                ])
+                .alias(&c.out),
+            );
+        }
+        builder.project(exprs)?.build()
+    })())
+}
+
 impl OptimizerRule for FactorizeCounts {
     fn name(&self) -> &str {
         "factorize_counts"
@@ -711,7 +820,7 @@ impl OptimizerRule for FactorizeCounts {
         _config: &dyn OptimizerConfig,
     ) -> Result<Transformed<LogicalPlan>> {
         plan.transform_down(|node| match &node {
-            LogicalPlan::Aggregate(a) => match factorize(a) {
+            LogicalPlan::Aggregate(a) => match factorize(a).or_else(|| factorize_shortest(a)) {
                 Some(p) => Ok(Transformed::yes(p?)),
                 None => Ok(Transformed::no(node)),
             },

@@ -3,6 +3,7 @@
 pub mod counters;
 pub mod factorize_counts;
 pub mod fold_constants;
+pub mod heavy_rows;
 pub mod intersect_cycles;
 pub mod prune_csr_target_columns;
 pub mod push_csr_target_filters;
@@ -12,6 +13,7 @@ pub mod var_length_distinct_ends;
 pub use counters::RuleCounters;
 pub use factorize_counts::FactorizeCounts;
 pub use fold_constants::FoldConstants;
+pub use heavy_rows::KeepHeavyRowsApart;
 pub use intersect_cycles::IntersectCycles;
 pub use prune_csr_target_columns::PruneCsrTargetColumns;
 pub use push_csr_target_filters::PushCsrTargetFilters;

@@ -91,16 +91,24 @@ impl Lowerer<'_> {
             }
         }
         let mut st = st;
-        let start = p.start.var.as_ref().expect("named").name.clone();
-        if st.scope.get(&start).is_none() {
+        // The start alone, and an end the pattern picks by its properties: the search then
+        // runs between two nodes (bidirectional, and its paths countable without building
+        // them), not to every node before a filter.
+        let end = &p.steps[0].1;
+        let end_first = end.props.is_some();
+        for n in std::iter::once(&p.start).chain(end_first.then_some(end)) {
+            let name = &n.var.as_ref().expect("named").name;
+            if st.scope.get(name).is_some() {
+                continue;
+            }
             let m = ast::Match {
                 optional: false,
                 patterns: vec![ast::PathPattern {
                     name: None,
                     shortest: None,
-                    start: p.start.clone(),
+                    start: n.clone(),
                     steps: vec![],
-                    span: p.start.span,
+                    span: n.span,
                 }],
                 where_: None,
                 span: p.span,
