@@ -175,6 +175,29 @@ pub async fn index_status(config: impl AsRef<Path>) -> Result<Vec<String>> {
     Ok(crate::csr::registry::index_status(&catalog))
 }
 
+/// Turns CSV / Parquet files into a graph at `out` (Lance datasets, a graph.toml and, with
+/// `index`, the CSR indexes), all written into a new folder beside `out` that replaces it in
+/// one step once complete: a failure or a crash at any moment leaves `out` as it was (the
+/// next import removes what a crash left). A non-empty `out` is refused unless `overwrite`.
+/// Returns the graph.toml's path.
+pub async fn import(
+    out: &Path,
+    nodes: &[crate::storage::import::NodeSpec],
+    rels: &[crate::storage::import::RelSpec],
+    overwrite: bool,
+    index: bool,
+    progress: &mut dyn FnMut(&str),
+) -> Result<std::path::PathBuf> {
+    let mut import = crate::storage::import::Import::begin(out, nodes, rels, overwrite)?;
+    let config = import.write(progress).await?;
+    if index {
+        Graph::build_indexes(&config, progress).await?;
+    }
+    let path = import.commit()?;
+    progress(&format!("wrote {}", path.display()));
+    Ok(path)
+}
+
 /// Deletes the index files (`_csr/*.csr`, `*.keys`) of the graph at `graph` (its config file
 /// or folder), so that the next build writes every one anew.
 pub fn remove_index_files(graph: &Path) -> Result<()> {
@@ -261,7 +284,10 @@ fn session(options: &GraphOptions, counters: Arc<RuleCounters>) -> Result<Sessio
     }
     let mut cfg = SessionConfig::new()
         .with_information_schema(false)
-        .with_extension(Arc::new(rules));
+        .with_extension(Arc::new(rules))
+        .with_option_extension(crate::functions::budget::CypherOptions {
+            value_bytes_limit: options.memory_limit.unwrap_or(0),
+        });
     if let Some(n) = options.target_partitions {
         cfg = cfg.with_target_partitions(n);
     }
@@ -277,12 +303,14 @@ fn session(options: &GraphOptions, counters: Arc<RuleCounters>) -> Result<Sessio
     // DataFusion's `aggregate_statistics` answers count(DISTINCT col) from the column's
     // distinct-count statistic, which counts NULL as a value (`OPTIONAL MATCH (a) RETURN
     // count(DISTINCT a)` on an empty graph gave 1, not 0). Our plans gain nothing from it.
-    let physical_rules: Vec<_> =
+    let mut physical_rules: Vec<_> =
         datafusion::physical_optimizer::optimizer::PhysicalOptimizer::new()
             .rules
             .into_iter()
             .filter(|r| r.name() != "aggregate_statistics")
             .collect();
+    // Last: the repartitions and filters it looks at are in place.
+    physical_rules.push(Arc::new(crate::optimizer::KeepHeavyRowsApart));
 
     let mut runtime = datafusion::execution::runtime_env::RuntimeEnvBuilder::new();
     if let Some(bytes) = options.memory_limit {
@@ -1215,9 +1243,16 @@ impl ResultStream {
     pub async fn next_batch(&mut self) -> Result<Option<arrow::array::RecordBatch>> {
         use futures::StreamExt;
         let next = match (self.deadline, self.timeout) {
-            (Some(d), Some(limit)) => tokio::time::timeout_at(d, self.stream.next())
-                .await
-                .map_err(|_| time_limit_error(limit))?,
+            (Some(d), Some(limit)) => {
+                // Past the deadline even when a batch is ready: a reader slower than the query
+                // (printing) would otherwise always find one.
+                if tokio::time::Instant::now() >= d {
+                    return Err(time_limit_error(limit));
+                }
+                tokio::time::timeout_at(d, self.stream.next())
+                    .await
+                    .map_err(|_| time_limit_error(limit))?
+            }
             _ => self.stream.next().await,
         };
         next.transpose()
