@@ -265,6 +265,11 @@ pub enum ExprKind {
     Map(Vec<(Ident, Expr)>),
     Unary(UnaryOp, Box<Expr>),
     Binary(BinaryOp, Box<Expr>, Box<Expr>),
+    /// A chain of more than [`CHAIN_MIN`] operands joined by arithmetic operators of one
+    /// precedence (`a + b - c + ...`, `a * b / c ...`), evaluated left to right as
+    /// `((a + b) - c) + ...`: held flat, so that a machine-written chain of 10^5 terms is no
+    /// deeper than one term. Shorter chains are `Binary` trees.
+    Chain(Box<Expr>, Vec<(BinaryOp, Expr)>),
     IsNull {
         expr: Box<Expr>,
         negated: bool,
@@ -320,9 +325,51 @@ impl Quantifier {
     }
 }
 
+/// Operands a chain of one operator (or arithmetic operators of one precedence) holds at most
+/// as a `Binary` tree; longer chains are balanced trees (`AND`, `OR`, `XOR`: associative) or
+/// a [`ExprKind::Chain`] (arithmetic: evaluated left to right).
+pub const CHAIN_MIN: usize = 8;
+
 impl Expr {
     pub fn new(kind: ExprKind, span: Span) -> Self {
         Self { kind, span }
+    }
+
+    /// `a op b op c ...` of an associative operator (`AND`, `OR`, `XOR`): left-deep up to
+    /// [`CHAIN_MIN`] operands, else a balanced tree (as deep as the logarithm of their number).
+    /// `None` without operands.
+    pub fn associative(op: BinaryOp, mut items: Vec<Expr>) -> Option<Expr> {
+        fn binary(op: BinaryOp, l: Expr, r: Expr) -> Expr {
+            let span = l.span.union(&r.span);
+            Expr::new(ExprKind::Binary(op, Box::new(l), Box::new(r)), span)
+        }
+        fn balanced(op: BinaryOp, mut items: Vec<Expr>) -> Expr {
+            if items.len() == 1 {
+                return items.pop().expect("one");
+            }
+            let right = items.split_off(items.len().div_ceil(2));
+            binary(op, balanced(op, items), balanced(op, right))
+        }
+        if items.len() <= CHAIN_MIN {
+            let first = (!items.is_empty()).then(|| items.remove(0))?;
+            return Some(items.into_iter().fold(first, |l, r| binary(op, l, r)));
+        }
+        Some(balanced(op, items))
+    }
+
+    /// `first op1 e1 op2 e2 ...` of arithmetic operators of one precedence, left to right: a
+    /// left-deep `Binary` tree up to [`CHAIN_MIN`] operands, else an [`ExprKind::Chain`].
+    pub fn left_chain(first: Expr, rest: Vec<(BinaryOp, Expr)>) -> Expr {
+        if rest.len() < CHAIN_MIN {
+            return rest.into_iter().fold(first, |l, (op, r)| {
+                let span = l.span.union(&r.span);
+                Expr::new(ExprKind::Binary(op, Box::new(l), Box::new(r)), span)
+            });
+        }
+        let span = rest
+            .last()
+            .map_or(first.span, |(_, e)| first.span.union(&e.span));
+        Expr::new(ExprKind::Chain(Box::new(first), rest), span)
     }
 
     /// Direct sub-expressions, in source order.
@@ -339,6 +386,9 @@ impl Expr {
             ExprKind::List(xs) => xs.iter().collect(),
             ExprKind::Map(kv) => kv.iter().map(|(_, v)| v).collect(),
             ExprKind::Binary(_, l, r) | ExprKind::Index(l, r) => vec![l, r],
+            ExprKind::Chain(first, rest) => std::iter::once(first.as_ref())
+                .chain(rest.iter().map(|(_, e)| e))
+                .collect(),
             ExprKind::Function { args, .. } => args.iter().collect(),
             ExprKind::Case {
                 operand,
@@ -514,6 +564,13 @@ impl Display for Expr {
             ExprKind::Unary(UnaryOp::Neg, e) => write!(f, "(-{e})"),
             ExprKind::Unary(UnaryOp::Pos, e) => write!(f, "(+{e})"),
             ExprKind::Binary(op, l, r) => write!(f, "({l} {} {r})", op.symbol()),
+            ExprKind::Chain(first, rest) => {
+                write!(f, "({first}")?;
+                for (op, e) in rest {
+                    write!(f, " {} {e}", op.symbol())?;
+                }
+                f.write_str(")")
+            }
             ExprKind::IsNull { expr, negated } => {
                 write!(f, "({expr} IS {}NULL)", if *negated { "NOT " } else { "" })
             }

@@ -638,40 +638,34 @@ impl<'a> Parser<'a> {
         Expr::new(ExprKind::Binary(op, Box::new(l), Box::new(r)), span)
     }
 
+    // A flat chain of `AND`, `OR` or `XOR` (associative) is a balanced tree, and one of
+    // arithmetic operators a `Chain`: neither counts its links as depth, so machine-written
+    // chains of any length parse; only nesting (parentheses, NOT, unary minus) is limited.
+
     fn or_expr(&mut self) -> PResult<Expr> {
-        let mut l = self.xor_expr()?;
-        let mut links = 0;
-        while self.eat_kw("OR") {
-            self.link(&mut links)?;
-            let r = self.xor_expr()?;
-            l = Self::binary(BinaryOp::Or, l, r);
-        }
-        self.unlink(links);
-        Ok(l)
+        self.associative("OR", BinaryOp::Or, Self::xor_expr)
     }
 
     fn xor_expr(&mut self) -> PResult<Expr> {
-        let mut l = self.and_expr()?;
-        let mut links = 0;
-        while self.eat_kw("XOR") {
-            self.link(&mut links)?;
-            let r = self.and_expr()?;
-            l = Self::binary(BinaryOp::Xor, l, r);
-        }
-        self.unlink(links);
-        Ok(l)
+        self.associative("XOR", BinaryOp::Xor, Self::and_expr)
     }
 
     fn and_expr(&mut self) -> PResult<Expr> {
-        let mut l = self.not_expr()?;
-        let mut links = 0;
-        while self.eat_kw("AND") {
-            self.link(&mut links)?;
-            let r = self.not_expr()?;
-            l = Self::binary(BinaryOp::And, l, r);
+        self.associative("AND", BinaryOp::And, Self::not_expr)
+    }
+
+    /// Operands of `operand` joined by keyword `kw` (operator `op`).
+    fn associative(
+        &mut self,
+        kw: &str,
+        op: BinaryOp,
+        operand: fn(&mut Self) -> PResult<Expr>,
+    ) -> PResult<Expr> {
+        let mut items = vec![operand(self)?];
+        while self.eat_kw(kw) {
+            items.push(operand(self)?);
         }
-        self.unlink(links);
-        Ok(l)
+        Ok(Expr::associative(op, items).expect("one operand at least"))
     }
 
     #[recursive::recursive]
@@ -690,11 +684,10 @@ impl<'a> Parser<'a> {
 
     fn comparison(&mut self) -> PResult<Expr> {
         let first = self.predicate_expr()?;
-        let mut result: Option<Expr> = None;
-        // The left operand of the next comparison: cloned only when a chain (`a < b < c`)
-        // uses it twice.
+        // `a < b < c` means `a < b AND b < c`: the comparisons, joined as a flat chain.
+        let mut cmps: Vec<Expr> = Vec::new();
+        // The left operand of the next comparison: cloned only when a chain uses it twice.
         let mut left = Some(first);
-        let mut links = 0;
         loop {
             let op = match self.peek() {
                 Token::Eq => BinaryOp::Eq,
@@ -707,7 +700,6 @@ impl<'a> Parser<'a> {
                 _ => break,
             };
             self.advance();
-            self.link(&mut links)?;
             let right = self.predicate_expr()?;
             let l = left.take().expect("set on every iteration");
             let chained = matches!(
@@ -723,18 +715,12 @@ impl<'a> Parser<'a> {
             if chained {
                 left = Some(right.clone());
             }
-            let cmp = Self::binary(op, l, right);
-            // `a < b < c` means `a < b AND b < c`.
-            result = Some(match result {
-                None => cmp,
-                Some(prev) => Self::binary(BinaryOp::And, prev, cmp),
-            });
+            cmps.push(Self::binary(op, l, right));
             if !chained {
                 break;
             }
         }
-        self.unlink(links);
-        Ok(match (result, left) {
+        Ok(match (Expr::associative(BinaryOp::And, cmps), left) {
             (Some(r), _) => r,
             (None, Some(first)) => first,
             (None, None) => unreachable!("a lone operand is kept"),
@@ -789,41 +775,31 @@ impl<'a> Parser<'a> {
     }
 
     fn add_sub(&mut self) -> PResult<Expr> {
-        let mut l = self.mul_div()?;
-        let mut links = 0;
+        let first = self.mul_div()?;
+        let mut rest = Vec::new();
         loop {
             let op = match self.peek() {
                 Token::Plus => BinaryOp::Add,
                 Token::Minus => BinaryOp::Sub,
-                _ => {
-                    self.unlink(links);
-                    return Ok(l);
-                }
+                _ => return Ok(Expr::left_chain(first, rest)),
             };
             self.advance();
-            self.link(&mut links)?;
-            let r = self.mul_div()?;
-            l = Self::binary(op, l, r);
+            rest.push((op, self.mul_div()?));
         }
     }
 
     fn mul_div(&mut self) -> PResult<Expr> {
-        let mut l = self.power()?;
-        let mut links = 0;
+        let first = self.power()?;
+        let mut rest = Vec::new();
         loop {
             let op = match self.peek() {
                 Token::Star => BinaryOp::Mul,
                 Token::Slash => BinaryOp::Div,
                 Token::Percent => BinaryOp::Mod,
-                _ => {
-                    self.unlink(links);
-                    return Ok(l);
-                }
+                _ => return Ok(Expr::left_chain(first, rest)),
             };
             self.advance();
-            self.link(&mut links)?;
-            let r = self.power()?;
-            l = Self::binary(op, l, r);
+            rest.push((op, self.power()?));
         }
     }
 

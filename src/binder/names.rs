@@ -181,6 +181,10 @@ fn escape_expr(e: &mut ast::Expr) {
                 stack.push(l);
                 stack.push(r);
             }
+            ExprKind::Chain(first, rest) => {
+                stack.push(first);
+                stack.extend(rest.iter_mut().map(|(_, e)| e));
+            }
             ExprKind::Function { args, .. } => stack.extend(args.iter_mut()),
             ExprKind::Case {
                 operand,

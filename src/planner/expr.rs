@@ -24,6 +24,19 @@ pub fn col(name: &str) -> Expr {
 
 pub(crate) use crate::functions::registry::null;
 
+/// `e` of type `t` with every NaN as the one positive NaN: arrow orders floats by their bits,
+/// which puts a NaN with the sign bit set (`0.0 / 0.0` on x86) below every number, where
+/// Cypher puts NaN above them. Other types pass unchanged.
+pub fn canonical_nan(e: Expr, t: &DataType) -> Expr {
+    if !matches!(t, DataType::Float64 | DataType::Float32) || e.is_volatile() {
+        return e;
+    }
+    match when(f::isnan(e.clone()), lit(f64::NAN)).otherwise(e.clone()) {
+        Ok(c) => datafusion::logical_expr::cast(c, t.clone()),
+        Err(_) => e,
+    }
+}
+
 /// Where an expression is lowered: the variables in scope, the plan schema they live in, and
 /// sub-expressions already computed as columns (aggregates, projection items).
 pub struct ExprCtx<'a> {
@@ -196,6 +209,7 @@ impl<'c> Lowerer<'c> {
             ExprKind::Map(entries) => self.map_literal(entries, cx)?,
             ExprKind::Unary(op, inner) => self.unary(*op, inner, cx)?,
             ExprKind::Binary(op, l, r) => self.binary(*op, l, r, e.span, cx)?,
+            ExprKind::Chain(first, rest) => self.operator_chain(first, rest, cx)?,
             ExprKind::IsNull { expr, negated } => self.is_null(expr, *negated, cx)?,
             ExprKind::HasLabels(target, labels) => self.has_labels(e, target, labels, cx)?,
             ExprKind::CountStar => {
@@ -746,6 +760,11 @@ impl<'c> Lowerer<'c> {
         if op == BinaryOp::In {
             return self.in_list(l, r, cx);
         }
+        if matches!(op, BinaryOp::And | BinaryOp::Or) {
+            if let Some(e) = self.bool_chain(op, l, r, cx)? {
+                return Ok(e);
+            }
+        }
         let a = self.expr(l, cx)?;
         let b = self.expr(r, cx)?;
         let (ta, tb) = (self.type_of(&a, cx.schema)?, self.type_of(&b, cx.schema)?);
@@ -774,32 +793,12 @@ impl<'c> Lowerer<'c> {
             | BinaryOp::Le
             | BinaryOp::Gt
             | BinaryOp::Ge => return self.comparison(op, a, b, &ta, &tb),
-            BinaryOp::Add => {
-                if is_list(&ta) || is_list(&tb) {
-                    self.list_add(a, &ta, b, &tb)
-                } else if is_any(&ta) || is_any(&tb) {
-                    return mixed_kind(span, "`+`");
-                } else if is_string(&ta) || is_string(&tb) {
-                    let s = |x: Expr, t: &DataType| {
-                        if is_string(t) {
-                            x
-                        } else {
-                            cast(x, DataType::Utf8)
-                        }
-                    };
-                    binary_expr(s(a, &ta), Operator::StringConcat, s(b, &tb))
-                } else {
-                    self.arith(a, Operator::Plus, b, &ta, &tb, span)?
-                }
-            }
-            BinaryOp::Sub => self.arith(a, Operator::Minus, b, &ta, &tb, span)?,
-            BinaryOp::Mul => self.arith(a, Operator::Multiply, b, &ta, &tb, span)?,
-            BinaryOp::Div => self.arith(a, Operator::Divide, b, &ta, &tb, span)?,
-            BinaryOp::Mod => self.arith(a, Operator::Modulo, b, &ta, &tb, span)?,
-            BinaryOp::Pow => {
-                self.arith(a.clone(), Operator::Plus, b.clone(), &ta, &tb, span)?;
-                f::power(cast(a, DataType::Float64), cast(b, DataType::Float64))
-            }
+            BinaryOp::Add
+            | BinaryOp::Sub
+            | BinaryOp::Mul
+            | BinaryOp::Div
+            | BinaryOp::Mod
+            | BinaryOp::Pow => self.arithmetic(op, (a, &ta), (b, &tb), span)?,
             BinaryOp::StartsWith | BinaryOp::EndsWith | BinaryOp::Contains
                 if is_any(&ta) || is_any(&tb) =>
             {
@@ -833,6 +832,145 @@ impl<'c> Lowerer<'c> {
             BinaryOp::In => unreachable!("handled above"),
         };
         Ok(out)
+    }
+
+    /// `a AND b AND ...` (or `OR`) of more than `ast::CHAIN_MIN` operands (a balanced tree
+    /// of the parser's): one function over all of them; `None` for a shorter chain.
+    fn bool_chain(
+        &self,
+        op: BinaryOp,
+        l: &ast::Expr,
+        r: &ast::Expr,
+        cx: &ExprCtx<'_>,
+    ) -> Result<Option<Expr>> {
+        let mut operands: Vec<&ast::Expr> = Vec::new();
+        let mut stack = vec![r, l];
+        while let Some(e) = stack.pop() {
+            match &e.kind {
+                ExprKind::Binary(o, a, b) if *o == op => {
+                    stack.push(b);
+                    stack.push(a);
+                }
+                _ => operands.push(e),
+            }
+        }
+        if operands.len() <= ast::CHAIN_MIN {
+            return Ok(None);
+        }
+        let mut args = Vec::with_capacity(operands.len());
+        for e in operands {
+            let x = self.expr(e, cx)?;
+            let t = self.type_of(&x, cx.schema)?;
+            if !matches!(t, DataType::Boolean | DataType::Null) {
+                return sem_err!(
+                    InvalidArgumentType,
+                    e.span,
+                    "{} expects booleans, got {t}",
+                    op.symbol()
+                );
+            }
+            args.push(x);
+        }
+        Ok(Some(crate::functions::chain::BoolChain::call(
+            op == BinaryOp::And,
+            args,
+        )))
+    }
+
+    /// A long chain of arithmetic operators: one function folding the operands left to right,
+    /// each step lowered as `l op r` for its operand types (see `functions/chain.rs`).
+    fn operator_chain(
+        &self,
+        first: &ast::Expr,
+        rest: &[(BinaryOp, ast::Expr)],
+        cx: &ExprCtx<'_>,
+    ) -> Result<Expr> {
+        use crate::functions::chain::{ChainEval, Step, LEFT, RIGHT};
+        let mut args = vec![self.expr(first, cx)?];
+        let mut t = self.type_of(&args[0], cx.schema)?;
+        let mut kinds: Vec<(BinaryOp, DataType, DataType)> = Vec::new();
+        let mut steps: Vec<Step> = Vec::new();
+        let mut order = Vec::with_capacity(rest.len());
+        for (op, e) in rest {
+            let x = self.expr(e, cx)?;
+            let tx = self.type_of(&x, cx.schema)?;
+            let kind = (*op, t.clone(), tx.clone());
+            let k = match kinds.iter().position(|k| k == &kind) {
+                Some(k) => k,
+                None => {
+                    let schema = DFSchema::try_from(arrow::datatypes::Schema::new(vec![
+                        Field::new(LEFT, t.clone(), true),
+                        Field::new(RIGHT, tx.clone(), true),
+                    ]))?;
+                    let span = first.span.union(&e.span);
+                    let body = self.arithmetic(*op, (col(LEFT), &t), (col(RIGHT), &tx), span)?;
+                    // Compiled on its own, past DataFusion's analyzer: its casts here.
+                    let mut coerce =
+                        datafusion::optimizer::analyzer::type_coercion::TypeCoercionRewriter::new(
+                            &schema,
+                        );
+                    let body =
+                        datafusion::common::tree_node::TreeNode::rewrite(body, &mut coerce)?.data;
+                    let out = self.type_of(&body, &schema)?;
+                    kinds.push(kind);
+                    steps.push(Step {
+                        expr: body,
+                        schema: Arc::new(schema),
+                        out,
+                    });
+                    steps.len() - 1
+                }
+            };
+            t = steps[k].out.clone();
+            order.push(k as u32);
+            args.push(x);
+        }
+        Ok(ChainEval::call(steps, order, t, args))
+    }
+
+    /// `a op b` of an arithmetic operator (`+` of strings and lists too) over lowered
+    /// operands of types `ta` and `tb`.
+    pub(super) fn arithmetic(
+        &self,
+        op: BinaryOp,
+        (a, ta): (Expr, &DataType),
+        (b, tb): (Expr, &DataType),
+        span: Span,
+    ) -> Result<Expr> {
+        Ok(match op {
+            BinaryOp::Add => {
+                if is_list(ta) || is_list(tb) {
+                    self.list_add(a, ta, b, tb)
+                } else if is_any(ta) || is_any(tb) {
+                    return mixed_kind(span, "`+`");
+                } else if is_string(ta) || is_string(tb) {
+                    let s = |x: Expr, t: &DataType| {
+                        if is_string(t) {
+                            x
+                        } else {
+                            cast(x, DataType::Utf8)
+                        }
+                    };
+                    binary_expr(s(a, ta), Operator::StringConcat, s(b, tb))
+                } else {
+                    self.arith(a, Operator::Plus, b, ta, tb, span)?
+                }
+            }
+            BinaryOp::Sub => self.arith(a, Operator::Minus, b, ta, tb, span)?,
+            BinaryOp::Mul => self.arith(a, Operator::Multiply, b, ta, tb, span)?,
+            BinaryOp::Div => self.arith(a, Operator::Divide, b, ta, tb, span)?,
+            BinaryOp::Mod => self.arith(a, Operator::Modulo, b, ta, tb, span)?,
+            BinaryOp::Pow => {
+                self.arith(a.clone(), Operator::Plus, b.clone(), ta, tb, span)?;
+                f::power(cast(a, DataType::Float64), cast(b, DataType::Float64))
+            }
+            other => {
+                return Err(Error::Internal(format!(
+                    "`{}` is not an arithmetic operator",
+                    other.symbol()
+                )))
+            }
+        })
     }
 
     /// `a = b` between two node or relationship variables: same identity. `None` when either

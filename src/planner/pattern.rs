@@ -670,10 +670,7 @@ fn key_equalities_into_maps<'m>(
 
 /// The conjunction of `conjuncts` (each AND spanning its left operand); `None` for none.
 pub(super) fn and_all(conjuncts: Vec<ast::Expr>) -> Option<ast::Expr> {
-    conjuncts.into_iter().reduce(|a, b| ast::Expr {
-        span: a.span,
-        kind: ExprKind::Binary(ast::BinaryOp::And, Box::new(a), Box::new(b)),
-    })
+    ast::Expr::associative(ast::BinaryOp::And, conjuncts)
 }
 
 /// `v.key = c` or `c = v.key`, `c` an integer (a literal or a parameter): (v, key, c). Keys

@@ -629,6 +629,13 @@ impl RefGraph {
                 );
                 binary(*op, a, b)
             }
+            ExprKind::Chain(head, rest) => {
+                let mut acc = self.eval_agg(head, rows, first)?;
+                for (op, x) in rest {
+                    acc = binary(*op, acc, self.eval_agg(x, rows, first)?)?;
+                }
+                Ok(acc)
+            }
             ExprKind::Unary(UnaryOp::Neg, x) => negate(self.eval_agg(x, rows, first)?),
             ExprKind::Function { name, args, .. } => {
                 let vals = args
@@ -686,6 +693,13 @@ impl RefGraph {
                 let a = self.eval(l, row)?;
                 let b = self.eval(r, row)?;
                 binary(*op, a, b)?
+            }
+            ExprKind::Chain(first, rest) => {
+                let mut acc = self.eval(first, row)?;
+                for (op, x) in rest {
+                    acc = binary(*op, acc, self.eval(x, row)?)?;
+                }
+                acc
             }
             ExprKind::IsNull { expr, negated } => {
                 let isnull = self.eval(expr, row)? == V::Null;
