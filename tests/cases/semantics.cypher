@@ -384,3 +384,78 @@ RETURN null IN [[null, 1], 'b'] AS m, 1 IN [[1], 'b', 1] AS a, 'b' IN [[1], 'b']
 ---- rowsort
 m|a|c|d
 null|true|true|false
+
+# Aggregates over a hop no relationship table serves: no rows, so sum 0, count 0, the
+# others null (and `collect` []), as over any empty input.
+MATCH (a:Forum)-[:KNOWS]->(b) RETURN sum(b.id) AS s, count(b) AS c, avg(b.id) AS a, min(b.id) AS mn, collect(b.id) AS l
+---- rowsort
+s|c|a|mn|l
+0|0|null|null|[]
+
+UNWIND [] AS x RETURN sum(null) AS s, max(null) AS m
+---- rowsort
+s|m
+0|null
+
+# Two comprehensions over one list with other predicates are other values.
+WITH [1, 2, 3] AS xs RETURN sum(size([y IN xs WHERE y > 1])) AS n, sum(size([y IN xs WHERE y > 2])) AS m
+---- rowsort
+n|m
+2|1
+
+# Quantifiers over the empty list and over nulls: the element's type is the null type.
+RETURN all(x IN [] WHERE x = 1) AS a, any(x IN [] WHERE x = 1) AS b, none(x IN [] WHERE x = 1) AS c, single(x IN [null] WHERE x = 1) AS d, size([x IN [] WHERE x > 0 | x + 1]) AS e
+---- rowsort
+a|b|c|d|e
+true|false|true|null|0
+
+# toInteger past the 64-bit range is null; the smallest integer itself is one.
+RETURN toInteger('-9223372036854775809') AS a, toInteger('9223372036854775808') AS b, toInteger(1e19) AS c, toInteger(-9223372036854775808.0) AS d, toInteger('-9223372036854775808') AS e, toInteger(' 12 ') AS f
+---- rowsort
+a|b|c|d|e|f
+null|null|null|-9223372036854775808|-9223372036854775808|12
+
+# NaN is above every number, whatever its sign bit (0.0 / 0.0 sets it on x86).
+UNWIND [1.0, 0.0 / 0.0, -1.0, 1.0 / 0.0] AS x RETURN x ORDER BY x
+---- ordered
+x
+-1.0
+1.0
+Infinity
+NaN
+
+UNWIND [1.0, 0.0 / 0.0, -1.0] AS x RETURN x ORDER BY x DESC
+---- ordered
+x
+NaN
+1.0
+-1.0
+
+UNWIND [0.0 / 0.0, 1.0, -2.5] AS x RETURN min(x) AS mn, max(x) AS mx
+---- rowsort
+mn|mx
+-2.5|NaN
+
+# Long chains of one operator (query builders write them): more than eight operands are
+# folded by one function (arithmetic left to right, overflow included) or a balanced tree.
+UNWIND [1, 2] AS a RETURN a + a + a + a + a + a + a + a + a + a AS s, a * 2 * 2 * 2 * 2 * 2 * 2 * 2 * 2 * 2 AS p, 100 - a - a - a - a - a - a - a - a - a AS d, 'x' + a + a + a + a + a + a + a + a + 1.5 AS t
+---- rowsort
+s|p|d|t
+10|512|91|x111111111.5
+20|1024|82|x222222221.5
+
+WITH 9223372036854775807 AS m RETURN m + 1 - 1 - 0 - 0 - 0 - 0 - 0 - 0 - 0 - 0 AS x
+---- runtime-error IntegerOverflow
+
+UNWIND [1, 5, 9, null] AS a RETURN a, a = 1 OR a = 2 OR a = 3 OR a = 4 OR a = 5 OR a = 6 OR a = 7 OR a = 8 OR a = 9 OR a = 10 AS o, a <> 1 AND a <> 2 AND a <> 3 AND a <> 4 AND a <> 5 AND a <> 6 AND a <> 7 AND a <> 8 AND a <> 9 AS n ORDER BY a
+---- ordered
+a|o|n
+1|true|false
+5|true|false
+9|true|false
+null|null|null
+
+RETURN 1 < 2 < 3 < 4 < 5 < 6 < 7 < 8 < 9 < 10 AS up, 1 < 2 < 3 < 4 < 5 < 6 < 7 < 8 < 9 < 1 AS down
+---- rowsort
+up|down
+true|false

@@ -76,6 +76,25 @@ fn json_output_and_string_parameters() {
     assert_eq!(v, serde_json::json!([{"f": "Bob"}, {"f": "Carl"}]));
 }
 
+/// A null of no type (`null`, a list or map of nulls) is JSON's null, not the string "null".
+#[test]
+fn json_nulls_are_nulls() {
+    let o = run(&[
+        "query",
+        "--graph",
+        sample_graph(),
+        "--format",
+        "json",
+        "RETURN null AS x, [null, 1] AS l, [null] AS n, {a: null} AS m",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+    assert_eq!(
+        v,
+        serde_json::json!([{"x": null, "l": [null, 1], "n": [null], "m": {"a": null}}])
+    );
+}
+
 /// JSON has no NaN or infinities: they are written as the bare tokens `NaN`, `Infinity` and
 /// `-Infinity` (not as null, which would lose them), and a string that reads the same stays one.
 #[test]

@@ -14,6 +14,7 @@ mod index;
 mod limit;
 mod limits;
 mod optimizer;
+mod probes;
 mod shortest;
 mod tck;
 mod verify;
