@@ -224,6 +224,8 @@ fn plan(nodes: &[NodeSpec], rels: &[RelSpec]) -> Result<(GraphConfig, Vec<Reader
     for r in rels {
         let reader = open_table_file(&r.file)?;
         let schema = reader.schema();
+        super::check_row_id_free(schema.fields().iter().map(|f| f.name().as_str()))
+            .map_err(|e| Error::Other(format!("{}: {e}", r.file.display())))?;
         readers.push(reader);
         for (col, label) in [(&r.src, &r.from), (&r.dst, &r.to)] {
             let t = column_type(&schema, col, &r.file, "endpoint")?;

@@ -45,6 +45,9 @@ impl LanceTable {
         }
         let renamed: HashMap<String, String> = columns.clone().into_iter().collect();
         let mut fields = shown_schema(&dataset, &renamed).fields().to_vec();
+        if with_row_id {
+            super::check_row_id_free(fields.iter().map(|f| f.name().as_str()))?;
+        }
         let row_id = with_row_id.then(|| {
             fields.push(Arc::new(row_id_field()));
             fields.len() - 1
@@ -57,11 +60,13 @@ impl LanceTable {
         })
     }
 
+    #[cfg(feature = "distributed")]
     pub fn dataset(&self) -> &Arc<Dataset> {
         &self.dataset
     }
 
     /// Property -> the column holding it, where they differ.
+    #[cfg(feature = "distributed")]
     pub fn columns(&self) -> &HashMap<String, String> {
         &self.stored
     }

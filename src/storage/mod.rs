@@ -19,6 +19,20 @@ use std::sync::Arc;
 /// Name of the row-id column every relationship table exposes (Lance's own `_rowid`).
 pub const ROW_ID: &str = "_rowid";
 
+/// A relationship table's columns may not be named [`ROW_ID`]: the engine reads its edges'
+/// row ids under that name.
+pub(crate) fn check_row_id_free<'a>(
+    mut names: impl Iterator<Item = &'a str>,
+) -> std::result::Result<(), String> {
+    match names.any(|n| n == ROW_ID) {
+        true => Err(format!(
+            "a relationship table's column may not be named `{ROW_ID}` (the name of its \
+             edges' row ids); rename it"
+        )),
+        false => Ok(()),
+    }
+}
+
 /// An opened table.
 #[derive(Debug, Clone)]
 pub struct TableHandle {
@@ -59,6 +73,10 @@ impl TableHandle {
         with_row_id: bool,
     ) -> Result<Self> {
         let num_rows = batches.iter().map(|b| b.num_rows()).sum();
+        if with_row_id {
+            check_row_id_free(schema.fields().iter().map(|f| f.name().as_str()))
+                .map_err(|e| Error::Storage(format!("{origin}: {e}")))?;
+        }
         let (provider_schema, batches) = if with_row_id {
             let mut fields: Vec<Field> =
                 schema.fields().iter().map(|f| f.as_ref().clone()).collect();
@@ -204,9 +222,23 @@ pub async fn write_graph(
     std::fs::create_dir_all(dir)?;
     let mut cfg = GraphConfig::default();
     for t in tables {
-        let source = format!("{}.lance", t.name);
+        let source = format!("{}.lance", import::safe_name(&t.name));
         let rows = t.batch.num_rows();
-        write_lance(&dir.join(&source), t.batch.schema(), vec![t.batch]).await?;
+        // Columns Lance can't hold or find by their names are stored under others.
+        let schema = t.batch.schema();
+        let columns = lance_table::stored_names(schema.fields().iter().map(|f| f.name().as_str()));
+        let stored = Arc::new(Schema::new(
+            schema
+                .fields()
+                .iter()
+                .map(|f| match columns.get(f.name()) {
+                    Some(c) => f.as_ref().clone().with_name(c),
+                    None => f.as_ref().clone(),
+                })
+                .collect::<Vec<_>>(),
+        ));
+        let batch = RecordBatch::try_new(stored.clone(), t.batch.columns().to_vec())?;
+        write_lance(&dir.join(&source), stored, vec![batch]).await?;
         progress(&format!("wrote {source} ({rows} rows)"));
         match t.kind {
             TableKind::Node { label, id } => {
@@ -216,7 +248,7 @@ pub async fn write_graph(
                         source,
                         id,
                         id_hidden: false,
-                        ..Default::default()
+                        columns,
                     },
                 );
             }
@@ -227,7 +259,7 @@ pub async fn write_graph(
                 source,
                 src: "src".into(),
                 dst: "dst".into(),
-                ..Default::default()
+                columns,
             }),
         }
     }
