@@ -282,6 +282,12 @@ impl Error {
     /// (found by constant folding), which keeps its class. The one place that classifies them,
     /// so `query` and `explain` report the same kind.
     pub(crate) fn planning(e: DataFusionError) -> Error {
+        // A value too big for the memory limit, found while folding constants.
+        if let DataFusionError::ResourcesExhausted(m) = e.find_root() {
+            return Error::Limit(format!(
+                "the query needs more memory than the limit allows (--memory-limit): {m}"
+            ));
+        }
         Error::from(e).while_planning()
     }
 

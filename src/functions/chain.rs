@@ -77,6 +77,7 @@ impl ChainEval {
     }
 
     /// The parts `udf` is made of, when it is a chain (distributed plans send them).
+    #[cfg(feature = "distributed")]
     pub fn parts_of(udf: &ScalarUDF) -> Option<(&[Step], &[u32], &DataType)> {
         let f = udf.inner().downcast_ref::<ChainEval>()?;
         Some((&f.steps, &f.order, &f.out))

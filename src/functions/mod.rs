@@ -48,8 +48,6 @@ pub enum CypherFn {
     In,
     /// Its integer argument, or an error when negative (lengths, counts).
     NonNegative,
-    /// Its integer argument, or an error when zero (a step).
-    NonZero,
     /// `range(start, end, step)`: the integers from `start` to `end` (inclusive) by a step
     /// that is not zero; more of them than the memory limit holds is an error.
     Range,
@@ -87,7 +85,6 @@ impl CypherFn {
             CypherFn::Ge => "cypher_ge",
             CypherFn::In => "cypher_in",
             CypherFn::NonNegative => "cypher_non_negative",
-            CypherFn::NonZero => "cypher_non_zero",
             CypherFn::Range => "cypher_range",
             CypherFn::Fail => "cypher_fail",
             CypherFn::ToBoolean => "toBoolean",
@@ -107,7 +104,6 @@ impl CypherFn {
             CypherFn::Fail => 4,
             CypherFn::Range => 3,
             CypherFn::NonNegative
-            | CypherFn::NonZero
             | CypherFn::ToInt64
             | CypherFn::ToBoolean
             | CypherFn::ToInteger
@@ -147,7 +143,7 @@ impl CypherFn {
 
 /// Every function of this module.
 #[cfg(feature = "distributed")]
-const ALL: [CypherFn; 24] = [
+const ALL: [CypherFn; 23] = [
     CypherFn::Add,
     CypherFn::Sub,
     CypherFn::Mul,
@@ -160,7 +156,6 @@ const ALL: [CypherFn; 24] = [
     CypherFn::Ge,
     CypherFn::In,
     CypherFn::NonNegative,
-    CypherFn::NonZero,
     CypherFn::Range,
     CypherFn::ToBoolean,
     CypherFn::ToInteger,
@@ -236,7 +231,7 @@ impl ScalarUDFImpl for Udf {
             | CypherFn::Abs
             | CypherFn::ToInteger
             | CypherFn::ToInt64 => DataType::Int64,
-            CypherFn::NonNegative | CypherFn::NonZero => arg_types[0].clone(),
+            CypherFn::NonNegative => arg_types[0].clone(),
             CypherFn::Fail => arg_types[3].clone(),
             CypherFn::ToFloat => DataType::Float64,
             CypherFn::ToAny | CypherFn::Properties => any::ANY,
@@ -345,19 +340,6 @@ impl Udf {
                         ErrorClass::ArgumentError,
                         "NegativeIntegerArgument",
                         format!("expected a non-negative integer, got {v}"),
-                    )
-                    .into());
-                }
-                Ok(a[0].clone())
-            }
-            CypherFn::NonZero => {
-                let x = arrow::compute::cast(&a[0], &DataType::Int64)?;
-                let xs = x.as_primitive::<arrow::datatypes::Int64Type>();
-                if xs.iter().flatten().any(|v| v == 0) {
-                    return Err(RuntimeError::new(
-                        ErrorClass::ArgumentError,
-                        "NumberOutOfRange",
-                        "a step of 0 never ends",
                     )
                     .into());
                 }
