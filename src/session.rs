@@ -973,10 +973,10 @@ impl Graph {
         let start = self.limited(async {
             let (columns, schema, physical) = plan.await?;
             let stream =
-                datafusion::physical_plan::execute_stream(physical, self.task_ctx.clone())?;
-            Ok((columns, schema, stream))
+                datafusion::physical_plan::execute_stream(physical.clone(), self.task_ctx.clone())?;
+            Ok((columns, schema, stream, physical))
         });
-        let (columns, schema, stream) = start.await?;
+        let (columns, schema, stream, _physical) = start.await?;
         Ok(ResultStream {
             columns,
             schema,
@@ -984,6 +984,11 @@ impl Graph {
             deadline,
             timeout: self.options.timeout,
             memory_limit: self.options.memory_limit,
+            #[cfg(feature = "distributed")]
+            job: self
+                .cluster
+                .as_deref()
+                .map(|url| crate::distributed::cluster::JobGuard::new(url, _physical)),
         })
     }
 
@@ -1223,6 +1228,9 @@ pub struct ResultStream {
     deadline: Option<tokio::time::Instant>,
     timeout: Option<std::time::Duration>,
     memory_limit: Option<usize>,
+    /// The cluster job behind the stream, cancelled if the stream ends early.
+    #[cfg(feature = "distributed")]
+    job: Option<crate::distributed::cluster::JobGuard>,
 }
 
 impl ResultStream {
@@ -1247,16 +1255,39 @@ impl ResultStream {
                 // Past the deadline even when a batch is ready: a reader slower than the query
                 // (printing) would otherwise always find one.
                 if tokio::time::Instant::now() >= d {
-                    return Err(time_limit_error(limit));
+                    return Err(self.time_limit_error(limit));
                 }
-                tokio::time::timeout_at(d, self.stream.next())
-                    .await
-                    .map_err(|_| time_limit_error(limit))?
+                match tokio::time::timeout_at(d, self.stream.next()).await {
+                    Ok(next) => next,
+                    Err(_) => return Err(self.time_limit_error(limit)),
+                }
             }
             _ => self.stream.next().await,
         };
-        next.transpose()
-            .map_err(|e| memory_error(self.memory_limit, e))
+        let next = next
+            .transpose()
+            .map_err(|e| memory_error(self.memory_limit, e));
+        #[cfg(feature = "distributed")]
+        if matches!(next, Ok(None) | Err(_)) {
+            if let Some(j) = self.job.as_mut() {
+                j.finished();
+            }
+        }
+        next
+    }
+
+    /// The time limit's error; for a cluster job (which is cancelled), what to check.
+    fn time_limit_error(&self, limit: std::time::Duration) -> Error {
+        let e = time_limit_error(limit);
+        #[cfg(feature = "distributed")]
+        if let (Error::Limit(m), Some(j)) = (&e, &self.job) {
+            return Error::Limit(format!(
+                "{m}; the job on the cluster at {} was cancelled (a job that never ends: are \
+                 its executors running? The scheduler logs executors it lost)",
+                j.url()
+            ));
+        }
+        e
     }
 }
 

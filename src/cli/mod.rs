@@ -521,6 +521,9 @@ fn no_cluster() -> Error {
 async fn cluster(process: ClusterProcess) -> Result<()> {
     #[cfg(feature = "distributed")]
     {
+        // Ballista's warnings (an executor lost, a task failed) on standard error.
+        let _ = env_logger::Builder::from_env(env_logger::Env::default().default_filter_or("warn"))
+            .try_init();
         let failed = |e: datafusion::error::DataFusionError| Error::Other(e.to_string());
         match process {
             ClusterProcess::Scheduler { bind } => {

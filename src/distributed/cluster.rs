@@ -90,8 +90,17 @@ fn scheduler_config(
         ));
     config.override_logical_codec = Some(Arc::new(GraphLogicalCodec::new()));
     config.override_physical_codec = Some(Arc::new(GraphPhysicalCodec::default()));
+    // A lost executor is noticed within seconds (Ballista's defaults: 3 minutes), its tasks
+    // run again on the others, and a stage whose shuffle output went with it is recomputed.
+    config.executor_timeout_seconds = EXECUTOR_TIMEOUT_SECONDS;
+    config.expire_dead_executor_interval_seconds = 1;
     config
 }
+
+/// Seconds without a heartbeat after which the scheduler gives an executor up; executors
+/// beat every [`HEARTBEAT_SECONDS`].
+pub const EXECUTOR_TIMEOUT_SECONDS: u64 = 6;
+pub const HEARTBEAT_SECONDS: u64 = 1;
 
 /// Binds `bind` (port 0: any free port) and serves a scheduler of `config` on it; returns the
 /// bound address and the server's task.
@@ -127,6 +136,7 @@ async fn serve_scheduler(
     >(cluster, Arc::new(config))
     .await
     .map_err(config_err)?;
+    tokio::spawn(revive_offers(scheduler.clone()));
     let service = SchedulerGrpcServer::new(scheduler)
         .max_encoding_message_size(encoding)
         .max_decoding_message_size(decoding);
@@ -137,6 +147,33 @@ async fn serve_scheduler(
         addr,
         tokio::spawn(async move { server.await.map_err(config_err) }),
     ))
+}
+
+/// Offers the scheduler's pending tasks to its executors every second. Ballista offers tasks
+/// when a job arrives or a task reports back, but not when it resets the tasks of an executor
+/// it lost: a job whose only running task was on that executor would wait for the next job.
+/// An empty status report in the name of a live executor makes it offer them.
+async fn revive_offers<T, U>(scheduler: ballista_scheduler::scheduler_server::SchedulerServer<T, U>)
+where
+    T: 'static + datafusion_proto::logical_plan::AsLogicalPlan,
+    U: 'static + datafusion_proto::physical_plan::AsExecutionPlan,
+{
+    use ballista_core::serde::protobuf::scheduler_grpc_server::SchedulerGrpc;
+    use ballista_core::serde::protobuf::UpdateTaskStatusParams;
+    loop {
+        tokio::time::sleep(std::time::Duration::from_secs(1)).await;
+        let Ok(executors) = scheduler.state.executor_manager.get_executors_state().await else {
+            continue;
+        };
+        let Some((live, _, _)) = executors.first() else {
+            continue;
+        };
+        let report = tonic::Request::new(UpdateTaskStatusParams {
+            executor_id: live.id.clone(),
+            task_status: vec![],
+        });
+        let _ = scheduler.update_task_status(report).await;
+    }
 }
 
 /// Runs a scheduler on `bind` until the process ends (executors are pushed their tasks).
@@ -171,6 +208,7 @@ pub async fn run_executor(
         scheduler_port: port,
         scheduler_connect_timeout_seconds: 30,
         concurrent_tasks: slots.max(1),
+        executor_heartbeat_interval_seconds: HEARTBEAT_SECONDS,
         print_thread_info: false,
         override_logical_codec: Some(Arc::new(GraphLogicalCodec::new())),
         override_physical_codec: Some(Arc::new(GraphPhysicalCodec::default())),
@@ -285,4 +323,66 @@ pub async fn job_stages(
     }
     stages.sort_by_key(|s| s.id);
     Ok(stages)
+}
+
+/// A job a client started on a cluster: cancelled on the scheduler when the client stops
+/// reading before its end (a time limit, a dropped stream), so that the cluster does not go on
+/// with work no one waits for.
+pub struct JobGuard {
+    url: String,
+    plan: Arc<dyn datafusion::physical_plan::ExecutionPlan>,
+    done: bool,
+}
+
+impl JobGuard {
+    /// A guard over the job `plan` (a cluster session's plan, started) runs at `url`.
+    pub fn new(url: &str, plan: Arc<dyn datafusion::physical_plan::ExecutionPlan>) -> Self {
+        Self {
+            url: url.to_string(),
+            plan,
+            done: false,
+        }
+    }
+
+    /// The job ended (its last batch, or an error it reported): nothing to cancel.
+    pub fn finished(&mut self) {
+        self.done = true;
+    }
+
+    pub fn url(&self) -> &str {
+        &self.url
+    }
+}
+
+impl Drop for JobGuard {
+    fn drop(&mut self) {
+        use ballista_core::execution_plans::DistributedQueryExec;
+        use ballista_core::serde::protobuf::CancelJobParams;
+        use datafusion_proto::protobuf::LogicalPlanNode;
+        if self.done {
+            return;
+        }
+        let Some(job) = self
+            .plan
+            .downcast_ref::<DistributedQueryExec<LogicalPlanNode>>()
+            .and_then(|q| q.job_id())
+        else {
+            return;
+        };
+        let Ok(handle) = tokio::runtime::Handle::try_current() else {
+            return;
+        };
+        let Some(addr) = url::Url::parse(&self.url)
+            .ok()
+            .and_then(|u| Some(format!("http://{}:{}", u.host_str()?, u.port()?)))
+        else {
+            return;
+        };
+        let job_id = job.to_string();
+        handle.spawn(async move {
+            if let Ok(mut scheduler) = SchedulerGrpcClient::connect(addr).await {
+                let _ = scheduler.cancel_job(CancelJobParams { job_id }).await;
+            }
+        });
+    }
 }

@@ -405,3 +405,112 @@ fn cluster_processes_answer_as_in_process() {
     }
     drop(procs);
 }
+
+/// Executors killed (kill -9) mid-query: with one of two lost at a quarter, half and three
+/// quarters of a query's time, the scheduler notices within seconds and the job ends on the
+/// survivor with the in-process answer; with both lost, or none registered, the client ends at
+/// its time limit with an error that says the job was cancelled and what to check.
+#[test]
+fn a_lost_executor_does_not_hang_the_cluster() {
+    use std::time::{Duration, Instant};
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("snb");
+    let o = lance_csr(&["generate", "--scale", "1", "--out", out.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let graph = out.join("graph.toml").display().to_string();
+    let q = "MATCH (a:Person)-[:KNOWS]->(b)-[:KNOWS]->(c)-[:KNOWS]->(d) WHERE a.age < d.age \
+             RETURN d.firstName AS n, count(*) AS k ORDER BY k DESC, n LIMIT 3";
+    let local = lance_csr(&["query", "-g", &graph, "--format", "csv", q]);
+    assert!(local.status.success());
+    let spawn = |args: &[&str]| {
+        std::process::Command::new(env!("CARGO_BIN_EXE_lance-csr"))
+            .args(args)
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .expect("binary starts")
+    };
+    let scheduler = format!("127.0.0.1:{}", free_ports());
+    let _scheduler = Processes(vec![spawn(&["cluster", "scheduler", "--bind", &scheduler])]);
+    let executor = || {
+        spawn(&[
+            "cluster",
+            "executor",
+            "--scheduler",
+            &scheduler,
+            "--bind",
+            &format!("127.0.0.1:{}", free_ports()),
+            "--slots",
+            "2",
+        ])
+    };
+    let url = format!("df://{scheduler}");
+    let on_cluster = |timeout: &str| {
+        std::process::Command::new(env!("CARGO_BIN_EXE_lance-csr"))
+            .args(["query", "-g", &graph, "--format", "csv", "--cluster", &url])
+            .args(["--timeout", timeout, q])
+            .output()
+            .expect("binary runs")
+    };
+    let mut executors = Processes(vec![executor(), executor()]);
+    // Registered and warm: the time of a whole run.
+    let t = Instant::now();
+    let warm = loop {
+        let o = on_cluster("60s");
+        if o.status.success() || t.elapsed() > Duration::from_secs(60) {
+            break o;
+        }
+        std::thread::sleep(Duration::from_millis(500));
+    };
+    assert_eq!(
+        warm.stdout,
+        local.stdout,
+        "{}",
+        String::from_utf8_lossy(&warm.stderr)
+    );
+    let t = Instant::now();
+    assert_eq!(on_cluster("60s").stdout, local.stdout);
+    let whole = t.elapsed();
+    for quarter in [1u32, 2, 3] {
+        let query = std::thread::scope(|s| {
+            let run = s.spawn(|| on_cluster("90s"));
+            std::thread::sleep(whole * quarter / 4);
+            let mut lost = executors.0.remove(0);
+            lost.kill().unwrap();
+            lost.wait().unwrap();
+            run.join().unwrap()
+        });
+        assert!(
+            query.status.success(),
+            "lost at {quarter}/4: {}",
+            String::from_utf8_lossy(&query.stderr)
+        );
+        assert_eq!(query.stdout, local.stdout, "lost at {quarter}/4");
+        executors.0.push(executor());
+    }
+    // Both lost mid-query: an error at the time limit, not a wait without end.
+    let (query, took) = std::thread::scope(|s| {
+        let t = Instant::now();
+        let run = s.spawn(|| on_cluster("15s"));
+        std::thread::sleep(whole / 2);
+        drop(std::mem::replace(&mut executors, Processes(vec![])));
+        (run.join().unwrap(), t.elapsed())
+    });
+    let err = String::from_utf8_lossy(&query.stderr).to_string();
+    assert!(!query.status.success());
+    assert!(
+        err.contains("time limit") && err.contains("executors running"),
+        "{err}"
+    );
+    assert!(took < Duration::from_secs(30), "{took:?}");
+    // None registered: the same.
+    let t = Instant::now();
+    let query = on_cluster("5s");
+    let err = String::from_utf8_lossy(&query.stderr).to_string();
+    assert!(!query.status.success());
+    assert!(
+        err.contains("time limit") && err.contains("cancelled"),
+        "{err}"
+    );
+    assert!(t.elapsed() < Duration::from_secs(20), "{:?}", t.elapsed());
+}
