@@ -358,8 +358,57 @@ fn special(rng: &mut Rng, s: &Schema) -> Option<String> {
     let any_prop = |rng: &mut Rng, props: &[Prop]| -> Option<Prop> {
         (!props.is_empty()).then(|| rng.pick(props).clone())
     };
-    Some(match rng.below(13) {
+    Some(match rng.below(16) {
         12 => whole_graph(rng, s, (&t, &from, &to), &from_props, &to_props)?,
+        13 => value_classes(rng)?,
+        // Aggregates over a hop whose type has no table between those labels (no rows):
+        // sum 0, count 0, the others null, collect [].
+        14 => {
+            let (t2, _, _, _) = rng.pick(&s.rels).clone();
+            let numbers: Vec<Prop> = from_props.iter().filter(|p| p.integer).cloned().collect();
+            let p = (!numbers.is_empty()).then(|| rng.pick(&numbers).clone())?;
+            let opt = if rng.chance(30) { "OPTIONAL " } else { "" };
+            format!(
+                "MATCH (x:`{to}`) {opt}MATCH (x)-[:`{t2}`]->(c:`{from}`)-[:`{t}`]->(x) RETURN sum(c.{p}) AS s, count(c.{p}) AS n, avg(c.{p}) AS a, min(c.{p}) AS lo, collect(c.{p}) AS l",
+                p = p.name
+            )
+        }
+        // Long chains of one operator over a node's values (more than eight operands are one
+        // function of all of them).
+        15 => {
+            let numeric: Vec<Prop> = from_props.iter().filter(|p| p.integer).cloned().collect();
+            let p = (!numeric.is_empty()).then(|| rng.pick(&numeric).clone())?;
+            let n = 9 + rng.below(12);
+            let terms = |rng: &mut Rng, op: &[&str]| -> String {
+                let mut e = format!("a.{}", p.name);
+                for _ in 1..n {
+                    e.push_str(&format!(" {} ", rng.pick(op)));
+                    e.push_str(&if rng.chance(70) {
+                        format!("a.{}", p.name)
+                    } else {
+                        (1 + rng.below(3)).to_string()
+                    });
+                }
+                e
+            };
+            let ors: Vec<String> = (0..n)
+                .map(|_| format!("a.{} = {}", p.name, rng.pick(&p.values)))
+                .collect();
+            match rng.below(3) {
+                0 => format!(
+                    "MATCH (a:`{from}`) RETURN {} AS s ORDER BY s",
+                    terms(rng, &["+", "-"])
+                ),
+                1 => format!(
+                    "MATCH (a:`{from}`) RETURN {} AS s ORDER BY s",
+                    terms(rng, &["*", "%", "*"])
+                ),
+                _ => format!(
+                    "MATCH (a:`{from}`) WHERE {} RETURN count(*) AS c",
+                    ors.join(if rng.chance(70) { " OR " } else { " AND " })
+                ),
+            }
+        }
         // A constant grouping key over no rows: no groups, no rows.
         0 => {
             let key = *rng.pick(&["'x'", "1", "null", "[1, 2]", "labels(a)"]);
@@ -561,6 +610,78 @@ fn special(rng: &mut Rng, s: &Schema) -> Option<String> {
                 p.name
             )
         }
+    })
+}
+
+/// Values that need care: NaN (with either sign) in ORDER BY and min / max, quantifiers and
+/// comprehensions over empty lists and nulls, two comprehensions over one list in one
+/// aggregation, `toInteger` near and past the 64-bit range, lists too big for the memory
+/// limit.
+fn value_classes(rng: &mut Rng) -> Option<String> {
+    let floats = [
+        "0.0 / 0.0",
+        "-(0.0 / 0.0)",
+        "1.0",
+        "-2.5",
+        "1.0 / 0.0",
+        "-1.0 / 0.0",
+        "null",
+        "0.0",
+    ];
+    let pick_list = |rng: &mut Rng, items: &[&str]| -> String {
+        let xs: Vec<&str> = (0..1 + rng.below(5)).map(|_| *rng.pick(items)).collect();
+        format!("[{}]", xs.join(", "))
+    };
+    Some(match rng.below(6) {
+        0 => format!(
+            "UNWIND {} AS x RETURN x ORDER BY x{}",
+            pick_list(rng, &floats),
+            if rng.chance(50) { " DESC" } else { "" }
+        ),
+        1 => format!(
+            "UNWIND {} AS x RETURN min(x) AS lo, max(x) AS hi, count(x) AS n",
+            pick_list(rng, &floats)
+        ),
+        2 => {
+            let list = *rng.pick(&["[]", "[null]", "[1, null]", "[2, 3]", "[null, null, 1]"]);
+            let p = *rng.pick(&["x = 1", "x > 1", "x IS NULL", "x <> 2"]);
+            format!(
+                "WITH {list} AS xs RETURN all(x IN xs WHERE {p}) AS a, any(x IN xs WHERE {p}) AS b, none(x IN xs WHERE {p}) AS c, single(x IN xs WHERE {p}) AS d, size([x IN xs WHERE {p}]) AS e"
+            )
+        }
+        3 => {
+            let (k1, k2) = (rng.below(4), rng.below(4));
+            format!(
+                "UNWIND [[1, 2, 3], [], [null, 5]] AS xs RETURN sum(size([y IN xs WHERE y > {k1}])) AS n, sum(size([y IN xs WHERE y > {k2}])) AS m, count(*) AS c"
+            )
+        }
+        4 => {
+            let values = [
+                "'9223372036854775807'",
+                "'-9223372036854775809'",
+                "'9223372036854775808'",
+                "' 12 '",
+                "'1.5'",
+                "'1e3'",
+                "'x'",
+                "1e19",
+                "-9223372036854775808.0",
+                "9.3e18",
+                "-2.9",
+                "'-9223372036854775808'",
+            ];
+            format!(
+                "RETURN toInteger({}) AS a, toInteger({}) AS b",
+                rng.pick(&values),
+                rng.pick(&values)
+            )
+        }
+        // Under the memory limit of the graph (half the machine's memory without one): an
+        // error in both modes, never an abort.
+        _ => format!(
+            "RETURN size(range(1, {})) AS n",
+            *rng.pick(&["100", "1000000", "100000000000000", "9223372036854775806"])
+        ),
     })
 }
 

@@ -671,7 +671,20 @@ impl RefGraph {
                 V::Map(m) => prop(&m, &k.name),
                 _ => return error("property of a non-entity"),
             },
-            ExprKind::List(xs) => V::List(xs.iter().map(|x| self.eval(x, row)).collect::<R<_>>()?),
+            ExprKind::List(xs) => {
+                let xs = xs
+                    .iter()
+                    .map(|x| self.eval(x, row))
+                    .collect::<R<Vec<_>>>()?;
+                // The engine holds a list of integers and floats as floats (README, known
+                // differences).
+                if xs.iter().any(|x| matches!(x, V::Int(_)))
+                    && xs.iter().any(|x| matches!(x, V::Float(_)))
+                {
+                    return unsupported("a list mixing integers and floats");
+                }
+                V::List(xs)
+            }
             ExprKind::Map(kv) => V::Map(
                 kv.iter()
                     .map(|(k, v)| Ok((k.name.clone(), self.eval(v, row)?)))
@@ -882,12 +895,20 @@ impl RefGraph {
             "tointeger" => match one(&a)? {
                 V::Null => V::Null,
                 V::Int(i) => V::Int(i),
-                V::Float(f) if f.is_finite() && f.abs() < 9.2e18 => V::Int(f.trunc() as i64),
-                V::Float(_) => V::Null,
-                V::Str(s) => match s.trim().parse::<i64>() {
-                    Ok(i) => V::Int(i),
-                    Err(_) => V::Null,
-                },
+                V::Float(f) => float_to_int(f),
+                // An integer literal exactly (null past 64 bits), else a float, truncated.
+                V::Str(s) => {
+                    let t = s.trim();
+                    let digits = t.strip_prefix(['-', '+']).unwrap_or(t);
+                    if !digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit()) {
+                        t.parse::<i64>().map_or(V::Null, V::Int)
+                    } else {
+                        match t.parse::<f64>() {
+                            Ok(f) if !t.to_lowercase().contains("inf") => float_to_int(f),
+                            _ => V::Null,
+                        }
+                    }
+                }
                 _ => return error("toInteger() of this value"),
             },
             _ => return unsupported(format!("function {name}")),
@@ -1284,6 +1305,16 @@ fn compare(a: &V, b: &V) -> Option<Option<Ordering>> {
             Some(Some(xs.len().cmp(&ys.len())))
         }
         _ => None,
+    }
+}
+
+/// A float truncated to an integer; null outside the 64-bit range or not a number.
+fn float_to_int(f: f64) -> V {
+    const TWO_63: f64 = 9_223_372_036_854_775_808.0;
+    if f.is_finite() && (-TWO_63..TWO_63).contains(&f) {
+        V::Int(f.trunc() as i64)
+    } else {
+        V::Null
     }
 }
 
