@@ -28,6 +28,7 @@ pub(crate) mod session;
 pub(crate) mod storage;
 
 pub use catalog::{GraphSchema, LabelSchema, RelationshipSchema};
+pub use config::options::{GraphOptions, PlannerOptions};
 pub use config::rules::{Mode, Rule, RuleSwitches};
 pub use config::GraphConfig;
 pub use csr::registry::IndexReport;
@@ -36,10 +37,10 @@ pub use error::{Error, ErrorClass, Result, RuntimeError, SemanticKind};
 pub use functions::value::Value;
 pub use output::value::{fmt_float, render_cell, starts_at as path_step_forwards};
 pub use output::{render, rows, Format, QueryResult, RowWriter, TABLE_PAGE_ROWS};
-pub use planner::{Params, PlannerOptions};
+pub use planner::Params;
 pub use session::{
-    import, index_status, param, parse_bytes, parse_duration, parse_param, remove_index_files,
-    Graph, GraphBuilder, GraphOptions, PhaseTimes, Prepared, ResultStream,
+    import, index_status, param, remove_index_files, Graph, GraphBuilder, PhaseTimes, Prepared,
+    ResultStream,
 };
 pub use storage::import::{NodeSpec, RelSpec};
 pub use storage::{append_lance, write_graph, write_lance};
@@ -48,13 +49,7 @@ pub use storage::{append_lance, write_graph, write_lance};
 /// processes (`lance-csr cluster`), an in-process cluster, the sessions they plan with.
 #[cfg(feature = "distributed")]
 pub mod cluster {
-    pub use crate::distributed::cluster::{run_executor, run_scheduler, standalone, StateBuilder};
-    pub use crate::session::cluster_state;
-
-    /// Sessions for schedulers and executors ([`cluster_state`]).
-    pub fn state_builder() -> StateBuilder {
-        std::sync::Arc::new(cluster_state)
-    }
+    pub use crate::distributed::cluster::{run_executor, run_scheduler, standalone};
 }
 
 /// Re-exported so users need no direct dependency for the usual types.

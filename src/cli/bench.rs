@@ -187,7 +187,7 @@ pub fn read_bindings(path: &Path) -> Result<Vec<Params>> {
         let rec = rec.map_err(|e| Error::Other(format!("{}: {e}", path.display())))?;
         let mut p = Params::new();
         for (name, field) in names.iter().zip(rec.iter()) {
-            let value = match lance_csr::parse_param(&format!("{name}={field}")) {
+            let value = match super::parse::parse_param(&format!("{name}={field}")) {
                 Ok((_, v)) => v,
                 Err(_) => lance_csr::param(field),
             };

@@ -12,6 +12,7 @@ macro_rules! outln {
 }
 
 pub mod bench;
+pub mod parse;
 mod shell;
 pub mod verify;
 
@@ -32,9 +33,10 @@ pub fn emit(s: &str) {
 use clap::{Args, Parser, Subcommand};
 use lance_csr::Params;
 use lance_csr::{import, NodeSpec, RelSpec};
-use lance_csr::{parse_param, Graph, GraphOptions, Mode};
 use lance_csr::{render, Format};
 use lance_csr::{Error, Result};
+use lance_csr::{Graph, GraphOptions, Mode};
+use parse::{parse_bytes, parse_duration, parse_params};
 use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
@@ -85,11 +87,11 @@ pub struct Limits {
     pub no_cache: bool,
     /// Stop a query that runs longer than this (`30s`, `500ms`, `2m`; a bare number is
     /// seconds) with a "limit exceeded" error.
-    #[arg(long, value_parser = lance_csr::parse_duration)]
+    #[arg(long, value_parser = parse_duration)]
     pub timeout: Option<std::time::Duration>,
     /// Most memory a query's sorts, aggregations, joins and traversals may hold (`512MB`,
     /// `2GB`); past it they spill to disk where they can, else the query fails naming the limit.
-    #[arg(long, value_parser = lance_csr::parse_bytes)]
+    #[arg(long, value_parser = parse_bytes)]
     pub memory_limit: Option<usize>,
 }
 
@@ -171,7 +173,7 @@ pub enum Command {
         #[arg(long)]
         concurrency: Option<usize>,
         /// How long a --concurrency run lasts (`10s`, `500ms`, `1m`).
-        #[arg(long, value_parser = lance_csr::parse_duration, default_value = "10s")]
+        #[arg(long, value_parser = parse_duration, default_value = "10s")]
         duration: std::time::Duration,
         /// Run on the Ballista cluster whose scheduler is at this address (`df://host:port`).
         #[arg(long, value_name = "URL")]
@@ -320,15 +322,6 @@ fn read_query(args: &QueryArgs) -> Result<String> {
             Ok(s)
         }
     }
-}
-
-pub fn parse_params(kvs: &[String]) -> Result<Params> {
-    let mut p = Params::new();
-    for kv in kvs {
-        let (k, v) = parse_param(kv)?;
-        p.insert(k, v);
-    }
-    Ok(p)
 }
 
 async fn execute(cli: Cli) -> std::result::Result<(), CliError> {
@@ -528,7 +521,7 @@ async fn cluster(process: ClusterProcess) -> Result<()> {
         match process {
             ClusterProcess::Scheduler { bind } => {
                 eprintln!("lance-csr scheduler listening on {bind}");
-                lance_csr::cluster::run_scheduler(bind, lance_csr::cluster::state_builder())
+                lance_csr::cluster::run_scheduler(bind)
                     .await
                     .map_err(failed)
             }
@@ -538,14 +531,9 @@ async fn cluster(process: ClusterProcess) -> Result<()> {
                 slots,
             } => {
                 eprintln!("lance-csr executor on {bind}, {slots} slots, scheduler {scheduler}");
-                lance_csr::cluster::run_executor(
-                    &scheduler,
-                    bind,
-                    slots,
-                    lance_csr::cluster::state_builder(),
-                )
-                .await
-                .map_err(failed)
+                lance_csr::cluster::run_executor(&scheduler, bind, slots)
+                    .await
+                    .map_err(failed)
             }
         }
     }

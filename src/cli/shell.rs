@@ -65,7 +65,7 @@ pub async fn run(graph: &mut Graph) -> Result<()> {
                     Ok(f) => format = f,
                     Err(e) => outln!("{e}"),
                 },
-                ":param" => match lance_csr::parse_param(rest) {
+                ":param" => match super::parse::parse_param(rest) {
                     Ok((k, v)) => {
                         params.insert(k, v);
                     }

@@ -1,5 +1,6 @@
 //! Graph configuration: which tables hold which labels and relationship types (`graph.toml`).
 
+pub mod options;
 pub mod rules;
 
 use crate::error::{Error, Result};

@@ -1,10 +1,11 @@
 //! Ballista's processes with our codecs: a scheduler, executors, an in-process cluster (tests),
-//! and the client side of a graph's session. Sessions are built by the caller (`session.rs`),
-//! with our optimizer rules (but never `ShareSubplans`: sharing needs one process) and, on the
-//! scheduler, [`DistributedQueryPlanner`].
+//! and the client side of a graph's session. Sessions come from `optimizer::session` (our
+//! rules, but never `ShareSubplans`: sharing needs one process) and, on the scheduler, are
+//! planned by [`DistributedQueryPlanner`].
 
 use super::codec::{GraphLogicalCodec, GraphPhysicalCodec};
 use super::planned::{ClientPlanner, DistributedQueryPlanner};
+use crate::optimizer::session::cluster_state;
 use ballista::prelude::SessionContextExt;
 use ballista_core::config::TaskSchedulingPolicy;
 use ballista_core::extension::SessionConfigExt;
@@ -17,9 +18,6 @@ use datafusion::prelude::{SessionConfig, SessionContext};
 use std::net::SocketAddr;
 use std::sync::Arc;
 use tokio::task::JoinHandle;
-
-/// Builds a session for a configuration (the client's, as the scheduler receives it).
-pub type StateBuilder = Arc<dyn Fn(SessionConfig) -> Result<SessionState> + Send + Sync>;
 
 fn config_err(e: impl std::fmt::Display) -> DataFusionError {
     DataFusionError::Configuration(e.to_string())
@@ -42,11 +40,11 @@ pub fn with_codecs(config: SessionConfig) -> SessionConfig {
         .with_ballista_physical_extension_codec(Arc::new(GraphPhysicalCodec::default()))
 }
 
-/// The scheduler's session: `build`'s, planned by [`DistributedQueryPlanner`]. Plans arrive
+/// The scheduler's session: the cluster's, planned by [`DistributedQueryPlanner`]. Plans arrive
 /// analyzed and optimized by the client (with our rules, which need the client's options);
 /// the scheduler only plans them physically.
-fn scheduler_state(build: &StateBuilder, config: SessionConfig) -> Result<SessionState> {
-    let state = build(with_codecs(config))?;
+fn scheduler_state(config: SessionConfig) -> Result<SessionState> {
+    let state = cluster_state(with_codecs(config))?;
     let planner: Arc<dyn QueryPlanner + Send + Sync> = Arc::new(DistributedQueryPlanner::default());
     Ok(SessionStateBuilder::new_from_existing(state)
         .with_analyzer_rules(vec![])
@@ -75,13 +73,9 @@ pub async fn connect(url: &str, state: SessionState) -> Result<SessionContext> {
 
 /// A scheduler's configuration: our sessions, codecs and config producer; `policy` is how its
 /// executors get tasks.
-fn scheduler_config(
-    build: &StateBuilder,
-    policy: TaskSchedulingPolicy,
-) -> ballista_scheduler::config::SchedulerConfig {
-    let builder = build.clone();
+fn scheduler_config(policy: TaskSchedulingPolicy) -> ballista_scheduler::config::SchedulerConfig {
     let session_builder: ballista_scheduler::scheduler_server::SessionBuilder =
-        Arc::new(move |c| scheduler_state(&builder, c));
+        Arc::new(scheduler_state);
     let mut config = ballista_scheduler::config::SchedulerConfig::default()
         .with_scheduler_policy(policy)
         .with_override_session_builder(session_builder)
@@ -177,8 +171,8 @@ where
 }
 
 /// Runs a scheduler on `bind` until the process ends (executors are pushed their tasks).
-pub async fn run_scheduler(bind: SocketAddr, build: StateBuilder) -> Result<()> {
-    let config = scheduler_config(&build, TaskSchedulingPolicy::PushStaged);
+pub async fn run_scheduler(bind: SocketAddr) -> Result<()> {
+    let config = scheduler_config(TaskSchedulingPolicy::PushStaged);
     let (_, server) = serve_scheduler(config, bind).await?;
     server
         .await
@@ -187,18 +181,13 @@ pub async fn run_scheduler(bind: SocketAddr, build: StateBuilder) -> Result<()> 
 
 /// Runs an executor with `slots` concurrent tasks, listening on `port` (and `port + 1`),
 /// registered with the scheduler at `scheduler` (`host:port`), until the process ends.
-pub async fn run_executor(
-    scheduler: &str,
-    bind: SocketAddr,
-    slots: usize,
-    build: StateBuilder,
-) -> Result<()> {
+pub async fn run_executor(scheduler: &str, bind: SocketAddr, slots: usize) -> Result<()> {
     use ballista_executor::executor_process::{start_executor_process, ExecutorProcessConfig};
     let (host, port) = scheduler
         .rsplit_once(':')
         .and_then(|(h, p)| Some((h, p.parse::<u16>().ok()?)))
         .ok_or_else(|| config_err(format!("--scheduler {scheduler}: expected host:port")))?;
-    let state = build(with_codecs(SessionConfig::new_with_ballista()))?;
+    let state = cluster_state(with_codecs(SessionConfig::new_with_ballista()))?;
     let config = ExecutorProcessConfig {
         bind_host: bind.ip().to_string(),
         external_host: Some(bind.ip().to_string()),
@@ -224,15 +213,15 @@ pub async fn run_executor(
 
 /// Starts a scheduler and `executors` executors of `slots` task slots each in this process
 /// (on free localhost ports); returns the scheduler's `df://` address.
-pub async fn standalone(build: StateBuilder, executors: usize, slots: usize) -> Result<String> {
+pub async fn standalone(executors: usize, slots: usize) -> Result<String> {
     // Standalone executors poll the scheduler for tasks.
-    let config = scheduler_config(&build, TaskSchedulingPolicy::PullStaged);
+    let config = scheduler_config(TaskSchedulingPolicy::PullStaged);
     let (addr, _) = serve_scheduler(config, SocketAddr::from(([127, 0, 0, 1], 0))).await?;
     // The listener is bound before `serve_scheduler` returns: no retries needed.
     let scheduler = SchedulerGrpcClient::connect(format!("http://{addr}"))
         .await
         .map_err(config_err)?;
-    let executor_state = build(with_codecs(SessionConfig::new_with_ballista()))?;
+    let executor_state = cluster_state(with_codecs(SessionConfig::new_with_ballista()))?;
     for _ in 0..executors {
         ballista_executor::new_standalone_executor_from_state(
             scheduler.clone(),

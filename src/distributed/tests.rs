@@ -145,7 +145,7 @@ async fn every_graph_node_survives_the_codecs_() {
     g.register_for_cluster().unwrap();
     let logical_codec = GraphLogicalCodec::new();
     let physical_codec = GraphPhysicalCodec::default();
-    let scheduler = crate::session::cluster_state(Default::default()).unwrap();
+    let scheduler = crate::optimizer::session::cluster_state(Default::default()).unwrap();
     let ctx = g.task_ctx();
     let (mut seen, mut seen_exec) = (BTreeSet::new(), BTreeSet::new());
     for q in QUERIES {
@@ -211,7 +211,7 @@ async fn a_plan_for_other_table_versions_is_refused() {
     let mut versions = g.catalog().versions();
     versions[0] = Some(versions[0].unwrap_or(0) ^ 1);
     super::registry::forget(&name);
-    let state = crate::session::cluster_state(Default::default()).unwrap();
+    let state = crate::optimizer::session::cluster_state(Default::default()).unwrap();
     let e = super::registry::resolve(&name, &versions, &state)
         .await
         .unwrap_err()

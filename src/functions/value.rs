@@ -117,6 +117,22 @@ impl Value {
         Ok(super::any::to_scalar(self)?)
     }
 
+    /// The value of Cypher literal text (`42`, `'Ann'`, `[1, 2]`, `{k: true}`, `-1.5`, `null`):
+    /// an error naming the position when the text is not one literal.
+    pub fn parse(text: &str) -> crate::Result<Value> {
+        let e = cypher::parse_expression(text).map_err(|e| {
+            crate::Error::Other(format!(
+                "value is not a Cypher literal: {}",
+                cypher::render_caret(text, &e.span, &e.message)
+            ))
+        })?;
+        Value::from_literal(&e).ok_or_else(|| {
+            crate::Error::Other(format!(
+                "value must be a literal (number, 'string', true/false, null, list or map), got {text}"
+            ))
+        })
+    }
+
     /// The value a Cypher literal (numbers, strings, booleans, null, lists and maps of them,
     /// a negated number) writes; `None` for any other expression.
     pub fn from_literal(e: &ast::Expr) -> Option<Value> {

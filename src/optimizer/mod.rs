@@ -7,6 +7,7 @@ pub mod heavy_rows;
 pub mod intersect_cycles;
 pub mod prune_csr_target_columns;
 pub mod push_csr_target_filters;
+pub mod session;
 pub mod share_subplans;
 pub mod var_length_distinct_ends;
 
@@ -25,7 +26,9 @@ mod tests;
 
 #[cfg(test)]
 pub(crate) mod test_util {
-    use crate::session::{Graph, GraphOptions, RuleSwitches};
+    use crate::config::options::GraphOptions;
+    use crate::config::rules::RuleSwitches;
+    use crate::session::Graph;
     use crate::Params;
     use datafusion::logical_expr::LogicalPlan;
     use datafusion::optimizer::{Optimizer, OptimizerContext, OptimizerRule};

@@ -33,34 +33,10 @@ use scope::{Entities, Scope};
 use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
 
+pub use crate::config::options::PlannerOptions;
+
 /// Query parameters: name -> value.
 pub type Params = BTreeMap<String, Value>;
-
-/// How the planner treats names the graph does not have.
-#[derive(Debug, Clone)]
-pub struct PlannerOptions {
-    /// Schema-less semantics: an unknown label or type matches nothing and an unknown property
-    /// is null (as in a property graph without a schema). Off by default: a typo is an error.
-    pub lenient: bool,
-    /// Re-root each MATCH at its most selective node (`rewrite::pattern_order`).
-    pub reroot: bool,
-    /// Deepest variable-length bound accepted (and joins an unrolled one may need).
-    pub max_var_length: u64,
-    /// Most relationships a shortest-path search may examine from one source before the
-    /// query fails with a "limit exceeded" error.
-    pub max_search_edges: u64,
-}
-
-impl Default for PlannerOptions {
-    fn default() -> Self {
-        Self {
-            lenient: false,
-            reroot: false,
-            max_var_length: 15,
-            max_search_edges: 50_000_000,
-        }
-    }
-}
 
 /// The plan built so far and the variables it binds.
 #[derive(Debug, Clone)]

@@ -39,7 +39,7 @@ static CLUSTER: OnceCell<String> = OnceCell::const_new();
 async fn cluster() -> &'static str {
     CLUSTER
         .get_or_init(|| async {
-            lance_csr::cluster::standalone(lance_csr::cluster::state_builder(), 2, 2)
+            lance_csr::cluster::standalone(2, 2)
                 .await
                 .expect("standalone cluster starts")
         })

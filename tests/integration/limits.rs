@@ -129,19 +129,3 @@ async fn a_query_past_its_memory_limit_spills_or_names_the_limit() {
         Err(e) => panic!("expected an answer or a memory limit error, got {e}"),
     }
 }
-
-#[test]
-fn limits_parse_as_written() {
-    use lance_csr::{parse_bytes, parse_duration};
-    assert_eq!(parse_duration("30").unwrap(), Duration::from_secs(30));
-    assert_eq!(parse_duration("500ms").unwrap(), Duration::from_millis(500));
-    assert_eq!(parse_duration("2m").unwrap(), Duration::from_secs(120));
-    assert_eq!(parse_duration("1.5s").unwrap(), Duration::from_millis(1500));
-    assert!(parse_duration("soon").is_err());
-    assert!(parse_duration("-1s").is_err());
-    assert_eq!(parse_bytes("512MB").unwrap(), 512 << 20);
-    assert_eq!(parse_bytes("2 gb").unwrap(), 2 << 30);
-    assert_eq!(parse_bytes("1000").unwrap(), 1000);
-    assert!(parse_bytes("lots").is_err());
-    assert!(parse_bytes("0").is_err());
-}

@@ -24,8 +24,11 @@ pub async fn run(g: &Graph, q: &str) -> QueryResult {
 pub fn params(kvs: &[String]) -> lance_csr::Result<Params> {
     let mut p = Params::new();
     for kv in kvs {
-        let (k, v) = lance_csr::parse_param(kv)?;
-        p.insert(k, v);
+        let (k, v) = kv.split_once('=').expect("NAME=VALUE");
+        p.insert(
+            k.trim_start_matches('$').to_string(),
+            lance_csr::Value::parse(v)?,
+        );
     }
     Ok(p)
 }

@@ -1,0 +1,60 @@
+//! The options a graph is opened with: planning (`PlannerOptions`), the DataFusion session
+//! (`GraphOptions`). Below every stage that reads them.
+
+use super::rules::{Mode, RuleSwitches};
+
+/// How the planner treats names the graph does not have.
+#[derive(Debug, Clone)]
+pub struct PlannerOptions {
+    /// Schema-less semantics: an unknown label or type matches nothing and an unknown property
+    /// is null (as in a property graph without a schema). Off by default: a typo is an error.
+    pub lenient: bool,
+    /// Re-root each MATCH at its most selective node (`rewrite::pattern_order`).
+    pub reroot: bool,
+    /// Deepest variable-length bound accepted (and joins an unrolled one may need).
+    pub max_var_length: u64,
+    /// Most relationships a shortest-path search may examine from one source before the
+    /// query fails with a "limit exceeded" error.
+    pub max_search_edges: u64,
+}
+
+impl Default for PlannerOptions {
+    fn default() -> Self {
+        Self {
+            lenient: false,
+            reroot: false,
+            max_var_length: 15,
+            max_search_edges: 50_000_000,
+        }
+    }
+}
+
+/// Options for opening a graph.
+#[derive(Debug, Clone, Default)]
+pub struct GraphOptions {
+    pub planner: PlannerOptions,
+    /// DataFusion target partitions (default: the number of cores).
+    pub target_partitions: Option<usize>,
+    /// Rows per batch operators exchange (default: DataFusion's, 8192). On a cluster, also
+    /// the fewest rows a table scan's partition reads when a table is split into ranges.
+    pub batch_size: Option<usize>,
+    pub mode: Mode,
+    pub rules: RuleSwitches,
+    /// Least work (rows read or produced) sharing a repeated subplan must save; `None`: the
+    /// default (`optimizer::share_subplans::DEFAULT_MIN_SAVED_WORK`).
+    pub share_min_saved_work: Option<usize>,
+    /// Longest a query may run (planning and execution); `None`: no limit.
+    pub timeout: Option<std::time::Duration>,
+    /// Most bytes the operators that track memory (sorts, aggregations, joins, DISTINCT,
+    /// traversal state) may hold at once; past it they spill to disk where they can, else
+    /// the query fails naming the limit. `None`: no limit.
+    pub memory_limit: Option<usize>,
+    /// Plan every query anew (no plan cache; `--no-cache`).
+    pub no_plan_cache: bool,
+    /// Read each index file that is up to date only when a plan first needs it (the
+    /// one-shot CLI commands): opening costs a header read per file. Its checksum is then
+    /// checked on first use; a damaged file makes the hops it serves run as joins (`index
+    /// build` rewrites it). Missing and stale indexes are built when the graph opens either
+    /// way.
+    pub defer_indexes: bool,
+}

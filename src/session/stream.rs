@@ -1,0 +1,119 @@
+//! A query's result as it is computed, and the errors a stream ends with (time and memory limits).
+
+use super::*;
+
+/// A query's result as it is computed ([`Graph::query_stream`]).
+pub struct ResultStream {
+    /// The result's column names, as the query wrote them.
+    pub columns: Vec<String>,
+    pub schema: SchemaRef,
+    pub(super) stream: datafusion::physical_plan::SendableRecordBatchStream,
+    pub(super) deadline: Option<tokio::time::Instant>,
+    pub(super) timeout: Option<std::time::Duration>,
+    pub(super) memory_limit: Option<usize>,
+    /// The cluster job behind the stream, cancelled if the stream ends early.
+    #[cfg(feature = "distributed")]
+    pub(super) job: Option<crate::distributed::cluster::JobGuard>,
+}
+
+impl ResultStream {
+    /// Reads every remaining batch.
+    pub async fn collect(mut self) -> Result<QueryResult> {
+        let mut batches = Vec::new();
+        while let Some(b) = self.next_batch().await? {
+            batches.push(b);
+        }
+        Ok(QueryResult {
+            columns: self.columns,
+            schema: self.schema,
+            batches,
+        })
+    }
+
+    /// The next batch of rows; `None` at the end.
+    pub async fn next_batch(&mut self) -> Result<Option<arrow::array::RecordBatch>> {
+        use futures::StreamExt;
+        let next = match (self.deadline, self.timeout) {
+            (Some(d), Some(limit)) => {
+                // Past the deadline even when a batch is ready: a reader slower than the query
+                // (printing) would otherwise always find one.
+                if tokio::time::Instant::now() >= d {
+                    return Err(self.time_limit_error(limit));
+                }
+                match tokio::time::timeout_at(d, self.stream.next()).await {
+                    Ok(next) => next,
+                    Err(_) => return Err(self.time_limit_error(limit)),
+                }
+            }
+            _ => self.stream.next().await,
+        };
+        let next = next
+            .transpose()
+            .map_err(|e| memory_error(self.memory_limit, e));
+        #[cfg(feature = "distributed")]
+        if matches!(next, Ok(None) | Err(_)) {
+            if let Some(j) = self.job.as_mut() {
+                j.finished();
+            }
+        }
+        next
+    }
+
+    /// The time limit's error; for a cluster job (which is cancelled), what to check.
+    pub(super) fn time_limit_error(&self, limit: std::time::Duration) -> Error {
+        let e = time_limit_error(limit);
+        #[cfg(feature = "distributed")]
+        if let (Error::Limit(m), Some(j)) = (&e, &self.job) {
+            return Error::Limit(format!(
+                "{m}; the job on the cluster at {} was cancelled (a job that never ends: are \
+                 its executors running? The scheduler logs executors it lost)",
+                j.url()
+            ));
+        }
+        e
+    }
+}
+
+pub(super) fn time_limit_error(limit: std::time::Duration) -> Error {
+    Error::Limit(format!(
+        "the query ran longer than the time limit of {} (--timeout)",
+        humantime(limit)
+    ))
+}
+
+/// A DataFusion error, as [`Error::Limit`] when the memory pool refused an allocation.
+pub(super) fn memory_error(limit: Option<usize>, e: datafusion::error::DataFusionError) -> Error {
+    let exhausted = matches!(
+        e.find_root(),
+        datafusion::error::DataFusionError::ResourcesExhausted(_)
+    );
+    match (exhausted, limit) {
+        (true, Some(bytes)) => Error::Limit(format!(
+            "the query needs more memory than the limit of {} (--memory-limit): {}",
+            human_bytes(bytes),
+            e.find_root()
+        )),
+        _ => e.into(),
+    }
+}
+
+/// `90s`, `1.5s`, `250ms`.
+pub(super) fn humantime(d: std::time::Duration) -> String {
+    if d.as_millis() < 1000 {
+        format!("{}ms", d.as_millis())
+    } else {
+        format!("{}s", d.as_secs_f64())
+    }
+}
+
+/// `512 MB`, `2 GB`, `1000 bytes`.
+pub fn human_bytes(n: usize) -> String {
+    const UNITS: [(usize, &str); 3] = [(1 << 30, "GB"), (1 << 20, "MB"), (1 << 10, "KB")];
+    for (size, unit) in UNITS {
+        if n >= size {
+            let x = n as f64 / size as f64;
+            return format!("{} {unit}", (x * 100.0).round() / 100.0);
+        }
+    }
+    format!("{n} bytes")
+}
