@@ -6,6 +6,9 @@ use std::fmt;
 
 pub type Result<T, E = Error> = std::result::Result<T, E>;
 
+/// The cause an error carries.
+pub type BoxError = Box<dyn std::error::Error + Send + Sync>;
+
 /// Semantic error categories; names follow the openCypher TCK error details where one fits.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum SemanticKind {
@@ -131,8 +134,12 @@ pub enum Error {
         key: String,
         message: String,
     },
-    /// A dataset or index is not what it should be.
-    Storage(String),
+    /// A dataset or index is not what it should be (`message` names it); `source` is the
+    /// failure that showed it, when there is one.
+    Storage {
+        message: String,
+        source: Option<BoxError>,
+    },
     /// The `lance` crate failed reading or writing a dataset.
     Lance(lance::Error),
     /// Query execution failed in DataFusion (division by zero, a failing operator, ...).
@@ -141,8 +148,13 @@ pub enum Error {
     Runtime(RuntimeError),
     /// The query hit the time or memory limit it ran under.
     Limit(String),
-    /// A file or thread could not be opened, read, written or started.
-    Io(std::io::Error),
+    /// A file or folder could not be opened, read, written, renamed or removed (`action`:
+    /// "open", "write", ...; `path`: which one, where known).
+    Io {
+        action: &'static str,
+        path: Option<std::path::PathBuf>,
+        source: std::io::Error,
+    },
     /// Any other usage error.
     Other(String),
     /// A broken invariant of the engine: a bug, not something the query did wrong.
@@ -163,6 +175,35 @@ impl Error {
             file: file.into(),
             key: key.into(),
             message: msg.into(),
+        }
+    }
+
+    /// A storage error without a further cause.
+    pub fn storage(message: impl Into<String>) -> Self {
+        Error::Storage {
+            message: message.into(),
+            source: None,
+        }
+    }
+
+    /// A storage error `message` caused by `source` (shown after it).
+    pub fn storage_caused(message: impl Into<String>, source: impl Into<BoxError>) -> Self {
+        Error::Storage {
+            message: message.into(),
+            source: Some(source.into()),
+        }
+    }
+
+    /// `action` ("open", "write", ...) on `path` failed with `source`.
+    pub fn io(
+        action: &'static str,
+        path: impl Into<std::path::PathBuf>,
+        source: std::io::Error,
+    ) -> Self {
+        Error::Io {
+            action,
+            path: Some(path.into()),
+            source,
         }
     }
 
@@ -189,9 +230,7 @@ impl Error {
         match self {
             Error::Parse(_) | Error::Semantic { .. } => ErrorClass::SyntaxError,
             Error::Runtime(e) => e.class,
-            Error::Execution(e) if e.to_string().contains("Divide by zero") => {
-                ErrorClass::ArithmeticError
-            }
+            Error::Execution(e) if is_divide_by_zero(e) => ErrorClass::ArithmeticError,
             _ => ErrorClass::Error,
         }
     }
@@ -203,11 +242,11 @@ impl Error {
             Error::Semantic { kind, .. } => format!("{kind:?}"),
             Error::Plan(_) => "PlanError".into(),
             Error::Config { .. } => "ConfigError".into(),
-            Error::Storage(_) | Error::Lance(_) => "StorageError".into(),
+            Error::Storage { .. } | Error::Lance(_) => "StorageError".into(),
             Error::Execution(_) => "ExecutionError".into(),
             Error::Runtime(e) => e.detail.clone(),
             Error::Limit(_) => "LimitExceeded".into(),
-            Error::Other(_) | Error::Io(_) => "Error".into(),
+            Error::Other(_) | Error::Io { .. } => "Error".into(),
             Error::Internal(_) => "InternalError".into(),
         }
     }
@@ -238,7 +277,25 @@ impl fmt::Display for Error {
                 "planning error: {}",
                 without_source_locations(&e.to_string())
             ),
-            Error::Storage(m) => write!(f, "storage error: {m}"),
+            Error::Storage {
+                message,
+                source: None,
+            } => write!(f, "storage error: {message}"),
+            Error::Storage {
+                message,
+                source: Some(e),
+            } => {
+                // A DataFusion cause by its root: the wrappers add nothing a user can act on.
+                let cause = match e.downcast_ref::<DataFusionError>() {
+                    Some(d) => d.find_root().to_string(),
+                    None => e.to_string(),
+                };
+                write!(
+                    f,
+                    "storage error: {message}: {}",
+                    without_source_locations(&cause)
+                )
+            }
             Error::Lance(e) => write!(
                 f,
                 "storage error: {}",
@@ -251,7 +308,12 @@ impl fmt::Display for Error {
                     without_source_locations(&e.to_string())
                 )
             }
-            Error::Io(e) => write!(f, "{e}"),
+            Error::Io {
+                action,
+                path: Some(p),
+                source,
+            } => write!(f, "cannot {action} {}: {source}", p.display()),
+            Error::Io { source, .. } => write!(f, "{source}"),
             Error::Runtime(e) => write!(f, "error: {e}"),
             Error::Limit(m) => write!(f, "limit exceeded: {m}"),
             Error::Other(m) => f.write_str(m),
@@ -269,7 +331,10 @@ impl std::error::Error for Error {
             Error::Parse(e) => Some(e),
             Error::Plan(e) | Error::Execution(e) => Some(e),
             Error::Lance(e) => Some(e),
-            Error::Io(e) => Some(e),
+            Error::Io { source, .. } => Some(source),
+            Error::Storage {
+                source: Some(e), ..
+            } => Some(e.as_ref()),
             Error::Runtime(e) => Some(e),
             _ => None,
         }
@@ -311,8 +376,18 @@ impl From<DataFusionError> for Error {
         if let Some(r) = runtime_cause(&e) {
             return Error::Runtime(r);
         }
+        // A storage error of ours as DataFusion wrapped it: itself, its cause kept.
+        let e = match e {
+            DataFusionError::External(inner) => match inner.downcast::<Error>() {
+                Ok(ours) if matches!(*ours, Error::Storage { .. }) => return *ours,
+                Ok(ours) => DataFusionError::External(ours),
+                Err(inner) => DataFusionError::External(inner),
+            },
+            e => e,
+        };
+        // Deeper inside (contexts, shared errors): its text.
         if let Some(m) = storage_cause(&e) {
-            return Error::Storage(m);
+            return Error::storage(m);
         }
         Error::Execution(e)
     }
@@ -323,12 +398,18 @@ impl From<DataFusionError> for Error {
 fn storage_cause(e: &(dyn std::error::Error + 'static)) -> Option<String> {
     let mut cur: Option<&(dyn std::error::Error + 'static)> = Some(e);
     while let Some(x) = cur {
-        if let Some(Error::Storage(m)) = x.downcast_ref::<Error>() {
-            return Some(m.clone());
+        // Its message with its cause, as shown.
+        let text = |e: &Error| {
+            e.to_string()
+                .trim_start_matches("storage error: ")
+                .to_string()
+        };
+        if let Some(e @ Error::Storage { .. }) = x.downcast_ref::<Error>() {
+            return Some(text(e));
         }
         if let Some(DataFusionError::External(inner)) = x.downcast_ref::<DataFusionError>() {
-            if let Some(Error::Storage(m)) = inner.downcast_ref::<Error>() {
-                return Some(m.clone());
+            if let Some(e @ Error::Storage { .. }) = inner.downcast_ref::<Error>() {
+                return Some(text(e));
             }
         }
         cur = x.source();
@@ -450,7 +531,34 @@ impl From<lance::Error> for Error {
 
 impl From<std::io::Error> for Error {
     fn from(e: std::io::Error) -> Self {
-        Error::Io(e)
+        Error::Io {
+            action: "access",
+            path: None,
+            source: e,
+        }
+    }
+}
+
+/// Our error inside DataFusion (an operator's, a table provider's): DataFusion's own errors
+/// go back as they came, ours travel as external errors and come out again by
+/// `From<DataFusionError> for Error`.
+impl From<Error> for DataFusionError {
+    fn from(e: Error) -> Self {
+        match e {
+            Error::Plan(e) | Error::Execution(e) => e,
+            Error::Runtime(r) => r.into(),
+            e => DataFusionError::External(Box::new(e)),
+        }
+    }
+}
+
+/// A division (or remainder) by zero, however DataFusion wrapped it.
+fn is_divide_by_zero(e: &DataFusionError) -> bool {
+    match e.find_root() {
+        DataFusionError::ArrowError(a, _) => {
+            matches!(a.as_ref(), arrow::error::ArrowError::DivideByZero)
+        }
+        _ => false,
     }
 }
 
@@ -504,5 +612,71 @@ mod text_tests {
         assert_eq!(r.class, ErrorClass::ArithmeticError);
         assert_eq!(r.detail, "IntegerOverflow");
         assert_eq!(r.message, "integer overflow in `*`");
+    }
+}
+
+#[cfg(test)]
+mod cause_tests {
+    use super::*;
+    use arrow::error::ArrowError;
+
+    #[test]
+    fn storage_errors_keep_their_cause_through_datafusion() {
+        let io = std::io::Error::new(std::io::ErrorKind::UnexpectedEof, "failed to fill buffer");
+        let e = Error::storage_caused("reading Lance dataset x.lance", io);
+        let back = Error::from(DataFusionError::from(e));
+        assert_eq!(
+            back.to_string(),
+            "storage error: reading Lance dataset x.lance: failed to fill buffer"
+        );
+        let cause = std::error::Error::source(&back).expect("a cause");
+        assert!(cause.downcast_ref::<std::io::Error>().is_some());
+    }
+
+    #[test]
+    fn our_errors_round_trip_through_datafusion() {
+        let r = RuntimeError::new(ErrorClass::ArgumentError, "NumberOutOfRange", "too big");
+        assert!(matches!(
+            Error::from(DataFusionError::from(Error::Runtime(r.clone()))),
+            Error::Runtime(x) if x == r
+        ));
+        let plan = DataFusionError::Plan("no".into());
+        assert!(matches!(
+            DataFusionError::from(Error::Plan(plan)),
+            DataFusionError::Plan(_)
+        ));
+        let limit = Error::from(DataFusionError::from(Error::Limit("time".into())));
+        assert!(
+            limit.to_string().contains("limit exceeded: time"),
+            "{limit}"
+        );
+    }
+
+    #[test]
+    fn division_by_zero_is_classified_by_its_variant() {
+        let zero = || DataFusionError::ArrowError(Box::new(ArrowError::DivideByZero), None);
+        assert_eq!(
+            Error::Execution(zero()).class(),
+            ErrorClass::ArithmeticError
+        );
+        let wrapped = DataFusionError::Context("evaluating".into(), Box::new(zero()));
+        assert_eq!(
+            Error::Execution(wrapped).class(),
+            ErrorClass::ArithmeticError
+        );
+        // The text alone decides nothing.
+        let text = DataFusionError::Execution("Divide by zero".into());
+        assert_eq!(Error::Execution(text).class(), ErrorClass::Error);
+    }
+
+    #[test]
+    fn io_errors_name_what_failed_where() {
+        let e = Error::io(
+            "open",
+            "/x/people.csv",
+            std::io::Error::from(std::io::ErrorKind::NotFound),
+        );
+        assert_eq!(e.to_string(), "cannot open /x/people.csv: entity not found");
+        assert!(std::error::Error::source(&e).is_some());
     }
 }

@@ -38,12 +38,10 @@ impl NodeKeys {
     pub fn from_keys(keys: &dyn Array) -> Result<Self> {
         let k = as_i64(keys)?;
         if k.null_count() > 0 {
-            return Err(Error::Storage("node key column has nulls".into()));
+            return Err(Error::storage("node key column has nulls"));
         }
         if k.len() > u32::MAX as usize {
-            return Err(Error::Storage(
-                "node table too large for u32 ordinals".into(),
-            ));
+            return Err(Error::storage("node table too large for u32 ordinals"));
         }
         let by_ordinal: Vec<i64> = k.values().to_vec();
         let mut pairs: Vec<(i64, u32)> = by_ordinal
@@ -53,7 +51,7 @@ impl NodeKeys {
             .collect();
         pairs.sort_unstable();
         if let Some(w) = pairs.windows(2).find(|w| w[0].0 == w[1].0) {
-            return Err(Error::Storage(format!("node key {} is not unique", w[0].0)));
+            return Err(Error::storage(format!("node key {} is not unique", w[0].0)));
         }
         Ok(Self {
             sorted: pairs.iter().map(|p| p.0).collect(),

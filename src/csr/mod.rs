@@ -148,7 +148,7 @@ impl CsrIndex {
     ) -> Result<Self> {
         let n = src.len();
         if n > u32::MAX as usize {
-            return Err(Error::Storage(format!(
+            return Err(Error::storage(format!(
                 "relationship table has {n} rows; a CSR holds at most {}",
                 u32::MAX
             )));
@@ -202,7 +202,7 @@ impl CsrIndex {
 /// An integer column as Int64 (keys of any integer type).
 pub fn as_i64(a: &dyn Array) -> Result<arrow::array::Int64Array> {
     if !a.data_type().is_integer() {
-        return Err(Error::Storage(format!(
+        return Err(Error::storage(format!(
             "CSR keys must be integers, got {}",
             a.data_type()
         )));

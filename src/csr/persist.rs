@@ -98,7 +98,7 @@ struct Reader<'a> {
 impl<'a> Reader<'a> {
     fn take(&mut self, n: usize) -> Result<&'a [u8]> {
         if self.pos + n > self.buf.len() {
-            return Err(Error::Storage(format!(
+            return Err(Error::storage(format!(
                 "index file {} is truncated",
                 self.path.display()
             )));
@@ -137,7 +137,7 @@ impl<'a> Reader<'a> {
 fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
     use std::io::Write;
     let what = |e: std::io::Error| {
-        crate::Error::Storage(format!("writing index file {}: {e}", path.display()))
+        crate::Error::storage_caused(format!("writing index file {}", path.display()), e)
     };
     let dir = path.parent().unwrap_or(Path::new("."));
     std::fs::create_dir_all(dir).map_err(what)?;

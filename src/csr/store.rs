@@ -59,7 +59,7 @@ impl TableColumns {
             .map(|c| {
                 schema
                     .index_of(c)
-                    .map_err(|_| Error::Storage(format!("{}: no column `{c}`", self.origin)))
+                    .map_err(|_| Error::storage(format!("{}: no column `{c}`", self.origin)))
             })
             .collect::<Result<Vec<_>>>()?;
         let plan = self.provider.scan(state, Some(&indices), &[], None).await?;
@@ -75,7 +75,7 @@ impl TableColumns {
                         .index_of(name)
                         .map(|i| b.column(i).as_ref())
                         .map_err(|_| {
-                            Error::Storage(format!("{}: scan lacks `{name}`", self.origin))
+                            Error::storage(format!("{}: scan lacks `{name}`", self.origin))
                         })
                 })
                 .collect::<Result<Vec<&dyn arrow::array::Array>>>()?;
@@ -114,7 +114,7 @@ impl TableColumns {
             .expect("column cache lock")
             .get(col)
             .cloned()
-            .ok_or_else(|| Error::Storage(format!("{}: column `{col}` not loaded", self.origin)))
+            .ok_or_else(|| Error::storage(format!("{}: column `{col}` not loaded", self.origin)))
     }
 
     pub async fn load(&self, state: &dyn Session, col: &str) -> Result<ArrayRef> {

@@ -107,7 +107,7 @@ impl GraphLogicalCodec {
                 Some(block_on(move || async move {
                     registry::resolve(&path, &versions, &state)
                         .await
-                        .map_err(|e| DataFusionError::External(Box::new(e)))
+                        .map_err(DataFusionError::from)
                 })?)
             }
             None => None,

@@ -81,7 +81,7 @@ fn check_versions(path: &str, catalog: &Catalog, want: &[Option<u64>]) -> Result
             )
         }));
     if have.len() != want.len() {
-        return Err(Error::Storage(format!(
+        return Err(Error::storage(format!(
             "graph {path}: the plan was made for a graph of {} tables, this process opened {}",
             want.len(),
             have.len()
@@ -89,7 +89,7 @@ fn check_versions(path: &str, catalog: &Catalog, want: &[Option<u64>]) -> Result
     }
     for ((name, h), w) in names.zip(&have).zip(want) {
         if h != w {
-            return Err(Error::Storage(format!(
+            return Err(Error::storage(format!(
                 "graph {path}: the {name} changed since the plan was made (the plan reads \
                  state {}, this process sees {}); run the query again",
                 stamp(w),
@@ -163,7 +163,7 @@ pub fn locate_columns(cols: &Arc<TableColumns>) -> Option<(Arc<Opened>, Part)> {
 
 impl Opened {
     fn missing(&self, part: &Part) -> Error {
-        Error::Storage(format!(
+        Error::storage(format!(
             "graph {}: this process has no {part:?} (the index was not built or the table \
              is not there)",
             self.path

@@ -940,7 +940,7 @@ impl ExecutionPlan for CountPathsExec {
                 let b = b?;
                 let _timer = elapsed.timer();
                 let keys = as_i64(b.column(key_idx).as_ref())
-                    .map_err(|e| datafusion::error::DataFusionError::External(Box::new(e)))?;
+                    .map_err(datafusion::error::DataFusionError::from)?;
                 let ordinals: Vec<Option<u32>> = (0..keys.len())
                     .map(|i| {
                         keys.is_valid(i)

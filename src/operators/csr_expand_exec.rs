@@ -63,7 +63,7 @@ impl CompiledFilter {
             .map(|c| {
                 let a = store
                     .get(c)
-                    .map_err(|e| datafusion::error::DataFusionError::External(Box::new(e)))?;
+                    .map_err(datafusion::error::DataFusionError::from)?;
                 Ok(arrow::compute::take(a.as_ref(), idx, None)?)
             })
             .collect::<Result<Vec<ArrayRef>>>()?;
@@ -201,7 +201,7 @@ pub(super) fn retain<T, const N: usize>(mask: &[bool], vs: [&mut Vec<T>; N]) {
 }
 
 pub(super) fn store_err(e: crate::Error) -> datafusion::error::DataFusionError {
-    datafusion::error::DataFusionError::External(Box::new(e))
+    e.into()
 }
 
 /// Columns `names` of `store` at rows `idx`, appended to `cols` as the output schema's next

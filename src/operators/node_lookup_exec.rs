@@ -61,7 +61,7 @@ impl NodeLookupExec {
 
 impl LookupSpec {
     fn lookup(&self, batch: &RecordBatch, schema: &SchemaRef) -> Result<RecordBatch> {
-        let ext = |e: crate::Error| datafusion::error::DataFusionError::External(Box::new(e));
+        let ext = datafusion::error::DataFusionError::from;
         let keys = as_i64(batch.column(self.key_idx).as_ref()).map_err(ext)?;
         let (mut rows, mut ords) = (Vec::new(), Vec::new());
         for i in 0..keys.len() {

@@ -439,7 +439,7 @@ impl TraversalSpec {
 }
 
 pub(super) fn ext(e: crate::Error) -> datafusion::error::DataFusionError {
-    datafusion::error::DataFusionError::External(Box::new(e))
+    e.into()
 }
 
 /// A depth-first walk from one start node that can pause after any path: its memory is the

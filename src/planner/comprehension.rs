@@ -104,9 +104,9 @@ impl Lowerer<'_> {
                     Some((_, n, _)) => n.clone(),
                     None => {
                         let n = format!("__o{}", captured.len());
-                        let t = self.type_of(&x, &schema).map_err(|e| {
-                            datafusion::error::DataFusionError::External(Box::new(e))
-                        })?;
+                        let t = self
+                            .type_of(&x, &schema)
+                            .map_err(datafusion::error::DataFusionError::from)?;
                         captured.push((x.clone(), n.clone(), t));
                         n
                     }

@@ -133,7 +133,7 @@ pub fn remove_index_files(graph: &Path) -> Result<()> {
         let p = e.path();
         if p.extension().is_some_and(|x| x == "csr" || x == "keys") {
             std::fs::remove_file(&p).map_err(|err| {
-                Error::Storage(format!("removing index file {}: {err}", p.display()))
+                Error::storage_caused(format!("removing index file {}", p.display()), err)
             })?;
         }
     }

@@ -87,9 +87,7 @@ pub fn open_table_file(path: &Path) -> Result<Box<dyn RecordBatchReader + Send>>
         .unwrap_or("")
         .to_ascii_lowercase();
     let bad = |e: &dyn std::fmt::Display| Error::Other(format!("{}: {e}", path.display()));
-    let open = || {
-        File::open(path).map_err(|e| Error::Other(format!("cannot open {}: {e}", path.display())))
-    };
+    let open = || File::open(path).map_err(|e| Error::io("open", path, e));
     match ext.as_str() {
         "parquet" => {
             let builder =
@@ -379,8 +377,7 @@ async fn write_all(
     }
     let path = dir.join("graph.toml");
     cfg.origin = path.display().to_string();
-    std::fs::write(&path, cfg.to_toml())
-        .map_err(|e| Error::Other(format!("cannot write {}: {e}", path.display())))?;
+    std::fs::write(&path, cfg.to_toml()).map_err(|e| Error::io("write", path, e))?;
     Ok(())
 }
 

@@ -346,11 +346,10 @@ impl ExecutionPlan for Named {
         use futures::StreamExt;
         let uri = self.uri.clone();
         let named = move |e: DataFusionError| {
-            let storage = crate::Error::Storage(format!(
-                "reading Lance dataset {uri}: {}",
-                crate::error::without_source_locations(&e.find_root().to_string())
-            ));
-            DataFusionError::External(Box::new(storage))
+            DataFusionError::from(crate::Error::storage_caused(
+                format!("reading Lance dataset {uri}"),
+                e,
+            ))
         };
         let stream = self.inner.execute(partition, context).map_err(&named)?;
         Ok(Box::pin(

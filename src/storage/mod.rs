@@ -75,7 +75,7 @@ impl TableHandle {
         let num_rows = batches.iter().map(|b| b.num_rows()).sum();
         if with_row_id {
             check_row_id_free(schema.fields().iter().map(|f| f.name().as_str()))
-                .map_err(|e| Error::Storage(format!("{origin}: {e}")))?;
+                .map_err(|e| Error::storage(format!("{origin}: {e}")))?;
         }
         let (provider_schema, batches) = if with_row_id {
             let mut fields: Vec<Field> =
@@ -115,25 +115,20 @@ impl TableHandle {
     ) -> Result<Self> {
         let uri = path.to_string_lossy().to_string();
         if !path.exists() {
-            return Err(Error::Storage(format!("dataset {uri} does not exist")));
+            return Err(Error::storage(format!("dataset {uri} does not exist")));
         }
-        let ds = Dataset::open(&uri).await.map_err(|e| {
-            Error::Storage(format!(
-                "cannot open Lance dataset {uri}: {}",
-                crate::error::without_source_locations(&e.to_string())
-            ))
-        })?;
-        let num_rows = ds.count_rows(None).await.map_err(|e| {
-            Error::Storage(format!(
-                "cannot read Lance dataset {uri}: {}",
-                crate::error::without_source_locations(&e.to_string())
-            ))
-        })?;
+        let ds = Dataset::open(&uri)
+            .await
+            .map_err(|e| Error::storage_caused(format!("cannot open Lance dataset {uri}"), e))?;
+        let num_rows = ds
+            .count_rows(None)
+            .await
+            .map_err(|e| Error::storage_caused(format!("cannot read Lance dataset {uri}"), e))?;
         let v = ds.version();
         let committed = v.timestamp.timestamp_nanos_opt().unwrap_or_default() as u64;
         let version = Some(state_stamp(&[v.version, committed, num_rows as u64]));
         let provider = lance_table::LanceTable::new(Arc::new(ds), with_row_id, columns)
-            .map_err(|e| Error::Storage(format!("Lance dataset {uri}: {e}")))?;
+            .map_err(|e| Error::storage_caused(format!("Lance dataset {uri}"), e))?;
         // The table's columns without the row id, by property name.
         let mut schema = provider.schema().as_ref().clone();
         if with_row_id {
@@ -202,12 +197,7 @@ async fn write_params(
     };
     Dataset::write(reader, uri.as_str(), Some(params))
         .await
-        .map_err(|e| {
-            Error::Storage(format!(
-                "cannot write Lance dataset {uri}: {}",
-                crate::error::without_source_locations(&e.to_string())
-            ))
-        })?;
+        .map_err(|e| Error::storage_caused(format!("cannot write Lance dataset {uri}"), e))?;
     Ok(())
 }
 

@@ -89,7 +89,7 @@ impl KeyStatisticsProvider {
 /// Distinct non-null values of a column over batches (integers directly, any other type
 /// compared in Arrow's row format).
 fn distinct_values(batches: &[RecordBatch], name: &str) -> Result<usize> {
-    let ext = |e: crate::Error| datafusion::error::DataFusionError::External(Box::new(e));
+    let ext = datafusion::error::DataFusionError::from;
     if batches.first().is_some_and(|b| {
         b.schema()
             .field_with_name(name)

@@ -223,8 +223,8 @@ fn sync_dir(dir: &Path) {
     }
 }
 
-fn io(path: &Path, what: &str, e: std::io::Error) -> Error {
-    Error::Other(format!("cannot {what} {}: {e}", path.display()))
+fn io(path: &Path, what: &'static str, e: std::io::Error) -> Error {
+    Error::io(what, path, e)
 }
 
 /// For the crash tests: the process aborts here (as if killed) when `LANCE_CSR_CRASH_AT`
