@@ -286,7 +286,7 @@ async fn generated_graph_queries_agree_in_both_modes() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn tck_scenarios_with_a_graph_agree_in_both_modes() {
     let Some((path, _)) = common::tck::tck_path() else {
-        println!("no TCK file; skipping");
+        common::tck::missing("the TCK (../shared/tck/tck.jsonl, or LANCE_CSR_TCK)");
         return;
     };
     let mut compared = 0;

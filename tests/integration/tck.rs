@@ -167,7 +167,7 @@ fn directory(feature_file: &str) -> String {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn tck() {
     let Some((path, is_default)) = tck_path() else {
-        println!("TCK: no ../shared/tck/tck.jsonl and no LANCE_CSR_TCK set; skipping the TCK run");
+        common::tck::missing("the TCK (../shared/tck/tck.jsonl, or LANCE_CSR_TCK)");
         return;
     };
     let scenarios = load(&path);
