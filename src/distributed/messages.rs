@@ -11,6 +11,7 @@ use crate::operators::const_row::ConstRow;
 use crate::operators::count_paths::{CountHop, CountPaths, PathValue, ValueKind};
 use crate::operators::csr_expand::{CsrData, CsrExpand, TakeSpec};
 use crate::operators::csr_intersect::{CsrIntersect, CycleCount};
+use crate::operators::node::GraphNode;
 use crate::operators::node_lookup::NodeLookup;
 use crate::operators::shared::{SharedCell, SharedSubplan};
 use crate::operators::var_length::{HopEnds, PathElems, ShortestPaths, VarHop, VarLengthExpand};
@@ -110,7 +111,7 @@ impl Dec<'_> {
         b.as_deref().map(|b| self.expr(b)).transpose()
     }
     fn map_err(e: crate::Error) -> DataFusionError {
-        DataFusionError::External(Box::new(e))
+        e.into()
     }
     fn csr(&self, p: &Part) -> Result<Arc<crate::csr::CsrIndex>> {
         self.graph()?.csr(p).map_err(Self::map_err)
@@ -592,11 +593,18 @@ pub(super) fn encode_node(
     node: &dyn UserDefinedLogicalNode,
     e: &mut Enc,
 ) -> Result<Option<NodeMsg>> {
-    let any = node.as_any();
-    let msg = if let Some(n) = any.downcast_ref::<CsrExpand>() {
-        NodeMsg::CsrExpand(ExpandMsg::of(n, e)?)
-    } else if let Some(n) = any.downcast_ref::<CsrIntersect>() {
-        NodeMsg::CsrIntersect {
+    let Some(graph_node) = GraphNode::of(node) else {
+        // The one node of the distributed planner's own.
+        return Ok(match node.as_any().downcast_ref::<EmptyRows>() {
+            Some(n) => Some(NodeMsg::EmptyRows {
+                schema: df_schema_bytes(&n.schema)?,
+            }),
+            None => None,
+        });
+    };
+    let msg = match graph_node {
+        GraphNode::Expand(n) => NodeMsg::CsrExpand(ExpandMsg::of(n, e)?),
+        GraphNode::Intersect(n) => NodeMsg::CsrIntersect {
             open: ExpandMsg::of(&n.open, e)?,
             closes: n
                 .closes
@@ -608,9 +616,8 @@ pub(super) fn encode_node(
                 None => None,
             },
             schema: df_schema_bytes(&n.schema)?,
-        }
-    } else if let Some(n) = any.downcast_ref::<NodeLookup>() {
-        NodeMsg::NodeLookup {
+        },
+        GraphNode::Lookup(n) => NodeMsg::NodeLookup {
             key: n.key.clone(),
             label: n.label.clone(),
             target: TakeMsg::of(&n.target)?,
@@ -618,11 +625,9 @@ pub(super) fn encode_node(
             columns: e.cols(&n.columns)?,
             keys_exist: n.keys_exist,
             schema: df_schema_bytes(&n.schema)?,
-        }
-    } else if let Some(n) = any.downcast_ref::<VarLengthExpand>() {
-        NodeMsg::VarLength(VarLengthMsg::of(n, e)?)
-    } else if let Some(n) = any.downcast_ref::<CountPaths>() {
-        NodeMsg::CountPaths(CountPathsMsg {
+        },
+        GraphNode::VarLength(n) => NodeMsg::VarLength(VarLengthMsg::of(n, e)?),
+        GraphNode::CountPaths(n) => NodeMsg::CountPaths(CountPathsMsg {
             key: n.key.clone(),
             arms: n
                 .arms
@@ -646,19 +651,13 @@ pub(super) fn encode_node(
                 })
                 .collect(),
             schema: df_schema_bytes(&n.schema)?,
-        })
-    } else if let Some(n) = any.downcast_ref::<SharedSubplan>() {
-        NodeMsg::SharedSubplan {
+        }),
+        GraphNode::Shared(n) => NodeMsg::SharedSubplan {
             id: n.id,
             consumers: n.consumers,
             rows: n.rows,
-        }
-    } else if let Some(n) = any.downcast_ref::<EmptyRows>() {
-        NodeMsg::EmptyRows {
-            schema: df_schema_bytes(&n.schema)?,
-        }
-    } else if let Some(n) = any.downcast_ref::<ConstRow>() {
-        NodeMsg::ConstRow {
+        },
+        GraphNode::ConstRow(n) => NodeMsg::ConstRow {
             over_input: n.input.is_some(),
             exprs: n
                 .exprs
@@ -666,9 +665,7 @@ pub(super) fn encode_node(
                 .map(|(c, x)| Ok((c.clone(), e.expr(x)?)))
                 .collect::<Result<_>>()?,
             schema: df_schema_bytes(&n.schema)?,
-        }
-    } else {
-        return Ok(None);
+        },
     };
     Ok(Some(msg))
 }

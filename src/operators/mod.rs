@@ -8,6 +8,7 @@ pub mod csr_expand;
 pub mod csr_expand_exec;
 pub mod csr_intersect;
 pub mod csr_intersect_exec;
+pub mod node;
 pub mod node_lookup;
 pub mod node_lookup_exec;
 pub mod params;

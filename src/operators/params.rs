@@ -5,12 +5,7 @@
 //! the values when it runs ([`bind_physical_plan`]: each operator compiled a placeholder to a
 //! [`ParamExpr`], which it replaces by the value's literal).
 
-use super::const_row::ConstRow;
-use super::count_paths::CountPaths;
-use super::csr_expand::CsrExpand;
-use super::csr_intersect::CsrIntersect;
-use super::shared::SharedSubplan;
-use super::var_length::VarLengthExpand;
+use super::node::GraphNode;
 use arrow::array::RecordBatch;
 use arrow::datatypes::{DataType, FieldRef, Schema};
 use datafusion::common::metadata::FieldMetadata;
@@ -76,85 +71,15 @@ pub fn bind_expr(e: Expr, values: &ParamValues) -> Result<Expr> {
     .data)
 }
 
-fn bind_opt(e: &Option<Expr>, values: &ParamValues) -> Result<Option<Expr>> {
-    e.clone().map(|e| bind_expr(e, values)).transpose()
-}
-
-/// The expressions a graph operator holds (DataFusion's rewrites do not see them).
-fn graph_node_exprs(node: &Extension) -> Vec<&Expr> {
-    let n = node.node.as_any();
-    if let Some(x) = n.downcast_ref::<CsrExpand>() {
-        return x.edge_filter.iter().chain(&x.target_filter).collect();
-    }
-    if let Some(x) = n.downcast_ref::<CsrIntersect>() {
-        let counted = x.count.iter().flat_map(|c| &c.filter);
-        return std::iter::once(&x.open)
-            .chain(&x.closes)
-            .flat_map(|h| h.edge_filter.iter().chain(&h.target_filter))
-            .chain(counted)
-            .collect();
-    }
-    if let Some(x) = n.downcast_ref::<CountPaths>() {
-        return x
-            .arms
-            .iter()
-            .flatten()
-            .chain(&x.close)
-            .flat_map(|h| h.edge_filter.iter().chain(&h.target_filter))
-            .collect();
-    }
-    if let Some(x) = n.downcast_ref::<ConstRow>() {
-        return x.exprs.iter().map(|(_, e)| e).collect();
-    }
-    if let Some(x) = n.downcast_ref::<VarLengthExpand>() {
-        return x.target_filter.iter().collect();
-    }
-    Vec::new()
-}
-
 /// A graph operator with its placeholders bound; `None` when it has none.
 fn bind_graph_node(node: &Extension, values: &ParamValues) -> Result<Option<LogicalPlan>> {
-    if !graph_node_exprs(node).into_iter().any(has_placeholder) {
+    let Some(n) = GraphNode::of(node.node.as_ref()) else {
+        return Ok(None);
+    };
+    if !n.own_exprs().into_iter().any(has_placeholder) {
         return Ok(None);
     }
-    let n = node.node.as_any();
-    let bound: Arc<dyn datafusion::logical_expr::UserDefinedLogicalNode> =
-        if let Some(x) = n.downcast_ref::<CsrExpand>() {
-            let mut x = x.clone();
-            x.edge_filter = bind_opt(&x.edge_filter, values)?;
-            x.target_filter = bind_opt(&x.target_filter, values)?;
-            Arc::new(x)
-        } else if let Some(x) = n.downcast_ref::<CsrIntersect>() {
-            let mut x = x.clone();
-            for h in std::iter::once(&mut x.open).chain(&mut x.closes) {
-                h.edge_filter = bind_opt(&h.edge_filter, values)?;
-                h.target_filter = bind_opt(&h.target_filter, values)?;
-            }
-            if let Some(c) = &mut x.count {
-                c.filter = bind_opt(&c.filter, values)?;
-            }
-            Arc::new(x)
-        } else if let Some(x) = n.downcast_ref::<CountPaths>() {
-            let mut x = x.clone();
-            for h in x.arms.iter_mut().flatten().chain(x.close.as_mut()) {
-                h.edge_filter = bind_opt(&h.edge_filter, values)?;
-                h.target_filter = bind_opt(&h.target_filter, values)?;
-            }
-            Arc::new(x)
-        } else if let Some(x) = n.downcast_ref::<VarLengthExpand>() {
-            let mut x = x.clone();
-            x.target_filter = bind_opt(&x.target_filter, values)?;
-            Arc::new(x)
-        } else if let Some(x) = n.downcast_ref::<ConstRow>() {
-            let exprs = x
-                .exprs
-                .iter()
-                .map(|(c, e)| Ok((c.clone(), bind_expr(e.clone(), values)?)))
-                .collect::<Result<_>>()?;
-            Arc::new(ConstRow::over(x.input.clone(), exprs)?)
-        } else {
-            return Ok(None);
-        };
+    let bound = n.map_own_exprs(&mut |e| bind_expr(e, values))?;
     Ok(Some(LogicalPlan::Extension(Extension { node: bound })))
 }
 
@@ -209,10 +134,7 @@ pub fn calls_unstable_function(plan: &LogicalPlan) -> bool {
     };
     let mut found = false;
     let _ = plan.apply_with_subqueries(|node| {
-        let graph = match node {
-            LogicalPlan::Extension(ext) => graph_node_exprs(ext),
-            _ => vec![],
-        };
+        let graph = GraphNode::of_plan(node).map_or(vec![], GraphNode::own_exprs);
         found = graph.into_iter().any(unstable) || node.expressions().iter().any(unstable);
         Ok(if found {
             TreeNodeRecursion::Stop
@@ -227,11 +149,9 @@ pub fn calls_unstable_function(plan: &LogicalPlan) -> bool {
 pub fn reuse_of_optimized(plan: &LogicalPlan) -> Reuse {
     let mut reuse = Reuse::Physical;
     let _ = plan.apply_with_subqueries(|node| {
-        if let LogicalPlan::Extension(ext) = node {
-            if ext.node.as_any().is::<SharedSubplan>() {
-                reuse = Reuse::None;
-                return Ok(TreeNodeRecursion::Stop);
-            }
+        if let Some(GraphNode::Shared(_)) = GraphNode::of_plan(node) {
+            reuse = Reuse::None;
+            return Ok(TreeNodeRecursion::Stop);
         }
         node.apply_expressions(|e| {
             if has_placeholder(e) {

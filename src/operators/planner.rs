@@ -7,6 +7,7 @@ use super::csr_expand::{CsrExpand, TakeSpec};
 use super::csr_expand_exec::{CompiledFilter, CsrExpandExec, ExpandSpec};
 use super::csr_intersect::CsrIntersect;
 use super::csr_intersect_exec::{CsrIntersectExec, MatchCount};
+use super::node::GraphNode;
 use super::node_lookup::NodeLookup;
 use super::node_lookup_exec::{LookupSpec, NodeLookupExec};
 use super::var_length::VarLengthExpand;
@@ -54,7 +55,7 @@ fn absorb_limits(state: &SessionState) -> bool {
 }
 
 fn ext(e: crate::Error) -> DataFusionError {
-    DataFusionError::External(Box::new(e))
+    e.into()
 }
 
 /// Compiles `pred` (over output names of `spec`) against a batch of the table columns it reads.
@@ -115,100 +116,109 @@ impl ExtensionPlanner for GraphExtensionPlanner {
         physical_inputs: &[Arc<dyn ExecutionPlan>],
         state: &SessionState,
     ) -> Result<Option<Arc<dyn ExecutionPlan>>> {
-        if let Some(n) = node.as_any().downcast_ref::<CsrExpand>() {
-            let input = physical_inputs[0].clone();
-            let in_schema = input.schema();
-            let key_idx = in_schema.index_of(&n.key)?;
-            let close_idx = n
-                .close
-                .as_ref()
-                .map(|c| in_schema.index_of(c))
-                .transpose()?;
-            let spec = expand_spec(n, key_idx, close_idx, state).await?;
-            let schema = Arc::new(n.schema.as_arrow().clone());
-            let exec = CsrExpandExec::try_new(input, spec, schema)?;
-            return Ok(Some(Arc::new(exec.absorbing_limits(absorb_limits(state)))));
-        }
-        if let Some(n) = node.as_any().downcast_ref::<CsrIntersect>() {
-            let input = physical_inputs[0].clone();
-            let in_schema = input.schema();
-            let open = expand_spec(&n.open, in_schema.index_of(&n.open.key)?, None, state).await?;
-            let mut closes = Vec::new();
-            for c in &n.closes {
-                let other = c
-                    .close
-                    .as_deref()
-                    .map(|o| in_schema.index_of(o))
-                    .transpose()?;
-                // A closing hop's near node is the new one: not an input column.
-                closes.push(expand_spec(c, usize::MAX, other, state).await?);
-            }
-            let schema = Arc::new(n.schema.as_arrow().clone());
-            let exec = CsrIntersectExec::try_new(input, open, closes, schema)?;
-            let Some(count) = &n.count else {
-                return Ok(Some(Arc::new(exec)));
-            };
-            let (read, match_schema) = n.match_schema()?;
-            let filter = count
-                .filter
-                .as_ref()
-                .map(|f| state.create_physical_expr(f.clone(), &match_schema))
-                .transpose()?;
-            let count = MatchCount {
-                read,
-                schema: Arc::new(match_schema.as_arrow().clone()),
-                filter,
-            };
-            return Ok(Some(Arc::new(exec.counting(count)?)));
-        }
-        if let Some(n) = node.as_any().downcast_ref::<CountPaths>() {
-            return Ok(Some(
-                plan_count_paths(n, physical_inputs[0].clone(), state).await?,
-            ));
-        }
-        if let Some(n) = node.as_any().downcast_ref::<VarLengthExpand>() {
-            return Ok(Some(
-                plan_var_length(n, physical_inputs[0].clone(), state).await?,
-            ));
-        }
-        if let Some(n) = node.as_any().downcast_ref::<super::shared::SharedSubplan>() {
-            return Ok(Some(Arc::new(super::shared_exec::SharedSubplanExec::new(
-                physical_inputs[0].clone(),
+        let Some(node) = GraphNode::of(node) else {
+            return Ok(None);
+        };
+        let input = || physical_inputs[0].clone();
+        Ok(Some(match node {
+            GraphNode::Expand(n) => plan_expand(n, input(), state).await?,
+            GraphNode::Intersect(n) => plan_intersect(n, input(), state).await?,
+            GraphNode::CountPaths(n) => plan_count_paths(n, input(), state).await?,
+            GraphNode::VarLength(n) => plan_var_length(n, input(), state).await?,
+            GraphNode::Shared(n) => Arc::new(super::shared_exec::SharedSubplanExec::new(
+                input(),
                 n.id,
                 n.consumers,
                 n.cell.clone(),
-            ))));
-        }
-        if let Some(n) = node.as_any().downcast_ref::<super::const_row::ConstRow>() {
-            let empty = DFSchema::empty();
-            let input = physical_inputs.first().cloned();
-            let exec = super::const_row::ConstRowExec::try_new(n, input, |e| {
-                state.create_physical_expr(e, &empty)
-            })?;
-            return Ok(Some(Arc::new(exec)));
-        }
-        if let Some(n) = node.as_any().downcast_ref::<NodeLookup>() {
-            let input = physical_inputs[0].clone();
-            let key_idx = input.schema().index_of(&n.key)?;
-            let take: Vec<String> = n.target.output().map(|(c, _, _)| c.clone()).collect();
-            n.columns.ensure(state, &take).await.map_err(ext)?;
-            let spec = LookupSpec {
-                key_idx,
-                key_name: n.key.clone(),
-                label: n.label.clone(),
-                keys: n.keys.clone(),
-                columns: n.columns.clone(),
-                take_out: n.target.output().map(|(_, o, _)| o.clone()).collect(),
-                take,
-                keep_nulls: n.keys_exist,
-            };
-            let schema = Arc::new(n.schema.as_arrow().clone());
-            return Ok(Some(Arc::new(NodeLookupExec::try_new(
-                input, spec, schema,
-            )?)));
-        }
-        Ok(None)
+            )),
+            GraphNode::ConstRow(n) => {
+                let empty = DFSchema::empty();
+                let exec = super::const_row::ConstRowExec::try_new(
+                    n,
+                    physical_inputs.first().cloned(),
+                    |e| state.create_physical_expr(e, &empty),
+                )?;
+                Arc::new(exec)
+            }
+            GraphNode::Lookup(n) => plan_lookup(n, input(), state).await?,
+        }))
     }
+}
+
+async fn plan_expand(
+    n: &CsrExpand,
+    input: Arc<dyn ExecutionPlan>,
+    state: &SessionState,
+) -> Result<Arc<dyn ExecutionPlan>> {
+    let in_schema = input.schema();
+    let key_idx = in_schema.index_of(&n.key)?;
+    let close_idx = n
+        .close
+        .as_ref()
+        .map(|c| in_schema.index_of(c))
+        .transpose()?;
+    let spec = expand_spec(n, key_idx, close_idx, state).await?;
+    let schema = Arc::new(n.schema.as_arrow().clone());
+    let exec = CsrExpandExec::try_new(input, spec, schema)?;
+    Ok(Arc::new(exec.absorbing_limits(absorb_limits(state))))
+}
+
+async fn plan_intersect(
+    n: &CsrIntersect,
+    input: Arc<dyn ExecutionPlan>,
+    state: &SessionState,
+) -> Result<Arc<dyn ExecutionPlan>> {
+    let in_schema = input.schema();
+    let open = expand_spec(&n.open, in_schema.index_of(&n.open.key)?, None, state).await?;
+    let mut closes = Vec::new();
+    for c in &n.closes {
+        let other = c
+            .close
+            .as_deref()
+            .map(|o| in_schema.index_of(o))
+            .transpose()?;
+        // A closing hop's near node is the new one: not an input column.
+        closes.push(expand_spec(c, usize::MAX, other, state).await?);
+    }
+    let schema = Arc::new(n.schema.as_arrow().clone());
+    let exec = CsrIntersectExec::try_new(input, open, closes, schema)?;
+    let Some(count) = &n.count else {
+        return Ok(Arc::new(exec));
+    };
+    let (read, match_schema) = n.match_schema()?;
+    let filter = count
+        .filter
+        .as_ref()
+        .map(|f| state.create_physical_expr(f.clone(), &match_schema))
+        .transpose()?;
+    let count = MatchCount {
+        read,
+        schema: Arc::new(match_schema.as_arrow().clone()),
+        filter,
+    };
+    Ok(Arc::new(exec.counting(count)?))
+}
+
+async fn plan_lookup(
+    n: &NodeLookup,
+    input: Arc<dyn ExecutionPlan>,
+    state: &SessionState,
+) -> Result<Arc<dyn ExecutionPlan>> {
+    let key_idx = input.schema().index_of(&n.key)?;
+    let take: Vec<String> = n.target.output().map(|(c, _, _)| c.clone()).collect();
+    n.columns.ensure(state, &take).await.map_err(ext)?;
+    let spec = LookupSpec {
+        key_idx,
+        key_name: n.key.clone(),
+        label: n.label.clone(),
+        keys: n.keys.clone(),
+        columns: n.columns.clone(),
+        take_out: n.target.output().map(|(_, o, _)| o.clone()).collect(),
+        take,
+        keep_nulls: n.keys_exist,
+    };
+    let schema = Arc::new(n.schema.as_arrow().clone());
+    Ok(Arc::new(NodeLookupExec::try_new(input, spec, schema)?))
 }
 
 /// A search filter compiled over a batch of one column of element structs.

@@ -18,7 +18,7 @@
 //! ```
 
 use super::RuleCounters;
-use crate::operators::csr_expand::CsrExpand;
+use crate::operators::node::GraphNode;
 use datafusion::common::tree_node::{Transformed, TreeNode};
 use datafusion::common::{DFSchema, Result, ScalarValue};
 use datafusion::logical_expr::expr_rewriter::NamePreserver;
@@ -159,7 +159,7 @@ impl OptimizerRule for FoldConstants {
         plan.transform_up(|node| {
             // The graph operators keep their filters out of `expressions()`.
             if let LogicalPlan::Extension(Extension { node: ext }) = &node {
-                if let Some(n) = ext.as_any().downcast_ref::<CsrExpand>() {
+                if let Some(GraphNode::Expand(n)) = GraphNode::of(ext.as_ref()) {
                     // Filters read the operator's own output columns.
                     let schema = n.schema.as_ref().clone();
                     let mut m = n.clone();
