@@ -35,39 +35,23 @@ pub(crate) struct NamedPath {
 }
 
 impl Lowerer<'_> {
-    /// `m` with every element of its named paths named, and the paths without their names
-    /// (the elements as written, in order).
-    pub(crate) fn name_path_elements(&mut self, m: &ast::Match) -> (ast::Match, Vec<NamedPath>) {
-        let mut m = m.clone();
-        let mut named = Vec::new();
+    /// The named paths of a MATCH, before their shapes are known.
+    pub(crate) fn named_paths_of(
+        &self,
+        paths: Vec<crate::rewrite::path_names::PathElements>,
+    ) -> Vec<NamedPath> {
         let empty = Arc::new(PathShape {
             node: Default::default(),
             rel: Default::default(),
         });
-        for p in &mut m.patterns {
-            let Some(name) = p.name.take() else { continue };
-            let mut elems = Vec::new();
-            let name_node = |n: &mut ast::NodePattern, me: &mut Self| {
-                let v = n
-                    .var
-                    .get_or_insert_with(|| ast::Ident::new(me.fresh("pn"), n.span));
-                v.name.clone()
-            };
-            elems.push(name_node(&mut p.start, self));
-            for (r, n) in &mut p.steps {
-                let v = r
-                    .var
-                    .get_or_insert_with(|| ast::Ident::new(self.fresh("pr"), r.span));
-                elems.push(v.name.clone());
-                elems.push(name_node(n, self));
-            }
-            named.push(NamedPath {
-                name: name.name,
-                elems,
+        paths
+            .into_iter()
+            .map(|p| NamedPath {
+                name: p.name,
+                elems: p.elems,
                 shape: empty.clone(),
-            });
-        }
-        (m, named)
+            })
+            .collect()
     }
 
     /// The shape of each named path of `qg` (from the labels and tables its elements can
@@ -111,7 +95,7 @@ impl Lowerer<'_> {
         }
         // A variable-length relationship the user named (or a re-matched list) is a list of
         // relationships.
-        let rebound = format!("__{}", super::pattern::REBOUND);
+        let rebound = format!("__{}", crate::rewrite::rematch::REBOUND);
         let named = |v: &&ast::Ident| !v.name.starts_with("__") || v.name.starts_with(&rebound);
         for (k, r) in qg.rels.iter().enumerate() {
             if let Some(v) = r.var.as_ref().filter(named) {

@@ -10,7 +10,10 @@ use crate::error::Result;
 use crate::functions::value::Value;
 use crate::operators::csr_expand::TakeSpec;
 use crate::operators::var_length::encode_eid;
+use crate::rewrite::key_lookup::key_equalities_into_maps;
+use crate::rewrite::path_names::name_path_elements;
 use crate::rewrite::pattern_order;
+use crate::rewrite::rematch::{rematch_bound_relationships, Bound, REBOUND};
 use crate::sem_err;
 use arrow::datatypes::DataType;
 use cypher::ast::{self, Direction, ExprKind};
@@ -40,11 +43,26 @@ impl<'c> Lowerer<'c> {
             return self.lower_shortest_match(st, m);
         }
         let m = &key_equalities_into_maps(m, self.catalog, &integer_param);
-        let rematched = self.rematch_bound_relationships(&st, m);
+        let bound = |v: &str| match st.scope.get(v) {
+            Some(Binding::Rel { rel, .. }) => Some(Bound::Rel(vec![*rel])),
+            Some(Binding::Rels { rels, .. }) => Some(Bound::Rel(rels.clone())),
+            Some(Binding::RelList { rel, .. }) => {
+                Some(Bound::RelList((*rel != usize::MAX).then_some(*rel)))
+            }
+            Some(_) => Some(Bound::Other),
+            None => None,
+        };
+        let mut counter = self.counter;
+        let rematched = rematch_bound_relationships(m, self.catalog, &bound, &mut || {
+            counter += 1;
+            format!("__{REBOUND}{counter}")
+        });
+        self.counter = counter;
         let m = rematched.as_ref().unwrap_or(m);
         // Named paths: their elements named, the paths bound once the elements are; the
         // state of an enclosing MATCH (a variable-length chain lowers as one) kept aside.
-        let (m, mut paths) = self.name_path_elements(m);
+        let (m, elements) = name_path_elements(m, &mut |what| self.fresh(what));
+        let mut paths = self.named_paths_of(elements);
         let qg = self.bind(&st.scope, |b| b.bind_match(&m))?;
         let segments = self.shape_paths(&qg, &mut paths)?;
         // Relationship lists as values are listed in the direction they are walked.
@@ -263,76 +281,6 @@ impl<'c> Lowerer<'c> {
         }
         // Far node: join a new scan, or check a bound one.
         self.bind_far_node(st, node, far_prefix, far_label, prefix, preds)
-    }
-
-    /// `m` with each relationship variable bound by an earlier clause (`MATCH ()-[r]->() WITH
-    /// r MATCH (a)-[r]->(b)`) replaced by a fresh one that WHERE requires to equal it: the
-    /// pattern then matches exactly where its relationship is that one (in either direction
-    /// for an undirected hop; nowhere for a null one). `None` when there is none.
-    /// The pattern keeps to the bound relationship's types (the tables it can be in), so that
-    /// it branches only over those. A variable-length relationship bound to a list (`WITH
-    /// [r1, r2] AS rs MATCH (a)-[rs*]->(b)`) likewise: a fresh list equal to it as a value
-    /// (the same relationships in the same order).
-    fn rematch_bound_relationships(&mut self, st: &State, m: &ast::Match) -> Option<ast::Match> {
-        let tables = |v: &ast::Ident| match st.scope.get(&v.name) {
-            Some(Binding::Rel { rel, .. }) => Some(vec![*rel]),
-            Some(Binding::Rels { rels, .. }) => Some(rels.clone()),
-            Some(Binding::RelList { rel, .. }) if *rel != usize::MAX => Some(vec![*rel]),
-            _ => None,
-        };
-        let rematched = |r: &ast::RelPattern| match (&r.var, r.length.is_some()) {
-            (Some(v), false) => {
-                tables(v).is_some()
-                    && !matches!(st.scope.get(&v.name), Some(Binding::RelList { .. }))
-            }
-            (Some(v), true) => st.scope.get(&v.name).is_some(),
-            (None, _) => false,
-        };
-        let mut rels = m
-            .patterns
-            .iter()
-            .flat_map(|p| p.steps.iter().map(|(r, _)| r));
-        if !rels.any(rematched) {
-            return None;
-        }
-        let mut out = m.clone();
-        let mut conjuncts: Vec<ast::Expr> = out.where_.take().into_iter().collect();
-        for (r, _) in out.patterns.iter_mut().flat_map(|p| p.steps.iter_mut()) {
-            if !rematched(r) {
-                continue;
-            }
-            let v = r.var.as_mut().expect("rematched");
-            let var = |name: &str| ast::Expr {
-                kind: ExprKind::Variable(name.to_string()),
-                span: v.span,
-            };
-            if r.types.is_empty() {
-                let mut types: Vec<String> = tables(v)
-                    .unwrap_or_default()
-                    .into_iter()
-                    .filter_map(|t| self.catalog.rels.get(t))
-                    .map(|info| info.cfg.rel_type.clone())
-                    .collect();
-                types.sort();
-                types.dedup();
-                r.types = types
-                    .into_iter()
-                    .map(|name| ast::Ident { name, span: v.span })
-                    .collect();
-            }
-            let fresh = self.fresh(REBOUND);
-            conjuncts.push(ast::Expr {
-                kind: ExprKind::Binary(
-                    ast::BinaryOp::Eq,
-                    Box::new(var(&fresh)),
-                    Box::new(var(&v.name)),
-                ),
-                span: v.span,
-            });
-            v.name = fresh;
-        }
-        out.where_ = and_all(conjuncts);
-        Some(out)
     }
 
     /// A MATCH's WHERE over the variables in `st`.
@@ -626,110 +574,7 @@ fn without_property(node: &ast::NodePattern, key: &str) -> ast::NodePattern {
     node
 }
 
-/// `m` with each WHERE conjunct `v.key = <literal or parameter>` moved into the property map
-/// of `v`'s first node pattern, where `v` is written with one label whose key is `key`:
-/// the same rows (a property map is an equality on the pattern, as the conjunct was), and
-/// the node is then looked up by its key instead of scanned and filtered.
-fn key_equalities_into_maps<'m>(
-    m: &'m ast::Match,
-    catalog: &crate::catalog::Catalog,
-    integer_param: &dyn Fn(&str) -> bool,
-) -> std::borrow::Cow<'m, ast::Match> {
-    use std::borrow::Cow;
-    let Some(w) = &m.where_ else {
-        return Cow::Borrowed(m);
-    };
-    let mut out = m.clone();
-    let mut kept: Vec<ast::Expr> = Vec::new();
-    let mut moved = false;
-    for c in pattern_order::conjuncts(w) {
-        if let Some((v, key, value)) = key_equality(c, integer_param) {
-            if let Some(node) = keyed_node(&mut out, v, key, catalog) {
-                // `keyed_node` leaves no property map, or a map.
-                let span = node.span;
-                let props = node.props.get_or_insert_with(|| ast::Expr {
-                    kind: ExprKind::Map(vec![]),
-                    span,
-                });
-                let ExprKind::Map(entries) = &mut props.kind else {
-                    unreachable!("keyed_node checked it is a map")
-                };
-                entries.push((key.clone(), value.clone()));
-                moved = true;
-                continue;
-            }
-        }
-        kept.push(c.clone());
-    }
-    if !moved {
-        return Cow::Borrowed(m);
-    }
-    out.where_ = and_all(kept);
-    Cow::Owned(out)
-}
-
 /// The conjunction of `conjuncts` (each AND spanning its left operand); `None` for none.
 pub(super) fn and_all(conjuncts: Vec<ast::Expr>) -> Option<ast::Expr> {
     ast::Expr::associative(ast::BinaryOp::And, conjuncts)
 }
-
-/// `v.key = c` or `c = v.key`, `c` an integer (a literal or a parameter): (v, key, c). Keys
-/// are looked up by integers only; an integer equality means the same in a property map.
-fn key_equality<'e>(
-    e: &'e ast::Expr,
-    integer_param: &dyn Fn(&str) -> bool,
-) -> Option<(&'e str, &'e ast::Ident, &'e ast::Expr)> {
-    let ExprKind::Binary(ast::BinaryOp::Eq, l, r) = &e.kind else {
-        return None;
-    };
-    fn prop(x: &ast::Expr) -> Option<(&str, &ast::Ident)> {
-        match &x.kind {
-            ExprKind::Property(t, k) => match &t.kind {
-                ExprKind::Variable(v) => Some((v.as_str(), k)),
-                _ => None,
-            },
-            _ => None,
-        }
-    }
-    let constant = |x: &ast::Expr| match &x.kind {
-        ExprKind::Param(p) => integer_param(p),
-        _ => matches!(Value::from_literal(x), Some(Value::Int(_))),
-    };
-    match (prop(l), prop(r)) {
-        (Some((v, k)), None) if constant(r) => Some((v, k, r)),
-        (None, Some((v, k))) if constant(l) => Some((v, k, l)),
-        _ => None,
-    }
-}
-
-/// The first node pattern of `v` in `m`, when it is written with one label whose key is
-/// `key` and its property map (if any) is a map without `key`.
-fn keyed_node<'a>(
-    m: &'a mut ast::Match,
-    v: &str,
-    key: &ast::Ident,
-    catalog: &crate::catalog::Catalog,
-) -> Option<&'a mut ast::NodePattern> {
-    let node = m
-        .patterns
-        .iter_mut()
-        .flat_map(|p| std::iter::once(&mut p.start).chain(p.steps.iter_mut().map(|(_, n)| n)))
-        .find(|n| n.var.as_ref().is_some_and(|x| x.name == v))?;
-    let [label] = node.labels.as_slice() else {
-        return None;
-    };
-    if catalog.nodes.get(&label.name)?.key != key.name {
-        return None;
-    }
-    match &node.props {
-        None => Some(node),
-        Some(ast::Expr {
-            kind: ExprKind::Map(entries),
-            ..
-        }) if !entries.iter().any(|(k, _)| k.name == key.name) => Some(node),
-        _ => None,
-    }
-}
-
-/// Fresh variables of relationships matched again are `__rebound<n>` (`Lowerer::fresh`).
-pub(super) const REBOUND: &str = "rebound";

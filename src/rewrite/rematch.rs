@@ -1,0 +1,146 @@
+//! Relationships bound by an earlier clause, matched again: each such variable in a MATCH
+//! becomes a fresh one that WHERE requires to equal it, so the pattern matches exactly where
+//! its relationship is that one, and the pattern keeps to the tables it can be in.
+//!
+//! ```text
+//! before:  MATCH ()-[r:KNOWS]->() WITH r MATCH (a)-[r]->(b)
+//! after:   MATCH ()-[r:KNOWS]->() WITH r MATCH (a)-[__rebound1:KNOWS]->(b) WHERE __rebound1 = r
+//! ```
+
+use crate::catalog::Catalog;
+use cypher::ast::{self, ExprKind};
+
+/// Fresh variables of relationships matched again are `__rebound<n>`.
+pub const REBOUND: &str = "rebound";
+
+/// What an earlier clause bound a variable to.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Bound {
+    /// A relationship from one of these tables.
+    Rel(Vec<usize>),
+    /// A list of relationships (of this table, where all are of one).
+    RelList(Option<usize>),
+    /// Any other value.
+    Other,
+}
+
+/// `m` with each relationship variable bound by an earlier clause (`MATCH ()-[r]->() WITH
+/// r MATCH (a)-[r]->(b)`) replaced by a fresh one that WHERE requires to equal it: the
+/// pattern then matches exactly where its relationship is that one (in either direction
+/// for an undirected hop; nowhere for a null one). `None` when there is none.
+/// The pattern keeps to the bound relationship's types (the tables it can be in), so that
+/// it branches only over those. A variable-length relationship bound to a list (`WITH
+/// [r1, r2] AS rs MATCH (a)-[rs*]->(b)`) likewise: a fresh list equal to it as a value
+/// (the same relationships in the same order).
+pub fn rematch_bound_relationships(
+    m: &ast::Match,
+    catalog: &Catalog,
+    bound: &dyn Fn(&str) -> Option<Bound>,
+    fresh: &mut dyn FnMut() -> String,
+) -> Option<ast::Match> {
+    let tables = |v: &ast::Ident| match bound(&v.name) {
+        Some(Bound::Rel(tables)) => Some(tables),
+        Some(Bound::RelList(Some(table))) => Some(vec![table]),
+        _ => None,
+    };
+    let rematched = |r: &ast::RelPattern| match (&r.var, r.length.is_some()) {
+        (Some(v), false) => matches!(bound(&v.name), Some(Bound::Rel(_))),
+        (Some(v), true) => bound(&v.name).is_some(),
+        (None, _) => false,
+    };
+    let mut rels = m
+        .patterns
+        .iter()
+        .flat_map(|p| p.steps.iter().map(|(r, _)| r));
+    if !rels.any(rematched) {
+        return None;
+    }
+    let mut out = m.clone();
+    let mut conjuncts: Vec<ast::Expr> = out.where_.take().into_iter().collect();
+    for (r, _) in out.patterns.iter_mut().flat_map(|p| p.steps.iter_mut()) {
+        if !rematched(r) {
+            continue;
+        }
+        let v = r.var.as_mut().expect("rematched");
+        let var = |name: &str| ast::Expr {
+            kind: ExprKind::Variable(name.to_string()),
+            span: v.span,
+        };
+        if r.types.is_empty() {
+            let mut types: Vec<String> = tables(v)
+                .unwrap_or_default()
+                .into_iter()
+                .filter_map(|t| catalog.rels.get(t))
+                .map(|info| info.cfg.rel_type.clone())
+                .collect();
+            types.sort();
+            types.dedup();
+            r.types = types
+                .into_iter()
+                .map(|name| ast::Ident { name, span: v.span })
+                .collect();
+        }
+        let fresh = fresh();
+        conjuncts.push(ast::Expr {
+            kind: ExprKind::Binary(
+                ast::BinaryOp::Eq,
+                Box::new(var(&fresh)),
+                Box::new(var(&v.name)),
+            ),
+            span: v.span,
+        });
+        v.name = fresh;
+    }
+    out.where_ = ast::Expr::associative(ast::BinaryOp::And, conjuncts);
+    Some(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::rewrite::test_util::{nth_match, sample, text};
+
+    fn rewrite(q: &str, bound: &dyn Fn(&str) -> Option<Bound>) -> Option<String> {
+        let g = sample();
+        let m = nth_match(q, 0);
+        let mut n = 0;
+        rematch_bound_relationships(&m, g.catalog(), bound, &mut || {
+            n += 1;
+            format!("__{REBOUND}{n}")
+        })
+        .map(|m| text(&m))
+    }
+
+    #[test]
+    fn a_bound_relationship_is_matched_through_a_fresh_one() {
+        let g = sample();
+        let knows = (g.catalog().rels.iter())
+            .position(|r| r.cfg.rel_type == "KNOWS")
+            .unwrap();
+        let bound = |v: &str| (v == "r").then(|| Bound::Rel(vec![knows]));
+        assert_eq!(
+            rewrite("MATCH (a)-[r]->(b) WHERE a.id > 1 RETURN a", &bound).unwrap(),
+            "MATCH (a)-[__rebound1:KNOWS]->(b) WHERE ((a.id > 1) AND (__rebound1 = r))"
+        );
+        // Its types as written are kept.
+        assert_eq!(
+            rewrite("MATCH (a)-[r:KNOWS|LIKES]-(b) RETURN a", &bound).unwrap(),
+            "MATCH (a)-[__rebound1:KNOWS|LIKES]-(b) WHERE (__rebound1 = r)"
+        );
+    }
+
+    #[test]
+    fn lists_and_other_values() {
+        // A list bound to a variable-length relationship is matched again as a value; a
+        // single hop's variable that is a list or another value is left to the binder.
+        let list = |v: &str| (v == "rs").then_some(Bound::RelList(None));
+        assert_eq!(
+            rewrite("MATCH (a)-[rs*]->(b) RETURN a", &list).unwrap(),
+            "MATCH (a)-[__rebound1*]->(b) WHERE (__rebound1 = rs)"
+        );
+        assert_eq!(rewrite("MATCH (a)-[rs]->(b) RETURN a", &list), None);
+        let other = |v: &str| (v == "x").then_some(Bound::Other);
+        assert_eq!(rewrite("MATCH (a)-[x]->(b) RETURN a", &other), None);
+        assert_eq!(rewrite("MATCH (a)-[y]->(b) RETURN a", &|_| None), None);
+    }
+}
