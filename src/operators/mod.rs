@@ -17,6 +17,7 @@ pub mod planner;
 pub mod shared;
 pub mod shared_exec;
 pub mod shortest;
+pub mod traversal;
 pub mod var_length;
 pub mod var_length_exec;
 

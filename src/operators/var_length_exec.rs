@@ -2,8 +2,9 @@
 //! relationship at most once per path, one output row per path within the length bounds; in
 //! distinct mode, breadth-first with a visited bitmap, one row per reachable end node.
 
-use super::var_length::{encode_eid, VarHop, EID_TABLE_SHIFT};
-use crate::csr::{as_i64, NodeKeys, TableColumns};
+pub use super::traversal::{PathWalk, TraversalSpec};
+use super::var_length::{encode_eid, EID_TABLE_SHIFT};
+use crate::csr::as_i64;
 use arrow::array::{Array, ArrayRef, ListArray, RecordBatch, UInt32Array, UInt64Array};
 use arrow::buffer::OffsetBuffer;
 use arrow::datatypes::{Field, SchemaRef};
@@ -15,39 +16,6 @@ use datafusion::physical_plan::{
 };
 use std::fmt;
 use std::sync::Arc;
-
-#[derive(Debug, Clone)]
-pub struct TraversalSpec {
-    pub key_idx: usize,
-    pub key_name: String,
-    pub hops: Vec<VarHop>,
-    /// Row ids of each hop's table (as u64), for the path's edge ids.
-    pub rowids: Vec<Arc<UInt64Array>>,
-    /// Per label slot, the hops that leave it.
-    pub from_slot: Vec<Vec<usize>>,
-    pub start: usize,
-    pub end: usize,
-    pub min: u64,
-    pub max: Option<u64>,
-    pub distinct: bool,
-    /// Output each input row with the number of its (shortest) paths, not the paths.
-    pub count: bool,
-    pub near_keys: Arc<NodeKeys>,
-    pub target: Arc<TableColumns>,
-    pub target_take: Vec<String>,
-    /// Only ends passing this (over the end label's columns).
-    pub target_filter: Option<super::csr_expand_exec::CompiledFilter>,
-    pub target_out: Vec<String>,
-    pub target_var: String,
-    /// Label of each slot.
-    pub labels: Vec<String>,
-    /// Shortest paths instead of every path.
-    pub shortest: Option<super::shortest::ShortestSpec>,
-    /// The paths' elements as values (columns loaded).
-    pub elems: Option<super::var_length::PathElems>,
-    /// For EXPLAIN: types, edges, walk.
-    pub display: String,
-}
 
 #[derive(Debug)]
 pub struct VarLengthExec {
@@ -112,120 +80,6 @@ impl VarLengthExec {
 }
 
 impl TraversalSpec {
-    /// A walk over every path from `start` (as the sequence of (hop, edge row)) whose length
-    /// is within bounds and that ends at the end label, paused and resumed by [`Self::resume`].
-    pub fn walk(&self, start: u32) -> PathWalk {
-        let max = self.max.unwrap_or(u64::MAX);
-        PathWalk {
-            zero: (self.min == 0 && self.start == self.end).then_some(start),
-            stack: if max == 0 {
-                Vec::new()
-            } else {
-                vec![(self.start, start, 0, 0)]
-            },
-            path: Vec::new(),
-        }
-    }
-
-    /// Goes on with `w`: `emit(end, path)` per path; it returns false to pause after that
-    /// path. Also pauses once `budget` edges were examined. Returns the edges examined and
-    /// whether the walk is over.
-    pub fn resume(
-        &self,
-        w: &mut PathWalk,
-        emit: &mut dyn FnMut(u32, &[(usize, u32, u32)]) -> bool,
-        budget: usize,
-    ) -> (usize, bool) {
-        let max = self.max.unwrap_or(u64::MAX) as usize;
-        let min = self.min as usize;
-        if let Some(s) = w.zero.take() {
-            if !emit(s, &[]) {
-                return (0, w.stack.is_empty());
-            }
-        }
-        let (stack, path) = (&mut w.stack, &mut w.path);
-        let mut examined = 0;
-        while let Some(frame) = stack.last_mut() {
-            if examined >= budget {
-                return (examined, false);
-            }
-            let (slot, node, hi, pos) = *frame;
-            let Some(&h) = self.from_slot[slot].get(hi) else {
-                stack.pop();
-                path.pop();
-                continue;
-            };
-            let hop = &self.hops[h];
-            let csr = hop.index.direction(hop.reverse);
-            let range = csr.range(node);
-            let e = range.start + pos;
-            if e >= range.end {
-                *frame = (slot, node, hi + 1, 0);
-                continue;
-            }
-            *frame = (slot, node, hi, pos + 1);
-            examined += 1;
-            let (nbr, row) = (csr.neighbors[e], csr.edge_rows[e]);
-            // Never a relationship twice in one path (a self-loop walked both ways is one).
-            if (hop.skip_self_loops && nbr == node)
-                || path
-                    .iter()
-                    .any(|&(g, r, _)| r == row && self.hops[g].rel == hop.rel)
-            {
-                continue;
-            }
-            path.push((h, row, nbr));
-            let go_on = !(path.len() >= min && hop.to == self.end) || emit(nbr, path);
-            if path.len() < max {
-                stack.push((hop.to, nbr, 0, 0));
-            } else {
-                path.pop();
-            }
-            if !go_on {
-                return (examined, stack.is_empty());
-            }
-        }
-        (examined, true)
-    }
-
-    /// Distinct end nodes reachable within the bounds (directed, `min <= 1`), breadth-first
-    /// with a visited bitmap per label.
-    pub fn reachable(&self, start: u32, emit: &mut dyn FnMut(u32) -> bool) -> usize {
-        let max = self.max.unwrap_or(u64::MAX);
-        let mut visited = vec![roaring::RoaringBitmap::new(); self.from_slot.len()];
-        if self.min == 0 && self.start == self.end {
-            visited[self.start].insert(start);
-            if !emit(start) {
-                return 0;
-            }
-        }
-        let mut frontier = vec![(self.start, start)];
-        let mut depth = 0;
-        let mut examined = 0;
-        while !frontier.is_empty() && depth < max {
-            depth += 1;
-            let mut next = Vec::new();
-            for &(slot, n) in &frontier {
-                for &h in &self.from_slot[slot] {
-                    let hop = &self.hops[h];
-                    let csr = hop.index.direction(hop.reverse);
-                    for e in csr.range(n) {
-                        examined += 1;
-                        let m = csr.neighbors[e];
-                        if visited[hop.to].insert(m) {
-                            if hop.to == self.end && !emit(m) {
-                                return examined;
-                            }
-                            next.push((hop.to, m));
-                        }
-                    }
-                }
-            }
-            frontier = next;
-        }
-        examined
-    }
-
     /// The distinct ends reachable from each row of `batch`, stopping once `limit` rows are
     /// out (distinct mode: a row's output is at most one row per node).
     fn expand_distinct(
@@ -360,14 +214,6 @@ impl TraversalSpec {
         ))
     }
 
-    /// The start node of row `i`: its key's ordinal, if the key is a node of the start label.
-    fn start_of(&self, keys: &arrow::array::Int64Array, i: usize) -> Option<u32> {
-        if keys.is_null(i) {
-            return None;
-        }
-        self.near_keys.ordinal(keys.value(i))
-    }
-
     /// The output batch for the rows collected in `out` (indexes into `batch`).
     fn build(&self, batch: &RecordBatch, schema: &SchemaRef, out: Out) -> Result<RecordBatch> {
         let out = match &self.target_filter {
@@ -440,17 +286,6 @@ impl TraversalSpec {
 
 pub(super) fn ext(e: crate::Error) -> datafusion::error::DataFusionError {
     e.into()
-}
-
-/// A depth-first walk from one start node that can pause after any path: its memory is the
-/// current path and one frame per step of it, whatever the number of paths.
-pub struct PathWalk {
-    /// Frames: label slot, node, index into the slot's hops, position in that hop's range.
-    stack: Vec<(usize, u32, usize, usize)>,
-    /// Hop, edge row and the node it reaches, per step.
-    path: Vec<(usize, u32, u32)>,
-    /// The zero-length path's end, not yet emitted (`*0..`).
-    zero: Option<u32>,
 }
 
 /// The paths of one input row being handed out, batch by batch.
