@@ -33,6 +33,7 @@ pub struct RelInfo {
 
 /// A graph's schema as its users see it ([`crate::Graph::schema`]).
 #[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
 pub struct GraphSchema {
     /// Per label: its key column, rows and properties (the key among them unless hidden).
     pub labels: BTreeMap<String, LabelSchema>,
@@ -41,6 +42,7 @@ pub struct GraphSchema {
 }
 
 #[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
 pub struct LabelSchema {
     pub key: String,
     pub rows: usize,
@@ -48,6 +50,7 @@ pub struct LabelSchema {
 }
 
 #[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
 pub struct RelationshipSchema {
     pub rel_type: String,
     pub from: String,

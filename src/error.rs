@@ -11,6 +11,7 @@ pub type BoxError = Box<dyn std::error::Error + Send + Sync>;
 
 /// Semantic error categories; names follow the openCypher TCK error details where one fits.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum SemanticKind {
     UndefinedVariable,
     VariableTypeConflict,
@@ -38,6 +39,7 @@ pub enum SemanticKind {
 
 /// openCypher's error classes (the TCK's `error_type`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum ErrorClass {
     SyntaxError,
     SemanticError,
@@ -117,6 +119,7 @@ impl From<RuntimeError> for datafusion::error::DataFusionError {
 }
 
 #[derive(Debug)]
+#[non_exhaustive]
 pub enum Error {
     /// The query text does not parse.
     Parse(ParseError),

@@ -24,13 +24,6 @@ pub struct Timing {
     pub rows: usize,
 }
 
-fn mode_name(m: Mode) -> &'static str {
-    match m {
-        Mode::Csr => "csr",
-        Mode::Join => "join",
-    }
-}
-
 /// Times `query` on `graph`: a warm-up run, then `runs` timed runs, run `i` with
 /// `bindings[i % len]`.
 pub async fn time_query(
@@ -133,7 +126,7 @@ pub fn throughput_report(rows: &[Throughput], format: Format) -> String {
             out.push_str(&format!(
                 "{},{},{},{},{:.1},{:.3},{:.3}\n",
                 t.query,
-                mode_name(t.mode),
+                t.mode.name(),
                 t.workers,
                 t.queries,
                 t.per_second,
@@ -151,7 +144,7 @@ pub fn throughput_report(rows: &[Throughput], format: Format) -> String {
         out.push_str(&format!(
             "{:<32} {:>5} {:>8} {:>10} {:>12.1} {:>9.3} {:>9.3}\n",
             t.query,
-            mode_name(t.mode),
+            t.mode.name(),
             t.workers,
             t.queries,
             t.per_second,
@@ -291,7 +284,7 @@ pub async fn run(graph_path: &Path, dir: &Path, run: &Run<'_>) -> Result<Vec<Tim
             let name = stem(f);
             let query = std::fs::read_to_string(f)?;
             for g in &graphs {
-                eprintln!("  {name} [{}] ...", mode_name(g.options().mode));
+                eprintln!("  {name} [{}] ...", g.options().mode.name());
                 let t = throughput(g.clone(), &name, &query, shared.clone(), workers, duration)
                     .await
                     .map_err(|e| Error::Other(format!("{name}: {}", e.render(&query))))?;
@@ -307,7 +300,7 @@ pub async fn run(graph_path: &Path, dir: &Path, run: &Run<'_>) -> Result<Vec<Tim
         let name = stem(f);
         let query = std::fs::read_to_string(f)?;
         for g in &graphs {
-            eprintln!("  {name} [{}] ...", mode_name(g.options().mode));
+            eprintln!("  {name} [{}] ...", g.options().mode.name());
             let t = time_query(g, &name, &query, bindings, runs)
                 .await
                 .map_err(|e| Error::Other(format!("{name}: {}", e.render(&query))))?;
@@ -390,7 +383,7 @@ async fn time_phases(
 
 fn phase_line(name: &str, mode: Mode, ms: &[f64]) -> String {
     let cells: Vec<String> = ms.iter().map(|m| format!("{m:>8.3}")).collect();
-    format!("{name:<32} {:>5} {}", mode_name(mode), cells.join(" "))
+    format!("{name:<32} {:>5} {}", mode.name(), cells.join(" "))
 }
 
 /// The report: a table with the join/CSR ratio, or CSV lines.
@@ -402,7 +395,7 @@ pub fn report(timings: &[Timing], format: Format) -> String {
             out.push_str(&format!(
                 "{},{},{:.3},{:.3},{:.3},{}\n",
                 t.query,
-                mode_name(t.mode),
+                t.mode.name(),
                 t.median_ms,
                 t.min_ms,
                 t.max_ms,

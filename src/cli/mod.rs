@@ -69,7 +69,7 @@ pub struct QueryArgs {
     #[arg(long, default_value = "csr")]
     pub mode: Mode,
     /// Switch an optimizer rule or rewrite off (repeatable).
-    #[arg(long = "disable", value_name = "RULE")]
+    #[arg(long = "disable", value_name = "RULE", value_parser = parse::rule())]
     pub disable: Vec<lance_csr::Rule>,
     /// Run on the Ballista cluster whose scheduler is at this address (`df://host:port`;
     /// build with `--features distributed`).
@@ -157,7 +157,7 @@ pub enum Command {
         #[arg(long)]
         mode: Option<Mode>,
         /// Switch an optimizer rule or rewrite off (repeatable).
-        #[arg(long = "disable", value_name = "RULE")]
+        #[arg(long = "disable", value_name = "RULE", value_parser = parse::rule())]
         disable: Vec<lance_csr::Rule>,
         /// Also report where each query's time goes: medians of parse, bind + lower,
         /// optimize, physical planning, plan cache lookup and execution.

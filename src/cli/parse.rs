@@ -19,6 +19,13 @@ pub fn parse_param(kv: &str) -> Result<(String, Value)> {
     Ok((k.to_string(), value))
 }
 
+/// `--disable RULE`: one of the rules' names (clap lists them in help and errors).
+pub fn rule() -> impl clap::builder::TypedValueParser<Value = lance_csr::Rule> {
+    use clap::builder::TypedValueParser;
+    clap::builder::PossibleValuesParser::new(lance_csr::RuleSwitches::NAMES)
+        .map(|name| name.parse::<lance_csr::Rule>().expect("a listed name"))
+}
+
 /// `NAME=VALUE` parameters (repeated `--param`s).
 pub fn parse_params(kvs: &[String]) -> Result<Params> {
     let mut p = Params::new();

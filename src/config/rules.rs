@@ -5,6 +5,7 @@ use crate::error::{Error, Result};
 
 /// How hops execute.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[non_exhaustive]
 pub enum Mode {
     /// On CSR indexes where the graph has them (the default).
     #[default]
@@ -25,8 +26,8 @@ impl std::str::FromStr for Mode {
 }
 
 /// One of the rules `RuleSwitches` switches (`--disable` takes their snake_case names).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-#[value(rename_all = "snake_case")]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum Rule {
     PushCsrTargetFilters,
     PruneCsrTargetColumns,
@@ -38,6 +39,53 @@ pub enum Rule {
     AbsorbLimits,
     KeyStatistics,
     ShareSubplans,
+}
+
+impl Rule {
+    /// Every rule, in the order of [`RuleSwitches::NAMES`].
+    pub const ALL: [Rule; 10] = [
+        Rule::PushCsrTargetFilters,
+        Rule::PruneCsrTargetColumns,
+        Rule::Reroot,
+        Rule::VarLengthDistinctEnds,
+        Rule::FactorizeCounts,
+        Rule::IntersectCycles,
+        Rule::FoldConstants,
+        Rule::AbsorbLimits,
+        Rule::KeyStatistics,
+        Rule::ShareSubplans,
+    ];
+
+    /// Its snake_case name (what `--disable` takes).
+    pub fn name(self) -> &'static str {
+        let i = Rule::ALL.iter().position(|r| *r == self).expect("listed");
+        RuleSwitches::NAMES[i]
+    }
+}
+
+impl std::str::FromStr for Rule {
+    type Err = Error;
+    fn from_str(name: &str) -> Result<Self> {
+        Rule::ALL
+            .into_iter()
+            .find(|r| r.name() == name)
+            .ok_or_else(|| {
+                Error::Other(format!(
+                    "unknown rule `{name}` (rules: {})",
+                    RuleSwitches::NAMES.join(", ")
+                ))
+            })
+    }
+}
+
+impl Mode {
+    /// `csr` or `join`, as `--mode` takes it.
+    pub fn name(self) -> &'static str {
+        match self {
+            Mode::Csr => "csr",
+            Mode::Join => "join",
+        }
+    }
 }
 
 /// Switches for lance-csr's optimizer rules (all on by default; off in join mode).
@@ -81,14 +129,7 @@ impl RuleSwitches {
 
     /// Switches one rule off by name.
     pub fn disable(&mut self, name: &str) -> Result<()> {
-        use clap::ValueEnum;
-        let rule = Rule::from_str(name, false).map_err(|_| {
-            Error::Other(format!(
-                "unknown rule `{name}` (rules: {})",
-                Self::NAMES.join(", ")
-            ))
-        })?;
-        self.switch_off(rule);
+        self.switch_off(name.parse()?);
         Ok(())
     }
 
@@ -146,19 +187,18 @@ impl Default for RuleSwitches {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use clap::ValueEnum;
 
     #[test]
-    fn every_rule_has_its_name() {
-        let names: Vec<String> = Rule::value_variants()
-            .iter()
-            .map(|r| r.to_possible_value().unwrap().get_name().to_string())
-            .collect();
+    fn every_rule_has_its_name_and_switch() {
+        let names: Vec<&str> = Rule::ALL.iter().map(|r| r.name()).collect();
         assert_eq!(names, RuleSwitches::NAMES);
-        for r in Rule::value_variants() {
+        for r in Rule::ALL {
+            assert_eq!(r.name().parse::<Rule>().unwrap(), r);
             let mut s = RuleSwitches::default();
-            s.switch_off(*r);
+            s.switch_off(r);
             assert_ne!(s, RuleSwitches::default(), "{r:?}");
         }
+        let e = "push".parse::<Rule>().unwrap_err().to_string();
+        assert!(e.contains("unknown rule `push`"), "{e}");
     }
 }

@@ -16,6 +16,7 @@ use std::time::Instant;
 
 /// What [`open_indexes`] did, per table.
 #[derive(Debug, Default, Clone)]
+#[non_exhaustive]
 pub struct IndexReport {
     pub lines: Vec<String>,
     /// Indexes (key maps and CSRs) built rather than read.

@@ -21,6 +21,7 @@ impl QueryResult {
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum Format {
     Table,
     Csv,

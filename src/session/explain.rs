@@ -150,6 +150,7 @@ impl Graph {
 
 /// Where one run of a query spent its time ([`Graph::time_phases`]).
 #[derive(Debug, Clone, Copy, Default)]
+#[non_exhaustive]
 pub struct PhaseTimes {
     /// Taking the session state the query plans with.
     pub session: std::time::Duration,
