@@ -992,3 +992,130 @@ impl ExecutionPlan for CountPathsExec {
         Some(self.metrics.clone_inner())
     }
 }
+
+#[cfg(test)]
+mod core_tests {
+    use super::*;
+    use crate::csr::{CsrIndex, NodeKeys, TableColumns};
+    use crate::operators::csr_expand::CsrData;
+
+    /// `m` edges among `n` nodes (parallel edges and self-loops included), from `seed`.
+    fn edges(n: i64, m: usize, seed: u64) -> Vec<(i64, i64)> {
+        let mut s = seed;
+        let mut next = move || {
+            s = s
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            ((s >> 33) % n as u64) as i64
+        };
+        (0..m).map(|_| (next(), next())).collect()
+    }
+
+    /// A hop over `edges` among nodes keyed `0..n` (one label on both ends).
+    fn hop(n: i64, edges: &[(i64, i64)], orientations: Vec<bool>, lengths: (u64, u64)) -> HopSpec {
+        let keys =
+            Arc::new(NodeKeys::from_keys(&Int64Array::from((0..n).collect::<Vec<_>>())).unwrap());
+        let src = Int64Array::from(edges.iter().map(|e| e.0).collect::<Vec<_>>());
+        let dst = Int64Array::from(edges.iter().map(|e| e.1).collect::<Vec<_>>());
+        let index = Arc::new(CsrIndex::build(&src, &dst, &keys, &keys, None).unwrap());
+        let table = datafusion::datasource::MemTable::try_new(
+            Arc::new(arrow::datatypes::Schema::empty()),
+            vec![vec![]],
+        )
+        .unwrap();
+        let none = Arc::new(TableColumns::new(Arc::new(table), "test"));
+        HopSpec {
+            rel_type: "R".into(),
+            orientations,
+            data: CsrData {
+                index,
+                near_keys: keys.clone(),
+                far_keys: keys,
+                edges: none.clone(),
+                target: none,
+            },
+            target_filter: None,
+            edge_filter: None,
+            lengths,
+        }
+    }
+
+    /// Walks from `x` along the hops, counted one by one: per hop, every length it allows,
+    /// each step one edge in one of its orientations (an undirected self-loop once).
+    fn walks(x: i64, hops: &[(&[(i64, i64)], &[bool], (u64, u64))]) -> u64 {
+        let Some(((edges, orient, (min, max)), rest)) = hops.split_first() else {
+            return 1;
+        };
+        let step = |y: i64| -> Vec<i64> {
+            let mut out = Vec::new();
+            for &(a, b) in edges.iter() {
+                if orient.contains(&false) && a == y {
+                    out.push(b);
+                }
+                if orient.contains(&true) && b == y && !(orient.len() == 2 && a == b) {
+                    out.push(a);
+                }
+            }
+            out
+        };
+        let mut total = 0;
+        let mut frontier = vec![x];
+        for len in 0..=*max {
+            if len >= *min {
+                total += frontier.iter().map(|&y| walks(y, rest)).sum::<u64>();
+            }
+            frontier = frontier.iter().flat_map(|&y| step(y)).collect();
+        }
+        total
+    }
+
+    #[test]
+    fn arm_counts_agree_with_walks_counted_one_by_one() {
+        let n = 7;
+        let (a, b) = (edges(n, 12, 1), edges(n, 9, 2));
+        let shapes: [(Vec<bool>, (u64, u64)); 4] = [
+            (vec![false], (1, 1)),
+            (vec![true], (1, 1)),
+            (vec![false, true], (1, 1)),
+            (vec![false], (0, 2)),
+        ];
+        for (oa, la) in &shapes {
+            for (ob, lb) in &shapes {
+                let hops = [hop(n, &a, oa.clone(), *la), hop(n, &b, ob.clone(), *lb)];
+                let got = arm_counts(&hops, &mut 0).unwrap();
+                let want: Vec<u64> = (0..n)
+                    .map(|x| walks(x, &[(&a, oa, *la), (&b, ob, *lb)]))
+                    .collect();
+                assert_eq!(got, want, "{oa:?} {la:?} then {ob:?} {lb:?}");
+            }
+        }
+    }
+
+    #[test]
+    fn many_nodes_split_over_cores_count_the_same() {
+        let n = PARALLEL_NODES as i64 + 17;
+        let a = edges(n, 3 * n as usize, 3);
+        let hops = [
+            hop(n, &a, vec![false, true], (1, 1)),
+            hop(n, &a, vec![false], (1, 2)),
+        ];
+        let got = arm_counts(&hops, &mut 0).unwrap();
+        for x in [0, 1, n / 2, n - 1] {
+            let want = walks(x, &[(&a, &[false, true], (1, 1)), (&a, &[false], (1, 2))]);
+            assert_eq!(got[x as usize], want, "node {x}");
+        }
+    }
+
+    #[test]
+    fn totals_weigh_each_root_by_its_rows() {
+        let n = 5;
+        let a = edges(n, 8, 4);
+        let arm = vec![hop(n, &a, vec![false], (1, 1))];
+        let roots = [2, 0, 1, 0, 3];
+        let (count, _) = total(&[arm], None, &[], &roots, &mut 0).unwrap();
+        let want: u64 = (0..n)
+            .map(|x| roots[x as usize] * walks(x, &[(&a, &[false], (1, 1))]))
+            .sum();
+        assert_eq!(count as u64, want);
+    }
+}

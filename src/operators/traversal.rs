@@ -175,3 +175,147 @@ impl TraversalSpec {
         self.near_keys.ordinal(keys.value(i))
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::csr::CsrIndex;
+    use arrow::array::Int64Array;
+    use arrow::datatypes::Schema;
+
+    /// A traversal over one relationship table on one label: nodes keyed `0..n`, edge row `i`
+    /// is `edges[i]`.
+    fn spec(n: i64, edges: &[(i64, i64)], min: u64, max: Option<u64>) -> TraversalSpec {
+        let keys = NodeKeys::from_keys(&Int64Array::from((0..n).collect::<Vec<_>>())).unwrap();
+        let src = Int64Array::from(edges.iter().map(|e| e.0).collect::<Vec<_>>());
+        let dst = Int64Array::from(edges.iter().map(|e| e.1).collect::<Vec<_>>());
+        let index = Arc::new(CsrIndex::build(&src, &dst, &keys, &keys, None).unwrap());
+        let table =
+            datafusion::datasource::MemTable::try_new(Arc::new(Schema::empty()), vec![vec![]])
+                .unwrap();
+        let none = Arc::new(TableColumns::new(Arc::new(table), "test"));
+        TraversalSpec {
+            key_idx: 0,
+            key_name: "a__id".into(),
+            hops: vec![VarHop {
+                rel: 0,
+                rel_type: "R".into(),
+                from: 0,
+                to: 0,
+                reverse: false,
+                skip_self_loops: false,
+                index,
+                edges: none.clone(),
+            }],
+            rowids: vec![],
+            from_slot: vec![vec![0]],
+            start: 0,
+            end: 0,
+            min,
+            max,
+            distinct: false,
+            count: false,
+            near_keys: Arc::new(keys),
+            target: none,
+            target_take: vec![],
+            target_filter: None,
+            target_out: vec![],
+            target_var: "b".into(),
+            labels: vec!["L".into()],
+            shortest: None,
+            elems: None,
+            display: String::new(),
+        }
+    }
+
+    /// Every path from `start` as (end, edge rows), walked in steps of `budget` edges and
+    /// paused after every `pause_every`th path.
+    fn paths(s: &TraversalSpec, start: u32, budget: usize, pause_every: usize) -> Vec<String> {
+        let mut out = Vec::new();
+        let mut w = s.walk(start);
+        loop {
+            let mut since = 0;
+            let (_, over) = s.resume(
+                &mut w,
+                &mut |end, path| {
+                    let rows: Vec<String> = path.iter().map(|(_, r, _)| r.to_string()).collect();
+                    out.push(format!("{end}:[{}]", rows.join(",")));
+                    since += 1;
+                    since < pause_every
+                },
+                budget,
+            );
+            if over {
+                return out;
+            }
+        }
+    }
+
+    #[test]
+    fn every_path_within_the_bounds() {
+        // 0 -> 1 -> 2 -> 3
+        let s = spec(4, &[(0, 1), (1, 2), (2, 3)], 1, Some(2));
+        assert_eq!(paths(&s, 0, usize::MAX, usize::MAX), ["1:[0]", "2:[0,1]"]);
+        // *0..: the start itself first.
+        let s = spec(4, &[(0, 1), (1, 2), (2, 3)], 0, None);
+        assert_eq!(
+            paths(&s, 1, usize::MAX, usize::MAX),
+            ["1:[]", "2:[1]", "3:[1,2]"]
+        );
+        // *2..2 from the end of the chain: none.
+        let s = spec(4, &[(0, 1), (1, 2), (2, 3)], 2, Some(2));
+        assert!(paths(&s, 3, usize::MAX, usize::MAX).is_empty());
+    }
+
+    #[test]
+    fn a_relationship_at_most_once_per_path() {
+        // A cycle of two and a self-loop: each path ends when its next edge was used.
+        let s = spec(2, &[(0, 1), (1, 0), (0, 0)], 1, None);
+        assert_eq!(
+            paths(&s, 0, usize::MAX, usize::MAX),
+            [
+                "0:[2]",
+                "1:[2,0]",
+                "0:[2,0,1]",
+                "1:[0]",
+                "0:[0,1]",
+                "0:[0,1,2]"
+            ]
+        );
+    }
+
+    #[test]
+    fn pausing_and_budgets_lose_and_repeat_nothing() {
+        // A dense little graph: every ordered pair of 4 nodes.
+        let edges: Vec<(i64, i64)> = (0..4)
+            .flat_map(|a| (0..4).filter(move |&b| b != a).map(move |b| (a, b)))
+            .collect();
+        let s = spec(4, &edges, 1, Some(3));
+        let whole = paths(&s, 0, usize::MAX, usize::MAX);
+        // 27 walks of three steps, less 0 -> x -> 0 -> x (its first edge again).
+        assert_eq!(whole.len(), 3 + 3 * 3 + (27 - 3));
+        for (budget, pause) in [(1, usize::MAX), (usize::MAX, 1), (2, 3), (7, 2)] {
+            assert_eq!(paths(&s, 0, budget, pause), whole, "{budget} {pause}");
+        }
+    }
+
+    #[test]
+    fn distinct_ends_breadth_first() {
+        // A diamond 0 -> {1, 2} -> 3, then 3 -> 0.
+        let s = spec(4, &[(0, 1), (0, 2), (1, 3), (2, 3), (3, 0)], 1, Some(2));
+        let mut ends = Vec::new();
+        s.reachable(0, &mut |n| {
+            ends.push(n);
+            true
+        });
+        assert_eq!(ends, [1, 2, 3]);
+        // Within 3 steps the start comes back once; stopping early stops.
+        let s = spec(4, &[(0, 1), (0, 2), (1, 3), (2, 3), (3, 0)], 1, Some(3));
+        let mut ends = Vec::new();
+        s.reachable(0, &mut |n| {
+            ends.push(n);
+            ends.len() < 2
+        });
+        assert_eq!(ends, [1, 2]);
+    }
+}
