@@ -216,8 +216,16 @@ impl ExecutionPlan for ConstRowExec {
         self: Arc<Self>,
         children: Vec<Arc<dyn ExecutionPlan>>,
     ) -> Result<Arc<dyn ExecutionPlan>> {
-        let Some(input) = children.into_iter().next() else {
-            return Ok(self);
+        // Its input, when it has one; a leaf takes none.
+        let input = match (children.len(), &self.input) {
+            (0, None) => return Ok(self),
+            (1, Some(_)) => super::only_child("ConstRowExec", children)?,
+            (n, _) => {
+                return datafusion::common::internal_err!(
+                    "ConstRowExec takes {} inputs, got {n}",
+                    self.input.iter().count()
+                )
+            }
         };
         Ok(Arc::new(Self {
             cache: super::streaming_properties(&self.schema, &input),

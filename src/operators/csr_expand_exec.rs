@@ -9,9 +9,7 @@ use arrow::datatypes::SchemaRef;
 use datafusion::common::Result;
 use datafusion::execution::TaskContext;
 use datafusion::physical_expr::PhysicalExpr;
-use datafusion::physical_plan::metrics::{
-    Count, ExecutionPlanMetricsSet, MetricBuilder, MetricsSet,
-};
+use datafusion::physical_plan::metrics::{Count, ExecutionPlanMetricsSet, MetricBuilder};
 use datafusion::physical_plan::{
     DisplayAs, DisplayFormatType, ExecutionPlan, PlanProperties, SendableRecordBatchStream,
 };
@@ -366,23 +364,16 @@ impl DisplayAs for CsrExpandExec {
 }
 
 impl ExecutionPlan for CsrExpandExec {
-    fn name(&self) -> &str {
-        "CsrExpandExec"
-    }
-
-    fn properties(&self) -> &Arc<PlanProperties> {
-        &self.cache
-    }
-
-    fn children(&self) -> Vec<&Arc<dyn ExecutionPlan>> {
-        vec![&self.input]
-    }
+    super::unary_exec!("CsrExpandExec");
 
     fn with_new_children(
         self: Arc<Self>,
-        mut children: Vec<Arc<dyn ExecutionPlan>>,
+        children: Vec<Arc<dyn ExecutionPlan>>,
     ) -> Result<Arc<dyn ExecutionPlan>> {
-        Ok(Arc::new(self.rebuilt(children.swap_remove(0), self.fetch)))
+        Ok(Arc::new(self.rebuilt(
+            super::only_child("CsrExpandExec", children)?,
+            self.fetch,
+        )))
     }
 
     fn fetch(&self) -> Option<usize> {
@@ -461,9 +452,5 @@ impl ExecutionPlan for CsrExpandExec {
             elapsed,
             move |b, _| spec.expand(b, &schema, &counters, &mut sel),
         ))
-    }
-
-    fn metrics(&self) -> Option<MetricsSet> {
-        Some(self.metrics.clone_inner())
     }
 }

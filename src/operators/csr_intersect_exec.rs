@@ -15,7 +15,7 @@ use arrow::datatypes::SchemaRef;
 use datafusion::common::Result;
 use datafusion::execution::TaskContext;
 use datafusion::physical_expr::PhysicalExpr;
-use datafusion::physical_plan::metrics::{ExecutionPlanMetricsSet, MetricBuilder, MetricsSet};
+use datafusion::physical_plan::metrics::{ExecutionPlanMetricsSet, MetricBuilder};
 use datafusion::physical_plan::{
     DisplayAs, DisplayFormatType, ExecutionPlan, PlanProperties, SendableRecordBatchStream,
 };
@@ -365,23 +365,13 @@ impl DisplayAs for CsrIntersectExec {
 }
 
 impl ExecutionPlan for CsrIntersectExec {
-    fn name(&self) -> &str {
-        "CsrIntersectExec"
-    }
-
-    fn properties(&self) -> &Arc<PlanProperties> {
-        &self.cache
-    }
-
-    fn children(&self) -> Vec<&Arc<dyn ExecutionPlan>> {
-        vec![&self.input]
-    }
+    super::unary_exec!("CsrIntersectExec");
 
     fn with_new_children(
         self: Arc<Self>,
-        mut children: Vec<Arc<dyn ExecutionPlan>>,
+        children: Vec<Arc<dyn ExecutionPlan>>,
     ) -> Result<Arc<dyn ExecutionPlan>> {
-        let input = children.swap_remove(0);
+        let input = super::only_child("CsrIntersectExec", children)?;
         Ok(Arc::new(Self {
             cache: super::streaming_properties(&self.schema, &input),
             input,
@@ -419,9 +409,5 @@ impl ExecutionPlan for CsrIntersectExec {
             elapsed,
             move |b, _| Self::intersect(&open, &closes, count.as_deref(), b, &schema, &counters),
         ))
-    }
-
-    fn metrics(&self) -> Option<MetricsSet> {
-        Some(self.metrics.clone_inner())
     }
 }

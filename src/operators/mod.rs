@@ -21,6 +21,42 @@ pub mod traversal;
 pub mod var_length;
 pub mod var_length_exec;
 
+/// The `ExecutionPlan` methods our single-input operators write alike (fields `input`,
+/// `cache` and `metrics`): name, properties, child, metrics. `with_new_children` takes its
+/// child through [`only_child`].
+macro_rules! unary_exec {
+    ($name:literal) => {
+        fn name(&self) -> &str {
+            $name
+        }
+
+        fn properties(&self) -> &std::sync::Arc<datafusion::physical_plan::PlanProperties> {
+            &self.cache
+        }
+
+        fn children(&self) -> Vec<&std::sync::Arc<dyn datafusion::physical_plan::ExecutionPlan>> {
+            vec![&self.input]
+        }
+
+        fn metrics(&self) -> Option<datafusion::physical_plan::metrics::MetricsSet> {
+            Some(self.metrics.clone_inner())
+        }
+    };
+}
+pub(crate) use unary_exec;
+
+/// The one child `with_new_children` was given: an internal error for any other number (a
+/// broken plan rewrite), not a panic.
+pub(crate) fn only_child(
+    name: &str,
+    mut children: Vec<std::sync::Arc<dyn datafusion::physical_plan::ExecutionPlan>>,
+) -> datafusion::common::Result<std::sync::Arc<dyn datafusion::physical_plan::ExecutionPlan>> {
+    match children.len() {
+        1 => Ok(children.swap_remove(0)),
+        n => datafusion::common::internal_err!("{name} takes one input, got {n}"),
+    }
+}
+
 use arrow::datatypes::{Field, Schema, SchemaRef};
 use csr_expand::TakeSpec;
 use datafusion::common::{DFSchema, DFSchemaRef, Result};

@@ -7,7 +7,7 @@ use arrow::array::{Array, ArrayRef, RecordBatch, UInt32Array};
 use arrow::datatypes::SchemaRef;
 use datafusion::common::Result;
 use datafusion::execution::TaskContext;
-use datafusion::physical_plan::metrics::{ExecutionPlanMetricsSet, MetricBuilder, MetricsSet};
+use datafusion::physical_plan::metrics::{ExecutionPlanMetricsSet, MetricBuilder};
 use datafusion::physical_plan::stream::RecordBatchStreamAdapter;
 use datafusion::physical_plan::{
     DisplayAs, DisplayFormatType, ExecutionPlan, PlanProperties, SendableRecordBatchStream,
@@ -113,9 +113,7 @@ impl DisplayAs for NodeLookupExec {
 }
 
 impl ExecutionPlan for NodeLookupExec {
-    fn name(&self) -> &str {
-        "NodeLookupExec"
-    }
+    super::unary_exec!("NodeLookupExec");
 
     /// At most one row per input row (a key matches one node or none).
     fn partition_statistics(
@@ -129,20 +127,12 @@ impl ExecutionPlan for NodeLookupExec {
         }))
     }
 
-    fn properties(&self) -> &Arc<PlanProperties> {
-        &self.cache
-    }
-
-    fn children(&self) -> Vec<&Arc<dyn ExecutionPlan>> {
-        vec![&self.input]
-    }
-
     fn with_new_children(
         self: Arc<Self>,
-        mut children: Vec<Arc<dyn ExecutionPlan>>,
+        children: Vec<Arc<dyn ExecutionPlan>>,
     ) -> Result<Arc<dyn ExecutionPlan>> {
         // Properties follow the new input (its partitioning may differ).
-        let input = children.swap_remove(0);
+        let input = super::only_child("NodeLookupExec", children)?;
         let cache = super::streaming_properties(&self.schema, &input);
         Ok(Arc::new(Self {
             input,
@@ -177,9 +167,5 @@ impl ExecutionPlan for NodeLookupExec {
             })
         });
         Ok(Box::pin(RecordBatchStreamAdapter::new(out_schema, stream)))
-    }
-
-    fn metrics(&self) -> Option<MetricsSet> {
-        Some(self.metrics.clone_inner())
     }
 }

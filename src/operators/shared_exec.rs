@@ -76,10 +76,10 @@ impl ExecutionPlan for SharedSubplanExec {
 
     fn with_new_children(
         self: Arc<Self>,
-        mut children: Vec<Arc<dyn ExecutionPlan>>,
+        children: Vec<Arc<dyn ExecutionPlan>>,
     ) -> Result<Arc<dyn ExecutionPlan>> {
         Ok(Arc::new(Self::new(
-            children.swap_remove(0),
+            super::only_child("SharedSubplanExec", children)?,
             self.id,
             self.consumers,
             self.cell.clone(),

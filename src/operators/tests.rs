@@ -204,3 +204,45 @@ async fn var_length_exec_on_hand_split_input() {
     )
     .await;
 }
+
+/// Each of our operators, given the wrong number of children, answers with an internal
+/// error (a broken plan rewrite), not a panic.
+#[tokio::test]
+async fn a_wrong_number_of_children_is_an_error() {
+    let g = Graph::sample().await.unwrap();
+    let queries = [
+        "MATCH (a:Person {id: 1})-[:KNOWS]->(b) RETURN b.id",
+        "MATCH (a:Person)-[:KNOWS*1..2]->(b) RETURN b.id",
+        "MATCH (a:Person)-[:KNOWS]->(b)-[:KNOWS]->(c) RETURN count(*)",
+        "MATCH (a:Person)-[:KNOWS]->(b)-[:KNOWS]->(c)-[:KNOWS]->(a) RETURN a.id, b.id",
+        "MATCH (a:Person {id: 1}) RETURN a.firstName",
+    ];
+    let ours = [
+        "CsrExpandExec",
+        "VarLengthExec",
+        "CountPathsExec",
+        "CsrIntersectExec",
+        "NodeLookupExec",
+        "ConstRowExec",
+    ];
+    let mut seen = std::collections::BTreeSet::new();
+    for q in queries {
+        let plan = g.physical_plan(q, &Params::new()).await.unwrap();
+        let mut stack = vec![plan];
+        while let Some(p) = stack.pop() {
+            stack.extend(p.children().into_iter().cloned());
+            if !ours.contains(&p.name()) {
+                continue;
+            }
+            seen.insert(p.name().to_string());
+            let child = p.children().first().map(|c| (*c).clone());
+            let wrong = match child {
+                Some(c) => vec![c.clone(), c],
+                None => vec![p.clone()],
+            };
+            let e = p.clone().with_new_children(wrong).unwrap_err();
+            assert!(e.to_string().contains("takes"), "{}: {e}", p.name());
+        }
+    }
+    assert_eq!(seen.len(), ours.len(), "operators seen: {seen:?}");
+}

@@ -10,7 +10,7 @@ use arrow::buffer::OffsetBuffer;
 use arrow::datatypes::{Field, SchemaRef};
 use datafusion::common::Result;
 use datafusion::execution::TaskContext;
-use datafusion::physical_plan::metrics::{ExecutionPlanMetricsSet, MetricBuilder, MetricsSet};
+use datafusion::physical_plan::metrics::{ExecutionPlanMetricsSet, MetricBuilder};
 use datafusion::physical_plan::{
     DisplayAs, DisplayFormatType, ExecutionPlan, PlanProperties, SendableRecordBatchStream,
 };
@@ -581,23 +581,16 @@ impl DisplayAs for VarLengthExec {
 }
 
 impl ExecutionPlan for VarLengthExec {
-    fn name(&self) -> &str {
-        "VarLengthExec"
-    }
-
-    fn properties(&self) -> &Arc<PlanProperties> {
-        &self.cache
-    }
-
-    fn children(&self) -> Vec<&Arc<dyn ExecutionPlan>> {
-        vec![&self.input]
-    }
+    super::unary_exec!("VarLengthExec");
 
     fn with_new_children(
         self: Arc<Self>,
-        mut children: Vec<Arc<dyn ExecutionPlan>>,
+        children: Vec<Arc<dyn ExecutionPlan>>,
     ) -> Result<Arc<dyn ExecutionPlan>> {
-        Ok(Arc::new(self.rebuilt(children.swap_remove(0), self.fetch)))
+        Ok(Arc::new(self.rebuilt(
+            super::only_child("VarLengthExec", children)?,
+            self.fetch,
+        )))
     }
 
     fn fetch(&self) -> Option<usize> {
@@ -669,9 +662,5 @@ impl ExecutionPlan for VarLengthExec {
                 Ok(r)
             },
         ))
-    }
-
-    fn metrics(&self) -> Option<MetricsSet> {
-        Some(self.metrics.clone_inner())
     }
 }

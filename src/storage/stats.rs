@@ -237,6 +237,12 @@ impl ExecutionPlan for KeyStatisticsExec {
         self: Arc<Self>,
         mut children: Vec<Arc<dyn ExecutionPlan>>,
     ) -> Result<Arc<dyn ExecutionPlan>> {
+        if children.len() != 1 {
+            return datafusion::common::internal_err!(
+                "KeyStatisticsExec takes one input, got {}",
+                children.len()
+            );
+        }
         Ok(Arc::new(Self {
             inner: children.swap_remove(0),
             ndv: self.ndv.clone(),
