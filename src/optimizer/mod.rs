@@ -81,6 +81,16 @@ pub(crate) mod test_util {
         rule: impl OptimizerRule + Send + Sync + 'static,
         plan: LogicalPlan,
     ) -> (String, bool) {
+        let (after, changed) = apply_plan(rule, plan);
+        let text = after.display_indent().to_string();
+        (text, changed)
+    }
+
+    /// [`apply`], the plan itself.
+    pub fn apply_plan(
+        rule: impl OptimizerRule + Send + Sync + 'static,
+        plan: LogicalPlan,
+    ) -> (LogicalPlan, bool) {
         let optimizer = Optimizer::with_rules(vec![Arc::new(rule)]);
         let config = OptimizerContext::new()
             .with_max_passes(1)
@@ -89,7 +99,6 @@ pub(crate) mod test_util {
             .optimize(plan.clone(), &config, |_, _| {})
             .unwrap();
         let changed = after != plan;
-        let text = after.display_indent().to_string();
-        (text, changed)
+        (after, changed)
     }
 }

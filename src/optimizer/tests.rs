@@ -1,15 +1,19 @@
-//! The rules on small hand-built plans (a `CsrExpand` over a three-node graph, a filter or a
-//! projection above it), applied through DataFusion's `Optimizer` with whole-plan snapshots:
-//! each rule's own contract, independent of how the planner lowers a query.
+//! The rules on small hand-built plans (hops over a three-node graph, a filter, projection or
+//! aggregate above them), applied through DataFusion's `Optimizer` with whole-plan snapshots:
+//! each rule's own contract, independent of how the planner lowers a query. Where a rule
+//! replaces operators, both plans are also executed and must give the same rows.
 
-use super::test_util::apply;
-use super::{PruneCsrTargetColumns, PushCsrTargetFilters};
+use super::test_util::{apply, apply_plan};
+use super::{
+    FactorizeCounts, FoldConstants, IntersectCycles, PruneCsrTargetColumns, PushCsrTargetFilters,
+};
 use crate::csr::{CsrIndex, NodeKeys, TableColumns};
 use crate::operators::csr_expand::{CsrData, CsrExpand, TakeSpec};
 use arrow::array::{Int64Array, RecordBatch};
 use arrow::datatypes::{DataType, Field, Schema};
 use datafusion::catalog::MemTable;
-use datafusion::logical_expr::{col, lit, Extension, LogicalPlan, LogicalPlanBuilder};
+use datafusion::functions_aggregate::expr_fn::{count, count_distinct};
+use datafusion::logical_expr::{col, lit, Expr, Extension, LogicalPlan, LogicalPlanBuilder};
 use std::sync::Arc;
 
 fn table(cols: &[(&str, Vec<i64>)]) -> Arc<TableColumns> {
@@ -39,9 +43,9 @@ fn take(var: &str, cols: &[&str], key: Option<usize>) -> TakeSpec {
     }
 }
 
-/// `(a)-[k:KNOWS]->(b)` from the keys of a one-column input `a__id`: persons 1, 2, 3 with an
-/// `age`, edges 1->2, 1->3, 2->3 with a `since`.
-fn hop() -> LogicalPlan {
+/// Persons 1, 2, 3 with an `age`, `KNOWS` edges 1->2, 1->3, 2->3 with a `since`: built once,
+/// so every hop over it shares its keys (as hops over one graph do).
+static GRAPH: std::sync::LazyLock<CsrData> = std::sync::LazyLock::new(|| {
     let ids = Int64Array::from(vec![1, 2, 3]);
     let keys = Arc::new(NodeKeys::from_keys(&ids).unwrap());
     let (src, dst) = (
@@ -49,7 +53,7 @@ fn hop() -> LogicalPlan {
         Int64Array::from(vec![2, 3, 3]),
     );
     let index = Arc::new(CsrIndex::build(&src, &dst, &keys, &keys, None).unwrap());
-    let data = CsrData {
+    CsrData {
         index,
         near_keys: keys.clone(),
         far_keys: keys,
@@ -59,7 +63,12 @@ fn hop() -> LogicalPlan {
             ("since", vec![1, 5, 9]),
         ]),
         target: table(&[("id", vec![1, 2, 3]), ("age", vec![30, 40, 50])]),
-    };
+    }
+});
+
+/// `(a)-[k:KNOWS]->(b)` of [`GRAPH`] from the keys of a one-column input `a__id` (1 and 2).
+fn hop() -> LogicalPlan {
+    let data = GRAPH.clone();
     let input = LogicalPlanBuilder::values(vec![vec![lit(1i64)], vec![lit(2i64)]])
         .unwrap()
         .project(vec![col("column1").alias("a__id")])
@@ -137,4 +146,176 @@ fn prune_takes_only_the_far_columns_used_above() {
         Projection: column1 AS a__id
           Values: (Int64(1)), (Int64(2))
     ");
+}
+
+/// `hop()` with these filters inside it.
+fn hop_with(target_filter: Option<Expr>, edge_filter: Option<Expr>) -> LogicalPlan {
+    let LogicalPlan::Extension(e) = hop() else {
+        unreachable!("hop() is an extension")
+    };
+    let mut node = e
+        .node
+        .as_any()
+        .downcast_ref::<CsrExpand>()
+        .expect("a CsrExpand")
+        .clone();
+    node.target_filter = target_filter;
+    node.edge_filter = edge_filter;
+    LogicalPlan::Extension(Extension {
+        node: Arc::new(node),
+    })
+}
+
+#[test]
+fn fold_simplifies_the_filters_inside_a_hop() {
+    let plan = hop_with(
+        Some((col("b__age") + lit(0i64)).gt(lit(30i64)).and(lit(true))),
+        Some(col("k__since").lt(lit(1i64) + lit(8i64))),
+    );
+    let (after, changed) = apply(FoldConstants::default(), plan);
+    assert!(changed);
+    insta::assert_snapshot!(after, @r"
+    CsrExpand: key=a__id -> [k__src, k__dst], edges=3, take=b[b__id*, b__age], edge=k[k__src, k__dst, k__since], filter=b__age > Int64(30), edge_filter=k__since < Int64(9)
+      Projection: column1 AS a__id
+        Values: (Int64(1)), (Int64(2))
+    ");
+}
+
+#[test]
+fn fold_keeps_what_an_absorbing_identity_owes_to_its_operand() {
+    // `x * 0` is 0 only where x is not null: never folded away.
+    let plan = hop_with(Some((col("b__age") * lit(0i64)).eq(lit(0i64))), None);
+    let (after, changed) = apply(FoldConstants::default(), plan);
+    assert!(!changed);
+    insta::assert_snapshot!(after, @r"
+    CsrExpand: key=a__id -> [k__src, k__dst], edges=3, take=b[b__id*, b__age], edge=k[k__src, k__dst, k__since], filter=b__age * Int64(0) = Int64(0)
+      Projection: column1 AS a__id
+        Values: (Int64(1)), (Int64(2))
+    ");
+}
+
+#[test]
+fn factorize_counts_a_hop_per_root_without_its_rows() {
+    let plan = LogicalPlanBuilder::from(hop())
+        .aggregate(Vec::<Expr>::new(), vec![count(lit(1i64)).alias("__agg0")])
+        .unwrap()
+        .build()
+        .unwrap();
+    let (after, changed) = apply_plan(FactorizeCounts::new(), plan.clone());
+    assert!(changed);
+    insta::assert_snapshot!(after.display_indent(), @r"
+    Projection: __agg0 AS __agg0
+      CountPaths: key=a__id, arms=[[KNOWS]] -> __agg0
+        Projection: column1 AS a__id
+          Values: (Int64(1)), (Int64(2))
+    ");
+    // Roots 1 and 2: two edges out of 1, one out of 2.
+    assert_eq!(run(plan), ["3"]);
+    assert_eq!(run(after), ["3"]);
+}
+
+#[test]
+fn factorize_leaves_other_aggregates_alone() {
+    // A value of the far node's other property: the rows are needed.
+    let plan = LogicalPlanBuilder::from(hop())
+        .aggregate(
+            Vec::<Expr>::new(),
+            vec![count_distinct(col("b__age")).alias("__agg0")],
+        )
+        .unwrap()
+        .build()
+        .unwrap();
+    let (after, changed) = apply(FactorizeCounts::new(), plan);
+    assert!(!changed);
+    insta::assert_snapshot!(after, @r"
+    Aggregate: groupBy=[[]], aggr=[[count(DISTINCT b__age) AS __agg0]]
+      CsrExpand: key=a__id -> [k__src, k__dst], edges=3, take=b[b__id*, b__age], edge=k[k__src, k__dst, k__since]
+        Projection: column1 AS a__id
+          Values: (Int64(1)), (Int64(2))
+    ");
+}
+
+/// `plan` executed as it is (planned physically, not optimized again): its rows as text.
+fn run(plan: LogicalPlan) -> Vec<String> {
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    rt.block_on(async {
+        let options = crate::config::options::GraphOptions::default();
+        let ctx = crate::optimizer::session::session(&options, Default::default()).unwrap();
+        let state = ctx.state();
+        let physical = state
+            .query_planner()
+            .create_physical_plan(&plan, &state)
+            .await
+            .unwrap();
+        let batches = datafusion::physical_plan::collect(physical, ctx.task_ctx())
+            .await
+            .unwrap();
+        let mut rows = Vec::new();
+        for b in &batches {
+            for i in 0..b.num_rows() {
+                let cells: Vec<String> = (b.columns().iter())
+                    .map(|c| arrow::util::display::array_value_to_string(c, i).unwrap())
+                    .collect();
+                rows.push(cells.join(","));
+            }
+        }
+        rows
+    })
+}
+
+/// A hop of `hop()`'s graph over `input` from the node in column `key` (walked backwards
+/// when `reverse`), the relationship named `rel`; a closing hop (onto the bound `close`)
+/// takes no far columns.
+fn expand(
+    input: LogicalPlan,
+    key: &str,
+    reverse: bool,
+    rel: &str,
+    far: &str,
+    close: Option<&str>,
+) -> LogicalPlan {
+    let data = GRAPH.clone();
+    let mut target = take(far, &["id", "age"], Some(0));
+    if close.is_some() {
+        target.take.clear();
+    }
+    let node = CsrExpand::try_new(
+        input,
+        key.into(),
+        "KNOWS".into(),
+        0,
+        vec![reverse],
+        take(rel, &["src", "dst"], None),
+        target,
+        close.map(String::from),
+        data,
+    )
+    .unwrap();
+    LogicalPlan::Extension(Extension {
+        node: Arc::new(node),
+    })
+}
+
+#[test]
+fn intersect_fuses_a_closing_hop_with_the_hop_below() {
+    // (a)-[k]->(b)-[r2]->(c)<-[r3]-(a): the triangle 1 -> 2 -> 3 <- 1 of hop()'s graph.
+    let bc = expand(hop(), "b__id", false, "r2", "c", None);
+    let closing = expand(bc, "c__id", true, "r3", "a", Some("a__id"));
+    let plan = LogicalPlanBuilder::from(closing)
+        .project(vec![col("a__id"), col("b__id"), col("c__id")])
+        .unwrap()
+        .build()
+        .unwrap();
+    let (after, changed) = apply_plan(IntersectCycles::new(), plan.clone());
+    insta::assert_snapshot!(after.display_indent(), @r"
+    Projection: a__id, b__id, c__id
+      Projection: a__id, k__src, k__dst, k__since, b__id, b__age, r2__src, r2__dst, c__id, c__age, r3__src, r3__dst
+        CsrIntersect: [CsrExpand: key=b__id -> [r2__src, r2__dst], edges=3, take=c[c__id*, c__age], edge=r2[r2__src, r2__dst]] and [CsrExpand: key=c__id -> [r3__src, r3__dst], edges=3, incoming, close=a__id, edge=r3[r3__src, r3__dst]]
+          CsrExpand: key=a__id -> [k__src, k__dst], edges=3, take=b[b__id*, b__age], edge=k[k__src, k__dst, k__since]
+            Projection: column1 AS a__id
+              Values: (Int64(1)), (Int64(2))
+    ");
+    assert!(changed);
+    assert_eq!(run(plan.clone()), ["1,2,3"]);
+    assert_eq!(run(after), run(plan));
 }
