@@ -286,26 +286,8 @@ impl Udf {
                     other => other.into(),
                 })
             }
-            CypherFn::Abs => {
-                let x = arrow::compute::cast(&a[0], &DataType::Int64)?;
-                let xs = x.as_primitive::<arrow::datatypes::Int64Type>();
-                let out: arrow::array::Int64Array = xs
-                    .iter()
-                    .map(|v| {
-                        v.map(|v| v.checked_abs().ok_or_else(|| overflow("abs")))
-                            .transpose()
-                    })
-                    .collect::<Result<_>>()?;
-                Ok(Arc::new(out))
-            }
-            CypherFn::ToInt64 => {
-                let opts = arrow::compute::CastOptions {
-                    safe: false,
-                    ..Default::default()
-                };
-                arrow::compute::cast_with_options(&a[0], &DataType::Int64, &opts)
-                    .map_err(|_| overflow("sum"))
-            }
+            CypherFn::Abs => abs(a),
+            CypherFn::ToInt64 => to_int64(a),
             CypherFn::Eq
             | CypherFn::Lt
             | CypherFn::Le
@@ -321,122 +303,15 @@ impl Udf {
                 }
                 Ok(Arc::new(b.finish()))
             }
-            CypherFn::In => {
-                let mut b = BooleanBuilder::with_capacity(n);
-                for i in 0..n {
-                    let list = value_at(a[1].as_ref(), i);
-                    b.append_option(match list {
-                        Value::Null => None,
-                        l => member(&value_at(a[0].as_ref(), i), &l),
-                    });
-                }
-                Ok(Arc::new(b.finish()))
-            }
-            CypherFn::NonNegative => {
-                let x = arrow::compute::cast(&a[0], &DataType::Int64)?;
-                let xs = x.as_primitive::<arrow::datatypes::Int64Type>();
-                if let Some(v) = xs.iter().flatten().find(|v| *v < 0) {
-                    return Err(RuntimeError::new(
-                        ErrorClass::ArgumentError,
-                        "NegativeIntegerArgument",
-                        format!("expected a non-negative integer, got {v}"),
-                    )
-                    .into());
-                }
-                Ok(a[0].clone())
-            }
-            CypherFn::Fail => {
-                if n == 0 {
-                    return Ok(a[3].clone());
-                }
-                let text = |k: usize| -> String {
-                    let arr = a[k].as_string_opt::<i32>();
-                    arr.map(|x| x.value(0).to_string()).unwrap_or_default()
-                };
-                Err(RuntimeError::new(ErrorClass::from_name(&text(0)), text(1), text(2)).into())
-            }
-            CypherFn::ToBoolean => {
-                let mut b = BooleanBuilder::with_capacity(n);
-                for i in 0..n {
-                    b.append_option(match value_at(a[0].as_ref(), i) {
-                        Value::Null => None,
-                        Value::Bool(x) => Some(x),
-                        Value::Int(x) => Some(x != 0),
-                        Value::Str(s) => match s.trim().to_ascii_lowercase().as_str() {
-                            "true" => Some(true),
-                            "false" => Some(false),
-                            _ => None,
-                        },
-                        other => return Err(conversion_error("toBoolean", &other)),
-                    });
-                }
-                Ok(Arc::new(b.finish()))
-            }
-            CypherFn::ToInteger => {
-                let mut b = Int64Builder::with_capacity(n);
-                for i in 0..n {
-                    b.append_option(match value_at(a[0].as_ref(), i) {
-                        Value::Null => None,
-                        Value::Int(x) => Some(x),
-                        Value::Bool(x) => Some(x as i64),
-                        Value::Float(x) => float_to_int(x),
-                        Value::Str(s) => parse_integer(s.trim()),
-                        other => return Err(conversion_error("toInteger", &other)),
-                    });
-                }
-                Ok(Arc::new(b.finish()))
-            }
-            CypherFn::ToAny => {
-                let mut b = LargeBinaryBuilder::with_capacity(n, 16 * n);
-                for i in 0..n {
-                    b.append_option(any::encode_non_null(&value_at(a[0].as_ref(), i)));
-                }
-                Ok(Arc::new(b.finish()))
-            }
-            CypherFn::Properties => {
-                let mut b = LargeBinaryBuilder::with_capacity(n, 16 * n);
-                for i in 0..n {
-                    let v = match value_at(a[0].as_ref(), i) {
-                        Value::Map(entries) => Value::Map(
-                            entries
-                                .into_iter()
-                                .filter(|(k, v)| !k.starts_with("__") && *v != Value::Null)
-                                .collect(),
-                        ),
-                        other => other,
-                    };
-                    b.append_option(any::encode_non_null(&v));
-                }
-                Ok(Arc::new(b.finish()))
-            }
-            CypherFn::AnyItems => {
-                let mut b = ListBuilder::new(LargeBinaryBuilder::new());
-                for i in 0..n {
-                    match value_at(a[0].as_ref(), i) {
-                        Value::List(items) => {
-                            for x in &items {
-                                b.values().append_option(any::encode_non_null(x));
-                            }
-                            b.append(true);
-                        }
-                        _ => b.append(false),
-                    }
-                }
-                Ok(Arc::new(b.finish()))
-            }
-            CypherFn::ToFloat => {
-                let mut b = Float64Builder::with_capacity(n);
-                for i in 0..n {
-                    b.append_option(match value_at(a[0].as_ref(), i) {
-                        Value::Null => None,
-                        Value::Int(x) => Some(x as f64),
-                        Value::Float(x) => Some(x),
-                        Value::Str(s) => parse_float(s.trim()),
-                        other => return Err(conversion_error("toFloat", &other)),
-                    });
-                }
-                Ok(Arc::new(b.finish()))
-            }
+            CypherFn::In => membership(a),
+            CypherFn::NonNegative => non_negative(a),
+            CypherFn::Fail => fail(a),
+            CypherFn::ToBoolean => to_boolean(a),
+            CypherFn::ToInteger => to_integer(a),
+            CypherFn::ToAny => to_any(a),
+            CypherFn::Properties => properties(a),
+            CypherFn::AnyItems => any_items(a),
+            CypherFn::ToFloat => to_float(a),
         }
     }
 
@@ -462,6 +337,171 @@ impl Udf {
             }),
         }
     }
+}
+
+/// `abs` of integers: overflow (of the least integer) is an error.
+fn abs(a: &[ArrayRef]) -> Result<ArrayRef> {
+    let x = arrow::compute::cast(&a[0], &DataType::Int64)?;
+    let xs = x.as_primitive::<arrow::datatypes::Int64Type>();
+    let out: arrow::array::Int64Array = xs
+        .iter()
+        .map(|v| {
+            v.map(|v| v.checked_abs().ok_or_else(|| overflow("abs")))
+                .transpose()
+        })
+        .collect::<Result<_>>()?;
+    Ok(Arc::new(out))
+}
+
+/// A sum (a wider integer) back to 64 bits: past them an overflow error.
+fn to_int64(a: &[ArrayRef]) -> Result<ArrayRef> {
+    let opts = arrow::compute::CastOptions {
+        safe: false,
+        ..Default::default()
+    };
+    arrow::compute::cast_with_options(&a[0], &DataType::Int64, &opts).map_err(|_| overflow("sum"))
+}
+
+/// `x IN list` per row, by Cypher's equality (null when undecided).
+fn membership(a: &[ArrayRef]) -> Result<ArrayRef> {
+    let n = a[0].len();
+    let mut b = BooleanBuilder::with_capacity(n);
+    for i in 0..n {
+        let list = value_at(a[1].as_ref(), i);
+        b.append_option(match list {
+            Value::Null => None,
+            l => member(&value_at(a[0].as_ref(), i), &l),
+        });
+    }
+    Ok(Arc::new(b.finish()))
+}
+
+/// Its integer argument, or an error when negative (lengths, counts).
+fn non_negative(a: &[ArrayRef]) -> Result<ArrayRef> {
+    let x = arrow::compute::cast(&a[0], &DataType::Int64)?;
+    let xs = x.as_primitive::<arrow::datatypes::Int64Type>();
+    if let Some(v) = xs.iter().flatten().find(|v| *v < 0) {
+        return Err(RuntimeError::new(
+            ErrorClass::ArgumentError,
+            "NegativeIntegerArgument",
+            format!("expected a non-negative integer, got {v}"),
+        )
+        .into());
+    }
+    Ok(a[0].clone())
+}
+
+/// Raises the error its arguments name once a row evaluates it (class, detail, message; the fourth is its type).
+fn fail(a: &[ArrayRef]) -> Result<ArrayRef> {
+    let n = a[0].len();
+    if n == 0 {
+        return Ok(a[3].clone());
+    }
+    let text = |k: usize| -> String {
+        let arr = a[k].as_string_opt::<i32>();
+        arr.map(|x| x.value(0).to_string()).unwrap_or_default()
+    };
+    Err(RuntimeError::new(ErrorClass::from_name(&text(0)), text(1), text(2)).into())
+}
+
+/// `toBoolean`: booleans, integers (0 is false), `'true'` / `'false'`; null otherwise.
+fn to_boolean(a: &[ArrayRef]) -> Result<ArrayRef> {
+    let n = a[0].len();
+    let mut b = BooleanBuilder::with_capacity(n);
+    for i in 0..n {
+        b.append_option(match value_at(a[0].as_ref(), i) {
+            Value::Null => None,
+            Value::Bool(x) => Some(x),
+            Value::Int(x) => Some(x != 0),
+            Value::Str(s) => match s.trim().to_ascii_lowercase().as_str() {
+                "true" => Some(true),
+                "false" => Some(false),
+                _ => None,
+            },
+            other => return Err(conversion_error("toBoolean", &other)),
+        });
+    }
+    Ok(Arc::new(b.finish()))
+}
+
+/// `toInteger`: integers, booleans, floats and strings that fit 64 bits; null otherwise.
+fn to_integer(a: &[ArrayRef]) -> Result<ArrayRef> {
+    let n = a[0].len();
+    let mut b = Int64Builder::with_capacity(n);
+    for i in 0..n {
+        b.append_option(match value_at(a[0].as_ref(), i) {
+            Value::Null => None,
+            Value::Int(x) => Some(x),
+            Value::Bool(x) => Some(x as i64),
+            Value::Float(x) => float_to_int(x),
+            Value::Str(s) => parse_integer(s.trim()),
+            other => return Err(conversion_error("toInteger", &other)),
+        });
+    }
+    Ok(Arc::new(b.finish()))
+}
+
+/// A value of any kind as a mixed-kind cell.
+fn to_any(a: &[ArrayRef]) -> Result<ArrayRef> {
+    let n = a[0].len();
+    let mut b = LargeBinaryBuilder::with_capacity(n, 16 * n);
+    for i in 0..n {
+        b.append_option(any::encode_non_null(&value_at(a[0].as_ref(), i)));
+    }
+    Ok(Arc::new(b.finish()))
+}
+
+/// `properties(x)`: its map without internal keys and null values, as a mixed-kind cell.
+fn properties(a: &[ArrayRef]) -> Result<ArrayRef> {
+    let n = a[0].len();
+    let mut b = LargeBinaryBuilder::with_capacity(n, 16 * n);
+    for i in 0..n {
+        let v = match value_at(a[0].as_ref(), i) {
+            Value::Map(entries) => Value::Map(
+                entries
+                    .into_iter()
+                    .filter(|(k, v)| !k.starts_with("__") && *v != Value::Null)
+                    .collect(),
+            ),
+            other => other,
+        };
+        b.append_option(any::encode_non_null(&v));
+    }
+    Ok(Arc::new(b.finish()))
+}
+
+/// A list's items as mixed-kind cells.
+fn any_items(a: &[ArrayRef]) -> Result<ArrayRef> {
+    let n = a[0].len();
+    let mut b = ListBuilder::new(LargeBinaryBuilder::new());
+    for i in 0..n {
+        match value_at(a[0].as_ref(), i) {
+            Value::List(items) => {
+                for x in &items {
+                    b.values().append_option(any::encode_non_null(x));
+                }
+                b.append(true);
+            }
+            _ => b.append(false),
+        }
+    }
+    Ok(Arc::new(b.finish()))
+}
+
+/// `toFloat`: numbers and numeric strings; null otherwise.
+fn to_float(a: &[ArrayRef]) -> Result<ArrayRef> {
+    let n = a[0].len();
+    let mut b = Float64Builder::with_capacity(n);
+    for i in 0..n {
+        b.append_option(match value_at(a[0].as_ref(), i) {
+            Value::Null => None,
+            Value::Int(x) => Some(x as f64),
+            Value::Float(x) => Some(x),
+            Value::Str(s) => parse_float(s.trim()),
+            other => return Err(conversion_error("toFloat", &other)),
+        });
+    }
+    Ok(Arc::new(b.finish()))
 }
 
 /// A decimal number as Cypher writes it (digits, a point, an exponent; `NaN`, `Infinity`);
