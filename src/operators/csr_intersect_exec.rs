@@ -10,7 +10,7 @@
 use super::csr_expand::CsrData;
 use super::csr_expand_exec::{passes, retain, store_err, take_all, take_into, ExpandSpec};
 use crate::csr::as_i64;
-use arrow::array::{Array, RecordBatch, UInt32Array};
+use arrow::array::{Array, Int64Array, RecordBatch, UInt32Array};
 use arrow::datatypes::SchemaRef;
 use datafusion::common::Result;
 use datafusion::execution::TaskContext;
@@ -153,18 +153,7 @@ impl CsrIntersectExec {
         schema: &SchemaRef,
         c: &Counters,
     ) -> Result<RecordBatch> {
-        let keys = as_i64(batch.column(open.key_idx).as_ref()).map_err(store_err)?;
-        let others = closes
-            .iter()
-            .map(|h| {
-                as_i64(
-                    batch
-                        .column(h.close_idx.expect("checked in try_new"))
-                        .as_ref(),
-                )
-            })
-            .collect::<crate::Result<Vec<_>>>()
-            .map_err(store_err)?;
+        let (keys, others) = Self::key_columns(open, closes, batch)?;
         let k = closes.len();
         let (mut rows, mut nodes, mut open_rows) = (Vec::new(), Vec::new(), Vec::new());
         let mut close_rows: Vec<Vec<u32>> = vec![Vec::new(); k];
@@ -237,23 +226,7 @@ impl CsrIntersectExec {
                 }
             });
         }
-        let mut filters = vec![
-            (&open.edge_filter, &open.data.edges, &open_rows),
-            (&open.target_filter, &open.data.target, &nodes),
-        ];
-        for (h, ids) in closes.iter().zip(&close_rows) {
-            filters.push((&h.edge_filter, &h.data.edges, ids));
-        }
-        let mut keep: Option<Vec<bool>> = None;
-        for (f, store, ids) in filters {
-            if let Some(f) = f {
-                let mask = f.mask(store, &UInt32Array::from(ids.clone()))?;
-                match &mut keep {
-                    Some(k) => k.iter_mut().zip(mask).for_each(|(k, m)| *k &= m),
-                    None => keep = Some(mask),
-                }
-            }
-        }
+        let keep = Self::passing_filters(open, closes, &nodes, &open_rows, &close_rows)?;
         if let Some(keep) = keep {
             retain(&keep, [&mut rows, &mut nodes, &mut open_rows]);
             for ids in &mut close_rows {
@@ -276,6 +249,56 @@ impl CsrIntersectExec {
         }
         c.output_rows.add(rows.len());
         Self::columns(open, closes, batch.columns(), schema, rows, found)
+    }
+
+    /// The columns a match starts from: the open hop's near keys, each closing hop's bound
+    /// node.
+    fn key_columns(
+        open: &ExpandSpec,
+        closes: &[ExpandSpec],
+        batch: &RecordBatch,
+    ) -> Result<(Int64Array, Vec<Int64Array>)> {
+        let keys = as_i64(batch.column(open.key_idx).as_ref()).map_err(store_err)?;
+        let others = closes
+            .iter()
+            .map(|h| {
+                as_i64(
+                    batch
+                        .column(h.close_idx.expect("checked in try_new"))
+                        .as_ref(),
+                )
+            })
+            .collect::<crate::Result<Vec<_>>>()
+            .map_err(store_err)?;
+        Ok((keys, others))
+    }
+
+    /// Which matches pass every hop's edge and target filters; `None` when no hop has one.
+    fn passing_filters(
+        open: &ExpandSpec,
+        closes: &[ExpandSpec],
+        nodes: &[u32],
+        open_rows: &[u32],
+        close_rows: &[Vec<u32>],
+    ) -> Result<Option<Vec<bool>>> {
+        let mut filters = vec![
+            (&open.edge_filter, &open.data.edges, open_rows),
+            (&open.target_filter, &open.data.target, nodes),
+        ];
+        for (h, ids) in closes.iter().zip(close_rows) {
+            filters.push((&h.edge_filter, &h.data.edges, ids));
+        }
+        let mut keep: Option<Vec<bool>> = None;
+        for (f, store, ids) in filters {
+            if let Some(f) = f {
+                let mask = f.mask(store, &UInt32Array::from(ids.to_vec()))?;
+                match &mut keep {
+                    Some(k) => k.iter_mut().zip(mask).for_each(|(k, m)| *k &= m),
+                    None => keep = Some(mask),
+                }
+            }
+        }
+        Ok(keep)
     }
 
     /// The matches' rows: `input`'s columns at `rows`, then the hops' taken columns.
