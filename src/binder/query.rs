@@ -480,4 +480,59 @@ mod tests {
         assert!(types[1].1.starts_with("List("), "{types:?}");
         assert_eq!(types[2], ("s".into(), "Int64".into()));
     }
+
+    #[test]
+    fn every_semantic_error_of_the_binder_with_its_span() {
+        // (query, kind, the text the error points at)
+        let cases = [
+            ("MATCH (a:Person) RETURN b", "UndefinedVariable", "b"),
+            ("MATCH (a:Person) RETURN nope(a)", "UnknownFunction", "nope(a)"),
+            ("RETURN $p", "MissingParameter", "$p"),
+            ("MATCH (a:Nope) RETURN a", "UnknownLabel", "Nope"),
+            (
+                "MATCH (a:Person)-[:NOPE]->(b) RETURN a",
+                "UnknownRelationshipType",
+                "NOPE",
+            ),
+            (
+                "MATCH (a:Person)-[a:KNOWS]->(b) RETURN a",
+                "VariableTypeConflict",
+                "a",
+            ),
+            (
+                "MATCH p = (a:Person)-[:KNOWS]->(b), p = (c)-[:KNOWS]->(d) RETURN p",
+                "VariableAlreadyBound",
+                "p",
+            ),
+            (
+                "MATCH p = (a:Person)-[:KNOWS]->(p) RETURN p",
+                "VariableTypeConflict",
+                "p",
+            ),
+            ("RETURN toUpper('a', 'b')", "InvalidArgumentValue", "toUpper('a', 'b')"),
+        ];
+        for (q, kind, at) in cases {
+            assert_eq!(error(q), (kind.to_string(), at.to_string()), "{q}");
+        }
+    }
+
+    #[test]
+    fn scopes_end_at_with_and_union_branches_bind_alone() {
+        // WITH keeps only what it projects; each UNION branch has its own scope.
+        assert_eq!(
+            error("MATCH (a:Person)-[k:KNOWS]->(b) WITH b RETURN k"),
+            ("UndefinedVariable".into(), "k".into())
+        );
+        assert_eq!(
+            error("MATCH (a:Person) RETURN a.id AS x UNION RETURN a.id AS x"),
+            ("UndefinedVariable".into(), "a".into())
+        );
+        // UNWIND binds its variable for what follows, not for its own list.
+        assert_eq!(
+            error("UNWIND [x] AS x RETURN x"),
+            ("UndefinedVariable".into(), "x".into())
+        );
+        bind("UNWIND [1] AS x WITH x AS y RETURN y", &[]).unwrap();
+    }
+
 }
