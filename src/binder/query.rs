@@ -486,7 +486,11 @@ mod tests {
         // (query, kind, the text the error points at)
         let cases = [
             ("MATCH (a:Person) RETURN b", "UndefinedVariable", "b"),
-            ("MATCH (a:Person) RETURN nope(a)", "UnknownFunction", "nope(a)"),
+            (
+                "MATCH (a:Person) RETURN nope(a)",
+                "UnknownFunction",
+                "nope(a)",
+            ),
             ("RETURN $p", "MissingParameter", "$p"),
             ("MATCH (a:Nope) RETURN a", "UnknownLabel", "Nope"),
             (
@@ -509,7 +513,11 @@ mod tests {
                 "VariableTypeConflict",
                 "p",
             ),
-            ("RETURN toUpper('a', 'b')", "InvalidArgumentValue", "toUpper('a', 'b')"),
+            (
+                "RETURN toUpper('a', 'b')",
+                "InvalidArgumentValue",
+                "toUpper('a', 'b')",
+            ),
         ];
         for (q, kind, at) in cases {
             assert_eq!(error(q), (kind.to_string(), at.to_string()), "{q}");
@@ -534,5 +542,4 @@ mod tests {
         );
         bind("UNWIND [1] AS x WITH x AS y RETURN y", &[]).unwrap();
     }
-
 }

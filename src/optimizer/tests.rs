@@ -6,6 +6,7 @@
 use super::test_util::{apply, apply_plan};
 use super::{
     FactorizeCounts, FoldConstants, IntersectCycles, PruneCsrTargetColumns, PushCsrTargetFilters,
+    ShareSubplans,
 };
 use crate::csr::{CsrIndex, NodeKeys, TableColumns};
 use crate::operators::csr_expand::{CsrData, CsrExpand, TakeSpec};
@@ -318,4 +319,56 @@ fn intersect_fuses_a_closing_hop_with_the_hop_below() {
     assert!(changed);
     assert_eq!(run(plan.clone()), ["1,2,3"]);
     assert_eq!(run(after), run(plan));
+}
+
+#[test]
+fn share_evaluates_a_repeated_subtree_once() {
+    // The same hop under both branches of a UNION ALL, each with another filter above.
+    let branch = |age: i64| {
+        LogicalPlanBuilder::from(hop())
+            .filter(col("b__age").gt(lit(age)))
+            .unwrap()
+            .build()
+            .unwrap()
+    };
+    let plan = LogicalPlanBuilder::from(branch(35))
+        .union(branch(45))
+        .unwrap()
+        .build()
+        .unwrap();
+    let rule = ShareSubplans::new(Default::default(), 0);
+    let (after, changed) = apply_plan(rule, plan.clone());
+    insta::assert_snapshot!(after.display_indent(), @r"
+    Union
+      Filter: b__age > Int64(35)
+        SharedSubplan: id=0, consumers=2, rows~2
+          CsrExpand: key=a__id -> [k__src, k__dst], edges=3, take=b[b__id*, b__age], edge=k[k__src, k__dst, k__since]
+            Projection: column1 AS a__id
+              Values: (Int64(1)), (Int64(2))
+      Filter: b__age > Int64(45)
+        SharedSubplan: id=0, consumers=2, rows~2
+          CsrExpand: key=a__id -> [k__src, k__dst], edges=3, take=b[b__id*, b__age], edge=k[k__src, k__dst, k__since]
+            Projection: column1 AS a__id
+              Values: (Int64(1)), (Int64(2))
+    ");
+    assert!(changed);
+    let mut rows = run(after);
+    rows.sort();
+    let mut want = run(plan.clone());
+    want.sort();
+    assert_eq!(rows, want);
+    // Not worth it below the least work it must save.
+    let (_, changed) = apply(ShareSubplans::new(Default::default(), usize::MAX), plan);
+    assert!(!changed);
+}
+
+#[test]
+fn share_leaves_a_subtree_seen_once() {
+    let plan = LogicalPlanBuilder::from(hop())
+        .filter(col("b__age").gt(lit(35i64)))
+        .unwrap()
+        .build()
+        .unwrap();
+    let (_, changed) = apply(ShareSubplans::new(Default::default(), 0), plan);
+    assert!(!changed);
 }
