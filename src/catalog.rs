@@ -144,36 +144,13 @@ impl Catalog {
                 memory,
             )
             .await?;
-            let field = table.schema.field_with_name(&n.id).map_err(|_| {
-                Error::config(
-                    &origin,
-                    format!("{key}.id"),
-                    format!(
-                        "column `{}` not found in {} (columns: {})",
-                        n.id,
-                        table.origin,
-                        columns(&table.schema)
-                    ),
-                )
-            })?;
-            if !is_key_type(field.data_type()) {
-                return Err(Error::config(
-                    &origin,
-                    format!("{key}.id"),
-                    format!(
-                        "id column `{}` has unsupported type {} (integer or string required)",
-                        n.id,
-                        field.data_type()
-                    ),
-                ));
-            }
+            let key_type = key_type(&origin, &key, &n.id, &table)?;
             let props = table
                 .schema
                 .fields()
                 .iter()
                 .map(|f| (f.name().clone(), f.data_type().clone()))
                 .collect();
-            let key_type = field.data_type().clone();
             let table = with_key_statistics(table, vec![n.id.clone()]);
             nodes.insert(
                 label.clone(),
@@ -200,32 +177,8 @@ impl Catalog {
             )
             .await?;
             for (k, col, label) in [("src", &r.src, &r.from), ("dst", &r.dst, &r.to)] {
-                let f = table.schema.field_with_name(col).map_err(|_| {
-                    Error::config(
-                        &origin,
-                        format!("{key}.{k}"),
-                        format!(
-                            "column `{col}` not found in {} (columns: {})",
-                            table.origin,
-                            columns(&table.schema)
-                        ),
-                    )
-                })?;
-                let key_type = &nodes[label].key_type;
-                let compatible = f.data_type() == key_type
-                    || (f.data_type().is_integer() && key_type.is_integer())
-                    || (matches!(f.data_type(), DataType::Utf8 | DataType::LargeUtf8)
-                        && matches!(key_type, DataType::Utf8 | DataType::LargeUtf8));
-                if !compatible {
-                    return Err(Error::config(
-                        &origin,
-                        format!("{key}.{k}"),
-                        format!(
-                            "column `{col}` has type {} but {label}'s key has type {key_type}",
-                            f.data_type()
-                        ),
-                    ));
-                }
+                let at = format!("{key}.{k}");
+                check_endpoint(&origin, &at, col, label, &nodes[label].key_type, &table)?;
             }
             let props = table
                 .schema
@@ -317,4 +270,69 @@ fn columns(schema: &SchemaRef) -> String {
         .map(|f| f.name().as_str())
         .collect::<Vec<_>>()
         .join(", ")
+}
+
+/// The type of node table `table`'s key column `id` (config key `key`): present, and an
+/// integer or a string.
+fn key_type(origin: &str, key: &str, id: &str, table: &TableHandle) -> Result<DataType> {
+    let field = table.schema.field_with_name(id).map_err(|_| {
+        Error::config(
+            origin,
+            format!("{key}.id"),
+            format!(
+                "column `{id}` not found in {} (columns: {})",
+                table.origin,
+                columns(&table.schema)
+            ),
+        )
+    })?;
+    if !is_key_type(field.data_type()) {
+        return Err(Error::config(
+            origin,
+            format!("{key}.id"),
+            format!(
+                "id column `{id}` has unsupported type {} (integer or string required)",
+                field.data_type()
+            ),
+        ));
+    }
+    Ok(field.data_type().clone())
+}
+
+/// Endpoint column `col` (config key `at`) of a relationship table: present, and of a type
+/// that compares with `label`'s key (`key_type`).
+fn check_endpoint(
+    origin: &str,
+    at: &str,
+    col: &str,
+    label: &str,
+    key_type: &DataType,
+    table: &TableHandle,
+) -> Result<()> {
+    let f = table.schema.field_with_name(col).map_err(|_| {
+        Error::config(
+            origin,
+            at,
+            format!(
+                "column `{col}` not found in {} (columns: {})",
+                table.origin,
+                columns(&table.schema)
+            ),
+        )
+    })?;
+    let compatible = f.data_type() == key_type
+        || (f.data_type().is_integer() && key_type.is_integer())
+        || (matches!(f.data_type(), DataType::Utf8 | DataType::LargeUtf8)
+            && matches!(key_type, DataType::Utf8 | DataType::LargeUtf8));
+    if !compatible {
+        return Err(Error::config(
+            origin,
+            at,
+            format!(
+                "column `{col}` has type {} but {label}'s key has type {key_type}",
+                f.data_type()
+            ),
+        ));
+    }
+    Ok(())
 }

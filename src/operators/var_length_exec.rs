@@ -419,6 +419,39 @@ impl TraversalSpec {
     }
 }
 
+/// Paths of `rows`' rows into `out`: the paused `walk` resumed, then walks started from row
+/// `next` on, until `out` holds `cap` rows (or its share of path steps) or the walk budget is
+/// spent. Returns the edges examined.
+fn fill(
+    spec: &TraversalSpec,
+    rows: (&RecordBatch, &arrow::array::Int64Array),
+    next: &mut usize,
+    walk: &mut Option<Walking>,
+    cap: usize,
+    out: &mut Out,
+) -> Result<usize> {
+    let mut examined = 0;
+    let steps = spec.batch_steps();
+    let more = |o: &Out| o.rows.len() < cap && o.values.len() < steps;
+    while more(out) && examined < WALK_BUDGET {
+        let Some(w) = walk.as_mut() else {
+            if *next >= rows.0.num_rows() {
+                break;
+            }
+            let i = *next;
+            *next += 1;
+            let (w, n) = spec.start_walk(rows, i, out)?;
+            *walk = w;
+            examined += n;
+            continue;
+        };
+        if w.resume(spec, out, &more, (&mut examined, WALK_BUDGET)) {
+            *walk = None;
+        }
+    }
+    Ok(examined)
+}
+
 /// The paths of every input row, in batches of about [`super::TARGET_BATCH_ROWS`] rows however
 /// many paths one row has (a walk pauses when a batch is full), ending after `fetch` rows.
 fn path_stream(
@@ -485,32 +518,14 @@ fn path_stream(
                 let started = std::time::Instant::now();
                 let cap = super::TARGET_BATCH_ROWS.min(st.remaining.unwrap_or(usize::MAX));
                 let mut out = Out::default();
-                let mut examined = 0;
-                let steps = spec.batch_steps();
-                let more = |o: &Out| o.rows.len() < cap && o.values.len() < steps;
-                while more(&out) && examined < WALK_BUDGET {
-                    let Some(w) = walk.as_mut() else {
-                        if next >= batch.num_rows() {
-                            break;
-                        }
-                        let i = next;
-                        next += 1;
-                        match spec.start_walk((&batch, &keys), i, &mut out) {
-                            Ok((w, n)) => {
-                                walk = w;
-                                examined += n;
-                            }
-                            Err(e) => {
-                                st.remaining = Some(0);
-                                return Some((Err(e), st));
-                            }
-                        }
-                        continue;
-                    };
-                    if w.resume(&spec, &mut out, &more, (&mut examined, WALK_BUDGET)) {
-                        walk = None;
+                let filled = fill(&spec, (&batch, &keys), &mut next, &mut walk, cap, &mut out);
+                let examined = match filled {
+                    Ok(n) => n,
+                    Err(e) => {
+                        st.remaining = Some(0);
+                        return Some((Err(e), st));
                     }
-                }
+                };
                 edges.add(examined);
                 let exhausted = walk.is_none() && next >= batch.num_rows();
                 let produced = if out.rows.is_empty() {
