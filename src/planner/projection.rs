@@ -143,16 +143,9 @@ impl<'c> Lowerer<'c> {
             mut lookups,
         } = bound;
         // In RETURN the scope is keyed by the internal variable; ORDER BY may use the alias too.
-        let order_scope_aliases: Vec<(String, Binding)> = if is_return {
-            items
-                .iter()
-                .zip(&item_vars)
-                .filter_map(|(it, (_, var))| {
-                    new_scope.get(var).map(|b| (it.name.clone(), b.clone()))
-                })
-                .collect()
-        } else {
-            vec![]
+        let order_scope_aliases: Vec<(String, Binding)> = match is_return {
+            true => alias_bindings(&items, &item_vars, &new_scope),
+            false => vec![],
         };
         // Item expressions already computed as columns, for ORDER BY.
         let mut overrides: Vec<(ast::Expr, String)> = Vec::new();
@@ -216,28 +209,13 @@ impl<'c> Lowerer<'c> {
             let sorts;
             (plan, sorts) = self.order_by(plan, p, &order)?;
             if !is_return && self.next_collects {
-                // Number the rows in this order, for the next clause's `collect`.
-                let seq = self.fresh("seq");
-                let n = datafusion::functions_window::expr_fn::row_number()
-                    .order_by(sorts)
-                    .build()?
-                    .alias(&seq);
-                plan = LogicalPlanBuilder::from(plan).window(vec![n])?.build()?;
-                self.output_order = Some(seq);
+                plan = self.number_rows(plan, sorts)?;
             }
         }
         plan = self.skip_limit(plan, p)?;
         plan = Self::with_lookups(plan, lookups.into_iter().map(|l| l.lookup))?;
         if sorted_before_projection {
-            let ents = self.entities();
-            let mut cols: Vec<Expr> = new_scope
-                .vars
-                .iter()
-                .flat_map(|(_, b)| ents.columns(b))
-                .map(|(c, _)| col(&c))
-                .collect();
-            cols.extend(self.output_order.iter().map(|c| col(c)));
-            plan = LogicalPlanBuilder::from(plan).project(cols)?.build()?;
+            plan = self.project_scope(plan, &new_scope)?;
         }
         Ok((
             State {
@@ -248,6 +226,36 @@ impl<'c> Lowerer<'c> {
             item_vars,
             overrides,
         ))
+    }
+
+    /// `plan` with a column numbering its rows in the order of `sorts`, for the next clause's
+    /// `collect` (which follows it: see `Lowerer::input_order`).
+    fn number_rows(
+        &mut self,
+        plan: LogicalPlan,
+        sorts: Vec<datafusion::logical_expr::SortExpr>,
+    ) -> Result<LogicalPlan> {
+        let seq = self.fresh("seq");
+        let n = datafusion::functions_window::expr_fn::row_number()
+            .order_by(sorts)
+            .build()?
+            .alias(&seq);
+        self.output_order = Some(seq);
+        Ok(LogicalPlanBuilder::from(plan).window(vec![n])?.build()?)
+    }
+
+    /// `plan` projected onto the columns of `scope`'s variables (and the row numbering, if
+    /// any): what a projection sorted before it was applied keeps.
+    fn project_scope(&self, plan: LogicalPlan, scope: &Scope) -> Result<LogicalPlan> {
+        let ents = self.entities();
+        let mut cols: Vec<Expr> = scope
+            .vars
+            .iter()
+            .flat_map(|(_, b)| ents.columns(b))
+            .map(|(c, _)| col(&c))
+            .collect();
+        cols.extend(self.output_order.iter().map(|c| col(c)));
+        Ok(LogicalPlanBuilder::from(plan).project(cols)?.build()?)
     }
 
     /// WITH's column per item. A re-bound name (`WITH x + 1 AS x`, or `WITH -x AS y WITH
@@ -903,4 +911,18 @@ fn collect_aggregates(e: &ast::Expr, out: &mut Vec<ast::Expr>) -> Result<()> {
         }
     }
     Ok(())
+}
+
+/// In RETURN the scope is keyed by the internal variable; ORDER BY may use the alias too:
+/// each item's alias with its variable's binding.
+fn alias_bindings(
+    items: &[Item],
+    item_vars: &[(String, String)],
+    scope: &Scope,
+) -> Vec<(String, Binding)> {
+    items
+        .iter()
+        .zip(item_vars)
+        .filter_map(|(it, (_, var))| scope.get(var).map(|b| (it.name.clone(), b.clone())))
+        .collect()
 }
