@@ -361,17 +361,13 @@ async fn plan_count_paths(
     Ok(Arc::new(exec.with_values(values)?))
 }
 
-/// The physical variable-length traversal: row ids of the walked tables, the columns it takes
-/// (the far node's, the path elements'), its shortest-path search with compiled filters.
-async fn plan_var_length(
+/// The row ids of each hop's table, as u64 (a path's edge ids); none in distinct mode, which
+/// outputs no edge ids.
+async fn load_row_ids(
     n: &VarLengthExpand,
-    input: Arc<dyn ExecutionPlan>,
     state: &SessionState,
-) -> Result<Arc<dyn ExecutionPlan>> {
-    let key_idx = input.schema().index_of(&n.key)?;
-    let target_take: Vec<String> = n.target.output().map(|(c, _, _)| c.clone()).collect();
+) -> Result<Vec<Arc<arrow::array::UInt64Array>>> {
     let rowid = crate::storage::ROW_ID.to_string();
-    // Edge ids are only output when paths are enumerated (not in distinct mode).
     let mut rowids = Vec::new();
     for h in n.hops.iter().filter(|_| !n.distinct) {
         let ids = h.edges.load(state, &rowid).await.map_err(ext)?;
@@ -383,6 +379,79 @@ async fn plan_var_length(
             .ok_or_else(|| DataFusionError::Internal("row ids as u64".into()))?;
         rowids.push(Arc::new(ids));
     }
+    Ok(rowids)
+}
+
+/// Loads the columns a traversal's path elements read: each label slot's key and the
+/// properties it has, each hop's endpoints and properties.
+async fn load_element_columns(
+    n: &VarLengthExpand,
+    e: &super::var_length::PathElems,
+    state: &SessionState,
+) -> Result<()> {
+    let props = |fields: &arrow::datatypes::Fields, skip: usize| -> Vec<String> {
+        fields.iter().skip(skip).map(|f| f.name().clone()).collect()
+    };
+    for (cols, key) in &e.slots {
+        let mut want = vec![key.clone()];
+        want.extend(props(&e.node_fields, 2).into_iter().filter(|c| cols.has(c)));
+        cols.ensure(state, &want).await.map_err(ext)?;
+    }
+    for (h, ends) in n.hops.iter().zip(&e.ends) {
+        let mut want = vec![ends.src.clone(), ends.dst.clone()];
+        want.extend(
+            props(&e.rel_fields, 4)
+                .into_iter()
+                .filter(|c| h.edges.has(c)),
+        );
+        h.edges.ensure(state, &want).await.map_err(ext)?;
+    }
+    Ok(())
+}
+
+/// A shortest-path search's physical spec: its element filters compiled, its bound end's
+/// column found in `input`.
+fn shortest_spec(
+    n: &VarLengthExpand,
+    sp: &super::var_length::ShortestPaths,
+    input: &Arc<dyn ExecutionPlan>,
+    state: &SessionState,
+) -> Result<super::shortest::ShortestSpec> {
+    Ok(super::shortest::ShortestSpec {
+        node_filter: element_filter(
+            state,
+            &sp.node_filter,
+            super::shortest::NODE_COL,
+            n.elems.as_ref().map(|e| &e.node_fields),
+        )?,
+        rel_filter: element_filter(
+            state,
+            &sp.rel_filter,
+            super::shortest::REL_COL,
+            n.elems.as_ref().map(|e| &e.rel_fields),
+        )?,
+        mode: sp.mode,
+        target_idx: sp
+            .target
+            .as_ref()
+            .map(|t| input.schema().index_of(t))
+            .transpose()?,
+        end_keys: sp.end_keys.clone(),
+        k_cap: sp.k_cap,
+        budget: sp.budget,
+    })
+}
+
+/// The physical variable-length traversal: row ids of the walked tables, the columns it takes
+/// (the far node's, the path elements'), its shortest-path search with compiled filters.
+async fn plan_var_length(
+    n: &VarLengthExpand,
+    input: Arc<dyn ExecutionPlan>,
+    state: &SessionState,
+) -> Result<Arc<dyn ExecutionPlan>> {
+    let key_idx = input.schema().index_of(&n.key)?;
+    let target_take: Vec<String> = n.target.output().map(|(c, _, _)| c.clone()).collect();
+    let rowids = load_row_ids(n, state).await?;
     let mut target_need = target_take.clone();
     target_need.extend(filter_cols(&n.target_filter, &n.target));
     n.target_cols
@@ -395,23 +464,7 @@ async fn plan_var_length(
         .map(|p| compile_filter(p, &n.target, &n.target_cols, state))
         .transpose()?;
     if let Some(e) = &n.elems {
-        let props = |fields: &arrow::datatypes::Fields, skip: usize| -> Vec<String> {
-            fields.iter().skip(skip).map(|f| f.name().clone()).collect()
-        };
-        for (cols, key) in &e.slots {
-            let mut want = vec![key.clone()];
-            want.extend(props(&e.node_fields, 2).into_iter().filter(|c| cols.has(c)));
-            cols.ensure(state, &want).await.map_err(ext)?;
-        }
-        for (h, ends) in n.hops.iter().zip(&e.ends) {
-            let mut want = vec![ends.src.clone(), ends.dst.clone()];
-            want.extend(
-                props(&e.rel_fields, 4)
-                    .into_iter()
-                    .filter(|c| h.edges.has(c)),
-            );
-            h.edges.ensure(state, &want).await.map_err(ext)?;
-        }
+        load_element_columns(n, e, state).await?;
     }
     let mut from_slot = vec![Vec::new(); n.labels.len()];
     for (i, h) in n.hops.iter().enumerate() {
@@ -439,29 +492,7 @@ async fn plan_var_length(
         labels: n.labels.clone(),
         elems: n.elems.clone(),
         shortest: match &n.shortest {
-            Some(sp) => Some(super::shortest::ShortestSpec {
-                node_filter: element_filter(
-                    state,
-                    &sp.node_filter,
-                    super::shortest::NODE_COL,
-                    n.elems.as_ref().map(|e| &e.node_fields),
-                )?,
-                rel_filter: element_filter(
-                    state,
-                    &sp.rel_filter,
-                    super::shortest::REL_COL,
-                    n.elems.as_ref().map(|e| &e.rel_fields),
-                )?,
-                mode: sp.mode,
-                target_idx: sp
-                    .target
-                    .as_ref()
-                    .map(|t| input.schema().index_of(t))
-                    .transpose()?,
-                end_keys: sp.end_keys.clone(),
-                k_cap: sp.k_cap,
-                budget: sp.budget,
-            }),
+            Some(sp) => Some(shortest_spec(n, sp, &input, state)?),
             None => None,
         },
         display: format!(
