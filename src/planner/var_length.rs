@@ -42,38 +42,7 @@ impl<'c> Lowerer<'c> {
             far_prefix,
             far_label,
         } = hop;
-        let (lo, hi) = rel.length.unwrap_or_default();
-        if let Some(p) = &rel.props {
-            return sem_err!(
-                Unsupported,
-                p.span,
-                "unsupported: a property map on a variable-length relationship"
-            );
-        }
-        if hi.is_some_and(|h| h > self.options.max_var_length) {
-            return sem_err!(
-                InvalidArgumentValue,
-                rel.span,
-                "variable-length upper bound {} exceeds the maximum depth {}",
-                hi.unwrap_or_default(),
-                self.options.max_var_length
-            );
-        }
-        let mut min = lo.unwrap_or(1);
-        // Nodes of different labels are different nodes: no zero-length path joins them.
-        if near_label != far_label && min == 0 {
-            if hi == Some(0) {
-                preds.push(lit(false));
-            }
-            min = 1;
-        }
-        // The longest path the label graph allows (edges never repeat, but an acyclic label
-        // graph bounds the length on its own).
-        let cfgs: Vec<&RelTable> = tables.iter().map(|&t| &self.catalog.rels[t].cfg).collect();
-        let max = match (hi, longest_walk(&cfgs, rel.direction)) {
-            (Some(h), Some(l)) => Some(h.min(l)),
-            (h, l) => h.or(l),
-        };
+        let (min, max) = self.length_bounds(rel, tables, (near_label, far_label), preds)?;
         let far_bound = bound_node(st, node)?;
         let near_info = self.entities().node(near_label).clone();
         let far_info = self.entities().node(far_label).clone();
@@ -81,21 +50,7 @@ impl<'c> Lowerer<'c> {
             Some((hops, labels, start, end)) => {
                 // The far node's columns, or (bound far node) just its key to compare.
                 let (target, check) = match &far_bound {
-                    Some((p, l)) => {
-                        let bound = self.entities().node(l).clone();
-                        let tmp = self.fresh("vlend");
-                        let key = bound.key.clone();
-                        let t = bound.key_type.clone();
-                        (
-                            TakeSpec {
-                                var: p.clone(),
-                                all: vec![(key.clone(), tmp.clone(), t)],
-                                take: vec![0],
-                                key: Some(0),
-                            },
-                            Some(col(&tmp).eq(col(&prop_col(p, &key)))),
-                        )
-                    }
+                    Some((p, l)) => self.bound_end_take(p, l),
                     _ => (node_take(far_prefix, &far_info), None),
                 };
                 let idx = self.indexes.expect("hops come from the indexes");
@@ -149,6 +104,70 @@ impl<'c> Lowerer<'c> {
             self.property_map_preds(st, far_prefix, props, Written::Labels(&node.labels), preds)?;
         }
         Ok(())
+    }
+
+    /// The length bounds of variable-length `rel` over `tables` between nodes of `labels`
+    /// (near, far): its bounds as written, checked; no zero-length path between different
+    /// labels (a `*0..0` one matches nothing: `false` joins `preds`); the upper bound lowered
+    /// to the longest walk an acyclic label graph allows.
+    fn length_bounds(
+        &self,
+        rel: &ast::RelPattern,
+        tables: &[usize],
+        (near_label, far_label): (&str, &str),
+        preds: &mut Vec<Expr>,
+    ) -> Result<(u64, Option<u64>)> {
+        let (lo, hi) = rel.length.unwrap_or_default();
+        if let Some(p) = &rel.props {
+            return sem_err!(
+                Unsupported,
+                p.span,
+                "unsupported: a property map on a variable-length relationship"
+            );
+        }
+        if hi.is_some_and(|h| h > self.options.max_var_length) {
+            return sem_err!(
+                InvalidArgumentValue,
+                rel.span,
+                "variable-length upper bound {} exceeds the maximum depth {}",
+                hi.unwrap_or_default(),
+                self.options.max_var_length
+            );
+        }
+        let mut min = lo.unwrap_or(1);
+        // Nodes of different labels are different nodes: no zero-length path joins them.
+        if near_label != far_label && min == 0 {
+            if hi == Some(0) {
+                preds.push(lit(false));
+            }
+            min = 1;
+        }
+        // The longest path the label graph allows (edges never repeat, but an acyclic label
+        // graph bounds the length on its own).
+        let cfgs: Vec<&RelTable> = tables.iter().map(|&t| &self.catalog.rels[t].cfg).collect();
+        let max = match (hi, longest_walk(&cfgs, rel.direction)) {
+            (Some(h), Some(l)) => Some(h.min(l)),
+            (h, l) => h.or(l),
+        };
+        Ok((min, max))
+    }
+
+    /// A traversal ending at node `p` (of `label`) bound earlier: it takes just the end's key,
+    /// under a fresh name, and the returned predicate compares it with `p`'s.
+    fn bound_end_take(&mut self, p: &str, label: &str) -> (TakeSpec, Option<Expr>) {
+        let bound = self.entities().node(label).clone();
+        let tmp = self.fresh("vlend");
+        let key = bound.key.clone();
+        let t = bound.key_type.clone();
+        (
+            TakeSpec {
+                var: p.to_string(),
+                all: vec![(key.clone(), tmp.clone(), t)],
+                take: vec![0],
+                key: Some(0),
+            },
+            Some(col(&tmp).eq(col(&prop_col(p, &key)))),
+        )
     }
 
     /// `n` with what its MATCH asks beyond the paths: their elements as values, a
