@@ -677,6 +677,37 @@ fn one_input(inputs: &[LogicalPlan]) -> Result<LogicalPlan> {
         .ok_or_else(|| err("a graph node without its input"))
 }
 
+impl CountPathsMsg {
+    /// The node this message describes, over `input`.
+    fn node(&self, input: LogicalPlan, d: &Dec) -> Result<CountPaths> {
+        let value = |(k, arm, column, output): &(u8, usize, String, String)| {
+            Ok(PathValue {
+                kind: *KINDS
+                    .get(*k as usize)
+                    .ok_or_else(|| err("unknown value kind"))?,
+                arm: *arm,
+                column: column.clone(),
+                output: output.clone(),
+            })
+        };
+        Ok(CountPaths {
+            input,
+            key: self.key.clone(),
+            arms: self
+                .arms
+                .iter()
+                .map(|a| a.iter().map(|h| h.hop(d)).collect())
+                .collect::<Result<_>>()?,
+            output: self.output.clone(),
+            per_row: self.per_row,
+            distinct: self.distinct,
+            close: self.close.as_ref().map(|h| h.hop(d)).transpose()?,
+            values: self.values.iter().map(value).collect::<Result<_>>()?,
+            schema: df_schema(&self.schema)?,
+        })
+    }
+}
+
 pub(super) fn decode_node(
     msg: &NodeMsg,
     inputs: &[LogicalPlan],
@@ -702,13 +733,15 @@ pub(super) fn decode_node(
                 .iter()
                 .map(|c| c.node(none(), d))
                 .collect::<Result<_>>()?,
-            count: match count {
-                Some((output, filter)) => Some(CycleCount {
-                    output: output.clone(),
-                    filter: d.opt(filter)?,
-                }),
-                None => None,
-            },
+            count: count
+                .as_ref()
+                .map(|(output, filter)| -> Result<CycleCount> {
+                    Ok(CycleCount {
+                        output: output.clone(),
+                        filter: d.opt(filter)?,
+                    })
+                })
+                .transpose()?,
             schema: df_schema(schema)?,
         }),
         NodeMsg::NodeLookup {
@@ -730,34 +763,7 @@ pub(super) fn decode_node(
             schema: df_schema(schema)?,
         }),
         NodeMsg::VarLength(m) => Arc::new(m.node(one_input(inputs)?, d)?),
-        NodeMsg::CountPaths(m) => Arc::new(CountPaths {
-            input: one_input(inputs)?,
-            key: m.key.clone(),
-            arms: m
-                .arms
-                .iter()
-                .map(|a| a.iter().map(|h| h.hop(d)).collect())
-                .collect::<Result<_>>()?,
-            output: m.output.clone(),
-            per_row: m.per_row,
-            distinct: m.distinct,
-            close: m.close.as_ref().map(|h| h.hop(d)).transpose()?,
-            values: m
-                .values
-                .iter()
-                .map(|(k, arm, column, output)| {
-                    Ok(PathValue {
-                        kind: *KINDS
-                            .get(*k as usize)
-                            .ok_or_else(|| err("unknown value kind"))?,
-                        arm: *arm,
-                        column: column.clone(),
-                        output: output.clone(),
-                    })
-                })
-                .collect::<Result<_>>()?,
-            schema: df_schema(&m.schema)?,
-        }),
+        NodeMsg::CountPaths(m) => Arc::new(m.node(one_input(inputs)?, d)?),
         // Each decoded occurrence evaluates its input itself: sharing needs one process.
         NodeMsg::SharedSubplan {
             id,
