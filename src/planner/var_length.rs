@@ -337,24 +337,7 @@ impl<'c> Lowerer<'c> {
             far_label,
             ..
         } = hop;
-        // Without an upper bound, a path can't be longer than the tables (edges don't repeat).
-        let edges: u64 = tables
-            .iter()
-            .map(|&t| self.catalog.rels[t].table.num_rows as u64)
-            .sum();
-        let cap = if tables.is_empty() {
-            0
-        } else {
-            max.unwrap_or(edges)
-        };
-        if cap > self.options.max_var_length {
-            return sem_err!(
-                InvalidArgumentValue,
-                rel.span,
-                "variable-length relationship needs up to {cap} joins on the join path, more than the maximum depth {} (add an upper bound, or use the CSR path)",
-                self.options.max_var_length
-            );
-        }
+        let cap = self.unrolled_length(rel, tables, max)?;
         let far_bound = bound_node(st, node)?.is_some();
         let far_info = self.entities().node(far_label).clone();
         let far_cols: Vec<String> = if far_bound {
@@ -411,26 +394,10 @@ impl<'c> Lowerer<'c> {
         let mut it = branches.into_iter();
         let first = match it.next() {
             Some(p) => p,
+            // No length is possible: an empty result with the right columns.
             None => {
-                // No length is possible: an empty result with the right columns.
-                let mut exprs: Vec<Expr> = input_cols.iter().map(|c| col(c)).collect();
-                exprs.push(super::expr::empty_list(&DataType::UInt64).alias(eids_col(prefix)));
-                if let Some(shape) = &shape {
-                    exprs.push(list(vec![], &shape.node_type()).alias(pnodes_col(prefix)));
-                    exprs.push(list(vec![], &shape.rel_type()).alias(prels_col(prefix)));
-                }
-                for (p, t) in &far_info.props {
-                    if !far_bound {
-                        exprs.push(
-                            cast(lit(datafusion::common::ScalarValue::Null), t.clone())
-                                .alias(prop_col(far_prefix, p)),
-                        );
-                    }
-                }
-                LogicalPlanBuilder::from(st.plan.clone())
-                    .filter(lit(false))?
-                    .project(exprs)?
-                    .build()?
+                let far = (!far_bound).then_some((far_prefix, &far_info));
+                no_paths(&st.plan, &input_cols, prefix, shape.as_deref(), far)?
             }
         };
         let mut b = LogicalPlanBuilder::from(first);
@@ -439,6 +406,35 @@ impl<'c> Lowerer<'c> {
         }
         st.plan = b.build()?;
         Ok(())
+    }
+
+    /// The longest chain an unrolled variable-length hop over `tables` needs: its upper bound,
+    /// else the tables' edges (a path repeats none); more joins than the maximum depth allows
+    /// is an error.
+    fn unrolled_length(
+        &self,
+        rel: &ast::RelPattern,
+        tables: &[usize],
+        max: Option<u64>,
+    ) -> Result<u64> {
+        let edges: u64 = tables
+            .iter()
+            .map(|&t| self.catalog.rels[t].table.num_rows as u64)
+            .sum();
+        let cap = if tables.is_empty() {
+            0
+        } else {
+            max.unwrap_or(edges)
+        };
+        if cap > self.options.max_var_length {
+            return sem_err!(
+                InvalidArgumentValue,
+                rel.span,
+                "variable-length relationship needs up to {cap} joins on the join path, more than the maximum depth {} (add an upper bound, or use the CSR path)",
+                self.options.max_var_length
+            );
+        }
+        Ok(cap)
     }
 
     /// The zero-length path of a variable-length hop: the far node is the near node.
@@ -571,4 +567,33 @@ impl<'c> Lowerer<'c> {
         }
         Ok((sub.plan, ids, elems))
     }
+}
+
+/// No row of `plan`, with the columns an unrolled variable-length hop adds: its edge ids,
+/// its elements (with `shape`), the far node's properties (`far`, when it is not bound).
+fn no_paths(
+    plan: &LogicalPlan,
+    input_cols: &[String],
+    prefix: &str,
+    shape: Option<&PathShape>,
+    far: Option<(&str, &crate::catalog::NodeInfo)>,
+) -> Result<LogicalPlan> {
+    let mut exprs: Vec<Expr> = input_cols.iter().map(|c| col(c)).collect();
+    exprs.push(super::expr::empty_list(&DataType::UInt64).alias(eids_col(prefix)));
+    if let Some(shape) = shape {
+        exprs.push(super::expr::empty_list(&shape.node_type()).alias(pnodes_col(prefix)));
+        exprs.push(super::expr::empty_list(&shape.rel_type()).alias(prels_col(prefix)));
+    }
+    if let Some((far_prefix, info)) = far {
+        for (p, t) in &info.props {
+            exprs.push(
+                cast(lit(datafusion::common::ScalarValue::Null), t.clone())
+                    .alias(prop_col(far_prefix, p)),
+            );
+        }
+    }
+    Ok(LogicalPlanBuilder::from(plan.clone())
+        .filter(lit(false))?
+        .project(exprs)?
+        .build()?)
 }
