@@ -324,20 +324,17 @@ impl FragmentScanExec {
             scan.with_row_address();
         }
         let limit = spec.limit.map(|l| l as u64);
-        match range {
-            Some((start, end)) => {
-                let len = match (&filter_here, limit) {
-                    (None, Some(l)) => l.min(end - start),
-                    _ => end - start,
-                };
-                scan.limit(Some(len as i64), Some(start as i64))
-                    .map_err(lance_err)?;
-            }
-            None => {
-                scan.limit(limit.map(|l| l as i64), None)
-                    .map_err(lance_err)?;
-            }
-        }
+        // A limit applies in Lance unless rows are filtered here (then: below).
+        let limit_in_lance = limit.filter(|_| filter_here.is_none());
+        let (len, offset) = match range {
+            Some((start, end)) => (
+                Some(limit_in_lance.map_or(end - start, |l| l.min(end - start))),
+                Some(start as i64),
+            ),
+            None => (limit, None),
+        };
+        scan.limit(len.map(|l| l as i64), offset)
+            .map_err(lance_err)?;
         let stream = scan.try_into_stream().await.map_err(lance_err)?;
         let batches = stream.map(move |b| {
             let mut b = b.map_err(lance_err)?;
@@ -362,23 +359,31 @@ impl FragmentScanExec {
         });
         Ok(match (range.is_some(), limit) {
             // Filtered here: the limit applies to what passed the filter.
-            (true, Some(limit)) => batches
-                .scan(limit, |left, b| {
-                    let out = match b {
-                        Ok(_) if *left == 0 => None,
-                        Ok(b) => {
-                            let n = (b.num_rows() as u64).min(*left);
-                            *left -= n;
-                            Some(Ok(b.slice(0, n as usize)))
-                        }
-                        Err(e) => Some(Err(e)),
-                    };
-                    futures::future::ready(out)
-                })
-                .boxed(),
+            (true, Some(limit)) => first_rows(batches.boxed(), limit),
             _ => batches.boxed(),
         })
     }
+}
+
+/// The first `limit` rows of `batches`.
+fn first_rows(
+    batches: futures::stream::BoxStream<'static, Result<RecordBatch>>,
+    limit: u64,
+) -> futures::stream::BoxStream<'static, Result<RecordBatch>> {
+    batches
+        .scan(limit, |left, b| {
+            let out = match b {
+                Ok(_) if *left == 0 => None,
+                Ok(b) => {
+                    let n = (b.num_rows() as u64).min(*left);
+                    *left -= n;
+                    Some(Ok(b.slice(0, n as usize)))
+                }
+                Err(e) => Some(Err(e)),
+            };
+            futures::future::ready(out)
+        })
+        .boxed()
 }
 
 /// The rows of `batch` for which `predicate` (over its columns, by name) is true.
