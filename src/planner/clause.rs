@@ -10,7 +10,7 @@ use arrow::datatypes::DataType;
 use cypher::ast::{self, ExprKind};
 use datafusion::common::{Column, JoinType, UnnestOptions};
 use datafusion::functions_nested::expr_fn as nf;
-use datafusion::logical_expr::{lit, Expr, LogicalPlanBuilder};
+use datafusion::logical_expr::{lit, Expr, LogicalPlan, LogicalPlanBuilder};
 use std::collections::HashSet;
 
 /// One item of a WITH / RETURN after `*` expansion.
@@ -126,6 +126,31 @@ impl<'c> Lowerer<'c> {
                 unit: false,
             });
         }
+        let plan = self.join_matches(st.plan, matched.plan, &keys, &join_keys)?;
+        // The input's variables as they were, plus the new ones.
+        let mut scope = st.scope;
+        for (name, b) in matched.scope.vars {
+            if scope.get(&name).is_none() {
+                scope.bind(&name, b);
+            }
+        }
+        Ok(State {
+            plan,
+            scope,
+            unit: false,
+        })
+    }
+
+    /// `left`'s rows each with their rows of `matched` (an OPTIONAL MATCH run over `left`'s
+    /// distinct `keys`), joined on the identities `join_keys` (null equal to null), or with
+    /// nulls where there are none.
+    fn join_matches(
+        &mut self,
+        left: LogicalPlan,
+        matched: LogicalPlan,
+        keys: &[String],
+        join_keys: &[String],
+    ) -> Result<LogicalPlan> {
         let key_set: HashSet<&String> = keys.iter().collect();
         let renamed: Vec<String> = (0..join_keys.len()).map(|_| self.fresh("okey")).collect();
         let mut right_exprs: Vec<Expr> = join_keys
@@ -134,13 +159,13 @@ impl<'c> Lowerer<'c> {
             .map(|(k, r)| col(k).alias(r))
             .collect();
         let mut new_cols = Vec::new();
-        for f in matched.plan.schema().fields() {
+        for f in matched.schema().fields() {
             if !key_set.contains(f.name()) {
                 right_exprs.push(col(f.name()));
                 new_cols.push(f.name().clone());
             }
         }
-        let right = LogicalPlanBuilder::from(matched.plan)
+        let right = LogicalPlanBuilder::from(matched)
             .project(right_exprs)?
             .build()?;
         let on: Vec<Expr> = join_keys
@@ -155,30 +180,17 @@ impl<'c> Lowerer<'c> {
             })
             .collect();
         let on = if on.is_empty() { vec![lit(true)] } else { on };
-        let mut out: Vec<Expr> = st
-            .plan
+        let mut out: Vec<Expr> = left
             .schema()
             .fields()
             .iter()
             .map(|f| col(f.name()))
             .collect();
         out.extend(new_cols.iter().map(|c| col(c)));
-        let plan = LogicalPlanBuilder::from(st.plan)
+        Ok(LogicalPlanBuilder::from(left)
             .join_on(right, JoinType::Left, on)?
             .project(out)?
-            .build()?;
-        // The input's variables as they were, plus the new ones.
-        let mut scope = st.scope;
-        for (name, b) in matched.scope.vars {
-            if scope.get(&name).is_none() {
-                scope.bind(&name, b);
-            }
-        }
-        Ok(State {
-            plan,
-            scope,
-            unit: false,
-        })
+            .build()?)
     }
 
     pub fn lower_with(&mut self, st: State, w: &ast::With) -> Result<State> {
