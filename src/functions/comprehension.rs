@@ -149,6 +149,53 @@ impl ListEval {
     }
 }
 
+impl ListEval {
+    /// The elements of `list`'s first `n` rows, one per row of a batch: the element column,
+    /// then the captured `outer` values repeated for each element of their row. Refuses to
+    /// repeat more than [`MAX_REPEATED_BYTES`] (a list read whole for every element of a long
+    /// list). Returns the elements too.
+    fn element_batch(
+        &self,
+        list: &arrow::array::ListArray,
+        outer: &[ArrayRef],
+        n: usize,
+    ) -> Result<(ArrayRef, RecordBatch)> {
+        let offsets = list.value_offsets();
+        let (first, last) = (offsets[0] as usize, offsets[n] as usize);
+        let elements = list.values().slice(first, last - first);
+        let mut parent = Vec::with_capacity(last - first);
+        for i in 0..n {
+            for _ in offsets[i]..offsets[i + 1] {
+                parent.push(i as u32);
+            }
+        }
+        let parent = UInt32Array::from(parent);
+        let repeated: usize = outer
+            .iter()
+            .map(|a| a.get_array_memory_size() / n.max(1) * parent.len())
+            .sum();
+        if repeated > MAX_REPEATED_BYTES {
+            return datafusion::common::exec_err!(
+                "limit exceeded: a list comprehension over {} elements would repeat {repeated} bytes of its row (more than {MAX_REPEATED_BYTES}); read less of the row inside it",
+                parent.len()
+            );
+        }
+        let mut cols = vec![elements.clone()];
+        for a in outer {
+            cols.push(arrow::compute::take(a.as_ref(), &parent, None)?);
+        }
+        let fields: Vec<Field> = self
+            .schema
+            .fields()
+            .iter()
+            .zip(&cols)
+            .map(|(f, c)| Field::new(f.name(), c.data_type().clone(), true))
+            .collect();
+        let batch = RecordBatch::try_new(Arc::new(Schema::new(fields)), cols)?;
+        Ok((elements, batch))
+    }
+}
+
 impl ScalarUDFImpl for ListEval {
     fn name(&self) -> &str {
         match self.op {
@@ -200,39 +247,8 @@ impl ScalarUDFImpl for ListEval {
             return Ok(ColumnarValue::Scalar(ScalarValue::try_from(&self.out)?));
         };
         let offsets = list.value_offsets();
-        let (first, last) = (offsets[0] as usize, offsets[n] as usize);
-        let elements = list.values().slice(first, last - first);
-        let mut parent = Vec::with_capacity(last - first);
-        for i in 0..n {
-            for _ in offsets[i]..offsets[i + 1] {
-                parent.push(i as u32);
-            }
-        }
-        let parent = UInt32Array::from(parent);
-        // The outer values are repeated per element: refuse to blow up (a list read whole
-        // for every element of a long list).
-        let repeated: usize = arrays[1..]
-            .iter()
-            .map(|a| a.get_array_memory_size() / n.max(1) * parent.len())
-            .sum();
-        if repeated > MAX_REPEATED_BYTES {
-            return datafusion::common::exec_err!(
-                "limit exceeded: a list comprehension over {} elements would repeat {repeated} bytes of its row (more than {MAX_REPEATED_BYTES}); read less of the row inside it",
-                parent.len()
-            );
-        }
-        let mut cols = vec![elements.clone()];
-        for a in &arrays[1..] {
-            cols.push(arrow::compute::take(a.as_ref(), &parent, None)?);
-        }
-        let fields: Vec<Field> = self
-            .schema
-            .fields()
-            .iter()
-            .zip(&cols)
-            .map(|(f, c)| Field::new(f.name(), c.data_type().clone(), true))
-            .collect();
-        let batch = RecordBatch::try_new(Arc::new(Schema::new(fields)), cols)?;
+        let first = offsets[0] as usize;
+        let (elements, batch) = self.element_batch(list, &arrays[1..], n)?;
         let (filter, map) = self.compiled()?;
         let keep: Option<BooleanArray> = match filter {
             Some(f) => {

@@ -500,50 +500,12 @@ fn factorize(agg: &datafusion::logical_expr::Aggregate) -> Option<Result<Logical
     if agg.aggr_expr.is_empty() {
         return None;
     }
-    let mut wants = Vec::new();
-    for (e, f) in agg
-        .aggr_expr
-        .iter()
-        .zip(agg.schema.fields().iter().skip(agg.group_expr.len()))
-    {
-        let (w, t) = wanted(e, f.name())?;
-        if *f.data_type() != t {
-            return None;
-        }
-        wants.push(w);
-    }
-    let distinct = matches!(wants.as_slice(), [Wanted::Count(c)] if c.distinct);
-    if !distinct
-        && wants
-            .iter()
-            .any(|w| matches!(w, Wanted::Count(c) if c.distinct))
-    {
-        return None;
-    }
+    let (mut wants, distinct) = all_wanted(agg)?;
     let shape = match hop_chain(&agg.input) {
         Some((chain, uniqueness)) => chain_shape(chain, uniqueness)?,
         None => var_length_shape(&agg.input)?,
     };
-    // A counted column is never null on a path: the root's key, an edge id, a far node's key;
-    // else it is a property of an arm's end: its non-null values are counted.
-    for w in &mut wants {
-        let Wanted::Count(Counted {
-            arg: Some(c),
-            out,
-            distinct: false,
-        }) = w
-        else {
-            continue;
-        };
-        if !shape.never_null.contains(c) {
-            let (col, out) = (c.clone(), out.clone());
-            *w = Wanted::Value {
-                kind: ValueKind::NonNull,
-                col,
-                out,
-            };
-        }
-    }
+    count_values_not_paths(&mut wants, &shape.never_null);
     let Shape {
         input: root_rows,
         key,
@@ -601,6 +563,50 @@ fn factorize(agg: &datafusion::logical_expr::Aggregate) -> Option<Result<Logical
         Err(e) => return Some(Err(e)),
     };
     Some(finish(agg, plan, per_node, &wants, &count_out))
+}
+
+/// What each of `agg`'s aggregates wants, its output type checked; and whether it is the one
+/// `count(DISTINCT x)` (a distinct count among others is not factorized).
+fn all_wanted(agg: &datafusion::logical_expr::Aggregate) -> Option<(Vec<Wanted>, bool)> {
+    let mut wants = Vec::new();
+    for (e, f) in agg
+        .aggr_expr
+        .iter()
+        .zip(agg.schema.fields().iter().skip(agg.group_expr.len()))
+    {
+        let (w, t) = wanted(e, f.name())?;
+        if *f.data_type() != t {
+            return None;
+        }
+        wants.push(w);
+    }
+    let distinct = matches!(wants.as_slice(), [Wanted::Count(c)] if c.distinct);
+    let other_distinct = (wants.iter()).any(|w| matches!(w, Wanted::Count(c) if c.distinct));
+    (distinct || !other_distinct).then_some((wants, distinct))
+}
+
+/// A counted column is never null on a path when it is the root's key, an edge id or a far
+/// node's key (`never_null`); else it is a property of an arm's end: its non-null values are
+/// counted instead.
+fn count_values_not_paths(wants: &mut [Wanted], never_null: &[String]) {
+    for w in wants {
+        let Wanted::Count(Counted {
+            arg: Some(c),
+            out,
+            distinct: false,
+        }) = w
+        else {
+            continue;
+        };
+        if !never_null.contains(c) {
+            let (col, out) = (c.clone(), out.clone());
+            *w = Wanted::Value {
+                kind: ValueKind::NonNull,
+                col,
+                out,
+            };
+        }
+    }
 }
 
 /// The `PathValue`s the wanted values need: each column a property of the last node of an

@@ -82,22 +82,9 @@ impl Lowerer<'_> {
         // that does not read the element as one (`x[0] = ps[0][0]` captures the number
         // `ps[0][0]`, not the list `ps`, which would be repeated for every element).
         let mut captured: Vec<(Expr, String, DataType)> = Vec::new();
-        let reads_row = |x: &Expr| {
-            let mut row = false;
-            let mut elem = false;
-            let _ = x.apply(|y| {
-                match y {
-                    Expr::Column(c) if c.name == elem_col => elem = true,
-                    Expr::Column(_) | Expr::Placeholder(_) => row = true,
-                    _ => {}
-                }
-                Ok(datafusion::common::tree_node::TreeNodeRecursion::Continue)
-            });
-            row && !elem && !x.is_volatile()
-        };
         let mut capture = |e: Expr| -> Result<Expr> {
             let e = e.transform_down(|x| {
-                if !reads_row(&x) {
+                if !reads_row_only(&x, &elem_col) {
                     return Ok(Transformed::no(x));
                 }
                 let name = match captured.iter().find(|(e, _, _)| e == &x) {
@@ -141,4 +128,20 @@ impl Lowerer<'_> {
             ast::Quantifier::Single => ListOp::Single,
         }
     }
+}
+
+/// Whether `x` reads the row (a column or parameter) but not the element (`elem_col`), and
+/// is deterministic: what a comprehension's body captures as an argument.
+fn reads_row_only(x: &Expr, elem_col: &str) -> bool {
+    let mut row = false;
+    let mut elem = false;
+    let _ = x.apply(|y| {
+        match y {
+            Expr::Column(c) if c.name == elem_col => elem = true,
+            Expr::Column(_) | Expr::Placeholder(_) => row = true,
+            _ => {}
+        }
+        Ok(datafusion::common::tree_node::TreeNodeRecursion::Continue)
+    });
+    row && !elem && !x.is_volatile()
 }

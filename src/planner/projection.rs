@@ -741,32 +741,37 @@ impl<'c> Lowerer<'c> {
             // NaN is above every number (min of [NaN, 1.0] is 1.0), whatever its sign bit.
             "min" => maybe_distinct(af::min(super::expr::canonical_nan(x, &t)))?,
             "max" => maybe_distinct(af::max(super::expr::canonical_nan(x, &t)))?,
-            "collect" => {
-                let elem = t.clone();
-                let mut agg = af::array_agg(x.clone()).filter(x.is_not_null());
-                // In the order a WITH ... ORDER BY gave the rows; DISTINCT then keeps each
-                // value's first occurrence (DataFusion orders a distinct aggregate only by its
-                // argument, so duplicates are dropped from the ordered list instead).
-                let order = self
-                    .input_order
-                    .as_ref()
-                    .filter(|s| schema.has_column_with_unqualified_name(s));
-                if let Some(seq) = order {
-                    agg = agg.order_by(vec![col(seq).sort(true, false)]);
-                }
-                let list = match (distinct, order) {
-                    (true, Some(_)) => {
-                        datafusion::functions_nested::expr_fn::array_distinct(agg.build()?)
-                    }
-                    (true, None) => agg.distinct().build()?,
-                    (false, _) => agg.build()?,
-                };
-                // No (non-null) values collect to [], not null.
-                when(list.clone().is_null(), empty_list(&elem)).otherwise(list)?
-            }
+            "collect" => self.collect(x, &t, distinct, schema)?,
             _ => return Err(Error::Internal(format!("not an aggregate: {name}"))),
         };
         Ok(out)
+    }
+
+    /// `collect(x)` (of type `t`): its non-null values in the order a WITH ... ORDER BY gave
+    /// the rows; DISTINCT then keeps each value's first occurrence (DataFusion orders a
+    /// distinct aggregate only by its argument, so duplicates are dropped from the ordered
+    /// list instead). No (non-null) values collect to [], not null.
+    fn collect(
+        &self,
+        x: Expr,
+        t: &DataType,
+        distinct: bool,
+        schema: &datafusion::common::DFSchema,
+    ) -> Result<Expr> {
+        let mut agg = af::array_agg(x.clone()).filter(x.is_not_null());
+        let order = self
+            .input_order
+            .as_ref()
+            .filter(|s| schema.has_column_with_unqualified_name(s));
+        if let Some(seq) = order {
+            agg = agg.order_by(vec![col(seq).sort(true, false)]);
+        }
+        let list = match (distinct, order) {
+            (true, Some(_)) => datafusion::functions_nested::expr_fn::array_distinct(agg.build()?),
+            (true, None) => agg.distinct().build()?,
+            (false, _) => agg.build()?,
+        };
+        Ok(when(list.clone().is_null(), empty_list(t)).otherwise(list)?)
     }
 
     /// `count(n)` of a node, relationship or relationship list: its identity column (edge-id
