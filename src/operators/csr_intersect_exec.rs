@@ -209,17 +209,7 @@ impl CsrIntersectExec {
                         for ((ids, run), &at) in close_rows.iter_mut().zip(&runs).zip(&pick) {
                             ids.push(run.1[at]);
                         }
-                        // Next combination (odometer over the lists' runs).
-                        let mut j = 0;
-                        while j < k {
-                            pick[j] += 1;
-                            if pick[j] < at[j].0 + at[j].1 {
-                                break;
-                            }
-                            pick[j] = at[j].0;
-                            j += 1;
-                        }
-                        if j == k {
+                        if !next_combination(&mut pick, &at) {
                             break;
                         }
                     }
@@ -432,5 +422,42 @@ impl ExecutionPlan for CsrIntersectExec {
             elapsed,
             move |b, _| Self::intersect(&open, &closes, count.as_deref(), b, &schema, &counters),
         ))
+    }
+}
+
+/// The next combination of one position per run (`at`: each run's start and length), an
+/// odometer over them; false once every combination was seen (`pick` back at the starts).
+fn next_combination(pick: &mut [usize], at: &[(usize, usize)]) -> bool {
+    for (p, &(start, len)) in pick.iter_mut().zip(at) {
+        *p += 1;
+        if *p < start + len {
+            return true;
+        }
+        *p = start;
+    }
+    false
+}
+
+#[cfg(test)]
+mod tests {
+    use super::next_combination;
+
+    #[test]
+    fn every_combination_of_the_runs_once() {
+        let at = [(0, 2), (5, 3), (9, 1)];
+        let mut pick: Vec<usize> = at.iter().map(|r| r.0).collect();
+        let mut seen = vec![pick.clone()];
+        while next_combination(&mut pick, &at) {
+            seen.push(pick.clone());
+        }
+        assert_eq!(seen.len(), 2 * 3);
+        seen.sort();
+        seen.dedup();
+        assert_eq!(seen.len(), 6);
+        assert!(seen
+            .iter()
+            .all(|p| (0..2).contains(&p[0]) && (5..8).contains(&p[1]) && p[2] == 9));
+        // Back at the starts once done.
+        assert_eq!(pick, [0, 5, 9]);
     }
 }

@@ -452,6 +452,19 @@ fn fill(
     Ok(examined)
 }
 
+/// Where a traversal's stream is: its input, the input batch being walked (with its keys,
+/// its next row, and the walk of the row before it), the rows still wanted.
+struct StreamState {
+    input: SendableRecordBatchStream,
+    current: Option<(
+        RecordBatch,
+        arrow::array::Int64Array,
+        usize,
+        Option<Walking>,
+    )>,
+    remaining: Option<usize>,
+}
+
 /// The paths of every input row, in batches of about [`super::TARGET_BATCH_ROWS`] rows however
 /// many paths one row has (a walk pauses when a batch is full), ending after `fetch` rows.
 fn path_stream(
@@ -465,18 +478,7 @@ fn path_stream(
 ) -> SendableRecordBatchStream {
     use datafusion::physical_plan::stream::RecordBatchStreamAdapter;
     use futures::StreamExt;
-    struct State {
-        input: SendableRecordBatchStream,
-        /// The input batch, its keys, its next row, and the walk of the row before it.
-        current: Option<(
-            RecordBatch,
-            arrow::array::Int64Array,
-            usize,
-            Option<Walking>,
-        )>,
-        remaining: Option<usize>,
-    }
-    let st = State {
+    let st = StreamState {
         input,
         current: None,
         remaining: fetch,
