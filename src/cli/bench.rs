@@ -255,14 +255,7 @@ pub async fn run(graph_path: &Path, dir: &Path, run: &Run<'_>) -> Result<Vec<Tim
         None => vec![Mode::Csr, Mode::Join],
     };
     let t0 = Instant::now();
-    let first = Graph::open_with(
-        graph_path,
-        GraphOptions {
-            mode: modes[0],
-            ..options.clone()
-        },
-    )
-    .await?;
+    let first = Graph::open_with(graph_path, options.clone().with_mode(modes[0])).await?;
     eprintln!(
         "opened {} in {:.2}s",
         graph_path.display(),

@@ -97,12 +97,10 @@ pub struct Limits {
 
 impl Limits {
     fn apply(&self, options: GraphOptions) -> GraphOptions {
-        GraphOptions {
-            timeout: self.timeout,
-            memory_limit: self.memory_limit,
-            no_plan_cache: self.no_cache,
-            ..options
-        }
+        options
+            .with_timeout(self.timeout)
+            .with_memory_limit(self.memory_limit)
+            .with_plan_cache(!self.no_cache)
     }
 }
 
@@ -413,10 +411,7 @@ async fn execute(cli: Cli) -> std::result::Result<(), CliError> {
             for r in &disable {
                 rules.switch_off(*r);
             }
-            let options = limits.apply(GraphOptions {
-                rules,
-                ..Default::default()
-            });
+            let options = limits.apply(GraphOptions::default().with_rules(rules));
             let run = crate::cli::bench::Run {
                 runs,
                 bindings: &bindings,
@@ -556,25 +551,18 @@ async fn open_local(args: &QueryArgs) -> Result<Graph> {
     }
     Graph::open_with(
         &args.graph,
-        args.limits.apply(GraphOptions {
-            mode: args.mode,
-            rules,
-            defer_indexes: true,
-            ..Default::default()
-        }),
+        args.limits.apply(
+            GraphOptions::default()
+                .with_mode(args.mode)
+                .with_rules(rules)
+                .with_deferred_indexes(true),
+        ),
     )
     .await
 }
 
 async fn open_mode(path: &Path, mode: Mode) -> Result<Graph> {
-    Graph::open_with(
-        path,
-        GraphOptions {
-            mode,
-            ..Default::default()
-        },
-    )
-    .await
+    Graph::open_with(path, GraphOptions::default().with_mode(mode)).await
 }
 
 async fn generate(scale: f64, out: &Path, seed: u64, index: bool) -> Result<()> {

@@ -1004,11 +1004,13 @@ fn show(r: &std::result::Result<QueryResult, lance_csr::Error>) -> String {
 pub async fn run(graph: &Graph, n: usize, seed: u64, shapes: Shapes) -> Result<Report> {
     let on = graph.with_mode(Mode::Csr).await?;
     let off = graph
-        .with_options(lance_csr::GraphOptions {
-            mode: Mode::Join,
-            no_plan_cache: true,
-            ..graph.options().clone()
-        })
+        .with_options(
+            graph
+                .options()
+                .clone()
+                .with_mode(Mode::Join)
+                .with_plan_cache(false),
+        )
         .await?;
     compare(&on, &off, n, seed, shapes).await
 }

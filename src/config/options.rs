@@ -5,6 +5,7 @@ use super::rules::{Mode, RuleSwitches};
 
 /// How the planner treats names the graph does not have.
 #[derive(Debug, Clone)]
+#[non_exhaustive]
 pub struct PlannerOptions {
     /// Schema-less semantics: an unknown label or type matches nothing and an unknown property
     /// is null (as in a property graph without a schema). Off by default: a typo is an error.
@@ -29,8 +30,11 @@ impl Default for PlannerOptions {
     }
 }
 
-/// Options for opening a graph.
+/// Options for opening a graph: `GraphOptions::default()` and the `with_*` setters
+/// (`GraphOptions::default().with_timeout(Duration::from_secs(30))`); fields can be read and
+/// set, and more may come.
 #[derive(Debug, Clone, Default)]
+#[non_exhaustive]
 pub struct GraphOptions {
     pub planner: PlannerOptions,
     /// DataFusion target partitions (default: the number of cores).
@@ -57,4 +61,86 @@ pub struct GraphOptions {
     /// build` rewrites it). Missing and stale indexes are built when the graph opens either
     /// way.
     pub defer_indexes: bool,
+}
+
+impl PlannerOptions {
+    /// Schema-less semantics (see [`PlannerOptions::lenient`]).
+    pub fn with_lenient(mut self, yes: bool) -> Self {
+        self.lenient = yes;
+        self
+    }
+
+    /// Re-root each MATCH at its most selective node.
+    pub fn with_reroot(mut self, yes: bool) -> Self {
+        self.reroot = yes;
+        self
+    }
+
+    /// The deepest variable-length bound accepted.
+    pub fn with_max_var_length(mut self, n: u64) -> Self {
+        self.max_var_length = n;
+        self
+    }
+
+    /// Most relationships a shortest-path search may examine from one source.
+    pub fn with_max_search_edges(mut self, n: u64) -> Self {
+        self.max_search_edges = n;
+        self
+    }
+}
+
+impl GraphOptions {
+    pub fn with_planner(mut self, planner: PlannerOptions) -> Self {
+        self.planner = planner;
+        self
+    }
+
+    pub fn with_target_partitions(mut self, n: impl Into<Option<usize>>) -> Self {
+        self.target_partitions = n.into();
+        self
+    }
+
+    pub fn with_batch_size(mut self, n: impl Into<Option<usize>>) -> Self {
+        self.batch_size = n.into();
+        self
+    }
+
+    pub fn with_mode(mut self, mode: Mode) -> Self {
+        self.mode = mode;
+        self
+    }
+
+    pub fn with_rules(mut self, rules: RuleSwitches) -> Self {
+        self.rules = rules;
+        self
+    }
+
+    pub fn with_share_min_saved_work(mut self, n: impl Into<Option<usize>>) -> Self {
+        self.share_min_saved_work = n.into();
+        self
+    }
+
+    /// A time limit per query (`None`: none).
+    pub fn with_timeout(mut self, limit: impl Into<Option<std::time::Duration>>) -> Self {
+        self.timeout = limit.into();
+        self
+    }
+
+    /// A memory limit in bytes (`None`: none).
+    pub fn with_memory_limit(mut self, bytes: impl Into<Option<usize>>) -> Self {
+        self.memory_limit = bytes.into();
+        self
+    }
+
+    /// Whether plans are kept for reuse (on by default).
+    pub fn with_plan_cache(mut self, yes: bool) -> Self {
+        self.no_plan_cache = !yes;
+        self
+    }
+
+    /// Whether up-to-date index files are read on first use rather than at open.
+    pub fn with_deferred_indexes(mut self, yes: bool) -> Self {
+        self.defer_indexes = yes;
+        self
+    }
 }

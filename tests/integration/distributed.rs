@@ -144,11 +144,9 @@ fn generated_graph_queries_agree_on_a_standalone_cluster() {
         let local = Graph::open(&path).await.unwrap();
         // Small batches and four partitions: the cluster's scans split tables of one fragment
         // into ranges of rows (as big tables are split on big graphs).
-        let options = lance_csr::GraphOptions {
-            batch_size: Some(64),
-            target_partitions: Some(4),
-            ..Default::default()
-        };
+        let options = lance_csr::GraphOptions::default()
+            .with_batch_size(64)
+            .with_target_partitions(4);
         let remote = on_cluster(&path, options).await;
         let p = lance_csr::Params::new();
         // Ranges of rows, read unfiltered and filtered by the scan, limits after the filter.
@@ -220,10 +218,7 @@ fn one_process_rules_on_a_cluster() {
         let dir = tempfile::tempdir().unwrap();
         let path = lance_graph(dir.path(), lance_csr_datasets::sample::tables()).await;
         // Sharing at any size (the sample is too small to pass the default minimum).
-        let options = lance_csr::GraphOptions {
-            share_min_saved_work: Some(0),
-            ..Default::default()
-        };
+        let options = lance_csr::GraphOptions::default().with_share_min_saved_work(0);
         let local = Graph::open_with(&path, options.clone()).await.unwrap();
         let remote = on_cluster(&path, options).await;
         // Five branches (one per table leaving a Person) share their anchor in one process.

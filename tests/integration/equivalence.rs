@@ -139,11 +139,12 @@ async fn compare(csr: &Graph, join: &Graph, q: &str, params: &Params) -> Option<
 
 /// The join path with no plan cache: the other side of every comparison.
 async fn join_of(csr: &Graph) -> Graph {
-    csr.with_options(lance_csr::GraphOptions {
-        mode: Mode::Join,
-        no_plan_cache: true,
-        ..csr.options().clone()
-    })
+    csr.with_options(
+        csr.options()
+            .clone()
+            .with_mode(Mode::Join)
+            .with_plan_cache(false),
+    )
     .await
     .unwrap()
 }
@@ -331,10 +332,7 @@ async fn concurrent_callers_of_kept_plans_get_their_own_answers() {
             .unwrap(),
     );
     let fresh = graph
-        .with_options(lance_csr::GraphOptions {
-            no_plan_cache: true,
-            ..graph.options().clone()
-        })
+        .with_options(graph.options().clone().with_plan_cache(false))
         .await
         .unwrap();
     let queries = [

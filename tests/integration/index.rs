@@ -50,10 +50,7 @@ fn index_file(base: &std::path::Path, stem: &str) -> std::path::PathBuf {
 
 /// The graph at `cfg` with its index files read as queries first need them.
 async fn open_deferred(cfg: &std::path::Path) -> Graph {
-    let options = lance_csr::GraphOptions {
-        defer_indexes: true,
-        ..Default::default()
-    };
+    let options = lance_csr::GraphOptions::default().with_deferred_indexes(true);
     Graph::open_with(cfg, options).await.unwrap()
 }
 

@@ -45,10 +45,7 @@ async fn complete(n: i64, options: GraphOptions) -> Graph {
 async fn a_query_past_its_time_limit_is_an_error_naming_the_limit() {
     let g = complete(
         40,
-        GraphOptions {
-            timeout: Some(Duration::from_millis(300)),
-            ..Default::default()
-        },
+        GraphOptions::default().with_timeout(Duration::from_millis(300)),
     )
     .await;
     // About 40^15 paths: only the limit ends it.
@@ -72,11 +69,9 @@ async fn a_hub_traversal_under_limits_ends_with_an_error_not_an_abort() {
     // Memory stays at the current path however many paths there are; the time limit ends it.
     let g = complete(
         40,
-        GraphOptions {
-            memory_limit: Some(16 << 20),
-            timeout: Some(Duration::from_millis(500)),
-            ..Default::default()
-        },
+        GraphOptions::default()
+            .with_memory_limit(16 << 20)
+            .with_timeout(Duration::from_millis(500)),
     )
     .await;
     for q in [
@@ -114,14 +109,7 @@ async fn a_query_past_its_memory_limit_spills_or_names_the_limit() {
     let q = "MATCH (a:N)-[:E*1..2]->(b) RETURN a.id AS a, b.id AS b, count(*) AS c ORDER BY c DESC, a, b";
     let free = complete(40, GraphOptions::default()).await;
     let want = common::lines(&common::run(&free, q).await);
-    let tight = complete(
-        40,
-        GraphOptions {
-            memory_limit: Some(64 << 10),
-            ..Default::default()
-        },
-    )
-    .await;
+    let tight = complete(40, GraphOptions::default().with_memory_limit(64 << 10)).await;
     match tight.query(q, &Params::new()).await {
         // Spilled to disk: the same answer.
         Ok(r) => assert_eq!(common::lines(&r), want),

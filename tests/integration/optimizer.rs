@@ -8,12 +8,9 @@ use lance_csr::{GraphOptions, RuleSwitches};
 
 async fn sample_with(rules: RuleSwitches) -> Graph {
     let g = common::sample().await;
-    g.with_options(GraphOptions {
-        rules,
-        ..g.options().clone()
-    })
-    .await
-    .unwrap()
+    g.with_options(g.options().clone().with_rules(rules))
+        .await
+        .unwrap()
 }
 
 /// The `== rule counters ==` line of an EXPLAIN, as (name, value) pairs.
@@ -150,11 +147,9 @@ async fn key_statistics_keep_join_results_off_the_build_side() {
         async move {
             Graph::open_with(
                 &path,
-                GraphOptions {
-                    mode: lance_csr::Mode::Join,
-                    rules,
-                    ..Default::default()
-                },
+                GraphOptions::default()
+                    .with_mode(lance_csr::Mode::Join)
+                    .with_rules(rules),
             )
             .await
             .unwrap()
@@ -185,12 +180,9 @@ async fn key_statistics_keep_join_results_off_the_build_side() {
 /// The sample graph with sharing at any size (it is too small to pass the default minimum).
 async fn sample_sharing_all() -> Graph {
     let g = common::sample().await;
-    g.with_options(GraphOptions {
-        share_min_saved_work: Some(0),
-        ..g.options().clone()
-    })
-    .await
-    .unwrap()
+    g.with_options(g.options().clone().with_share_min_saved_work(0))
+        .await
+        .unwrap()
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

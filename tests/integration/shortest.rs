@@ -15,10 +15,7 @@ async fn graphs() -> (Graph, Graph) {
     let tables = lance_csr_datasets::social::generate(0.15, 5, &mut |_| {});
     let join = Graph::from_tables(
         tables,
-        lance_csr::GraphOptions {
-            mode: Mode::Join,
-            ..Default::default()
-        },
+        lance_csr::GraphOptions::default().with_mode(Mode::Join),
     )
     .await
     .unwrap();
