@@ -6,10 +6,11 @@
 use super::test_util::{apply, apply_plan};
 use super::{
     FactorizeCounts, FoldConstants, IntersectCycles, PruneCsrTargetColumns, PushCsrTargetFilters,
-    ShareSubplans,
+    ShareSubplans, VarLengthDistinctEnds,
 };
 use crate::csr::{CsrIndex, NodeKeys, TableColumns};
 use crate::operators::csr_expand::{CsrData, CsrExpand, TakeSpec};
+use crate::operators::var_length::{VarHop, VarLengthExpand};
 use arrow::array::{Int64Array, RecordBatch};
 use arrow::datatypes::{DataType, Field, Schema};
 use datafusion::catalog::MemTable;
@@ -62,6 +63,7 @@ static GRAPH: std::sync::LazyLock<CsrData> = std::sync::LazyLock::new(|| {
             ("src", vec![1, 1, 2]),
             ("dst", vec![2, 3, 3]),
             ("since", vec![1, 5, 9]),
+            ("_rowid", vec![0, 1, 2]),
         ]),
         target: table(&[("id", vec![1, 2, 3]), ("age", vec![30, 40, 50])]),
     }
@@ -371,4 +373,76 @@ fn share_leaves_a_subtree_seen_once() {
         .unwrap();
     let (_, changed) = apply(ShareSubplans::new(Default::default(), 0), plan);
     assert!(!changed);
+}
+
+/// `(a)-[k:KNOWS*1..3]->(b)` of [`GRAPH`] from `hop()`'s input.
+fn traversal() -> LogicalPlan {
+    let LogicalPlan::Extension(e) = hop() else {
+        unreachable!("hop() is an extension")
+    };
+    let input = e.node.inputs()[0].clone();
+    let data = GRAPH.clone();
+    let hops = vec![VarHop {
+        rel: 0,
+        rel_type: "KNOWS".into(),
+        from: 0,
+        to: 0,
+        reverse: false,
+        skip_self_loops: false,
+        index: data.index.clone(),
+        edges: data.edges.clone(),
+    }];
+    let node = VarLengthExpand::try_new(
+        input,
+        "a__id".into(),
+        hops,
+        vec!["Person".into()],
+        (0, 0),
+        (1, Some(3)),
+        "k__#eids".into(),
+        take("b", &["id", "age"], Some(0)),
+        data.near_keys.clone(),
+        data.target.clone(),
+    )
+    .unwrap();
+    LogicalPlan::Extension(Extension {
+        node: Arc::new(node),
+    })
+}
+
+#[test]
+fn distinct_ends_search_breadth_first_when_only_distinct_ends_are_read() {
+    let plan = LogicalPlanBuilder::from(traversal())
+        .aggregate(
+            Vec::<Expr>::new(),
+            vec![count_distinct(col("b__id")).alias("n")],
+        )
+        .unwrap()
+        .build()
+        .unwrap();
+    let (after, changed) = apply_plan(VarLengthDistinctEnds::new(), plan.clone());
+    insta::assert_snapshot!(after.display_indent(), @r"
+    Aggregate: groupBy=[[]], aggr=[[count(DISTINCT b__id) AS n]]
+      VarLengthExpand: key=a__id, type=KNOWS, length=1..3, edges=3, distinct ends (bfs), take=b[b__id*, b__age]
+        Projection: column1 AS a__id
+          Values: (Int64(1)), (Int64(2))
+    ");
+    assert!(changed);
+    // From 1: 2 and 3; from 2: 3. Distinct ends over both rows: 2.
+    assert_eq!(run(plan.clone()), ["2"]);
+    assert_eq!(run(after), run(plan));
+}
+
+#[test]
+fn distinct_ends_leave_counted_paths_alone() {
+    // count(*) counts paths, not ends.
+    let plan = LogicalPlanBuilder::from(traversal())
+        .aggregate(Vec::<Expr>::new(), vec![count(lit(1i64)).alias("n")])
+        .unwrap()
+        .build()
+        .unwrap();
+    let (_, changed) = apply(VarLengthDistinctEnds::new(), plan.clone());
+    assert!(!changed);
+    // 1->2, 1->3, 1->2->3 and 2->3.
+    assert_eq!(run(plan), ["4"]);
 }
