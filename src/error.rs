@@ -151,6 +151,16 @@ pub enum Error {
     Runtime(RuntimeError),
     /// The query hit the time or memory limit it ran under.
     Limit(String),
+    /// An input file (CSV, Parquet) that could not be read as one: which, and why.
+    Input {
+        path: std::path::PathBuf,
+        source: BoxError,
+    },
+    /// The cluster at `url` could not be reached or refused the job.
+    Cluster {
+        url: String,
+        source: DataFusionError,
+    },
     /// A file or folder could not be opened, read, written, renamed or removed (`action`:
     /// "open", "write", ...; `path`: which one, where known).
     Io {
@@ -194,6 +204,14 @@ impl Error {
         Error::Storage {
             message: message.into(),
             source: Some(source.into()),
+        }
+    }
+
+    /// Input file `path` could not be read as one (`source`: the reader's error).
+    pub fn input(path: impl Into<std::path::PathBuf>, source: impl Into<BoxError>) -> Self {
+        Error::Input {
+            path: path.into(),
+            source: source.into(),
         }
     }
 
@@ -249,7 +267,8 @@ impl Error {
             Error::Execution(_) => "ExecutionError".into(),
             Error::Runtime(e) => e.detail.clone(),
             Error::Limit(_) => "LimitExceeded".into(),
-            Error::Other(_) | Error::Io { .. } => "Error".into(),
+            Error::Other(_) | Error::Io { .. } | Error::Input { .. } => "Error".into(),
+            Error::Cluster { .. } => "ClusterError".into(),
             Error::Internal(_) => "InternalError".into(),
         }
     }
@@ -317,6 +336,12 @@ impl fmt::Display for Error {
                 source,
             } => write!(f, "cannot {action} {}: {source}", p.display()),
             Error::Io { source, .. } => write!(f, "{source}"),
+            Error::Input { path, source } => write!(f, "{}: {source}", path.display()),
+            Error::Cluster { url, source } => write!(
+                f,
+                "cluster {url}: {}",
+                without_source_locations(&source.to_string())
+            ),
             Error::Runtime(e) => write!(f, "error: {e}"),
             Error::Limit(m) => write!(f, "limit exceeded: {m}"),
             Error::Other(m) => f.write_str(m),
@@ -335,6 +360,8 @@ impl std::error::Error for Error {
             Error::Plan(e) | Error::Execution(e) => Some(e),
             Error::Lance(e) => Some(e),
             Error::Io { source, .. } => Some(source),
+            Error::Input { source, .. } => Some(source.as_ref()),
+            Error::Cluster { source, .. } => Some(source),
             Error::Storage {
                 source: Some(e), ..
             } => Some(e.as_ref()),
@@ -670,6 +697,24 @@ mod cause_tests {
         // The text alone decides nothing.
         let text = DataFusionError::Execution("Divide by zero".into());
         assert_eq!(Error::Execution(text).class(), ErrorClass::Error);
+    }
+
+    #[test]
+    fn input_and_cluster_errors_keep_their_cause() {
+        let parse = ArrowError::ParseError("bad row 3".into());
+        let e = Error::input("/x/people.csv", parse);
+        assert_eq!(e.to_string(), "/x/people.csv: Parser error: bad row 3");
+        let cause = std::error::Error::source(&e).expect("a cause");
+        assert!(cause.downcast_ref::<ArrowError>().is_some());
+        let e = Error::Cluster {
+            url: "df://h:1".into(),
+            source: DataFusionError::Execution("connection refused".into()),
+        };
+        assert_eq!(
+            e.to_string(),
+            "cluster df://h:1: Execution error: connection refused"
+        );
+        assert!(std::error::Error::source(&e).is_some());
     }
 
     #[test]

@@ -95,7 +95,10 @@ impl Graph {
         let rows = self.collect_rows(physical.clone()).await?;
         let stages = crate::distributed::cluster::job_stages(url, &physical)
             .await
-            .map_err(|e| Error::Other(format!("cluster {url}: {e}")))?;
+            .map_err(|source| Error::Cluster {
+                url: url.to_string(),
+                source,
+            })?;
         // The last stage writes the result for the client; the others, for the next stage.
         let shuffled: u64 = stages.iter().rev().skip(1).map(|s| s.written).sum();
         let mut text = String::from("== stages with metrics ==\n");

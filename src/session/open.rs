@@ -92,7 +92,10 @@ pub(super) fn key_statistics_from_csr(catalog: &Catalog, idx: &GraphIndexes) {
 pub(super) async fn connect(url: &str, state: SessionState) -> Result<SessionContext> {
     crate::distributed::cluster::connect(url, state)
         .await
-        .map_err(|e| Error::Other(format!("cluster {url}: {e}")))
+        .map_err(|source| Error::Cluster {
+            url: url.to_string(),
+            source,
+        })
 }
 
 impl Graph {

@@ -86,24 +86,28 @@ pub fn open_table_file(path: &Path) -> Result<Box<dyn RecordBatchReader + Send>>
         .and_then(|e| e.to_str())
         .unwrap_or("")
         .to_ascii_lowercase();
-    let bad = |e: &dyn std::fmt::Display| Error::Other(format!("{}: {e}", path.display()));
     let open = || File::open(path).map_err(|e| Error::io("open", path, e));
     match ext.as_str() {
         "parquet" => {
             let builder =
                 parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder::try_new(open()?)
-                    .map_err(|e| bad(&e))?;
+                    .map_err(|e| Error::input(path, e))?;
             check_width(path, builder.schema().fields().len())?;
-            Ok(Box::new(builder.build().map_err(|e| bad(&e))?))
+            Ok(Box::new(
+                builder.build().map_err(|e| Error::input(path, e))?,
+            ))
         }
         "csv" => {
             let mut f = open()?;
-            check_width(path, csv_header_width(&mut f).map_err(|e| bad(&e))?)?;
+            check_width(
+                path,
+                csv_header_width(&mut f).map_err(|e| Error::input(path, e))?,
+            )?;
             f.seek(SeekFrom::Start(0))?;
             let format = arrow::csv::reader::Format::default().with_header(true);
             let (schema, _) = format
                 .infer_schema(&mut f, Some(10_000))
-                .map_err(|e| bad(&e))?;
+                .map_err(|e| Error::input(path, e))?;
             f.seek(SeekFrom::Start(0))?;
             // The reader's buffers hold a batch of every column: wide files read fewer rows
             // at a time.
@@ -112,7 +116,7 @@ pub fn open_table_file(path: &Path) -> Result<Box<dyn RecordBatchReader + Send>>
                 .with_format(format)
                 .with_batch_size(rows)
                 .build(f)
-                .map_err(|e| bad(&e))?;
+                .map_err(|e| Error::input(path, e))?;
             Ok(Box::new(reader))
         }
         other => Err(Error::Other(format!(
@@ -223,7 +227,7 @@ fn plan(nodes: &[NodeSpec], rels: &[RelSpec]) -> Result<(GraphConfig, Vec<Reader
         let reader = open_table_file(&r.file)?;
         let schema = reader.schema();
         super::check_row_id_free(schema.fields().iter().map(|f| f.name().as_str()))
-            .map_err(|e| Error::Other(format!("{}: {e}", r.file.display())))?;
+            .map_err(|e| Error::input(&r.file, e))?;
         readers.push(reader);
         for (col, label) in [(&r.src, &r.from), (&r.dst, &r.to)] {
             let t = column_type(&schema, col, &r.file, "endpoint")?;
@@ -406,7 +410,7 @@ async fn write_file(
     };
     write_reader(dest, reader)
         .await
-        .map_err(|e| Error::Other(format!("{}: {e}", file.display())))?;
+        .map_err(|e| Error::input(file, e))?;
     Ok(rows.load(std::sync::atomic::Ordering::Relaxed))
 }
 
