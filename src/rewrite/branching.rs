@@ -220,6 +220,67 @@ pub(crate) fn pin(binder: &Binder<'_>, qg: &QueryGraph, combo: &Combo) -> Result
 }
 
 #[cfg(test)]
+mod graph_tests {
+    use super::*;
+    use crate::rewrite::test_util::{bound_match, sample, text};
+
+    /// The combinations of `q`'s first MATCH: per combination, its labels and table types.
+    fn combos(q: &str) -> Vec<String> {
+        let g = sample();
+        let qg = bound_match(g.catalog(), q);
+        let combos = combinations(g.catalog(), &qg).expect("few enough");
+        combos
+            .iter()
+            .map(|c| {
+                let types: Vec<String> = (c.tables.iter())
+                    .map(|t| t.map_or("-".into(), |t| g.catalog().rels[t].cfg.rel_type.clone()))
+                    .collect();
+                format!("{} / {}", c.labels.join(","), types.join(","))
+            })
+            .collect()
+    }
+
+    #[test]
+    fn one_combination_per_consistent_label_and_table() {
+        // LIKES reaches posts and comments: two branches; the person stays one.
+        assert_eq!(
+            combos("MATCH (a:Person {id: 1})-[:LIKES]->(m) RETURN m"),
+            ["Person,Comment / LIKES", "Person,Post / LIKES"]
+        );
+        // HAS_CREATOR starts at posts and comments, ends at persons.
+        assert_eq!(
+            combos("MATCH (m)-[:HAS_CREATOR]->(p) RETURN m"),
+            ["Comment,Person / HAS_CREATOR", "Post,Person / HAS_CREATOR"]
+        );
+    }
+
+    #[test]
+    fn a_pinned_branch_binds_with_one_label_each() {
+        let g = sample();
+        let qg = bound_match(
+            g.catalog(),
+            "MATCH (a:Person {id: 1})-[:LIKES]->(m) RETURN m",
+        );
+        let none = |_: &str| None;
+        let binder = Binder {
+            catalog: g.catalog(),
+            lenient: false,
+            bound: &none,
+        };
+        for c in combinations(g.catalog(), &qg).unwrap() {
+            let pinned = pin(&binder, &qg, &c).unwrap();
+            assert!(
+                pinned.labels.iter().all(|l| l.len() == 1),
+                "{:?}",
+                pinned.labels
+            );
+            assert!(!pinned.is_ambiguous());
+            assert!(text(&pinned.clause).contains(&format!("(m:{})", c.labels[1])));
+        }
+    }
+}
+
+#[cfg(test)]
 mod tests {
     use crate::optimizer::test_util::explain_sample as explain;
 

@@ -39,4 +39,15 @@ pub(crate) mod test_util {
     pub fn text(m: &ast::Match) -> String {
         ast::Clause::Match(m.clone()).to_string()
     }
+
+    /// The first clause of `q` bound against `catalog` (no variables bound before).
+    pub fn bound_match(catalog: &crate::catalog::Catalog, q: &str) -> crate::binder::QueryGraph {
+        let none = |_: &str| None;
+        let binder = crate::binder::Binder {
+            catalog,
+            lenient: false,
+            bound: &none,
+        };
+        binder.bind_match(&nth_match(q, 0)).unwrap()
+    }
 }

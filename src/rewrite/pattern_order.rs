@@ -385,6 +385,66 @@ fn score(
 }
 
 #[cfg(test)]
+mod graph_tests {
+    use super::*;
+    use crate::rewrite::test_util::{bound_match, sample, text};
+
+    /// `q`'s first MATCH re-rooted: the clause and the roots with why.
+    fn reordered(q: &str, grouped: Option<&str>) -> Option<(String, Vec<String>)> {
+        let g = sample();
+        let qg = bound_match(g.catalog(), q);
+        let none = |_: &str| None;
+        let binder = Binder {
+            catalog: g.catalog(),
+            lenient: false,
+            bound: &none,
+        };
+        let mut n = 0;
+        let r = reorder(&qg, &binder, grouped, &mut || {
+            n += 1;
+            format!("__anon{n}")
+        })?
+        .unwrap();
+        let roots = r
+            .roots
+            .iter()
+            .map(|(v, why)| format!("{v} ({why})"))
+            .collect();
+        Some((text(&r.graph.clause), roots))
+    }
+
+    #[test]
+    fn the_key_equality_is_the_root_and_the_walk_goes_out_from_it() {
+        let (clause, roots) = reordered(
+            "MATCH (a:Person)-[:KNOWS]->(b:Person)-[:KNOWS]->(c:Person {id: 3}) RETURN a",
+            None,
+        )
+        .unwrap();
+        assert_eq!(roots, ["c (key equality)"]);
+        assert!(
+            clause.starts_with("MATCH (c:Person {id: 3})<-[:KNOWS]-(b:Person)"),
+            "{clause}"
+        );
+    }
+
+    #[test]
+    fn named_paths_are_left_as_written() {
+        assert!(reordered("MATCH p = (a:Person)-[:KNOWS]->(b) RETURN p", None).is_none());
+    }
+
+    #[test]
+    fn the_node_counted_per_is_preferred_over_a_bigger_table() {
+        let (_, roots) = reordered(
+            "MATCH (a:Person)-[:LIKES]->(m:Post) RETURN m, count(*)",
+            Some("m"),
+        )
+        .unwrap();
+        assert_eq!(roots.len(), 1);
+        assert!(roots[0].starts_with("m "), "{roots:?}");
+    }
+}
+
+#[cfg(test)]
 mod tests {
 
     use crate::optimizer::test_util::explain_sample as explain;
