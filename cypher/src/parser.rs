@@ -962,68 +962,70 @@ impl<'a> Parser<'a> {
                 }
                 Ok(Expr::new(ExprKind::Variable(name), t.span))
             }
-            Token::Word(w) => {
-                let upper = w.to_ascii_uppercase();
-                match upper.as_str() {
-                    "TRUE" => {
-                        self.advance();
-                        lit(Literal::Bool(true))
-                    }
-                    "FALSE" => {
-                        self.advance();
-                        lit(Literal::Bool(false))
-                    }
-                    "NULL" => {
-                        self.advance();
-                        lit(Literal::Null)
-                    }
-                    "CASE" => self.case_expr(),
-                    "ALL" | "ANY" | "NONE" | "SINGLE"
-                        if self.peek_at(1) == &Token::LParen
-                            && matches!(self.peek_at(2), Token::Word(_) | Token::Quoted(_))
-                            && self.is_kw_at(3, "IN") =>
-                    {
-                        let kind = match upper.as_str() {
-                            "ALL" => Quantifier::All,
-                            "ANY" => Quantifier::Any,
-                            "NONE" => Quantifier::None,
-                            _ => Quantifier::Single,
-                        };
-                        self.quantifier(kind)
-                    }
-                    "REDUCE" if self.peek_at(1) == &Token::LParen => {
-                        Err(self.unsupported("reduce", t.span))
-                    }
-                    "EXISTS" if self.peek_at(1) == &Token::LBrace => {
-                        Err(self.unsupported("existential subquery", t.span))
-                    }
-                    _ if is_reserved(&w) => Err(self.error("an expression")),
-                    _ => {
-                        self.advance();
-                        // Namespaced function names: `a.b.c(...)`.
-                        let mut name = w;
-                        let mut k = 0;
-                        while self.peek_at(k) == &Token::Dot
-                            && matches!(self.peek_at(k + 1), Token::Word(_))
-                        {
-                            k += 2;
+            Token::Word(w) => self.word_atom(w, t.span),
+            _ => Err(self.error("an expression")),
+        }
+    }
+
+    /// An expression starting with the word `w` (at `span`): a literal keyword, CASE, a
+    /// quantifier, a function call (namespaced names too) or a variable.
+    fn word_atom(&mut self, w: String, span: Span) -> PResult<Expr> {
+        let upper = w.to_ascii_uppercase();
+        match upper.as_str() {
+            "TRUE" => {
+                self.advance();
+                Ok(Expr::new(ExprKind::Literal(Literal::Bool(true)), span))
+            }
+            "FALSE" => {
+                self.advance();
+                Ok(Expr::new(ExprKind::Literal(Literal::Bool(false)), span))
+            }
+            "NULL" => {
+                self.advance();
+                Ok(Expr::new(ExprKind::Literal(Literal::Null), span))
+            }
+            "CASE" => self.case_expr(),
+            "ALL" | "ANY" | "NONE" | "SINGLE"
+                if self.peek_at(1) == &Token::LParen
+                    && matches!(self.peek_at(2), Token::Word(_) | Token::Quoted(_))
+                    && self.is_kw_at(3, "IN") =>
+            {
+                let kind = match upper.as_str() {
+                    "ALL" => Quantifier::All,
+                    "ANY" => Quantifier::Any,
+                    "NONE" => Quantifier::None,
+                    _ => Quantifier::Single,
+                };
+                self.quantifier(kind)
+            }
+            "REDUCE" if self.peek_at(1) == &Token::LParen => Err(self.unsupported("reduce", span)),
+            "EXISTS" if self.peek_at(1) == &Token::LBrace => {
+                Err(self.unsupported("existential subquery", span))
+            }
+            _ if is_reserved(&w) => Err(self.error("an expression")),
+            _ => {
+                self.advance();
+                // Namespaced function names: `a.b.c(...)`.
+                let mut name = w;
+                let mut k = 0;
+                while self.peek_at(k) == &Token::Dot
+                    && matches!(self.peek_at(k + 1), Token::Word(_))
+                {
+                    k += 2;
+                }
+                if k > 0 && self.peek_at(k) == &Token::LParen {
+                    while self.eat(&Token::Dot) {
+                        if let Token::Word(part) = self.advance().token {
+                            name.push('.');
+                            name.push_str(&part);
                         }
-                        if k > 0 && self.peek_at(k) == &Token::LParen {
-                            while self.eat(&Token::Dot) {
-                                if let Token::Word(part) = self.advance().token {
-                                    name.push('.');
-                                    name.push_str(&part);
-                                }
-                            }
-                        }
-                        if self.at(&Token::LParen) {
-                            return self.function_call(name, t.span);
-                        }
-                        Ok(Expr::new(ExprKind::Variable(name), t.span))
                     }
                 }
+                if self.at(&Token::LParen) {
+                    return self.function_call(name, span);
+                }
+                Ok(Expr::new(ExprKind::Variable(name), span))
             }
-            _ => Err(self.error("an expression")),
         }
     }
 

@@ -297,27 +297,7 @@ impl FragmentScanExec {
                 columns.push(stored(f.name()));
             }
         }
-        // Lance applies an offset after its filter, so a range of rows is read unfiltered
-        // (with the filter's columns) and filtered here.
-        let filter_here = match (&filter, range) {
-            (Some(f), Some(_)) => {
-                let f = datafusion::logical_expr::expr_rewriter::unnormalize_col(f.clone());
-                for c in f.column_refs() {
-                    if !columns.contains(&c.name) && c.name != ROW_ID {
-                        columns.push(c.name.clone());
-                    }
-                    if c.name == ROW_ID {
-                        scan.with_row_id();
-                    }
-                }
-                Some(f)
-            }
-            (Some(f), None) => {
-                scan.filter_expr(f.clone());
-                None
-            }
-            (None, _) => None,
-        };
+        let filter_here = place_filter(&mut scan, filter, range.is_some(), &mut columns);
         crate::storage::lance_table::project(&mut scan, &dataset, &columns).map_err(lance_err)?;
         if columns.is_empty() && !schema.fields().iter().any(|f| f.name() == ROW_ID) {
             // Only the row count is wanted: Lance reads the row addresses for it.
@@ -363,6 +343,32 @@ impl FragmentScanExec {
             _ => batches.boxed(),
         })
     }
+}
+
+/// Where a scan's `filter` runs: in Lance, or (`ranged`: Lance applies an offset after its
+/// filter, so a range of rows is read unfiltered) here, returned, with the columns it reads
+/// added to `columns`.
+fn place_filter(
+    scan: &mut lance::dataset::scanner::Scanner,
+    filter: Option<Expr>,
+    ranged: bool,
+    columns: &mut Vec<String>,
+) -> Option<Expr> {
+    let f = filter?;
+    if !ranged {
+        scan.filter_expr(f);
+        return None;
+    }
+    let f = datafusion::logical_expr::expr_rewriter::unnormalize_col(f);
+    for c in f.column_refs() {
+        if !columns.contains(&c.name) && c.name != ROW_ID {
+            columns.push(c.name.clone());
+        }
+        if c.name == ROW_ID {
+            scan.with_row_id();
+        }
+    }
+    Some(f)
 }
 
 /// The first `limit` rows of `batches`.
