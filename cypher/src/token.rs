@@ -160,52 +160,7 @@ pub fn tokenize(src: &str) -> Result<Vec<SpannedToken>, ParseError> {
             '%' => single(&mut cur, Token::Percent),
             '^' => single(&mut cur, Token::Caret),
             ';' => single(&mut cur, Token::Semicolon),
-            '=' => {
-                cur.bump();
-                if cur.peek() == Some('~') {
-                    cur.bump();
-                    Token::RegexEq
-                } else {
-                    Token::Eq
-                }
-            }
-            '<' => {
-                cur.bump();
-                match cur.peek() {
-                    Some('=') => {
-                        cur.bump();
-                        Token::Le
-                    }
-                    Some('>') => {
-                        cur.bump();
-                        Token::Neq
-                    }
-                    _ => Token::Lt,
-                }
-            }
-            '>' => {
-                cur.bump();
-                if cur.peek() == Some('=') {
-                    cur.bump();
-                    Token::Ge
-                } else {
-                    Token::Gt
-                }
-            }
-            '!' => {
-                cur.bump();
-                if cur.peek() == Some('=') {
-                    cur.bump();
-                    Token::Neq
-                } else {
-                    return Err(err_at(
-                        ErrorKind::UnexpectedSyntax,
-                        "Unexpected character '!'",
-                        start,
-                        cur.loc,
-                    ));
-                }
-            }
+            '=' | '<' | '>' | '!' => comparison(&mut cur, start)?,
             '.' => {
                 if cur.peek2().is_some_and(|d| d.is_ascii_digit()) {
                     number(&mut cur, start)?
@@ -221,25 +176,7 @@ pub fn tokenize(src: &str) -> Result<Vec<SpannedToken>, ParseError> {
             }
             '\'' | '"' => string(&mut cur, start)?,
             '`' => quoted_ident(&mut cur, start)?,
-            '$' => {
-                cur.bump();
-                let name = match cur.peek() {
-                    Some('`') => match quoted_ident(&mut cur, start)? {
-                        Token::Quoted(s) => s,
-                        _ => unreachable!("quoted_ident returns Quoted"),
-                    },
-                    Some(c) if is_ident_char(c) => word(&mut cur),
-                    _ => {
-                        return Err(err_at(
-                            ErrorKind::UnexpectedSyntax,
-                            "Expected: parameter name after '$'",
-                            start,
-                            cur.loc,
-                        ))
-                    }
-                };
-                Token::Param(name)
-            }
+            '$' => param(&mut cur, start)?,
             c if c.is_ascii_digit() => number(&mut cur, start)?,
             c if is_ident_start(c) => Token::Word(word(&mut cur)),
             other => {
@@ -257,6 +194,81 @@ pub fn tokenize(src: &str) -> Result<Vec<SpannedToken>, ParseError> {
             span: Span::new(start, cur.loc),
         });
     }
+}
+
+/// A comparison operator: `=`, `=~`, `<`, `<=`, `<>`, `>`, `>=`, `!=` (a lone `!` is an error).
+fn comparison(cur: &mut Cursor<'_>, start: Location) -> Result<Token, ParseError> {
+    let c = cur.peek().expect("a comparison character");
+    Ok(match c {
+        '=' => {
+            cur.bump();
+            if cur.peek() == Some('~') {
+                cur.bump();
+                Token::RegexEq
+            } else {
+                Token::Eq
+            }
+        }
+        '<' => {
+            cur.bump();
+            match cur.peek() {
+                Some('=') => {
+                    cur.bump();
+                    Token::Le
+                }
+                Some('>') => {
+                    cur.bump();
+                    Token::Neq
+                }
+                _ => Token::Lt,
+            }
+        }
+        '>' => {
+            cur.bump();
+            if cur.peek() == Some('=') {
+                cur.bump();
+                Token::Ge
+            } else {
+                Token::Gt
+            }
+        }
+        '!' => {
+            cur.bump();
+            if cur.peek() == Some('=') {
+                cur.bump();
+                Token::Neq
+            } else {
+                return Err(err_at(
+                    ErrorKind::UnexpectedSyntax,
+                    "Unexpected character '!'",
+                    start,
+                    cur.loc,
+                ));
+            }
+        }
+        _ => unreachable!("called on a comparison character"),
+    })
+}
+
+/// A parameter: `$name` or `` $`name` ``.
+fn param(cur: &mut Cursor<'_>, start: Location) -> Result<Token, ParseError> {
+    cur.bump();
+    let name = match cur.peek() {
+        Some('`') => match quoted_ident(cur, start)? {
+            Token::Quoted(s) => s,
+            _ => unreachable!("quoted_ident returns Quoted"),
+        },
+        Some(c) if is_ident_char(c) => word(cur),
+        _ => {
+            return Err(err_at(
+                ErrorKind::UnexpectedSyntax,
+                "Expected: parameter name after '$'",
+                start,
+                cur.loc,
+            ))
+        }
+    };
+    Ok(Token::Param(name))
 }
 
 fn single(cur: &mut Cursor<'_>, t: Token) -> Token {
@@ -636,5 +648,35 @@ mod tests {
                 Token::Eof
             ]
         );
+    }
+
+    #[test]
+    fn comparisons_and_parameters() {
+        let toks: Vec<Token> = tokenize("a =~ b <= <> >= != < > = $p $`x y`")
+            .unwrap()
+            .into_iter()
+            .map(|t| t.token)
+            .collect();
+        assert_eq!(
+            toks,
+            [
+                Token::Word("a".into()),
+                Token::RegexEq,
+                Token::Word("b".into()),
+                Token::Le,
+                Token::Neq,
+                Token::Ge,
+                Token::Neq,
+                Token::Lt,
+                Token::Gt,
+                Token::Eq,
+                Token::Param("p".into()),
+                Token::Param("x y".into()),
+                Token::Eof,
+            ]
+        );
+        for bad in ["a ! b", "$", "$ x"] {
+            assert!(tokenize(bad).is_err(), "{bad}");
+        }
     }
 }
