@@ -550,16 +550,7 @@ impl Display for Expr {
                 comma_list(f, xs)?;
                 f.write_str("]")
             }
-            ExprKind::Map(kv) => {
-                f.write_str("{")?;
-                for (i, (k, v)) in kv.iter().enumerate() {
-                    if i > 0 {
-                        f.write_str(", ")?;
-                    }
-                    write!(f, "{}: {v}", fmt_ident(&k.name))?;
-                }
-                f.write_str("}")
-            }
+            ExprKind::Map(kv) => fmt_map(f, kv),
             ExprKind::Unary(UnaryOp::Not, e) => write!(f, "(NOT {e})"),
             ExprKind::Unary(UnaryOp::Neg, e) => write!(f, "(-{e})"),
             ExprKind::Unary(UnaryOp::Pos, e) => write!(f, "(+{e})"),
@@ -598,19 +589,7 @@ impl Display for Expr {
                 operand,
                 whens,
                 else_,
-            } => {
-                f.write_str("CASE")?;
-                if let Some(o) = operand {
-                    write!(f, " {o}")?;
-                }
-                for (w, t) in whens {
-                    write!(f, " WHEN {w} THEN {t}")?;
-                }
-                if let Some(e) = else_ {
-                    write!(f, " ELSE {e}")?;
-                }
-                f.write_str(" END")
-            }
+            } => fmt_case(f, operand.as_deref(), whens, else_.as_deref()),
             ExprKind::Index(e, i) => write!(f, "{e}[{i}]"),
             ExprKind::Slice(e, a, b) => {
                 write!(f, "{e}[")?;
@@ -618,9 +597,7 @@ impl Display for Expr {
                     write!(f, "{a}")?;
                 }
                 f.write_str("..")?;
-                if let Some(b) = b {
-                    write!(f, "{b}")?;
-                }
+                b.iter().try_for_each(|b| write!(f, "{b}"))?;
                 f.write_str("]")
             }
             ExprKind::ListComprehension {
@@ -651,6 +628,38 @@ impl Display for Expr {
             ),
         }
     }
+}
+
+/// `{k: v, ...}`.
+fn fmt_map(f: &mut Formatter<'_>, kv: &[(Ident, Expr)]) -> fmt::Result {
+    f.write_str("{")?;
+    for (i, (k, v)) in kv.iter().enumerate() {
+        if i > 0 {
+            f.write_str(", ")?;
+        }
+        write!(f, "{}: {v}", fmt_ident(&k.name))?;
+    }
+    f.write_str("}")
+}
+
+/// `CASE [operand] WHEN .. THEN .. [ELSE ..] END`.
+fn fmt_case(
+    f: &mut Formatter<'_>,
+    operand: Option<&Expr>,
+    whens: &[(Expr, Expr)],
+    else_: Option<&Expr>,
+) -> fmt::Result {
+    f.write_str("CASE")?;
+    if let Some(o) = operand {
+        write!(f, " {o}")?;
+    }
+    for (w, t) in whens {
+        write!(f, " WHEN {w} THEN {t}")?;
+    }
+    if let Some(e) = else_ {
+        write!(f, " ELSE {e}")?;
+    }
+    f.write_str(" END")
 }
 
 impl Display for NodePattern {
