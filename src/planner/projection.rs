@@ -166,18 +166,8 @@ impl<'c> Lowerer<'c> {
                 new_scope: &new_scope,
                 is_return,
             };
-            // Properties an aggregate item or ORDER BY reads are taken before them; the others
-            // after SKIP / LIMIT, for the rows kept.
-            let read: Vec<&ast::Expr> = agg_items
-                .iter()
-                .map(|(i, _)| &items[*i].expr)
-                .chain(p.order_by.iter().map(|s| &s.expr))
-                .collect();
-            let (early, late) = lookups
-                .into_iter()
-                .partition(|l| read.iter().any(|e| mentions(e, l)));
+            let (lookups_before, late) = split_lookups(lookups, &items, &agg_items, p);
             lookups = late;
-            let lookups_before = early;
             self.project_aggregates(
                 &st,
                 &agg,
@@ -844,6 +834,24 @@ fn avg_of_integers(x: Expr, distinct: bool) -> Result<Expr> {
         lit(datafusion::common::ScalarValue::Float64(None)),
     )
     .otherwise(avg)?)
+}
+
+/// A grouped node's lookups: those an aggregate item or ORDER BY reads (taken before them),
+/// then the others (taken after SKIP / LIMIT, for the rows kept).
+fn split_lookups(
+    lookups: Vec<GroupLookup>,
+    items: &[Item],
+    agg_items: &[(usize, String)],
+    p: &ast::Projection,
+) -> (Vec<GroupLookup>, Vec<GroupLookup>) {
+    let read: Vec<&ast::Expr> = agg_items
+        .iter()
+        .map(|(i, _)| &items[*i].expr)
+        .chain(p.order_by.iter().map(|s| &s.expr))
+        .collect();
+    lookups
+        .into_iter()
+        .partition(|l| read.iter().any(|e| mentions(e, l)))
 }
 
 /// Whether `e` reads the grouped node of `l` other than its key.
