@@ -575,3 +575,90 @@ fn check_path_names(m: &ast::Match, bound: &dyn Fn(&str) -> Option<BoundVar>) ->
     }
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The candidate labels of each node occurrence and the types of each relationship of
+    /// `q`'s first MATCH, bound against the sample graph with `bound` before it.
+    fn candidates(q: &str, bound: &dyn Fn(&str) -> Option<BoundVar>) -> Result<Vec<String>> {
+        let rt = tokio::runtime::Runtime::new().unwrap();
+        let g = rt.block_on(crate::session::Graph::sample()).unwrap();
+        let ast = cypher::parse_query(q).unwrap();
+        let ast::Clause::Match(m) = &ast.first.clauses[0] else {
+            panic!("not a MATCH")
+        };
+        let binder = Binder {
+            catalog: g.catalog(),
+            lenient: false,
+            bound,
+        };
+        let qg = binder.bind_match(m)?;
+        let mut out: Vec<String> = (qg.labels.iter())
+            .map(|l| l.iter().cloned().collect::<Vec<_>>().join("|"))
+            .collect();
+        for t in &qg.tables {
+            let mut types: Vec<&str> = (t.iter())
+                .map(|&i| g.catalog().rels[i].cfg.rel_type.as_str())
+                .collect();
+            types.dedup();
+            out.push(format!("-{}-", types.join("|")));
+        }
+        Ok(out)
+    }
+
+    fn free(_: &str) -> Option<BoundVar> {
+        None
+    }
+
+    #[test]
+    fn labels_are_inferred_from_the_configured_endpoints() {
+        assert_eq!(
+            candidates("MATCH (a)-[:KNOWS]->(b) RETURN a", &free).unwrap(),
+            ["Person", "Person", "-KNOWS-"]
+        );
+        // HAS_CREATOR leaves posts and comments for persons.
+        assert_eq!(
+            candidates("MATCH (m)-[:HAS_CREATOR]->(p) RETURN m", &free).unwrap(),
+            ["Comment|Post", "Person", "-HAS_CREATOR-"]
+        );
+        // A written label narrows the other end too.
+        assert_eq!(
+            candidates("MATCH (m:Post)-[r]->(p:Person) RETURN m", &free).unwrap(),
+            ["Post", "Person", "-HAS_CREATOR-"]
+        );
+    }
+
+    #[test]
+    fn a_variable_bound_before_keeps_its_labels_and_kind() {
+        let person = |v: &str| {
+            (v == "a").then(|| BoundVar::Node {
+                labels: vec!["Person".to_string()],
+            })
+        };
+        assert_eq!(
+            candidates("MATCH (a)-[:LIKES]->(m) RETURN m", &person).unwrap(),
+            ["Person", "Comment|Post", "-LIKES-"]
+        );
+        let rel = |v: &str| (v == "a").then_some(BoundVar::Rel);
+        let e = candidates("MATCH (a)-[:KNOWS]->(b) RETURN b", &rel).unwrap_err();
+        assert_eq!(e.kind_name(), "VariableTypeConflict");
+    }
+
+    #[test]
+    fn a_pattern_no_table_serves_is_unsatisfiable_not_an_error() {
+        let rt = tokio::runtime::Runtime::new().unwrap();
+        let g = rt.block_on(crate::session::Graph::sample()).unwrap();
+        let ast = cypher::parse_query("MATCH (a:Person)-[:HAS_CREATOR]->(b) RETURN b").unwrap();
+        let ast::Clause::Match(m) = &ast.first.clauses[0] else {
+            panic!("not a MATCH")
+        };
+        let binder = Binder {
+            catalog: g.catalog(),
+            lenient: false,
+            bound: &free,
+        };
+        assert!(!binder.bind_match(m).unwrap().satisfiable);
+    }
+}
