@@ -377,12 +377,6 @@ impl Error {
     /// (found by constant folding), which keeps its class. The one place that classifies them,
     /// so `query` and `explain` report the same kind.
     pub(crate) fn planning(e: DataFusionError) -> Error {
-        // A value too big for the memory limit, found while folding constants.
-        if let DataFusionError::ResourcesExhausted(m) = e.find_root() {
-            return Error::Limit(format!(
-                "the query needs more memory than the limit allows (--memory-limit): {m}"
-            ));
-        }
         Error::from(e).while_planning()
     }
 
@@ -405,6 +399,13 @@ impl From<DataFusionError> for Error {
     fn from(e: DataFusionError) -> Self {
         if let Some(r) = runtime_cause(&e) {
             return Error::Runtime(r);
+        }
+        // The memory pool, or a value built by an expression, past the memory limit (also
+        // found while folding constants).
+        if let DataFusionError::ResourcesExhausted(m) = e.find_root() {
+            return Error::Limit(format!(
+                "the query needs more memory than the limit allows (--memory-limit): {m}"
+            ));
         }
         // A storage error of ours as DataFusion wrapped it: itself, its cause kept.
         let e = match e {

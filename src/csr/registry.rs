@@ -110,188 +110,196 @@ pub async fn open_indexes(
     progress: &mut dyn FnMut(&str),
 ) -> Result<(GraphIndexes, IndexReport)> {
     let mut out = GraphIndexes::default();
-    let mut report = IndexReport::default();
+    let mut cx = Opening {
+        catalog,
+        dir: persist_dir(catalog),
+        state,
+        reuse,
+        defer,
+        report: IndexReport::default(),
+        progress,
+    };
     for (label, n) in &catalog.nodes {
-        open_keys(
-            label,
-            n,
-            catalog,
-            state,
-            reuse,
-            defer,
-            &mut out,
-            &mut report,
-            progress,
-        )
-        .await?;
+        cx.open_keys(label, n, &mut out).await?;
     }
     for r in &catalog.rels {
-        open_csr(
-            r,
+        cx.open_csr(r, &mut out).await?;
+    }
+    Ok((out, cx.report))
+}
+
+/// What opening a graph's indexes works with, and reports to.
+struct Opening<'a> {
+    catalog: &'a Catalog,
+    /// Where index files are (`None`: not persisted).
+    dir: Option<&'a Path>,
+    state: &'a dyn Session,
+    /// The indexes of the graph before a refresh, kept where their tables are unchanged.
+    reuse: Option<&'a GraphIndexes>,
+    /// Up-to-date files are read on first use.
+    defer: bool,
+    report: IndexReport,
+    progress: &'a mut dyn FnMut(&str),
+}
+
+impl Opening<'_> {
+    /// The keys of `label` (node table `n`) into `out`: reused while unchanged, read from their
+    /// file (on first use when `defer`), or built; none for string keys or keys that are not
+    /// unique.
+    async fn open_keys(
+        &mut self,
+        label: &String,
+        n: &crate::catalog::NodeInfo,
+        out: &mut GraphIndexes,
+    ) -> Result<()> {
+        let Opening {
             catalog,
+            dir,
             state,
             reuse,
             defer,
-            &mut out,
-            &mut report,
-            progress,
-        )
-        .await?;
-    }
-    Ok((out, report))
-}
-
-/// The keys of `label` (node table `n`) into `out`: reused while unchanged, read from their
-/// file (on first use when `defer`), or built; none for string keys or keys that are not
-/// unique.
-#[allow(clippy::too_many_arguments)]
-async fn open_keys(
-    label: &String,
-    n: &crate::catalog::NodeInfo,
-    catalog: &Catalog,
-    state: &dyn Session,
-    reuse: Option<&GraphIndexes>,
-    defer: bool,
-    out: &mut GraphIndexes,
-    report: &mut IndexReport,
-    progress: &mut dyn FnMut(&str),
-) -> Result<()> {
-    let dir = persist_dir(catalog);
-    // Columns already loaded stay valid while the table's version is unchanged.
-    let old_keys = reuse.and_then(|r| r.keys.get(label));
-    let unchanged =
-        n.table.version.is_some() && old_keys.is_some_and(|k| k.stamp == n.table.version);
-    let cols = match reuse.and_then(|r| r.node_columns.get(label)) {
-        Some(c) if unchanged => c.clone(),
-        _ => Arc::new(TableColumns::new(n.table.data_provider(), &n.table.origin)),
-    };
-    out.node_columns.insert(label.clone(), cols.clone());
-    if !integer_key(&n.key_type) {
-        report.lines.push(format!(
-            "node {label}: string keys, no index (hops run as joins)"
-        ));
-        return Ok(());
-    }
-    if let (Some(old), true) = (old_keys, unchanged) {
-        out.keys.insert(label.clone(), old.clone());
-        return Ok(());
-    }
-    let file = dir.map(|d| {
-        let cfg = &catalog.config.nodes[label];
-        file_for(d, &cfg.source, &[&cfg.id], "keys")
-    });
-    if let (true, Some(f), Some(v)) = (defer, &file, n.table.version) {
-        if read_keys_version(f) == Some(v) {
-            let f = f.clone();
-            let slot = Slot::deferred(Some(v), move || match read_keys(&f, v) {
-                Read::Ok(k) => Some(k),
-                _ => None,
-            });
-            out.keys.insert(label.clone(), Arc::new(slot));
-            report.deferred += 1;
+            ref mut report,
+            ref mut progress,
+        } = *self;
+        // Columns already loaded stay valid while the table's version is unchanged.
+        let old_keys = reuse.and_then(|r| r.keys.get(label));
+        let unchanged =
+            n.table.version.is_some() && old_keys.is_some_and(|k| k.stamp == n.table.version);
+        let cols = match reuse.and_then(|r| r.node_columns.get(label)) {
+            Some(c) if unchanged => c.clone(),
+            _ => Arc::new(TableColumns::new(n.table.data_provider(), &n.table.origin)),
+        };
+        out.node_columns.insert(label.clone(), cols.clone());
+        if !integer_key(&n.key_type) {
+            report.lines.push(format!(
+                "node {label}: string keys, no index (hops run as joins)"
+            ));
             return Ok(());
         }
-    }
-    let loaded = match (&file, n.table.version) {
-        (Some(f), Some(v)) => usable(read_keys(f, v), f, report, progress),
-        _ => None,
-    };
-    let keys = match loaded {
-        Some(k) => {
-            report.read += 1;
-            k
+        if let (Some(old), true) = (old_keys, unchanged) {
+            out.keys.insert(label.clone(), old.clone());
+            return Ok(());
         }
-        None => {
-            match build_keys(label, n, &cols, file.as_deref(), state, report, progress).await? {
-                Some(k) => k,
-                // Duplicate or null keys: no index; hops on this label run as joins.
-                None => return Ok(()),
+        let file = dir.map(|d| {
+            let cfg = &catalog.config.nodes[label];
+            file_for(d, &cfg.source, &[&cfg.id], "keys")
+        });
+        if let (true, Some(f), Some(v)) = (defer, &file, n.table.version) {
+            if read_keys_version(f) == Some(v) {
+                let f = f.clone();
+                let slot = Slot::deferred(Some(v), move || match read_keys(&f, v) {
+                    Read::Ok(k) => Some(k),
+                    _ => None,
+                });
+                out.keys.insert(label.clone(), Arc::new(slot));
+                report.deferred += 1;
+                return Ok(());
             }
         }
-    };
-    out.keys.insert(
-        label.clone(),
-        Arc::new(Slot::ready(keys.version, Arc::new(keys))),
-    );
-    Ok(())
-}
+        let loaded = match (&file, n.table.version) {
+            (Some(f), Some(v)) => usable(read_keys(f, v), f, report, progress),
+            _ => None,
+        };
+        let keys = match loaded {
+            Some(k) => {
+                report.read += 1;
+                k
+            }
+            None => {
+                match build_keys(label, n, &cols, file.as_deref(), state, report, progress).await? {
+                    Some(k) => k,
+                    // Duplicate or null keys: no index; hops on this label run as joins.
+                    None => return Ok(()),
+                }
+            }
+        };
+        out.keys.insert(
+            label.clone(),
+            Arc::new(Slot::ready(keys.version, Arc::new(keys))),
+        );
+        Ok(())
+    }
 
-/// The CSR of relationship table `r` into `out` (`None` where its endpoints have no keys):
-/// reused while unchanged, read from its file (on first use when `defer`), or built.
-#[allow(clippy::too_many_arguments)]
-async fn open_csr(
-    r: &crate::catalog::RelInfo,
-    catalog: &Catalog,
-    state: &dyn Session,
-    reuse: Option<&GraphIndexes>,
-    defer: bool,
-    out: &mut GraphIndexes,
-    report: &mut IndexReport,
-    progress: &mut dyn FnMut(&str),
-) -> Result<()> {
-    let dir = persist_dir(catalog);
-    let cols = Arc::new(TableColumns::new(r.table.data_provider(), &r.table.origin));
-    out.rel_columns.push(cols.clone());
-    let (Some(fk), Some(tk)) = (out.keys.get(&r.cfg.from), out.keys.get(&r.cfg.to)) else {
-        out.csr.push(None);
-        return Ok(());
-    };
-    let versions = match (r.table.version, fk.stamp, tk.stamp) {
-        (Some(e), Some(f), Some(t)) => Some(Versions {
-            edges: e,
-            from: f,
-            to: t,
-        }),
-        _ => None,
-    };
-    if let (Some(old), Some(v)) = (
-        reuse
-            .and_then(|x| x.csr.get(r.index))
-            .and_then(|c| c.as_ref()),
-        versions,
-    ) {
-        if old.stamp == Some(v) {
-            out.rel_columns[r.index] = reuse.expect("reuse is some").rel_columns[r.index].clone();
-            out.csr.push(Some(old.clone()));
+    /// The CSR of relationship table `r` into `out` (`None` where its endpoints have no keys):
+    /// reused while unchanged, read from its file (on first use when `defer`), or built.
+    async fn open_csr(
+        &mut self,
+        r: &crate::catalog::RelInfo,
+        out: &mut GraphIndexes,
+    ) -> Result<()> {
+        let Opening {
+            catalog,
+            dir,
+            state,
+            reuse,
+            defer,
+            ref mut report,
+            ref mut progress,
+        } = *self;
+        let cols = Arc::new(TableColumns::new(r.table.data_provider(), &r.table.origin));
+        out.rel_columns.push(cols.clone());
+        let (Some(fk), Some(tk)) = (out.keys.get(&r.cfg.from), out.keys.get(&r.cfg.to)) else {
+            out.csr.push(None);
             return Ok(());
+        };
+        let versions = match (r.table.version, fk.stamp, tk.stamp) {
+            (Some(e), Some(f), Some(t)) => Some(Versions {
+                edges: e,
+                from: f,
+                to: t,
+            }),
+            _ => None,
+        };
+        if let (Some(old), Some(v)) = (
+            reuse
+                .and_then(|x| x.csr.get(r.index))
+                .and_then(|c| c.as_ref()),
+            versions,
+        ) {
+            if old.stamp == Some(v) {
+                out.rel_columns[r.index] =
+                    reuse.expect("reuse is some").rel_columns[r.index].clone();
+                out.csr.push(Some(old.clone()));
+                return Ok(());
+            }
         }
-    }
-    let file = dir.map(|d| csr_file(d, catalog, r));
-    if let (true, Some(f), Some(v)) = (defer, &file, versions) {
-        if read_csr_versions(f) == Some(v) {
-            let f = f.clone();
-            let slot = Slot::deferred(Some(v), move || match read_csr(&f, v) {
-                Read::Ok(i) => Some(i),
-                _ => None,
-            });
-            out.csr.push(Some(Arc::new(slot)));
-            report.deferred += 1;
+        let file = dir.map(|d| csr_file(d, catalog, r));
+        if let (true, Some(f), Some(v)) = (defer, &file, versions) {
+            if read_csr_versions(f) == Some(v) {
+                let f = f.clone();
+                let slot = Slot::deferred(Some(v), move || match read_csr(&f, v) {
+                    Read::Ok(i) => Some(i),
+                    _ => None,
+                });
+                out.csr.push(Some(Arc::new(slot)));
+                report.deferred += 1;
+                return Ok(());
+            }
+        }
+        // Building needs the endpoints' keys in memory.
+        let (Some(fk), Some(tk)) = (fk.get(), tk.get()) else {
+            out.csr.push(None);
             return Ok(());
-        }
+        };
+        let loaded = match (&file, versions) {
+            (Some(f), Some(v)) => usable(read_csr(f, v), f, report, progress),
+            _ => None,
+        };
+        let idx = match loaded {
+            Some(i) => {
+                report.read += 1;
+                i
+            }
+            None => {
+                let edges = (fk.as_ref(), tk.as_ref(), versions);
+                build_csr(r, edges, file.as_deref(), state, report, progress).await?
+            }
+        };
+        report.csr_bytes += idx.memory_bytes();
+        out.csr
+            .push(Some(Arc::new(Slot::ready(idx.versions, Arc::new(idx)))));
+        Ok(())
     }
-    // Building needs the endpoints' keys in memory.
-    let (Some(fk), Some(tk)) = (fk.get(), tk.get()) else {
-        out.csr.push(None);
-        return Ok(());
-    };
-    let loaded = match (&file, versions) {
-        (Some(f), Some(v)) => usable(read_csr(f, v), f, report, progress),
-        _ => None,
-    };
-    let idx = match loaded {
-        Some(i) => {
-            report.read += 1;
-            i
-        }
-        None => {
-            let edges = (fk.as_ref(), tk.as_ref(), versions);
-            build_csr(r, edges, file.as_deref(), state, report, progress).await?
-        }
-    };
-    report.csr_bytes += idx.memory_bytes();
-    out.csr
-        .push(Some(Arc::new(Slot::ready(idx.versions, Arc::new(idx)))));
-    Ok(())
 }
 
 /// Builds the node keys of `label` from its key column and writes them to `file`; `None`

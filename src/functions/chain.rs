@@ -10,7 +10,6 @@ use datafusion::common::{DFSchema, Result, ScalarValue};
 use datafusion::execution::context::ExecutionProps;
 use datafusion::logical_expr::{
     ColumnarValue, Expr, ReturnFieldArgs, ScalarFunctionArgs, ScalarUDF, ScalarUDFImpl, Signature,
-    Volatility,
 };
 use datafusion::physical_expr::{create_physical_expr, PhysicalExpr};
 use std::sync::{Arc, OnceLock};
@@ -67,11 +66,7 @@ impl ChainEval {
             steps,
             order,
             out,
-            signature: Signature::variadic_any(if volatile {
-                Volatility::Volatile
-            } else {
-                Volatility::Immutable
-            }),
+            signature: super::variadic_signature(volatile),
             compiled: OnceLock::new(),
         }))
     }
@@ -115,11 +110,7 @@ impl ScalarUDFImpl for ChainEval {
     }
 
     fn invoke_with_args(&self, args: ScalarFunctionArgs) -> Result<ColumnarValue> {
-        let scalar = args
-            .args
-            .iter()
-            .all(|a| matches!(a, ColumnarValue::Scalar(_)));
-        let n = if scalar { 1 } else { args.number_rows };
+        let (scalar, n) = super::rows_to_evaluate(&args);
         let compiled = self.compiled()?;
         let mut operands = args.args.iter();
         let mut acc: ArrayRef = match operands.next() {
@@ -176,7 +167,7 @@ impl BoolChain {
     pub fn udf(and: bool) -> Arc<ScalarUDF> {
         Arc::new(ScalarUDF::new_from_impl(BoolChain {
             and,
-            signature: Signature::variadic_any(Volatility::Immutable),
+            signature: super::variadic_signature(false),
         }))
     }
 }
@@ -200,11 +191,7 @@ impl ScalarUDFImpl for BoolChain {
 
     fn invoke_with_args(&self, args: ScalarFunctionArgs) -> Result<ColumnarValue> {
         use arrow::array::AsArray;
-        let scalar = args
-            .args
-            .iter()
-            .all(|a| matches!(a, ColumnarValue::Scalar(_)));
-        let n = if scalar { 1 } else { args.number_rows };
+        let (scalar, n) = super::rows_to_evaluate(&args);
         let mut acc: Option<arrow::array::BooleanArray> = None;
         for a in &args.args {
             let x = arrow::compute::cast(&a.to_array(n)?, &DataType::Boolean)?;

@@ -13,7 +13,6 @@ use datafusion::common::{DFSchema, Result, ScalarValue};
 use datafusion::execution::context::ExecutionProps;
 use datafusion::logical_expr::{
     ColumnarValue, Expr, ReturnFieldArgs, ScalarFunctionArgs, ScalarUDF, ScalarUDFImpl, Signature,
-    Volatility,
 };
 use datafusion::physical_expr::{create_physical_expr, PhysicalExpr};
 use std::sync::{Arc, OnceLock};
@@ -77,11 +76,7 @@ impl ListEval {
             map,
             schema: Arc::new(schema),
             out,
-            signature: Signature::variadic_any(if volatile {
-                Volatility::Volatile
-            } else {
-                Volatility::Immutable
-            }),
+            signature: super::variadic_signature(volatile),
             compiled: OnceLock::new(),
         };
         Expr::ScalarFunction(datafusion::logical_expr::expr::ScalarFunction::new_udf(

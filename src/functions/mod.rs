@@ -245,11 +245,7 @@ impl ScalarUDFImpl for Udf {
         if self.f == CypherFn::Fail && args.number_rows == 0 {
             return Ok(args.args[3].clone());
         }
-        let scalar = args
-            .args
-            .iter()
-            .all(|a| matches!(a, ColumnarValue::Scalar(_)));
-        let n = if scalar { 1 } else { args.number_rows };
+        let (scalar, n) = rows_to_evaluate(&args);
         let arrays = args
             .args
             .iter()
@@ -623,6 +619,23 @@ fn conversion_error(name: &str, v: &Value) -> datafusion::error::DataFusionError
         format!("{name}() can't convert {kind}"),
     )
     .into()
+}
+
+/// Whether every argument is a scalar (then one row is evaluated and a scalar returned), and
+/// the rows to evaluate.
+pub(crate) fn rows_to_evaluate(args: &ScalarFunctionArgs) -> (bool, usize) {
+    let scalar = (args.args.iter()).all(|a| matches!(a, ColumnarValue::Scalar(_)));
+    (scalar, if scalar { 1 } else { args.number_rows })
+}
+
+/// The signature of a function over any number of arguments of any type, volatile when the
+/// body it evaluates is.
+pub(crate) fn variadic_signature(volatile: bool) -> Signature {
+    Signature::variadic_any(if volatile {
+        Volatility::Volatile
+    } else {
+        Volatility::Immutable
+    })
 }
 
 #[cfg(test)]

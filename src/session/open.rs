@@ -130,7 +130,17 @@ impl Graph {
         } else {
             None
         };
-        Ok(Self {
+        Ok(Self::local(catalog, indexes, ctx, options))
+    }
+
+    /// A graph in this process over `ctx` (a new generation: no prepared plan carries over).
+    fn local(
+        catalog: Arc<Catalog>,
+        indexes: Option<Arc<GraphIndexes>>,
+        ctx: SessionContext,
+        options: GraphOptions,
+    ) -> Self {
+        Self {
             catalog,
             indexes,
             task_ctx: ctx.task_ctx(),
@@ -140,7 +150,7 @@ impl Graph {
             options,
             #[cfg(feature = "distributed")]
             cluster: None,
-        })
+        }
     }
 
     /// The same graph in another mode (shares tables and indexes).
@@ -168,21 +178,10 @@ impl Graph {
             return Self::new(self.catalog.clone(), options, None).await;
         }
         let ctx = session(&options, Default::default())?;
-        Ok(Self {
-            catalog: self.catalog.clone(),
-            indexes: if options.mode == Mode::Csr {
-                self.indexes.clone()
-            } else {
-                None
-            },
-            task_ctx: ctx.task_ctx(),
-            ctx,
-            cache: plan_cache(&options),
-            generation: next_generation(),
-            options,
-            #[cfg(feature = "distributed")]
-            cluster: None,
-        })
+        let indexes = (options.mode == Mode::Csr)
+            .then(|| self.indexes.clone())
+            .flatten();
+        Ok(Self::local(self.catalog.clone(), indexes, ctx, options))
     }
 
     pub fn options(&self) -> &GraphOptions {

@@ -88,6 +88,7 @@ pub(super) fn memory_error(limit: Option<usize>, e: datafusion::error::DataFusio
         datafusion::error::DataFusionError::ResourcesExhausted(_)
     );
     match (exhausted, limit) {
+        // The limit named with its size.
         (true, Some(bytes)) => Error::Limit(format!(
             "the query needs more memory than the limit of {} (--memory-limit): {}",
             human_bytes(bytes),

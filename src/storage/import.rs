@@ -156,6 +156,24 @@ pub fn safe_name(label: &str) -> String {
     out
 }
 
+/// The dataset folder names of one graph: `<base>.lance`, with a number added where another
+/// name of the graph is the same but for case (distinct on a case-insensitive file system).
+#[derive(Default)]
+pub struct DatasetNames(std::collections::HashSet<String>);
+
+impl DatasetNames {
+    /// A name for `base` (already a [`safe_name`]) no other dataset of the graph has.
+    pub fn unique(&mut self, base: String) -> String {
+        let mut name = format!("{base}.lance");
+        let mut k = 2;
+        while !self.0.insert(name.to_lowercase()) {
+            name = format!("{base}_{k}.lance");
+            k += 1;
+        }
+        name
+    }
+}
+
 /// Cells a CSV batch holds at most (rows x columns).
 const CSV_CELLS_PER_BATCH: usize = 1 << 20;
 
@@ -189,16 +207,8 @@ fn check_width(path: &Path, columns: usize) -> Result<()> {
 /// then relationship file, its open reader.
 fn plan(nodes: &[NodeSpec], rels: &[RelSpec]) -> Result<(GraphConfig, Vec<Reader>)> {
     let mut cfg = GraphConfig::default();
-    let mut names = std::collections::HashSet::new();
-    let mut unique = |base: String| {
-        let mut name = format!("{base}.lance");
-        let mut k = 2;
-        while !names.insert(name.to_lowercase()) {
-            name = format!("{base}_{k}.lance");
-            k += 1;
-        }
-        name
-    };
+    let mut names = DatasetNames::default();
+    let mut unique = |base: String| names.unique(base);
     let mut id_types = std::collections::HashMap::new();
     let mut readers = Vec::with_capacity(nodes.len() + rels.len());
     for n in nodes {
@@ -394,18 +404,9 @@ async fn write_file(
     dest: &Path,
 ) -> Result<usize> {
     let rows = Arc::new(std::sync::atomic::AtomicUsize::new(0));
-    let fields: Vec<_> = reader
-        .schema()
-        .fields()
-        .iter()
-        .map(|f| match renamed.get(f.name()) {
-            Some(s) => Arc::new(f.as_ref().clone().with_name(s)),
-            None => f.clone(),
-        })
-        .collect();
     let reader = Counting {
+        schema: super::lance_table::stored_schema(&reader.schema(), renamed),
         inner: reader,
-        schema: Arc::new(arrow::datatypes::Schema::new(fields)),
         rows: rows.clone(),
     };
     write_reader(dest, reader)

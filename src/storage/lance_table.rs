@@ -116,6 +116,21 @@ pub fn shown_schema(dataset: &Dataset, renamed: &HashMap<String, String>) -> Sch
     )
 }
 
+/// `schema` as the dataset stores it: each column of `renamed` (property -> column) under
+/// its stored name ([`shown_schema`]'s inverse).
+pub fn stored_schema(schema: &Schema, renamed: &BTreeMap<String, String>) -> SchemaRef {
+    Arc::new(Schema::new(
+        schema
+            .fields()
+            .iter()
+            .map(|f| match renamed.get(f.name()) {
+                Some(c) => Arc::new(f.as_ref().clone().with_name(c)),
+                None => f.clone(),
+            })
+            .collect::<Vec<_>>(),
+    ))
+}
+
 /// Selects the dataset columns `names` in `scan`; where Lance can't find one of them by its name
 /// (see [`readable_by_name`]), every column is read instead: the caller picks its columns from
 /// the batches by name.

@@ -211,22 +211,14 @@ pub async fn write_graph(
     use lance_csr_datasets::TableKind;
     std::fs::create_dir_all(dir)?;
     let mut cfg = GraphConfig::default();
+    let mut names = import::DatasetNames::default();
     for t in tables {
-        let source = format!("{}.lance", import::safe_name(&t.name));
+        let source = names.unique(import::safe_name(&t.name));
         let rows = t.batch.num_rows();
         // Columns Lance can't hold or find by their names are stored under others.
         let schema = t.batch.schema();
         let columns = lance_table::stored_names(schema.fields().iter().map(|f| f.name().as_str()));
-        let stored = Arc::new(Schema::new(
-            schema
-                .fields()
-                .iter()
-                .map(|f| match columns.get(f.name()) {
-                    Some(c) => f.as_ref().clone().with_name(c),
-                    None => f.as_ref().clone(),
-                })
-                .collect::<Vec<_>>(),
-        ));
+        let stored = lance_table::stored_schema(&schema, &columns);
         let batch = RecordBatch::try_new(stored.clone(), t.batch.columns().to_vec())?;
         write_lance(&dir.join(&source), stored, vec![batch]).await?;
         progress(&format!("wrote {source} ({rows} rows)"));
@@ -258,4 +250,40 @@ pub async fn write_graph(
     cfg.validate()?;
     std::fs::write(&path, cfg.to_toml())?;
     Ok(path)
+}
+
+#[cfg(test)]
+mod tests {
+    use lance_csr_datasets::{Table, TableKind};
+
+    /// Tables whose names differ only in case get datasets of their own, as import's do.
+    #[tokio::test]
+    async fn names_that_differ_in_case_get_datasets_of_their_own() {
+        let tables: Vec<Table> = lance_csr_datasets::sample::tables()
+            .into_iter()
+            .filter(|t| matches!(&t.kind, TableKind::Node { label, .. } if label == "Person"))
+            .flat_map(|t| {
+                let mut other = t.clone();
+                other.name = t.name.to_uppercase();
+                other.kind = TableKind::Node {
+                    label: "Other".into(),
+                    id: "id".into(),
+                };
+                [t, other]
+            })
+            .collect();
+        let dir = tempfile::tempdir().unwrap();
+        let path = super::write_graph(dir.path(), tables, &mut |_| {})
+            .await
+            .unwrap();
+        let cfg = crate::config::GraphConfig::from_file(&path).unwrap();
+        let (a, b) = (&cfg.nodes["Person"].source, &cfg.nodes["Other"].source);
+        assert_ne!(a.to_lowercase(), b.to_lowercase());
+        let g = crate::session::Graph::open(&path).await.unwrap();
+        let n = g
+            .query("MATCH (o:Other) RETURN count(o) AS n", &Default::default())
+            .await
+            .unwrap();
+        assert_eq!(crate::output::rows(&n)[0][0], "6");
+    }
 }

@@ -1,26 +1,11 @@
 //! The `lance-csr` binary end to end: demo, query formats, parameters, explain, shell, import,
 //! and errors with a caret and a non-zero exit code.
 
+use crate::common::cli::{bin, run, stderr, stdout};
 use std::io::Write;
 use std::path::Path;
-use std::process::{Command, Output, Stdio};
+use std::process::{Output, Stdio};
 use std::sync::OnceLock;
-
-fn bin() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_lance-csr"))
-}
-
-fn run(args: &[&str]) -> Output {
-    bin().args(args).output().expect("binary runs")
-}
-
-fn stdout(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stdout).to_string()
-}
-
-fn stderr(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stderr).to_string()
-}
 
 /// The sample graph written as Lance datasets once for all tests here.
 fn sample_graph() -> &'static str {

@@ -314,13 +314,6 @@ fn free_ports() -> u16 {
     }
 }
 
-fn lance_csr(args: &[&str]) -> std::process::Output {
-    std::process::Command::new(env!("CARGO_BIN_EXE_lance-csr"))
-        .args(args)
-        .output()
-        .expect("binary runs")
-}
-
 /// The binary's processes, as `benches/cluster.sh` starts them: a scheduler and two executors
 /// (each with its own registry of functions and graphs), queried with `query --cluster`.
 #[test]
@@ -330,14 +323,7 @@ fn cluster_processes_answer_as_in_process() {
     let path =
         run(move || async move { lance_graph(&root, lance_csr_datasets::sample::tables()).await });
     let graph = path.to_str().unwrap();
-    let spawn = |args: &[&str]| {
-        std::process::Command::new(env!("CARGO_BIN_EXE_lance-csr"))
-            .args(args)
-            .stdout(std::process::Stdio::null())
-            .stderr(std::process::Stdio::null())
-            .spawn()
-            .expect("binary starts")
-    };
+    let spawn = common::cli::spawn_quiet;
     let (s, e1, e2) = (free_ports(), free_ports(), free_ports());
     let scheduler = format!("127.0.0.1:{s}");
     let mut procs = Processes(vec![spawn(&["cluster", "scheduler", "--bind", &scheduler])]);
@@ -367,10 +353,10 @@ fn cluster_processes_answer_as_in_process() {
     // The executors register within a few seconds.
     let started = std::time::Instant::now();
     for q in queries {
-        let local = lance_csr(&["query", "-g", graph, "--format", "csv", q]);
+        let local = common::cli::run(&["query", "-g", graph, "--format", "csv", q]);
         assert!(local.status.success(), "{q}");
         let remote = loop {
-            let out = lance_csr(&[
+            let out = common::cli::run(&[
                 "query",
                 "-g",
                 graph,
@@ -410,21 +396,14 @@ fn a_lost_executor_does_not_hang_the_cluster() {
     use std::time::{Duration, Instant};
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("snb");
-    let o = lance_csr(&["generate", "--scale", "1", "--out", out.to_str().unwrap()]);
+    let o = common::cli::run(&["generate", "--scale", "1", "--out", out.to_str().unwrap()]);
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let graph = out.join("graph.toml").display().to_string();
     let q = "MATCH (a:Person)-[:KNOWS]->(b)-[:KNOWS]->(c)-[:KNOWS]->(d) WHERE a.age < d.age \
              RETURN d.firstName AS n, count(*) AS k ORDER BY k DESC, n LIMIT 3";
-    let local = lance_csr(&["query", "-g", &graph, "--format", "csv", q]);
+    let local = common::cli::run(&["query", "-g", &graph, "--format", "csv", q]);
     assert!(local.status.success());
-    let spawn = |args: &[&str]| {
-        std::process::Command::new(env!("CARGO_BIN_EXE_lance-csr"))
-            .args(args)
-            .stdout(std::process::Stdio::null())
-            .stderr(std::process::Stdio::null())
-            .spawn()
-            .expect("binary starts")
-    };
+    let spawn = common::cli::spawn_quiet;
     let scheduler = format!("127.0.0.1:{}", free_ports());
     let _scheduler = Processes(vec![spawn(&["cluster", "scheduler", "--bind", &scheduler])]);
     let executor = || {
@@ -441,7 +420,7 @@ fn a_lost_executor_does_not_hang_the_cluster() {
     };
     let url = format!("df://{scheduler}");
     let on_cluster = |timeout: &str| {
-        std::process::Command::new(env!("CARGO_BIN_EXE_lance-csr"))
+        common::cli::bin()
             .args(["query", "-g", &graph, "--format", "csv", "--cluster", &url])
             .args(["--timeout", timeout, q])
             .output()

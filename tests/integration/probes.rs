@@ -2,25 +2,10 @@
 //! labels that look like paths, a planted link where the demo writes, inputs that once
 //! aborted the process or grew without bound under a memory limit.
 
+use crate::common::cli::{bin, query_csv, run, stderr, stdout};
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
+use std::process::{Output, Stdio};
 use std::time::{Duration, Instant};
-
-fn bin() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_lance-csr"))
-}
-
-fn run(args: &[&str]) -> Output {
-    bin().args(args).output().expect("binary runs")
-}
-
-fn stderr(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stderr).to_string()
-}
-
-fn stdout(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stdout).to_string()
-}
 
 /// A process that ended by a signal (an abort, a segfault, the OOM killer's kill) is a defect
 /// whatever it printed.
@@ -274,18 +259,7 @@ fn labels_that_look_like_paths_stay_inside_the_graph() {
         );
     }
     let cfg = out.join("graph.toml");
-    let q = |text: &str| {
-        let o = run(&[
-            "query",
-            "--graph",
-            cfg.to_str().unwrap(),
-            "--format",
-            "csv",
-            text,
-        ]);
-        assert!(o.status.success(), "{text}: {}", stderr(&o));
-        stdout(&o)
-    };
+    let q = |text: &str| query_csv(&cfg, text);
     assert_eq!(q("MATCH (n:`../escape`) RETURN count(n) AS c"), "c\n2\n");
     assert_eq!(
         q(&format!("MATCH (n:`{abs}`) RETURN sum(n.x) AS s")),
@@ -422,18 +396,7 @@ fn hostile_property_names_read_back() {
     ]);
     assert!(o.status.success(), "{}", stderr(&o));
     let cfg = out.join("graph.toml");
-    let q = |text: &str| {
-        let o = run(&[
-            "query",
-            "--graph",
-            cfg.to_str().unwrap(),
-            "--format",
-            "csv",
-            text,
-        ]);
-        assert!(o.status.success(), "{text}: {}", stderr(&o));
-        stdout(&o)
-    };
+    let q = |text: &str| query_csv(&cfg, text);
     assert_eq!(
         q("MATCH (n:N) WHERE n.```x``` = 3 RETURN n.`a b` AS a, n.`x``y` AS b, n.`c.d` AS c, n.`_rowid` AS d, n.`c%2Ed` AS e, n.`e:f` AS f"),
         "a,b,c,d,e,f\n2,4,5,6,7,8\n"

@@ -2,6 +2,7 @@
 #![allow(dead_code)]
 
 pub mod cases;
+pub mod cli;
 pub mod reference;
 pub mod tck;
 
