@@ -562,7 +562,8 @@ pub(super) enum NodeMsg {
     SharedSubplan {
         id: usize,
         consumers: usize,
-        rows: usize,
+        rows: Option<usize>,
+        after: Option<Bytes>,
     },
     EmptyRows {
         schema: Bytes,
@@ -656,6 +657,7 @@ pub(super) fn encode_node(
             id: n.id,
             consumers: n.consumers,
             rows: n.rows,
+            after: n.after.as_ref().map(|x| e.expr(x)).transpose()?,
         },
         GraphNode::ConstRow(n) => NodeMsg::ConstRow {
             over_input: n.input.is_some(),
@@ -769,12 +771,14 @@ pub(super) fn decode_node(
             id,
             consumers,
             rows,
+            after,
         } => Arc::new(SharedSubplan {
             input: one_input(inputs)?,
             id: *id,
             consumers: *consumers,
             rows: *rows,
             cell: Arc::new(SharedCell::default()),
+            after: after.as_deref().map(|b| d.expr(b)).transpose()?,
         }),
         NodeMsg::EmptyRows { schema } => Arc::new(EmptyRows {
             schema: df_schema(schema)?,

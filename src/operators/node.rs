@@ -81,7 +81,8 @@ impl<'a> GraphNode<'a> {
                 .collect(),
             GraphNode::ConstRow(x) => x.exprs.iter().map(|(_, e)| e).collect(),
             GraphNode::VarLength(x) => x.target_filter.iter().collect(),
-            GraphNode::Lookup(_) | GraphNode::Shared(_) => Vec::new(),
+            GraphNode::Shared(x) => x.after.iter().collect(),
+            GraphNode::Lookup(_) => Vec::new(),
         }
     }
 
@@ -134,7 +135,11 @@ impl<'a> GraphNode<'a> {
                 Arc::new(ConstRow::over(x.input.clone(), exprs)?)
             }
             GraphNode::Lookup(x) => Arc::new(x.clone()),
-            GraphNode::Shared(x) => Arc::new(x.clone()),
+            GraphNode::Shared(x) => {
+                let mut x = x.clone();
+                opt(&mut x.after)?;
+                Arc::new(x)
+            }
         })
     }
 }

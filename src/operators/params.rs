@@ -114,10 +114,10 @@ pub fn bind_logical(plan: &LogicalPlan, values: &ParamValues) -> Result<LogicalP
 pub enum Reuse {
     /// Placeholders only inside the graph operators (or none): the physical plan is kept.
     Physical,
-    /// The optimized logical plan is kept; each execution binds it and plans it physically.
+    /// The optimized logical plan is kept; each execution binds it (new cells for its shared
+    /// subplans) and plans it physically.
     Logical,
-    /// Not at all: a shared subplan keeps its rows between executions, or a function's value
-    /// depends on when it runs.
+    /// Not at all: a function's value depends on when it runs.
     None,
 }
 
@@ -149,9 +149,9 @@ pub fn calls_unstable_function(plan: &LogicalPlan) -> bool {
 pub fn reuse_of_optimized(plan: &LogicalPlan) -> Reuse {
     let mut reuse = Reuse::Physical;
     let _ = plan.apply_with_subqueries(|node| {
+        // A shared subplan keeps its rows: the plan runs again only with new cells (logically).
         if let Some(GraphNode::Shared(_)) = GraphNode::of_plan(node) {
-            reuse = Reuse::None;
-            return Ok(TreeNodeRecursion::Stop);
+            reuse = Reuse::Logical;
         }
         node.apply_expressions(|e| {
             if has_placeholder(e) {

@@ -125,12 +125,23 @@ impl ExtensionPlanner for GraphExtensionPlanner {
             GraphNode::Intersect(n) => plan_intersect(n, input(), state).await?,
             GraphNode::CountPaths(n) => plan_count_paths(n, input(), state).await?,
             GraphNode::VarLength(n) => plan_var_length(n, input(), state).await?,
-            GraphNode::Shared(n) => Arc::new(super::shared_exec::SharedSubplanExec::new(
-                input(),
-                n.id,
-                n.consumers,
-                n.cell.clone(),
-            )),
+            GraphNode::Shared(n) => {
+                let shared = Arc::new(super::shared_exec::SharedSubplanExec::new(
+                    input(),
+                    n.id,
+                    n.consumers,
+                    n.cell.clone(),
+                ));
+                match &n.after {
+                    Some(p) => {
+                        let p = state.create_physical_expr(p.clone(), n.input.schema())?;
+                        Arc::new(datafusion::physical_plan::filter::FilterExec::try_new(
+                            p, shared,
+                        )?)
+                    }
+                    None => shared,
+                }
+            }
             GraphNode::ConstRow(n) => {
                 let empty = DFSchema::empty();
                 let exec = super::const_row::ConstRowExec::try_new(

@@ -1,8 +1,11 @@
-//! `SharedSubplan`: one occurrence of a subplan that several parts of a query compute
-//! identically (found by `optimizer::share_subplans`). Every occurrence holds the same
-//! [`SharedCell`]; the first to run evaluates its input and keeps the batches, the others read
-//! them. Nothing above moves into it (no column pruning, predicate or limit pushdown), so all
-//! occurrences keep computing the same thing.
+//! `SharedSubplan`: one occurrence of a subplan that several parts of a query read. Made by
+//! `optimizer::share_subplans` where evaluating a repeated subtree once pays, and by the
+//! planner where the readers must see the same rows (an OPTIONAL MATCH's input, read by the
+//! match and by the join back; the input of a branched MATCH that is not deterministic: a
+//! LIMIT, `collect`'s order). Every occurrence holds the same [`SharedCell`]; the first to run
+//! evaluates its input and keeps the batches, the others read them. Nothing above moves into
+//! it (no column pruning, predicate or limit pushdown), so all occurrences keep computing the
+//! same thing. A plan run again gets new cells ([`SharedSubplan::with_new_cells`]).
 
 use arrow::array::RecordBatch;
 use datafusion::common::{DFSchemaRef, Result};
@@ -26,9 +29,105 @@ pub struct SharedSubplan {
     pub id: usize,
     /// How many occurrences read it.
     pub consumers: usize,
-    /// Estimated rows (what made sharing worth it), for EXPLAIN.
-    pub rows: usize,
+    /// Estimated rows (what made sharing worth it), for EXPLAIN; `None`: shared because the
+    /// readers must see the same rows.
+    pub rows: Option<usize>,
     pub cell: Arc<SharedCell>,
+    /// A filter DataFusion pushed into this occurrence (one naming no column: a constant, such
+    /// as a branch's `false`), applied to what this occurrence reads, never to what the cell
+    /// holds: the other readers must not see it.
+    pub after: Option<datafusion::logical_expr::Expr>,
+}
+
+impl SharedSubplan {
+    /// `input` evaluated once for its `consumers` readers, each holding a clone of the node.
+    pub fn once(input: LogicalPlan, id: usize, consumers: usize) -> LogicalPlan {
+        LogicalPlan::Extension(datafusion::logical_expr::Extension {
+            node: Arc::new(Self {
+                input,
+                id,
+                consumers,
+                rows: None,
+                cell: Arc::default(),
+                after: None,
+            }),
+        })
+    }
+
+    /// Whether every evaluation of `plan` gives the same rows (in some order, with the same
+    /// values): no LIMIT or top-k (which rows it keeps may vary), no window (row numbers
+    /// follow the order rows arrive in), no aggregate whose value depends on that order
+    /// (`collect`, float sums), nothing volatile. Readers of a plan that is not must share
+    /// one evaluation of it.
+    pub fn deterministic(plan: &LogicalPlan) -> bool {
+        use datafusion::common::tree_node::TreeNodeRecursion;
+        use datafusion::logical_expr::expr::AggregateFunction;
+        let order_free = |e: &datafusion::logical_expr::Expr| match e {
+            datafusion::logical_expr::Expr::AggregateFunction(AggregateFunction {
+                func, ..
+            }) => {
+                matches!(func.name(), "count" | "min" | "max")
+            }
+            datafusion::logical_expr::Expr::Alias(a) => !matches!(
+                *a.expr,
+                datafusion::logical_expr::Expr::AggregateFunction(_)
+            ),
+            _ => true,
+        };
+        let mut ok = true;
+        let _ = plan.apply_with_subqueries(|node| {
+            ok &= match node {
+                LogicalPlan::Limit(_) | LogicalPlan::Window(_) => false,
+                LogicalPlan::Sort(s) => s.fetch.is_none(),
+                LogicalPlan::Aggregate(a) => a.aggr_expr.iter().all(|e| {
+                    let e = match e {
+                        datafusion::logical_expr::Expr::Alias(a) => a.expr.as_ref(),
+                        e => e,
+                    };
+                    order_free(e)
+                }),
+                _ => true,
+            } && !node.expressions().iter().any(|e| e.is_volatile());
+            Ok(if ok {
+                TreeNodeRecursion::Continue
+            } else {
+                TreeNodeRecursion::Stop
+            })
+        });
+        ok
+    }
+
+    /// `plan` with each shared subplan's cell replaced by a new one (the occurrences of one
+    /// subplan still share theirs): a plan kept for another execution must not read the rows
+    /// a previous one left in its cells.
+    pub fn with_new_cells(plan: LogicalPlan) -> Result<LogicalPlan> {
+        use datafusion::common::tree_node::Transformed;
+        let mut cells: Vec<(*const SharedCell, Arc<SharedCell>)> = Vec::new();
+        Ok(plan
+            .transform_up_with_subqueries(|node| {
+                let LogicalPlan::Extension(ext) = &node else {
+                    return Ok(Transformed::no(node));
+                };
+                let Some(s) = ext.node.as_any().downcast_ref::<SharedSubplan>() else {
+                    return Ok(Transformed::no(node));
+                };
+                let old = Arc::as_ptr(&s.cell);
+                let cell = match cells.iter().find(|(p, _)| *p == old) {
+                    Some((_, c)) => c.clone(),
+                    None => {
+                        let c = Arc::new(SharedCell::default());
+                        cells.push((old, c.clone()));
+                        c
+                    }
+                };
+                let mut n = s.clone();
+                n.cell = cell;
+                Ok(Transformed::yes(LogicalPlan::Extension(
+                    datafusion::logical_expr::Extension { node: Arc::new(n) },
+                )))
+            })?
+            .data)
+    }
 }
 
 impl SharedSubplan {
@@ -38,6 +137,7 @@ impl SharedSubplan {
             self.id,
             self.consumers,
             Arc::as_ptr(&self.cell) as usize,
+            &self.after,
         )
     }
 }
@@ -73,13 +173,32 @@ impl super::UnaryNode for SharedSubplan {
     fn explain(&self, f: &mut fmt::Formatter) -> fmt::Result {
         write!(
             f,
-            "SharedSubplan: id={}, consumers={}, rows~{}",
-            self.id, self.consumers, self.rows
-        )
+            "SharedSubplan: id={}, consumers={}",
+            self.id, self.consumers
+        )?;
+        match self.rows {
+            Some(rows) => write!(f, ", rows~{rows}")?,
+            None => write!(f, ", same rows for every reader")?,
+        }
+        match &self.after {
+            Some(p) => write!(f, ", then filter {p}"),
+            None => Ok(()),
+        }
     }
 
     fn with_input(&self, input: LogicalPlan) -> Result<Self> {
         let mut n = self.clone();
+        // A filter pushed down to the input (no column stops one that names none) stays with
+        // this occurrence: below, it would change the rows the cell holds for every reader.
+        if let LogicalPlan::Filter(f) = &input {
+            if f.input.as_ref() == &self.input && f.predicate.column_refs().is_empty() {
+                n.after = Some(match n.after.take() {
+                    Some(a) => a.and(f.predicate.clone()),
+                    None => f.predicate.clone(),
+                });
+                return Ok(n);
+            }
+        }
         n.input = input;
         Ok(n)
     }

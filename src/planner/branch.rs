@@ -13,6 +13,7 @@ use super::{Lowerer, State};
 use crate::binder::QueryGraph;
 use crate::error::{Error, Result};
 use crate::functions::any;
+use crate::operators::shared::SharedSubplan;
 use crate::rewrite::branching::{self, MAX_BRANCHES};
 use crate::sem_err;
 use arrow::datatypes::DataType;
@@ -69,6 +70,18 @@ impl<'c> Lowerer<'c> {
             combos.len(),
             if combos.len() == 1 { "" } else { "es" }
         ));
+        // Every branch reads the input: one evaluation of it where two could differ.
+        let shared_input;
+        let st = if combos.len() > 1 && !st.unit && !SharedSubplan::deterministic(&st.plan) {
+            let id = self.fresh_id();
+            shared_input = State {
+                plan: SharedSubplan::once(st.plan.clone(), id, combos.len()),
+                ..st.clone()
+            };
+            &shared_input
+        } else {
+            st
+        };
         let mut branches = Vec::new();
         // Every branch names its internal columns alike (`__lookup1`, ...): what the branches
         // share (the anchor) is then the same plan, which `ShareSubplans` evaluates once. The

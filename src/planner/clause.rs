@@ -5,6 +5,7 @@ use super::expr::{col, empty_list, ExprCtx};
 use super::scope::{Binding, Scope};
 use super::{Lowered, Lowerer, State};
 use crate::error::Result;
+use crate::operators::shared::SharedSubplan;
 use crate::sem_err;
 use arrow::datatypes::DataType;
 use cypher::ast::{self, ExprKind};
@@ -63,60 +64,16 @@ impl<'c> Lowerer<'c> {
         Ok(st)
     }
 
-    /// OPTIONAL MATCH: the pattern is matched from the distinct values of the variables it
-    /// uses (their columns), and joined back to every input row on those columns (null equal
-    /// to null), keeping rows without a match. A join on values, not on row positions: the
-    /// input is evaluated twice, and its row order may differ between evaluations (parallel
-    /// partitions, UNION ALL branches).
+    /// OPTIONAL MATCH: the input is evaluated once (a shared subplan) and read twice: the
+    /// pattern is matched from the variables it uses, and the matches are joined back to
+    /// every input row, keeping rows without a match. Where every used variable is a node or
+    /// a relationship, the match runs once per distinct entity and joins back on identities
+    /// (null equal to null); where one is a value, a list or a path, it runs per input row and
+    /// joins back on the row's number (values carried along are never join keys).
     pub fn lower_optional_match(&mut self, st: State, m: &ast::Match) -> Result<State> {
-        let used = used_variables(m);
-        let ents = self.entities();
-        let mut inner_scope = Scope::default();
-        // Every column of the used variables goes into the match; their identities (an
-        // entity's properties follow from it) make the join key.
-        let mut keys: Vec<String> = Vec::new();
-        let mut join_keys: Vec<String> = Vec::new();
-        // Made distinct by key, a node's other columns taken after (where it can).
-        let (mut distinct, mut lookups) = (Vec::new(), Vec::new());
-        for (name, b) in &st.scope.vars {
-            if used.contains(name.as_str()) {
-                inner_scope.bind(name, b.clone());
-                let cols: Vec<String> = ents.columns(b).into_iter().map(|(c, _)| c).collect();
-                match self.node_lookup(b)? {
-                    Some((_, l)) => {
-                        let taken = l.produced();
-                        distinct.extend(cols.iter().filter(|c| !taken.contains(*c)).cloned());
-                        lookups.push(l);
-                    }
-                    None => distinct.extend(cols.iter().cloned()),
-                }
-                keys.extend(cols);
-                join_keys.push(ents.identity_col(b));
-                if let Binding::Nodes { prefix, .. } = b {
-                    join_keys.push(super::scope::label_col(prefix));
-                }
-                if let Binding::Rels { prefix, .. } = b {
-                    join_keys.push(super::scope::table_col(prefix));
-                }
-            }
-        }
-        let inner_plan = if st.unit {
-            st.plan.clone()
-        } else {
-            let unique = LogicalPlanBuilder::from(st.plan.clone())
-                .project(distinct.iter().map(|c| col(c)))?
-                .distinct()?
-                .build()?;
-            Self::with_lookups(unique, lookups)?
-        };
-        let inner = State {
-            plan: inner_plan,
-            scope: inner_scope,
-            unit: st.unit,
-        };
-        let matched = self.lower_match(inner, m)?;
         if st.unit {
             // Nothing before: the match, or one row of nulls when it has none.
+            let matched = self.lower_match(st.clone(), m)?;
             let plan = LogicalPlanBuilder::from(st.plan)
                 .join_on(matched.plan, JoinType::Left, vec![lit(true)])?
                 .build()?;
@@ -126,7 +83,33 @@ impl<'c> Lowerer<'c> {
                 unit: false,
             });
         }
-        let plan = self.join_matches(st.plan, matched.plan, &keys, &join_keys)?;
+        let used = used_variables(m);
+        let by_row = st
+            .scope
+            .vars
+            .iter()
+            .any(|(name, b)| used.contains(name.as_str()) && !has_identity(b));
+        let row = by_row.then(|| self.fresh("row"));
+        let mut input = st.plan;
+        if let Some(row) = &row {
+            let n = datafusion::functions_window::expr_fn::row_number().alias(row);
+            input = LogicalPlanBuilder::from(input).window(vec![n])?.build()?;
+        }
+        let id = self.fresh_id();
+        let input = SharedSubplan::once(input, id, 2);
+        let (inner, keys, join_keys) = self.optional_input(&st.scope, &used, &input, &row)?;
+        let matched = self.lower_match(inner, m)?;
+        let mut plan = self.join_matches(input, matched.plan, &keys, &join_keys)?;
+        if let Some(row) = &row {
+            let kept: Vec<Expr> = plan
+                .schema()
+                .fields()
+                .iter()
+                .filter(|f| f.name() != row)
+                .map(|f| col(f.name()))
+                .collect();
+            plan = LogicalPlanBuilder::from(plan).project(kept)?.build()?;
+        }
         // The input's variables as they were, plus the new ones.
         let mut scope = st.scope;
         for (name, b) in matched.scope.vars {
@@ -139,6 +122,68 @@ impl<'c> Lowerer<'c> {
             scope,
             unit: false,
         })
+    }
+
+    /// What an OPTIONAL MATCH matches from: the columns of the variables it uses, distinct
+    /// (a node's other columns looked up after) or, with `row`, each input row with its
+    /// number. With the columns it passes on and the join keys back to the input.
+    fn optional_input(
+        &mut self,
+        scope: &Scope,
+        used: &HashSet<&str>,
+        input: &LogicalPlan,
+        row: &Option<String>,
+    ) -> Result<(State, Vec<String>, Vec<String>)> {
+        let ents = self.entities();
+        let mut inner_scope = Scope::default();
+        let (mut keys, mut join_keys) = (Vec::new(), Vec::new());
+        let (mut distinct, mut lookups) = (Vec::new(), Vec::new());
+        for (name, b) in &scope.vars {
+            if !used.contains(name.as_str()) {
+                continue;
+            }
+            inner_scope.bind(name, b.clone());
+            let cols: Vec<String> = ents.columns(b).into_iter().map(|(c, _)| c).collect();
+            match self.node_lookup(b)?.filter(|_| row.is_none()) {
+                Some((_, l)) => {
+                    let taken = l.produced();
+                    distinct.extend(cols.iter().filter(|c| !taken.contains(*c)).cloned());
+                    lookups.push(l);
+                }
+                None => distinct.extend(cols.iter().cloned()),
+            }
+            keys.extend(cols);
+            join_keys.push(ents.identity_col(b));
+            if let Binding::Nodes { prefix, .. } = b {
+                join_keys.push(super::scope::label_col(prefix));
+            }
+            if let Binding::Rels { prefix, .. } = b {
+                join_keys.push(super::scope::table_col(prefix));
+            }
+        }
+        let plan = match row {
+            Some(row) => {
+                distinct.push(row.clone());
+                keys.push(row.clone());
+                join_keys = vec![row.clone()];
+                LogicalPlanBuilder::from(input.clone())
+                    .project(distinct.iter().map(|c| col(c)))?
+                    .build()?
+            }
+            None => {
+                let unique = LogicalPlanBuilder::from(input.clone())
+                    .project(distinct.iter().map(|c| col(c)))?
+                    .distinct()?
+                    .build()?;
+                Self::with_lookups(unique, lookups)?
+            }
+        };
+        let inner = State {
+            plan,
+            scope: inner_scope,
+            unit: false,
+        };
+        Ok((inner, keys, join_keys))
     }
 
     /// `left`'s rows each with their rows of `matched` (an OPTIONAL MATCH run over `left`'s
@@ -306,6 +351,15 @@ impl<'c> Lowerer<'c> {
             notes: vec![],
         })
     }
+}
+
+/// Whether `b`'s rows are told apart by an identity (a node's key, a relationship's id) that
+/// joining on is the same as joining on the whole binding.
+fn has_identity(b: &Binding) -> bool {
+    matches!(
+        b,
+        Binding::Node { .. } | Binding::Nodes { .. } | Binding::Rel { .. } | Binding::Rels { .. }
+    )
 }
 
 /// Names a MATCH mentions: pattern variables, and variables in its property maps and WHERE.

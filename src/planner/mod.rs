@@ -93,6 +93,8 @@ pub struct Lowerer<'c> {
     empty_node: NodeInfo,
     empty_rel: RelInfo,
     pub(crate) counter: usize,
+    /// The shared subplans made so far (their ids).
+    shared: usize,
     /// The column names WITH has given computed values so far in this query.
     pub(crate) with_columns: std::collections::HashSet<String>,
     /// Lowering one branch of a MATCH: a property its label lacks is null (another label of
@@ -204,6 +206,7 @@ impl<'c> Lowerer<'c> {
             empty_node,
             empty_rel,
             counter: 0,
+            shared: 0,
             with_columns: Default::default(),
             missing_props_null: false,
             written_labels: HashMap::new(),
@@ -254,6 +257,12 @@ impl<'c> Lowerer<'c> {
     pub fn fresh(&mut self, what: &str) -> String {
         self.counter += 1;
         format!("__{what}{}", self.counter)
+    }
+
+    /// A new id for a shared subplan.
+    pub(crate) fn fresh_id(&mut self) -> usize {
+        self.shared += 1;
+        self.shared - 1
     }
 
     /// Lowers a whole query.

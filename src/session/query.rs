@@ -2,6 +2,7 @@
 
 use super::stream::{memory_error, time_limit_error};
 use super::*;
+use crate::operators::shared::SharedSubplan;
 
 impl Graph {
     /// Parses and lowers a query to a DataFusion logical plan (unoptimized).
@@ -171,7 +172,9 @@ impl Graph {
             }
             (None, _) => {
                 let values = param_values(params)?;
-                let bound = bind_logical(&plan.logical, &values).map_err(Error::planning)?;
+                let bound = bind_logical(&plan.logical, &values)
+                    .and_then(SharedSubplan::with_new_cells)
+                    .map_err(Error::planning)?;
                 physical_plan(&self.ctx.state(), &bound).await
             }
         }
