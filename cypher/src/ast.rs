@@ -432,7 +432,18 @@ impl Expr {
 }
 
 /// Aggregating function names (lower case).
-pub const AGGREGATES: &[&str] = &["count", "sum", "avg", "min", "max", "collect"];
+pub const AGGREGATES: &[&str] = &[
+    "count",
+    "sum",
+    "avg",
+    "min",
+    "max",
+    "collect",
+    "stdev",
+    "stdevp",
+    "percentiledisc",
+    "percentilecont",
+];
 
 impl Expr {
     /// True when the expression contains an aggregate call.

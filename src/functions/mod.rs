@@ -7,6 +7,7 @@ pub mod any;
 pub mod budget;
 pub(crate) mod chain;
 pub(crate) mod comprehension;
+mod percentile;
 pub(crate) mod registry;
 pub mod value;
 
@@ -65,6 +66,10 @@ pub enum CypherFn {
     StartsWith,
     EndsWith,
     Contains,
+    /// `percentileDisc` / `percentileCont` of a group: its values collected, the least and
+    /// the greatest percentile its rows gave (`percentile.rs`).
+    PercentileDisc,
+    PercentileCont,
     /// `Fail(class, detail, message, typed null)`: an error of that class when evaluated on
     /// any row, of the null's type otherwise (an error only values can raise, found early).
     Fail,
@@ -87,6 +92,8 @@ impl CypherFn {
             CypherFn::NonNegative => "cypher_non_negative",
             CypherFn::Range => "cypher_range",
             CypherFn::Fail => "cypher_fail",
+            CypherFn::PercentileDisc => "cypher_percentile_disc",
+            CypherFn::PercentileCont => "cypher_percentile_cont",
             CypherFn::ToBoolean => "toBoolean",
             CypherFn::ToInteger => "toInteger",
             CypherFn::ToFloat => "toFloat",
@@ -102,7 +109,7 @@ impl CypherFn {
     fn arity(self) -> usize {
         match self {
             CypherFn::Fail => 4,
-            CypherFn::Range => 3,
+            CypherFn::Range | CypherFn::PercentileDisc | CypherFn::PercentileCont => 3,
             CypherFn::NonNegative
             | CypherFn::ToInt64
             | CypherFn::ToBoolean
@@ -143,7 +150,7 @@ impl CypherFn {
 
 /// Every function of this module.
 #[cfg(feature = "distributed")]
-const ALL: [CypherFn; 23] = [
+const ALL: [CypherFn; 25] = [
     CypherFn::Add,
     CypherFn::Sub,
     CypherFn::Mul,
@@ -166,6 +173,8 @@ const ALL: [CypherFn; 23] = [
     CypherFn::StartsWith,
     CypherFn::EndsWith,
     CypherFn::Contains,
+    CypherFn::PercentileDisc,
+    CypherFn::PercentileCont,
     CypherFn::Fail,
 ];
 
@@ -237,6 +246,8 @@ impl ScalarUDFImpl for Udf {
             CypherFn::ToAny | CypherFn::Properties => any::ANY,
             CypherFn::AnyItems => DataType::new_list(any::ANY, true),
             CypherFn::Range => DataType::new_list(DataType::Int64, true),
+            CypherFn::PercentileDisc => percentile::return_type(&arg_types[0], true),
+            CypherFn::PercentileCont => percentile::return_type(&arg_types[0], false),
             _ => DataType::Boolean,
         })
     }
@@ -308,6 +319,8 @@ impl Udf {
             CypherFn::Properties => properties(a),
             CypherFn::AnyItems => any_items(a),
             CypherFn::ToFloat => to_float(a),
+            CypherFn::PercentileDisc => percentile::percentile(a, true),
+            CypherFn::PercentileCont => percentile::percentile(a, false),
         }
     }
 

@@ -666,11 +666,13 @@ impl<'c> Lowerer<'c> {
             } => (name.to_lowercase(), *distinct, args),
             _ => return Err(Error::Internal(format!("not an aggregate call: {call}"))),
         };
-        if args.len() != 1 {
+        let arity = if name.starts_with("percentile") { 2 } else { 1 };
+        if args.len() != arity {
             return sem_err!(
                 InvalidArgumentValue,
                 call.span,
-                "{name}() takes 1 argument, got {}",
+                "{name}() takes {arity} argument{}, got {}",
+                if arity == 1 { "" } else { "s" },
                 args.len()
             );
         }
@@ -732,6 +734,37 @@ impl<'c> Lowerer<'c> {
             "min" => maybe_distinct(af::min(super::expr::canonical_nan(x, &t)))?,
             "max" => maybe_distinct(af::max(super::expr::canonical_nan(x, &t)))?,
             "collect" => self.collect(x, &t, distinct, schema)?,
+            // Fewer than two values (one for the population's) deviate by 0.0.
+            "stdev" | "stdevp" => {
+                numeric(&name)?;
+                let x = datafusion::logical_expr::cast(x, DataType::Float64);
+                let dev = match name.as_str() {
+                    "stdev" => maybe_distinct(af::stddev(x))?,
+                    _ => maybe_distinct(af::stddev_pop(x))?,
+                };
+                datafusion::functions::expr_fn::coalesce(vec![dev, lit(0.0f64)])
+            }
+            "percentiledisc" | "percentilecont" => {
+                numeric(&name)?;
+                let p = self.expr(&args[1], &cx)?;
+                let pt = self.type_of(&p, schema)?;
+                if !(pt.is_numeric() || pt == DataType::Null) {
+                    return sem_err!(
+                        InvalidArgumentType,
+                        args[1].span,
+                        "{name}() expects a number as its percentile, got {pt}"
+                    );
+                }
+                let p = datafusion::logical_expr::cast(p, DataType::Float64);
+                let values =
+                    maybe_distinct(af::array_agg(x.clone()).filter(x.is_not_null()).build()?)?;
+                let f = if name == "percentiledisc" {
+                    crate::functions::CypherFn::PercentileDisc
+                } else {
+                    crate::functions::CypherFn::PercentileCont
+                };
+                f.call(vec![values, af::min(p.clone()), af::max(p)])
+            }
             _ => return Err(Error::Internal(format!("not an aggregate: {name}"))),
         };
         Ok(out)

@@ -1,7 +1,8 @@
-//! openCypher TCK runner. Reads `../shared/tck/tck.jsonl` (or `LANCE_CSR_TCK`), runs every
-//! scenario on its graph, and prints per TCK directory: passed / failed / not expressible.
-//! Fails only on regressions against `tests/tck_known_failures.txt`
-//! (`LANCE_CSR_TCK_BLESS=1` rewrites that list).
+//! openCypher TCK runner. Reads `../shared/tck/tck-full.jsonl` (every read-only scenario;
+//! `tck.jsonl`, the strict subset, is part of it), runs every scenario on its graph, and prints
+//! per TCK directory: passed / failed / not expressible, for the subset and for the whole.
+//! Fails only on regressions: against `tests/tck_known_failures.txt` for the subset and
+//! `tests/tck_full_known_failures.txt` for the whole (`LANCE_CSR_TCK_BLESS=1` rewrites both).
 
 use crate::common;
 
@@ -164,104 +165,109 @@ fn directory(feature_file: &str) -> String {
     parts[..parts.len().saturating_sub(1)].join("/")
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn tck() {
-    let Some((path, is_default)) = tck_path() else {
-        common::tck::missing("the TCK (../shared/tck/tck.jsonl, or LANCE_CSR_TCK)");
-        return;
-    };
-    let scenarios = load(&path);
-    #[derive(Default)]
-    struct Counts {
-        passed: usize,
-        failed: usize,
-        not_expressible: usize,
-    }
-    let mut per_dir: BTreeMap<String, Counts> = BTreeMap::new();
-    let mut failures: Vec<(String, String)> = Vec::new();
-    let mut not_expressible: Vec<(String, String)> = Vec::new();
-    let (mut strict_total, mut strict_passed) = (0usize, 0usize);
-    let mut wrong_errors = 0usize;
-    for s in &scenarios {
-        let outcome = run(s).await;
-        let c = per_dir.entry(directory(&s.feature_file)).or_default();
-        if s.strict_core {
-            strict_total += 1;
-        }
-        match outcome {
-            Outcome::Passed => {
-                c.passed += 1;
-                if s.strict_core {
-                    strict_passed += 1;
-                }
-            }
-            Outcome::Failed(why) => {
-                c.failed += 1;
-                failures.push((s.id.clone(), why));
-            }
-            Outcome::WrongError(why) => {
-                c.failed += 1;
-                wrong_errors += 1;
-                failures.push((s.id.clone(), format!("wrong error: {why}")));
-            }
-            Outcome::NotExpressible(why) => {
-                c.not_expressible += 1;
-                not_expressible.push((s.id.clone(), why));
-            }
+/// One scenario's outcome, as the report counts it.
+#[derive(Clone, Copy, PartialEq)]
+enum Counted {
+    Passed,
+    Failed,
+    NotExpressible,
+}
+
+#[derive(Default)]
+struct Counts {
+    passed: usize,
+    failed: usize,
+    not_expressible: usize,
+}
+
+impl Counts {
+    fn add(&mut self, c: Counted) {
+        match c {
+            Counted::Passed => self.passed += 1,
+            Counted::Failed => self.failed += 1,
+            Counted::NotExpressible => self.not_expressible += 1,
         }
     }
-    println!("\nTCK report for {}", path.display());
+
+    fn total(&self) -> usize {
+        self.passed + self.failed + self.not_expressible
+    }
+
+    fn line(&self) -> String {
+        format!(
+            "{} passed, {} failed, {} not expressible of {} ({:.1}% passed)",
+            self.passed,
+            self.failed,
+            self.not_expressible,
+            self.total(),
+            100.0 * self.passed as f64 / self.total().max(1) as f64
+        )
+    }
+}
+
+/// Every scenario run: id -> (directory, strict core, outcome, why).
+type Results = BTreeMap<String, (String, bool, Counted, String)>;
+
+async fn run_all(scenarios: &[Scenario]) -> Results {
+    let mut out = Results::new();
+    for s in scenarios {
+        let (counted, why) = match run(s).await {
+            Outcome::Passed => (Counted::Passed, String::new()),
+            Outcome::Failed(why) => (Counted::Failed, why),
+            Outcome::WrongError(why) => (Counted::Failed, format!("wrong error: {why}")),
+            Outcome::NotExpressible(why) => (Counted::NotExpressible, why),
+        };
+        let dir = directory(&s.feature_file);
+        out.insert(s.id.clone(), (dir, s.strict_core, counted, why));
+    }
+    out
+}
+
+/// Per-directory counts of `ids`' results, printed; the totals.
+fn report(title: &str, results: &Results, ids: &BTreeSet<String>) -> Counts {
+    let mut per_dir: BTreeMap<&str, Counts> = BTreeMap::new();
+    let (mut all, mut strict) = (Counts::default(), Counts::default());
+    for id in ids {
+        let (dir, strict_core, c, _) = &results[id];
+        per_dir.entry(dir).or_default().add(*c);
+        all.add(*c);
+        if *strict_core {
+            strict.add(*c);
+        }
+    }
+    println!("\nTCK report for {title}");
     println!(
         "{:<40} {:>7} {:>7} {:>15}",
         "directory", "passed", "failed", "not expressible"
     );
-    let (mut p, mut f, mut n) = (0, 0, 0);
     for (d, c) in &per_dir {
         println!(
             "{d:<40} {:>7} {:>7} {:>15}",
             c.passed, c.failed, c.not_expressible
         );
-        p += c.passed;
-        f += c.failed;
-        n += c.not_expressible;
     }
-    if std::env::var_os("LANCE_CSR_TCK_VERBOSE").is_some() {
-        println!("\nfailures:");
-        for (id, why) in &failures {
-            println!("  {id}: {}", why.chars().take(300).collect::<String>());
-        }
-        println!("\nnot expressible:");
-        for (id, why) in &not_expressible {
-            println!("  {id}: {why}");
-        }
-    }
-    println!(
-        "\nTCK summary: {p} passed, {f} failed, {n} not expressible of {} scenarios; strict_core {strict_passed}/{strict_total} passed ({:.1}%)",
-        scenarios.len(),
-        100.0 * strict_passed as f64 / strict_total.max(1) as f64
-    );
-    println!(
-        "of the failures, {wrong_errors} raised an error of another class or phase than expected"
-    );
-    if !is_default {
-        return;
-    }
-    let list_path = common::project_root().join("tests/tck_known_failures.txt");
+    println!("{title}: {}", all.line());
+    println!("{title}, strict core: {}", strict.line());
+    all
+}
 
-    let failed_ids: BTreeSet<String> = failures.iter().map(|(id, _)| id.clone()).collect();
+/// The failures among `ids` that `list` (a known-failures file) does not name; with
+/// `LANCE_CSR_TCK_BLESS` set, `list` rewritten to name every failure instead.
+fn regressions(results: &Results, ids: &BTreeSet<String>, list: &str) -> Vec<String> {
+    let list_path = common::project_root().join(list);
+    let failed: BTreeSet<&String> = ids
+        .iter()
+        .filter(|id| results[*id].2 == Counted::Failed)
+        .collect();
     if std::env::var_os("LANCE_CSR_TCK_BLESS").is_some() {
-        let mut text = String::from("# TCK scenarios known to fail; the runner fails on any other failure.\n# Regenerate with LANCE_CSR_TCK_BLESS=1 cargo test --test tck\n");
-        for id in &failed_ids {
+        let mut text = String::from("# TCK scenarios known to fail; the runner fails on any other failure.\n# Regenerate with LANCE_CSR_TCK_BLESS=1 cargo test --test integration tck::\n");
+        for id in &failed {
             text.push_str(id);
             text.push('\n');
         }
         std::fs::write(&list_path, text).expect("write known failures");
-        println!(
-            "wrote {} known failures to {}",
-            failed_ids.len(),
-            list_path.display()
-        );
-        return;
+        println!("wrote {} known failures to {list}", failed.len());
+        return vec![];
     }
     let known: BTreeSet<String> = std::fs::read_to_string(&list_path)
         .unwrap_or_default()
@@ -269,24 +275,90 @@ async fn tck() {
         .filter(|l| !l.starts_with('#') && !l.trim().is_empty())
         .map(|l| l.trim().to_string())
         .collect();
-    let regressions: Vec<&(String, String)> = failures
-        .iter()
-        .filter(|(id, _)| !known.contains(id))
-        .collect();
-    let fixed = known.iter().filter(|id| !failed_ids.contains(*id)).count();
+    let fixed = known.iter().filter(|id| !failed.contains(id)).count();
     if fixed > 0 {
-        println!(
-            "{fixed} scenarios in the known-failure list pass now; bless the list to lock them in"
-        );
+        println!("{fixed} scenarios of {list} pass now; bless the list to lock them in");
     }
+    failed
+        .into_iter()
+        .filter(|id| !known.contains(*id))
+        .map(|id| format!("  {id}: {}", results[id].3))
+        .collect()
+}
+
+/// The TCK: `tck.jsonl` (the strict subset, gated by `tests/tck_known_failures.txt`) and
+/// `tck-full.jsonl` (every read-only scenario, a superset, gated by
+/// `tests/tck_full_known_failures.txt`), each scenario run once. With `LANCE_CSR_TCK` set,
+/// that one file, reported and not gated.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn tck() {
+    let Some((path, is_default)) = tck_path() else {
+        common::tck::missing("the TCK (../shared/tck/tck.jsonl, or LANCE_CSR_TCK)");
+        return;
+    };
+    if !is_default {
+        let scenarios = load(&path);
+        let results = run_all(&scenarios).await;
+        let ids = scenarios.iter().map(|s| s.id.clone()).collect();
+        report(&path.display().to_string(), &results, &ids);
+        print_verbose(&results);
+        return;
+    }
+    let full_path = path.with_file_name("tck-full.jsonl");
+    if !full_path.exists() {
+        common::tck::missing("../shared/tck/tck-full.jsonl");
+    }
+    let subset = load(&path);
+    // The full file holds the subset's records unchanged: each scenario runs once.
+    let scenarios = if full_path.exists() {
+        load(&full_path)
+    } else {
+        subset.clone()
+    };
+    let results = run_all(&scenarios).await;
+    let subset_ids: BTreeSet<String> = subset.iter().map(|s| s.id.clone()).collect();
+    let missing: Vec<&String> = subset_ids
+        .iter()
+        .filter(|id| !results.contains_key(*id))
+        .collect();
+    assert!(missing.is_empty(), "tck-full.jsonl lacks {missing:?}");
+    let all_ids: BTreeSet<String> = results.keys().cloned().collect();
+    print_verbose(&results);
+    report("tck.jsonl", &results, &subset_ids);
+    if full_path.exists() {
+        report("tck-full.jsonl", &results, &all_ids);
+    }
+    let mut bad = regressions(&results, &subset_ids, "tests/tck_known_failures.txt");
+    if full_path.exists() {
+        bad.extend(regressions(
+            &results,
+            &all_ids,
+            "tests/tck_full_known_failures.txt",
+        ));
+    }
+    bad.sort();
+    bad.dedup();
     assert!(
-        regressions.is_empty(),
+        bad.is_empty(),
         "{} TCK regressions:\n{}",
-        regressions.len(),
-        regressions
-            .iter()
-            .map(|(id, why)| format!("  {id}: {why}"))
-            .collect::<Vec<_>>()
-            .join("\n")
+        bad.len(),
+        bad.join("\n")
     );
+}
+
+fn print_verbose(results: &Results) {
+    if std::env::var_os("LANCE_CSR_TCK_VERBOSE").is_none() {
+        return;
+    }
+    for (title, which) in [
+        ("failures", Counted::Failed),
+        ("not expressible", Counted::NotExpressible),
+    ] {
+        println!("\n{title}:");
+        for (id, (_, _, c, why)) in results {
+            if *c == which {
+                println!("  {id}: {}", why.chars().take(300).collect::<String>());
+            }
+        }
+    }
 }
