@@ -975,6 +975,12 @@ fn after_aggregate(
     })
 }
 
+/// Whether a plan of `q` may read a part of it twice: an OPTIONAL MATCH, or a MATCH after
+/// a WITH (its branches read what came before).
+pub fn reads_twice(q: &str) -> bool {
+    q.contains("OPTIONAL MATCH") || q.split(" WITH ").skip(1).any(|rest| rest.contains("MATCH"))
+}
+
 /// One query whose results differ between the modes.
 #[derive(Debug, Clone)]
 pub struct Mismatch {
@@ -1155,25 +1161,28 @@ pub async fn compare(
             _ => false,
         };
         report.compared += 1;
-        // Run again (from the plan cache): a query has one answer, however it was planned.
-        let again = on.query(&q, &p).await;
-        let repeats = match (&a, &again) {
-            (Ok(x), Ok(y)) => {
-                let (mut rx, mut ry) = (rows(x), rows(y));
-                rx.sort();
-                ry.sort();
-                rows_agree(&rx, &ry)
+        // A query that reads a part twice (an OPTIONAL MATCH, a MATCH after WITH) runs again,
+        // from the plan cache: it has one answer, however often it runs.
+        if reads_twice(&q) {
+            let again = on.query(&q, &p).await;
+            let repeats = match (&a, &again) {
+                (Ok(x), Ok(y)) => {
+                    let (mut rx, mut ry) = (rows(x), rows(y));
+                    rx.sort();
+                    ry.sort();
+                    rows_agree(&rx, &ry)
+                }
+                (Err(x), Err(y)) => x.kind_name() == y.kind_name(),
+                _ => false,
+            };
+            if same && !repeats {
+                report.mismatches.push(Mismatch {
+                    query: format!("{q}  -- run twice, the runs differ"),
+                    optimized: show(&again),
+                    unoptimized: show(&a),
+                });
+                continue;
             }
-            (Err(x), Err(y)) => x.kind_name() == y.kind_name(),
-            _ => false,
-        };
-        if same && !repeats {
-            report.mismatches.push(Mismatch {
-                query: format!("{q}  -- run twice, the runs differ"),
-                optimized: show(&again),
-                unoptimized: show(&a),
-            });
-            continue;
         }
         if !same {
             report.mismatches.push(Mismatch {

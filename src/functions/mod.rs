@@ -66,6 +66,8 @@ pub enum CypherFn {
     StartsWith,
     EndsWith,
     Contains,
+    /// `size()` of a value of mixed kind: a list's length, a string's characters.
+    Size,
     /// `percentileDisc` / `percentileCont` of a group: its values collected, the least and
     /// the greatest percentile its rows gave (`percentile.rs`).
     PercentileDisc,
@@ -92,6 +94,7 @@ impl CypherFn {
             CypherFn::NonNegative => "cypher_non_negative",
             CypherFn::Range => "cypher_range",
             CypherFn::Fail => "cypher_fail",
+            CypherFn::Size => "cypher_size",
             CypherFn::PercentileDisc => "cypher_percentile_disc",
             CypherFn::PercentileCont => "cypher_percentile_cont",
             CypherFn::ToBoolean => "toBoolean",
@@ -118,6 +121,7 @@ impl CypherFn {
             | CypherFn::ToAny
             | CypherFn::Properties
             | CypherFn::AnyItems
+            | CypherFn::Size
             | CypherFn::Abs => 1,
             _ => 2,
         }
@@ -150,7 +154,7 @@ impl CypherFn {
 
 /// Every function of this module.
 #[cfg(feature = "distributed")]
-const ALL: [CypherFn; 25] = [
+const ALL: [CypherFn; 26] = [
     CypherFn::Add,
     CypherFn::Sub,
     CypherFn::Mul,
@@ -175,6 +179,7 @@ const ALL: [CypherFn; 25] = [
     CypherFn::Contains,
     CypherFn::PercentileDisc,
     CypherFn::PercentileCont,
+    CypherFn::Size,
     CypherFn::Fail,
 ];
 
@@ -239,6 +244,7 @@ impl ScalarUDFImpl for Udf {
             | CypherFn::Mul
             | CypherFn::Abs
             | CypherFn::ToInteger
+            | CypherFn::Size
             | CypherFn::ToInt64 => DataType::Int64,
             CypherFn::NonNegative => arg_types[0].clone(),
             CypherFn::Fail => arg_types[3].clone(),
@@ -319,6 +325,7 @@ impl Udf {
             CypherFn::Properties => properties(a),
             CypherFn::AnyItems => any_items(a),
             CypherFn::ToFloat => to_float(a),
+            CypherFn::Size => size(a),
             CypherFn::PercentileDisc => percentile::percentile(a, true),
             CypherFn::PercentileCont => percentile::percentile(a, false),
         }
@@ -508,6 +515,29 @@ fn to_float(a: &[ArrayRef]) -> Result<ArrayRef> {
             Value::Float(x) => Some(x),
             Value::Str(s) => parse_float(s.trim()),
             other => return Err(conversion_error("toFloat", &other)),
+        });
+    }
+    Ok(Arc::new(b.finish()))
+}
+
+/// `size()` of values of mixed kind: a list's items, a string's characters; null for null;
+/// any other kind is a type error.
+fn size(a: &[ArrayRef]) -> Result<ArrayRef> {
+    let n = a[0].len();
+    let mut b = Int64Builder::with_capacity(n);
+    for i in 0..n {
+        b.append_option(match value_at(a[0].as_ref(), i) {
+            Value::Null => None,
+            Value::List(xs) => Some(xs.len() as i64),
+            Value::Str(s) => Some(s.chars().count() as i64),
+            _ => {
+                return Err(RuntimeError::new(
+                    ErrorClass::TypeError,
+                    "InvalidArgumentValue",
+                    "size() expects a list or a string".to_string(),
+                )
+                .into())
+            }
         });
     }
     Ok(Arc::new(b.finish()))

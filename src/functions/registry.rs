@@ -246,26 +246,31 @@ static SCALAR_FUNCTIONS: &[ScalarFn] = &[
     ScalarFn::new(&["coalesce"], (1, usize::MAX), &[], |c| {
         Ok(f::coalesce(c.args.clone()))
     }),
-    ScalarFn::new(&["size", "length"], (1, 1), &[], |c| {
-        let t = &c.types[0];
-        if c.name.eq_ignore_ascii_case("length") && is_path(t) {
-            let rels = f::get_field(c.x(0), PATH_RELS);
-            Ok(cast(nf::array_length(rels), DataType::Int64))
-        } else if is_list(t) {
-            Ok(cast(nf::array_length(c.x(0)), DataType::Int64))
-        } else if is_string(t) {
-            Ok(cast(f::character_length(c.x(0)), DataType::Int64))
-        } else if *t == DataType::Null {
-            Ok(null())
-        } else {
-            sem_err!(
-                InvalidArgumentType,
-                c.spans[0],
-                "{}() expects a list or string, got {t}",
-                c.name
-            )
-        }
-    }),
+    ScalarFn {
+        reads_mixed: true,
+        ..ScalarFn::new(&["size", "length"], (1, 1), &[], |c| {
+            let t = &c.types[0];
+            if c.name.eq_ignore_ascii_case("length") && is_path(t) {
+                let rels = f::get_field(c.x(0), PATH_RELS);
+                Ok(cast(nf::array_length(rels), DataType::Int64))
+            } else if is_list(t) {
+                Ok(cast(nf::array_length(c.x(0)), DataType::Int64))
+            } else if is_string(t) {
+                Ok(cast(f::character_length(c.x(0)), DataType::Int64))
+            } else if *t == DataType::Null {
+                Ok(null())
+            } else if crate::functions::any::is_any(t) {
+                Ok(crate::functions::CypherFn::Size.call(vec![c.x(0)]))
+            } else {
+                sem_err!(
+                    InvalidArgumentType,
+                    c.spans[0],
+                    "{}() expects a list or string, got {t}",
+                    c.name
+                )
+            }
+        })
+    },
     ScalarFn::new(&["nodes", "relationships"], (1, 1), &[], |c| {
         let t = &c.types[0];
         if is_path(t) {

@@ -524,7 +524,7 @@ impl<'c> Lowerer<'c> {
                     .otherwise(nf::array_element(t, i))?
                 }
                 (DataType::Null, _) => null(),
-                (DataType::Struct(_), _) => {
+                (DataType::Struct(fields), _) => {
                     let kt = self.type_of(&self.expr(idx, cx)?, cx.schema)?;
                     if kt == DataType::Null {
                         // A null key reads nothing.
@@ -537,11 +537,7 @@ impl<'c> Lowerer<'c> {
                             &DataType::Null,
                         )?
                     } else {
-                        return sem_err!(
-                            Unsupported,
-                            idx.span,
-                            "unsupported: a map indexed by a computed key"
-                        );
+                        self.map_entry(t, fields, self.expr(idx, cx)?, idx.span)?
                     }
                 }
                 _ => CypherFn::fail(
@@ -552,6 +548,47 @@ impl<'c> Lowerer<'c> {
                 )?,
             }
         })
+    }
+
+    /// `m[k]` with a computed key: the value of the field `k` names (null where none does);
+    /// of the fields' type, or of mixed kind where they differ.
+    fn map_entry(
+        &self,
+        m: Expr,
+        fields: &arrow::datatypes::Fields,
+        key: Expr,
+        span: Span,
+    ) -> Result<Expr> {
+        let mixed = fields
+            .iter()
+            .any(|f| f.data_type() != fields[0].data_type());
+        if mixed {
+            if let Some(f) = fields.iter().find(|f| !encodable(f.data_type())) {
+                return sem_err!(
+                    Unsupported,
+                    span,
+                    "unsupported: a map of mixed kinds indexed by a computed key, with a value of type {}",
+                    f.data_type()
+                );
+            }
+        }
+        let mut entries = fields.iter().map(|f| {
+            let v = f::get_field(m.clone(), f.name().as_str());
+            let v = if mixed {
+                CypherFn::ToAny.call(vec![v])
+            } else {
+                v
+            };
+            (key.clone().eq(lit(f.name().as_str())), v)
+        });
+        let Some((k, v)) = entries.next() else {
+            return Ok(null());
+        };
+        let mut out = when(k, v);
+        for (k, v) in entries {
+            out = out.when(k, v);
+        }
+        Ok(out.end()?)
     }
 
     /// `x[a..b]` on a list.

@@ -616,7 +616,9 @@ impl<'c> Lowerer<'c> {
                 Some(v) => v.clone(),
                 None => return sem_err!(MissingParameter, e.span, "Missing parameter ${p}"),
             },
-            _ => e.clone(),
+            ExprKind::Literal(_) => e.clone(),
+            // An expression of no variable (`toInteger(ceil(1.7))`, `$n + 1`): its value.
+            _ => self.constant_value(e)?.unwrap_or_else(|| e.clone()),
         };
         // A literal is checked with the query; a parameter's value at run time (openCypher).
         let is_param = matches!(e.kind, ExprKind::Param(_));
@@ -644,6 +646,49 @@ impl<'c> Lowerer<'c> {
                 "{what} must be a constant non-negative integer"
             ),
         }
+    }
+
+    /// The value of `e`, an expression that reads no variable and aggregates nothing, as a
+    /// literal (evaluated once, while planning: `rand()` draws one number); `None` where `e`
+    /// reads a variable or its value is not a number.
+    fn constant_value(&self, e: &ast::Expr) -> Result<Option<ast::Expr>> {
+        use datafusion::common::tree_node::{Transformed, TreeNode};
+        use datafusion::common::ScalarValue;
+        let mut reads = false;
+        e.walk(&mut |x| {
+            reads |= matches!(x.kind, ExprKind::Variable(_)) || x.is_aggregate();
+            !reads
+        });
+        if reads {
+            return Ok(None);
+        }
+        let (scope, schema) = (Scope::default(), DFSchema::empty());
+        let cx = ExprCtx::new(&scope, &schema);
+        // Parameters by their values (the plan is then made for these values).
+        let x = self.expr(e, &cx)?.transform(|x| match &x {
+            Expr::Placeholder(p) => {
+                let name = p.id.trim_start_matches('$');
+                match self.param_literal(name).cloned() {
+                    Some(v) => Ok(Transformed::yes(self.expr(&v, &cx)?)),
+                    None => Ok(Transformed::no(x)),
+                }
+            }
+            _ => Ok(Transformed::no(x)),
+        })?;
+        let props = datafusion::execution::context::ExecutionProps::new();
+        let physical = datafusion::physical_expr::create_physical_expr(&x.data, &schema, &props)?;
+        let one_row = arrow::array::RecordBatch::try_new_with_options(
+            std::sync::Arc::new(arrow::datatypes::Schema::empty()),
+            vec![],
+            &arrow::array::RecordBatchOptions::new().with_row_count(Some(1)),
+        )?;
+        let value = physical.evaluate(&one_row)?.to_array(1)?;
+        let literal = match ScalarValue::try_from_array(&value, 0)? {
+            ScalarValue::Int64(Some(i)) => Literal::Integer(i),
+            ScalarValue::Float64(Some(f)) => Literal::Float(f),
+            _ => return Ok(None),
+        };
+        Ok(Some(ast::Expr::new(ExprKind::Literal(literal), e.span)))
     }
 
     /// One aggregate call (`count(*)`, `sum(x)`, `collect(DISTINCT x)`, ...).

@@ -312,3 +312,26 @@ UNWIND [9007199254740993, 1, -9007199254740992] AS x RETURN avg(x) AS m
 ---- rowsort
 m
 0.6666666666666666
+
+# Percentiles: the nearest rank (a value of the group) and linear interpolation; nulls left out.
+UNWIND [30, null, 10, 20, 40] AS x RETURN percentileDisc(x, 0.5) AS d, percentileCont(x, 0.5) AS c, percentileDisc(x, 0.0) AS lo, percentileDisc(x, 1.0) AS hi
+---- rowsort
+d|c|lo|hi
+20|25.0|10|40
+
+# Per group, floats; a group without values has none.
+UNWIND [{g: 1, x: 1.5}, {g: 1, x: 2.5}, {g: 2, x: null}] AS r WITH r.g AS g, r.x AS x RETURN g, percentileCont(x, 0.25) AS c, percentileDisc(x, 0.5) AS d ORDER BY g
+---- ordered
+g|c|d
+1|1.75|1.5
+2|null|null
+
+# A percentile outside 0..1 is an error of the values.
+UNWIND [1, 2] AS x RETURN percentileDisc(x, 1.5) AS p
+---- runtime-error NumberOutOfRange
+
+# Standard deviations: of a sample and of a population; fewer values deviate by 0.0.
+UNWIND [2, 4, 4, 4, 5, 5, 7, 9] AS x RETURN stDevP(x) AS p, stDev(x) > stDevP(x) AS wider, stDev(1) AS one
+---- rowsort
+p|wider|one
+2.0|true|0.0

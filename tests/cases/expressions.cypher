@@ -114,3 +114,35 @@ WITH {name: 'Mats'} AS expr, null AS idx RETURN expr[idx] AS a, expr[null] AS b,
 ---- rowsort
 a|b|c|d
 null|null|Mats|null
+
+# A map indexed by a computed key: the field it names, null where none does; fields of
+# different kinds give values of mixed kind.
+WITH {a: 1, b: 'x'} AS m UNWIND ['a', 'b', 'c'] AS k RETURN k, m[k] AS v ORDER BY k
+---- ordered
+k|v
+a|1
+b|x
+c|null
+
+# size() of values of mixed kind: a list's items, a string's characters.
+UNWIND ['abc', [1, 2], null] AS x RETURN size(x) AS s
+---- rowsort
+s
+3
+2
+null
+
+# ... and of anything else, a type error when a row reaches it.
+UNWIND [[1], 2] AS x RETURN size(x) AS s
+---- runtime-error InvalidArgumentValue
+
+# SKIP and LIMIT take expressions that read no variable.
+UNWIND [1, 2, 3, 4] AS x RETURN x ORDER BY x SKIP toInteger(ceil(0.5)) LIMIT 1 + 1
+---- ordered
+x
+2
+3
+
+# ... but not one that reads a variable.
+UNWIND [1, 2] AS x RETURN x LIMIT x
+---- error NonConstantExpression
