@@ -17,6 +17,10 @@ pub struct PlannerOptions {
     /// Most relationships a shortest-path search may examine from one source before the
     /// query fails with a "limit exceeded" error.
     pub max_search_edges: u64,
+    /// One process runs the plan: readers of one part of the query (an OPTIONAL MATCH's
+    /// input) share one evaluation of it. Off on a cluster, where each reader evaluates it
+    /// and an OPTIONAL MATCH joins back on the values of the variables it uses.
+    pub one_process: bool,
 }
 
 impl Default for PlannerOptions {
@@ -26,6 +30,7 @@ impl Default for PlannerOptions {
             reroot: false,
             max_var_length: 15,
             max_search_edges: 50_000_000,
+            one_process: true,
         }
     }
 }

@@ -152,6 +152,7 @@ pub fn session(options: &GraphOptions, counters: Arc<RuleCounters>) -> Result<Se
 pub fn cluster_options(options: &GraphOptions) -> GraphOptions {
     let mut o = options.clone();
     o.rules.share_subplans = false;
+    o.planner.one_process = false;
     o
 }
 

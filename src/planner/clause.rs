@@ -64,7 +64,7 @@ impl<'c> Lowerer<'c> {
         Ok(st)
     }
 
-    /// OPTIONAL MATCH: the input is evaluated once (a shared subplan) and read twice: the
+    /// OPTIONAL MATCH: the input is evaluated once (a shared subplan; in one process) and read twice: the
     /// pattern is matched from the variables it uses, and the matches are joined back to
     /// every input row, keeping rows without a match. Where every used variable is a node or
     /// a relationship, the match runs once per distinct entity and joins back on identities
@@ -84,19 +84,25 @@ impl<'c> Lowerer<'c> {
             });
         }
         let used = used_variables(m);
-        let by_row = st
-            .scope
-            .vars
-            .iter()
-            .any(|(name, b)| used.contains(name.as_str()) && !has_identity(b));
+        // Row numbers identify rows only within one evaluation: on a cluster (each reader
+        // evaluates the input) the match joins back on the values of what it uses.
+        let one_process = self.options.one_process;
+        let by_row = one_process
+            && st
+                .scope
+                .vars
+                .iter()
+                .any(|(name, b)| used.contains(name.as_str()) && !has_identity(b));
         let row = by_row.then(|| self.fresh("row"));
         let mut input = st.plan;
         if let Some(row) = &row {
             let n = datafusion::functions_window::expr_fn::row_number().alias(row);
             input = LogicalPlanBuilder::from(input).window(vec![n])?.build()?;
         }
-        let id = self.fresh_id();
-        let input = SharedSubplan::once(input, id, 2);
+        if one_process {
+            let id = self.fresh_id();
+            input = SharedSubplan::once(input, id, 2);
+        }
         let (inner, keys, join_keys) = self.optional_input(&st.scope, &used, &input, &row)?;
         let matched = self.lower_match(inner, m)?;
         let mut plan = self.join_matches(input, matched.plan, &keys, &join_keys)?;
