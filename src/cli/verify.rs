@@ -1052,6 +1052,16 @@ fn rows_agree(a: &[String], b: &[String]) -> bool {
     a.len() == b.len() && a.iter().zip(b).all(|(x, y)| x == y || same_row(x, y))
 }
 
+/// Whether `x` and `y` hold the same rows ([`rows_agree`]), in the same order when `ordered`.
+fn same_rows(x: &QueryResult, y: &QueryResult, ordered: bool) -> bool {
+    let (mut rx, mut ry) = (rows(x), rows(y));
+    if !ordered {
+        rx.sort();
+        ry.sort();
+    }
+    rows_agree(&rx, &ry)
+}
+
 fn show(r: &std::result::Result<QueryResult, lance_csr::Error>) -> String {
     match r {
         Ok(r) => format!("{:?}", rows(r)),
@@ -1165,12 +1175,7 @@ pub async fn compare(
             }
             (Ok(x), Ok(y)) => {
                 report.nonempty += (x.num_rows() > 0) as usize;
-                let (mut rx, mut ry) = (rows(x), rows(y));
-                if !q.contains(" ORDER BY ") {
-                    rx.sort();
-                    ry.sort();
-                }
-                x.columns == y.columns && rows_agree(&rx, &ry)
+                x.columns == y.columns && same_rows(x, y, q.contains(" ORDER BY "))
             }
             _ => false,
         };
@@ -1180,12 +1185,7 @@ pub async fn compare(
         if reads_twice(&q) && !on.options().no_plan_cache {
             let again = on.query(&q, &p).await;
             let repeats = match (&a, &again) {
-                (Ok(x), Ok(y)) => {
-                    let (mut rx, mut ry) = (rows(x), rows(y));
-                    rx.sort();
-                    ry.sort();
-                    rows_agree(&rx, &ry)
-                }
+                (Ok(x), Ok(y)) => same_rows(x, y, false),
                 (Err(x), Err(y)) => x.kind_name() == y.kind_name(),
                 _ => false,
             };
@@ -1210,14 +1210,9 @@ pub async fn compare(
         let Ok(expected) = &b else { continue };
         if let Some((pq, c)) = run_parameterized(on, &q, &p).await {
             report.parameterized += 1;
-            let agree = c.as_ref().is_ok_and(|c| {
-                let (mut rc, mut re) = (rows(c), rows(expected));
-                if !q.contains(" ORDER BY ") {
-                    rc.sort();
-                    re.sort();
-                }
-                rows_agree(&rc, &re)
-            });
+            let agree = c
+                .as_ref()
+                .is_ok_and(|c| same_rows(c, expected, q.contains(" ORDER BY ")));
             if !agree {
                 report.mismatches.push(Mismatch {
                     query: pq,

@@ -60,32 +60,26 @@ impl SharedSubplan {
     /// (`collect`, float sums), nothing volatile. Readers of a plan that is not must share
     /// one evaluation of it.
     pub fn deterministic(plan: &LogicalPlan) -> bool {
-        use datafusion::common::tree_node::TreeNodeRecursion;
+        use datafusion::common::tree_node::{TreeNode, TreeNodeRecursion};
         use datafusion::logical_expr::expr::AggregateFunction;
-        let order_free = |e: &datafusion::logical_expr::Expr| match e {
-            datafusion::logical_expr::Expr::AggregateFunction(AggregateFunction {
-                func, ..
-            }) => {
-                matches!(func.name(), "count" | "min" | "max")
-            }
-            datafusion::logical_expr::Expr::Alias(a) => !matches!(
-                *a.expr,
-                datafusion::logical_expr::Expr::AggregateFunction(_)
-            ),
-            _ => true,
+        use datafusion::logical_expr::Expr;
+        // count, min and max give the same value whatever order the rows come in (the
+        // aggregate may sit inside the expression: `array_distinct(array_agg(x))`).
+        let order_free = |e: &Expr| {
+            !e.exists(|x| {
+                Ok(
+                    matches!(x, Expr::AggregateFunction(AggregateFunction { func, .. })
+                    if !matches!(func.name(), "count" | "min" | "max")),
+                )
+            })
+            .unwrap_or(true)
         };
         let mut ok = true;
         let _ = plan.apply_with_subqueries(|node| {
             ok &= match node {
                 LogicalPlan::Limit(_) | LogicalPlan::Window(_) => false,
                 LogicalPlan::Sort(s) => s.fetch.is_none(),
-                LogicalPlan::Aggregate(a) => a.aggr_expr.iter().all(|e| {
-                    let e = match e {
-                        datafusion::logical_expr::Expr::Alias(a) => a.expr.as_ref(),
-                        e => e,
-                    };
-                    order_free(e)
-                }),
+                LogicalPlan::Aggregate(a) => a.aggr_expr.iter().all(order_free),
                 _ => true,
             } && !node.expressions().iter().any(|e| e.is_volatile());
             Ok(if ok {

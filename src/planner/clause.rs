@@ -87,12 +87,12 @@ impl<'c> Lowerer<'c> {
         // Row numbers identify rows only within one evaluation: on a cluster (each reader
         // evaluates the input) the match joins back on the values of what it uses.
         let one_process = self.options.one_process;
-        let by_row = one_process
-            && st
-                .scope
-                .vars
-                .iter()
-                .any(|(name, b)| used.contains(name.as_str()) && !has_identity(b));
+        let ents = self.entities();
+        let by_row =
+            one_process
+                && st.scope.vars.iter().any(|(name, b)| {
+                    used.contains(name.as_str()) && ents.identity_parts(b).is_none()
+                });
         let row = by_row.then(|| self.fresh("row"));
         let mut input = st.plan;
         if let Some(row) = &row {
@@ -357,15 +357,6 @@ impl<'c> Lowerer<'c> {
             notes: vec![],
         })
     }
-}
-
-/// Whether `b`'s rows are told apart by an identity (a node's key, a relationship's id) that
-/// joining on is the same as joining on the whole binding.
-fn has_identity(b: &Binding) -> bool {
-    matches!(
-        b,
-        Binding::Node { .. } | Binding::Nodes { .. } | Binding::Rel { .. } | Binding::Rels { .. }
-    )
 }
 
 /// Names a MATCH mentions: pattern variables, and variables in its property maps and WHERE.
