@@ -47,6 +47,11 @@ pub use storage::{append_lance, write_graph, write_lance};
 
 /// Distributed execution on Ballista (feature `distributed`): the scheduler and executor
 /// processes (`lance-csr cluster`), an in-process cluster, the sessions they plan with.
+/// Temporal values (`Value::Temporal`): dates, times, datetimes and durations.
+pub mod temporal {
+    pub use crate::functions::temporal::{Duration, Kind, Temporal};
+}
+
 #[cfg(feature = "distributed")]
 pub mod cluster {
     pub use crate::distributed::cluster::{run_executor, run_scheduler, standalone};

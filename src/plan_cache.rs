@@ -43,6 +43,7 @@ fn kind(v: &Value) -> String {
         Value::Str(_) => "string".into(),
         Value::List(_) => "list".into(),
         Value::Map(_) => "map".into(),
+        Value::Temporal(t) => t.kind().name().into(),
         Value::Other(s) => s.data_type().to_string(),
     }
 }

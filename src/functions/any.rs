@@ -8,6 +8,7 @@
 //! equality, ordering comparisons and `IN` decode them into [`Value`]s (`super::value`).
 //! Every encoding is self-delimiting, so a list's elements follow one another.
 
+use super::temporal::Temporal;
 use super::value::Value;
 use arrow::datatypes::{DataType, Field, Fields};
 use datafusion::common::{Result, ScalarValue};
@@ -20,8 +21,7 @@ pub fn is_any(t: &DataType) -> bool {
     t == &ANY
 }
 
-/// Whether a value of type `t` can be held as a value of mixed kind (temporal values and
-/// binary data can't).
+/// Whether a value of type `t` can be held as a value of mixed kind (binary data can't).
 pub fn encodable(t: &DataType) -> bool {
     match t {
         DataType::List(f) | DataType::LargeList(f) | DataType::FixedSizeList(f, _) => {
@@ -34,7 +34,7 @@ pub fn encodable(t: &DataType) -> bool {
         | DataType::LargeUtf8
         | DataType::Utf8View
         | DataType::LargeBinary => true,
-        t => t.is_numeric(),
+        t => t.is_numeric() || super::temporal::is_temporal_type(t),
     }
 }
 
@@ -43,6 +43,9 @@ const NODE: u8 = 0x20;
 const REL: u8 = 0x30;
 const LIST: u8 = 0x40;
 const PATH: u8 = 0x50;
+/// Temporal values, after paths and before strings, in openCypher's order of their kinds:
+/// the tag is `TEMPORAL` + the kind's rank (`temporal::Kind`).
+const TEMPORAL: u8 = 0x51;
 const STR: u8 = 0x60;
 const BOOL: u8 = 0x70;
 const NUM: u8 = 0x80;
@@ -131,9 +134,23 @@ fn put(v: &Value, out: &mut Vec<u8>) -> bool {
             }
             out.push(END);
         }
+        Value::Temporal(t) => put_temporal(t, out),
         Value::Other(_) => return false,
     }
     true
+}
+
+/// A temporal value: its kind's tag, the key its kind orders by, then what tells apart
+/// values that order equal (offset, zone name).
+fn put_temporal(t: &Temporal, out: &mut Vec<u8>) {
+    out.push(TEMPORAL + t.kind() as u8);
+    let (a, b, c) = t.sort_key();
+    for x in [a, b, c] {
+        out.extend(((x as u128) ^ (1 << 127)).to_be_bytes());
+    }
+    // What the key does not hold: the wall-clock fields and the zone name.
+    let text = t.to_string();
+    put_str(&text, out);
 }
 
 /// A string's bytes with 0x00 escaped as 0x00 0xFF, ended by 0x00 0x00: byte order is code
@@ -227,6 +244,12 @@ impl Reader<'_> {
                 }
                 Value::List(items)
             }
+            tag if (TEMPORAL..TEMPORAL + 6).contains(&tag) => {
+                self.at += 48;
+                let text = self.str()?;
+                let kind = super::temporal::Kind::from_rank(tag - TEMPORAL)?;
+                Value::Temporal(super::temporal::parse_rendered(kind, &text)?)
+            }
             MAP | NODE | REL | PATH => {
                 let mut entries = Vec::new();
                 while self.byte()? == ITEM {
@@ -308,6 +331,7 @@ pub fn to_scalar(v: &Value) -> Result<ScalarValue> {
                 None,
             )?))
         }
+        Value::Temporal(_) => any_scalar(v),
         Value::Other(s) => s.clone(),
     })
 }

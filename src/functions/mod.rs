@@ -9,6 +9,7 @@ pub(crate) mod chain;
 pub(crate) mod comprehension;
 mod percentile;
 pub(crate) mod registry;
+pub mod temporal;
 pub mod value;
 
 use crate::error::{ErrorClass, RuntimeError};
@@ -72,6 +73,14 @@ pub enum CypherFn {
     /// the greatest percentile its rows gave (`percentile.rs`).
     PercentileDisc,
     PercentileCont,
+    /// `cypher_temporal(op, args...)`: a temporal function (`date`, `duration.between`,
+    /// `datetime.truncate`), a component (`.year`) or arithmetic (`+`) on values whose kind
+    /// only rows tell (`temporal/ops.rs`); a value of mixed kind.
+    Temporal,
+    /// `cypher_now(kind, timezone)`: the current date / time of a kind (volatile).
+    Now,
+    /// `toString` of a value whose kind only rows tell (temporal values included).
+    ToText,
     /// `Fail(class, detail, message, typed null)`: an error of that class when evaluated on
     /// any row, of the null's type otherwise (an error only values can raise, found early).
     Fail,
@@ -106,6 +115,9 @@ impl CypherFn {
             CypherFn::StartsWith => "cypher_starts_with",
             CypherFn::EndsWith => "cypher_ends_with",
             CypherFn::Contains => "cypher_contains",
+            CypherFn::Temporal => "cypher_temporal",
+            CypherFn::Now => "cypher_now",
+            CypherFn::ToText => "cypher_to_text",
         }
     }
 
@@ -122,6 +134,7 @@ impl CypherFn {
             | CypherFn::Properties
             | CypherFn::AnyItems
             | CypherFn::Size
+            | CypherFn::ToText
             | CypherFn::Abs => 1,
             _ => 2,
         }
@@ -154,7 +167,10 @@ impl CypherFn {
 
 /// Every function of this module.
 #[cfg(feature = "distributed")]
-const ALL: [CypherFn; 26] = [
+const ALL: [CypherFn; 29] = [
+    CypherFn::Temporal,
+    CypherFn::Now,
+    CypherFn::ToText,
     CypherFn::Add,
     CypherFn::Sub,
     CypherFn::Mul,
@@ -216,14 +232,14 @@ impl Udf {
         Self {
             f,
             // Volatile: never evaluated while planning (it exists to fail at run time).
-            signature: Signature::any(
-                f.arity(),
-                if f == CypherFn::Fail {
-                    Volatility::Volatile
-                } else {
-                    Volatility::Immutable
-                },
-            ),
+            signature: match f {
+                CypherFn::Temporal => Signature::variadic_any(Volatility::Immutable),
+                // Volatile: the time of each evaluation.
+                CypherFn::Now => Signature::any(2, Volatility::Volatile),
+                // Volatile: never evaluated while planning (it exists to fail at run time).
+                CypherFn::Fail => Signature::any(f.arity(), Volatility::Volatile),
+                _ => Signature::any(f.arity(), Volatility::Immutable),
+            },
         }
     }
 }
@@ -249,7 +265,8 @@ impl ScalarUDFImpl for Udf {
             CypherFn::NonNegative => arg_types[0].clone(),
             CypherFn::Fail => arg_types[3].clone(),
             CypherFn::ToFloat => DataType::Float64,
-            CypherFn::ToAny | CypherFn::Properties => any::ANY,
+            CypherFn::ToAny | CypherFn::Properties | CypherFn::Temporal | CypherFn::Now => any::ANY,
+            CypherFn::ToText => DataType::Utf8,
             CypherFn::AnyItems => DataType::new_list(any::ANY, true),
             CypherFn::Range => DataType::new_list(DataType::Int64, true),
             CypherFn::PercentileDisc => percentile::return_type(&arg_types[0], true),
@@ -328,6 +345,9 @@ impl Udf {
             CypherFn::Size => size(a),
             CypherFn::PercentileDisc => percentile::percentile(a, true),
             CypherFn::PercentileCont => percentile::percentile(a, false),
+            CypherFn::Temporal => temporal_op(a),
+            CypherFn::Now => now(a),
+            CypherFn::ToText => to_text(a),
         }
     }
 
@@ -353,6 +373,85 @@ impl Udf {
             }),
         }
     }
+}
+
+/// `cypher_temporal(op, args...)` row by row.
+fn temporal_op(a: &[ArrayRef]) -> Result<ArrayRef> {
+    let n = a[0].len();
+    let mut b = LargeBinaryBuilder::with_capacity(n, 24 * n);
+    let mut args = Vec::with_capacity(a.len() - 1);
+    for i in 0..n {
+        let Value::Str(op) = value_at(a[0].as_ref(), i) else {
+            b.append_null();
+            continue;
+        };
+        args.clear();
+        args.extend(a[1..].iter().map(|x| value_at(x.as_ref(), i)));
+        b.append_option(any::encode_non_null(&temporal::ops::eval(&op, &args)?));
+    }
+    Ok(Arc::new(b.finish()))
+}
+
+/// `date()`, `datetime({timezone: 'Europe/Paris'})`...: now, as a value of the kind named.
+fn now(a: &[ArrayRef]) -> Result<ArrayRef> {
+    let n = a[0].len();
+    let mut b = LargeBinaryBuilder::with_capacity(n, 24 * n);
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_nanos() as i64);
+    for i in 0..n {
+        let (Value::Str(kind), zone) = (value_at(a[0].as_ref(), i), value_at(a[1].as_ref(), i))
+        else {
+            b.append_null();
+            continue;
+        };
+        let mut entries = vec![
+            (
+                "epochSeconds".to_string(),
+                Value::Int(nanos.div_euclid(1_000_000_000)),
+            ),
+            (
+                "nanosecond".to_string(),
+                Value::Int(nanos.rem_euclid(1_000_000_000)),
+            ),
+        ];
+        match zone {
+            Value::Null => {}
+            Value::Str(z) => entries.push(("timezone".into(), Value::Str(z))),
+            Value::Map(m) => entries.extend(m.into_iter().filter(|(k, _)| k == "timezone")),
+            other => {
+                return Err(RuntimeError::new(
+                    ErrorClass::TypeError,
+                    "InvalidArgumentType",
+                    format!("{kind}() expects a time zone, got {other}"),
+                )
+                .into())
+            }
+        }
+        let k = temporal::Kind::of_function(&kind).unwrap_or(temporal::Kind::DateTime);
+        let v = temporal::construct(k, &Value::Map(entries))
+            .map_err(|e| RuntimeError::new(ErrorClass::ArgumentError, "InvalidArgumentValue", e))?;
+        b.append_option(v.and_then(|t| any::encode_non_null(&Value::Temporal(t))));
+    }
+    Ok(Arc::new(b.finish()))
+}
+
+/// `toString` of values of mixed kind.
+fn to_text(a: &[ArrayRef]) -> Result<ArrayRef> {
+    let n = a[0].len();
+    let mut b = arrow::array::StringBuilder::with_capacity(n, 16 * n);
+    for i in 0..n {
+        match value_at(a[0].as_ref(), i) {
+            Value::Null => b.append_null(),
+            v @ (Value::Str(_)
+            | Value::Int(_)
+            | Value::Float(_)
+            | Value::Bool(_)
+            | Value::Temporal(_)) => b.append_value(temporal::ops::text(&v)),
+            other => return Err(conversion_error("toString", &other)),
+        }
+    }
+    Ok(Arc::new(b.finish()))
 }
 
 /// `abs` of integers: overflow (of the least integer) is an error.

@@ -191,13 +191,23 @@ static SCALAR_FUNCTIONS: &[ScalarFn] = &[
             f::reverse(c.x(0))
         })
     }),
-    ScalarFn::new(&["tostring"], (1, 1), &[Any], |c| {
-        Ok(if c.types[0] == DataType::Boolean {
-            when(c.x(0), lit("true")).otherwise(lit("false"))?
-        } else {
-            cast(c.x(0), DataType::Utf8)
+    ScalarFn {
+        reads_mixed: true,
+        ..ScalarFn::new(&["tostring"], (1, 1), &[Any], |c| {
+            let t = &c.types[0];
+            Ok(
+                if crate::functions::any::is_any(t)
+                    || crate::functions::temporal::is_temporal_type(t)
+                {
+                    CypherFn::ToText.call(vec![c.x(0)])
+                } else if c.types[0] == DataType::Boolean {
+                    when(c.x(0), lit("true")).otherwise(lit("false"))?
+                } else {
+                    cast(c.x(0), DataType::Utf8)
+                },
+            )
         })
-    }),
+    },
     ScalarFn {
         reads_mixed: true,
         ..ScalarFn::new(&["tointeger"], (1, 1), &[Any], |c| {
@@ -385,7 +395,107 @@ static SCALAR_FUNCTIONS: &[ScalarFn] = &[
         )
     }),
     ScalarFn::new(&["exists"], (1, 1), &[], |c| Ok(c.x(0).is_not_null())),
+    // Temporal values (`functions/temporal`): built per row, cells of mixed kind.
+    ScalarFn {
+        reads_mixed: true,
+        ..ScalarFn::new(
+            &["date", "localtime", "time", "localdatetime", "datetime"],
+            (0, 1),
+            &[],
+            |c| {
+                let name = c.name.to_lowercase();
+                // No argument, or only a time zone: now.
+                let zone_only = matches!(&c.types.first(), Some(DataType::Struct(f))
+                    if f.len() == 1 && f[0].name().eq_ignore_ascii_case("timezone"));
+                if c.args.is_empty() || zone_only {
+                    let zone = c.args.first().cloned().unwrap_or_else(null);
+                    return Ok(CypherFn::Now.call(vec![lit(name), zone]));
+                }
+                Ok(CypherFn::Temporal.call(vec![lit(name), c.x(0)]))
+            },
+        )
+    },
+    ScalarFn {
+        reads_mixed: true,
+        ..ScalarFn::new(&["duration"], (1, 1), &[], |c| {
+            Ok(CypherFn::Temporal.call(vec![lit("duration"), c.x(0)]))
+        })
+    },
+    ScalarFn {
+        reads_mixed: true,
+        ..ScalarFn::new(
+            &[
+                "date.transaction",
+                "date.statement",
+                "date.realtime",
+                "localtime.transaction",
+                "localtime.statement",
+                "localtime.realtime",
+                "time.transaction",
+                "time.statement",
+                "time.realtime",
+                "localdatetime.transaction",
+                "localdatetime.statement",
+                "localdatetime.realtime",
+                "datetime.transaction",
+                "datetime.statement",
+                "datetime.realtime",
+            ],
+            (0, 1),
+            &[],
+            |c| {
+                let name = c.name.to_lowercase();
+                let kind = name.split('.').next().unwrap_or("datetime").to_string();
+                let zone = c.args.first().cloned().unwrap_or_else(null);
+                Ok(CypherFn::Now.call(vec![lit(kind), zone]))
+            },
+        )
+    },
+    ScalarFn {
+        reads_mixed: true,
+        ..ScalarFn::new(
+            &[
+                "date.truncate",
+                "localtime.truncate",
+                "time.truncate",
+                "localdatetime.truncate",
+                "datetime.truncate",
+            ],
+            (2, 3),
+            &[Str],
+            temporal_call,
+        )
+    },
+    ScalarFn {
+        reads_mixed: true,
+        ..ScalarFn::new(
+            &[
+                "duration.between",
+                "duration.inmonths",
+                "duration.indays",
+                "duration.inseconds",
+            ],
+            (2, 2),
+            &[],
+            temporal_call,
+        )
+    },
+    ScalarFn {
+        reads_mixed: true,
+        ..ScalarFn::new(&["datetime.fromepoch"], (2, 2), &[Int, Int], temporal_call)
+    },
+    ScalarFn {
+        reads_mixed: true,
+        ..ScalarFn::new(&["datetime.fromepochmillis"], (1, 1), &[Int], temporal_call)
+    },
 ];
+
+/// A temporal function by its lower-case name over its arguments.
+fn temporal_call(c: &Call<'_>) -> Result<Expr> {
+    let mut args = vec![lit(c.name.to_lowercase())];
+    args.extend(c.args.iter().cloned());
+    Ok(CypherFn::Temporal.call(args))
+}
 
 #[cfg(test)]
 mod tests {

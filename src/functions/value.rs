@@ -28,7 +28,9 @@ pub enum Value {
     Str(String),
     List(Vec<Value>),
     Map(Vec<(String, Value)>),
-    /// Anything else (temporal values, binary): compared by DataFusion's own rules.
+    /// A date, time, datetime or duration (`super::temporal`).
+    Temporal(super::temporal::Temporal),
+    /// Anything else (binary): compared by DataFusion's own rules.
     Other(ScalarValue),
 }
 
@@ -69,14 +71,17 @@ impl Value {
                         .collect(),
                 )
             }
-            other => Value::Other(other.clone()),
+            other => match super::temporal::from_scalar(other) {
+                Some(t) => Value::Temporal(t),
+                None => Value::Other(other.clone()),
+            },
         }
     }
 }
 
 impl Value {
-    /// A literal value (no `Other`) as the Cypher literal that writes it; `None` for a value
-    /// no literal writes (temporal values, binary).
+    /// A literal value (no `Other`) as the Cypher literal that writes it (a temporal value
+    /// as its constructor called on its text); `None` for a value no literal writes (binary).
     pub fn to_literal(&self, span: cypher::Span) -> Option<ast::Expr> {
         let lit = |l: ast::Literal| ast::Expr::new(ast::ExprKind::Literal(l), span);
         Some(match self {
@@ -102,6 +107,15 @@ impl Value {
                 ),
                 span,
             ),
+            // The constructor call that builds it: `date('2015-07-21')`.
+            Value::Temporal(t) => ast::Expr::new(
+                ast::ExprKind::Function {
+                    name: t.kind().name().to_lowercase(),
+                    distinct: false,
+                    args: vec![lit(ast::Literal::String(t.to_string()))],
+                },
+                span,
+            ),
             Value::Other(_) => return None,
         })
     }
@@ -117,7 +131,8 @@ impl Value {
         Ok(super::any::to_scalar(self)?)
     }
 
-    /// The value of Cypher literal text (`42`, `'Ann'`, `[1, 2]`, `{k: true}`, `-1.5`, `null`):
+    /// The value of Cypher literal text (`42`, `'Ann'`, `[1, 2]`, `{k: true}`, `-1.5`, `null`,
+    /// `date('2015-07-21')`):
     /// an error naming the position when the text is not one literal.
     pub fn parse(text: &str) -> crate::Result<Value> {
         let e = cypher::parse_expression(text).map_err(|e| {
@@ -134,7 +149,8 @@ impl Value {
     }
 
     /// The value a Cypher literal (numbers, strings, booleans, null, lists and maps of them,
-    /// a negated number) writes; `None` for any other expression.
+    /// a negated number, a temporal constructor of a string) writes; `None` for any other
+    /// expression.
     pub fn from_literal(e: &ast::Expr) -> Option<Value> {
         Some(match &e.kind {
             ast::ExprKind::Literal(l) => match l {
@@ -153,6 +169,14 @@ impl Value {
                     .map(|(k, v)| Some((k.name.clone(), Value::from_literal(v)?)))
                     .collect::<Option<_>>()?,
             ),
+            // A temporal constructor of a string: `datetime('2015-07-21T21:40Z')`.
+            ast::ExprKind::Function { name, args, .. } if args.len() == 1 => {
+                let kind = super::temporal::Kind::of_function(&name.to_lowercase())?;
+                let Value::Str(text) = Value::from_literal(&args[0])? else {
+                    return None;
+                };
+                Value::Temporal(super::temporal::construct(kind, &Value::Str(text)).ok()??)
+            }
             ast::ExprKind::Unary(ast::UnaryOp::Neg, x) => match Value::from_literal(x)? {
                 Value::Int(i) => Value::Int(i.checked_neg()?),
                 Value::Float(f) => Value::Float(-f),
@@ -168,6 +192,7 @@ impl std::fmt::Display for Value {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match (self, self.to_literal(cypher::Span::default())) {
             (_, Some(e)) => write!(f, "{e}"),
+            (Value::Temporal(t), None) => write!(f, "{t}"),
             (Value::Other(s), None) => write!(f, "{s}"),
             (_, None) => write!(f, "{self:?}"),
         }
@@ -253,6 +278,7 @@ pub fn equals(a: &Value, b: &Value) -> Option<bool> {
             }
             all_equal(pairs.into_iter())
         }
+        (Temporal(x), Temporal(y)) => Some(x.equals(y)),
         (Other(x), Other(y)) => Some(x == y),
         _ => Some(false),
     }
@@ -357,6 +383,10 @@ pub fn order(a: &Value, b: &Value) -> Order {
             }
             Order::Ordered(xs.len().cmp(&ys.len()))
         }
+        (Temporal(x), Temporal(y)) => match x.order(y) {
+            Some(o) => Order::Ordered(o),
+            None => Order::Null,
+        },
         (Other(x), Other(y)) => match x.partial_cmp(y) {
             Some(o) => Order::Ordered(o),
             None => Order::Null,

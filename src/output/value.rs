@@ -1,7 +1,7 @@
 //! Arrow cells rendered as Cypher values: `'text'`, `[1, 2]`, `{k: 1}`, `(:Person {name: 'Ann'})`,
 //! `[:KNOWS {since: 2020}]`.
 
-use crate::functions::any;
+use crate::functions::{any, temporal};
 use arrow::array::{Array, ArrayRef, AsArray};
 use arrow::datatypes::{DataType, Float32Type, Float64Type};
 use arrow::util::display::{ArrayFormatter, FormatOptions};
@@ -62,10 +62,14 @@ pub fn render_cell(a: &dyn Array, i: usize, quote_strings: bool) -> String {
                 s.to_string()
             }
         }
-        DataType::LargeBinary => match decoded(a, i) {
-            Some(x) => render_cell(x.as_ref(), 0, quote_strings),
-            None => "?".into(),
+        DataType::LargeBinary => match temporal_at(a, i) {
+            Some(t) => t,
+            None => match decoded(a, i) {
+                Some(x) => render_cell(x.as_ref(), 0, quote_strings),
+                None => "?".into(),
+            },
         },
+        t if temporal::is_temporal_type(t) => temporal_at(a, i).unwrap_or_else(|| "?".into()),
         DataType::List(_) => list(a.as_list::<i32>().value(i).as_ref()),
         DataType::LargeList(_) => list(a.as_list::<i64>().value(i).as_ref()),
         DataType::FixedSizeList(_, _) => list(a.as_fixed_size_list().value(i).as_ref()),
@@ -160,6 +164,15 @@ pub fn starts_at(nodes: &dyn Array, rels: &dyn Array, k: usize) -> bool {
 }
 
 /// A value of mixed kind (`functions::any`) as a one-row array of its own type.
+/// Row `i` of `a` rendered, when it is a temporal value (`1984-10-11`, `PT1H`): a cell of
+/// mixed kind or of an Arrow date, time, timestamp, interval or duration type.
+fn temporal_at(a: &dyn Array, i: usize) -> Option<String> {
+    match crate::functions::value::value_at(a, i) {
+        crate::functions::value::Value::Temporal(t) => Some(t.to_string()),
+        _ => None,
+    }
+}
+
 fn decoded(a: &dyn Array, i: usize) -> Option<ArrayRef> {
     let v = any::decode(a.as_binary::<i64>().value(i));
     any::to_scalar(&v).ok()?.to_array().ok()
@@ -230,10 +243,12 @@ pub fn to_json(a: &dyn Array, i: usize) -> serde_json::Value {
                 None => Value::String(non_finite_placeholder(x)),
             }
         }
-        DataType::LargeBinary => match decoded(a, i) {
-            Some(x) => to_json(x.as_ref(), 0),
-            None => Value::Null,
+        DataType::LargeBinary => match (temporal_at(a, i), decoded(a, i)) {
+            (Some(t), _) => Value::String(t),
+            (None, Some(x)) => to_json(x.as_ref(), 0),
+            (None, None) => Value::Null,
         },
+        t if temporal::is_temporal_type(t) => temporal_at(a, i).map_or(Value::Null, Value::String),
         DataType::List(_) | DataType::LargeList(_) => {
             let v = match a.data_type() {
                 DataType::List(_) => a.as_list::<i32>().value(i),

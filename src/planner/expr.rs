@@ -6,6 +6,7 @@ use crate::error::ErrorClass;
 use crate::error::{Error, Result};
 use crate::functions::any::{encodable, is_any};
 use crate::functions::registry::{self as scalar, is_list, is_string};
+use crate::functions::temporal::is_temporal_type;
 use crate::functions::CypherFn;
 use crate::sem_err;
 use arrow::datatypes::{DataType, Field};
@@ -63,6 +64,16 @@ fn is_numeric(t: &DataType) -> bool {
 }
 
 /// `x` as a value of mixed kind.
+/// Operands whose arithmetic rows decide: values of mixed kind and temporal values.
+fn dynamic(t: &DataType) -> bool {
+    is_any(t) || is_temporal_type(t)
+}
+
+/// `a op b` evaluated on values (`functions/temporal/ops.rs`): a value of mixed kind.
+fn value_arith(op: &str, a: Expr, b: Expr) -> Expr {
+    CypherFn::Temporal.call(vec![lit(op), a, b])
+}
+
 fn to_any(x: Expr) -> Expr {
     CypherFn::ToAny.call(vec![x])
 }
@@ -330,6 +341,13 @@ impl<'c> Lowerer<'c> {
             }
             let x = self.expr(inner, cx)?;
             let t = self.type_of(&x, cx.schema)?;
+            if dynamic(&t) && op != UnaryOp::Not {
+                // Numbers and durations negate (a duration's every component).
+                return Ok(match op {
+                    UnaryOp::Neg => value_arith("*", x, lit(-1i64)),
+                    _ => x,
+                });
+            }
             if is_any(&t) {
                 let sym = match op {
                     UnaryOp::Not => "NOT",
@@ -701,6 +719,7 @@ impl<'c> Lowerer<'c> {
         }
         let t = self.expr(target, cx)?;
         let tt = self.type_of(&t, cx.schema)?;
+        let t_expr = t.clone();
         match tt {
             t if crate::functions::registry::is_path(&t) => sem_err!(
                 InvalidArgumentType,
@@ -716,7 +735,11 @@ impl<'c> Lowerer<'c> {
                 }
             }
             DataType::Null => Ok(null()),
-            t if is_any(&t) => mixed_kind(key.span, &format!("property `{}`", key.name)),
+            // A temporal component (`d.year`), or a map entry / property of a value whose
+            // kind only rows tell.
+            t if is_any(&t) || is_temporal_type(&t) => {
+                Ok(CypherFn::Temporal.call(vec![lit(format!(".{}", key.name)), t_expr]))
+            }
             other => sem_err!(
                 InvalidArgumentType,
                 target.span,
@@ -978,8 +1001,8 @@ impl<'c> Lowerer<'c> {
             BinaryOp::Add => {
                 if is_list(ta) || is_list(tb) {
                     self.list_add(a, ta, b, tb)
-                } else if is_any(ta) || is_any(tb) {
-                    return mixed_kind(span, "`+`");
+                } else if dynamic(ta) || dynamic(tb) {
+                    value_arith("+", a, b)
                 } else if is_string(ta) || is_string(tb) {
                     let s = |x: Expr, t: &DataType| {
                         if is_string(t) {
@@ -997,6 +1020,7 @@ impl<'c> Lowerer<'c> {
             BinaryOp::Mul => self.arith(a, Operator::Multiply, b, ta, tb, span)?,
             BinaryOp::Div => self.arith(a, Operator::Divide, b, ta, tb, span)?,
             BinaryOp::Mod => self.arith(a, Operator::Modulo, b, ta, tb, span)?,
+            BinaryOp::Pow if dynamic(ta) || dynamic(tb) => value_arith("^", a, b),
             BinaryOp::Pow => {
                 self.arith(a.clone(), Operator::Plus, b.clone(), ta, tb, span)?;
                 f::power(cast(a, DataType::Float64), cast(b, DataType::Float64))
@@ -1253,8 +1277,16 @@ impl<'c> Lowerer<'c> {
         tb: &DataType,
         span: Span,
     ) -> Result<Expr> {
-        if is_any(ta) || is_any(tb) {
-            return mixed_kind(span, &format!("arithmetic `{o}`"));
+        if dynamic(ta) || dynamic(tb) {
+            let sym = match o {
+                Operator::Plus => "+",
+                Operator::Minus => "-",
+                Operator::Multiply => "*",
+                Operator::Divide => "/",
+                Operator::Modulo => "%",
+                _ => "^",
+            };
+            return Ok(value_arith(sym, a, b));
         }
         let ok = |t: &DataType| is_numeric(t) || t == &DataType::Null;
         if !ok(ta) || !ok(tb) {

@@ -83,6 +83,8 @@ pub enum Value {
     Rel(String, BTreeMap<String, Value>),
     /// Nodes and relationships in order; each relationship with whether it points forwards.
     Path(Vec<Value>, Vec<(Value, bool)>),
+    /// A setup's property the engine computed (a temporal value), as its mixed-kind cell.
+    Cell(Vec<u8>),
 }
 
 impl Value {
@@ -427,9 +429,13 @@ pub fn arrow_value(a: &dyn Array, i: usize) -> Value {
                 _ => Value::Map(props(0, false)),
             }
         }
-        // A value of mixed kind: decoded into the Arrow value it stands for.
+        // A value of mixed kind: decoded into the Arrow value it stands for; a temporal
+        // value as its text (the TCK compares them by their rendering).
         DataType::LargeBinary => {
             let v = lance_csr::Value::decode_mixed(a.as_binary::<i64>().value(i));
+            if let lance_csr::Value::Temporal(t) = &v {
+                return Value::Str(t.to_string());
+            }
             let s = v.to_scalar().expect("a decoded value");
             arrow_value(s.to_array().expect("one row").as_ref(), 0)
         }
@@ -451,6 +457,7 @@ fn column(values: &[Option<Value>]) -> Result<(DataType, ArrayRef), NotExpressib
         Value::Float(_) => "float",
         Value::Str(_) => "string",
         Value::List(_) => "list",
+        Value::Cell(_) => "cell",
         _ => "other",
     };
     let kinds: BTreeSet<&str> = values.iter().flatten().map(kind).collect();
@@ -498,6 +505,15 @@ fn column(values: &[Option<Value>]) -> Result<(DataType, ArrayRef), NotExpressib
                 .collect::<StringArray>(),
         ),
         "list" => list_column(values)?,
+        "cell" => Arc::new(
+            values
+                .iter()
+                .map(|v| match v {
+                    Some(Value::Cell(b)) => Some(b.as_slice()),
+                    _ => None,
+                })
+                .collect::<arrow::array::LargeBinaryArray>(),
+        ),
         other => return Err(NotExpressible(format!("property of kind {other}"))),
     };
     Ok((arr.data_type().clone(), arr))
@@ -554,11 +570,18 @@ fn list_column(values: &[Option<Value>]) -> Result<ArrayRef, NotExpressible> {
     })
 }
 
-fn props_of(v: &Json) -> Result<BTreeMap<String, Value>, NotExpressible> {
+fn props_of(
+    v: &Json,
+    computed: &BTreeMap<String, Vec<u8>>,
+) -> Result<BTreeMap<String, Value>, NotExpressible> {
     let mut m = BTreeMap::new();
     if let Some(obj) = v.as_object() {
         for (k, s) in obj {
             let text = s.as_str().unwrap_or("null");
+            if let Some(cell) = computed.get(text) {
+                m.insert(k.clone(), Value::Cell(cell.clone()));
+                continue;
+            }
             let val = ValueParser::parse(text)
                 .map_err(|e| NotExpressible(format!("value {text}: {e}")))?;
             if !matches!(val, Value::Null) {
@@ -597,11 +620,48 @@ fn table(
         .map_err(|e| NotExpressible(e.to_string()))
 }
 
+/// The setup's property values that are expressions rather than literals (a temporal
+/// constructor: `date({year: 1984, month: 10, day: 11})`), evaluated by the engine into the
+/// cells a property column holds.
+async fn computed_properties(
+    entities: impl Iterator<Item = &Json>,
+) -> Result<BTreeMap<String, Vec<u8>>, NotExpressible> {
+    let mut out = BTreeMap::new();
+    let texts: BTreeSet<String> = entities
+        .filter_map(|e| e["properties"].as_object())
+        .flat_map(|o| o.values().filter_map(|v| v.as_str().map(String::from)))
+        .filter(|t| ValueParser::parse(t).is_err())
+        .collect();
+    if texts.is_empty() {
+        return Ok(out);
+    }
+    let g = Graph::builder()
+        .build()
+        .await
+        .map_err(|e| NotExpressible(format!("empty graph: {e}")))?;
+    for text in texts {
+        let r = g
+            .query(&format!("RETURN {text} AS v"), &Params::new())
+            .await
+            .map_err(|e| NotExpressible(format!("value {text}: {e}")))?;
+        let col = r.batches[0].column(0);
+        let Some(cells) = col.as_binary_opt::<i64>() else {
+            return Err(NotExpressible(format!(
+                "value {text} is a {}",
+                col.data_type()
+            )));
+        };
+        out.insert(text, cells.value(0).to_vec());
+    }
+    Ok(out)
+}
+
 /// Builds the scenario's graph as in-memory tables (lenient planner: schema-less semantics).
 pub async fn build_graph(setup: &Json) -> Result<Graph, NotExpressible> {
     let empty = vec![];
     let nodes = setup["nodes"].as_array().unwrap_or(&empty);
     let rels = setup["relationships"].as_array().unwrap_or(&empty);
+    let computed = computed_properties(nodes.iter().chain(rels)).await?;
     let mut by_label: BTreeMap<String, (Vec<i64>, Vec<BTreeMap<String, Value>>)> = BTreeMap::new();
     let mut label_of: BTreeMap<i64, String> = BTreeMap::new();
     for n in nodes {
@@ -624,7 +684,7 @@ pub async fn build_graph(setup: &Json) -> Result<Graph, NotExpressible> {
         label_of.insert(id, label.clone());
         let e = by_label.entry(label).or_default();
         e.0.push(id);
-        e.1.push(props_of(&n["properties"])?);
+        e.1.push(props_of(&n["properties"], &computed)?);
     }
     type RelRows = (Vec<i64>, Vec<i64>, Vec<BTreeMap<String, Value>>);
     let mut by_type: BTreeMap<(String, String, String), RelRows> = BTreeMap::new();
@@ -638,7 +698,7 @@ pub async fn build_graph(setup: &Json) -> Result<Graph, NotExpressible> {
         let e = by_type.entry(key).or_default();
         e.0.push(s);
         e.1.push(d);
-        e.2.push(props_of(&r["properties"])?);
+        e.2.push(props_of(&r["properties"], &computed)?);
     }
     let mut b = Graph::builder();
     for (label, (ids, rows)) in by_label {
