@@ -396,7 +396,7 @@ fn a_lost_executor_does_not_hang_the_cluster() {
     use std::time::{Duration, Instant};
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("snb");
-    let o = common::cli::run(&["generate", "--scale", "1", "--out", out.to_str().unwrap()]);
+    let o = common::cli::run(&["generate", "--scale", "0.5", "--out", out.to_str().unwrap()]);
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let graph = out.join("graph.toml").display().to_string();
     let q = "MATCH (a:Person)-[:KNOWS]->(b)-[:KNOWS]->(c)-[:KNOWS]->(d) WHERE a.age < d.age \
