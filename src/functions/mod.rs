@@ -77,7 +77,8 @@ pub enum CypherFn {
     /// `datetime.truncate`), a component (`.year`) or arithmetic (`+`) on values whose kind
     /// only rows tell (`temporal/ops.rs`); a value of mixed kind.
     Temporal,
-    /// `cypher_now(kind, timezone)`: the current date / time of a kind (volatile).
+    /// `cypher_now(kind, given, timezone, now)`: `now` (the statement's time) as a value of
+    /// the kind named; null when a time zone argument was `given` as null.
     Now,
     /// `toString` of a value whose kind only rows tell (temporal values included).
     ToText,
@@ -234,8 +235,7 @@ impl Udf {
             // Volatile: never evaluated while planning (it exists to fail at run time).
             signature: match f {
                 CypherFn::Temporal => Signature::variadic_any(Volatility::Immutable),
-                // Volatile: the time of each evaluation.
-                CypherFn::Now => Signature::any(2, Volatility::Volatile),
+                CypherFn::Now => Signature::any(4, Volatility::Immutable),
                 // Volatile: never evaluated while planning (it exists to fail at run time).
                 CypherFn::Fail => Signature::any(f.arity(), Volatility::Volatile),
                 _ => Signature::any(f.arity(), Volatility::Immutable),
@@ -392,19 +392,21 @@ fn temporal_op(a: &[ArrayRef]) -> Result<ArrayRef> {
     Ok(Arc::new(b.finish()))
 }
 
-/// `date()`, `datetime({timezone: 'Europe/Paris'})`...: now, as a value of the kind named.
+/// `date()`, `datetime({timezone: 'Europe/Paris'})`...: the statement's time as a value of
+/// the kind named.
 fn now(a: &[ArrayRef]) -> Result<ArrayRef> {
     let n = a[0].len();
     let mut b = LargeBinaryBuilder::with_capacity(n, 24 * n);
-    let nanos = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| d.as_nanos() as i64);
+    let stamps = arrow::compute::cast(&a[3], &DataType::Int64)?;
+    let stamps = stamps.as_primitive::<arrow::datatypes::Int64Type>();
     for i in 0..n {
-        let (Value::Str(kind), zone) = (value_at(a[0].as_ref(), i), value_at(a[1].as_ref(), i))
+        let (Value::Str(kind), Value::Bool(given)) =
+            (value_at(a[0].as_ref(), i), value_at(a[1].as_ref(), i))
         else {
             b.append_null();
             continue;
         };
+        let nanos = stamps.value(i);
         let mut entries = vec![
             (
                 "epochSeconds".to_string(),
@@ -415,7 +417,11 @@ fn now(a: &[ArrayRef]) -> Result<ArrayRef> {
                 Value::Int(nanos.rem_euclid(1_000_000_000)),
             ),
         ];
-        match zone {
+        match value_at(a[2].as_ref(), i) {
+            Value::Null if given => {
+                b.append_null();
+                continue;
+            }
             Value::Null => {}
             Value::Str(z) => entries.push(("timezone".into(), Value::Str(z))),
             Value::Map(m) => entries.extend(m.into_iter().filter(|(k, _)| k == "timezone")),

@@ -408,8 +408,7 @@ static SCALAR_FUNCTIONS: &[ScalarFn] = &[
                 let zone_only = matches!(&c.types.first(), Some(DataType::Struct(f))
                     if f.len() == 1 && f[0].name().eq_ignore_ascii_case("timezone"));
                 if c.args.is_empty() || zone_only {
-                    let zone = c.args.first().cloned().unwrap_or_else(null);
-                    return Ok(CypherFn::Now.call(vec![lit(name), zone]));
+                    return Ok(now(&name, c));
                 }
                 Ok(CypherFn::Temporal.call(vec![lit(name), c.x(0)]))
             },
@@ -445,9 +444,7 @@ static SCALAR_FUNCTIONS: &[ScalarFn] = &[
             &[],
             |c| {
                 let name = c.name.to_lowercase();
-                let kind = name.split('.').next().unwrap_or("datetime").to_string();
-                let zone = c.args.first().cloned().unwrap_or_else(null);
-                Ok(CypherFn::Now.call(vec![lit(kind), zone]))
+                Ok(now(name.split('.').next().unwrap_or("datetime"), c))
             },
         )
     },
@@ -489,6 +486,13 @@ static SCALAR_FUNCTIONS: &[ScalarFn] = &[
         ..ScalarFn::new(&["datetime.fromepochmillis"], (1, 1), &[Int], temporal_call)
     },
 ];
+
+/// The current value of temporal kind `kind` (`date()`, `datetime.statement({timezone: z})`):
+/// the statement's start time (DataFusion's `now()`, one per query), in the zone given.
+fn now(kind: &str, c: &Call<'_>) -> Expr {
+    let zone = c.args.first().cloned().unwrap_or_else(null);
+    CypherFn::Now.call(vec![lit(kind), lit(!c.args.is_empty()), zone, f::now()])
+}
 
 /// A temporal function by its lower-case name over its arguments.
 fn temporal_call(c: &Call<'_>) -> Result<Expr> {

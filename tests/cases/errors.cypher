@@ -63,6 +63,6 @@ RETURN NOT 1
 MATCH (a:Person)-[:KNOWS*1..100]->(b) RETURN b
 ---- error InvalidArgumentValue
 
-# Values of mixed kind are compared and ordered, but not computed with.
+# Values of mixed kind are computed with row by row: a string has no negation.
 UNWIND ['0', 0] AS x RETURN -x
----- error Unsupported
+---- runtime-error InvalidArgumentType

@@ -370,8 +370,11 @@ v|n
 true|1
 null|15
 
-UNWIND [1, 'a'] AS x RETURN x + 1
----- error Unsupported
+UNWIND [1, 'a'] AS x RETURN x + 1 AS y
+---- rowsort
+y
+2
+a1
 
 UNWIND [1, 'a'] AS x RETURN sum(x)
 ---- error Unsupported

@@ -165,46 +165,52 @@ pub enum BetweenUnit {
     Seconds,
 }
 
-/// The duration from `a` to `b`. Zoned values are compared in `a`'s offset; a value without
-/// a date counts from the other's date, one without a time from midnight.
+/// The zone a value is in, if it has one.
+fn zone_of_value(t: &Temporal) -> Option<Zone> {
+    t.zone().map(|(o, name)| zone_of(o, name))
+}
+
+/// The duration from `a` to `b`. Each is completed with what only the other has (a date, a
+/// zone); zoned values are compared as instants, seen at `a`'s offset.
 pub fn between(a: &Temporal, b: &Temporal, unit: BetweenUnit) -> TResult<Option<Duration>> {
     if matches!(a, Temporal::Duration(_)) || matches!(b, Temporal::Duration(_)) {
         return Err("duration.between expects two temporal instants, got a duration".into());
     }
-    let (da, db) = (a.date(), b.date());
-    let ta = a.time().unwrap_or(NaiveTime::MIN);
-    let mut tb = b.time().unwrap_or(NaiveTime::MIN);
-    let mut day_shift = 0i64;
-    // Both zoned: `b` seen at `a`'s offset.
-    if let (Some((oa, _)), Some((ob, _))) = (a.zone(), b.zone()) {
-        let secs = (oa - ob) as i64;
-        let base = NaiveDate::default().and_time(tb) + TimeDelta::seconds(secs);
-        day_shift = (base.date() - NaiveDate::default()).num_days();
-        tb = base.time();
+    let (za, zb) = (zone_of_value(a), zone_of_value(b));
+    let (za, zb) = (za.clone().or(zb.clone()), zb.or(za));
+    let (ta, tb) = (
+        a.time().unwrap_or(NaiveTime::MIN),
+        b.time().unwrap_or(NaiveTime::MIN),
+    );
+    let (Some(da), Some(db)) = (a.date().or(b.date()), b.date().or(a.date())) else {
+        // Times of day only: their difference (in UTC when zoned).
+        let utc = |t: NaiveTime, z: &Option<Zone>| {
+            let o = match z {
+                Some(Zone::Offset(o)) => *o,
+                _ => 0,
+            };
+            t.num_seconds_from_midnight() as i128 * NANOS_PER_SECOND + t.nanosecond() as i128
+                - o as i128 * NANOS_PER_SECOND
+        };
+        let n = utc(tb, &zb) - utc(ta, &za);
+        return Ok(Some(match unit {
+            BetweenUnit::Months | BetweenUnit::Days => Duration::default(),
+            _ => Duration::new(0, 0, n),
+        }));
+    };
+    let (mut la, mut lb) = (da.and_time(ta), db.and_time(tb));
+    if let (Some(za), Some(zb)) = (&za, &zb) {
+        let (l, oa, _) = za.at_local(la);
+        let (m, ob, _) = zb.at_local(lb);
+        la = l;
+        lb = m + TimeDelta::seconds((oa - ob) as i64);
     }
-    let nanos_of = |t: NaiveTime| {
-        t.num_seconds_from_midnight() as i128 * NANOS_PER_SECOND + t.nanosecond() as i128
-    };
-    let (la, lb) = match (da, db) {
-        (Some(x), Some(y)) => (
-            x.and_time(ta),
-            (y + TimeDelta::days(day_shift)).and_time(tb),
-        ),
-        // Without both dates only the times of day count.
-        _ => {
-            let n = nanos_of(tb) - nanos_of(ta);
-            return Ok(Some(match unit {
-                BetweenUnit::Months | BetweenUnit::Days => Duration::default(),
-                _ => Duration::new(0, 0, n),
-            }));
-        }
-    };
     let total = |x: NaiveDateTime, y: NaiveDateTime| -> i128 {
         let d = y - x;
         d.num_seconds() as i128 * NANOS_PER_SECOND + d.subsec_nanos() as i128
     };
     let months = if matches!(unit, BetweenUnit::All | BetweenUnit::Months) {
-        let mut m = (lb.date().year_ce_months() - la.date().year_ce_months()) as i64;
+        let mut m = lb.date().year_ce_months() - la.date().year_ce_months();
         let moved = |m: i64| -> TResult<NaiveDateTime> {
             Ok(add_months(la.date(), m)?.and_time(la.time()))
         };
@@ -222,7 +228,7 @@ pub fn between(a: &Temporal, b: &Temporal, unit: BetweenUnit) -> TResult<Option<
     Ok(Some(match unit {
         BetweenUnit::Months => Duration::new(months, 0, 0),
         BetweenUnit::Days => Duration::new(0, (rest / NANOS_PER_DAY) as i64, 0),
-        BetweenUnit::Seconds => Duration::new(0, 0, rest),
+        BetweenUnit::Seconds => Duration::new(0, 0, total(la, lb)),
         BetweenUnit::All => {
             Duration::new(months, (rest / NANOS_PER_DAY) as i64, rest % NANOS_PER_DAY)
         }

@@ -544,20 +544,7 @@ pub fn truncate(
     if date_unit && !kind.has_date() && unit_l != "day" {
         return Err(format!("cannot truncate a {} to {unit}", kind.name()));
     }
-    // The value in the zone the result is in.
     let f = Fields { entries: overrides };
-    let value = match (value, f.get("timezone"), kind) {
-        (Temporal::DateTime(..), Some(Value::Str(z)), Kind::DateTime) => {
-            let to = Zone::parse(z)?;
-            let (l, o, _) = match value {
-                Temporal::DateTime(l, o, _) => (*l, *o, ()),
-                _ => unreachable!(),
-            };
-            let (l, o, name) = to.at_utc(l - chrono::TimeDelta::seconds(o as i64));
-            Temporal::DateTime(l, o, name)
-        }
-        _ => value.clone(),
-    };
     let date = value.date();
     let time = value.time().unwrap_or(NaiveTime::MIN);
     if kind.has_date() && date.is_none() {
@@ -592,14 +579,16 @@ pub fn truncate(
         "microsecond" => hms(time.hour(), time.minute(), time.second(), ns / 1000 * 1000),
         _ => NaiveTime::MIN,
     };
-    let base = match &value {
-        Temporal::DateTime(_, o, z) if kind.has_zone() => {
+    // A zone given replaces the value's (the truncated wall-clock time is kept).
+    let zone_given = f.has("timezone");
+    let base = match value {
+        Temporal::DateTime(_, o, z) if kind.has_zone() && !zone_given => {
             Temporal::DateTime(date.and_time(time), *o, z.clone())
         }
-        Temporal::Time(_, o) if kind.has_zone() => Temporal::Time(time, *o),
+        Temporal::Time(_, o) if kind.has_zone() && !zone_given => Temporal::Time(time, *o),
         _ => Temporal::LocalDateTime(date.and_time(time)),
     };
-    // A truncated zoned value in a named zone takes that zone's offset at the new time.
+    // A truncated value in a named zone takes that zone's offset at the new time.
     let base = match base {
         Temporal::DateTime(l, o, Some(name)) => match name.parse::<chrono_tz::Tz>() {
             Ok(tz) => {
@@ -610,15 +599,7 @@ pub fn truncate(
         },
         b => b,
     };
-    // Overrides apply over the truncated value; a timezone given was applied above.
-    let entries: Vec<(String, Value)> = overrides
-        .iter()
-        .filter(|(k, _)| {
-            !(k.eq_ignore_ascii_case("timezone") && matches!(base, Temporal::DateTime(..)))
-        })
-        .cloned()
-        .collect();
-    from_map(kind, &entries, Some(&base), true)
+    from_map(kind, overrides, Some(&base), true)
 }
 
 fn ymd(y: i32, m: u32, d: u32) -> NaiveDate {

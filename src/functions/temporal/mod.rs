@@ -351,9 +351,9 @@ fn fmt_time(t: &NaiveTime) -> String {
         s += &format!(":{sec:02}");
     }
     if ns != 0 {
-        if ns % 1_000_000 == 0 {
+        if ns.is_multiple_of(1_000_000) {
             s += &format!(".{:03}", ns / 1_000_000);
-        } else if ns % 1000 == 0 {
+        } else if ns.is_multiple_of(1000) {
             s += &format!(".{:06}", ns / 1000);
         } else {
             s += &format!(".{ns:09}");
@@ -370,7 +370,7 @@ pub fn fmt_offset(secs: i32, z_for_zero: bool) -> String {
     let sign = if secs < 0 { '-' } else { '+' };
     let a = secs.unsigned_abs();
     let mut s = format!("{sign}{:02}:{:02}", a / 3600, a % 3600 / 60);
-    if a % 60 != 0 {
+    if !a.is_multiple_of(60) {
         s += &format!(":{:02}", a % 60);
     }
     s

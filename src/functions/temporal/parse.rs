@@ -211,7 +211,10 @@ fn duration(s: &str) -> Option<Duration> {
         None => (false, s),
     };
     let body = s.strip_prefix('P')?;
-    let d = if body.len() > 4 && body.as_bytes()[4] == b'-' {
+    let alt = body.len() > 4
+        && body.as_bytes()[..4].iter().all(u8::is_ascii_digit)
+        && body.as_bytes()[4] == b'-';
+    let d = if alt {
         alternative(body)?
     } else {
         designators(body)?

@@ -69,6 +69,16 @@ fn renders_as_neo4j_does() {
         "PT-0.001S"
     );
     assert_eq!(make(Kind::Duration, map(&[])), "PT0S");
+    // Every rendering reads back as the same value (the mixed-kind encoding relies on it).
+    for text in [
+        "PT-5H-10M-32.142S",
+        "P-1Y-11M",
+        "P2M-28DT31H38M20S",
+        "PT-0.4S",
+        "P1DT0.001S",
+    ] {
+        assert_eq!(make(Kind::Duration, Value::Str(text.into())), text);
+    }
 }
 
 #[test]
