@@ -242,19 +242,17 @@ async fn open_table(
             .await
             .map_err(|e| Error::config(origin, format!("{key}.source"), e.to_string()))?,
     };
-    // LargeBinary cells are how the engine holds values of mixed kind.
-    if let Some(f) = table
-        .schema
-        .fields()
-        .iter()
-        .find(|f| crate::functions::any::is_any(f.data_type()))
-    {
+    // LargeBinary cells are how the engine holds values of mixed kind: a column of them is
+    // read as such only when its field says so (`any::mixed_field`), never raw binary.
+    if let Some(f) = table.schema.fields().iter().find(|f| {
+        crate::functions::any::is_any(f.data_type()) && !crate::functions::any::is_mixed_field(f)
+    }) {
         return Err(Error::config(
             origin,
             format!("{key}.source"),
             format!(
-                "column `{}` of {} is LargeBinary, a type reserved for values of mixed kind; \
-                 store binary data as Binary",
+                "column `{}` of {} is LargeBinary, a type reserved for values of mixed kind \
+                 (a field made by lance_csr::mixed_field); store binary data as Binary",
                 f.name(),
                 table.origin
             ),

@@ -21,6 +21,26 @@ pub fn is_any(t: &DataType) -> bool {
     t == &ANY
 }
 
+/// The field metadata that marks a stored `LargeBinary` column as holding values of mixed
+/// kind (cells made by `Value::encode_mixed`): any Cypher value per row, a time with its
+/// offset or datetimes in different zones included.
+pub const MIXED_METADATA: (&str, &str) = ("lance-csr.values", "mixed");
+
+/// A column of values of mixed kind, for a stored table.
+pub fn mixed_field(name: &str, nullable: bool) -> Field {
+    Field::new(name, ANY, nullable).with_metadata(
+        [(MIXED_METADATA.0.to_string(), MIXED_METADATA.1.to_string())]
+            .into_iter()
+            .collect(),
+    )
+}
+
+/// Whether a stored field holds values of mixed kind.
+pub fn is_mixed_field(f: &Field) -> bool {
+    is_any(f.data_type())
+        && f.metadata().get(MIXED_METADATA.0).map(String::as_str) == Some(MIXED_METADATA.1)
+}
+
 /// Whether a value of type `t` can be held as a value of mixed kind (binary data can't).
 pub fn encodable(t: &DataType) -> bool {
     match t {

@@ -126,6 +126,12 @@ impl Value {
         super::any::decode(bytes)
     }
 
+    /// The value as a cell of a column of mixed kind (`lance_csr::mixed_field`); `None` for
+    /// null and for a value no cell holds (binary).
+    pub fn encode_mixed(&self) -> Option<Vec<u8>> {
+        super::any::encode_non_null(self)
+    }
+
     /// The value as an Arrow scalar (a list mixing kinds holds mixed-kind cells).
     pub fn to_scalar(&self) -> crate::Result<ScalarValue> {
         Ok(super::any::to_scalar(self)?)

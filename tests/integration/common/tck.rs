@@ -613,7 +613,11 @@ fn table(
         }
         let vals: Vec<Option<Value>> = rows.iter().map(|r| r.get(&n).cloned()).collect();
         let (t, a) = column(&vals)?;
-        fields.push(Field::new(n, t, true));
+        fields.push(if t == DataType::LargeBinary {
+            lance_csr::mixed_field(&n, true)
+        } else {
+            Field::new(n, t, true)
+        });
         cols.push(a);
     }
     RecordBatch::try_new(Arc::new(Schema::new(fields)), cols)
