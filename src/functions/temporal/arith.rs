@@ -140,11 +140,12 @@ pub fn multiply(d: &Duration, x: f64, exact: Option<i64>) -> TResult<Duration> {
             d.nanos * k as i128,
         ));
     }
+    let (secs, nanos) = d.seconds_and_nanos();
     approximate(
         d.months as f64 * x,
         d.days as f64 * x,
-        0.0,
-        d.nanos as f64 * x,
+        secs as f64 * x,
+        nanos as f64 * x,
     )
 }
 

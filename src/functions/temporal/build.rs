@@ -446,21 +446,31 @@ fn number(v: &Value, key: &str) -> TResult<f64> {
 
 /// A duration from months, days, seconds and nanoseconds that may have fractions: a
 /// fraction of a month moves into days (30.436875 days a month), of a day into seconds, of
-/// a second into nanoseconds (rounded).
+/// a second into nanoseconds, each whole part truncated (the order and the rounding of the
+/// reference implementation, so fractions come out as they do there).
 pub(super) fn approximate(months: f64, days: f64, seconds: f64, nanos: f64) -> TResult<Duration> {
-    let m = months.trunc();
-    let days = days + (months - m) * DAYS_PER_MONTH;
-    let d = days.trunc();
-    let seconds = seconds + (days - d) * SECONDS_PER_DAY;
-    let s = seconds.trunc();
-    let nanos = nanos + (seconds - s) * 1e9;
-    if !(m.abs() < 9.2e18 && d.abs() < 9.2e18 && s.abs() < 9.2e18) {
-        return Err("duration out of range".into());
-    }
+    const NANOS: f64 = 1e9;
+    let avg_month_nanos = DAYS_PER_MONTH * SECONDS_PER_DAY * NANOS;
+    let whole = |x: f64| -> TResult<i64> {
+        if x.is_finite() && x.abs() < 9.2e18 {
+            Ok(x.trunc() as i64)
+        } else {
+            Err("duration out of range".into())
+        }
+    };
+    let m = whole(months)?;
+    let days =
+        days + (avg_month_nanos * months - avg_month_nanos * m as f64) / (NANOS * SECONDS_PER_DAY);
+    let d = whole(days)?;
+    let seconds =
+        seconds + (NANOS * SECONDS_PER_DAY * days - NANOS * SECONDS_PER_DAY * d as f64) / NANOS;
+    let s = whole(seconds)?;
+    let nanos = nanos + (NANOS * seconds - NANOS * s as f64);
+    let n = whole(nanos)?;
     Ok(Duration::new(
-        m as i64,
-        d as i64,
-        s as i128 * NANOS_PER_SECOND + nanos.round() as i128,
+        m,
+        d,
+        s as i128 * NANOS_PER_SECOND + n as i128,
     ))
 }
 
