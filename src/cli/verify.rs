@@ -621,7 +621,7 @@ fn special(rng: &mut Rng, s: &Schema) -> Option<String> {
 /// Values that need care: NaN (with either sign) in ORDER BY and min / max, quantifiers and
 /// comprehensions over empty lists and nulls, two comprehensions over one list in one
 /// aggregation, `toInteger` near and past the 64-bit range, lists too big for the memory
-/// limit.
+/// limit, integers and floats in one list.
 fn value_classes(rng: &mut Rng) -> Option<String> {
     let floats = [
         "0.0 / 0.0",
@@ -637,7 +637,18 @@ fn value_classes(rng: &mut Rng) -> Option<String> {
         let xs: Vec<&str> = (0..1 + rng.below(5)).map(|_| *rng.pick(items)).collect();
         format!("[{}]", xs.join(", "))
     };
-    Some(match rng.below(6) {
+    Some(match rng.below(7) {
+        // Integers and floats side by side keep their kinds: in a list, indexed, through
+        // CASE, in arithmetic.
+        6 => {
+            let items = ["1", "1.5", "-2", "0.25", "null", "3", "2.0"];
+            let k = rng.below(5) as i64 - 2;
+            format!(
+                "WITH {} AS xs UNWIND xs AS x RETURN x, xs[{k}] AS at, CASE WHEN x > 0 THEN x ELSE {} END AS c, x + xs[0] AS s, xs",
+                pick_list(rng, &items),
+                rng.pick(&["0", "0.5", "null"])
+            )
+        }
         0 => format!(
             "UNWIND {} AS x RETURN x ORDER BY x{}",
             pick_list(rng, &floats),

@@ -104,7 +104,8 @@ fn unify(a: &DataType, b: &DataType) -> Option<DataType> {
         _ if a == b => a.clone(),
         (DataType::Null, t) | (t, DataType::Null) => t.clone(),
         _ if a.is_integer() && b.is_integer() => DataType::Int64,
-        _ if is_numeric(a) && is_numeric(b) => DataType::Float64,
+        // Integers and floats stay apart (`[1, 1.5][0]` is the integer 1).
+        _ if a.is_floating() && b.is_floating() => DataType::Float64,
         _ if is_string(a) && is_string(b) => DataType::Utf8,
         (DataType::List(x), DataType::List(y)) => {
             DataType::new_list(unify(x.data_type(), y.data_type())?, true)
@@ -461,31 +462,55 @@ impl<'c> Lowerer<'c> {
         else_: Option<&ast::Expr>,
         cx: &ExprCtx<'_>,
     ) -> Result<Expr> {
-        Ok({
-            let mut builder = match operand {
-                Some(o) => {
-                    let o = self.expr(o, cx)?;
-                    let (w0, t0) = &whens[0];
-                    let mut b = case(o).when(self.expr(w0, cx)?, self.expr(t0, cx)?);
-                    for (w, t) in &whens[1..] {
-                        b = b.when(self.expr(w, cx)?, self.expr(t, cx)?);
+        let conds = whens
+            .iter()
+            .map(|(w, _)| self.expr(w, cx))
+            .collect::<Result<Vec<_>>>()?;
+        let mut results = whens
+            .iter()
+            .map(|(_, t)| self.expr(t, cx))
+            .collect::<Result<Vec<_>>>()?;
+        results.push(match else_ {
+            Some(x) => self.expr(x, cx)?,
+            None => null(),
+        });
+        // The branches' values keep their kinds: one type where they share it, else values
+        // of mixed kind (`CASE WHEN c THEN 1 ELSE 1.5 END` is an integer or a float).
+        let types = results
+            .iter()
+            .map(|r| self.type_of(r, cx.schema))
+            .collect::<Result<Vec<_>>>()?;
+        let shared = types
+            .iter()
+            .try_fold(DataType::Null, |acc, t| unify(&acc, t));
+        let results: Vec<Expr> = match shared {
+            Some(t) => results
+                .into_iter()
+                .zip(&types)
+                .map(|(r, u)| {
+                    if u == &t || u == &DataType::Null {
+                        r
+                    } else {
+                        cast(r, t.clone())
                     }
-                    b
-                }
-                None => {
-                    let (w0, t0) = &whens[0];
-                    let mut b = when(self.expr(w0, cx)?, self.expr(t0, cx)?);
-                    for (w, t) in &whens[1..] {
-                        b = b.when(self.expr(w, cx)?, self.expr(t, cx)?);
-                    }
-                    b
-                }
-            };
-            match else_ {
-                Some(x) => builder.otherwise(self.expr(x, cx)?)?,
-                None => builder.otherwise(null())?,
+                })
+                .collect(),
+            None if types.iter().all(|t| encodable(t) || is_any(t)) => {
+                results.into_iter().map(to_any).collect()
             }
-        })
+            None => results,
+        };
+        let (otherwise, thens) = results.split_last().expect("an else");
+        let mut pairs = conds.into_iter().zip(thens.iter().cloned());
+        let (w0, t0) = pairs.next().expect("CASE has a WHEN");
+        let mut builder = match operand {
+            Some(o) => case(self.expr(o, cx)?).when(w0, t0),
+            None => when(w0, t0),
+        };
+        for (w, t) in pairs {
+            builder = builder.when(w, t);
+        }
+        Ok(builder.otherwise(otherwise.clone())?)
     }
 
     /// `x[i]` on a list (from 0, negative from the end) or `m['k']` on a map.

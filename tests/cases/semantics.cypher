@@ -462,3 +462,9 @@ RETURN 1 < 2 < 3 < 4 < 5 < 6 < 7 < 8 < 9 < 10 AS up, 1 < 2 < 3 < 4 < 5 < 6 < 7 <
 ---- rowsort
 up|down
 true|false
+
+# Integers and floats in one list (or CASE) keep their kinds.
+RETURN [1, 1.5][0] AS a, [1, 1.5] AS l, CASE WHEN true THEN 1 ELSE 1.5 END AS c, [2, 0.5][0] + 1 AS s
+---- ordered
+a|l|c|s
+1|[1, 1.5]|1|3
