@@ -126,12 +126,12 @@ fn case_queries_agree_on_a_standalone_cluster() {
 fn random_queries_agree_on_a_standalone_cluster() {
     run(|| async {
         let (_dir, local, remote) = sample_in_process_and_on_cluster().await;
-        let report = cli_verify::compare(&remote, &local, 100, 20261201, Shapes::Cluster)
+        let report = cli_verify::compare(&remote, &local, 70, 20261201, Shapes::Cluster)
             .await
             .unwrap();
         println!("{}", report.render());
         assert!(report.mismatches.is_empty(), "{}", report.render());
-        assert!(report.compared >= 95, "{}", report.render());
+        assert!(report.compared >= 66, "{}", report.render());
     });
 }
 

@@ -97,7 +97,7 @@ async fn a_different_answer_is_reported() {
         .with_mode(Mode::Join)
         .await
         .unwrap();
-    let report = cli_verify::compare(&full, &fewer, 200, 7, Shapes::All)
+    let report = cli_verify::compare(&full, &fewer, 60, 7, Shapes::All)
         .await
         .unwrap();
     assert!(!report.mismatches.is_empty(), "{}", report.render());

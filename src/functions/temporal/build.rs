@@ -67,7 +67,11 @@ impl Zone {
 
 /// The datetime at UTC instant `utc` in zone `zone` (an Arrow timestamp's zone).
 pub(super) fn zoned_from_utc(utc: NaiveDateTime, zone: &str) -> TResult<Temporal> {
-    let z = Zone::parse(zone)?;
+    // Arrow's way of saying "an instant" is the zone UTC: a datetime at offset zero.
+    let z = match zone {
+        "UTC" | "Etc/UTC" | "utc" => Zone::Offset(0),
+        z => Zone::parse(z)?,
+    };
     let (local, o, name) = z.at_utc(utc);
     Ok(Temporal::DateTime(local, o, name))
 }
