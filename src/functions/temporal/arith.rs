@@ -1,7 +1,7 @@
 //! Arithmetic with durations (a temporal value plus or minus a duration, durations added,
 //! scaled) and the duration between two temporal values.
 
-use super::build::{approximate, Zone};
+use super::build::{approximate, plus_secs, Zone};
 use super::{Duration, TResult, Temporal, NANOS_PER_SECOND};
 use chrono::{Months, NaiveDate, NaiveDateTime, NaiveTime, TimeDelta, Timelike};
 
@@ -82,14 +82,14 @@ fn plus(t: &Temporal, d: &Duration) -> TResult<Temporal> {
             // Months and days on the wall clock, seconds on the instant.
             let local = shift(*x, &Duration::new(d.months, d.days, 0))?;
             let z = zone_of(*o, zone.as_deref());
-            let (local, o, name) = z.at_local(local);
-            let utc = add_nanos(local - TimeDelta::seconds(o as i64), d.nanos)?;
+            let (local, o, name) = z.at_local(local)?;
+            let utc = add_nanos(plus_secs(local, -(o as i64))?, d.nanos)?;
             let (l, o, name2) = match &z {
                 Zone::Named(_) => {
-                    let (l, o, n) = zone_at_utc(&z, utc);
+                    let (l, o, n) = z.at_utc(utc)?;
                     (l, o, n)
                 }
-                Zone::Offset(_) => (utc + TimeDelta::seconds(o as i64), o, name),
+                Zone::Offset(_) => (plus_secs(utc, o as i64)?, o, name),
             };
             Temporal::DateTime(l, o, name2)
         }
@@ -101,21 +101,6 @@ fn zone_of(offset: i32, name: Option<&str>) -> Zone {
     match name.and_then(|n| n.parse::<chrono_tz::Tz>().ok()) {
         Some(tz) => Zone::Named(tz),
         None => Zone::Offset(offset),
-    }
-}
-
-fn zone_at_utc(z: &Zone, utc: NaiveDateTime) -> (NaiveDateTime, i32, Option<String>) {
-    use chrono::{Offset, TimeZone};
-    match z {
-        Zone::Offset(o) => (utc + TimeDelta::seconds(*o as i64), *o, None),
-        Zone::Named(tz) => {
-            let t = tz.from_utc_datetime(&utc);
-            (
-                t.naive_local(),
-                t.offset().fix().local_minus_utc(),
-                Some(tz.name().to_string()),
-            )
-        }
     }
 }
 
@@ -201,10 +186,10 @@ pub fn between(a: &Temporal, b: &Temporal, unit: BetweenUnit) -> TResult<Option<
     };
     let (mut la, mut lb) = (da.and_time(ta), db.and_time(tb));
     if let (Some(za), Some(zb)) = (&za, &zb) {
-        let (l, oa, _) = za.at_local(la);
-        let (m, ob, _) = zb.at_local(lb);
+        let (l, oa, _) = za.at_local(la)?;
+        let (m, ob, _) = zb.at_local(lb)?;
         la = l;
-        lb = m + TimeDelta::seconds((oa - ob) as i64);
+        lb = plus_secs(m, (oa - ob) as i64)?;
     }
     let total = |x: NaiveDateTime, y: NaiveDateTime| -> i128 {
         let d = y - x;

@@ -25,17 +25,21 @@ impl Zone {
 
     /// The offset of wall-clock time `local` here (a time in a gap moves forward, an
     /// ambiguous one takes the earlier offset) and the zone's name.
-    pub(super) fn at_local(&self, local: NaiveDateTime) -> (NaiveDateTime, i32, Option<String>) {
-        match self {
+    pub(super) fn at_local(
+        &self,
+        local: NaiveDateTime,
+    ) -> TResult<(NaiveDateTime, i32, Option<String>)> {
+        Ok(match self {
             Zone::Offset(o) => (local, *o, None),
             Zone::Named(tz) => {
                 let resolved = tz.from_local_datetime(&local).earliest().or_else(|| {
                     // In a gap (clocks moved forward): the same instant as an hour before,
                     // seen after the change.
-                    let before = tz.from_local_datetime(&(local - chrono::TimeDelta::hours(1)));
+                    let before = tz.from_local_datetime(&plus_secs(local, -3600).ok()?);
                     before
                         .earliest()
-                        .map(|t| (t + chrono::TimeDelta::hours(1)).with_timezone(tz))
+                        .and_then(|t| t.checked_add_signed(chrono::TimeDelta::hours(1)))
+                        .map(|t| t.with_timezone(tz))
                 });
                 match resolved {
                     Some(t) => (
@@ -46,13 +50,16 @@ impl Zone {
                     None => (local, 0, Some(tz.name().to_string())),
                 }
             }
-        }
+        })
     }
 
     /// The wall-clock time of UTC instant `utc` here, its offset and the zone's name.
-    fn at_utc(&self, utc: NaiveDateTime) -> (NaiveDateTime, i32, Option<String>) {
-        match self {
-            Zone::Offset(o) => (utc + chrono::TimeDelta::seconds(*o as i64), *o, None),
+    pub(super) fn at_utc(
+        &self,
+        utc: NaiveDateTime,
+    ) -> TResult<(NaiveDateTime, i32, Option<String>)> {
+        Ok(match self {
+            Zone::Offset(o) => (plus_secs(utc, *o as i64)?, *o, None),
             Zone::Named(tz) => {
                 let t = tz.from_utc_datetime(&utc);
                 (
@@ -61,8 +68,20 @@ impl Zone {
                     Some(tz.name().to_string()),
                 )
             }
-        }
+        })
     }
+}
+
+/// `t` moved by `secs` seconds; an error past the supported range (years ±262,143).
+pub(super) fn plus_secs(t: NaiveDateTime, secs: i64) -> TResult<NaiveDateTime> {
+    t.checked_add_signed(chrono::TimeDelta::seconds(secs))
+        .ok_or_else(|| "datetime out of range".into())
+}
+
+/// `d` moved by `days` days; an error past the supported range.
+pub(super) fn plus_days(d: NaiveDate, days: i64) -> TResult<NaiveDate> {
+    d.checked_add_signed(chrono::TimeDelta::days(days))
+        .ok_or_else(|| "date out of range".into())
 }
 
 /// The datetime at UTC instant `utc` in zone `zone` (an Arrow timestamp's zone).
@@ -72,7 +91,7 @@ pub(super) fn zoned_from_utc(utc: NaiveDateTime, zone: &str) -> TResult<Temporal
         "UTC" | "Etc/UTC" | "utc" => Zone::Offset(0),
         z => Zone::parse(z)?,
     };
-    let (local, o, name) = z.at_utc(utc);
+    let (local, o, name) = z.at_utc(utc)?;
     Ok(Temporal::DateTime(local, o, name))
 }
 
@@ -171,7 +190,7 @@ fn date_from_week(year: i32, week: i64, dow: i64) -> TResult<NaiveDate> {
         .unwrap_or(52);
     let week = in_range("week", week, 1, last)?;
     let dow = in_range("dayOfWeek", dow, 1, 7)?;
-    Ok(week_one(year)? + chrono::TimeDelta::days((week as i64 - 1) * 7 + dow as i64 - 1))
+    plus_days(week_one(year)?, (week as i64 - 1) * 7 + dow as i64 - 1)
 }
 
 /// The date a map gives, its components over those of `base`.
@@ -211,7 +230,7 @@ fn select_date(f: &Fields<'_>, base: Option<NaiveDate>) -> TResult<NaiveDate> {
             .ok_or("invalid date")?;
         let len = (next - first).num_days();
         let doq = in_range("dayOfQuarter", doq, 1, len)?;
-        return Ok(first + chrono::TimeDelta::days(doq as i64 - 1));
+        return plus_days(first, doq as i64 - 1);
     }
     if f.has("ordinalDay") {
         let od = f.int("ordinalDay")?.unwrap_or(1);
@@ -337,7 +356,7 @@ fn from_map(
         .ok_or("epoch value out of range")?
         .naive_utc();
         let zone = zone_given.unwrap_or(Zone::Offset(0));
-        let (local, o, name) = zone.at_utc(utc);
+        let (local, o, name) = zone.at_utc(utc)?;
         return Ok(match kind {
             Kind::DateTime => Temporal::DateTime(local, o, name),
             Kind::LocalDateTime => Temporal::LocalDateTime(local),
@@ -393,13 +412,13 @@ fn from_map(
                 // A zoned time moved into another zone keeps its instant.
                 (Some(from), Some(to)) => {
                     let day = NaiveDate::from_ymd_opt(1970, 1, 1).expect("valid");
-                    let (local, from_o, _) = from.at_local(today().and_time(t));
-                    let utc = local - chrono::TimeDelta::seconds(from_o as i64);
-                    let (l, o, _) = to.at_utc(day.and_time(utc.time()));
+                    let (local, from_o, _) = from.at_local(today().and_time(t))?;
+                    let utc = plus_secs(local, -(from_o as i64))?;
+                    let (l, o, _) = to.at_utc(day.and_time(utc.time()))?;
                     (l.time(), o)
                 }
                 (Some(z), None) | (None, Some(z)) => {
-                    let (_, o, _) = z.at_local(today().and_time(t));
+                    let (_, o, _) = z.at_local(today().and_time(t))?;
                     (t, o)
                 }
                 (None, None) => (t, 0),
@@ -410,12 +429,12 @@ fn from_map(
             let local = date.expect("date").and_time(time.expect("time"));
             match (src_zone, zone_given) {
                 (Some(from), Some(to)) => {
-                    let (l, from_o, _) = from.at_local(local);
-                    let (l, o, name) = to.at_utc(l - chrono::TimeDelta::seconds(from_o as i64));
+                    let (l, from_o, _) = from.at_local(local)?;
+                    let (l, o, name) = to.at_utc(plus_secs(l, -(from_o as i64))?)?;
                     Temporal::DateTime(l, o, name)
                 }
                 (Some(z), None) | (None, Some(z)) => {
-                    let (l, o, name) = z.at_local(local);
+                    let (l, o, name) = z.at_local(local)?;
                     Temporal::DateTime(l, o, name)
                 }
                 (None, None) => Temporal::DateTime(local, 0, None),
@@ -575,7 +594,7 @@ pub fn truncate(
         (Some(d), "weekyear") => week_one(d.iso_week().year())?,
         (Some(d), "quarter") => ymd(d.year(), d.month0() / 3 * 3 + 1, 1),
         (Some(d), "month") => ymd(d.year(), d.month(), 1),
-        (Some(d), "week") => d - chrono::TimeDelta::days(d.weekday().num_days_from_monday() as i64),
+        (Some(d), "week") => plus_days(d, -(d.weekday().num_days_from_monday() as i64))?,
         (Some(d), _) => d,
         (None, _) => NaiveDate::MIN,
     };
@@ -606,7 +625,7 @@ pub fn truncate(
     let base = match base {
         Temporal::DateTime(l, o, Some(name)) => match name.parse::<chrono_tz::Tz>() {
             Ok(tz) => {
-                let (l, o, name) = Zone::Named(tz).at_local(l);
+                let (l, o, name) = Zone::Named(tz).at_local(l)?;
                 Temporal::DateTime(l, o, name)
             }
             Err(_) => Temporal::DateTime(l, o, Some(name)),

@@ -9,7 +9,6 @@
 
 mod arith;
 mod build;
-pub mod ops;
 mod parse;
 
 pub use arith::{add, between, divide, multiply, subtract, BetweenUnit};
@@ -292,26 +291,31 @@ impl Duration {
     }
 
     /// Whole seconds (rounded down) and the nanoseconds of the second (0..1e9).
-    pub fn seconds_and_nanos(&self) -> (i64, i64) {
+    pub fn seconds_and_nanos(&self) -> (i128, i128) {
         (
-            self.nanos.div_euclid(NANOS_PER_SECOND) as i64,
-            self.nanos.rem_euclid(NANOS_PER_SECOND) as i64,
+            self.nanos.div_euclid(NANOS_PER_SECOND),
+            self.nanos.rem_euclid(NANOS_PER_SECOND),
         )
     }
 
+    /// A component; `None` for an unknown one or one past the 64-bit range.
     fn component(&self, key: &str) -> Option<i64> {
-        let (s, ns) = self.seconds_and_nanos();
-        let m = self.months;
-        Some(match key.to_ascii_lowercase().as_str() {
+        let n = self.nanos;
+        let (s, ns) = (
+            n.div_euclid(NANOS_PER_SECOND),
+            n.rem_euclid(NANOS_PER_SECOND),
+        );
+        let (m, d) = (self.months as i128, self.days as i128);
+        let v: i128 = match key.to_ascii_lowercase().as_str() {
             "years" => m / 12,
             "quarters" => m / 3,
             "months" => m,
             "monthsofyear" => m % 12,
             "monthsofquarter" => m % 3,
             "quartersofyear" => (m / 3) % 4,
-            "weeks" => self.days / 7,
-            "days" => self.days,
-            "daysofweek" => self.days % 7,
+            "weeks" => d / 7,
+            "days" => d,
+            "daysofweek" => d % 7,
             "hours" => s / 3600,
             "minutes" => s / 60,
             "seconds" => s,
@@ -319,12 +323,13 @@ impl Duration {
             "secondsofminute" => s % 60,
             "milliseconds" => s * 1000 + ns / 1_000_000,
             "microseconds" => s * 1_000_000 + ns / 1000,
-            "nanoseconds" => s * 1_000_000_000 + ns,
+            "nanoseconds" => n,
             "millisecondsofsecond" => ns / 1_000_000,
             "microsecondsofsecond" => ns / 1000,
             "nanosecondsofsecond" => ns,
             _ => return None,
-        })
+        };
+        i64::try_from(v).ok()
     }
 }
 
@@ -489,11 +494,11 @@ pub fn from_scalar(s: &datafusion::common::ScalarValue) -> Option<Temporal> {
     };
     Some(match s {
         S::Date32(Some(d)) => {
-            Temporal::Date(epoch + chrono::Days::new(0) + chrono::TimeDelta::days(*d as i64))
+            Temporal::Date(epoch.checked_add_signed(chrono::TimeDelta::days(*d as i64))?)
         }
-        S::Date64(Some(ms)) => {
-            Temporal::Date(epoch + chrono::TimeDelta::days(ms.div_euclid(86_400_000)))
-        }
+        S::Date64(Some(ms)) => Temporal::Date(
+            epoch.checked_add_signed(chrono::TimeDelta::days(ms.div_euclid(86_400_000)))?,
+        ),
         S::Time32Second(Some(x)) => Temporal::LocalTime(time(*x as i64 * 1_000_000_000)?),
         S::Time32Millisecond(Some(x)) => Temporal::LocalTime(time(*x as i64 * 1_000_000)?),
         S::Time64Microsecond(Some(x)) => Temporal::LocalTime(time(x * 1000)?),

@@ -24,7 +24,7 @@ pub(super) fn parse(kind: Kind, s: &str) -> TResult<Temporal> {
         Kind::Time => {
             let (time, zone) = time_and_zone(t).ok_or_else(bad)?;
             let o = match zone {
-                Some(z) => z.at_local(today().and_time(time)).1,
+                Some(z) => z.at_local(today().and_time(time)).map_err(|_| bad())?.1,
                 None => 0,
             };
             Ok(Temporal::Time(time, o))
@@ -45,7 +45,7 @@ pub(super) fn parse(kind: Kind, s: &str) -> TResult<Temporal> {
             }
             Ok(match zone {
                 Some(z) => {
-                    let (l, o, name) = z.at_local(local);
+                    let (l, o, name) = z.at_local(local).map_err(|_| bad())?;
                     Temporal::DateTime(l, o, name)
                 }
                 None => Temporal::DateTime(local, 0, None),
@@ -119,11 +119,10 @@ fn date(s: &str) -> Option<NaiveDate> {
     NaiveDate::from_ymd_opt(year, month as u32, day as u32)
 }
 
-/// `21:40:32.142`, `214032`, `21:40`, `21`, then an optional offset and `[Zone]`.
-fn time_and_zone(s: &str) -> Option<(NaiveTime, Option<Zone>)> {
-    let end = s.find(['Z', '+', '-', '[']).unwrap_or(s.len());
-    let (t, z) = s.split_at(end);
-    let (h, r) = fixed(t, 2)?;
+/// Hours, then minutes and seconds if written, extended (`21:40:32`) or basic (`214032`),
+/// and what follows them.
+fn clock(s: &str) -> Option<((i64, i64, i64), &str)> {
+    let (h, r) = fixed(s, 2)?;
     let colon = r.starts_with(':');
     let r = if colon { &r[1..] } else { r };
     let (m, r) = if r.is_empty() { (0, r) } else { fixed(r, 2)? };
@@ -133,6 +132,14 @@ fn time_and_zone(s: &str) -> Option<(NaiveTime, Option<Zone>)> {
         r
     };
     let (sec, r) = if r.is_empty() { (0, r) } else { fixed(r, 2)? };
+    Some(((h, m, sec), r))
+}
+
+/// `21:40:32.142`, `214032`, `21:40`, `21`, then an optional offset and `[Zone]`.
+fn time_and_zone(s: &str) -> Option<(NaiveTime, Option<Zone>)> {
+    let end = s.find(['Z', '+', '-', '[']).unwrap_or(s.len());
+    let (t, z) = s.split_at(end);
+    let ((h, m, sec), r) = clock(t)?;
     let nanos = match r.as_bytes().first() {
         None => 0,
         Some(b'.' | b',') => {
@@ -169,17 +176,7 @@ pub(super) fn offset(s: &str) -> Option<i32> {
         b'-' => -1,
         _ => return None,
     };
-    let r = &s[1..];
-    let (h, r) = fixed(r, 2)?;
-    let colon = r.starts_with(':');
-    let r = if colon { &r[1..] } else { r };
-    let (m, r) = if r.is_empty() { (0, r) } else { fixed(r, 2)? };
-    let r = if colon {
-        r.strip_prefix(':').unwrap_or(r)
-    } else {
-        r
-    };
-    let (sec, r) = if r.is_empty() { (0, r) } else { fixed(r, 2)? };
+    let ((h, m, sec), r) = clock(&s[1..])?;
     if !r.is_empty() || h > 18 || m > 59 || sec > 59 {
         return None;
     }

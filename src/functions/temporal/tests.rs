@@ -179,3 +179,42 @@ fn orders_zoned_values_by_instant() {
     assert_eq!(d.order(&d), None);
     assert!(d.equals(&parse::parse(Kind::Duration, "PT60S").unwrap()));
 }
+
+#[test]
+fn extremes_are_errors_not_panics() {
+    let i = Value::Int;
+    for v in [
+        map(&[("year", i(262_142)), ("week", i(53)), ("dayOfWeek", i(7))]),
+        map(&[
+            ("year", i(262_142)),
+            ("quarter", i(4)),
+            ("dayOfQuarter", i(92)),
+        ]),
+        map(&[("year", i(-262_143)), ("month", i(1)), ("day", i(1))]),
+        map(&[("year", i(i64::MAX))]),
+        map(&[("epochSeconds", i(i64::MAX))]),
+    ] {
+        let _ = construct(Kind::Date, &v);
+        let _ = construct(Kind::DateTime, &v);
+    }
+    let max = construct(
+        Kind::DateTime,
+        &Value::Str("+262142-12-31T23:59:59-18:00".into()),
+    );
+    if let Ok(Some(t)) = max {
+        let _ = add(&t, &parse::parse(Kind::Duration, "P1Y").unwrap());
+        let _ = truncate(Kind::Date, "week", &t, &[]);
+    }
+    let min = construct(Kind::Date, &Value::Str("-262143-01-01".into()))
+        .unwrap()
+        .unwrap();
+    assert!(truncate(Kind::Date, "week", &min, &[]).is_err() || min.date().is_some());
+    use datafusion::common::ScalarValue as S;
+    assert!(from_scalar(&S::Date32(Some(i32::MAX))).is_none());
+    assert!(from_scalar(&S::TimestampSecond(Some(i64::MAX), Some("UTC".into()))).is_none());
+    let huge = construct(Kind::Duration, &map(&[("hours", i(i64::MAX))]))
+        .unwrap()
+        .unwrap();
+    assert_eq!(huge.component("nanoseconds"), None);
+    assert_eq!(huge.component("hours"), Some(Value::Int(i64::MAX)));
+}
