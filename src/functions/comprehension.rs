@@ -29,6 +29,9 @@ pub enum ListOp {
     Any,
     None,
     Single,
+    /// `reduce`: the body folded over the elements (arguments: the list, the initial value,
+    /// the captured values).
+    Reduce,
 }
 
 #[derive(Debug)]
@@ -111,12 +114,13 @@ type ListParts<'a> = (
 );
 
 #[cfg(feature = "distributed")]
-const LIST_OPS: [ListOp; 5] = [
+const LIST_OPS: [ListOp; 6] = [
     ListOp::Comprehension,
     ListOp::All,
     ListOp::Any,
     ListOp::None,
     ListOp::Single,
+    ListOp::Reduce,
 ];
 
 #[cfg(feature = "distributed")]
@@ -191,6 +195,86 @@ impl ListEval {
     }
 }
 
+impl ListEval {
+    /// `reduce` over each row's list: step `k` evaluates the body once for every row whose
+    /// list has a `k`-th element, with that element, the row's accumulator and its captured
+    /// values; a null list gives null, an empty one the initial value.
+    fn fold(
+        &self,
+        list: &arrow::array::ListArray,
+        init: &ArrayRef,
+        outer: &[ArrayRef],
+    ) -> Result<ArrayRef> {
+        let n = list.len();
+        let offsets = list.value_offsets();
+        let init = init.as_binary_opt::<i64>();
+        let mut acc: Vec<Option<Vec<u8>>> = (0..n)
+            .map(|i| init.filter(|a| !a.is_null(i)).map(|a| a.value(i).to_vec()))
+            .collect();
+        let len = |i: usize| (offsets[i + 1] - offsets[i]) as usize;
+        let longest = (0..n)
+            .filter(|&i| !list.is_null(i))
+            .map(len)
+            .max()
+            .unwrap_or(0);
+        let (_, map) = self.compiled()?;
+        let body = map.as_ref().expect("reduce has a body");
+        let fields: Vec<Field> = self
+            .schema
+            .fields()
+            .iter()
+            .map(|f| Field::new(f.name(), f.data_type().clone(), true))
+            .collect();
+        let schema = Arc::new(Schema::new(fields));
+        for k in 0..longest {
+            let rows: Vec<u32> = (0..n)
+                .filter(|&i| !list.is_null(i) && len(i) > k)
+                .map(|i| i as u32)
+                .collect();
+            let at = UInt32Array::from_iter_values(
+                rows.iter().map(|&i| offsets[i as usize] as u32 + k as u32),
+            );
+            let mut cols = vec![
+                arrow::compute::take(list.values().as_ref(), &at, None)?,
+                Arc::new(arrow::array::LargeBinaryArray::from_iter(
+                    rows.iter().map(|&i| acc[i as usize].as_deref()),
+                )) as ArrayRef,
+            ];
+            let rows_idx = UInt32Array::from(rows.clone());
+            for a in outer {
+                cols.push(arrow::compute::take(a.as_ref(), &rows_idx, None)?);
+            }
+            let cols = cols
+                .into_iter()
+                .zip(schema.fields())
+                .map(|(c, f)| {
+                    if c.data_type() == f.data_type() {
+                        Ok(c)
+                    } else {
+                        arrow::compute::cast(&c, f.data_type())
+                    }
+                })
+                .collect::<std::result::Result<Vec<_>, _>>()?;
+            let batch = RecordBatch::try_new(schema.clone(), cols)?;
+            let v = body.evaluate(&batch)?.into_array(rows.len())?;
+            let v = v.as_binary::<i64>();
+            for (j, &i) in rows.iter().enumerate() {
+                acc[i as usize] = (!v.is_null(j)).then(|| v.value(j).to_vec());
+            }
+        }
+        let out: arrow::array::LargeBinaryArray = (0..n)
+            .map(|i| {
+                if list.is_null(i) {
+                    None
+                } else {
+                    acc[i].as_deref()
+                }
+            })
+            .collect();
+        Ok(Arc::new(out))
+    }
+}
+
 impl ScalarUDFImpl for ListEval {
     fn name(&self) -> &str {
         match self.op {
@@ -199,6 +283,7 @@ impl ScalarUDFImpl for ListEval {
             ListOp::Any => "any",
             ListOp::None => "none",
             ListOp::Single => "single",
+            ListOp::Reduce => "reduce",
         }
     }
 
@@ -241,6 +326,13 @@ impl ScalarUDFImpl for ListEval {
             // A null list (of type Null): every row is null.
             return Ok(ColumnarValue::Scalar(ScalarValue::try_from(&self.out)?));
         };
+        if self.op == ListOp::Reduce {
+            return Ok(ColumnarValue::Array(self.fold(
+                list,
+                &arrays[1],
+                &arrays[2..],
+            )?));
+        }
         let offsets = list.value_offsets();
         let first = offsets[0] as usize;
         let (elements, batch) = self.element_batch(list, &arrays[1..], n)?;

@@ -7,6 +7,7 @@ pub mod any;
 pub mod budget;
 pub(crate) mod chain;
 pub(crate) mod comprehension;
+mod dynamic;
 mod percentile;
 pub(crate) mod registry;
 pub mod temporal;
@@ -73,10 +74,11 @@ pub enum CypherFn {
     /// the greatest percentile its rows gave (`percentile.rs`).
     PercentileDisc,
     PercentileCont,
-    /// `cypher_temporal(op, args...)`: a temporal function (`date`, `duration.between`,
-    /// `datetime.truncate`), a component (`.year`) or arithmetic (`+`) on values whose kind
-    /// only rows tell (`temporal/ops.rs`); a value of mixed kind.
-    Temporal,
+    /// `cypher_dynamic(op, args...)`: an operation the row's values decide (`dynamic.rs`): a
+    /// temporal function (`date`, `duration.between`, `datetime.truncate`), a component or
+    /// entry (`.year`), arithmetic (`+`), `type` / `labels` / `properties` of values of mixed
+    /// kind; a value of mixed kind.
+    Dynamic,
     /// `cypher_now(kind, given, timezone, now)`: `now` (the statement's time) as a value of
     /// the kind named; null when a time zone argument was `given` as null.
     Now,
@@ -116,7 +118,7 @@ impl CypherFn {
             CypherFn::StartsWith => "cypher_starts_with",
             CypherFn::EndsWith => "cypher_ends_with",
             CypherFn::Contains => "cypher_contains",
-            CypherFn::Temporal => "cypher_temporal",
+            CypherFn::Dynamic => "cypher_dynamic",
             CypherFn::Now => "cypher_now",
             CypherFn::ToText => "cypher_to_text",
         }
@@ -169,7 +171,7 @@ impl CypherFn {
 /// Every function of this module.
 #[cfg(feature = "distributed")]
 const ALL: [CypherFn; 29] = [
-    CypherFn::Temporal,
+    CypherFn::Dynamic,
     CypherFn::Now,
     CypherFn::ToText,
     CypherFn::Add,
@@ -234,7 +236,7 @@ impl Udf {
             f,
             // Volatile: never evaluated while planning (it exists to fail at run time).
             signature: match f {
-                CypherFn::Temporal => Signature::variadic_any(Volatility::Immutable),
+                CypherFn::Dynamic => Signature::variadic_any(Volatility::Immutable),
                 CypherFn::Now => Signature::any(4, Volatility::Immutable),
                 // Volatile: never evaluated while planning (it exists to fail at run time).
                 CypherFn::Fail => Signature::any(f.arity(), Volatility::Volatile),
@@ -265,7 +267,7 @@ impl ScalarUDFImpl for Udf {
             CypherFn::NonNegative => arg_types[0].clone(),
             CypherFn::Fail => arg_types[3].clone(),
             CypherFn::ToFloat => DataType::Float64,
-            CypherFn::ToAny | CypherFn::Properties | CypherFn::Temporal | CypherFn::Now => any::ANY,
+            CypherFn::ToAny | CypherFn::Properties | CypherFn::Dynamic | CypherFn::Now => any::ANY,
             CypherFn::ToText => DataType::Utf8,
             CypherFn::AnyItems => DataType::new_list(any::ANY, true),
             CypherFn::Range => DataType::new_list(DataType::Int64, true),
@@ -345,7 +347,7 @@ impl Udf {
             CypherFn::Size => size(a),
             CypherFn::PercentileDisc => percentile::percentile(a, true),
             CypherFn::PercentileCont => percentile::percentile(a, false),
-            CypherFn::Temporal => temporal_op(a),
+            CypherFn::Dynamic => dynamic_op(a),
             CypherFn::Now => now(a),
             CypherFn::ToText => to_text(a),
         }
@@ -375,8 +377,8 @@ impl Udf {
     }
 }
 
-/// `cypher_temporal(op, args...)` row by row.
-fn temporal_op(a: &[ArrayRef]) -> Result<ArrayRef> {
+/// `cypher_dynamic(op, args...)` row by row.
+fn dynamic_op(a: &[ArrayRef]) -> Result<ArrayRef> {
     let n = a[0].len();
     let mut b = LargeBinaryBuilder::with_capacity(n, 24 * n);
     let mut args = Vec::with_capacity(a.len() - 1);
@@ -387,7 +389,7 @@ fn temporal_op(a: &[ArrayRef]) -> Result<ArrayRef> {
         };
         args.clear();
         args.extend(a[1..].iter().map(|x| value_at(x.as_ref(), i)));
-        b.append_option(any::encode_non_null(&temporal::ops::eval(&op, &args)?));
+        b.append_option(any::encode_non_null(&dynamic::eval(&op, &args)?));
     }
     Ok(Arc::new(b.finish()))
 }
@@ -453,7 +455,7 @@ fn to_text(a: &[ArrayRef]) -> Result<ArrayRef> {
             | Value::Int(_)
             | Value::Float(_)
             | Value::Bool(_)
-            | Value::Temporal(_)) => b.append_value(temporal::ops::text(&v)),
+            | Value::Temporal(_)) => b.append_value(dynamic::text(&v)),
             other => return Err(conversion_error("toString", &other)),
         }
     }

@@ -363,37 +363,52 @@ static SCALAR_FUNCTIONS: &[ScalarFn] = &[
     }),
     // Given anything but an entity (those are lowered in `expr.rs`): null gives null, as
     // for an entity an OPTIONAL MATCH did not find.
-    ScalarFn::new(&["id", "labels", "type", "properties"], (1, 1), &[], |c| {
-        if c.types[0] == DataType::Null {
-            return Ok(null());
-        }
-        // A node / relationship as a value (from a list, a path).
-        let tag = match &c.types[0] {
-            DataType::Struct(f) => f.first().map(|f| f.name().clone()),
-            _ => None,
-        };
-        let name = c.name.to_lowercase();
-        match (name.as_str(), tag.as_deref()) {
-            ("labels", Some("__label")) => {
-                let label = f::get_field(c.x(0), "__label");
-                let labels = when(label.clone().eq(lit("")), empty_list(&DataType::Utf8))
-                    .otherwise(nf::make_array(vec![label]))?;
-                return Ok(when(c.x(0).is_null(), null()).otherwise(labels)?);
+    ScalarFn {
+        reads_mixed: true,
+        ..ScalarFn::new(&["id", "labels", "type", "properties"], (1, 1), &[], |c| {
+            if c.types[0] == DataType::Null {
+                return Ok(null());
             }
-            ("type", Some("__type")) => return Ok(f::get_field(c.x(0), "__type")),
-            ("properties", Some("__label" | "__type")) => {
-                return Ok(CypherFn::Properties.call(vec![c.x(0)]))
+            // A value of mixed kind (an element of `[r, 1]`): decided per row.
+            if crate::functions::any::is_any(&c.types[0]) {
+                let name = c.name.to_lowercase();
+                if name == "id" {
+                    return sem_err!(
+                        Unsupported,
+                        c.spans[0],
+                        "unsupported: id() of a value of mixed kind"
+                    );
+                }
+                return Ok(CypherFn::Dynamic.call(vec![lit(name), c.x(0)]));
             }
-            ("properties", _) if matches!(c.types[0], DataType::Struct(_)) => return Ok(c.x(0)),
-            _ => {}
-        }
-        sem_err!(
-            InvalidArgumentType,
-            c.spans[0],
-            "{}() expects a node or relationship",
-            c.name
-        )
-    }),
+            // A node / relationship as a value (from a list, a path).
+            let tag = match &c.types[0] {
+                DataType::Struct(f) => f.first().map(|f| f.name().clone()),
+                _ => None,
+            };
+            let name = c.name.to_lowercase();
+            match (name.as_str(), tag.as_deref()) {
+                ("labels", Some("__label")) => {
+                    let label = f::get_field(c.x(0), "__label");
+                    let labels = when(label.clone().eq(lit("")), empty_list(&DataType::Utf8))
+                        .otherwise(nf::make_array(vec![label]))?;
+                    return Ok(when(c.x(0).is_null(), null()).otherwise(labels)?);
+                }
+                ("type", Some("__type")) => return Ok(f::get_field(c.x(0), "__type")),
+                ("properties", Some("__label" | "__type")) => {
+                    return Ok(CypherFn::Properties.call(vec![c.x(0)]))
+                }
+                ("properties", _) if matches!(c.types[0], DataType::Struct(_)) => return Ok(c.x(0)),
+                _ => {}
+            }
+            sem_err!(
+                InvalidArgumentType,
+                c.spans[0],
+                "{}() expects a node or relationship",
+                c.name
+            )
+        })
+    },
     ScalarFn::new(&["exists"], (1, 1), &[], |c| Ok(c.x(0).is_not_null())),
     // Temporal values (`functions/temporal`): built per row, cells of mixed kind.
     ScalarFn {
@@ -410,14 +425,14 @@ static SCALAR_FUNCTIONS: &[ScalarFn] = &[
                 if c.args.is_empty() || zone_only {
                     return Ok(now(&name, c));
                 }
-                Ok(CypherFn::Temporal.call(vec![lit(name), c.x(0)]))
+                Ok(CypherFn::Dynamic.call(vec![lit(name), c.x(0)]))
             },
         )
     },
     ScalarFn {
         reads_mixed: true,
         ..ScalarFn::new(&["duration"], (1, 1), &[], |c| {
-            Ok(CypherFn::Temporal.call(vec![lit("duration"), c.x(0)]))
+            Ok(CypherFn::Dynamic.call(vec![lit("duration"), c.x(0)]))
         })
     },
     ScalarFn {
@@ -498,7 +513,7 @@ fn now(kind: &str, c: &Call<'_>) -> Expr {
 fn temporal_call(c: &Call<'_>) -> Result<Expr> {
     let mut args = vec![lit(c.name.to_lowercase())];
     args.extend(c.args.iter().cloned());
-    Ok(CypherFn::Temporal.call(args))
+    Ok(CypherFn::Dynamic.call(args))
 }
 
 #[cfg(test)]
