@@ -304,6 +304,14 @@ pub enum ExprKind {
         list: Box<Expr>,
         pred: Box<Expr>,
     },
+    /// `reduce(acc = init, x IN list | body)`: `body` folded over the list from `init`.
+    Reduce {
+        acc: Ident,
+        init: Box<Expr>,
+        var: Ident,
+        list: Box<Expr>,
+        body: Box<Expr>,
+    },
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -418,6 +426,9 @@ impl Expr {
                 v
             }
             ExprKind::Quantifier { list, pred, .. } => vec![list, pred],
+            ExprKind::Reduce {
+                init, list, body, ..
+            } => vec![init, list, body],
         }
     }
 
@@ -635,6 +646,18 @@ impl Display for Expr {
                 f,
                 "{}({} IN {list} WHERE {pred})",
                 kind.name(),
+                fmt_ident(&var.name)
+            ),
+            ExprKind::Reduce {
+                acc,
+                init,
+                var,
+                list,
+                body,
+            } => write!(
+                f,
+                "reduce({} = {init}, {} IN {list} | {body})",
+                fmt_ident(&acc.name),
                 fmt_ident(&var.name)
             ),
         }

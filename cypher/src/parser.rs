@@ -273,8 +273,16 @@ impl<'a> Parser<'a> {
                     self.span(),
                 ));
             }
+            let at = self.span();
             self.advance();
             let all = self.eat_kw("ALL");
+            if unions.first().is_some_and(|(first, _)| *first != all) {
+                return Err(ParseError::new(
+                    ErrorKind::InvalidClauseComposition,
+                    "UNION and UNION ALL cannot be combined in one query",
+                    at,
+                ));
+            }
             unions.push((all, self.single_query()?));
         }
         self.expect_eof()?;
@@ -998,7 +1006,13 @@ impl<'a> Parser<'a> {
                 };
                 self.quantifier(kind)
             }
-            "REDUCE" if self.peek_at(1) == &Token::LParen => Err(self.unsupported("reduce", span)),
+            "REDUCE"
+                if self.peek_at(1) == &Token::LParen
+                    && matches!(self.peek_at(2), Token::Word(_) | Token::Quoted(_))
+                    && self.peek_at(3) == &Token::Eq =>
+            {
+                self.reduce()
+            }
             "EXISTS" if self.peek_at(1) == &Token::LBrace => {
                 Err(self.unsupported("existential subquery", span))
             }
@@ -1106,6 +1120,34 @@ impl<'a> Parser<'a> {
                 var,
                 list: Box::new(list),
                 pred: Box::new(pred),
+            },
+            start.union(&end),
+        ))
+    }
+
+    /// `reduce(acc = init, x IN list | body)` (at the name).
+    fn reduce(&mut self) -> PResult<Expr> {
+        let start = self.advance().span;
+        self.expect(&Token::LParen, "'('")?;
+        self.enter()?;
+        let acc = self.ident("accumulator name")?;
+        self.expect(&Token::Eq, "'='")?;
+        let init = self.expr()?;
+        self.expect(&Token::Comma, "','")?;
+        let var = self.ident("variable name")?;
+        self.expect_kw("IN")?;
+        let list = self.expr()?;
+        self.expect(&Token::Pipe, "'|'")?;
+        let body = self.expr()?;
+        self.leave();
+        let end = self.expect(&Token::RParen, "')' closing reduce")?;
+        Ok(Expr::new(
+            ExprKind::Reduce {
+                acc,
+                init: Box::new(init),
+                var,
+                list: Box::new(list),
+                body: Box::new(body),
             },
             start.union(&end),
         ))

@@ -68,6 +68,8 @@ pub enum ErrorKind {
     Unsupported,
     /// Nesting deeper than the parser's recursion limit.
     RecursionLimit,
+    /// Clauses or queries combined in a way openCypher forbids (`UNION` with `UNION ALL`).
+    InvalidClauseComposition,
 }
 
 impl ErrorKind {
@@ -79,6 +81,7 @@ impl ErrorKind {
             ErrorKind::InvalidStringLiteral => "InvalidStringLiteral",
             ErrorKind::Unsupported => "Unsupported",
             ErrorKind::RecursionLimit => "RecursionLimit",
+            ErrorKind::InvalidClauseComposition => "InvalidClauseComposition",
         }
     }
 }

@@ -220,6 +220,19 @@ fn escape_expr(e: &mut ast::Expr) {
                 stack.push(list);
                 stack.push(pred);
             }
+            ExprKind::Reduce {
+                acc,
+                init,
+                var,
+                list,
+                body,
+            } => {
+                acc.name = escape(&acc.name);
+                var.name = escape(&var.name);
+                stack.push(init);
+                stack.push(list);
+                stack.push(body);
+            }
             ExprKind::Slice(t, a, b) => {
                 stack.push(t);
                 if let Some(a) = a {

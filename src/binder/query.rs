@@ -334,6 +334,20 @@ impl QueryBinder<'_> {
                 inner.bind(&var.name, BoundVar::Other("value"));
                 self.expr(pred, &inner, resolved)
             }
+            ExprKind::Reduce {
+                acc,
+                init,
+                var,
+                list,
+                body,
+            } => {
+                self.expr(init, scope, resolved)?;
+                self.expr(list, scope, resolved)?;
+                let mut inner = scope.clone();
+                inner.bind(&acc.name, BoundVar::Other("value"));
+                inner.bind(&var.name, BoundVar::Other("value"));
+                self.expr(body, &inner, resolved)
+            }
             _ => {
                 for c in e.children() {
                     self.expr(c, scope, resolved)?;

@@ -621,7 +621,7 @@ fn special(rng: &mut Rng, s: &Schema) -> Option<String> {
 /// Values that need care: NaN (with either sign) in ORDER BY and min / max, quantifiers and
 /// comprehensions over empty lists and nulls, two comprehensions over one list in one
 /// aggregation, `toInteger` near and past the 64-bit range, lists too big for the memory
-/// limit, integers and floats in one list.
+/// limit, integers and floats in one list, reduce.
 fn value_classes(rng: &mut Rng) -> Option<String> {
     let floats = [
         "0.0 / 0.0",
@@ -637,7 +637,20 @@ fn value_classes(rng: &mut Rng) -> Option<String> {
         let xs: Vec<&str> = (0..1 + rng.below(5)).map(|_| *rng.pick(items)).collect();
         format!("[{}]", xs.join(", "))
     };
-    Some(match rng.below(7) {
+    Some(match rng.below(8) {
+        // reduce: the accumulator's kind may change (an integer plus a float), nulls, and a
+        // body reading the row.
+        7 => {
+            let list = pick_list(rng, &["1", "2", "-3", "0.5", "null"]);
+            let init = *rng.pick(&["0", "0.5", "null", "k"]);
+            let body = *rng.pick(&[
+                "acc + x",
+                "acc * 2 + x",
+                "CASE WHEN x IS NULL THEN acc ELSE acc + x * k END",
+                "x",
+            ]);
+            format!("UNWIND [1, 2] AS k RETURN k, reduce(acc = {init}, x IN {list} | {body}) AS r")
+        }
         // Integers and floats side by side keep their kinds: in a list, indexed, through
         // CASE, in arithmetic.
         6 => {

@@ -6,8 +6,10 @@ use super::expr::{col, ExprCtx};
 use super::scope::{Binding, Scope};
 use super::Lowerer;
 use crate::error::Result;
+use crate::functions::any::ANY;
 use crate::functions::comprehension::{ListEval, ListOp};
 use crate::functions::registry::null;
+use crate::functions::CypherFn;
 use crate::sem_err;
 use arrow::datatypes::{DataType, Field, Schema};
 use cypher::ast;
@@ -78,13 +80,34 @@ impl Lowerer<'_> {
             (ListOp::Comprehension, None) => DataType::new_list(elem.clone(), true),
             _ => DataType::Boolean,
         };
-        // What the body reads of the row: captured as arguments, each largest sub-expression
-        // that does not read the element as one (`x[0] = ps[0][0]` captures the number
-        // `ps[0][0]`, not the list `ps`, which would be repeated for every element).
+        let (filter, map, captured) = self.capture(&[&elem_col], filter, map, &schema)?;
+        let mut fields = vec![Field::new(&elem_col, elem, true)];
+        fields.extend(
+            captured
+                .iter()
+                .map(|(_, n, t)| Field::new(n, t.clone(), true)),
+        );
+        let body_schema = DFSchema::try_from(Schema::new(fields))?;
+        let mut args = vec![l];
+        args.extend(captured.into_iter().map(|(e, _, _)| e));
+        Ok(ListEval::call(op, filter, map, body_schema, out, args))
+    }
+
+    /// What a body reads of the row (not its own `locals`), captured as arguments: each
+    /// largest sub-expression that reads no local as one (`x[0] = ps[0][0]` captures the
+    /// number `ps[0][0]`, not the list `ps`, which would be repeated for every element).
+    #[allow(clippy::type_complexity)]
+    fn capture(
+        &self,
+        locals: &[&str],
+        filter: Option<Expr>,
+        map: Option<Expr>,
+        schema: &DFSchema,
+    ) -> Result<(Option<Expr>, Option<Expr>, Vec<(Expr, String, DataType)>)> {
         let mut captured: Vec<(Expr, String, DataType)> = Vec::new();
         let mut capture = |e: Expr| -> Result<Expr> {
             let e = e.transform_down(|x| {
-                if !reads_row_only(&x, &elem_col) {
+                if !reads_row_only(&x, locals) {
                     return Ok(Transformed::no(x));
                 }
                 let name = match captured.iter().find(|(e, _, _)| e == &x) {
@@ -92,7 +115,7 @@ impl Lowerer<'_> {
                     None => {
                         let n = format!("__o{}", captured.len());
                         let t = self
-                            .type_of(&x, &schema)
+                            .type_of(&x, schema)
                             .map_err(datafusion::error::DataFusionError::from)?;
                         captured.push((x.clone(), n.clone(), t));
                         n
@@ -108,16 +131,86 @@ impl Lowerer<'_> {
         };
         let filter = filter.map(&mut capture).transpose()?;
         let map = map.map(&mut capture).transpose()?;
-        let mut fields = vec![Field::new(&elem_col, elem, true)];
+        Ok((filter, map, captured))
+    }
+
+    /// `reduce(acc = init, x IN list | body)`: the body over each element in turn, the
+    /// accumulator a value of mixed kind (its kind may change from one element to the next).
+    pub(super) fn reduce(
+        &self,
+        (acc, init): (&ast::Ident, &ast::Expr),
+        var: &ast::Ident,
+        list: &ast::Expr,
+        body: &ast::Expr,
+        cx: &ExprCtx<'_>,
+    ) -> Result<Expr> {
+        let l = self.expr(list, cx)?;
+        let elem = match self.type_of(&l, cx.schema)? {
+            DataType::List(f) | DataType::LargeList(f) => f.data_type().clone(),
+            DataType::Null => return Ok(null()),
+            other => {
+                return sem_err!(
+                    InvalidArgumentType,
+                    list.span,
+                    "`{}` is not a list: {other}",
+                    list
+                )
+            }
+        };
+        let init = CypherFn::ToAny.call(vec![self.expr(init, cx)?]);
+        let (elem_col, acc_col) = (format!("__x{}", var.name), format!("__a{}", acc.name));
+        let mut scope = Scope {
+            vars: cx.scope.vars.clone(),
+        };
+        scope.bind(
+            &var.name,
+            Binding::Value {
+                col: elem_col.clone(),
+            },
+        );
+        scope.bind(
+            &acc.name,
+            Binding::Value {
+                col: acc_col.clone(),
+            },
+        );
+        let extra = DFSchema::try_from(Schema::new(vec![
+            Field::new(&elem_col, elem.clone(), true),
+            Field::new(&acc_col, ANY, true),
+        ]))?;
+        let mut schema = cx.schema.clone();
+        schema.merge(&extra);
+        let inner = ExprCtx {
+            scope: &scope,
+            schema: &schema,
+            overrides: cx.overrides,
+            no_aggregates: "inside reduce",
+        };
+        let body = self.expr(body, &inner)?;
+        let mut rewriter = TypeCoercionRewriter::new(&schema);
+        let body = CypherFn::ToAny.call(vec![body.rewrite(&mut rewriter)?.data]);
+        let (_, body, captured) =
+            self.capture(&[&elem_col, &acc_col], None, Some(body), &schema)?;
+        let mut fields = vec![
+            Field::new(&elem_col, elem, true),
+            Field::new(&acc_col, ANY, true),
+        ];
         fields.extend(
             captured
                 .iter()
                 .map(|(_, n, t)| Field::new(n, t.clone(), true)),
         );
         let body_schema = DFSchema::try_from(Schema::new(fields))?;
-        let mut args = vec![l];
+        let mut args = vec![l, init];
         args.extend(captured.into_iter().map(|(e, _, _)| e));
-        Ok(ListEval::call(op, filter, map, body_schema, out, args))
+        Ok(ListEval::call(
+            ListOp::Reduce,
+            None,
+            body,
+            body_schema,
+            ANY,
+            args,
+        ))
     }
 
     pub(super) fn quantifier_op(kind: ast::Quantifier) -> ListOp {
@@ -130,14 +223,15 @@ impl Lowerer<'_> {
     }
 }
 
-/// Whether `x` reads the row (a column or parameter) but not the element (`elem_col`), and
-/// is deterministic: what a comprehension's body captures as an argument.
-fn reads_row_only(x: &Expr, elem_col: &str) -> bool {
+/// Whether `x` reads the row (a column or parameter) but none of the body's own columns
+/// (`locals`: the element, an accumulator), and is deterministic: what a comprehension's body
+/// captures as an argument.
+fn reads_row_only(x: &Expr, locals: &[&str]) -> bool {
     let mut row = false;
     let mut elem = false;
     let _ = x.apply(|y| {
         match y {
-            Expr::Column(c) if c.name == elem_col => elem = true,
+            Expr::Column(c) if locals.contains(&c.name.as_str()) => elem = true,
             Expr::Column(_) | Expr::Placeholder(_) => row = true,
             _ => {}
         }

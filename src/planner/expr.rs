@@ -4,7 +4,7 @@ use super::scope::{label_col, prop_col, type_col, Binding, Scope};
 use super::Lowerer;
 use crate::error::ErrorClass;
 use crate::error::{Error, Result};
-use crate::functions::any::{encodable, is_any};
+use crate::functions::any::{encodable, is_any, ANY};
 use crate::functions::registry::{self as scalar, is_list, is_string};
 use crate::functions::temporal::is_temporal_type;
 use crate::functions::CypherFn;
@@ -69,9 +69,9 @@ fn dynamic(t: &DataType) -> bool {
     is_any(t) || is_temporal_type(t)
 }
 
-/// `a op b` evaluated on values (`functions/temporal/ops.rs`): a value of mixed kind.
+/// `a op b` evaluated on values (`functions/dynamic.rs`): a value of mixed kind.
 fn value_arith(op: &str, a: Expr, b: Expr) -> Expr {
-    CypherFn::Temporal.call(vec![lit(op), a, b])
+    CypherFn::Dynamic.call(vec![lit(op), a, b])
 }
 
 fn to_any(x: Expr) -> Expr {
@@ -169,6 +169,21 @@ impl<'c> Lowerer<'c> {
                 span,
                 "unsupported: a list mixing values of type {t} with values of other kinds"
             );
+        }
+        // Lists whose items differ (`[[1, 2], [1, 2.5]]`): still a list of lists, of items of
+        // mixed kind, so comprehensions and reduce over an element work.
+        if types.iter().all(|t| is_list(t) || t == &DataType::Null) {
+            let any_list = DataType::new_list(ANY, true);
+            return Ok(nf::make_array(
+                xs.into_iter()
+                    .zip(types)
+                    .map(|(x, t)| match t {
+                        DataType::Null => cast(x, any_list.clone()),
+                        t if t == &any_list => x,
+                        _ => CypherFn::AnyItems.call(vec![x]),
+                    })
+                    .collect(),
+            ));
         }
         Ok(nf::make_array(xs.into_iter().map(to_any).collect()))
     }
@@ -270,6 +285,13 @@ impl<'c> Lowerer<'c> {
                 (Some(pred), None),
                 cx,
             )?,
+            ExprKind::Reduce {
+                acc,
+                init,
+                var,
+                list,
+                body,
+            } => self.reduce((acc, init), var, list, body, cx)?,
         };
         Ok(out)
     }
@@ -763,7 +785,7 @@ impl<'c> Lowerer<'c> {
             // A temporal component (`d.year`), or a map entry / property of a value whose
             // kind only rows tell.
             t if is_any(&t) || is_temporal_type(&t) => {
-                Ok(CypherFn::Temporal.call(vec![lit(format!(".{}", key.name)), t_expr]))
+                Ok(CypherFn::Dynamic.call(vec![lit(format!(".{}", key.name)), t_expr]))
             }
             other => sem_err!(
                 InvalidArgumentType,

@@ -191,9 +191,9 @@ fn search_filters(rest: &mut Vec<ast::Expr>, path: &str) -> SearchFilters {
         pred.walk(&mut |e| {
             match &e.kind {
                 ExprKind::Variable(v) if v != &var.name => only_var = false,
-                ExprKind::ListComprehension { .. } | ExprKind::Quantifier { .. } => {
-                    only_var = false
-                }
+                ExprKind::ListComprehension { .. }
+                | ExprKind::Quantifier { .. }
+                | ExprKind::Reduce { .. } => only_var = false,
                 _ => {}
             }
             only_var

@@ -146,3 +146,18 @@ x
 # ... but not one that reads a variable.
 UNWIND [1, 2] AS x RETURN x LIMIT x
 ---- error NonConstantExpression
+
+# reduce folds the body over the list; the accumulator may change kind; a null list is null.
+UNWIND [[1, 2, 3], [], [1, 2.5], null] AS xs RETURN reduce(s = 0, x IN xs | s + x) AS r
+---- rowsort
+r
+6
+0
+3.5
+null
+
+MATCH (p:Person) WHERE p.id <= 2 RETURN p.firstName AS n, reduce(acc = '', x IN [1, 2] | acc + p.firstName) AS r ORDER BY n
+---- ordered
+n|r
+Ann|AnnAnn
+Bob|BobBob

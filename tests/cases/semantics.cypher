@@ -468,3 +468,12 @@ RETURN [1, 1.5][0] AS a, [1, 1.5] AS l, CASE WHEN true THEN 1 ELSE 1.5 END AS c,
 ---- ordered
 a|l|c|s
 1|[1, 1.5]|1|3
+
+# type(), labels() and properties() of values of mixed kind are decided per row.
+MATCH (a:Person {id: 1})-[r:KNOWS]->(b) WITH [r, b, 1] AS l RETURN DISTINCT type(l[0]) AS t, labels(l[1]) AS ls
+---- ordered
+t|ls
+KNOWS|['Person']
+
+UNWIND [1, 'a'] AS x RETURN type(x) AS t
+---- runtime-error InvalidArgumentValue

@@ -794,6 +794,25 @@ impl RefGraph {
                 }
                 V::List(out)
             }
+            ExprKind::Reduce {
+                acc,
+                init,
+                var,
+                list,
+                body,
+            } => {
+                let mut value = self.eval(init, row)?;
+                let xs = match self.eval(list, row)? {
+                    V::Null => return Ok(V::Null),
+                    V::List(xs) => xs,
+                    _ => return error("reduce over a non-list"),
+                };
+                for x in xs {
+                    let r = row.with(&acc.name, value).with(&var.name, x);
+                    value = self.eval(body, &r)?;
+                }
+                value
+            }
             ExprKind::Quantifier {
                 kind,
                 var,
