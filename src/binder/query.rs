@@ -318,6 +318,10 @@ impl QueryBinder<'_> {
                 filter,
                 map,
             } => {
+                no_aggregate_in(
+                    filter.iter().chain(map.iter()).map(|b| b.as_ref()),
+                    "a list comprehension",
+                )?;
                 self.expr(list, scope, resolved)?;
                 let mut inner = scope.clone();
                 inner.bind(&var.name, BoundVar::Other("value"));
@@ -329,6 +333,7 @@ impl QueryBinder<'_> {
             ExprKind::Quantifier {
                 var, list, pred, ..
             } => {
+                no_aggregate_in([pred.as_ref()], "a list predicate")?;
                 self.expr(list, scope, resolved)?;
                 let mut inner = scope.clone();
                 inner.bind(&var.name, BoundVar::Other("value"));
@@ -341,6 +346,7 @@ impl QueryBinder<'_> {
                 list,
                 body,
             } => {
+                no_aggregate_in([body.as_ref()], "reduce")?;
                 self.expr(init, scope, resolved)?;
                 self.expr(list, scope, resolved)?;
                 let mut inner = scope.clone();
@@ -392,6 +398,21 @@ impl QueryBinder<'_> {
         );
         Ok(())
     }
+}
+
+/// An aggregate in the body of a comprehension, predicate or reduce (it runs per element,
+/// an aggregate per group): an InvalidAggregation error at the aggregate.
+fn no_aggregate_in<'e>(bodies: impl IntoIterator<Item = &'e ast::Expr>, what: &str) -> Result<()> {
+    for b in bodies {
+        if let Some(a) = b.aggregate_calls().first() {
+            return sem_err!(
+                InvalidAggregation,
+                a.span,
+                "an aggregate is not allowed inside the body of {what}"
+            );
+        }
+    }
+    Ok(())
 }
 
 #[cfg(test)]

@@ -66,3 +66,15 @@ MATCH (a:Person)-[:KNOWS*1..100]->(b) RETURN b
 # Values of mixed kind are computed with row by row: a string has no negation.
 UNWIND ['0', 0] AS x RETURN -x
 ---- runtime-error InvalidArgumentType
+
+# An aggregate runs per group, a comprehension's body per element: not inside one.
+MATCH (n:Person) RETURN [x IN [1, 2] | count(*)] AS l
+---- error InvalidAggregation
+
+MATCH (n:Person) RETURN reduce(s = 0, x IN [1] | s + sum(x)) AS r
+---- error InvalidAggregation
+
+MATCH (n:Person) RETURN size([x IN collect(n.age) WHERE x > 30 | x]) AS k
+---- rowsort
+k
+4
