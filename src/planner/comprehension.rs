@@ -29,18 +29,8 @@ impl Lowerer<'_> {
         (filter, map): (Option<&ast::Expr>, Option<&ast::Expr>),
         cx: &ExprCtx<'_>,
     ) -> Result<Expr> {
-        let l = self.expr(list, cx)?;
-        let elem = match self.type_of(&l, cx.schema)? {
-            DataType::List(f) | DataType::LargeList(f) => f.data_type().clone(),
-            DataType::Null => return Ok(null()),
-            other => {
-                return sem_err!(
-                    InvalidArgumentType,
-                    list.span,
-                    "`{}` is not a list: {other}",
-                    list
-                )
-            }
+        let Some((l, elem)) = self.list_and_element(list, cx)? else {
+            return Ok(null());
         };
         // The element lives in a column of its own, visible as the variable.
         let elem_col = format!("__x{}", var.name);
@@ -91,6 +81,29 @@ impl Lowerer<'_> {
         let mut args = vec![l];
         args.extend(captured.into_iter().map(|(e, _, _)| e));
         Ok(ListEval::call(op, filter, map, body_schema, out, args))
+    }
+
+    /// The list a comprehension or reduce iterates and its element type; `None` for a null
+    /// list (the result is null).
+    fn list_and_element(
+        &self,
+        list: &ast::Expr,
+        cx: &ExprCtx<'_>,
+    ) -> Result<Option<(Expr, DataType)>> {
+        let l = self.expr(list, cx)?;
+        let elem = match self.type_of(&l, cx.schema)? {
+            DataType::List(f) | DataType::LargeList(f) => f.data_type().clone(),
+            DataType::Null => return Ok(None),
+            other => {
+                return sem_err!(
+                    InvalidArgumentType,
+                    list.span,
+                    "`{}` is not a list: {other}",
+                    list
+                )
+            }
+        };
+        Ok(Some((l, elem)))
     }
 
     /// What a body reads of the row (not its own `locals`), captured as arguments: each
@@ -144,18 +157,8 @@ impl Lowerer<'_> {
         body: &ast::Expr,
         cx: &ExprCtx<'_>,
     ) -> Result<Expr> {
-        let l = self.expr(list, cx)?;
-        let elem = match self.type_of(&l, cx.schema)? {
-            DataType::List(f) | DataType::LargeList(f) => f.data_type().clone(),
-            DataType::Null => return Ok(null()),
-            other => {
-                return sem_err!(
-                    InvalidArgumentType,
-                    list.span,
-                    "`{}` is not a list: {other}",
-                    list
-                )
-            }
+        let Some((l, elem)) = self.list_and_element(list, cx)? else {
+            return Ok(null());
         };
         let init = CypherFn::ToAny.call(vec![self.expr(init, cx)?]);
         let (elem_col, acc_col) = (format!("__x{}", var.name), format!("__a{}", acc.name));
