@@ -312,6 +312,39 @@ pub enum ExprKind {
         list: Box<Expr>,
         body: Box<Expr>,
     },
+    /// `(a)-[:T]->(b)` as an expression: true when the pattern has a match from the bound
+    /// variables (it introduces none).
+    PatternPredicate(Box<PathPattern>),
+    /// `[p = (a)-->(b) WHERE pred | expr]`: `expr` for every match of the pattern.
+    PatternComprehension {
+        pattern: Box<PathPattern>,
+        filter: Option<Box<Expr>>,
+        map: Box<Expr>,
+    },
+    /// `EXISTS { ... }`, `COUNT { ... }`, `COLLECT { ... }`: a query run per row, seeing the
+    /// row's variables. The short form `EXISTS { (a)-->(b) WHERE ... }` is held as its MATCH.
+    Subquery(SubqueryKind, Box<SingleQuery>),
+}
+
+/// What a subquery expression gives of its rows.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum SubqueryKind {
+    /// Whether there is one.
+    Exists,
+    /// How many.
+    Count,
+    /// The list of their single column.
+    Collect,
+}
+
+impl SubqueryKind {
+    pub fn keyword(&self) -> &'static str {
+        match self {
+            SubqueryKind::Exists => "EXISTS",
+            SubqueryKind::Count => "COUNT",
+            SubqueryKind::Collect => "COLLECT",
+        }
+    }
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -383,10 +416,15 @@ impl Expr {
     /// Direct sub-expressions, in source order.
     pub fn children(&self) -> Vec<&Expr> {
         match &self.kind {
+            // A pattern expression or subquery is a scope of its own: its expressions are not
+            // this expression's operands (an aggregate in it aggregates its own rows).
             ExprKind::Literal(_)
             | ExprKind::Param(_)
             | ExprKind::Variable(_)
-            | ExprKind::CountStar => {
+            | ExprKind::CountStar
+            | ExprKind::PatternPredicate(_)
+            | ExprKind::PatternComprehension { .. }
+            | ExprKind::Subquery(..) => {
                 vec![]
             }
             ExprKind::Property(e, _) | ExprKind::Unary(_, e) | ExprKind::HasLabels(e, _) => vec![e],
@@ -432,6 +470,59 @@ impl Expr {
         }
     }
 
+    /// [`Expr::children`], mutable.
+    pub fn children_mut(&mut self) -> Vec<&mut Expr> {
+        match &mut self.kind {
+            ExprKind::Literal(_)
+            | ExprKind::Param(_)
+            | ExprKind::Variable(_)
+            | ExprKind::CountStar
+            | ExprKind::PatternPredicate(_)
+            | ExprKind::PatternComprehension { .. }
+            | ExprKind::Subquery(..) => vec![],
+            ExprKind::Property(e, _) | ExprKind::Unary(_, e) | ExprKind::HasLabels(e, _) => vec![e],
+            ExprKind::IsNull { expr, .. } => vec![expr],
+            ExprKind::List(xs) => xs.iter_mut().collect(),
+            ExprKind::Map(kv) => kv.iter_mut().map(|(_, v)| v).collect(),
+            ExprKind::Binary(_, l, r) | ExprKind::Index(l, r) => vec![l, r],
+            ExprKind::Chain(first, rest) => std::iter::once(first.as_mut())
+                .chain(rest.iter_mut().map(|(_, e)| e))
+                .collect(),
+            ExprKind::Function { args, .. } => args.iter_mut().collect(),
+            ExprKind::Case {
+                operand,
+                whens,
+                else_,
+            } => {
+                let mut v: Vec<&mut Expr> = operand.iter_mut().map(|b| b.as_mut()).collect();
+                for (w, t) in whens {
+                    v.push(w);
+                    v.push(t);
+                }
+                v.extend(else_.iter_mut().map(|b| b.as_mut()));
+                v
+            }
+            ExprKind::Slice(e, a, b) => {
+                let mut v = vec![e.as_mut()];
+                v.extend(a.iter_mut().map(|b| b.as_mut()));
+                v.extend(b.iter_mut().map(|b| b.as_mut()));
+                v
+            }
+            ExprKind::ListComprehension {
+                list, filter, map, ..
+            } => {
+                let mut v = vec![list.as_mut()];
+                v.extend(filter.iter_mut().map(|b| b.as_mut()));
+                v.extend(map.iter_mut().map(|b| b.as_mut()));
+                v
+            }
+            ExprKind::Quantifier { list, pred, .. } => vec![list, pred],
+            ExprKind::Reduce {
+                init, list, body, ..
+            } => vec![init, list, body],
+        }
+    }
+
     /// Pre-order walk; `f` returns false to stop descending below a node.
     pub fn walk<'a>(&'a self, f: &mut impl FnMut(&'a Expr) -> bool) {
         if f(self) {
@@ -439,6 +530,97 @@ impl Expr {
                 c.walk(f);
             }
         }
+    }
+}
+
+impl Expr {
+    /// A pattern expression or subquery expression.
+    pub fn is_subquery(&self) -> bool {
+        matches!(
+            self.kind,
+            ExprKind::PatternPredicate(_)
+                | ExprKind::PatternComprehension { .. }
+                | ExprKind::Subquery(..)
+        )
+    }
+
+    /// True when a pattern expression or subquery stands anywhere in this expression.
+    pub fn contains_subquery(&self) -> bool {
+        let mut found = false;
+        self.walk(&mut |e| {
+            found |= e.is_subquery();
+            !found
+        });
+        found
+    }
+
+    /// Every variable name this expression mentions, at any depth, inside pattern
+    /// expressions and subqueries too (their own variables included).
+    pub fn mentioned_names<'a>(&'a self, out: &mut Vec<&'a str>) {
+        self.walk(&mut |e| {
+            match &e.kind {
+                ExprKind::Variable(v) => out.push(v),
+                ExprKind::PatternPredicate(p) => p.mentioned_names(out),
+                ExprKind::PatternComprehension {
+                    pattern,
+                    filter,
+                    map,
+                } => {
+                    pattern.mentioned_names(out);
+                    for x in filter.iter().chain(std::iter::once(map)) {
+                        x.mentioned_names(out);
+                    }
+                }
+                ExprKind::Subquery(_, q) => q.mentioned_names(out),
+                _ => {}
+            }
+            true
+        });
+    }
+}
+
+impl PathPattern {
+    /// The variables of the pattern and those its property maps read.
+    pub fn mentioned_names<'a>(&'a self, out: &mut Vec<&'a str>) {
+        out.extend(self.name.iter().map(|n| n.name.as_str()));
+        let nodes = std::iter::once(&self.start).chain(self.steps.iter().map(|(_, n)| n));
+        for n in nodes {
+            out.extend(n.var.iter().map(|v| v.name.as_str()));
+            n.props.iter().for_each(|p| p.mentioned_names(out));
+        }
+        for (r, _) in &self.steps {
+            out.extend(r.var.iter().map(|v| v.name.as_str()));
+            r.props.iter().for_each(|p| p.mentioned_names(out));
+        }
+    }
+}
+
+impl SingleQuery {
+    /// Every variable name the clauses mention (see [`Expr::mentioned_names`]).
+    pub fn mentioned_names<'a>(&'a self, out: &mut Vec<&'a str>) {
+        for c in &self.clauses {
+            match c {
+                Clause::Match(m) => {
+                    m.patterns.iter().for_each(|p| p.mentioned_names(out));
+                    m.where_.iter().for_each(|w| w.mentioned_names(out));
+                }
+                Clause::Unwind(u) => u.expr.mentioned_names(out),
+                Clause::With(w) => {
+                    w.projection.mentioned_names(out);
+                    w.where_.iter().for_each(|w| w.mentioned_names(out));
+                }
+                Clause::Return(r) => r.mentioned_names(out),
+            }
+        }
+    }
+}
+
+impl Projection {
+    fn mentioned_names<'a>(&'a self, out: &mut Vec<&'a str>) {
+        self.items.iter().for_each(|i| i.expr.mentioned_names(out));
+        self.order_by
+            .iter()
+            .for_each(|s| s.expr.mentioned_names(out));
     }
 }
 
@@ -660,6 +842,19 @@ impl Display for Expr {
                 fmt_ident(&acc.name),
                 fmt_ident(&var.name)
             ),
+            ExprKind::PatternPredicate(p) => write!(f, "{p}"),
+            ExprKind::PatternComprehension {
+                pattern,
+                filter,
+                map,
+            } => {
+                write!(f, "[{pattern}")?;
+                if let Some(w) = filter {
+                    write!(f, " WHERE {w}")?;
+                }
+                write!(f, " | {map}]")
+            }
+            ExprKind::Subquery(kind, q) => write!(f, "{} {{ {q} }}", kind.keyword()),
         }
     }
 }

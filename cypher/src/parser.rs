@@ -86,6 +86,102 @@ pub fn parse_expression(src: &str) -> Result<Expr, ParseError> {
     Ok(e)
 }
 
+/// A pattern predicate (`(a)-->(b)`) stands only where a predicate does: a WHERE, an operand
+/// of NOT / AND / OR / XOR, a CASE condition, a comprehension's or quantifier's WHERE, or
+/// `exists(...)`; as a value (`RETURN (a)-->(b)`) it is a syntax error.
+fn predicates_only_as_predicates(sq: &SingleQuery) -> PResult<()> {
+    fn check(e: &Expr, predicate: bool) -> PResult<()> {
+        let mut stack = vec![(e, predicate)];
+        while let Some((e, predicate)) = stack.pop() {
+            match &e.kind {
+                ExprKind::PatternPredicate(p) => {
+                    if !predicate {
+                        return Err(ParseError::new(
+                            ErrorKind::UnexpectedSyntax,
+                            "A pattern expression can only be used as a predicate (use \
+                             EXISTS { ... }, COUNT { ... } or a pattern comprehension)",
+                            e.span,
+                        ));
+                    }
+                    pattern(p)?;
+                }
+                ExprKind::PatternComprehension {
+                    pattern: p,
+                    filter,
+                    map,
+                } => {
+                    pattern(p)?;
+                    stack.extend(filter.iter().map(|f| (f.as_ref(), true)));
+                    stack.push((map, false));
+                }
+                ExprKind::Subquery(_, q) => predicates_only_as_predicates(q)?,
+                ExprKind::Unary(UnaryOp::Not, x) => stack.push((x, true)),
+                ExprKind::Binary(BinaryOp::And | BinaryOp::Or | BinaryOp::Xor, l, r) => {
+                    stack.push((l, true));
+                    stack.push((r, true));
+                }
+                ExprKind::Function { name, args, .. } if name.eq_ignore_ascii_case("exists") => {
+                    stack.extend(args.iter().map(|a| (a, true)))
+                }
+                ExprKind::Case {
+                    operand,
+                    whens,
+                    else_,
+                } => {
+                    stack.extend(operand.iter().map(|o| (o.as_ref(), false)));
+                    for (w, t) in whens {
+                        stack.push((w, operand.is_none()));
+                        stack.push((t, false));
+                    }
+                    stack.extend(else_.iter().map(|x| (x.as_ref(), false)));
+                }
+                ExprKind::ListComprehension {
+                    list, filter, map, ..
+                } => {
+                    stack.push((list, false));
+                    stack.extend(filter.iter().map(|f| (f.as_ref(), true)));
+                    stack.extend(map.iter().map(|m| (m.as_ref(), false)));
+                }
+                ExprKind::Quantifier { list, pred, .. } => {
+                    stack.push((list, false));
+                    stack.push((pred, true));
+                }
+                _ => stack.extend(e.children().into_iter().map(|c| (c, false))),
+            }
+        }
+        Ok(())
+    }
+    fn pattern(p: &PathPattern) -> PResult<()> {
+        let nodes = std::iter::once(&p.start).chain(p.steps.iter().map(|(_, n)| n));
+        for props in nodes
+            .filter_map(|n| n.props.as_ref())
+            .chain(p.steps.iter().filter_map(|(r, _)| r.props.as_ref()))
+        {
+            check(props, false)?;
+        }
+        Ok(())
+    }
+    let projection = |p: &Projection| -> PResult<()> {
+        p.items.iter().try_for_each(|i| check(&i.expr, false))?;
+        p.order_by.iter().try_for_each(|s| check(&s.expr, false))
+    };
+    for c in &sq.clauses {
+        match c {
+            Clause::Match(m) => {
+                m.patterns.iter().try_for_each(pattern)?;
+                m.where_.iter().try_for_each(|w| check(w, true))?;
+            }
+            Clause::Unwind(u) => check(&u.expr, false)?,
+            Clause::With(w) => {
+                projection(&w.projection)?;
+                w.where_.iter().try_for_each(|w| check(w, true))?;
+            }
+            Clause::Return(r) => projection(r)?,
+        }
+    }
+    Ok(())
+}
+
 pub struct Parser<'a> {
     src: &'a str,
     tokens: Vec<SpannedToken>,
@@ -286,10 +382,20 @@ impl<'a> Parser<'a> {
             unions.push((all, self.single_query()?));
         }
         self.expect_eof()?;
-        Ok(Query { first, unions })
+        let q = Query { first, unions };
+        for sq in std::iter::once(&q.first).chain(q.unions.iter().map(|(_, sq)| sq)) {
+            predicates_only_as_predicates(sq)?;
+        }
+        Ok(q)
     }
 
     fn single_query(&mut self) -> PResult<SingleQuery> {
+        self.clauses(false)
+    }
+
+    /// Clauses up to and with RETURN; in a subquery (`nested`), up to the closing `}`, RETURN
+    /// optional.
+    fn clauses(&mut self, nested: bool) -> PResult<SingleQuery> {
         let start = self.span().start;
         let mut clauses = Vec::new();
         loop {
@@ -318,6 +424,8 @@ impl<'a> Parser<'a> {
                 let s = self.advance().span.start;
                 let r = self.projection(s)?;
                 clauses.push(Clause::Return(r));
+                break;
+            } else if nested && !clauses.is_empty() && self.at(&Token::RBrace) {
                 break;
             } else if clauses.is_empty() {
                 return Err(self.error("MATCH, OPTIONAL MATCH, UNWIND, WITH or RETURN"));
@@ -944,6 +1052,10 @@ impl<'a> Parser<'a> {
             Token::LBrace => self.map_literal(),
             Token::LBracket => self.list_literal(),
             Token::LParen => {
+                if let Some(p) = self.try_relationship_pattern()? {
+                    let span = p.span;
+                    return Ok(Expr::new(ExprKind::PatternPredicate(Box::new(p)), span));
+                }
                 self.advance();
                 self.enter()?;
                 let e = self.expr();
@@ -953,13 +1065,6 @@ impl<'a> Parser<'a> {
                     return Err(self.unsupported("pattern expression", t.span));
                 }
                 let close = self.expect(&Token::RParen, "')'")?;
-                // `(a)-->(b)` in an expression is a pattern predicate.
-                if (self.at(&Token::Minus)
-                    && matches!(self.peek_at(1), Token::Minus | Token::LBracket))
-                    || (self.at(&Token::Lt) && self.peek_at(1) == &Token::Minus)
-                {
-                    return Err(self.unsupported("pattern expression", t.span.union(&close)));
-                }
                 e.span = t.span.union(&close);
                 Ok(e)
             }
@@ -1013,8 +1118,13 @@ impl<'a> Parser<'a> {
             {
                 self.reduce()
             }
-            "EXISTS" if self.peek_at(1) == &Token::LBrace => {
-                Err(self.unsupported("existential subquery", span))
+            "EXISTS" | "COUNT" | "COLLECT" if self.peek_at(1) == &Token::LBrace => {
+                let kind = match upper.as_str() {
+                    "EXISTS" => SubqueryKind::Exists,
+                    "COUNT" => SubqueryKind::Count,
+                    _ => SubqueryKind::Collect,
+                };
+                self.subquery(kind)
             }
             _ if is_reserved(&w) => Err(self.error("an expression")),
             _ => {
@@ -1153,6 +1263,152 @@ impl<'a> Parser<'a> {
         ))
     }
 
+    /// A relationship pattern at a `(` in an expression (`(a)-[:T]->(b)`, `p = (a)-->()`
+    /// in a comprehension), or `None` with nothing consumed when the tokens there do not
+    /// start one (a parenthesised expression: `(a) - [1][0]`, `(a) < -1`). Decided by the
+    /// tokens after the first node pattern, so that nothing is parsed twice.
+    fn try_relationship_pattern(&mut self) -> PResult<Option<PathPattern>> {
+        let named = matches!(self.peek(), Token::Word(_) | Token::Quoted(_))
+            && self.peek_at(1) == &Token::Eq
+            && self.peek_at(2) == &Token::LParen;
+        if !named && !self.at(&Token::LParen) {
+            return Ok(None);
+        }
+        let open = self.pos + if named { 2 } else { 0 };
+        // `(`, a variable, labels or properties, then its `)`: found by counting brackets,
+        // not by parsing (a property map may hold patterns itself).
+        let looks_like_node = match self.tokens.get(open + 1).map(|t| &t.token) {
+            Some(Token::RParen | Token::Colon | Token::LBrace | Token::Param(_)) => true,
+            Some(Token::Word(_) | Token::Quoted(_)) => matches!(
+                self.tokens.get(open + 2).map(|t| &t.token),
+                Some(Token::RParen | Token::Colon | Token::LBrace | Token::Param(_))
+            ),
+            _ => false,
+        };
+        if !looks_like_node {
+            return Ok(None);
+        }
+        let mut depth = 0usize;
+        let mut close = None;
+        for (i, t) in self.tokens.iter().enumerate().skip(open) {
+            match t.token {
+                Token::LParen | Token::LBracket | Token::LBrace => depth += 1,
+                Token::RParen | Token::RBracket | Token::RBrace => {
+                    depth -= 1;
+                    if depth == 0 {
+                        close = Some(i);
+                        break;
+                    }
+                }
+                Token::Eof => break,
+                _ => {}
+            }
+        }
+        let Some(close) = close.filter(|&c| self.tokens[c].token == Token::RParen) else {
+            return Ok(None);
+        };
+        let at = |k: usize| self.tokens.get(close + k).map_or(&Token::Eof, |t| &t.token);
+        let detail = |t: &Token| {
+            matches!(
+                t,
+                Token::Word(_)
+                    | Token::Quoted(_)
+                    | Token::Colon
+                    | Token::Star
+                    | Token::LBrace
+                    | Token::Param(_)
+                    | Token::RBracket
+            )
+        };
+        let rel_follows = match (at(1), at(2)) {
+            (Token::Minus, Token::Minus) => true,
+            (Token::Minus, Token::LBracket) => detail(at(3)),
+            (Token::Lt, Token::Minus) => {
+                matches!(at(3), Token::Minus) || (at(3) == &Token::LBracket && detail(at(4)))
+            }
+            _ => false,
+        };
+        if !rel_follows {
+            return Ok(None);
+        }
+        self.path_pattern(0).map(Some)
+    }
+
+    /// `[(a)-->(b) WHERE pred | expr]` after the `[`, or `None` with nothing consumed.
+    fn try_pattern_comprehension(&mut self, start: Span) -> PResult<Option<Expr>> {
+        let (pos, depth) = (self.pos, self.depth);
+        let Some(pattern) = self.try_relationship_pattern()? else {
+            return Ok(None);
+        };
+        if !self.is_kw("WHERE") && !self.at(&Token::Pipe) {
+            // A list whose first item is a pattern predicate.
+            (self.pos, self.depth) = (pos, depth);
+            return Ok(None);
+        }
+        self.enter()?;
+        let filter = if self.eat_kw("WHERE") {
+            Some(Box::new(self.expr()?))
+        } else {
+            None
+        };
+        self.expect(&Token::Pipe, "'|' in the pattern comprehension")?;
+        let map = Box::new(self.expr()?);
+        self.leave();
+        let end = self.expect(&Token::RBracket, "']' closing the pattern comprehension")?;
+        Ok(Some(Expr::new(
+            ExprKind::PatternComprehension {
+                pattern: Box::new(pattern),
+                filter,
+                map,
+            },
+            start.union(&end),
+        )))
+    }
+
+    /// `EXISTS { ... }`, `COUNT { ... }`, `COLLECT { ... }` at the keyword: clauses (RETURN
+    /// optional) or, short form, patterns with an optional WHERE.
+    fn subquery(&mut self, kind: SubqueryKind) -> PResult<Expr> {
+        let start = self.advance().span;
+        self.expect(&Token::LBrace, "'{'")?;
+        self.enter()?;
+        let body = if matches!(self.peek(), Token::Word(_)) && !self.at_pattern_start() {
+            self.clauses(true)?
+        } else {
+            let at = self.span().start;
+            let mut patterns = vec![self.path_pattern(0)?];
+            while self.eat(&Token::Comma) {
+                let before = patterns.iter().map(|p: &PathPattern| p.steps.len()).sum();
+                patterns.push(self.path_pattern(before)?);
+            }
+            let where_ = if self.eat_kw("WHERE") {
+                Some(self.expr()?)
+            } else {
+                None
+            };
+            let span = self.span_from(at);
+            SingleQuery {
+                clauses: vec![Clause::Match(Match {
+                    optional: false,
+                    patterns,
+                    where_,
+                    span,
+                })],
+                span,
+            }
+        };
+        self.leave();
+        let end = self.expect(&Token::RBrace, "'}' closing the subquery")?;
+        Ok(Expr::new(
+            ExprKind::Subquery(kind, Box::new(body)),
+            start.union(&end),
+        ))
+    }
+
+    /// At `p = (`: a named pattern, not a clause keyword.
+    fn at_pattern_start(&self) -> bool {
+        self.peek_at(1) == &Token::Eq
+    }
+
     /// `[x IN list WHERE pred | expr]` (after the `[`).
     fn list_comprehension(&mut self, start: Span) -> PResult<Expr> {
         self.enter()?;
@@ -1186,6 +1442,9 @@ impl<'a> Parser<'a> {
         let start = self.advance().span;
         if matches!(self.peek(), Token::Word(_) | Token::Quoted(_)) && self.is_kw_at(1, "IN") {
             return self.list_comprehension(start);
+        }
+        if let Some(e) = self.try_pattern_comprehension(start)? {
+            return Ok(e);
         }
         self.enter()?;
         let mut items = Vec::new();

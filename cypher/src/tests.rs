@@ -138,15 +138,58 @@ fn write_clauses_are_unsupported() {
 }
 
 #[test]
-fn unsupported_constructs_are_named() {
-    let q = "MATCH (a) WHERE (a)-->() RETURN a";
-    let e = parse_query(q).unwrap_err();
-    assert_eq!(e.kind, ErrorKind::Unsupported, "{q}: {e}");
-    assert!(
-        e.message.contains("pattern expression"),
-        "{q}: {}",
-        e.message
+fn pattern_expressions_and_subqueries() {
+    for (q, canonical) in [
+        (
+            "MATCH (a) WHERE (a)-->() AND NOT (a)<-[:T]-(:B) RETURN a",
+            "MATCH (a) WHERE ((a)-[]->() AND (NOT (a)<-[:T]-(:B))) RETURN a",
+        ),
+        (
+            "MATCH (a) RETURN [p = (a)-[:T*]->(b) WHERE b.x > 1 | p], [(a)--(c) | c.name]",
+            "MATCH (a) RETURN [p = (a)-[:T*]->(b) WHERE (b.x > 1) | p], [(a)-[]-(c) | c.name]",
+        ),
+        (
+            "MATCH (a) WHERE exists { (a)-->(b) WHERE b.x = 1 } RETURN COUNT { MATCH (a)-->() RETURN 1 }",
+            "MATCH (a) WHERE EXISTS { MATCH (a)-[]->(b) WHERE (b.x = 1) } RETURN COUNT { MATCH (a)-[]->() RETURN 1 }",
+        ),
+        (
+            "RETURN COLLECT { MATCH (a) WITH a WHERE EXISTS { MATCH (a)-->() } RETURN a.x } AS xs",
+            "RETURN COLLECT { MATCH (a) WITH a WHERE EXISTS { MATCH (a)-[]->() } RETURN a.x } AS xs",
+        ),
+        // Parentheses and lists that are no patterns stay expressions.
+        ("RETURN (a) - 1, (a) - [1][0], [(1), (a)]", "RETURN (a - 1), (a - [1][0]), [1, a]"),
+        ("RETURN [a = (1)]", "RETURN [(a = 1)]"),
+        // Predicates where predicates stand.
+        (
+            "MATCH (a) RETURN NOT (a)-->() AS x, CASE WHEN (a)-->() THEN 1 END, exists((a)-->())",
+            "MATCH (a) RETURN (NOT (a)-[]->()) AS x, CASE WHEN (a)-[]->() THEN 1 END, exists((a)-[]->())",
+        ),
+    ] {
+        parses_to(q, canonical);
+    }
+    // `count(...)` and `exists(...)` stay function calls.
+    parses_to(
+        "RETURN count(x), exists(x.y)",
+        "RETURN count(x), exists(x.y)",
     );
+    // A pattern predicate as a value is a syntax error.
+    for q in [
+        "MATCH (n) RETURN (n)-[]->()",
+        "MATCH (n) WITH (n)-->() AS x RETURN x",
+        "MATCH (n) RETURN [(n)-->()]",
+        "MATCH (n) WHERE size((n)-->()) > 1 RETURN n",
+        "MATCH (n) RETURN COUNT { MATCH (m) RETURN (m)-->() }",
+    ] {
+        let e = parse_query(q).unwrap_err();
+        assert_eq!(e.kind, ErrorKind::UnexpectedSyntax, "{q}: {e}");
+    }
+    for bad in [
+        "MATCH (a) WHERE (a)-[:T {x:}]->() RETURN a",
+        "RETURN EXISTS { }",
+        "RETURN COUNT { MATCH (a) RETURN a",
+    ] {
+        assert!(parse_query(bad).is_err(), "{bad}");
+    }
 }
 
 #[test]

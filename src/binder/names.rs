@@ -98,17 +98,7 @@ fn escape_single(sq: &mut ast::SingleQuery) {
     for c in &mut sq.clauses {
         match c {
             ast::Clause::Match(m) => {
-                for p in &mut m.patterns {
-                    escape_ident(&mut p.name);
-                    escape_node(&mut p.start);
-                    for (r, n) in &mut p.steps {
-                        escape_ident(&mut r.var);
-                        if let Some(e) = &mut r.props {
-                            escape_expr(e);
-                        }
-                        escape_node(n);
-                    }
-                }
+                m.patterns.iter_mut().for_each(escape_pattern);
                 if let Some(w) = &mut m.where_ {
                     escape_expr(w);
                 }
@@ -147,6 +137,18 @@ fn escape_projection(p: &mut ast::Projection) {
     }
     for e in p.skip.iter_mut().chain(p.limit.iter_mut()) {
         escape_expr(e);
+    }
+}
+
+fn escape_pattern(p: &mut ast::PathPattern) {
+    escape_ident(&mut p.name);
+    escape_node(&mut p.start);
+    for (r, n) in &mut p.steps {
+        escape_ident(&mut r.var);
+        if let Some(e) = &mut r.props {
+            escape_expr(e);
+        }
+        escape_node(n);
     }
 }
 
@@ -233,6 +235,17 @@ fn escape_expr(e: &mut ast::Expr) {
                 stack.push(list);
                 stack.push(body);
             }
+            ExprKind::PatternPredicate(p) => escape_pattern(p),
+            ExprKind::PatternComprehension {
+                pattern,
+                filter,
+                map,
+            } => {
+                escape_pattern(pattern);
+                stack.extend(filter.iter_mut().map(|b| b.as_mut()));
+                stack.push(map);
+            }
+            ExprKind::Subquery(_, q) => escape_single(q),
             ExprKind::Slice(t, a, b) => {
                 stack.push(t);
                 if let Some(a) = a {

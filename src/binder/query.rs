@@ -109,7 +109,11 @@ struct QueryBinder<'a> {
 
 impl QueryBinder<'_> {
     fn single(&mut self, sq: &ast::SingleQuery) -> Result<()> {
-        let mut scope = Scope::default();
+        self.clauses(sq, Scope::default())
+    }
+
+    /// The clauses of a query, or of a subquery seeing `scope`.
+    fn clauses(&mut self, sq: &ast::SingleQuery, mut scope: Scope) -> Result<()> {
         for c in &sq.clauses {
             match c {
                 Clause::Match(m) => self.match_clause(&mut scope, m)?,
@@ -339,6 +343,57 @@ impl QueryBinder<'_> {
                 inner.bind(&var.name, BoundVar::Other("value"));
                 self.expr(pred, &inner, resolved)
             }
+            ExprKind::PatternPredicate(p) => {
+                // It tests the variables it is given; it introduces none.
+                let declared = p.name.iter().chain(p.start.var.iter()).chain(
+                    p.steps
+                        .iter()
+                        .flat_map(|(r, n)| r.var.iter().chain(n.var.iter())),
+                );
+                for v in declared {
+                    if scope.get(&v.name).is_none() {
+                        return sem_err!(
+                            UndefinedVariable,
+                            v.span,
+                            "Variable `{}` not defined (a pattern predicate cannot introduce \
+                             variables)",
+                            v.name
+                        );
+                    }
+                }
+                let mut inner = scope.clone();
+                self.match_clause(&mut inner, &pattern_match(p, None))
+            }
+            ExprKind::PatternComprehension {
+                pattern,
+                filter,
+                map,
+            } => {
+                no_aggregate_in(
+                    filter.iter().map(|b| b.as_ref()).chain([map.as_ref()]),
+                    "a pattern comprehension",
+                )?;
+                let mut inner = scope.clone();
+                let m = pattern_match(pattern, filter.as_deref());
+                self.match_clause(&mut inner, &m)?;
+                self.expr(map, &inner, resolved)
+            }
+            ExprKind::Subquery(kind, q) => {
+                if *kind == ast::SubqueryKind::Collect {
+                    let columns = match q.clauses.last() {
+                        Some(Clause::Return(r)) if !r.star => r.items.len(),
+                        _ => 0,
+                    };
+                    if columns != 1 {
+                        return sem_err!(
+                            InvalidArgumentType,
+                            e.span,
+                            "COLLECT {{ ... }} must end with a RETURN of exactly one column"
+                        );
+                    }
+                }
+                self.clauses(q, scope.clone())
+            }
             ExprKind::Reduce {
                 acc,
                 init,
@@ -397,6 +452,16 @@ impl QueryBinder<'_> {
             },
         );
         Ok(())
+    }
+}
+
+/// The MATCH a pattern expression runs: its pattern, with `filter` as WHERE.
+pub(crate) fn pattern_match(p: &ast::PathPattern, filter: Option<&ast::Expr>) -> ast::Match {
+    ast::Match {
+        optional: false,
+        patterns: vec![p.clone()],
+        where_: filter.cloned(),
+        span: p.span,
     }
 }
 

@@ -269,9 +269,10 @@ impl Binder<'_> {
                             cat.rel_types().join(", ")
                         );
                     }
-                    unknown = true;
                 }
             }
+            // `:KNOWN|MISSING` matches the known type's relationships.
+            unknown = r.types.iter().all(|t| !cat.config.has_type(&t.name));
             c.retain(|&i| r.types.iter().any(|t| t.name == cat.rels[i].cfg.rel_type));
         }
         Ok((c, unknown))

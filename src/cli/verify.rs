@@ -239,6 +239,39 @@ fn query(rng: &mut Rng, s: &Schema) -> Option<String> {
             conds.push(predicate(rng, &v.name, &p));
         }
     }
+    // Sometimes a pattern predicate or subquery from the first node.
+    let out_of_a: Vec<_> = s.rels.iter().filter(|r| r.1 == from).collect();
+    let into_a: Vec<_> = s.rels.iter().filter(|r| r.2 == from).collect();
+    if rng.chance(25) && !out_of_a.is_empty() {
+        let r = rng.pick(&out_of_a);
+        let not = if rng.chance(40) { "NOT " } else { "" };
+        let far = s.labels.get(&r.2).cloned().unwrap_or_default();
+        conds.push(match rng.below(5) {
+            0 => format!("{not}(a)-[:`{}`]->()", r.0),
+            1 => match into_a.is_empty() {
+                true => format!("{not}(a)-[:`{}`]->(:`{}`)", r.0, r.2),
+                false => format!("{not}(a)<-[:`{}`]-()", rng.pick(&into_a).0),
+            },
+            // Between two bound nodes.
+            2 => match t_first(&pattern) {
+                t0 if t0.is_empty() => format!("{not}(a)--(n0)"),
+                t0 => format!("{not}(a)-[:`{t0}`]-(n0)"),
+            },
+            3 => format!("COUNT {{ (a)-[:`{}`]->() }} > {}", r.0, rng.below(3)),
+            _ => match far.is_empty() {
+                true => format!("{not}EXISTS {{ (a)-[:`{}`]->() }}", r.0),
+                false => {
+                    let p = rng.pick(&far).clone();
+                    format!(
+                        "{not}EXISTS {{ MATCH (a)-[:`{}`]->(z:`{}`) WHERE {} }}",
+                        r.0,
+                        r.2,
+                        predicate(rng, "z", &p)
+                    )
+                }
+            },
+        });
+    }
     let mut q = format!("MATCH {pattern}");
     if !conds.is_empty() {
         let joiner = if rng.chance(20) { " OR " } else { " AND " };
@@ -315,8 +348,20 @@ fn query(rng: &mut Rng, s: &Schema) -> Option<String> {
                 1 + rng.below(10)
             ))
         }
-        // Rows, ordered by everything, limited.
+        // Rows, ordered by everything, limited; maybe with a count or list per row.
         2 => {
+            let mut cols = cols;
+            if !out_of_a.is_empty() && rng.chance(40) {
+                let r = rng.pick(&out_of_a);
+                let far = s.labels.get(&r.2).cloned().unwrap_or_default();
+                cols.push(match far.iter().find(|p| p.integer) {
+                    Some(p) if rng.chance(50) => format!(
+                        "reduce(t = 0, x IN [(a)-[:`{}`]->(z:`{}`) | z.{}] | t + coalesce(x, 0))",
+                        r.0, r.2, p.name
+                    ),
+                    _ => format!("COUNT {{ MATCH (a)-[:`{}`]->(z) }}", r.0),
+                });
+            }
             let list: Vec<String> = cols
                 .iter()
                 .enumerate()
@@ -333,6 +378,17 @@ fn query(rng: &mut Rng, s: &Schema) -> Option<String> {
         // DISTINCT rows, unordered.
         _ => Some(format!("{q} RETURN DISTINCT {}", cols.join(", "))),
     }
+}
+
+/// The type of the first hop of a generated pattern (`(a:`L`)-[r0:`T`...`).
+fn t_first(pattern: &str) -> String {
+    pattern
+        .split("]-")
+        .next()
+        .and_then(|h| h.split(":`").nth(2))
+        .and_then(|t| t.split('`').next())
+        .unwrap_or("")
+        .to_string()
 }
 
 /// Variable names that look like the engine's internal column names, or need quoting.
@@ -1004,10 +1060,16 @@ fn after_aggregate(
     })
 }
 
-/// Whether a plan of `q` may read a part of it twice: an OPTIONAL MATCH, or a MATCH after
-/// a WITH (its branches read what came before).
+/// Whether a plan of `q` may read a part of it twice: an OPTIONAL MATCH, a MATCH after a
+/// WITH (its branches read what came before), a pattern expression or subquery.
 pub fn reads_twice(q: &str) -> bool {
-    q.contains("OPTIONAL MATCH") || q.split(" WITH ").skip(1).any(|rest| rest.contains("MATCH"))
+    // A pattern expression or subquery runs over the rows of its input, then joins back.
+    let subquery = [" { ", "[(", " (a)-", " (a)<-"]
+        .iter()
+        .any(|w| q.contains(w));
+    subquery
+        || q.contains("OPTIONAL MATCH")
+        || q.split(" WITH ").skip(1).any(|rest| rest.contains("MATCH"))
 }
 
 /// Whether `q` reads twice a part whose rows or values can differ between evaluations: one

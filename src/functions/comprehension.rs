@@ -93,9 +93,19 @@ impl ListEval {
             return Ok(c);
         }
         let props = ExecutionProps::new();
+        // DataFusion's simplifier first, as for any plan's expressions: some functions
+        // (`coalesce`) are only executable in the form it rewrites them to.
+        let simplifier = datafusion::optimizer::simplify_expressions::ExprSimplifier::new(
+            datafusion::logical_expr::simplify::SimplifyContext::builder()
+                .with_schema(self.schema.clone())
+                .build(),
+        );
         let compile = |e: &Option<Expr>| -> Result<Option<Arc<dyn PhysicalExpr>>> {
             e.as_ref()
-                .map(|e| create_physical_expr(e, &self.schema, &props))
+                .map(|e| {
+                    let e = simplifier.simplify(e.clone())?;
+                    create_physical_expr(&e, &self.schema, &props)
+                })
                 .transpose()
         };
         let c = (compile(&self.filter)?, compile(&self.map)?);

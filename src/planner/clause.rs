@@ -133,7 +133,7 @@ impl<'c> Lowerer<'c> {
     /// What an OPTIONAL MATCH matches from: the columns of the variables it uses, distinct
     /// (a node's other columns looked up after) or, with `row`, each input row with its
     /// number. With the columns it passes on and the join keys back to the input.
-    fn optional_input(
+    pub(super) fn optional_input(
         &mut self,
         scope: &Scope,
         used: &HashSet<&str>,
@@ -195,7 +195,7 @@ impl<'c> Lowerer<'c> {
     /// `left`'s rows each with their rows of `matched` (an OPTIONAL MATCH run over `left`'s
     /// distinct `keys`), joined on the identities `join_keys` (null equal to null), or with
     /// nulls where there are none.
-    fn join_matches(
+    pub(super) fn join_matches(
         &mut self,
         left: LogicalPlan,
         matched: LogicalPlan,
@@ -245,6 +245,21 @@ impl<'c> Lowerer<'c> {
     }
 
     pub fn lower_with(&mut self, st: State, w: &ast::With) -> Result<State> {
+        if let Some(pred) = w.where_.as_ref().filter(|p| p.contains_subquery()) {
+            // Its pattern expressions and subqueries run over the projected rows.
+            let (mut st, _, _) = self.lower_projection(st, &w.projection, false)?;
+            let mut pred = pred.clone();
+            st = self.subquery_columns(st, vec![&mut pred])?;
+            let schema = st.plan.schema().clone();
+            let cx = ExprCtx {
+                no_aggregates: "in WHERE",
+                ..ExprCtx::new(&st.scope, &schema)
+            };
+            let p = self.expr(&pred, &cx)?;
+            self.check_boolean(&p, &schema, pred.span)?;
+            st.plan = self.filter(st.plan, p)?;
+            return Ok(st);
+        }
         let st = self.with_where_on_input(st, w)?;
         if st.1 {
             // WHERE already applied below the projection.

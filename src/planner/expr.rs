@@ -292,6 +292,17 @@ impl<'c> Lowerer<'c> {
                 list,
                 body,
             } => self.reduce((acc, init), var, list, body, cx)?,
+            // Computed as columns before the expression is lowered (`subquery.rs`), except
+            // where that is not done.
+            ExprKind::PatternPredicate(_)
+            | ExprKind::PatternComprehension { .. }
+            | ExprKind::Subquery(..) => {
+                return sem_err!(
+                    Unsupported,
+                    e.span,
+                    "unsupported: a pattern expression or subquery here"
+                )
+            }
         };
         Ok(out)
     }

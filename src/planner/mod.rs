@@ -14,6 +14,7 @@ mod projection;
 mod scan;
 pub mod scope;
 mod shortest;
+mod subquery;
 mod var_length;
 
 use crate::binder::query::bind_query;
@@ -345,15 +346,41 @@ impl<'c> Lowerer<'c> {
             self.next_collects = sq.clauses.get(i + 1).is_some_and(collects);
             self.grouped_by = sq.clauses.get(i + 1).and_then(counts_grouped_by);
             self.input_order = self.output_order.take();
-            match clause {
-                ast::Clause::Match(m) if m.optional => st = self.lower_optional_match(st, m)?,
-                ast::Clause::Match(m) => st = self.lower_match(st, m)?,
-                ast::Clause::Unwind(u) => st = self.lower_unwind(st, u)?,
-                ast::Clause::With(w) => st = self.lower_with(st, w)?,
-                ast::Clause::Return(r) => return self.lower_return(st, r),
+            if let ast::Clause::Return(r) = clause {
+                let (st, r) = self.projection_subqueries(st, r)?;
+                return self.lower_return(st, &r);
             }
+            st = self.lower_clause(st, clause)?;
         }
         sem_err!(Unsupported, sq.span, "Query cannot conclude without RETURN")
+    }
+
+    /// A MATCH, UNWIND or WITH over `st`, its pattern expressions and subqueries computed
+    /// first (a MATCH's after the match, in `lower_match`).
+    fn lower_clause(&mut self, st: State, clause: &ast::Clause) -> Result<State> {
+        match clause {
+            ast::Clause::Match(m) if m.optional => self.lower_optional_match(st, m),
+            ast::Clause::Match(m) => self.lower_match(st, m),
+            ast::Clause::Unwind(u) if u.expr.contains_subquery() => {
+                let mut u = u.clone();
+                let st = self.subquery_columns(st, vec![&mut u.expr])?;
+                self.lower_unwind(st, &u)
+            }
+            ast::Clause::Unwind(u) => self.lower_unwind(st, u),
+            ast::Clause::With(w) => {
+                let (st, projection) = self.projection_subqueries(st, &w.projection)?;
+                let w = ast::With {
+                    projection,
+                    where_: w.where_.clone(),
+                };
+                self.lower_with(st, &w)
+            }
+            ast::Clause::Return(r) => sem_err!(
+                Unsupported,
+                r.span,
+                "RETURN can only be used at the end of the query"
+            ),
+        }
     }
 
     /// A filter. Volatile conjuncts (`rand() < 0.5`) are first computed as a column, so that

@@ -34,6 +34,9 @@ impl<'c> Lowerer<'c> {
     /// several labels or its relationships come from several tables (`super::branch`), each
     /// branch re-rooted first when switched on.
     pub fn lower_match(&mut self, st: State, m: &ast::Match) -> Result<State> {
+        if m.where_.as_ref().is_some_and(|w| w.contains_subquery()) {
+            return self.lower_match_then_subqueries(st, m);
+        }
         let integer_param = |p: &str| {
             self.params
                 .get(p)
@@ -82,6 +85,31 @@ impl<'c> Lowerer<'c> {
         self.options.reroot = reroot;
         (self.named_paths, self.segment_shapes) = saved;
         out
+    }
+
+    /// A MATCH whose WHERE holds pattern expressions or subqueries: the match with the
+    /// conjuncts that hold none, then those, per matched row.
+    fn lower_match_then_subqueries(&mut self, st: State, m: &ast::Match) -> Result<State> {
+        let pred = m.where_.clone().expect("a WHERE");
+        let (mut later, now): (Vec<ast::Expr>, Vec<ast::Expr>) = conjuncts(pred)
+            .into_iter()
+            .partition(|c| c.contains_subquery());
+        let plain = ast::Match {
+            where_: ast::Expr::associative(ast::BinaryOp::And, now),
+            ..m.clone()
+        };
+        let mut st = self.lower_match(st, &plain)?;
+        st = self.subquery_columns(st, later.iter_mut().collect())?;
+        let pred = ast::Expr::associative(ast::BinaryOp::And, later).expect("a conjunct");
+        let schema = st.plan.schema().clone();
+        let cx = ExprCtx {
+            no_aggregates: "in WHERE",
+            ..ExprCtx::new(&st.scope, &schema)
+        };
+        let p = self.expr(&pred, &cx)?;
+        self.check_boolean(&p, &schema, pred.span)?;
+        st.plan = self.filter(st.plan, p)?;
+        Ok(st)
     }
 
     /// Lowers a bound MATCH that needs no branching, re-rooted first when switched on; its
@@ -577,4 +605,16 @@ fn without_property(node: &ast::NodePattern, key: &str) -> ast::NodePattern {
 /// The conjunction of `conjuncts` (each AND spanning its left operand); `None` for none.
 pub(super) fn and_all(conjuncts: Vec<ast::Expr>) -> Option<ast::Expr> {
     ast::Expr::associative(ast::BinaryOp::And, conjuncts)
+}
+
+/// `a AND b AND c` as its conjuncts.
+fn conjuncts(e: ast::Expr) -> Vec<ast::Expr> {
+    match e.kind {
+        ast::ExprKind::Binary(ast::BinaryOp::And, l, r) => {
+            let mut v = conjuncts(*l);
+            v.extend(conjuncts(*r));
+            v
+        }
+        kind => vec![ast::Expr::new(kind, e.span)],
+    }
 }

@@ -161,3 +161,9 @@ MATCH (p:Person) WHERE p.id <= 2 RETURN p.firstName AS n, reduce(acc = '', x IN 
 n|r
 Ann|AnnAnn
 Bob|BobBob
+
+# Functions DataFusion rewrites before running (coalesce) in a comprehension or reduce body.
+RETURN [x IN [1, null] | coalesce(x, 0)] AS l, reduce(t = 0, x IN [1, null, 2] | t + coalesce(x, 10)) AS r
+---- rowsort
+l|r
+[1, 0]|13

@@ -172,7 +172,15 @@ impl RefGraph {
     }
 
     fn single(&self, sq: &ast::SingleQuery) -> R<(Vec<String>, Vec<Vec<V>>)> {
-        let mut rows: Vec<Row> = vec![Row::default()];
+        if !matches!(sq.clauses.last(), Some(ast::Clause::Return(_))) {
+            return error("query without RETURN");
+        }
+        self.clauses(vec![Row::default()], sq)
+    }
+
+    /// The clauses over `rows`: what RETURN returns, or without one (a subquery) a row of
+    /// no columns per row left.
+    fn clauses(&self, mut rows: Vec<Row>, sq: &ast::SingleQuery) -> R<(Vec<String>, Vec<Vec<V>>)> {
         for c in &sq.clauses {
             match c {
                 ast::Clause::Match(m) => rows = self.match_clause(rows, m)?,
@@ -210,7 +218,46 @@ impl RefGraph {
                 ast::Clause::Return(p) => return self.project(rows, p, true),
             }
         }
-        error("query without RETURN")
+        Ok((vec![], rows.iter().map(|_| vec![]).collect()))
+    }
+
+    /// A pattern expression or subquery, evaluated for `row`.
+    fn subquery(&self, e: &ast::Expr, row: &Row) -> R<V> {
+        let one = |p: &ast::PathPattern, filter: Option<&ast::Expr>| ast::Match {
+            optional: false,
+            patterns: vec![p.clone()],
+            where_: filter.cloned(),
+            span: p.span,
+        };
+        Ok(match &e.kind {
+            ExprKind::PatternPredicate(p) => V::Bool(
+                !self
+                    .match_clause(vec![row.clone()], &one(p, None))?
+                    .is_empty(),
+            ),
+            ExprKind::PatternComprehension {
+                pattern,
+                filter,
+                map,
+            } => {
+                let rows =
+                    self.match_clause(vec![row.clone()], &one(pattern, filter.as_deref()))?;
+                V::List(rows.iter().map(|r| self.eval(map, r)).collect::<R<_>>()?)
+            }
+            ExprKind::Subquery(kind, q) => {
+                let (_, vals) = self.clauses(vec![row.clone()], q)?;
+                match kind {
+                    ast::SubqueryKind::Exists => V::Bool(!vals.is_empty()),
+                    ast::SubqueryKind::Count => V::Int(vals.len() as i64),
+                    ast::SubqueryKind::Collect => V::List(
+                        vals.into_iter()
+                            .filter_map(|v| v.into_iter().next())
+                            .collect(),
+                    ),
+                }
+            }
+            _ => return error("not a subquery"),
+        })
     }
 
     // ---- MATCH ----
@@ -652,6 +699,9 @@ impl RefGraph {
 
     fn eval(&self, e: &ast::Expr, row: &Row) -> R<V> {
         Ok(match &e.kind {
+            ExprKind::PatternPredicate(_)
+            | ExprKind::PatternComprehension { .. }
+            | ExprKind::Subquery(..) => self.subquery(e, row)?,
             ExprKind::Literal(l) => match l {
                 Literal::Integer(i) => V::Int(*i),
                 Literal::Float(f) => V::Float(*f),

@@ -1,0 +1,143 @@
+# Pattern expressions and subqueries: each runs per row of its input, from the variables it
+# reads, and gives whether it matches, how often, or the list of its values.
+
+# A pattern predicate.
+MATCH (p:Person) WHERE (p)-[:KNOWS]->() RETURN p.firstName AS n ORDER BY n
+---- ordered
+n
+Ann
+Bob
+Carl
+Dana
+Eve
+
+MATCH (p:Person) WHERE NOT (p)-[:KNOWS]->() RETURN p.firstName AS n ORDER BY n
+---- ordered
+n
+Finn
+
+# Between two bound nodes, either direction.
+MATCH (a:Person), (b:Person) WHERE (a)-[:KNOWS]-(b) AND a.firstName < b.firstName RETURN a.firstName AS a, b.firstName AS b ORDER BY a, b
+---- ordered
+a|b
+Ann|Bob
+Ann|Carl
+Ann|Dana
+Ann|Eve
+Bob|Carl
+Bob|Dana
+Carl|Dana
+
+# The old function form.
+MATCH (p:Person) WHERE exists((p)<-[:KNOWS]-(:Person {firstName: 'Eve'})) RETURN p.firstName AS n
+---- rowsort
+n
+Ann
+
+# Pattern comprehensions: no match gives [].
+MATCH (p:Person) RETURN p.firstName AS n, size([(p)-[:KNOWS]->(f) | f.firstName]) AS k, [(p)-[:KNOWS]->(f) WHERE f.firstName = 'Carl' | f.firstName] AS c ORDER BY n
+---- ordered
+n|k|c
+Ann|2|['Carl']
+Bob|2|['Carl']
+Carl|1|[]
+Dana|1|[]
+Eve|1|[]
+Finn|0|[]
+
+# A named path in a pattern comprehension.
+MATCH (p:Person {firstName: 'Ann'}) RETURN [q = (p)-[:KNOWS]->(:Person {firstName: 'Bob'}) | length(q)] AS ls
+---- rowsort
+ls
+[1]
+
+# A comprehension as a WITH item, filtered after.
+MATCH (p:Person) WITH p.firstName AS n, [(p)-[:KNOWS]->(f) | f] AS fs WHERE size(fs) > 1 RETURN n ORDER BY n
+---- ordered
+n
+Ann
+Bob
+
+# COUNT { }: 0 without a match.
+MATCH (p:Person) RETURN p.firstName AS n, COUNT { (p)<-[:KNOWS]-() } AS followers ORDER BY n
+---- ordered
+n|followers
+Ann|2
+Bob|1
+Carl|2
+Dana|2
+Eve|0
+Finn|0
+
+# In ORDER BY, and before a LIMIT.
+MATCH (p:Person) RETURN p.firstName AS n ORDER BY COUNT { (p)-[:KNOWS]-() } DESC, n LIMIT 3
+---- ordered
+n
+Ann
+Bob
+Carl
+
+MATCH (p:Person) WITH p, COUNT { (p)-[:KNOWS]-() } AS d ORDER BY d DESC, p.firstName LIMIT 2 RETURN p.firstName AS n, d
+---- ordered
+n|d
+Ann|4
+Bob|3
+
+# EXISTS with clauses: the WITH aggregates per outer row.
+MATCH (p:Person) WHERE EXISTS { MATCH (p)-[:KNOWS]-(f) WITH p, count(f) AS c WHERE c >= 3 RETURN c } RETURN p.firstName AS n ORDER BY n
+---- ordered
+n
+Ann
+Bob
+Carl
+Dana
+
+# Nested: pattern predicates inside the subquery's WHERE.
+MATCH (p:Person) WHERE EXISTS { MATCH (p)-[:KNOWS]->(f) WHERE NOT (f)-[:KNOWS]->(p) AND (f)-[:KNOWS]->() } RETURN p.firstName AS n ORDER BY n
+---- ordered
+n
+Ann
+Bob
+Carl
+Dana
+Eve
+
+# COLLECT { }, and a subquery reading a value variable (per input row).
+MATCH (p:Person {firstName: 'Eve'}) RETURN COLLECT { MATCH (p)-[:KNOWS]->(f) RETURN f.firstName } AS fs
+---- rowsort
+fs
+['Ann']
+
+UNWIND [1, 2] AS x MATCH (p:Person {id: x}) RETURN x, COUNT { MATCH (p)-[:KNOWS]->(f) WHERE f.id > x } AS c ORDER BY x
+---- ordered
+x|c
+1|2
+2|2
+
+# Uncorrelated.
+RETURN COUNT { MATCH (p:Person) } AS n
+---- rowsort
+n
+6
+
+# In an OPTIONAL MATCH's WHERE: decides which matches there are, not which rows.
+MATCH (p:Person) OPTIONAL MATCH (p)-[:KNOWS]->(f) WHERE (f)-[:KNOWS]->(:Person {firstName: 'Dana'}) RETURN p.firstName AS p, f.firstName AS f ORDER BY p, f
+---- ordered
+p|f
+Ann|Bob
+Ann|Carl
+Bob|Carl
+Carl|null
+Dana|null
+Eve|null
+Finn|null
+
+# A pattern predicate introduces no variables, and is no value.
+MATCH (p:Person) WHERE (p)-[:KNOWS]->(x) RETURN p
+---- error UndefinedVariable
+
+MATCH (p:Person) RETURN (p)-[:KNOWS]->()
+---- error UnexpectedSyntax
+
+RETURN COLLECT { MATCH (p:Person) RETURN p.firstName, p.id } AS x
+---- error InvalidArgumentType
