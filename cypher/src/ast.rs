@@ -544,11 +544,14 @@ impl Expr {
         )
     }
 
-    /// True when a pattern expression or subquery stands anywhere in this expression.
+    /// True when a pattern expression or subquery stands anywhere in this expression, or
+    /// another expression that reads the graph (`startNode(r)`, `endNode(r)`).
     pub fn contains_subquery(&self) -> bool {
         let mut found = false;
         self.walk(&mut |e| {
-            found |= e.is_subquery();
+            found |= e.is_subquery()
+                || matches!(&e.kind, ExprKind::Function { name, .. }
+                    if name.eq_ignore_ascii_case("startNode") || name.eq_ignore_ascii_case("endNode"));
             !found
         });
         found

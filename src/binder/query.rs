@@ -296,6 +296,18 @@ impl QueryBinder<'_> {
                         "DISTINCT is only allowed in aggregates"
                     );
                 }
+                // Planned as the relationship matched again (`planner/subquery.rs`).
+                if lname == "startnode" || lname == "endnode" {
+                    if args.len() != 1 {
+                        return sem_err!(
+                            InvalidArgumentValue,
+                            e.span,
+                            "{name}() takes 1 argument(s), got {}",
+                            args.len()
+                        );
+                    }
+                    return self.expr(&args[0], scope, resolved);
+                }
                 let entry = registry::lookup(&lname);
                 if let Some(f) = entry {
                     if !(f.arity.0..=f.arity.1).contains(&args.len()) {

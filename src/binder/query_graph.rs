@@ -218,6 +218,9 @@ impl Binder<'_> {
             match (self.bound)(&v.name) {
                 None => {}
                 Some(BoundVar::Node { labels }) => c = labels.into_iter().collect(),
+                // A value that may hold a node (from a list, a map, null): the planner
+                // matches it by equality, or refuses it by its type.
+                Some(BoundVar::Other("value")) => {}
                 Some(other) => {
                     return sem_err!(
                         VariableTypeConflict,
@@ -258,17 +261,15 @@ impl Binder<'_> {
         let mut c: BTreeSet<usize> = (0..cat.rels.len()).collect();
         let mut unknown = false;
         if !r.types.is_empty() {
-            for t in &r.types {
-                if !cat.config.has_type(&t.name) {
-                    if !self.lenient {
-                        return sem_err!(
-                            UnknownRelationshipType,
-                            t.span,
-                            "Unknown relationship type `{}` (types: {})",
-                            t.name,
-                            cat.rel_types().join(", ")
-                        );
-                    }
+            if let Some(t) = r.types.iter().find(|t| !cat.config.has_type(&t.name)) {
+                if !self.lenient {
+                    return sem_err!(
+                        UnknownRelationshipType,
+                        t.span,
+                        "Unknown relationship type `{}` (types: {})",
+                        t.name,
+                        cat.rel_types().join(", ")
+                    );
                 }
             }
             // `:KNOWN|MISSING` matches the known type's relationships.

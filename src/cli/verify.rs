@@ -246,8 +246,14 @@ fn query(rng: &mut Rng, s: &Schema) -> Option<String> {
         let r = rng.pick(&out_of_a);
         let not = if rng.chance(40) { "NOT " } else { "" };
         let far = s.labels.get(&r.2).cloned().unwrap_or_default();
-        conds.push(match rng.below(5) {
+        conds.push(match rng.below(6) {
             0 => format!("{not}(a)-[:`{}`]->()", r.0),
+            // Read per element of a list.
+            5 => format!(
+                "size([x IN [a, n0] WHERE {not}(x)-[:`{}`]->() | x]) >= {}",
+                r.0,
+                rng.below(2)
+            ),
             1 => match into_a.is_empty() {
                 true => format!("{not}(a)-[:`{}`]->(:`{}`)", r.0, r.2),
                 false => format!("{not}(a)<-[:`{}`]-()", rng.pick(&into_a).0),

@@ -37,6 +37,9 @@ impl<'c> Lowerer<'c> {
         if m.where_.as_ref().is_some_and(|w| w.contains_subquery()) {
             return self.lower_match_then_subqueries(st, m);
         }
+        if let Some(m) = self.value_nodes_as_equalities(&st, m)? {
+            return self.lower_match(st, &m);
+        }
         let integer_param = |p: &str| {
             self.params
                 .get(p)
@@ -85,6 +88,65 @@ impl<'c> Lowerer<'c> {
         self.options.reroot = reroot;
         (self.named_paths, self.segment_shapes) = saved;
         out
+    }
+
+    /// `UNWIND friends AS f MATCH (f)<-[:T]-(m)`: a node position holding a value variable
+    /// (a node taken from a list or map, or null) matches a fresh node equal to it. `None`
+    /// when no node position holds one; a VariableTypeConflict where the value's type
+    /// cannot hold a node (`WITH 1 AS n MATCH (n)`).
+    fn value_nodes_as_equalities(
+        &mut self,
+        st: &State,
+        m: &ast::Match,
+    ) -> Result<Option<ast::Match>> {
+        let schema = st.plan.schema().clone();
+        let mut out = m.clone();
+        let mut equalities = Vec::new();
+        for p in &mut out.patterns {
+            let nodes = std::iter::once(&mut p.start).chain(p.steps.iter_mut().map(|(_, n)| n));
+            for n in nodes {
+                let Some(v) = n.var.clone() else { continue };
+                let Some(Binding::Value { col: c }) = st.scope.get(&v.name) else {
+                    continue;
+                };
+                let t = schema
+                    .field_with_unqualified_name(c)
+                    .map(|f| f.data_type().clone())
+                    .unwrap_or(DataType::Null);
+                let may_be_node = match &t {
+                    DataType::Null => true,
+                    DataType::Struct(fields) => fields.iter().any(|f| f.name() == "__label"),
+                    t => crate::functions::any::is_any(t),
+                };
+                if !may_be_node {
+                    let t = t.to_string();
+                    return sem_err!(
+                        VariableTypeConflict,
+                        v.span,
+                        "Variable `{}` holds a value of type {}, not a node",
+                        crate::binder::names::unescape(&v.name),
+                        t.split('(').next().unwrap_or(&t)
+                    );
+                }
+                let fresh = self.fresh("vnode");
+                n.var = Some(ast::Ident::new(fresh.clone(), v.span));
+                let var = |name: &str| ast::Expr::new(ExprKind::Variable(name.into()), v.span);
+                equalities.push(ast::Expr::new(
+                    ExprKind::Binary(
+                        ast::BinaryOp::Eq,
+                        Box::new(var(&fresh)),
+                        Box::new(var(&v.name)),
+                    ),
+                    v.span,
+                ));
+            }
+        }
+        if equalities.is_empty() {
+            return Ok(None);
+        }
+        equalities.extend(out.where_.take());
+        out.where_ = ast::Expr::associative(ast::BinaryOp::And, equalities);
+        Ok(Some(out))
     }
 
     /// A MATCH whose WHERE holds pattern expressions or subqueries: the match with the

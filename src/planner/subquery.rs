@@ -16,23 +16,54 @@ use super::{Lowerer, State};
 use crate::error::Result;
 use crate::operators::shared::SharedSubplan;
 use crate::sem_err;
+use arrow::datatypes::DataType;
 use cypher::ast::{self, Clause, ExprKind, SubqueryKind};
 use datafusion::common::JoinType;
 use datafusion::functions::expr_fn as f;
 use datafusion::functions_aggregate::expr_fn as af;
-use datafusion::logical_expr::{lit, when, Expr, LogicalPlanBuilder};
+use datafusion::logical_expr::{lit, when, Expr, ExprFunctionExt, LogicalPlanBuilder};
 use std::collections::HashSet;
 
 impl<'c> Lowerer<'c> {
     /// `exprs` with every pattern expression and subquery in them replaced by a variable
-    /// bound, in the returned state, to its value per row of `st`.
+    /// bound, in the returned state, to its value per row of `st`. They all read `st`'s
+    /// rows from one evaluation of them (a shared subplan, rows numbered, in one process),
+    /// and join their results onto it one after the other: the plan grows by one join per
+    /// subquery, and never holds the input more than once per subquery.
     pub(super) fn subquery_columns(
         &mut self,
-        mut st: State,
-        exprs: Vec<&mut ast::Expr>,
+        st: State,
+        mut exprs: Vec<&mut ast::Expr>,
     ) -> Result<State> {
-        for e in exprs {
-            self.replace_subqueries(&mut st, e, &[])?;
+        let readers: usize = exprs.iter().map(|e| applies(e)).sum();
+        if readers == 0 {
+            return Ok(st);
+        }
+        let one_process = self.options.one_process && !st.unit;
+        let row = one_process.then(|| self.fresh("row"));
+        let mut plan = st.plan;
+        if let Some(row) = &row {
+            let n = datafusion::functions_window::expr_fn::row_number().alias(row);
+            plan = LogicalPlanBuilder::from(plan).window(vec![n])?.build()?;
+            let id = self.fresh_id();
+            plan = SharedSubplan::once(plan, id, readers + 1);
+        }
+        let base = Base {
+            plan: plan.clone(),
+            row: row.clone(),
+        };
+        let mut st = State { plan, ..st };
+        for e in exprs.iter_mut() {
+            self.replace_subqueries(&mut st, &base, e, &[])?;
+        }
+        if let Some(row) = &row {
+            let kept: Vec<Expr> = st
+                .columns()
+                .iter()
+                .filter(|c| *c != row)
+                .map(|c| col(c))
+                .collect();
+            st.plan = LogicalPlanBuilder::from(st.plan).project(kept)?.build()?;
         }
         Ok(st)
     }
@@ -75,6 +106,7 @@ impl<'c> Lowerer<'c> {
     fn replace_subqueries(
         &mut self,
         st: &mut State,
+        base: &Base,
         e: &mut ast::Expr,
         locals: &[String],
     ) -> Result<()> {
@@ -85,6 +117,13 @@ impl<'c> Lowerer<'c> {
                 && matches!(args[0].kind, ExprKind::PatternPredicate(_))
             {
                 *e = args.remove(0);
+            }
+        }
+        // `startNode(r)` / `endNode(r)`: the node the relationship matches from / to.
+        if let ExprKind::Function { name, args, .. } = &e.kind {
+            let lname = name.to_lowercase();
+            if (lname == "startnode" || lname == "endnode") && args.len() == 1 {
+                *e = self.end_node_query(&args[0], lname == "startnode", e.span)?;
             }
         }
         if let Some((kind, body)) = normalized(e) {
@@ -99,11 +138,49 @@ impl<'c> Lowerer<'c> {
                     crate::binder::names::unescape(v)
                 );
             }
-            let column = self.subquery_column(std::mem::replace(st, placeholder()), kind, &body);
+            let column =
+                self.subquery_column(std::mem::replace(st, placeholder()), base, kind, &body);
             let (next, name) = column?;
             *st = next;
             *e = ast::Expr::new(ExprKind::Variable(name), e.span);
             return Ok(());
+        }
+        // `[p IN posts WHERE (p)-[:HAS_TAG]->() | ...]`: a subquery reading the element.
+        if let ExprKind::ListComprehension {
+            var,
+            list,
+            filter,
+            map,
+        } = &mut e.kind
+        {
+            let body: Vec<&ast::Expr> = filter
+                .iter()
+                .chain(map.iter())
+                .map(|b| b.as_ref())
+                .collect();
+            let mut names = Vec::new();
+            body.iter().for_each(|b| b.mentioned_names(&mut names));
+            if body.iter().any(|b| b.contains_subquery()) && names.contains(&var.name.as_str()) {
+                self.replace_subqueries(st, base, list, locals)?;
+                list.mentioned_names(&mut names);
+                if let Some(v) = names.iter().find(|n| locals.iter().any(|l| l == *n)) {
+                    return sem_err!(
+                        Unsupported,
+                        e.span,
+                        "unsupported: a pattern expression or subquery in a list comprehension \
+                         nested in another one reading its variable `{}`",
+                        crate::binder::names::unescape(v)
+                    );
+                }
+                let (var, list) = (var.clone(), (**list).clone());
+                let (filter, map) = (filter.as_deref().cloned(), map.as_deref().cloned());
+                let taken = std::mem::replace(st, placeholder());
+                let (next, name) =
+                    self.comprehension_column(taken, base, &var, &list, filter, map, e.span)?;
+                *st = next;
+                *e = ast::Expr::new(ExprKind::Variable(name), e.span);
+                return Ok(());
+            }
         }
         let mut locals = locals.to_vec();
         match &e.kind {
@@ -119,9 +196,203 @@ impl<'c> Lowerer<'c> {
         // The list a comprehension ranges over is outside its variable's scope, but a
         // subquery there reading a same-named outer variable is rare enough to refuse too.
         for c in e.children_mut() {
-            self.replace_subqueries(st, c, &locals)?;
+            self.replace_subqueries(st, base, c, &locals)?;
         }
         Ok(())
+    }
+
+    /// A list comprehension whose body holds a subquery reading its variable, per row of
+    /// `st`: the list's elements as rows (numbered by their position), the body's subqueries
+    /// computed over them, the kept values collected back in order per input row.
+    #[allow(clippy::too_many_arguments)]
+    fn comprehension_column(
+        &mut self,
+        st: State,
+        base: &Base,
+        var: &ast::Ident,
+        list: &ast::Expr,
+        filter: Option<ast::Expr>,
+        map: Option<ast::Expr>,
+        span: cypher::Span,
+    ) -> Result<(State, String)> {
+        let Some(row) = base.row.clone() else {
+            return sem_err!(
+                Unsupported,
+                span,
+                "unsupported on a cluster: a pattern expression or subquery reading the \
+                 variable of a list comprehension"
+            );
+        };
+        // Element positions 0..size(list) - 1 as rows, then the element at each.
+        let at = |k: ExprKind| ast::Expr::new(k, span);
+        let call = |name: &str, args: Vec<ast::Expr>| {
+            at(ExprKind::Function {
+                name: name.into(),
+                distinct: false,
+                args,
+            })
+        };
+        let int = |i: i64| at(ExprKind::Literal(ast::Literal::Integer(i)));
+        let last = at(ExprKind::Binary(
+            ast::BinaryOp::Sub,
+            Box::new(call("size", vec![list.clone()])),
+            Box::new(int(1)),
+        ));
+        let idx = self.fresh("idx");
+        let positions = ast::Unwind {
+            expr: call("range", vec![int(0), last]),
+            alias: ast::Ident::new(&idx, span),
+            span,
+        };
+        let elements = State {
+            plan: base.plan.clone(),
+            scope: st.scope.clone(),
+            unit: false,
+        };
+        let mut inner = self.lower_unwind(elements, &positions)?;
+        let element = at(ExprKind::Index(
+            Box::new(list.clone()),
+            Box::new(at(ExprKind::Variable(idx.clone()))),
+        ));
+        let schema = inner.plan.schema().clone();
+        let element = self.expr(&element, &ExprCtx::new(&inner.scope, &schema))?;
+        let x = self.fresh("elem");
+        let mut cols: Vec<Expr> = inner.columns().iter().map(|c| col(c)).collect();
+        cols.push(element.alias(&x));
+        inner.plan = LogicalPlanBuilder::from(inner.plan)
+            .project(cols)?
+            .build()?;
+        inner.scope.bind(&var.name, Binding::Value { col: x });
+        if let Some(mut f) = filter {
+            inner = self.subquery_columns(inner, vec![&mut f])?;
+            let schema = inner.plan.schema().clone();
+            let p = self.expr(&f, &ExprCtx::new(&inner.scope, &schema))?;
+            self.check_boolean(&p, &schema, f.span)?;
+            inner.plan = self.filter(inner.plan, p)?;
+        }
+        let mut m = map.unwrap_or_else(|| at(ExprKind::Variable(var.name.clone())));
+        inner = self.subquery_columns(inner, vec![&mut m])?;
+        let schema = inner.plan.schema().clone();
+        let value = self.expr(&m, &ExprCtx::new(&inner.scope, &schema))?;
+        let t = self.type_of(&value, &schema)?;
+        let agg_col = self.fresh("sub");
+        let agg = af::array_agg(value)
+            .order_by(vec![col(&idx).sort(true, false)])
+            .build()?;
+        let grouped = LogicalPlanBuilder::from(inner.plan)
+            .aggregate(vec![col(&row)], vec![agg.alias(&agg_col)])?
+            .build()?;
+        let keys = std::slice::from_ref(&row);
+        let plan = self.join_matches(st.plan, grouped, keys, keys)?;
+        // A null list gives null; no kept element [].
+        let schema = plan.schema().clone();
+        let list_value = self.expr(list, &ExprCtx::new(&st.scope, &schema))?;
+        let out_type = DataType::List(std::sync::Arc::new(arrow::datatypes::Field::new(
+            "item",
+            t.clone(),
+            true,
+        )));
+        let result = when(
+            list_value.is_null(),
+            lit(datafusion::common::ScalarValue::try_from(&out_type)?),
+        )
+        .when(col(&agg_col).is_null(), empty_list(&t))
+        .otherwise(col(&agg_col))?;
+        let name = self.fresh("subq");
+        let mut kept: Vec<Expr> = plan
+            .schema()
+            .fields()
+            .iter()
+            .filter(|f| f.name() != &agg_col)
+            .map(|f| col(f.name()))
+            .collect();
+        kept.push(result.alias(&name));
+        let plan = LogicalPlanBuilder::from(plan).project(kept)?.build()?;
+        let mut scope = st.scope;
+        scope.bind(&name, Binding::Value { col: name.clone() });
+        Ok((
+            State {
+                plan,
+                scope,
+                unit: false,
+            },
+            name,
+        ))
+    }
+
+    /// `COLLECT { MATCH (s)-[r]->() RETURN s }[0]` for `startNode(r)` (the end node for
+    /// `endNode`): the relationship matched again, in its own direction.
+    fn end_node_query(
+        &mut self,
+        arg: &ast::Expr,
+        start: bool,
+        span: cypher::Span,
+    ) -> Result<ast::Expr> {
+        let ExprKind::Variable(r) = &arg.kind else {
+            if matches!(arg.kind, ExprKind::Literal(ast::Literal::Null)) {
+                return Ok(arg.clone());
+            }
+            return sem_err!(
+                Unsupported,
+                arg.span,
+                "unsupported: startNode / endNode of an expression (give it a relationship variable)"
+            );
+        };
+        let node_var = self.fresh("end");
+        let node = |var: Option<&str>| ast::NodePattern {
+            var: var.map(|v| ast::Ident::new(v, span)),
+            labels: vec![],
+            props: None,
+            span,
+        };
+        let rel = ast::RelPattern {
+            var: Some(ast::Ident::new(r.clone(), arg.span)),
+            types: vec![],
+            direction: ast::Direction::Outgoing,
+            length: None,
+            props: None,
+            span,
+        };
+        let (first, second) = match start {
+            true => (node(Some(&node_var)), node(None)),
+            false => (node(None), node(Some(&node_var))),
+        };
+        let pattern = ast::PathPattern {
+            name: None,
+            shortest: None,
+            start: first,
+            steps: vec![(rel, second)],
+            span,
+        };
+        let var = ast::Expr::new(ExprKind::Variable(node_var.clone()), span);
+        let query = ast::SingleQuery {
+            clauses: vec![
+                Clause::Match(crate::binder::query::pattern_match(&pattern, None)),
+                Clause::Return(ast::Projection {
+                    distinct: false,
+                    star: false,
+                    items: vec![ast::ProjectionItem {
+                        expr: var,
+                        alias: None,
+                        text: ast::SourceText(node_var),
+                    }],
+                    order_by: vec![],
+                    skip: None,
+                    limit: None,
+                    span,
+                }),
+            ],
+            span,
+        };
+        let list = ast::Expr::new(
+            ExprKind::Subquery(SubqueryKind::Collect, Box::new(query)),
+            span,
+        );
+        let zero = ast::Expr::new(ExprKind::Literal(ast::Literal::Integer(0)), span);
+        Ok(ast::Expr::new(
+            ExprKind::Index(Box::new(list), Box::new(zero)),
+            span,
+        ))
     }
 
     /// The value of one subquery per row of `st`, as a new column; the state with it bound
@@ -129,6 +400,7 @@ impl<'c> Lowerer<'c> {
     fn subquery_column(
         &mut self,
         st: State,
+        base: &Base,
         kind: SubqueryKind,
         body: &ast::SingleQuery,
     ) -> Result<(State, String)> {
@@ -138,24 +410,15 @@ impl<'c> Lowerer<'c> {
             .into_iter()
             .filter(|n| st.scope.get(n).is_some())
             .collect();
-        let one_process = self.options.one_process;
         let ents = self.entities();
-        let by_row =
-            one_process
-                && st.scope.vars.iter().any(|(name, b)| {
-                    used.contains(name.as_str()) && ents.identity_parts(b).is_none()
-                });
-        let row = by_row.then(|| self.fresh("row"));
-        let mut input = st.plan;
-        if let Some(row) = &row {
-            let n = datafusion::functions_window::expr_fn::row_number().alias(row);
-            input = LogicalPlanBuilder::from(input).window(vec![n])?.build()?;
-        }
+        // Where it reads a value (not an entity), per input row.
+        let row = base.row.clone().filter(|_| {
+            st.scope
+                .vars
+                .iter()
+                .any(|(name, b)| used.contains(name.as_str()) && ents.identity_parts(b).is_none())
+        });
         let uncorrelated = used.is_empty();
-        if one_process && !uncorrelated {
-            let id = self.fresh_id();
-            input = SharedSubplan::once(input, id, 2);
-        }
         let (inner, join_keys) = if uncorrelated {
             let unit = State {
                 plan: LogicalPlanBuilder::empty(true).build()?,
@@ -164,7 +427,7 @@ impl<'c> Lowerer<'c> {
             };
             (unit, vec![])
         } else {
-            let (inner, _, join_keys) = self.optional_input(&st.scope, &used, &input, &row)?;
+            let (inner, _, join_keys) = self.optional_input(&st.scope, &used, &base.plan, &row)?;
             (inner, join_keys)
         };
         // What every WITH of the subquery passes on: the row number, or the outer variables.
@@ -194,11 +457,11 @@ impl<'c> Lowerer<'c> {
             )?
             .build()?;
         let mut plan = if uncorrelated {
-            LogicalPlanBuilder::from(input)
+            LogicalPlanBuilder::from(st.plan)
                 .join_on(grouped, JoinType::Left, vec![lit(true)])?
                 .build()?
         } else {
-            self.join_matches(input, grouped, &join_keys, &join_keys)?
+            self.join_matches(st.plan, grouped, &join_keys, &join_keys)?
         };
         let name = self.fresh("subq");
         let result = match (kind, &value_type) {
@@ -212,7 +475,7 @@ impl<'c> Lowerer<'c> {
             .schema()
             .fields()
             .iter()
-            .filter(|f| Some(f.name()) != row.as_ref() && f.name() != &agg_col)
+            .filter(|f| f.name() != &agg_col)
             .map(|f| col(f.name()))
             .collect();
         kept.push(result.alias(&name));
@@ -320,6 +583,28 @@ impl<'c> Lowerer<'c> {
         let value = self.expr(&item, &ExprCtx::new(&st.scope, &schema))?;
         Ok((st, Some(value)))
     }
+}
+
+/// The input the subqueries of one clause read: evaluated once, its rows numbered (in one
+/// process).
+struct Base {
+    plan: datafusion::logical_expr::LogicalPlan,
+    row: Option<String>,
+}
+
+/// How many subqueries `e` runs over its input (an estimate for the shared subplan's count
+/// of readers).
+fn applies(e: &ast::Expr) -> usize {
+    let mut n = 0;
+    e.walk(&mut |x| {
+        n += x.is_subquery() as usize;
+        if let ExprKind::Function { name, .. } = &x.kind {
+            n += (name.eq_ignore_ascii_case("startNode") || name.eq_ignore_ascii_case("endNode"))
+                as usize;
+        }
+        true
+    });
+    n
 }
 
 /// A pattern expression or subquery as (what it gives, the query it runs).

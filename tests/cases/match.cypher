@@ -338,3 +338,33 @@ MATCH (a:Person)-[:KNOWS]-(b:Person)-[:KNOWS]-(c:Person)-[:KNOWS]-(a), (a)-[:KNO
 ---- rowsort
 n
 18
+
+# A node taken from a list (or null) matches again where it stands in a pattern.
+MATCH (a:Person)-[:KNOWS]->(b) WITH a, collect(b) AS bs UNWIND bs AS b2 MATCH (a)-[:KNOWS]->(b2) RETURN a.firstName AS a, b2.firstName AS b ORDER BY a, b
+---- ordered
+a|b
+Ann|Bob
+Ann|Carl
+Bob|Carl
+Bob|Dana
+Carl|Dana
+Dana|Ann
+Eve|Ann
+
+MATCH (a:Person {firstName: 'Ann'})-[:KNOWS]->(b) WITH collect(b) AS fs UNWIND fs AS f MATCH (f)<-[:HAS_CREATOR]-(m) RETURN f.firstName AS f, count(m) AS c ORDER BY f
+---- ordered
+f|c
+Bob|2
+Carl|1
+
+WITH null AS a OPTIONAL MATCH p = (a)-[r]->() RETURN nodes(p) AS n, r
+---- rowsort
+n|r
+null|null
+
+# A value that cannot be a node cannot stand for one.
+WITH 1 AS n MATCH (n) RETURN n
+---- error VariableTypeConflict
+
+MATCH (n:Person) WITH [n] AS users MATCH (users)-->(m) RETURN m
+---- error VariableTypeConflict

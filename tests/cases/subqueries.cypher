@@ -141,3 +141,35 @@ MATCH (p:Person) RETURN (p)-[:KNOWS]->()
 
 RETURN COLLECT { MATCH (p:Person) RETURN p.firstName, p.id } AS x
 ---- error InvalidArgumentType
+
+# startNode / endNode: the relationship's own direction, whichever way it was matched.
+MATCH (a:Person {firstName: 'Ann'})-[k:KNOWS]-(b) RETURN b.firstName AS b, startNode(k).firstName AS s, endNode(k).firstName AS e ORDER BY b
+---- ordered
+b|s|e
+Bob|Ann|Bob
+Carl|Ann|Carl
+Dana|Dana|Ann
+Eve|Eve|Ann
+
+MATCH (a:Person {firstName: 'Finn'}) OPTIONAL MATCH (a)-[k:KNOWS]-() RETURN startNode(k) AS s, endNode(null) AS e
+---- rowsort
+s|e
+null|null
+
+# A pattern predicate or subquery reading a list comprehension's variable: per element, the
+# list's order kept.
+MATCH (p:Person {firstName: 'Ann'})-[:KNOWS]->(f) WITH p, collect(f) AS fs RETURN size([x IN fs WHERE (x)-[:KNOWS]->(:Person {firstName: 'Carl'})]) AS n, size(fs) AS total
+---- rowsort
+n|total
+1|2
+
+WITH [3, 1, 99, 2] AS ids RETURN [i IN ids WHERE EXISTS { MATCH (q:Person {id: i}) } | i * 10] AS l, [i IN [] WHERE (i)-->() | i] AS e, [i IN null WHERE (i)-->() | i] AS n
+---- rowsort
+l|e|n
+[30, 10, 20]|[]|null
+
+MATCH (a:Person) WHERE a.firstName IN ['Ann', 'Finn'] RETURN a.firstName AS a, [x IN [a] | COUNT { (x)-[:KNOWS]-() }] AS d ORDER BY a
+---- ordered
+a|d
+Ann|[4]
+Finn|[0]
