@@ -261,13 +261,21 @@ impl ExpandSpec {
             };
             for (j, &rev) in self.orientations.iter().enumerate() {
                 let csr = self.data.index.direction(rev);
-                for e in csr.range(o) {
+                let mut range = csr.range(o);
+                // Closing on a bound node: a probe, the run of edges to it found by binary
+                // search (a node's run is sorted by neighbour).
+                if let Some(w) = want {
+                    let run = &csr.neighbors[range.clone()];
+                    let (lo, hi) = (
+                        run.partition_point(|&n| n < w),
+                        run.partition_point(|&n| n <= w),
+                    );
+                    range = range.start + lo..range.start + hi;
+                }
+                for e in range {
                     let n = csr.neighbors[e];
                     // Undirected: a self-loop is matched once.
                     if both && j == 1 && n == o {
-                        continue;
-                    }
-                    if want.is_some_and(|w| w != n) {
                         continue;
                     }
                     rows.push(i as u32);

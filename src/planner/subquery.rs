@@ -215,13 +215,41 @@ impl<'c> Lowerer<'c> {
         map: Option<ast::Expr>,
         span: cypher::Span,
     ) -> Result<(State, String)> {
-        let Some(row) = base.row.clone() else {
-            return sem_err!(
-                Unsupported,
-                span,
-                "unsupported on a cluster: a pattern expression or subquery reading the \
-                 variable of a list comprehension"
-            );
+        // The rows the elements come from: each input row (by its number), or on a cluster
+        // (no row numbers) each distinct value of the outer variables the comprehension reads.
+        let (elements, keys) = match &base.row {
+            Some(row) => {
+                let rows = State {
+                    plan: base.plan.clone(),
+                    scope: st.scope.clone(),
+                    unit: false,
+                };
+                (rows, vec![row.clone()])
+            }
+            None => {
+                let mut names = Vec::new();
+                list.mentioned_names(&mut names);
+                filter
+                    .iter()
+                    .chain(map.iter())
+                    .for_each(|x| x.mentioned_names(&mut names));
+                let used: HashSet<&str> = names
+                    .into_iter()
+                    .filter(|n| *n != var.name && st.scope.get(n).is_some())
+                    .collect();
+                if used.is_empty() {
+                    let unit = State {
+                        plan: LogicalPlanBuilder::empty(true).build()?,
+                        scope: Default::default(),
+                        unit: true,
+                    };
+                    (unit, vec![])
+                } else {
+                    let (inner, _, keys) =
+                        self.optional_input(&st.scope, &used, &base.plan, &None)?;
+                    (inner, keys)
+                }
+            }
         };
         // Element positions 0..size(list) - 1 as rows, then the element at each.
         let at = |k: ExprKind| ast::Expr::new(k, span);
@@ -243,11 +271,6 @@ impl<'c> Lowerer<'c> {
             expr: call("range", vec![int(0), last]),
             alias: ast::Ident::new(&idx, span),
             span,
-        };
-        let elements = State {
-            plan: base.plan.clone(),
-            scope: st.scope.clone(),
-            unit: false,
         };
         let mut inner = self.lower_unwind(elements, &positions)?;
         let element = at(ExprKind::Index(
@@ -280,10 +303,17 @@ impl<'c> Lowerer<'c> {
             .order_by(vec![col(&idx).sort(true, false)])
             .build()?;
         let grouped = LogicalPlanBuilder::from(inner.plan)
-            .aggregate(vec![col(&row)], vec![agg.alias(&agg_col)])?
+            .aggregate(
+                keys.iter().map(|k| col(k)).collect::<Vec<_>>(),
+                vec![agg.alias(&agg_col)],
+            )?
             .build()?;
-        let keys = std::slice::from_ref(&row);
-        let plan = self.join_matches(st.plan, grouped, keys, keys)?;
+        let plan = match keys.is_empty() {
+            true => LogicalPlanBuilder::from(st.plan)
+                .join_on(grouped, JoinType::Left, vec![lit(true)])?
+                .build()?,
+            false => self.join_matches(st.plan, grouped, &keys, &keys)?,
+        };
         // A null list gives null; no kept element [].
         let schema = plan.schema().clone();
         let list_value = self.expr(list, &ExprCtx::new(&st.scope, &schema))?;

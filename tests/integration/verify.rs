@@ -14,7 +14,7 @@ use cli_verify::Shapes;
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn random_queries_agree_with_rules_on_and_off() {
     let g = common::sample().await;
-    let report = cli_verify::run(&g, 400, 20261130, Shapes::All)
+    let report = cli_verify::run(&g, 320, 20261130, Shapes::All)
         .await
         .unwrap();
     println!("{}", report.render());
@@ -23,7 +23,7 @@ async fn random_queries_agree_with_rules_on_and_off() {
     }
     assert!(report.mismatches.is_empty(), "{}", report.render());
     // The generator makes queries the subset accepts, and most of them return rows.
-    assert!(report.compared >= 392, "{}", report.render());
+    assert!(report.compared >= 312, "{}", report.render());
     assert!(
         report.nonempty * 2 >= report.compared,
         "{}",
@@ -190,7 +190,7 @@ async fn random_queries_agree_with_the_reference_interpreter() {
     let csr = common::sample().await;
     let join = csr.with_mode(Mode::Join).await.unwrap();
     let reference = RefGraph::new(&lance_csr_datasets::sample::tables());
-    let queries = cli_verify::generate(&csr, 480, 20261201, Shapes::All).await;
+    let queries = cli_verify::generate(&csr, 400, 20261201, Shapes::All).await;
     let (mut compared, mut errors) = (0, 0);
     let mut skipped = Vec::new();
     let mut mismatches = Vec::new();
@@ -237,7 +237,7 @@ async fn random_queries_agree_with_the_reference_interpreter() {
         println!("  skipped: {s}");
     }
     assert!(mismatches.is_empty(), "{}", mismatches.join("\n"));
-    assert!(compared >= 400, "only {compared} compared");
+    assert!(compared >= 380, "only {compared} compared");
 }
 
 /// Labels, types and properties whose names look like the planner's internal columns or need
