@@ -247,18 +247,8 @@ impl<'c> Lowerer<'c> {
     pub fn lower_with(&mut self, st: State, w: &ast::With) -> Result<State> {
         if let Some(pred) = w.where_.as_ref().filter(|p| p.contains_subquery()) {
             // Its pattern expressions and subqueries run over the projected rows.
-            let (mut st, _, _) = self.lower_projection(st, &w.projection, false)?;
-            let mut pred = pred.clone();
-            st = self.subquery_columns(st, vec![&mut pred])?;
-            let schema = st.plan.schema().clone();
-            let cx = ExprCtx {
-                no_aggregates: "in WHERE",
-                ..ExprCtx::new(&st.scope, &schema)
-            };
-            let p = self.expr(&pred, &cx)?;
-            self.check_boolean(&p, &schema, pred.span)?;
-            st.plan = self.filter(st.plan, p)?;
-            return Ok(st);
+            let (st, _, _) = self.lower_projection(st, &w.projection, false)?;
+            return self.filter_with_subqueries(st, pred);
         }
         let st = self.with_where_on_input(st, w)?;
         if st.1 {

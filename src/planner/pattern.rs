@@ -153,25 +153,16 @@ impl<'c> Lowerer<'c> {
     /// conjuncts that hold none, then those, per matched row.
     fn lower_match_then_subqueries(&mut self, st: State, m: &ast::Match) -> Result<State> {
         let pred = m.where_.clone().expect("a WHERE");
-        let (mut later, now): (Vec<ast::Expr>, Vec<ast::Expr>) = conjuncts(pred)
+        let (later, now): (Vec<ast::Expr>, Vec<ast::Expr>) = conjuncts(pred)
             .into_iter()
             .partition(|c| c.contains_subquery());
         let plain = ast::Match {
             where_: ast::Expr::associative(ast::BinaryOp::And, now),
             ..m.clone()
         };
-        let mut st = self.lower_match(st, &plain)?;
-        st = self.subquery_columns(st, later.iter_mut().collect())?;
+        let st = self.lower_match(st, &plain)?;
         let pred = ast::Expr::associative(ast::BinaryOp::And, later).expect("a conjunct");
-        let schema = st.plan.schema().clone();
-        let cx = ExprCtx {
-            no_aggregates: "in WHERE",
-            ..ExprCtx::new(&st.scope, &schema)
-        };
-        let p = self.expr(&pred, &cx)?;
-        self.check_boolean(&p, &schema, pred.span)?;
-        st.plan = self.filter(st.plan, p)?;
-        Ok(st)
+        self.filter_with_subqueries(st, &pred)
     }
 
     /// Lowers a bound MATCH that needs no branching, re-rooted first when switched on; its

@@ -328,26 +328,7 @@ impl<'c> Lowerer<'c> {
         )
         .when(col(&agg_col).is_null(), empty_list(&t))
         .otherwise(col(&agg_col))?;
-        let name = self.fresh("subq");
-        let mut kept: Vec<Expr> = plan
-            .schema()
-            .fields()
-            .iter()
-            .filter(|f| f.name() != &agg_col)
-            .map(|f| col(f.name()))
-            .collect();
-        kept.push(result.alias(&name));
-        let plan = LogicalPlanBuilder::from(plan).project(kept)?.build()?;
-        let mut scope = st.scope;
-        scope.bind(&name, Binding::Value { col: name.clone() });
-        Ok((
-            State {
-                plan,
-                scope,
-                unit: false,
-            },
-            name,
-        ))
+        self.bind_result(plan, st.scope, &agg_col, result)
     }
 
     /// `COLLECT { MATCH (s)-[r]->() RETURN s }[0]` for `startNode(r)` (the end node for
@@ -486,14 +467,13 @@ impl<'c> Lowerer<'c> {
                 vec![agg.alias(&agg_col)],
             )?
             .build()?;
-        let mut plan = if uncorrelated {
+        let plan = if uncorrelated {
             LogicalPlanBuilder::from(st.plan)
                 .join_on(grouped, JoinType::Left, vec![lit(true)])?
                 .build()?
         } else {
             self.join_matches(st.plan, grouped, &join_keys, &join_keys)?
         };
-        let name = self.fresh("subq");
         let result = match (kind, &value_type) {
             (SubqueryKind::Collect, Some(t)) => {
                 when(col(&agg_col).is_null(), empty_list(t)).otherwise(col(&agg_col))?
@@ -501,25 +481,50 @@ impl<'c> Lowerer<'c> {
             (SubqueryKind::Count, _) => f::coalesce(vec![col(&agg_col), lit(0i64)]),
             _ => f::coalesce(vec![col(&agg_col), lit(0i64)]).gt(lit(0i64)),
         };
+        self.bind_result(plan, st.scope, &agg_col, result)
+    }
+
+    /// `plan` with its aggregate column `agg_col` replaced by `result`, bound in `scope` to a
+    /// fresh variable (returned too).
+    fn bind_result(
+        &mut self,
+        plan: datafusion::logical_expr::LogicalPlan,
+        mut scope: super::scope::Scope,
+        agg_col: &str,
+        result: Expr,
+    ) -> Result<(State, String)> {
+        let name = self.fresh("subq");
         let mut kept: Vec<Expr> = plan
             .schema()
             .fields()
             .iter()
-            .filter(|f| f.name() != &agg_col)
+            .filter(|f| f.name() != agg_col)
             .map(|f| col(f.name()))
             .collect();
         kept.push(result.alias(&name));
-        plan = LogicalPlanBuilder::from(plan).project(kept)?.build()?;
-        let mut scope = st.scope;
+        let plan = LogicalPlanBuilder::from(plan).project(kept)?.build()?;
         scope.bind(&name, Binding::Value { col: name.clone() });
-        Ok((
-            State {
-                plan,
-                scope,
-                unit: false,
-            },
-            name,
-        ))
+        let st = State {
+            plan,
+            scope,
+            unit: false,
+        };
+        Ok((st, name))
+    }
+
+    /// `st`'s rows where `pred` (a WHERE holding pattern expressions or subqueries) holds.
+    pub(super) fn filter_with_subqueries(&mut self, st: State, pred: &ast::Expr) -> Result<State> {
+        let mut pred = pred.clone();
+        let mut st = self.subquery_columns(st, vec![&mut pred])?;
+        let schema = st.plan.schema().clone();
+        let cx = ExprCtx {
+            no_aggregates: "in WHERE",
+            ..ExprCtx::new(&st.scope, &schema)
+        };
+        let p = self.expr(&pred, &cx)?;
+        self.check_boolean(&p, &schema, pred.span)?;
+        st.plan = self.filter(st.plan, p)?;
+        Ok(st)
     }
 
     /// The subquery's clauses over `inner` (the outer values it reads): its rows, and for
