@@ -544,14 +544,20 @@ impl Expr {
         )
     }
 
+    /// A pattern expression or subquery, or a call that reads the graph the same way
+    /// (`startNode(r)`, `endNode(r)`: the relationship matched again).
+    pub fn reads_graph(&self) -> bool {
+        self.is_subquery()
+            || matches!(&self.kind, ExprKind::Function { name, .. }
+                if name.eq_ignore_ascii_case("startNode") || name.eq_ignore_ascii_case("endNode"))
+    }
+
     /// True when a pattern expression or subquery stands anywhere in this expression, or
     /// another expression that reads the graph (`startNode(r)`, `endNode(r)`).
     pub fn contains_subquery(&self) -> bool {
         let mut found = false;
         self.walk(&mut |e| {
-            found |= e.is_subquery()
-                || matches!(&e.kind, ExprKind::Function { name, .. }
-                    if name.eq_ignore_ascii_case("startNode") || name.eq_ignore_ascii_case("endNode"));
+            found |= e.reads_graph();
             !found
         });
         found

@@ -49,6 +49,15 @@ pub struct State {
 }
 
 impl State {
+    /// The single empty row a query (or an uncorrelated subquery) starts from.
+    pub fn unit() -> Result<Self> {
+        Ok(Self {
+            plan: LogicalPlanBuilder::empty(true).build()?,
+            scope: Scope::default(),
+            unit: true,
+        })
+    }
+
     /// The plan's column names; none for the single empty row a query starts from.
     pub fn columns(&self) -> Vec<String> {
         if self.unit {
@@ -334,11 +343,7 @@ impl<'c> Lowerer<'c> {
     }
 
     fn lower_single(&mut self, sq: &ast::SingleQuery) -> Result<Lowered> {
-        let mut st = State {
-            plan: LogicalPlanBuilder::empty(true).build()?,
-            scope: Scope::default(),
-            unit: true,
-        };
+        let mut st = State::unit()?;
         for (i, clause) in sq.clauses.iter().enumerate() {
             if let ast::Clause::Match(m) = clause {
                 self.record_written_labels(m);

@@ -238,11 +238,7 @@ impl<'c> Lowerer<'c> {
                     .filter(|n| *n != var.name && st.scope.get(n).is_some())
                     .collect();
                 if used.is_empty() {
-                    let unit = State {
-                        plan: LogicalPlanBuilder::empty(true).build()?,
-                        scope: Default::default(),
-                        unit: true,
-                    };
+                    let unit = State::unit()?;
                     (unit, vec![])
                 } else {
                     let (inner, _, keys) =
@@ -431,11 +427,7 @@ impl<'c> Lowerer<'c> {
         });
         let uncorrelated = used.is_empty();
         let (inner, join_keys) = if uncorrelated {
-            let unit = State {
-                plan: LogicalPlanBuilder::empty(true).build()?,
-                scope: Default::default(),
-                unit: true,
-            };
+            let unit = State::unit()?;
             (unit, vec![])
         } else {
             let (inner, _, join_keys) = self.optional_input(&st.scope, &used, &base.plan, &row)?;
@@ -632,11 +624,7 @@ struct Base {
 fn applies(e: &ast::Expr) -> usize {
     let mut n = 0;
     e.walk(&mut |x| {
-        n += x.is_subquery() as usize;
-        if let ExprKind::Function { name, .. } = &x.kind {
-            n += (name.eq_ignore_ascii_case("startNode") || name.eq_ignore_ascii_case("endNode"))
-                as usize;
-        }
+        n += x.reads_graph() as usize;
         true
     });
     n
