@@ -10,7 +10,13 @@ use std::collections::BTreeMap;
 /// A node label's table.
 #[derive(Debug, Clone)]
 pub struct NodeInfo {
+    /// The table's name in plans: its labels joined by `:` (what its nodes' label column
+    /// holds).
     pub label: String,
+    /// Every label its nodes carry.
+    pub labels: Vec<String>,
+    /// Its name in the configuration (`[nodes.Post]`), which relationships name as ends.
+    pub name: String,
     pub table: TableHandle,
     /// Key column name (a property too, unless `key_hidden`).
     pub key: String,
@@ -35,7 +41,8 @@ pub struct RelInfo {
 #[derive(Debug, Clone, PartialEq)]
 #[non_exhaustive]
 pub struct GraphSchema {
-    /// Per label: its key column, rows and properties (the key among them unless hidden).
+    /// Per node table, by its name in the configuration: its labels, key column, rows and
+    /// properties (the key among them unless hidden).
     pub labels: BTreeMap<String, LabelSchema>,
     /// One entry per relationship table (a type joining two labels).
     pub relationships: Vec<RelationshipSchema>,
@@ -44,6 +51,8 @@ pub struct GraphSchema {
 #[derive(Debug, Clone, PartialEq)]
 #[non_exhaustive]
 pub struct LabelSchema {
+    /// Every label its nodes carry.
+    pub labels: Vec<String>,
     pub key: String,
     pub rows: usize,
     pub properties: Vec<(String, DataType)>,
@@ -62,6 +71,8 @@ pub struct RelationshipSchema {
 /// Everything the planner needs to know about the graph.
 #[derive(Debug, Clone, Default)]
 pub struct Catalog {
+    /// The configuration as given (node tables by their configured names; `nodes` and the
+    /// relationships' `cfg` name them by their labels).
     pub config: GraphConfig,
     pub nodes: BTreeMap<String, NodeInfo>,
     pub rels: Vec<RelInfo>,
@@ -98,14 +109,15 @@ impl Catalog {
         GraphSchema {
             labels: self
                 .nodes
-                .iter()
-                .map(|(l, n)| {
+                .values()
+                .map(|n| {
                     let info = LabelSchema {
+                        labels: n.labels.clone(),
                         key: n.key.clone(),
                         rows: n.table.num_rows,
                         properties: n.props.clone(),
                     };
-                    (l.clone(), info)
+                    (n.name.clone(), info)
                 })
                 .collect(),
             relationships: self
@@ -113,8 +125,8 @@ impl Catalog {
                 .iter()
                 .map(|r| RelationshipSchema {
                     rel_type: r.cfg.rel_type.clone(),
-                    from: r.cfg.from.clone(),
-                    to: r.cfg.to.clone(),
+                    from: self.table_name(&r.cfg.from),
+                    to: self.table_name(&r.cfg.to),
                     rows: r.table.num_rows,
                     properties: r.props.clone(),
                 })
@@ -124,14 +136,21 @@ impl Catalog {
 
     /// Opens every table of `config`; `memory` supplies in-memory tables by source name.
     pub async fn open(
-        config: GraphConfig,
+        given: GraphConfig,
         memory: &mut BTreeMap<String, (SchemaRef, Vec<RecordBatch>)>,
     ) -> Result<Self> {
-        let origin = if config.origin.is_empty() {
+        let origin = if given.origin.is_empty() {
             "<builder>".to_string()
         } else {
-            config.origin.clone()
+            given.origin.clone()
         };
+        // Tables named by their labels: a node's label column then names its table.
+        let names: BTreeMap<String, String> = given
+            .nodes
+            .iter()
+            .map(|(name, n)| (crate::config::label_tag(&n.labels_of(name)), name.clone()))
+            .collect();
+        let config = given.named_by_labels();
         let mut nodes = BTreeMap::new();
         for (label, n) in &config.nodes {
             let key = format!("nodes.{label}");
@@ -156,6 +175,8 @@ impl Catalog {
                 label.clone(),
                 NodeInfo {
                     label: label.clone(),
+                    labels: n.labels_of(label),
+                    name: names.get(label).cloned().unwrap_or_else(|| label.clone()),
                     key: n.id.clone(),
                     key_hidden: n.id_hidden,
                     key_type,
@@ -195,10 +216,72 @@ impl Catalog {
             });
         }
         Ok(Self {
-            config,
+            config: given,
             nodes,
             rels,
         })
+    }
+
+    /// The configured name of the node table `tag` names.
+    pub fn table_name(&self, tag: &str) -> String {
+        self.nodes
+            .get(tag)
+            .map_or_else(|| tag.to_string(), |n| n.name.clone())
+    }
+
+    /// Whether some node table carries `label`.
+    pub fn has_label(&self, label: &str) -> bool {
+        self.nodes
+            .values()
+            .any(|n| n.labels.iter().any(|l| l == label))
+    }
+
+    /// The tables a node pattern's label test matches (every table when it has none).
+    pub fn tables_for(&self, n: &cypher::ast::NodePattern) -> Vec<&NodeInfo> {
+        let tables = self.nodes.values();
+        tables.filter(|t| n.labels_match(&t.labels)).collect()
+    }
+
+    /// Every label of the graph, sorted.
+    pub fn label_names(&self) -> Vec<String> {
+        let mut v: Vec<String> = self.nodes.values().flat_map(|n| n.labels.clone()).collect();
+        v.sort();
+        v.dedup();
+        v
+    }
+
+    /// The label expression that picks exactly the table `tag` out of this graph: its labels,
+    /// and none of the labels of the tables that carry them and more.
+    pub fn table_labels(
+        &self,
+        tag: &str,
+        span: cypher::Span,
+    ) -> (Vec<cypher::Ident>, Option<cypher::ast::LabelExpr>) {
+        use cypher::ast::LabelExpr;
+        let Some(info) = self.nodes.get(tag) else {
+            return (vec![cypher::Ident::new(tag, span)], None);
+        };
+        let ident = |l: &str| cypher::Ident::new(l, span);
+        let labels: Vec<cypher::Ident> = info.labels.iter().map(|l| ident(l)).collect();
+        if info.labels.is_empty() {
+            return (labels, Some(LabelExpr::Not(Box::new(LabelExpr::Any(span)))));
+        }
+        let mut extra: Vec<&String> = self
+            .nodes
+            .values()
+            .filter(|o| o.label != info.label && info.labels.iter().all(|l| o.labels.contains(l)))
+            .flat_map(|o| o.labels.iter().filter(|l| !info.labels.contains(l)))
+            .collect();
+        extra.sort();
+        extra.dedup();
+        let not = match extra.as_slice() {
+            [] => None,
+            [one] => Some(LabelExpr::Label(ident(one))),
+            many => Some(LabelExpr::Or(
+                many.iter().map(|l| LabelExpr::Label(ident(l))).collect(),
+            )),
+        };
+        (labels, not.map(|e| LabelExpr::Not(Box::new(e))))
     }
 
     pub fn rel_types(&self) -> Vec<&str> {

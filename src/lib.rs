@@ -30,7 +30,7 @@ pub(crate) mod storage;
 pub use catalog::{GraphSchema, LabelSchema, RelationshipSchema};
 pub use config::options::{GraphOptions, PlannerOptions};
 pub use config::rules::{Mode, Rule, RuleSwitches};
-pub use config::GraphConfig;
+pub use config::{split_labels, GraphConfig};
 pub use csr::registry::IndexReport;
 pub(crate) use error::sem_err;
 pub use error::{Error, ErrorClass, Result, RuntimeError, SemanticKind};

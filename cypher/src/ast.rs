@@ -144,9 +144,86 @@ pub struct PathPattern {
 #[derive(Debug, Clone, PartialEq)]
 pub struct NodePattern {
     pub var: Option<Ident>,
+    /// Labels the node must all have (`:A:B`, `:A&B`).
     pub labels: Vec<Ident>,
+    /// The rest of its label expression (`:A|B`, `:!A`, `:%`), which it must satisfy too.
+    pub label_expr: Option<LabelExpr>,
     pub props: Option<Expr>,
     pub span: Span,
+}
+
+/// A label expression: what labels a node must have.
+#[derive(Debug, Clone, PartialEq)]
+pub enum LabelExpr {
+    Label(Ident),
+    /// `%`: any label at all.
+    Any(Span),
+    Not(Box<LabelExpr>),
+    And(Vec<LabelExpr>),
+    Or(Vec<LabelExpr>),
+}
+
+impl LabelExpr {
+    /// Whether a node with exactly `labels` satisfies it.
+    pub fn matches<S: AsRef<str>>(&self, labels: &[S]) -> bool {
+        match self {
+            LabelExpr::Label(l) => labels.iter().any(|x| x.as_ref() == l.name),
+            LabelExpr::Any(_) => !labels.is_empty(),
+            LabelExpr::Not(e) => !e.matches(labels),
+            LabelExpr::And(es) => es.iter().all(|e| e.matches(labels)),
+            LabelExpr::Or(es) => es.iter().any(|e| e.matches(labels)),
+        }
+    }
+
+    /// The label names it mentions, in order.
+    pub fn names(&self) -> Vec<&Ident> {
+        match self {
+            LabelExpr::Label(l) => vec![l],
+            LabelExpr::Any(_) => vec![],
+            LabelExpr::Not(e) => e.names(),
+            LabelExpr::And(es) | LabelExpr::Or(es) => es.iter().flat_map(|e| e.names()).collect(),
+        }
+    }
+
+    /// The plain labels of a conjunction (`A`, `A&B`); `None` for anything else.
+    pub fn conjunction(&self) -> Option<Vec<&Ident>> {
+        match self {
+            LabelExpr::Label(l) => Some(vec![l]),
+            LabelExpr::And(es) => {
+                let parts: Option<Vec<Vec<&Ident>>> = es.iter().map(|e| e.conjunction()).collect();
+                Some(parts?.into_iter().flatten().collect())
+            }
+            _ => None,
+        }
+    }
+
+    pub fn span(&self) -> Span {
+        match self {
+            LabelExpr::Label(l) => l.span,
+            LabelExpr::Any(s) => *s,
+            LabelExpr::Not(e) => e.span(),
+            LabelExpr::And(es) | LabelExpr::Or(es) => es
+                .iter()
+                .map(|e| e.span())
+                .reduce(|a, b| a.union(&b))
+                .unwrap_or_default(),
+        }
+    }
+}
+
+impl NodePattern {
+    /// Whether a node with exactly `labels` satisfies the pattern's label expression.
+    pub fn labels_match<S: AsRef<str>>(&self, labels: &[S]) -> bool {
+        self.labels
+            .iter()
+            .all(|l| labels.iter().any(|x| x.as_ref() == l.name))
+            && self.label_expr.as_ref().is_none_or(|e| e.matches(labels))
+    }
+
+    /// Whether the pattern says anything about labels.
+    pub fn has_label_test(&self) -> bool {
+        !self.labels.is_empty() || self.label_expr.is_some()
+    }
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -275,7 +352,7 @@ pub enum ExprKind {
         negated: bool,
     },
     /// `n:A:B` label predicate.
-    HasLabels(Box<Expr>, Vec<Ident>),
+    HasLabels(Box<Expr>, LabelExpr),
     /// `count(*)`
     CountStar,
     Function {
@@ -778,13 +855,16 @@ impl Display for Expr {
             ExprKind::IsNull { expr, negated } => {
                 write!(f, "({expr} IS {}NULL)", if *negated { "NOT " } else { "" })
             }
-            ExprKind::HasLabels(e, ls) => {
-                write!(f, "({e}")?;
-                for l in ls {
-                    write!(f, ":{}", fmt_ident(&l.name))?;
+            ExprKind::HasLabels(e, ls) => match ls.conjunction() {
+                Some(names) => {
+                    write!(f, "({e}")?;
+                    for l in names {
+                        write!(f, ":{}", fmt_ident(&l.name))?;
+                    }
+                    f.write_str(")")
                 }
-                f.write_str(")")
-            }
+                None => write!(f, "({e}:{ls})"),
+            },
             ExprKind::CountStar => f.write_str("count(*)"),
             ExprKind::Function {
                 name,
@@ -909,13 +989,55 @@ impl Display for NodePattern {
         for l in &self.labels {
             write!(f, ":{}", fmt_ident(&l.name))?;
         }
+        if let Some(e) = &self.label_expr {
+            if self.labels.is_empty() {
+                write!(f, ":{e}")?;
+            } else {
+                // `(n:A&(B|C))`: a colon list and `&` can't be mixed.
+                f.write_str("&")?;
+                write!(f, "{}", LabelAtom(e))?;
+            }
+        }
         if let Some(p) = &self.props {
-            if self.var.is_some() || !self.labels.is_empty() {
+            if self.var.is_some() || self.has_label_test() {
                 f.write_str(" ")?;
             }
             write!(f, "{p}")?;
         }
         f.write_str(")")
+    }
+}
+
+impl Display for LabelExpr {
+    fn fmt(&self, f: &mut Formatter<'_>) -> fmt::Result {
+        let join = |f: &mut Formatter<'_>, es: &[LabelExpr], sep: &str| {
+            for (i, e) in es.iter().enumerate() {
+                if i > 0 {
+                    f.write_str(sep)?;
+                }
+                write!(f, "{}", LabelAtom(e))?;
+            }
+            Ok(())
+        };
+        match self {
+            LabelExpr::Label(l) => f.write_str(&fmt_ident(&l.name)),
+            LabelExpr::Any(_) => f.write_str("%"),
+            LabelExpr::Not(e) => write!(f, "!{}", LabelAtom(e)),
+            LabelExpr::And(es) => join(f, es, "&"),
+            LabelExpr::Or(es) => join(f, es, "|"),
+        }
+    }
+}
+
+/// A label expression as an operand: parenthesised unless it is a name, `%` or a negation.
+struct LabelAtom<'a>(&'a LabelExpr);
+
+impl Display for LabelAtom<'_> {
+    fn fmt(&self, f: &mut Formatter<'_>) -> fmt::Result {
+        match self.0 {
+            LabelExpr::And(_) | LabelExpr::Or(_) => write!(f, "({})", self.0),
+            e => write!(f, "{e}"),
+        }
     }
 }
 

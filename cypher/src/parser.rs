@@ -89,6 +89,28 @@ pub fn parse_expression(src: &str) -> Result<Expr, ParseError> {
 /// A pattern predicate (`(a)-->(b)`) stands only where a predicate does: a WHERE, an operand
 /// of NOT / AND / OR / XOR, a CASE condition, a comprehension's or quantifier's WHERE, or
 /// `exists(...)`; as a value (`RETURN (a)-->(b)`) it is a syntax error.
+/// A node pattern's label expression as the plain labels it requires and the rest.
+fn split_label_expression(e: LabelExpr) -> (Vec<Ident>, Option<LabelExpr>) {
+    let items = match e {
+        LabelExpr::And(items) => items,
+        e => vec![e],
+    };
+    let mut labels = Vec::new();
+    let mut rest = Vec::new();
+    for item in items {
+        match item {
+            LabelExpr::Label(l) => labels.push(l),
+            other => rest.push(other),
+        }
+    }
+    let rest = match rest.len() {
+        0 => None,
+        1 => rest.pop(),
+        _ => Some(LabelExpr::And(rest)),
+    };
+    (labels, rest)
+}
+
 fn predicates_only_as_predicates(sq: &SingleQuery) -> PResult<()> {
     fn check(e: &Expr, predicate: bool) -> PResult<()> {
         let mut stack = vec![(e, predicate)];
@@ -188,6 +210,8 @@ pub struct Parser<'a> {
     pos: usize,
     depth: usize,
     recursion_limit: usize,
+    /// Parsing a comprehension's WHERE, which a top-level `|` ends.
+    pipe_ends_filter: bool,
 }
 
 type PResult<T> = Result<T, ParseError>;
@@ -200,6 +224,7 @@ impl<'a> Parser<'a> {
             pos: 0,
             depth: 0,
             recursion_limit: DEFAULT_RECURSION_LIMIT,
+            pipe_ends_filter: false,
         })
     }
 
@@ -639,18 +664,82 @@ impl<'a> Parser<'a> {
         } else {
             None
         };
-        let mut labels = Vec::new();
-        while self.eat(&Token::Colon) {
-            labels.push(self.symbolic_name("label name")?);
-        }
+        let (labels, label_expr) = match self.label_expression(true)? {
+            None => (vec![], None),
+            Some(e) => split_label_expression(e),
+        };
         let props = self.pattern_properties()?;
         self.expect(&Token::RParen, "')' closing the node pattern")?;
         Ok(NodePattern {
             var,
             labels,
+            label_expr,
             props,
             span: self.span_from(start),
         })
+    }
+
+    /// `:A:B`, `:A&B|C`, `:!A`, `:%`, `:(A|B)&C` at a colon (`None` elsewhere): a list of
+    /// colon items, all of which hold. `alternatives: false` leaves a top-level `|` alone
+    /// (in a comprehension's WHERE it starts the projection).
+    fn label_expression(&mut self, alternatives: bool) -> PResult<Option<LabelExpr>> {
+        let mut items = Vec::new();
+        while self.eat(&Token::Colon) {
+            // `:A:B&C` is one conjunction of three labels.
+            match self.label_or(alternatives)? {
+                LabelExpr::And(parts) => items.extend(parts),
+                e => items.push(e),
+            }
+        }
+        Ok(match items.len() {
+            0 => None,
+            1 => items.pop(),
+            _ => Some(LabelExpr::And(items)),
+        })
+    }
+
+    fn label_or(&mut self, alternatives: bool) -> PResult<LabelExpr> {
+        let mut parts = vec![self.label_and()?];
+        while alternatives && self.eat(&Token::Pipe) {
+            // `:A|:B` (the older form) reads as `:A|B`.
+            self.eat(&Token::Colon);
+            parts.push(self.label_and()?);
+        }
+        Ok(if parts.len() == 1 {
+            parts.pop().expect("one part")
+        } else {
+            LabelExpr::Or(parts)
+        })
+    }
+
+    fn label_and(&mut self) -> PResult<LabelExpr> {
+        let mut parts = vec![self.label_not()?];
+        while self.eat(&Token::Amp) {
+            parts.push(self.label_not()?);
+        }
+        Ok(if parts.len() == 1 {
+            parts.pop().expect("one part")
+        } else {
+            LabelExpr::And(parts)
+        })
+    }
+
+    fn label_not(&mut self) -> PResult<LabelExpr> {
+        self.enter()?;
+        let e = if self.eat(&Token::Bang) {
+            LabelExpr::Not(Box::new(self.label_not()?))
+        } else if self.at(&Token::Percent) {
+            LabelExpr::Any(self.advance().span)
+        } else if self.eat(&Token::LParen) {
+            // Inside parentheses a `|` can only be an alternative.
+            let e = self.label_or(true)?;
+            self.expect(&Token::RParen, "')' closing the label expression")?;
+            e
+        } else {
+            LabelExpr::Label(self.symbolic_name("label name")?)
+        };
+        self.leave();
+        Ok(e)
     }
 
     fn pattern_properties(&mut self) -> PResult<Option<Expr>> {
@@ -1004,13 +1093,9 @@ impl<'a> Parser<'a> {
                     }
                 }
                 Token::Colon => {
-                    let mut labels = Vec::new();
-                    while self.eat(&Token::Colon) {
-                        labels.push(self.symbolic_name("label name")?);
-                    }
-                    let span = e
-                        .span
-                        .union(&labels.last().map(|l| l.span).unwrap_or(e.span));
+                    let alternatives = !self.pipe_ends_filter;
+                    let labels = self.label_expression(alternatives)?.expect("at a colon");
+                    let span = e.span.union(&labels.span());
                     e = Expr::new(ExprKind::HasLabels(Box::new(e), labels), span);
                 }
                 Token::LBrace if matches!(e.kind, ExprKind::Variable(_)) => {
@@ -1058,7 +1143,9 @@ impl<'a> Parser<'a> {
                 }
                 self.advance();
                 self.enter()?;
+                let saved = std::mem::replace(&mut self.pipe_ends_filter, false);
                 let e = self.expr();
+                self.pipe_ends_filter = saved;
                 self.leave();
                 let mut e = e?;
                 if matches!(self.peek(), Token::Comma) || self.at(&Token::Colon) {
@@ -1347,7 +1434,7 @@ impl<'a> Parser<'a> {
         }
         self.enter()?;
         let filter = if self.eat_kw("WHERE") {
-            Some(Box::new(self.expr()?))
+            Some(Box::new(self.comprehension_filter()?))
         } else {
             None
         };
@@ -1371,6 +1458,14 @@ impl<'a> Parser<'a> {
         let start = self.advance().span;
         self.expect(&Token::LBrace, "'{'")?;
         self.enter()?;
+        // A `|` inside the braces is never a comprehension's.
+        let saved = std::mem::replace(&mut self.pipe_ends_filter, false);
+        let body = self.subquery_body(kind, start);
+        self.pipe_ends_filter = saved;
+        body
+    }
+
+    fn subquery_body(&mut self, kind: SubqueryKind, start: Span) -> PResult<Expr> {
         let body = if matches!(self.peek(), Token::Word(_)) && !self.at_pattern_start() {
             self.clauses(true)?
         } else {
@@ -1409,6 +1504,14 @@ impl<'a> Parser<'a> {
         self.peek_at(1) == &Token::Eq
     }
 
+    /// A comprehension's WHERE predicate, which a `|` outside parentheses ends.
+    fn comprehension_filter(&mut self) -> PResult<Expr> {
+        let saved = std::mem::replace(&mut self.pipe_ends_filter, true);
+        let e = self.expr();
+        self.pipe_ends_filter = saved;
+        e
+    }
+
     /// `[x IN list WHERE pred | expr]` (after the `[`).
     fn list_comprehension(&mut self, start: Span) -> PResult<Expr> {
         self.enter()?;
@@ -1416,7 +1519,7 @@ impl<'a> Parser<'a> {
         self.expect_kw("IN")?;
         let list = self.expr()?;
         let filter = if self.eat_kw("WHERE") {
-            Some(Box::new(self.expr()?))
+            Some(Box::new(self.comprehension_filter()?))
         } else {
             None
         };

@@ -193,6 +193,49 @@ fn pattern_expressions_and_subqueries() {
 }
 
 #[test]
+fn label_expressions() {
+    parses_to("MATCH (n:A:B) RETURN n", "MATCH (n:A:B) RETURN n");
+    parses_to("MATCH (n:A&B) RETURN n", "MATCH (n:A:B) RETURN n");
+    parses_to("MATCH (n:A|:B) RETURN n", "MATCH (n:A|B) RETURN n");
+    parses_to("MATCH (n:A:B&!C) RETURN n", "MATCH (n:A:B&!C) RETURN n");
+    parses_to("MATCH (n:!(A|B)&%) RETURN n", "MATCH (n:!(A|B)&%) RETURN n");
+    parses_to(
+        "MATCH (n:(A|B)&C {x: 1}) RETURN n",
+        "MATCH (n:C&(A|B) {x: 1}) RETURN n",
+    );
+    parses_to(
+        "MATCH (n) WHERE n:A|B RETURN n:!A",
+        "MATCH (n) WHERE (n:A|B) RETURN (n:!A)",
+    );
+    parses_to(
+        "MATCH (n) WHERE n:A:B&C RETURN n",
+        "MATCH (n) WHERE (n:A:B:C) RETURN n",
+    );
+    // In a comprehension's WHERE a top-level `|` starts the projection.
+    parses_to(
+        "RETURN [x IN l WHERE x:A | x], [x IN l WHERE x:(A|B) | x]",
+        "RETURN [x IN l WHERE (x:A) | x], [x IN l WHERE (x:A|B) | x]",
+    );
+    let q = parse_query("MATCH (n:(A|B)&!C:D) RETURN n").unwrap();
+    let Clause::Match(m) = &q.first.clauses[0] else {
+        panic!("a MATCH")
+    };
+    let n = &m.patterns[0].start;
+    assert!(n.labels_match(&["A", "D"]));
+    assert!(!n.labels_match(&["A", "C", "D"]));
+    assert!(!n.labels_match(&["A"]));
+    for bad in [
+        "MATCH (n:) RETURN n",
+        "MATCH (n:A|) RETURN n",
+        "MATCH (n:!) RETURN n",
+        "RETURN 1 ! 2",
+    ] {
+        let e = parse_query(bad).unwrap_err();
+        assert_eq!(e.kind, ErrorKind::UnexpectedSyntax, "{bad}");
+    }
+}
+
+#[test]
 fn literal_errors() {
     assert_eq!(
         parse_query("RETURN 9223372036854775808").unwrap_err().kind,

@@ -27,6 +27,10 @@ pub enum Token {
     DotDot,
     Colon,
     Pipe,
+    /// `&` (label conjunction).
+    Amp,
+    /// A lone `!` (label negation).
+    Bang,
     Plus,
     Minus,
     Star,
@@ -65,6 +69,8 @@ impl fmt::Display for Token {
             Token::DotDot => "'..'",
             Token::Colon => "':'",
             Token::Pipe => "'|'",
+            Token::Amp => "'&'",
+            Token::Bang => "'!'",
             Token::Plus => "'+'",
             Token::Minus => "'-'",
             Token::Star => "'*'",
@@ -153,6 +159,7 @@ pub fn tokenize(src: &str) -> Result<Vec<SpannedToken>, ParseError> {
             ',' => single(&mut cur, Token::Comma),
             ':' => single(&mut cur, Token::Colon),
             '|' => single(&mut cur, Token::Pipe),
+            '&' => single(&mut cur, Token::Amp),
             '+' => single(&mut cur, Token::Plus),
             '-' => single(&mut cur, Token::Minus),
             '*' => single(&mut cur, Token::Star),
@@ -160,7 +167,7 @@ pub fn tokenize(src: &str) -> Result<Vec<SpannedToken>, ParseError> {
             '%' => single(&mut cur, Token::Percent),
             '^' => single(&mut cur, Token::Caret),
             ';' => single(&mut cur, Token::Semicolon),
-            '=' | '<' | '>' | '!' => comparison(&mut cur, start)?,
+            '=' | '<' | '>' | '!' => comparison(&mut cur)?,
             '.' => {
                 if cur.peek2().is_some_and(|d| d.is_ascii_digit()) {
                     number(&mut cur, start)?
@@ -196,8 +203,8 @@ pub fn tokenize(src: &str) -> Result<Vec<SpannedToken>, ParseError> {
     }
 }
 
-/// A comparison operator: `=`, `=~`, `<`, `<=`, `<>`, `>`, `>=`, `!=` (a lone `!` is an error).
-fn comparison(cur: &mut Cursor<'_>, start: Location) -> Result<Token, ParseError> {
+/// A comparison operator: `=`, `=~`, `<`, `<=`, `<>`, `>`, `>=`, `!=`, or a lone `!`.
+fn comparison(cur: &mut Cursor<'_>) -> Result<Token, ParseError> {
     let c = cur.peek().expect("a comparison character");
     Ok(match c {
         '=' => {
@@ -238,12 +245,8 @@ fn comparison(cur: &mut Cursor<'_>, start: Location) -> Result<Token, ParseError
                 cur.bump();
                 Token::Neq
             } else {
-                return Err(err_at(
-                    ErrorKind::UnexpectedSyntax,
-                    "Unexpected character '!'",
-                    start,
-                    cur.loc,
-                ));
+                // Negation in a label expression (`:!A`); anywhere else the parser rejects it.
+                Token::Bang
             }
         }
         _ => unreachable!("called on a comparison character"),
@@ -675,8 +678,15 @@ mod tests {
                 Token::Eof,
             ]
         );
-        for bad in ["a ! b", "$", "$ x"] {
+        for bad in ["$", "$ x"] {
             assert!(tokenize(bad).is_err(), "{bad}");
         }
+        // A lone `!` is label negation; the parser rejects it elsewhere.
+        let toks: Vec<Token> = tokenize("!a")
+            .unwrap()
+            .into_iter()
+            .map(|t| t.token)
+            .collect();
+        assert_eq!(toks[0], Token::Bang);
     }
 }

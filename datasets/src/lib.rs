@@ -9,12 +9,33 @@ pub mod social;
 use arrow_array::RecordBatch;
 use arrow_schema::SchemaRef;
 
+/// LDBC's label hierarchy: posts and comments are messages, cities and countries places.
+pub fn label_hierarchy(tables: &mut [Table]) {
+    for t in tables {
+        if let TableKind::Node {
+            label,
+            extra_labels,
+            ..
+        } = &mut t.kind
+        {
+            match label.as_str() {
+                "Post" | "Comment" => extra_labels.push("Message".into()),
+                "City" | "Country" => extra_labels.push("Place".into()),
+                _ => {}
+            }
+        }
+    }
+}
+
 /// What a table holds.
 #[derive(Debug, Clone, PartialEq)]
 pub enum TableKind {
     Node {
+        /// The table's label, which relationship tables name as their ends.
         label: String,
         id: String,
+        /// Labels its nodes carry besides `label` (`Message` on posts and comments).
+        extra_labels: Vec<String>,
     },
     Rel {
         rel_type: String,
@@ -43,6 +64,7 @@ impl Table {
             kind: TableKind::Node {
                 label: label.into(),
                 id: "id".into(),
+                extra_labels: vec![],
             },
             batch,
         }

@@ -301,5 +301,6 @@ pub fn tables() -> Vec<Table> {
         let (s, d) = edges(&pairs);
         t.push(Table::rel(rt, from, to, edge_batch(s, d, None)));
     }
+    crate::label_hierarchy(&mut t);
     t
 }

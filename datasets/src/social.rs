@@ -567,6 +567,7 @@ pub fn generate(scale: f64, seed: u64, progress: &mut dyn FnMut(&str)) -> Vec<Ta
             progress,
         );
     }
+    crate::label_hierarchy(&mut tables);
     tables
 }
 

@@ -108,7 +108,7 @@ impl QueryGraph {
             Ok(())
         };
         for (n, labels) in self.nodes.iter().zip(&self.labels) {
-            if !labels.is_empty() && !n.labels.is_empty() {
+            if !labels.is_empty() && n.has_label_test() {
                 let props = labels
                     .iter()
                     .filter_map(|l| cat.nodes.get(l))
@@ -232,25 +232,33 @@ impl Binder<'_> {
                 }
             }
         }
-        // `(m:Post:Comment)`: any of the labels (one label per node table).
+        // The tables whose labels satisfy the label expression (`:A:B` both, `:A|B` either).
         let mut unknown = false;
-        for l in &n.labels {
-            if !cat.nodes.contains_key(&l.name) {
+        let names = n
+            .labels
+            .iter()
+            .chain(n.label_expr.iter().flat_map(|e| e.names()));
+        for l in names {
+            if !cat.has_label(&l.name) {
                 if !self.lenient {
                     return sem_err!(
                         UnknownLabel,
                         l.span,
                         "Unknown label `{}` (labels: {})",
                         l.name,
-                        cat.nodes.keys().cloned().collect::<Vec<_>>().join(", ")
+                        cat.label_names().join(", ")
                     );
                 }
-                unknown |= n.labels.len() == 1;
+                unknown = true;
             }
         }
-        if !n.labels.is_empty() {
-            c.retain(|x| n.labels.iter().any(|l| &l.name == x));
-        }
+        // A stand-in for a missing label (lenient mode) has none.
+        c.retain(|t| match cat.nodes.get(t) {
+            Some(info) => n.labels_match(&info.labels),
+            None => !n.has_label_test(),
+        });
+        // A label the graph lacks matters where it leaves nothing to match.
+        unknown &= c.is_empty();
         Ok((c, unknown))
     }
 
@@ -343,11 +351,16 @@ impl Binder<'_> {
         if qg.satisfiable {
             self.check_resolved(qg)?;
         }
+        // The table a node's written labels pick, where they pick one.
         let explicit: BTreeMap<usize, String> = qg
             .nodes
             .iter()
             .enumerate()
-            .filter_map(|(i, n)| n.labels.first().map(|l| (i, l.name.clone())))
+            .filter(|(_, n)| n.has_label_test())
+            .filter_map(|(i, n)| match cat.tables_for(n).as_slice() {
+                [t] => Some((i, t.label.clone())),
+                _ => None,
+            })
             .collect();
         // A variable's label written at one of its occurrences holds at all of them (a
         // re-rooted MATCH writes it at the first only).
@@ -623,12 +636,12 @@ mod tests {
         // HAS_CREATOR leaves posts and comments for persons.
         assert_eq!(
             candidates("MATCH (m)-[:HAS_CREATOR]->(p) RETURN m", &free).unwrap(),
-            ["Comment|Post", "Person", "-HAS_CREATOR-"]
+            ["Comment:Message|Post:Message", "Person", "-HAS_CREATOR-"]
         );
         // A written label narrows the other end too.
         assert_eq!(
             candidates("MATCH (m:Post)-[r]->(p:Person) RETURN m", &free).unwrap(),
-            ["Post", "Person", "-HAS_CREATOR-"]
+            ["Post:Message", "Person", "-HAS_CREATOR-"]
         );
     }
 
@@ -641,7 +654,7 @@ mod tests {
         };
         assert_eq!(
             candidates("MATCH (a)-[:LIKES]->(m) RETURN m", &person).unwrap(),
-            ["Person", "Comment|Post", "-LIKES-"]
+            ["Person", "Comment:Message|Post:Message", "-LIKES-"]
         );
         let rel = |v: &str| (v == "a").then_some(BoundVar::Rel);
         let e = candidates("MATCH (a)-[:KNOWS]->(b) RETURN b", &rel).unwrap_err();

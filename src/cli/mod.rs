@@ -190,7 +190,7 @@ pub enum Command {
         /// Output folder.
         #[arg(long)]
         out: PathBuf,
-        /// A node file: LABEL[:IDCOL]=FILE (id column defaults to `id`).
+        /// A node file: LABEL[,LABEL..][:IDCOL]=FILE (id column defaults to `id`; the first label names the table, the others are labels its nodes carry too).
         #[arg(long = "node")]
         nodes: Vec<String>,
         /// A relationship file: TYPE:FROM:TO[:SRCCOL:DSTCOL]=FILE (defaults `src`, `dst`).
@@ -635,8 +635,8 @@ pub const DEMO_QUERIES: &[(&str, &str)] = &[
         "MATCH (post:Post)-[:HAS_CREATOR]->(author:Person)-[:IS_LOCATED_IN]->(c:City) OPTIONAL MATCH (post)<-[:LIKES]-(fan:Person) RETURN post.content AS post, author.firstName AS author, c.name AS city, count(fan) AS likes ORDER BY likes DESC, post",
     ),
     (
-        "Everything Ann likes, posts and comments (one branch per label)",
-        "MATCH (a:Person {firstName: 'Ann'})-[:LIKES]->(m:Post:Comment) RETURN labels(m) AS kind, m.content AS content ORDER BY content",
+        "Every message Ann likes: posts and comments carry the label Message (one branch per table)",
+        "MATCH (a:Person {firstName: 'Ann'})-[:LIKES]->(m:Message) RETURN labels(m) AS kind, m.content AS content ORDER BY content",
     ),
     (
         "What a comment replies to, within three hops (REPLY_OF has two tables)",

@@ -70,6 +70,9 @@ struct Prop {
 /// relationship tables as (type, from, to, properties).
 struct Schema {
     labels: BTreeMap<String, Vec<Prop>>,
+    /// Every label of each node table (by its name) and of the graph.
+    label_sets: BTreeMap<String, Vec<String>>,
+    all_labels: Vec<String>,
     rels: Vec<(String, String, String, Vec<Prop>)>,
 }
 
@@ -131,10 +134,15 @@ async fn filterable_props(g: &Graph, pattern: &str, props: &[(String, DataType)]
 async fn schema(g: &Graph) -> Schema {
     let schema = g.schema();
     let mut labels = BTreeMap::new();
+    let mut label_sets = BTreeMap::new();
     for (label, info) in &schema.labels {
         let props = filterable_props(g, &format!("(x:`{label}`)"), &info.properties).await;
         labels.insert(label.clone(), props);
+        label_sets.insert(label.clone(), info.labels.clone());
     }
+    let mut all_labels: Vec<String> = label_sets.values().flatten().cloned().collect();
+    all_labels.sort();
+    all_labels.dedup();
     let mut rels = Vec::new();
     for r in &schema.relationships {
         let (t, from, to) = (&r.rel_type, &r.from, &r.to);
@@ -142,7 +150,27 @@ async fn schema(g: &Graph) -> Schema {
         let props = filterable_props(g, &pattern, &r.properties).await;
         rels.push((t.clone(), from.clone(), to.clone(), props));
     }
-    Schema { labels, rels }
+    Schema {
+        labels,
+        label_sets,
+        all_labels,
+        rels,
+    }
+}
+
+/// A label expression that `table`'s nodes satisfy (and maybe other tables' nodes): a label
+/// it shares with other tables, an alternative, a negation or the wildcard.
+fn label_expression(rng: &mut Rng, s: &Schema, table: &str) -> String {
+    let own = s.label_sets.get(table).cloned().unwrap_or_default();
+    let other = rng.pick(&s.all_labels).clone();
+    let shared: Vec<&String> = own.iter().filter(|l| l.as_str() != table).collect();
+    match rng.below(4) {
+        0 if !shared.is_empty() => format!(":`{}`", rng.pick(&shared)),
+        1 if !own.contains(&other) => format!(":`{table}`&!`{other}`"),
+        2 => format!(":`{table}`|`{other}`"),
+        _ if !own.is_empty() => ":%".to_string(),
+        _ => format!(":`{table}`"),
+    }
 }
 
 /// A variable of the generated pattern: its name, whether it is a relationship, and the
@@ -193,6 +221,8 @@ fn query(rng: &mut Rng, s: &Schema) -> Option<String> {
         let len = if var_length { "*1..2" } else { "" };
         let far_label = if rng.chance(30) && !var_length {
             String::new()
+        } else if rng.chance(20) && !s.all_labels.is_empty() {
+            label_expression(rng, s, &current)
         } else {
             format!(":`{current}`")
         };

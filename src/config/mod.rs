@@ -23,6 +23,38 @@ pub struct NodeTable {
     /// Properties the dataset holds under another column name (property -> column).
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub columns: BTreeMap<String, String>,
+    /// Every label its nodes carry (`["Post", "Message"]`); by default the table's name alone
+    /// (none for the table named `""`). A label several tables carry is their union:
+    /// `(m:Message)` matches nodes of each.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub labels: Option<Vec<String>>,
+}
+
+impl NodeTable {
+    /// The labels of the table named `name`.
+    pub fn labels_of(&self, name: &str) -> Vec<String> {
+        match &self.labels {
+            Some(ls) => ls.clone(),
+            None if name.is_empty() => vec![],
+            None => vec![name.to_string()],
+        }
+    }
+}
+
+/// The value a node's label column holds for a table with `labels`: the labels joined by
+/// `:` (no label may contain one), which `split_labels` turns back.
+pub fn label_tag<S: AsRef<str>>(labels: &[S]) -> String {
+    let parts: Vec<&str> = labels.iter().map(|l| l.as_ref()).collect();
+    parts.join(":")
+}
+
+/// The labels of a label column's value ([`label_tag`]).
+pub fn split_labels(tag: &str) -> Vec<&str> {
+    if tag.is_empty() {
+        vec![]
+    } else {
+        tag.split(':').collect()
+    }
 }
 
 /// One relationship table: a type between two labels.
@@ -109,7 +141,33 @@ impl GraphConfig {
             &self.origin
         };
         // The empty label (`[nodes.""]`) holds nodes without a label: `labels(n)` is `[]`.
+        let mut sets: BTreeMap<Vec<String>, &str> = BTreeMap::new();
         for (label, n) in &self.nodes {
+            let mut set = n.labels_of(label);
+            for l in &set {
+                if l.is_empty() || l.contains(':') {
+                    return Err(Error::config(
+                        origin,
+                        format!("nodes.{label}.labels"),
+                        format!("`{l}` can't be a label (empty, or holding ':')"),
+                    ));
+                }
+            }
+            set.sort();
+            if set.windows(2).any(|w| w[0] == w[1]) {
+                return Err(Error::config(
+                    origin,
+                    format!("nodes.{label}.labels"),
+                    "a label is listed twice",
+                ));
+            }
+            if let Some(other) = sets.insert(set, label) {
+                return Err(Error::config(
+                    origin,
+                    format!("nodes.{label}.labels"),
+                    format!("tables `{other}` and `{label}` carry the same labels; a node's labels must say which table holds it"),
+                ));
+            }
             if n.id.is_empty() {
                 return Err(Error::config(
                     origin,
@@ -189,6 +247,35 @@ impl GraphConfig {
         self.relationships.iter().any(|r| r.rel_type == t)
     }
 
+    /// The same graph with each node table named by its [`label_tag`] (relationships' ends
+    /// renamed alike): what the label column of a node then holds names its table. The
+    /// names a user gave stay in the error messages of `validate`, which runs first.
+    pub fn named_by_labels(&self) -> GraphConfig {
+        let tag = |name: &str| label_tag(&self.nodes[name].labels_of(name));
+        let mut out = self.clone();
+        out.nodes = self
+            .nodes
+            .iter()
+            .map(|(name, n)| {
+                let labels = n.labels_of(name);
+                let table = NodeTable {
+                    labels: Some(labels.clone()),
+                    ..n.clone()
+                };
+                (label_tag(&labels), table)
+            })
+            .collect();
+        for r in &mut out.relationships {
+            if self.nodes.contains_key(&r.from) {
+                r.from = tag(&r.from);
+            }
+            if self.nodes.contains_key(&r.to) {
+                r.to = tag(&r.to);
+            }
+        }
+        out
+    }
+
     /// The TOML text of this configuration.
     pub fn to_toml(&self) -> String {
         toml::to_string_pretty(self).unwrap_or_default()
@@ -224,6 +311,14 @@ impl GraphConfigBuilder {
                 ..Default::default()
             },
         );
+        self
+    }
+
+    /// Gives `table` the labels `labels` (by default, its name).
+    pub fn labels(mut self, table: &str, labels: &[&str]) -> Self {
+        if let Some(n) = self.cfg.nodes.get_mut(table) {
+            n.labels = Some(labels.iter().map(|l| l.to_string()).collect());
+        }
         self
     }
 
@@ -327,6 +422,57 @@ dst = "dst"
             .unwrap_err()
             .to_string();
         assert!(msg.contains("duplicate label `A`"), "{msg}");
+    }
+
+    #[test]
+    fn labels_of_a_table_are_checked_and_name_it() {
+        let cfg = GraphConfig::builder()
+            .node("Post", "p", "id")
+            .node("Comment", "c", "id")
+            .labels("Post", &["Post", "Message"])
+            .labels("Comment", &["Comment", "Message"])
+            .relationship("REPLY_OF", "Comment", "Post", "r", "src", "dst")
+            .build()
+            .unwrap();
+        let named = cfg.named_by_labels();
+        let keys: Vec<&String> = named.nodes.keys().collect();
+        assert_eq!(keys, ["Comment:Message", "Post:Message"]);
+        let r = &named.relationships[0];
+        assert_eq!(
+            (r.from.as_str(), r.to.as_str()),
+            ("Comment:Message", "Post:Message")
+        );
+        assert_eq!(
+            named.named_by_labels(),
+            named,
+            "naming twice changes nothing"
+        );
+        assert_eq!(split_labels("Post:Message"), ["Post", "Message"]);
+        assert!(split_labels("").is_empty());
+        let bad = |labels: &[&str]| {
+            GraphConfig::builder()
+                .node("A", "a", "id")
+                .node("B", "b", "id")
+                .labels("B", labels)
+                .build()
+                .unwrap_err()
+                .to_string()
+        };
+        assert!(
+            bad(&["A"]).contains("carry the same labels"),
+            "{}",
+            bad(&["A"])
+        );
+        assert!(
+            bad(&["B", "B"]).contains("listed twice"),
+            "{}",
+            bad(&["B", "B"])
+        );
+        assert!(
+            bad(&["x:y"]).contains("can't be a label"),
+            "{}",
+            bad(&["x:y"])
+        );
     }
 
     #[test]

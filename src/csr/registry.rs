@@ -181,7 +181,7 @@ impl Opening<'_> {
             return Ok(());
         }
         let file = dir.map(|d| {
-            let cfg = &catalog.config.nodes[label];
+            let cfg = &catalog.config.nodes[&n.name];
             file_for(d, &cfg.source, &[&cfg.id], "keys")
         });
         if let (true, Some(f), Some(v)) = (defer, &file, n.table.version) {

@@ -105,11 +105,12 @@ fn entity(op: &str, x: &Value) -> Result<Value, RuntimeError> {
     let tag = entries.first().map(|(k, v)| (k.as_str(), v));
     Ok(match (op, tag) {
         ("type", Some(("__type", t))) => t.clone(),
-        ("labels", Some(("__label", Value::Str(l)))) => Value::List(if l.is_empty() {
-            vec![]
-        } else {
-            vec![Value::Str(l.clone())]
-        }),
+        ("labels", Some(("__label", Value::Str(l)))) => Value::List(
+            crate::config::split_labels(l)
+                .into_iter()
+                .map(|l| Value::Str(l.to_string()))
+                .collect(),
+        ),
         ("properties", _) => Value::Map(
             entries
                 .iter()

@@ -25,6 +25,12 @@ pub(crate) fn empty_list(elem: &DataType) -> Expr {
     )))
 }
 
+/// A node's labels from its label column (the labels joined by `:`, `""` for none).
+pub(crate) fn labels_of_tag(tag: Expr) -> Result<Expr> {
+    let split = nf::string_to_array(tag.clone(), lit(":"), lit(ScalarValue::Utf8(None)));
+    Ok(when(tag.eq(lit("")), empty_list(&DataType::Utf8)).otherwise(split)?)
+}
+
 /// Fields of a path value (struct of its node and relationship lists).
 pub(crate) const PATH_NODES: &str = "__nodes";
 pub(crate) const PATH_RELS: &str = "__relationships";
@@ -389,9 +395,7 @@ static SCALAR_FUNCTIONS: &[ScalarFn] = &[
             let name = c.name.to_lowercase();
             match (name.as_str(), tag.as_deref()) {
                 ("labels", Some("__label")) => {
-                    let label = f::get_field(c.x(0), "__label");
-                    let labels = when(label.clone().eq(lit("")), empty_list(&DataType::Utf8))
-                        .otherwise(nf::make_array(vec![label]))?;
+                    let labels = labels_of_tag(f::get_field(c.x(0), "__label"))?;
                     return Ok(when(c.x(0).is_null(), null()).otherwise(labels)?);
                 }
                 ("type", Some("__type")) => return Ok(f::get_field(c.x(0), "__type")),

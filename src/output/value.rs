@@ -95,12 +95,11 @@ pub fn render_cell(a: &dyn Array, i: usize, quote_strings: bool) -> String {
             let tag = |k: usize| render_cell(s.column(k).as_ref(), i, false);
             match names.first() {
                 Some(&"__label") => {
-                    let label = tag(0);
-                    let label = if label.is_empty() {
-                        String::new()
-                    } else {
-                        format!(":{label}")
-                    };
+                    let tag = tag(0);
+                    let label: String = crate::config::split_labels(&tag)
+                        .into_iter()
+                        .map(|l| format!(":{l}"))
+                        .collect();
                     let p = props(1, true);
                     if p.is_empty() {
                         format!("({label})")
@@ -273,9 +272,12 @@ pub fn to_json(a: &dyn Array, i: usize) -> serde_json::Value {
                 // The first field of a node / relationship value is its label / type.
                 match (k, f.name().as_str()) {
                     (0, "__label") => {
-                        let labels = match v {
-                            Value::String(l) if l.is_empty() => vec![],
-                            v => vec![v],
+                        let labels = match &v {
+                            Value::String(l) => crate::config::split_labels(l)
+                                .into_iter()
+                                .map(|l| Value::String(l.to_string()))
+                                .collect(),
+                            _ => vec![v],
                         };
                         obj.insert("_labels".into(), Value::Array(labels));
                     }

@@ -366,13 +366,9 @@ impl<'c> Lowerer<'c> {
         let mut scope = st.scope.clone();
         let named_labels = |i: usize| -> Vec<String> {
             let mut ls: Vec<String> = qg.labels[i].iter().cloned().collect();
-            if ls.is_empty() {
-                ls = qg.nodes[i]
-                    .labels
-                    .iter()
-                    .map(|l| l.name.clone())
-                    .filter(|l| self.catalog.nodes.contains_key(l))
-                    .collect();
+            if ls.is_empty() && qg.nodes[i].has_label_test() {
+                let tables = self.catalog.tables_for(&qg.nodes[i]);
+                ls = tables.iter().map(|t| t.label.clone()).collect();
             }
             ls
         };

@@ -107,7 +107,7 @@ impl<'c> Lowerer<'c> {
         match bound {
             Some((p, _)) => {
                 if let Some(props) = &node.props {
-                    self.property_map_preds(st, &p, props, Written::Labels(&node.labels), preds)?;
+                    self.property_map_preds(st, &p, props, Written::Labels(node), preds)?;
                 }
             }
             None => {

@@ -447,43 +447,50 @@ impl<'c> Lowerer<'c> {
         &self,
         e: &ast::Expr,
         target: &ast::Expr,
-        labels: &[ast::Ident],
+        labels: &ast::LabelExpr,
         cx: &ExprCtx<'_>,
     ) -> Result<Expr> {
-        Ok({
-            let ExprKind::Variable(v) = &target.kind else {
-                return sem_err!(
-                    Unsupported,
-                    e.span,
-                    "unsupported: label test on an expression"
-                );
-            };
-            match cx.scope.get(v) {
-                Some(Binding::Node { label, prefix }) => {
-                    let all = labels.iter().all(|l| &l.name == label);
-                    let key = prop_col(prefix, &self.entities().node(label).key);
-                    // null for a missing (OPTIONAL MATCH) node, else a constant.
-                    when(col(&key).is_null(), null()).otherwise(lit(all))?
-                }
-                Some(Binding::Nodes { prefix, .. }) => {
-                    let label = col(&label_col(prefix));
-                    labels
-                        .iter()
-                        .map(|l| label.clone().eq(lit(l.name.clone())))
-                        .reduce(Expr::and)
-                        .unwrap_or(lit(true))
-                }
-                Some(_) => {
-                    return sem_err!(
-                        InvalidArgumentType,
-                        target.span,
-                        "label test needs a node, `{v}` is not one"
-                    )
-                }
-                None => {
-                    return sem_err!(UndefinedVariable, target.span, "Variable `{v}` not defined")
+        let ExprKind::Variable(v) = &target.kind else {
+            return sem_err!(
+                Unsupported,
+                e.span,
+                "unsupported: label test on an expression"
+            );
+        };
+        let ents = self.entities();
+        Ok(match cx.scope.get(v) {
+            Some(Binding::Node { label, prefix }) => {
+                let info = ents.node(label);
+                let holds = labels.matches(&info.labels);
+                let key = prop_col(prefix, &info.key);
+                // null for a missing (OPTIONAL MATCH) node, else a constant.
+                when(col(&key).is_null(), null()).otherwise(lit(holds))?
+            }
+            Some(Binding::Nodes {
+                labels: tables,
+                prefix,
+                ..
+            }) => {
+                let label = col(&label_col(prefix));
+                let holding: Vec<Expr> = tables
+                    .iter()
+                    .filter(|t| labels.matches(&ents.node(t).labels))
+                    .map(|t| lit(t.clone()))
+                    .collect();
+                if holding.is_empty() {
+                    when(label.is_null(), null()).otherwise(lit(false))?
+                } else {
+                    label.in_list(holding, false)
                 }
             }
+            Some(_) => {
+                return sem_err!(
+                    InvalidArgumentType,
+                    target.span,
+                    "label test needs a node, `{v}` is not one"
+                )
+            }
+            None => return sem_err!(UndefinedVariable, target.span, "Variable `{v}` not defined"),
         })
     }
 
@@ -734,9 +741,10 @@ impl<'c> Lowerer<'c> {
                 .iter()
                 .any(|r| written.contains(&r.cfg.rel_type) && has(&r.props))
         } else {
-            !written
-                .iter()
-                .any(|l| self.catalog.nodes.get(l).is_some_and(|n| has(&n.props)))
+            let tables = self.catalog.nodes.values();
+            !tables
+                .filter(|n| n.labels.iter().any(|l| written.contains(l)))
+                .any(|n| has(&n.props))
         }
     }
 
@@ -1470,12 +1478,6 @@ impl<'c> Lowerer<'c> {
             return Ok(None);
         };
         let ents = self.entities();
-        let no_labels = || {
-            lit(ScalarValue::List(ScalarValue::new_list_nullable(
-                &[],
-                &DataType::Utf8,
-            )))
-        };
         let value = match (lname, b) {
             ("length", Binding::Path { parts, .. }) => return Ok(Some(self.path_length(parts))),
             ("nodes" | "relationships", Binding::Path { parts, shape }) => {
@@ -1503,13 +1505,16 @@ impl<'c> Lowerer<'c> {
                 return Ok(Some(cast(col(&ents.identity_col(b)), DataType::Int64)));
             }
             ("labels", Binding::Nodes { prefix, .. }) => {
-                let label = col(&label_col(prefix));
-                // Unlabeled nodes sit in the table of the empty label.
-                when(label.clone().eq(lit("")), no_labels())
-                    .otherwise(nf::make_array(vec![label]))?
+                scalar::labels_of_tag(col(&label_col(prefix)))?
             }
-            ("labels", Binding::Node { label, .. }) if label.is_empty() => no_labels(),
-            ("labels", Binding::Node { label, .. }) => nf::make_array(vec![lit(label.clone())]),
+            ("labels", Binding::Node { label, .. }) => {
+                let labels = &ents.node(label).labels;
+                if labels.is_empty() {
+                    scalar::empty_list(&DataType::Utf8)
+                } else {
+                    nf::make_array(labels.iter().map(|l| lit(l.clone())).collect())
+                }
+            }
             ("type", Binding::Rels { prefix, .. }) => col(&type_col(prefix)),
             ("type", Binding::Rel { rel, .. }) => lit(ents.rel(*rel).cfg.rel_type.clone()),
             ("keys", b) if b.is_entity() => self.entity_keys(b)?,

@@ -174,6 +174,8 @@ impl<'c> Lowerer<'c> {
         )]));
         let empty_node = NodeInfo {
             label: String::new(),
+            labels: vec![],
+            name: String::new(),
             table: TableHandle::from_batches("<none>", key_schema.clone(), vec![], false)?,
             key: "__id".into(),
             key_hidden: true,

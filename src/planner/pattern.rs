@@ -388,7 +388,7 @@ impl<'c> Lowerer<'c> {
         match bound_node(st, node)? {
             Some((p, _)) => {
                 if let Some(props) = &node.props {
-                    self.property_map_preds(st, &p, props, Written::Labels(&node.labels), preds)?;
+                    self.property_map_preds(st, &p, props, Written::Labels(node), preds)?;
                 }
             }
             None => {
@@ -426,7 +426,7 @@ impl<'c> Lowerer<'c> {
                 let key = prop_col(&p, &self.entities().node(&l).key);
                 preds.push(col(&key).eq(col(&far_col(rel_prefix))));
                 if let Some(props) = &node.props {
-                    self.property_map_preds(st, &p, props, Written::Labels(&node.labels), preds)?;
+                    self.property_map_preds(st, &p, props, Written::Labels(node), preds)?;
                 }
             }
             None => {
@@ -464,7 +464,7 @@ impl<'c> Lowerer<'c> {
             },
         );
         if let Some(props) = &node.props {
-            self.property_map_preds(st, prefix, props, Written::Labels(&node.labels), preds)?;
+            self.property_map_preds(st, prefix, props, Written::Labels(node), preds)?;
         }
         Ok(())
     }
@@ -492,14 +492,9 @@ impl<'c> Lowerer<'c> {
             for (k, _) in entries {
                 let has = |ps: &[(String, DataType)]| ps.iter().any(|(p, _)| p == &k.name);
                 let (typo, what) = match written {
-                    Written::Labels(ls) => (
-                        !ls.is_empty()
-                            && !ls.iter().any(|l| {
-                                self.catalog
-                                    .nodes
-                                    .get(&l.name)
-                                    .is_some_and(|n| has(&n.props))
-                            }),
+                    Written::Labels(node) => (
+                        node.has_label_test()
+                            && !self.catalog.tables_for(node).iter().any(|n| has(&n.props)),
                         "label",
                     ),
                     Written::Types(ts) => (
@@ -634,7 +629,8 @@ pub(super) fn node_take(prefix: &str, info: &NodeInfo) -> TakeSpec {
 /// The labels or types written on a pattern element (none: inferred).
 #[derive(Clone, Copy)]
 pub(super) enum Written<'a> {
-    Labels(&'a [ast::Ident]),
+    /// The node pattern, whose label test picks the tables.
+    Labels(&'a ast::NodePattern),
     Types(&'a [ast::Ident]),
 }
 

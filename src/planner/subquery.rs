@@ -349,6 +349,7 @@ impl<'c> Lowerer<'c> {
         let node = |var: Option<&str>| ast::NodePattern {
             var: var.map(|v| ast::Ident::new(v, span)),
             labels: vec![],
+            label_expr: None,
             props: None,
             span,
         };

@@ -101,7 +101,7 @@ impl<'c> Lowerer<'c> {
             );
         }
         if let Some(props) = &node.props {
-            self.property_map_preds(st, far_prefix, props, Written::Labels(&node.labels), preds)?;
+            self.property_map_preds(st, far_prefix, props, Written::Labels(node), preds)?;
         }
         Ok(())
     }
@@ -490,10 +490,11 @@ impl<'c> Lowerer<'c> {
         for j in 0..k {
             let rv = self.fresh("vlr");
             let last = j + 1 == k;
-            let (var, labels) = if last {
-                (far_prefix.to_string(), vec![ident(far_label)])
+            let (var, (labels, label_expr)) = if last {
+                let labels = self.catalog.table_labels(far_label, rel.span);
+                (far_prefix.to_string(), labels)
             } else {
-                (self.fresh("vln"), vec![])
+                (self.fresh("vln"), (vec![], None))
             };
             steps.push((
                 ast::RelPattern {
@@ -507,6 +508,7 @@ impl<'c> Lowerer<'c> {
                 ast::NodePattern {
                     var: Some(ident(&var)),
                     labels,
+                    label_expr,
                     props: None,
                     span: rel.span,
                 },
@@ -522,6 +524,7 @@ impl<'c> Lowerer<'c> {
             start: ast::NodePattern {
                 var: Some(ident(near_prefix)),
                 labels: vec![],
+                label_expr: None,
                 props: None,
                 span: rel.span,
             },

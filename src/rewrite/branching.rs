@@ -1,5 +1,5 @@
-//! Branching (SPEC §5, seed 004): a MATCH whose nodes may have several labels (`(n)`,
-//! `(m:Post:Comment)`) or whose relationships may come from several tables (`-[:A|B]->`,
+//! Branching: a MATCH whose nodes may have several labels (`(n)`,
+//! `(m:Message)`, `(m:Post|Comment)`) or whose relationships may come from several tables (`-[:A|B]->`,
 //! `-[]->`) becomes one branch per consistent combination, each with exactly one label per
 //! node and one type per relationship, so that each branch is an ordinary pattern (CSR hops,
 //! re-rooting). The planner lowers the branches and combines them with UNION ALL.
@@ -181,7 +181,7 @@ pub(crate) fn pin(binder: &Binder<'_>, qg: &QueryGraph, combo: &Combo) -> Result
     let (mut ni, mut ri) = (0, 0);
     let label = |n: &mut ast::NodePattern, l: &str| {
         let span = n.labels.first().map_or(n.span, |x| x.span);
-        n.labels = vec![ast::Ident::new(l, span)];
+        (n.labels, n.label_expr) = cat.table_labels(l, span);
     };
     for p in &mut m.patterns {
         label(&mut p.start, &combo.labels[ni]);
@@ -245,12 +245,18 @@ mod graph_tests {
         // LIKES reaches posts and comments: two branches; the person stays one.
         assert_eq!(
             combos("MATCH (a:Person {id: 1})-[:LIKES]->(m) RETURN m"),
-            ["Person,Comment / LIKES", "Person,Post / LIKES"]
+            [
+                "Person,Comment:Message / LIKES",
+                "Person,Post:Message / LIKES"
+            ]
         );
         // HAS_CREATOR starts at posts and comments, ends at persons.
         assert_eq!(
             combos("MATCH (m)-[:HAS_CREATOR]->(p) RETURN m"),
-            ["Comment,Person / HAS_CREATOR", "Post,Person / HAS_CREATOR"]
+            [
+                "Comment:Message,Person / HAS_CREATOR",
+                "Post:Message,Person / HAS_CREATOR"
+            ]
         );
     }
 
@@ -299,11 +305,11 @@ mod tests {
     #[test]
     fn several_labels_branch_per_label() {
         insta::assert_snapshot!(
-            branches("MATCH (a:Person {id: 1})-[:LIKES]->(m:Post:Comment) RETURN m.id"),
+            branches("MATCH (a:Person {id: 1})-[:LIKES]->(m:Post|Comment) RETURN m.id"),
             @r"
-        MATCH (a:Person {id: 1})-[:LIKES]->(m:Post:Comment)  -- 2 branches
-        MATCH (a:Person {id: 1})-[:LIKES]->(m:Comment)  -- root: a (key equality)
-        MATCH (a:Person {id: 1})-[:LIKES]->(m:Post)  -- root: a (key equality)
+        MATCH (a:Person {id: 1})-[:LIKES]->(m:Post|Comment)  -- 2 branches
+        MATCH (a:Person {id: 1})-[:LIKES]->(m:Comment:Message)  -- root: a (key equality)
+        MATCH (a:Person {id: 1})-[:LIKES]->(m:Post:Message)  -- root: a (key equality)
         "
         );
     }
@@ -315,8 +321,8 @@ mod tests {
             branches("MATCH (p:Person {id: 1})-[:LIKES|HAS_CREATOR]->(x) RETURN x.id"),
             @r"
         MATCH (p:Person {id: 1})-[:LIKES|HAS_CREATOR]->(x)  -- 2 branches
-        MATCH (p:Person {id: 1})-[:LIKES]->(x:Comment)  -- root: p (key equality)
-        MATCH (p:Person {id: 1})-[:LIKES]->(x:Post)  -- root: p (key equality)
+        MATCH (p:Person {id: 1})-[:LIKES]->(x:Comment:Message)  -- root: p (key equality)
+        MATCH (p:Person {id: 1})-[:LIKES]->(x:Post:Message)  -- root: p (key equality)
         "
         );
     }

@@ -98,10 +98,11 @@ fn keyed_node<'a>(
         .iter_mut()
         .flat_map(|p| std::iter::once(&mut p.start).chain(p.steps.iter_mut().map(|(_, n)| n)))
         .find(|n| n.var.as_ref().is_some_and(|x| x.name == v))?;
-    let [label] = node.labels.as_slice() else {
+    if !node.has_label_test() {
         return None;
-    };
-    if catalog.nodes.get(&label.name)?.key != key.name {
+    }
+    let tables = catalog.tables_for(node);
+    if tables.is_empty() || tables.iter().any(|t| t.key != key.name) {
         return None;
     }
     match &node.props {

@@ -57,6 +57,7 @@ impl std::fmt::Display for RootReason {
 struct Var {
     name: String,
     labels: Vec<ast::Ident>,
+    label_expr: Option<ast::LabelExpr>,
     props: Vec<(ast::Ident, ast::Expr)>,
     span: cypher::Span,
 }
@@ -179,6 +180,7 @@ impl PatternGraph {
                     vars.push(Var {
                         name: name.clone(),
                         labels: vec![],
+                        label_expr: None,
                         props: vec![],
                         span: n.span,
                     });
@@ -189,6 +191,13 @@ impl PatternGraph {
                     if !v.labels.iter().any(|x| x.name == l.name) {
                         v.labels.push(l.clone());
                     }
+                }
+                // Every occurrence's label expression holds.
+                if let Some(e) = &n.label_expr {
+                    v.label_expr = Some(match v.label_expr.take() {
+                        None => e.clone(),
+                        Some(prev) => ast::LabelExpr::And(vec![prev, e.clone()]),
+                    });
                 }
                 if let Some(p) = &n.props {
                     match &p.kind {
@@ -271,6 +280,7 @@ impl PatternGraph {
             ast::NodePattern {
                 var: Some(ast::Ident::new(v.name.clone(), v.span)),
                 labels: if first { v.labels.clone() } else { vec![] },
+                label_expr: if first { v.label_expr.clone() } else { None },
                 props: (first && !v.props.is_empty())
                     .then(|| ast::Expr::new(ExprKind::Map(v.props.clone()), v.span)),
                 span: v.span,
@@ -358,7 +368,20 @@ fn score(
     if is_bound(&v.name) {
         return RootReason::Bound;
     }
-    let info = v.labels.first().and_then(|l| catalog.nodes.get(&l.name));
+    // The one table the variable's labels pick, if they pick one.
+    let info = {
+        let pattern = ast::NodePattern {
+            var: None,
+            labels: v.labels.clone(),
+            label_expr: v.label_expr.clone(),
+            props: None,
+            span: v.span,
+        };
+        match catalog.tables_for(&pattern).as_slice() {
+            [t] if pattern.has_label_test() => Some(*t),
+            _ => None,
+        }
+    };
     let key = info.map(|i| i.key.as_str());
     let key_eq = v.props.iter().any(|(k, e)| {
         Some(k.name.as_str()) == key && matches!(e.kind, ExprKind::Literal(_) | ExprKind::Param(_))
@@ -379,7 +402,7 @@ fn score(
         return RootReason::Grouped;
     }
     match info {
-        Some(i) if v.labels.len() == 1 => RootReason::Table(usize::MAX - i.table.num_rows),
+        Some(i) => RootReason::Table(usize::MAX - i.table.num_rows),
         _ => RootReason::None,
     }
 }

@@ -32,6 +32,13 @@ impl GraphBuilder {
         self
     }
 
+    /// Gives the node table `table` the labels `labels` (by default its name; see
+    /// `NodeTable::labels`).
+    pub fn labels(mut self, table: &str, labels: &[&str]) -> Self {
+        self.config = self.config.labels(table, labels);
+        self
+    }
+
     /// A relationship table: `rel_type` edges from `from` to `to` nodes, endpoints in `src`/`dst`.
     #[allow(clippy::too_many_arguments)]
     pub fn relationship_table(
@@ -350,8 +357,19 @@ impl Graph {
         for t in tables {
             let schema = t.batch.schema();
             b = match t.kind {
-                lance_csr_datasets::TableKind::Node { label, id } => {
-                    b.node_table(&label, &id, schema, vec![t.batch])
+                lance_csr_datasets::TableKind::Node {
+                    label,
+                    id,
+                    extra_labels,
+                } => {
+                    let b = b.node_table(&label, &id, schema, vec![t.batch]);
+                    if extra_labels.is_empty() {
+                        b
+                    } else {
+                        let mut all = vec![label.as_str()];
+                        all.extend(extra_labels.iter().map(String::as_str));
+                        b.labels(&label, &all)
+                    }
                 }
                 lance_csr_datasets::TableKind::Rel { rel_type, from, to } => {
                     b.relationship_table(&rel_type, &from, &to, "src", "dst", schema, vec![t.batch])

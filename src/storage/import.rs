@@ -12,10 +12,13 @@ use std::io::{Seek, SeekFrom};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-/// One node file: `LABEL[:IDCOL]=FILE`.
+/// One node file: `LABEL[,LABEL..][:IDCOL]=FILE`.
 #[derive(Debug, Clone)]
 pub struct NodeSpec {
+    /// The table's name (what relationship files name as their ends): its first label.
     pub label: String,
+    /// Its other labels (`Post,Message`: every post is a message too).
+    pub extra_labels: Vec<String>,
     pub id: String,
     pub file: PathBuf,
 }
@@ -33,17 +36,24 @@ pub struct RelSpec {
 
 impl NodeSpec {
     pub fn parse(s: &str) -> Result<Self> {
-        let (lhs, file) = s
-            .split_once('=')
-            .ok_or_else(|| Error::Other(format!("--node {s}: expected LABEL[:IDCOL]=FILE")))?;
+        let (lhs, file) = s.split_once('=').ok_or_else(|| {
+            Error::Other(format!("--node {s}: expected LABEL[,LABEL..][:IDCOL]=FILE"))
+        })?;
         let mut parts = lhs.split(':');
-        let label = parts.next().unwrap_or_default().to_string();
+        let mut labels = parts
+            .next()
+            .unwrap_or_default()
+            .split(',')
+            .map(str::to_string);
+        let label = labels.next().unwrap_or_default();
+        let extra_labels: Vec<String> = labels.collect();
         let id = parts.next().unwrap_or("id").to_string();
-        if label.is_empty() {
+        if label.is_empty() || extra_labels.iter().any(|l| l.is_empty()) {
             return Err(Error::Other(format!("--node {s}: empty label")));
         }
         Ok(Self {
             label,
+            extra_labels,
             id,
             file: file.into(),
         })
@@ -230,6 +240,11 @@ fn plan(nodes: &[NodeSpec], rels: &[RelSpec]) -> Result<(GraphConfig, Vec<Reader
                 id: n.id.clone(),
                 id_hidden: false,
                 columns: stored_columns(&schema),
+                labels: (!n.extra_labels.is_empty()).then(|| {
+                    let mut all = vec![n.label.clone()];
+                    all.extend(n.extra_labels.iter().cloned());
+                    all
+                }),
             },
         );
     }

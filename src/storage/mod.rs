@@ -223,7 +223,16 @@ pub async fn write_graph(
         write_lance(&dir.join(&source), stored, vec![batch]).await?;
         progress(&format!("wrote {source} ({rows} rows)"));
         match t.kind {
-            TableKind::Node { label, id } => {
+            TableKind::Node {
+                label,
+                id,
+                extra_labels,
+            } => {
+                let labels = (!extra_labels.is_empty()).then(|| {
+                    let mut all = vec![label.clone()];
+                    all.extend(extra_labels);
+                    all
+                });
                 cfg.nodes.insert(
                     label,
                     NodeTable {
@@ -231,6 +240,7 @@ pub async fn write_graph(
                         id,
                         id_hidden: false,
                         columns,
+                        labels,
                     },
                 );
             }
@@ -268,6 +278,7 @@ mod tests {
                 other.kind = TableKind::Node {
                     label: "Other".into(),
                     id: "id".into(),
+                    extra_labels: vec![],
                 };
                 [t, other]
             })

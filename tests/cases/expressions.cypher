@@ -66,7 +66,7 @@ i|f|s|bad|a
 MATCH (c:City {name: 'Lyon'}) RETURN labels(c) AS l, id(c) AS i
 ---- rowsort
 l|i
-['City']|501
+['City', 'Place']|501
 
 # Comparison of different types is false, ordering them is null.
 RETURN 1 = 'a' AS eq, 1 <> 'a' AS ne, 1 < 'a' AS lt
@@ -84,10 +84,10 @@ a|b|c|d
 MATCH (x)-[:HAS_TAG]->(:Tag {id: 300}) RETURN labels(x) AS l, keys(x) AS k
 ---- rowsort
 l|k
-['Post']|['id', 'content', 'length', 'creationDate', 'language']
-['Post']|['id', 'content', 'length', 'creationDate', 'language']
+['Post', 'Message']|['id', 'content', 'length', 'creationDate', 'language']
+['Post', 'Message']|['id', 'content', 'length', 'creationDate', 'language']
 ['Forum']|['id', 'creationDate', 'title']
-['Comment']|['id', 'content', 'length', 'creationDate']
+['Comment', 'Message']|['id', 'content', 'length', 'creationDate']
 
 RETURN keys({a: 1, b: null}) AS m, keys(null) AS n
 ---- rowsort

@@ -77,8 +77,8 @@ null|null|null|null
 MATCH p = (a:Person {id: 1})-[:LIKES]->(m) RETURN [n IN nodes(p) | labels(n)] AS labels, length(p)
 ---- rowsort
 labels|length(p)
-[['Person'], ['Comment']]|1
-[['Person'], ['Post']]|1
+[['Person'], ['Comment', 'Message']]|1
+[['Person'], ['Post', 'Message']]|1
 
 # The relationships of a variable-length pattern as a list.
 MATCH (a:Person {id: 1})-[r:KNOWS*2..2]->(b:Person {id: 4}) RETURN size(r), [x IN r | type(x)] AS types

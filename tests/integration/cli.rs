@@ -593,6 +593,65 @@ fn import_turns_csv_into_a_queryable_graph() {
     assert_eq!(stdout(&o), "a.name,b.name\nAnn,Cy\nBob,Cy\n");
 }
 
+/// `--node Post,Message=...`: the table carries every label listed; a label two tables carry is
+/// their union.
+#[test]
+fn import_attaches_extra_labels() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    std::fs::write(d.join("users.csv"), "id,name\n1,Ann\n2,Bob\n").unwrap();
+    std::fs::write(d.join("posts.csv"), "id,text\n10,hi\n11,yo\n").unwrap();
+    std::fs::write(d.join("comments.csv"), "id,text\n20,ok\n").unwrap();
+    std::fs::write(d.join("p_by.csv"), "src,dst\n10,1\n11,2\n").unwrap();
+    std::fs::write(d.join("c_by.csv"), "src,dst\n20,1\n").unwrap();
+    let out = d.join("out");
+    let file = |f: &str| d.join(f).display().to_string();
+    let o = run(&[
+        "import",
+        "--out",
+        out.to_str().unwrap(),
+        "--node",
+        &format!("User={}", file("users.csv")),
+        "--node",
+        &format!("Post,Message={}", file("posts.csv")),
+        "--node",
+        &format!("Comment,Message:id={}", file("comments.csv")),
+        "--rel",
+        &format!("BY:Post:User={}", file("p_by.csv")),
+        "--rel",
+        &format!("BY:Comment:User={}", file("c_by.csv")),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let cfg = stdout(&o).trim().to_string();
+    let toml = std::fs::read_to_string(&cfg).unwrap();
+    let parsed: toml::Value = toml::from_str(&toml).unwrap();
+    assert_eq!(
+        parsed["nodes"]["Post"]["labels"]
+            .as_array()
+            .map(|a| a.len()),
+        Some(2),
+        "{toml}"
+    );
+    let o = run(&[
+        "query", "--graph", &cfg, "--format", "csv",
+        "MATCH (m:Message)-[:BY]->(u:User {name: 'Ann'}) RETURN labels(m) AS l, m.text AS t ORDER BY t",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(
+        stdout(&o),
+        "l,t\n\"['Post', 'Message']\",hi\n\"['Comment', 'Message']\",ok\n"
+    );
+    let o = run(&[
+        "import",
+        "--out",
+        d.join("bad").to_str().unwrap(),
+        "--node",
+        "A,=x.csv",
+    ]);
+    assert!(!o.status.success());
+    assert!(stderr(&o).contains("empty label"), "{}", stderr(&o));
+}
+
 /// A failing import never touches the graph already in the folder; labels differing only in
 /// case get datasets of their own; a non-empty folder is replaced only with `--overwrite`.
 #[test]

@@ -345,7 +345,7 @@ fn cluster_processes_answer_as_in_process() {
     let queries = [
         "MATCH (a:Person)-[:KNOWS]->(b)-[:KNOWS]->(c) RETURN a.firstName, c.firstName ORDER BY a.firstName, c.firstName",
         // Branches over labels, DataFusion's nested functions (labels)
-        "MATCH (m:Post:Comment) RETURN labels(m) AS l, count(*) AS n ORDER BY l",
+        "MATCH (m:Message) RETURN labels(m) AS l, count(*) AS n ORDER BY l",
         "MATCH (p:Person {id: 1})-[:LIKES]->(m) RETURN labels(m) AS l, count(*) AS n ORDER BY l",
         "MATCH p = shortestPath((a:Person {id: 1})-[:KNOWS*]-(b:Person {id: 4})) RETURN length(p) AS n",
         "MATCH (a:Person) RETURN [x IN [1, 2, 3] WHERE x > a.id % 3 | x * 2] AS xs ORDER BY a.id",

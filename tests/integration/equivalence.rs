@@ -223,7 +223,7 @@ const GENERATED_QUERIES: &[&str] = &[
     "MATCH (a:Person)-[:KNOWS]-(b:Person)-[:KNOWS]-(c:Person) WHERE a.id < 1100 RETURN count(*)",
     "MATCH (c:Comment {id: 6000000700})-[:REPLY_OF*0..5]->(x:Comment) RETURN count(*)",
     // Branching: several labels, alternation, unlabeled ends, several tables of one type.
-    "MATCH (p:Person {id: 1007})-[:LIKES]->(m:Post:Comment) RETURN labels(m), m.id ORDER BY m.id",
+    "MATCH (p:Person {id: 1007})-[:LIKES]->(m:Post|Comment) RETURN labels(m), m.id ORDER BY m.id",
     "MATCH (p:Person {id: 1007})-[r]->(x) RETURN type(r), labels(x), count(*)",
     "MATCH (x)-[:HAS_TAG]->(t:Tag) WHERE t.id < 8000000030 RETURN labels(x), t.id, count(*)",
     "MATCH (m)-[:HAS_CREATOR|REPLY_OF]->(y) WHERE m.length > 50 RETURN labels(m), labels(y), count(*)",

@@ -281,9 +281,14 @@ async fn hostile_names_agree_with_the_reference_interpreter() {
             )
             .unwrap();
             let kind = match t.kind {
-                TableKind::Node { label: l, id } => TableKind::Node {
+                TableKind::Node {
+                    label: l,
+                    id,
+                    extra_labels,
+                } => TableKind::Node {
                     label: label(&l),
                     id: prop(&id),
+                    extra_labels: extra_labels.iter().map(|l| label(l)).collect(),
                 },
                 TableKind::Rel { rel_type, from, to } => TableKind::Rel {
                     rel_type: format!("__{rel_type}"),

@@ -4,8 +4,8 @@
 //! random queries of `verify` are checked against it, so bugs the engine's two execution paths
 //! share (binding, naming, DataFusion's optimizer, value semantics) show up as mismatches.
 //!
-//! Semantics are openCypher's, with the engine's documented differences: a node has one label,
-//! `(n:A:B)` matches a node labelled `A` or `B`, an undirected pattern matches a self-loop once.
+//! Semantics are openCypher's, with the engine's documented differences: an undirected pattern
+//! matches a self-loop once.
 //! Results are rendered like the engine's `output::rows` (top-level strings unquoted).
 
 use arrow::array::{Array, AsArray};
@@ -31,7 +31,9 @@ pub enum V {
 }
 
 struct Node {
+    /// Its table (what relationship tables name as ends).
     label: String,
+    labels: Vec<String>,
     props: Vec<(String, V)>,
 }
 
@@ -88,7 +90,12 @@ impl RefGraph {
         let mut nodes = Vec::new();
         let mut index: HashMap<(String, i64), usize> = HashMap::new();
         for t in tables {
-            if let TableKind::Node { label, id } = &t.kind {
+            if let TableKind::Node {
+                label,
+                id,
+                extra_labels,
+            } = &t.kind
+            {
                 let b = &t.batch;
                 let key = b.column_by_name(id).expect("key column");
                 for i in 0..b.num_rows() {
@@ -104,6 +111,11 @@ impl RefGraph {
                     }
                     nodes.push(Node {
                         label: label.clone(),
+                        labels: std::iter::once(label)
+                            .chain(extra_labels)
+                            .filter(|l| !l.is_empty())
+                            .cloned()
+                            .collect(),
                         props,
                     });
                 }
@@ -367,7 +379,7 @@ impl RefGraph {
 
     fn node_ok(&self, row: &Row, n: usize, pat: &ast::NodePattern) -> R<bool> {
         let node = &self.nodes[n];
-        if !pat.labels.is_empty() && !pat.labels.iter().any(|l| l.name == node.label) {
+        if !pat.labels_match(&node.labels) {
             return Ok(false);
         }
         if let Some(V::Node(b)) = pat.var.as_ref().and_then(|v| row.get(&v.name)) {
@@ -770,7 +782,7 @@ impl RefGraph {
             }
             ExprKind::HasLabels(x, labels) => match self.eval(x, row)? {
                 V::Null => V::Null,
-                V::Node(n) => V::Bool(labels.iter().all(|l| l.name == self.nodes[n].label)),
+                V::Node(n) => V::Bool(labels.matches(&self.nodes[n].labels)),
                 _ => return error("label predicate on a non-node"),
             },
             ExprKind::CountStar => return error("count(*) outside a projection"),
@@ -918,7 +930,13 @@ impl RefGraph {
             },
             "labels" => match one(&a)? {
                 V::Null => V::Null,
-                V::Node(n) => V::List(vec![V::Str(self.nodes[n].label.clone())]),
+                V::Node(n) => V::List(
+                    self.nodes[n]
+                        .labels
+                        .iter()
+                        .map(|l| V::Str(l.clone()))
+                        .collect(),
+                ),
                 _ => return error("labels() of a non-node"),
             },
             "type" => match one(&a)? {
@@ -1005,10 +1023,13 @@ impl RefGraph {
             V::Node(n) => {
                 let node = &self.nodes[*n];
                 let p = self.render_props(&node.props, true);
+                let labels: String = node.labels.iter().map(|l| format!(":{l}")).collect();
                 if p.is_empty() {
-                    format!("(:{})", node.label)
+                    format!("({labels})")
+                } else if labels.is_empty() {
+                    format!("({{{p}}})")
                 } else {
-                    format!("(:{} {{{p}}})", node.label)
+                    format!("({labels} {{{p}}})")
                 }
             }
             V::Rel(r) => {

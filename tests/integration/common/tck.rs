@@ -414,7 +414,10 @@ pub fn arrow_value(a: &dyn Array, i: usize) -> Value {
                 }
                 Some(&"__label") => {
                     let l = match arrow_value(s.column(0).as_ref(), i) {
-                        Value::Str(l) if !l.is_empty() => BTreeSet::from([l]),
+                        Value::Str(l) => lance_csr::split_labels(&l)
+                            .into_iter()
+                            .map(String::from)
+                            .collect(),
                         _ => BTreeSet::new(),
                     };
                     Value::Node(l, props(1, true))
@@ -677,13 +680,13 @@ pub async fn build_graph(setup: &Json) -> Result<Graph, NotExpressible> {
                     .collect()
             })
             .unwrap_or_default();
-        if labels.len() > 1 {
-            return Err(NotExpressible("node with several labels".into()));
-        }
-        let label = labels
-            .into_iter()
-            .next()
-            .unwrap_or_else(|| UNLABELED.to_string());
+        // One table per set of labels, named by them (`A:B`); unlabeled nodes in the table
+        // named "".
+        let label = if labels.is_empty() {
+            UNLABELED.to_string()
+        } else {
+            labels.join(":")
+        };
         let id = n["id"].as_i64().unwrap_or(0);
         label_of.insert(id, label.clone());
         let e = by_label.entry(label).or_default();
@@ -710,6 +713,10 @@ pub async fn build_graph(setup: &Json) -> Result<Graph, NotExpressible> {
         b = b
             .node_table(&label, "__id", batch.schema(), vec![batch])
             .hidden_key(&label);
+        if label.contains(':') {
+            let labels: Vec<&str> = label.split(':').collect();
+            b = b.labels(&label, &labels);
+        }
     }
     for ((t, from, to), (src, dst, rows)) in by_type {
         let batch = table(vec![("__src", src), ("__dst", dst)], &rows)?;
