@@ -4,6 +4,7 @@
 //! Ids are int64, unique per label and not dense (`base + 7 * i`); dates are int64 epoch ms.
 
 use crate::Table;
+use arrow_array::builder::{ListBuilder, StringBuilder};
 use arrow_array::{ArrayRef, Int64Array, RecordBatch, StringArray};
 use arrow_schema::{DataType, Field, Schema};
 use rand::{Rng, SeedableRng};
@@ -45,6 +46,8 @@ pub const TAG_BASE: i64 = 8_000_000_000;
 pub const TAGCLASS_BASE: i64 = 8_500_000_000;
 pub const CITY_BASE: i64 = 9_000_000_000;
 pub const COUNTRY_BASE: i64 = 9_500_000_000;
+pub const UNIVERSITY_BASE: i64 = 9_700_000_000;
+pub const COMPANY_BASE: i64 = 9_800_000_000;
 
 /// Table sizes for a scale.
 #[derive(Debug, Clone, Copy)]
@@ -569,6 +572,229 @@ pub fn generate(scale: f64, seed: u64, progress: &mut dyn FnMut(&str)) -> Vec<Ta
     }
     crate::label_hierarchy(&mut tables);
     tables
+}
+
+/// The LDBC SNB Interactive schema: [`generate`]'s tables plus what the published read queries
+/// also use: universities and companies (both `Organisation`s, in cities and countries),
+/// `STUDY_AT {classYear}` and `WORK_AT {workFrom}`, the country a message was posted from, a
+/// person's `locationIP`, `email` and `speaks` lists, and a post's `imageFile` (a third of
+/// the posts are images: no content). Dates stay epoch milliseconds, as the published
+/// Cypher texts of the reference implementation compare them with integers. The extra draws
+/// come from streams of their own, so `generate`'s tables are the same.
+pub fn generate_ldbc(scale: f64, seed: u64, progress: &mut dyn FnMut(&str)) -> Vec<Table> {
+    let s = Sizes::for_scale(scale);
+    let mut tables = generate(scale, seed, progress);
+    let mut r = rng(seed, 100);
+    for t in &mut tables {
+        if t.name == "person" {
+            let n = t.batch.num_rows();
+            let mut ip = Vec::with_capacity(n);
+            let mut email = ListBuilder::new(StringBuilder::new());
+            let mut speaks = ListBuilder::new(StringBuilder::new());
+            for i in 0..n {
+                let octets: Vec<String> = (0..4).map(|_| r.gen_range(1..255).to_string()).collect();
+                ip.push(octets.join("."));
+                for k in 0..r.gen_range(1..3) {
+                    email.values().append_value(format!("p{i}.{k}@example.org"));
+                }
+                email.append(true);
+                let k = r.gen_range(1..3);
+                for l in distinct_targets(&mut r, LANGS.len(), k, None) {
+                    speaks.values().append_value(LANGS[l]);
+                }
+                speaks.append(true);
+            }
+            t.batch = with_columns(
+                &t.batch,
+                vec![
+                    ("locationIP", strs(ip), false),
+                    ("email", Arc::new(email.finish()), false),
+                    ("speaks", Arc::new(speaks.finish()), false),
+                ],
+            );
+        }
+        if t.name == "post" {
+            // An image post has an imageFile and no content.
+            let n = t.batch.num_rows();
+            let image: Vec<bool> = (0..n).map(|_| r.gen_bool(1.0 / 3.0)).collect();
+            let content = t
+                .batch
+                .column_by_name("content")
+                .expect("posts have content");
+            let content = content
+                .as_any()
+                .downcast_ref::<StringArray>()
+                .expect("text");
+            let content: StringArray = (0..n)
+                .map(|i| (!image[i]).then(|| content.value(i).to_string()))
+                .collect();
+            let files: StringArray = (0..n)
+                .map(|i| image[i].then(|| format!("photo{i}.jpg")))
+                .collect();
+            let mut cols: Vec<(String, ArrayRef, bool)> = Vec::new();
+            for (f, c) in t.batch.schema().fields().iter().zip(t.batch.columns()) {
+                if f.name() == "content" {
+                    cols.push((f.name().clone(), Arc::new(content.clone()), true));
+                    cols.push(("imageFile".into(), Arc::new(files.clone()), true));
+                } else {
+                    cols.push((f.name().clone(), c.clone(), false));
+                }
+            }
+            t.batch = nullable_batch(cols);
+        }
+    }
+    let named = |label: &str, base: i64, n: usize, prefix: &str| {
+        Table::node(
+            label,
+            batch(vec![
+                ("id", i64s((0..n).map(|i| node_id(base, i)).collect())),
+                (
+                    "name",
+                    strs((0..n).map(|i| format!("{prefix}{i}")).collect()),
+                ),
+            ]),
+        )
+    };
+    let (universities, companies) = ((s.cities / 2).max(5), (s.countries * 2).max(10));
+    let mut university = named("University", UNIVERSITY_BASE, universities, "university_");
+    let mut company = named("Company", COMPANY_BASE, companies, "company_");
+    for t in [&mut university, &mut company] {
+        if let crate::TableKind::Node { extra_labels, .. } = &mut t.kind {
+            extra_labels.push("Organisation".into());
+        }
+    }
+    tables.push(university);
+    tables.push(company);
+    progress("generated University, Company");
+    let mut r = rng(seed, 101);
+    // Each endpoint picked at random for every source node, `per` times.
+    let edges = |r: &mut ChaCha8Rng,
+                 from: i64,
+                 n_from: usize,
+                 to: i64,
+                 n_to: usize,
+                 per: std::ops::Range<usize>| {
+        let (mut src, mut dst) = (Vec::new(), Vec::new());
+        for i in 0..n_from {
+            let k = r.gen_range(per.clone());
+            for t in distinct_targets(r, n_to, k, None) {
+                src.push(node_id(from, i));
+                dst.push(node_id(to, t));
+            }
+        }
+        (src, dst)
+    };
+    let (us, ud) = edges(
+        &mut r,
+        UNIVERSITY_BASE,
+        universities,
+        CITY_BASE,
+        s.cities,
+        1..2,
+    );
+    tables.push(Table::rel(
+        "IS_LOCATED_IN",
+        "University",
+        "City",
+        edge_batch(us, ud, None),
+    ));
+    let (cs, cd) = edges(
+        &mut r,
+        COMPANY_BASE,
+        companies,
+        COUNTRY_BASE,
+        s.countries,
+        1..2,
+    );
+    tables.push(Table::rel(
+        "IS_LOCATED_IN",
+        "Company",
+        "Country",
+        edge_batch(cs, cd, None),
+    ));
+    let (ps, pd) = edges(&mut r, POST_BASE, s.posts, COUNTRY_BASE, s.countries, 1..2);
+    tables.push(Table::rel(
+        "IS_LOCATED_IN",
+        "Post",
+        "Country",
+        edge_batch(ps, pd, None),
+    ));
+    let (ms, md) = edges(
+        &mut r,
+        COMMENT_BASE,
+        s.comments,
+        COUNTRY_BASE,
+        s.countries,
+        1..2,
+    );
+    tables.push(Table::rel(
+        "IS_LOCATED_IN",
+        "Comment",
+        "Country",
+        edge_batch(ms, md, None),
+    ));
+    let (ss, sd) = edges(
+        &mut r,
+        PERSON_BASE,
+        s.persons,
+        UNIVERSITY_BASE,
+        universities,
+        0..2,
+    );
+    let years: Vec<i64> = ss.iter().map(|_| r.gen_range(2000..2013)).collect();
+    tables.push(Table::rel(
+        "STUDY_AT",
+        "Person",
+        "University",
+        edge_batch(ss, sd, Some(("classYear", years))),
+    ));
+    let (ws, wd) = edges(
+        &mut r,
+        PERSON_BASE,
+        s.persons,
+        COMPANY_BASE,
+        companies,
+        0..3,
+    );
+    let years: Vec<i64> = ws.iter().map(|_| r.gen_range(1998..2013)).collect();
+    tables.push(Table::rel(
+        "WORK_AT",
+        "Person",
+        "Company",
+        edge_batch(ws, wd, Some(("workFrom", years))),
+    ));
+    progress("generated STUDY_AT, WORK_AT, IS_LOCATED_IN of organisations and messages");
+    tables
+}
+
+/// `b` with `extra` columns appended (name, column, nullable).
+fn with_columns(b: &RecordBatch, extra: Vec<(&str, ArrayRef, bool)>) -> RecordBatch {
+    let mut cols: Vec<(String, ArrayRef, bool)> = b
+        .schema()
+        .fields()
+        .iter()
+        .zip(b.columns())
+        .map(|(f, c)| (f.name().clone(), c.clone(), f.is_nullable()))
+        .collect();
+    cols.extend(
+        extra
+            .into_iter()
+            .map(|(n, c, null)| (n.to_string(), c, null)),
+    );
+    nullable_batch(cols)
+}
+
+/// A batch of columns, each nullable or not.
+fn nullable_batch(cols: Vec<(String, ArrayRef, bool)>) -> RecordBatch {
+    let fields: Vec<Field> = cols
+        .iter()
+        .map(|(n, a, null)| Field::new(n, a.data_type().clone(), *null))
+        .collect();
+    RecordBatch::try_new(
+        Arc::new(Schema::new(fields)),
+        cols.into_iter().map(|(_, a, _)| a).collect(),
+    )
+    .expect("generated columns have equal lengths")
 }
 
 #[cfg(test)]

@@ -302,8 +302,9 @@ impl Binder<'_> {
         let mut seen: HashSet<&str> = HashSet::new();
         for (r, v) in rels.iter().filter_map(|r| Some((r, r.var.as_ref()?))) {
             match (self.bound)(&v.name) {
-                // Re-matched: the planner matches a fresh relationship equal to it.
-                Some(BoundVar::Rel) if r.length.is_none() => {}
+                // Re-matched: the planner matches a fresh relationship equal to it (a value
+                // from a list or a path likewise).
+                Some(BoundVar::Rel | BoundVar::Other("value")) if r.length.is_none() => {}
                 // A list re-matched as a relationship list: the planner matches a fresh one
                 // equal to it as a value.
                 Some(BoundVar::Other("relationship list" | "value")) if r.length.is_some() => {}

@@ -1,6 +1,7 @@
 //! `lance-csr bench`: runs a folder of `.cypher` queries in CSR and join mode (one warm-up run,
 //! then N timed runs of parse + plan + execute each) and reports medians and the join/CSR ratio.
-//! With `--params FILE.csv` the runs take their parameters from the file's lines in turn; with
+//! With `--params FILE.csv` the runs take their parameters from the file's lines in turn (a
+//! query's own `NAME.csv` beside its `NAME.cypher` comes first); with
 //! `--concurrency N --duration S`, N workers share one graph and report queries/s and latency
 //! percentiles instead.
 
@@ -276,6 +277,12 @@ pub async fn run(graph_path: &Path, dir: &Path, run: &Run<'_>) -> Result<Vec<Tim
         for f in &files {
             let name = stem(f);
             let query = std::fs::read_to_string(f)?;
+            let own = f.with_extension("csv");
+            let shared = if own.exists() {
+                Arc::new(read_bindings(&own)?)
+            } else {
+                shared.clone()
+            };
             for g in &graphs {
                 eprintln!("  {name} [{}] ...", g.options().mode.name());
                 let t = throughput(g.clone(), &name, &query, shared.clone(), workers, duration)
@@ -292,6 +299,13 @@ pub async fn run(graph_path: &Path, dir: &Path, run: &Run<'_>) -> Result<Vec<Tim
     for f in &files {
         let name = stem(f);
         let query = std::fs::read_to_string(f)?;
+        let own = f.with_extension("csv");
+        let own = if own.exists() {
+            Some(read_bindings(&own)?)
+        } else {
+            None
+        };
+        let bindings = own.as_deref().unwrap_or(bindings);
         for g in &graphs {
             eprintln!("  {name} [{}] ...", g.options().mode.name());
             let t = time_query(g, &name, &query, bindings, runs)

@@ -163,7 +163,8 @@ pub enum Command {
         phases: bool,
         /// Parameter bindings, one per line after a header of parameter names (`id` then
         /// `1007`, `1042`, ...); the runs take them in turn. Fields are Cypher literals
-        /// (`42`, `'Ann'`) or else strings.
+        /// (`42`, `'Ann'`) or else strings. A query's own `NAME.csv` beside `NAME.cypher` comes
+        /// first.
         #[arg(long = "params", value_name = "FILE.csv")]
         params_file: Option<PathBuf>,
         /// Run each query from this many concurrent workers sharing one graph, for
@@ -214,6 +215,10 @@ pub enum Command {
         /// Skip building the CSR indexes.
         #[arg(long)]
         no_index: bool,
+        /// Everything the LDBC SNB Interactive read queries use (organisations, STUDY_AT,
+        /// WORK_AT, message locations, emails, languages, image posts; see benches/ldbc-snb).
+        #[arg(long)]
+        ldbc: bool,
     },
     /// Run random queries over the graph's schema with every rule on and all off; print each
     /// query whose results differ (with both results). Exits 1 if any differ.
@@ -455,7 +460,8 @@ async fn execute(cli: Cli) -> std::result::Result<(), CliError> {
             out,
             seed,
             no_index,
-        } => generate(scale, &out, seed, !no_index).await?,
+            ldbc,
+        } => generate(scale, &out, seed, !no_index, ldbc).await?,
         Command::Verify {
             graph,
             random,
@@ -565,7 +571,7 @@ async fn open_mode(path: &Path, mode: Mode) -> Result<Graph> {
     Graph::open_with(path, GraphOptions::default().with_mode(mode)).await
 }
 
-async fn generate(scale: f64, out: &Path, seed: u64, index: bool) -> Result<()> {
+async fn generate(scale: f64, out: &Path, seed: u64, index: bool, ldbc: bool) -> Result<()> {
     if !(scale > 0.0 && scale.is_finite()) {
         return Err(Error::Other(format!(
             "--scale must be positive, got {scale}"
@@ -576,9 +582,13 @@ async fn generate(scale: f64, out: &Path, seed: u64, index: bool) -> Result<()> 
         "generating scale {scale} ({} persons), seed {seed}",
         (scale * 1000.0).round()
     );
-    let tables = lance_csr_datasets::social::generate(scale, seed, &mut |l| {
-        eprintln!("  [{:>6.1}s] generated {l}", t0.elapsed().as_secs_f64())
-    });
+    let mut progress =
+        |l: &str| eprintln!("  [{:>6.1}s] generated {l}", t0.elapsed().as_secs_f64());
+    let tables = if ldbc {
+        lance_csr_datasets::social::generate_ldbc(scale, seed, &mut progress)
+    } else {
+        lance_csr_datasets::social::generate(scale, seed, &mut progress)
+    };
     let edges: usize = tables
         .iter()
         .filter(|t| matches!(t.kind, lance_csr_datasets::TableKind::Rel { .. }))

@@ -55,8 +55,9 @@ impl<'c> Lowerer<'c> {
             Some(Binding::RelList { rel, .. }) => {
                 Some(Bound::RelList((*rel != usize::MAX).then_some(*rel)))
             }
-            Some(_) => Some(Bound::Other),
-            None => None,
+            Some(Binding::Value { .. }) => Some(Bound::Other),
+            // A node or path: the binder reports it.
+            Some(_) | None => None,
         };
         let mut counter = self.counter;
         let rematched = rematch_bound_relationships(m, self.catalog, &bound, &mut || {

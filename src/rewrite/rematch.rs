@@ -27,7 +27,8 @@ pub enum Bound {
 /// `m` with each relationship variable bound by an earlier clause (`MATCH ()-[r]->() WITH
 /// r MATCH (a)-[r]->(b)`) replaced by a fresh one that WHERE requires to equal it: the
 /// pattern then matches exactly where its relationship is that one (in either direction
-/// for an undirected hop; nowhere for a null one). `None` when there is none.
+/// for an undirected hop; nowhere for a null one); a value (a relationship taken from a list
+/// or a path) likewise. `None` when there is none.
 /// The pattern keeps to the bound relationship's types (the tables it can be in), so that
 /// it branches only over those. A variable-length relationship bound to a list (`WITH
 /// [r1, r2] AS rs MATCH (a)-[rs*]->(b)`) likewise: a fresh list equal to it as a value
@@ -44,7 +45,7 @@ pub fn rematch_bound_relationships(
         _ => None,
     };
     let rematched = |r: &ast::RelPattern| match (&r.var, r.length.is_some()) {
-        (Some(v), false) => matches!(bound(&v.name), Some(Bound::Rel(_))),
+        (Some(v), false) => matches!(bound(&v.name), Some(Bound::Rel(_) | Bound::Other)),
         (Some(v), true) => bound(&v.name).is_some(),
         (None, _) => false,
     };
@@ -131,8 +132,9 @@ mod tests {
 
     #[test]
     fn lists_and_other_values() {
-        // A list bound to a variable-length relationship is matched again as a value; a
-        // single hop's variable that is a list or another value is left to the binder.
+        // A list bound to a variable-length relationship is matched again as a value, and so
+        // is a single hop's variable holding a value (a relationship from a list or a path);
+        // a list on a single hop is left to the binder.
         let list = |v: &str| (v == "rs").then_some(Bound::RelList(None));
         assert_eq!(
             rewrite("MATCH (a)-[rs*]->(b) RETURN a", &list).unwrap(),
@@ -140,7 +142,10 @@ mod tests {
         );
         assert_eq!(rewrite("MATCH (a)-[rs]->(b) RETURN a", &list), None);
         let other = |v: &str| (v == "x").then_some(Bound::Other);
-        assert_eq!(rewrite("MATCH (a)-[x]->(b) RETURN a", &other), None);
+        assert_eq!(
+            rewrite("MATCH (a)-[x]->(b) RETURN a", &other).unwrap(),
+            "MATCH (a)-[__rebound1]->(b) WHERE (__rebound1 = x)"
+        );
         assert_eq!(rewrite("MATCH (a)-[y]->(b) RETURN a", &|_| None), None);
     }
 }

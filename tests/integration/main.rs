@@ -11,6 +11,7 @@ mod distributed;
 mod equivalence;
 mod generated;
 mod index;
+mod ldbc;
 mod limit;
 mod limits;
 mod optimizer;

@@ -110,7 +110,12 @@ async fn a_different_answer_is_reported() {
 
 /// Whether the engine's result `r` of `q` is the reference's (`cols`, `rows`): in order where
 /// the query orders, as multisets otherwise.
-fn same_result(q: &str, cols: &[String], rows: &[Vec<String>], r: &lance_csr::QueryResult) -> bool {
+pub(crate) fn same_result(
+    q: &str,
+    cols: &[String],
+    rows: &[Vec<String>],
+    r: &lance_csr::QueryResult,
+) -> bool {
     let canonical = |rows: Vec<Vec<String>>| -> Vec<Vec<String>> {
         rows.into_iter()
             .map(|r| r.into_iter().map(|c| unordered_properties(&c)).collect())
@@ -127,7 +132,7 @@ fn same_result(q: &str, cols: &[String], rows: &[Vec<String>], r: &lance_csr::Qu
 /// `text` (a rendered value) with the properties of each node and relationship in name order:
 /// a node's properties are a map, whose order means nothing (a path shows its nodes' in the
 /// order of the properties the path's labels share).
-fn unordered_properties(text: &str) -> String {
+pub(crate) fn unordered_properties(text: &str) -> String {
     let chars: Vec<char> = text.chars().collect();
     let mut out = String::new();
     let mut i = 0;

@@ -79,6 +79,10 @@ fn cell(a: &dyn Array, i: usize) -> V {
         DataType::Float64 => V::Float(a.as_primitive::<Float64Type>().value(i)),
         DataType::Utf8 => V::Str(a.as_string::<i32>().value(i).to_string()),
         DataType::Boolean => V::Bool(a.as_boolean().value(i)),
+        DataType::List(_) => {
+            let items = a.as_list::<i32>().value(i);
+            V::List((0..items.len()).map(|k| cell(items.as_ref(), k)).collect())
+        }
         other => panic!("reference interpreter: column type {other} not supported"),
     }
 }
@@ -339,6 +343,9 @@ impl RefGraph {
             }
             return Ok(());
         }
+        if let Some((kind, _)) = &p.shortest {
+            return self.shortest_paths(row, p, kind, rest, used, out);
+        }
         for n in self.node_candidates(row, &p.start)? {
             let r = bind(row, &p.start.var, V::Node(n));
             self.match_steps(&r, n, &p.steps, used, &mut |r2, used| {
@@ -346,6 +353,101 @@ impl RefGraph {
             })?;
         }
         Ok(())
+    }
+
+    /// `shortestPath` / `allShortestPaths` of one variable-length hop: a breadth-first search
+    /// from each start, then one (any) or every path of the least length to each end.
+    fn shortest_paths(
+        &self,
+        row: &Row,
+        p: &ast::PathPattern,
+        kind: &ast::Shortest,
+        rest: &[ast::PathPattern],
+        used: &mut Vec<usize>,
+        out: &mut Vec<Row>,
+    ) -> R<()> {
+        let [(r, end)] = p.steps.as_slice() else {
+            return unsupported("a shortest path of several hops");
+        };
+        let Some((lo, hi)) = r.length else {
+            return unsupported("a shortest path of a fixed-length hop");
+        };
+        if matches!(kind, ast::Shortest::K(_)) {
+            return unsupported("SHORTEST k");
+        }
+        let lo = lo.unwrap_or(1) as usize;
+        let hi = hi.map_or(usize::MAX, |h| h as usize);
+        for start in self.node_candidates(row, &p.start)? {
+            // Least distance of every node reached, and the edges into it on a shortest walk.
+            let mut dist: HashMap<usize, usize> = HashMap::from([(start, 0)]);
+            let mut preds: HashMap<usize, Vec<(usize, usize)>> = HashMap::new();
+            let mut frontier = vec![start];
+            let mut depth = 0;
+            while !frontier.is_empty() && depth < hi {
+                depth += 1;
+                let mut next = Vec::new();
+                for &at in &frontier {
+                    for (e, far) in self.edges_from(at, r) {
+                        if !self.props_ok(row, &self.rels[e].props, &r.props)? {
+                            continue;
+                        }
+                        match dist.get(&far) {
+                            None => {
+                                dist.insert(far, depth);
+                                preds.insert(far, vec![(e, at)]);
+                                next.push(far);
+                            }
+                            Some(&d) if d == depth => preds.entry(far).or_default().push((e, at)),
+                            Some(_) => {}
+                        }
+                    }
+                }
+                frontier = next;
+            }
+            let mut ends: Vec<(&usize, &usize)> = dist.iter().collect();
+            ends.sort();
+            for (&m, &d) in ends {
+                if d < lo || !self.node_ok(row, m, end)? {
+                    continue;
+                }
+                let mut walks: Vec<Vec<usize>> = Vec::new();
+                let all = matches!(kind, ast::Shortest::All);
+                self.walks_back(m, start, &preds, &mut Vec::new(), &mut walks, all);
+                for mut w in walks {
+                    w.reverse();
+                    let list = V::List(w.iter().map(|&e| V::Rel(e)).collect());
+                    let r2 = bind(&bind(row, &p.start.var, V::Node(start)), &r.var, list);
+                    let r2 = bind(&r2, &end.var, V::Node(m));
+                    self.match_paths(&r2, rest, used, out)?;
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// The shortest walks from `to` back to `start` over `preds` (edges, last first): every
+    /// one, or the first found.
+    fn walks_back(
+        &self,
+        to: usize,
+        start: usize,
+        preds: &HashMap<usize, Vec<(usize, usize)>>,
+        walk: &mut Vec<usize>,
+        out: &mut Vec<Vec<usize>>,
+        all: bool,
+    ) {
+        if to == start {
+            out.push(walk.clone());
+            return;
+        }
+        for &(e, from) in preds.get(&to).map(Vec::as_slice).unwrap_or(&[]) {
+            if !all && !out.is_empty() {
+                return;
+            }
+            walk.push(e);
+            self.walks_back(from, start, preds, walk, out, all);
+            walk.pop();
+        }
     }
 
     /// The path a match of `p` (every element named) bound in `row`.
@@ -997,6 +1099,54 @@ impl RefGraph {
                     }
                 }
                 _ => return error("toInteger() of this value"),
+            },
+            "head" => match one(&a)? {
+                V::Null => V::Null,
+                V::List(xs) => xs.into_iter().next().unwrap_or(V::Null),
+                _ => return error("head() of a non-list"),
+            },
+            "floor" => match one(&a)? {
+                V::Null => V::Null,
+                V::Int(i) => V::Float(i as f64),
+                V::Float(f) => V::Float(f.floor()),
+                _ => return error("floor() of a non-number"),
+            },
+            "tofloat" => match one(&a)? {
+                V::Null => V::Null,
+                V::Int(i) => V::Float(i as f64),
+                V::Float(f) => V::Float(f),
+                V::Str(s) => s.trim().parse::<f64>().map_or(V::Null, V::Float),
+                _ => return error("toFloat() of this value"),
+            },
+            "startnode" | "endnode" => match one(&a)? {
+                V::Null => V::Null,
+                V::Rel(r) if lname == "startnode" => V::Node(self.rels[r].src),
+                V::Rel(r) => V::Node(self.rels[r].dst),
+                _ => return error("startNode() / endNode() of a non-relationship"),
+            },
+            // Only `datetime({epochMillis: ms})`, as the map of its UTC components (enough to
+            // read them; rendering one is not compared).
+            "datetime" => match one(&a)? {
+                V::Map(m) if m.len() == 1 && m[0].0 == "epochMillis" => match &m[0].1 {
+                    V::Null => V::Null,
+                    V::Int(ms) => {
+                        use chrono::{Datelike, Timelike};
+                        let Some(t) = chrono::DateTime::from_timestamp_millis(*ms) else {
+                            return error("datetime out of range");
+                        };
+                        let c = |k: &str, v: i64| (k.to_string(), V::Int(v));
+                        V::Map(vec![
+                            c("year", t.year() as i64),
+                            c("month", t.month() as i64),
+                            c("day", t.day() as i64),
+                            c("hour", t.hour() as i64),
+                            c("minute", t.minute() as i64),
+                            c("second", t.second() as i64),
+                        ])
+                    }
+                    _ => return error("epochMillis of a non-integer"),
+                },
+                _ => return unsupported("datetime() other than {epochMillis: ..}"),
             },
             _ => return unsupported(format!("function {name}")),
         })
