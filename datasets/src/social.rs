@@ -667,102 +667,74 @@ pub fn generate_ldbc(scale: f64, seed: u64, progress: &mut dyn FnMut(&str)) -> V
     tables.push(company);
     progress("generated University, Company");
     let mut r = rng(seed, 101);
-    // Each endpoint picked at random for every source node, `per` times.
-    let edges = |r: &mut ChaCha8Rng,
-                 from: i64,
-                 n_from: usize,
-                 to: i64,
-                 n_to: usize,
-                 per: std::ops::Range<usize>| {
+    // (type, from, its base and count, to, its base and count, targets per source, a year
+    // property and its range)
+    type Spec<'a> = (
+        &'a str,
+        (&'a str, i64, usize),
+        (&'a str, i64, usize),
+        std::ops::Range<usize>,
+        Option<(&'a str, std::ops::Range<i64>)>,
+    );
+    let specs: Vec<Spec> = vec![
+        (
+            "IS_LOCATED_IN",
+            ("University", UNIVERSITY_BASE, universities),
+            ("City", CITY_BASE, s.cities),
+            1..2,
+            None,
+        ),
+        (
+            "IS_LOCATED_IN",
+            ("Company", COMPANY_BASE, companies),
+            ("Country", COUNTRY_BASE, s.countries),
+            1..2,
+            None,
+        ),
+        (
+            "IS_LOCATED_IN",
+            ("Post", POST_BASE, s.posts),
+            ("Country", COUNTRY_BASE, s.countries),
+            1..2,
+            None,
+        ),
+        (
+            "IS_LOCATED_IN",
+            ("Comment", COMMENT_BASE, s.comments),
+            ("Country", COUNTRY_BASE, s.countries),
+            1..2,
+            None,
+        ),
+        (
+            "STUDY_AT",
+            ("Person", PERSON_BASE, s.persons),
+            ("University", UNIVERSITY_BASE, universities),
+            0..2,
+            Some(("classYear", 2000..2013)),
+        ),
+        (
+            "WORK_AT",
+            ("Person", PERSON_BASE, s.persons),
+            ("Company", COMPANY_BASE, companies),
+            0..3,
+            Some(("workFrom", 1998..2013)),
+        ),
+    ];
+    for (t, (from, from_base, n_from), (to, to_base, n_to), per, year) in specs {
         let (mut src, mut dst) = (Vec::new(), Vec::new());
         for i in 0..n_from {
             let k = r.gen_range(per.clone());
-            for t in distinct_targets(r, n_to, k, None) {
-                src.push(node_id(from, i));
-                dst.push(node_id(to, t));
+            for t in distinct_targets(&mut r, n_to, k, None) {
+                src.push(node_id(from_base, i));
+                dst.push(node_id(to_base, t));
             }
         }
-        (src, dst)
-    };
-    let (us, ud) = edges(
-        &mut r,
-        UNIVERSITY_BASE,
-        universities,
-        CITY_BASE,
-        s.cities,
-        1..2,
-    );
-    tables.push(Table::rel(
-        "IS_LOCATED_IN",
-        "University",
-        "City",
-        edge_batch(us, ud, None),
-    ));
-    let (cs, cd) = edges(
-        &mut r,
-        COMPANY_BASE,
-        companies,
-        COUNTRY_BASE,
-        s.countries,
-        1..2,
-    );
-    tables.push(Table::rel(
-        "IS_LOCATED_IN",
-        "Company",
-        "Country",
-        edge_batch(cs, cd, None),
-    ));
-    let (ps, pd) = edges(&mut r, POST_BASE, s.posts, COUNTRY_BASE, s.countries, 1..2);
-    tables.push(Table::rel(
-        "IS_LOCATED_IN",
-        "Post",
-        "Country",
-        edge_batch(ps, pd, None),
-    ));
-    let (ms, md) = edges(
-        &mut r,
-        COMMENT_BASE,
-        s.comments,
-        COUNTRY_BASE,
-        s.countries,
-        1..2,
-    );
-    tables.push(Table::rel(
-        "IS_LOCATED_IN",
-        "Comment",
-        "Country",
-        edge_batch(ms, md, None),
-    ));
-    let (ss, sd) = edges(
-        &mut r,
-        PERSON_BASE,
-        s.persons,
-        UNIVERSITY_BASE,
-        universities,
-        0..2,
-    );
-    let years: Vec<i64> = ss.iter().map(|_| r.gen_range(2000..2013)).collect();
-    tables.push(Table::rel(
-        "STUDY_AT",
-        "Person",
-        "University",
-        edge_batch(ss, sd, Some(("classYear", years))),
-    ));
-    let (ws, wd) = edges(
-        &mut r,
-        PERSON_BASE,
-        s.persons,
-        COMPANY_BASE,
-        companies,
-        0..3,
-    );
-    let years: Vec<i64> = ws.iter().map(|_| r.gen_range(1998..2013)).collect();
-    tables.push(Table::rel(
-        "WORK_AT",
-        "Person",
-        "Company",
-        edge_batch(ws, wd, Some(("workFrom", years))),
-    ));
+        let prop = year.map(|(name, years)| {
+            let values: Vec<i64> = src.iter().map(|_| r.gen_range(years.clone())).collect();
+            (name, values)
+        });
+        tables.push(Table::rel(t, from, to, edge_batch(src, dst, prop)));
+    }
     progress("generated STUDY_AT, WORK_AT, IS_LOCATED_IN of organisations and messages");
     tables
 }

@@ -49,6 +49,16 @@ impl<'c> Lowerer<'c> {
             return self.lower_shortest_match(st, m);
         }
         let m = &key_equalities_into_maps(m, self.catalog, &integer_param);
+        // A single hop's variable holding a value is matched again as a relationship: the
+        // value must be able to be one.
+        let schema = st.plan.schema().clone();
+        for (r, _) in m.patterns.iter().flat_map(|p| p.steps.iter()) {
+            if let (Some(v), None) = (&r.var, r.length) {
+                if let Some(Binding::Value { col: c }) = st.scope.get(&v.name) {
+                    value_may_be(&schema, c, v, "__type", "relationship")?;
+                }
+            }
+        }
         let bound = |v: &str| match st.scope.get(v) {
             Some(Binding::Rel { rel, .. }) => Some(Bound::Rel(vec![*rel])),
             Some(Binding::Rels { rels, .. }) => Some(Bound::Rel(rels.clone())),
@@ -110,25 +120,7 @@ impl<'c> Lowerer<'c> {
                 let Some(Binding::Value { col: c }) = st.scope.get(&v.name) else {
                     continue;
                 };
-                let t = schema
-                    .field_with_unqualified_name(c)
-                    .map(|f| f.data_type().clone())
-                    .unwrap_or(DataType::Null);
-                let may_be_node = match &t {
-                    DataType::Null => true,
-                    DataType::Struct(fields) => fields.iter().any(|f| f.name() == "__label"),
-                    t => crate::functions::any::is_any(t),
-                };
-                if !may_be_node {
-                    let t = t.to_string();
-                    return sem_err!(
-                        VariableTypeConflict,
-                        v.span,
-                        "Variable `{}` holds a value of type {}, not a node",
-                        crate::binder::names::unescape(&v.name),
-                        t.split('(').next().unwrap_or(&t)
-                    );
-                }
+                value_may_be(&schema, c, &v, "__label", "node")?;
                 let fresh = self.fresh("vnode");
                 n.var = Some(ast::Ident::new(fresh.clone(), v.span));
                 let var = |name: &str| ast::Expr::new(ExprKind::Variable(name.into()), v.span);
@@ -633,6 +625,38 @@ pub(super) enum Written<'a> {
     /// The node pattern, whose label test picks the tables.
     Labels(&'a ast::NodePattern),
     Types(&'a [ast::Ident]),
+}
+
+/// A VariableTypeConflict unless column `col` (variable `v`'s value) may hold an entity whose
+/// values are structs starting with `tag` (`__label`: a node, `__type`: a relationship):
+/// such a struct, null, or a value of mixed kind.
+pub(super) fn value_may_be(
+    schema: &datafusion::common::DFSchema,
+    col: &str,
+    v: &ast::Ident,
+    tag: &str,
+    what: &str,
+) -> Result<()> {
+    let t = schema
+        .field_with_unqualified_name(col)
+        .map(|f| f.data_type().clone())
+        .unwrap_or(DataType::Null);
+    let may_be = match &t {
+        DataType::Null => true,
+        DataType::Struct(fields) => fields.first().is_some_and(|f| f.name() == tag),
+        t => crate::functions::any::is_any(t),
+    };
+    if may_be {
+        return Ok(());
+    }
+    let t = t.to_string();
+    sem_err!(
+        VariableTypeConflict,
+        v.span,
+        "Variable `{}` holds a value of type {}, not a {what}",
+        crate::binder::names::unescape(&v.name),
+        t.split('(').next().unwrap_or(&t)
+    )
 }
 
 pub(super) fn col_name(name: &str) -> datafusion::common::Column {

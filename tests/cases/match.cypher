@@ -368,3 +368,25 @@ WITH 1 AS n MATCH (n) RETURN n
 
 MATCH (n:Person) WITH [n] AS users MATCH (users)-->(m) RETURN m
 ---- error VariableTypeConflict
+
+# A relationship taken from a path (a value) matched again: exactly that relationship.
+MATCH p = (a:Person {firstName: 'Ann'})-[:KNOWS*2]->(b) UNWIND relationships(p) AS r MATCH (x)-[r]->(y) RETURN x.firstName AS x, y.firstName AS y
+---- rowsort
+x|y
+Ann|Bob
+Ann|Bob
+Ann|Carl
+Bob|Carl
+Bob|Dana
+Carl|Dana
+
+# startNode / endNode of a path's relationships.
+MATCH p = (:Person {firstName: 'Ann'})-[:KNOWS]->(:Person)-[:KNOWS]->(:Person {firstName: 'Dana'}) RETURN [r IN relationships(p) | startNode(r).firstName + '>' + endNode(r).firstName] AS hops ORDER BY hops
+---- ordered
+hops
+['Ann>Bob', 'Bob>Dana']
+['Ann>Carl', 'Carl>Dana']
+
+# A value that cannot be a relationship can't be matched as one.
+WITH 1 AS r MATCH ()-[r]-() RETURN r
+---- error VariableTypeConflict
