@@ -159,13 +159,8 @@ impl<'c> Lowerer<'c> {
                 None => distinct.extend(cols.iter().cloned()),
             }
             keys.extend(cols);
-            join_keys.push(ents.identity_col(b));
-            if let Binding::Nodes { prefix, .. } = b {
-                join_keys.push(super::scope::label_col(prefix));
-            }
-            if let Binding::Rels { prefix, .. } = b {
-                join_keys.push(super::scope::table_col(prefix));
-            }
+            // A path is told apart by all its elements, not its start.
+            join_keys.extend(ents.identity_cols(b));
         }
         let plan = match row {
             Some(row) => {

@@ -367,6 +367,20 @@ impl<'a> Entities<'a> {
         }
     }
 
+    /// The columns that together tell two values of `b` apart: a node's key (and label
+    /// column where it has several), a relationship's edge (and table), every element of a
+    /// path.
+    pub fn identity_cols(&self, b: &Binding) -> Vec<String> {
+        match b {
+            Binding::Path { parts, .. } => {
+                parts.iter().flat_map(|p| self.identity_cols(p)).collect()
+            }
+            Binding::Nodes { prefix, .. } => vec![key_col(prefix), label_col(prefix)],
+            Binding::Rels { prefix, .. } => vec![eid_col(prefix), table_col(prefix)],
+            b => vec![self.identity_col(b)],
+        }
+    }
+
     /// What tells two entities apart, as expressions to compare pairwise: (label, key) for a
     /// node, (table, edge id) for a relationship; the label / table is a literal where fixed.
     pub fn identity_parts(&self, b: &Binding) -> Option<[Expr; 2]> {

@@ -390,3 +390,10 @@ hops
 # A value that cannot be a relationship can't be matched as one.
 WITH 1 AS r MATCH ()-[r]-() RETURN r
 ---- error VariableTypeConflict
+
+# An OPTIONAL MATCH reading a path: each path its own (paths starting at one node included).
+MATCH p = (a:Person {firstName: 'Ann'})-[:KNOWS]->(b) OPTIONAL MATCH (c:Person) WHERE c = last(nodes(p)) RETURN b.firstName AS b, c.firstName AS c
+---- rowsort
+b|c
+Bob|Bob
+Carl|Carl
