@@ -120,6 +120,20 @@ pub fn edge_schema(prop: Option<&str>) -> Schema {
     Schema::new(f)
 }
 
+/// A table of `n` nodes with ids from `base` and names `{prefix}{i}`.
+fn named(label: &str, base: i64, n: usize, prefix: &str) -> Table {
+    Table::node(
+        label,
+        batch(vec![
+            ("id", i64s((0..n).map(|i| node_id(base, i)).collect())),
+            (
+                "name",
+                strs((0..n).map(|i| format!("{prefix}{i}")).collect()),
+            ),
+        ]),
+    )
+}
+
 /// A stream of random numbers per table, so tables don't depend on each other's draws.
 fn rng(seed: u64, table: u64) -> ChaCha8Rng {
     ChaCha8Rng::seed_from_u64(seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ table)
@@ -237,18 +251,6 @@ pub fn generate(scale: f64, seed: u64, progress: &mut dyn FnMut(&str)) -> Vec<Ta
         );
     }
     // Small dimension tables.
-    let named = |label: &str, base: i64, n: usize, prefix: &str| {
-        Table::node(
-            label,
-            batch(vec![
-                ("id", i64s((0..n).map(|i| node_id(base, i)).collect())),
-                (
-                    "name",
-                    strs((0..n).map(|i| format!("{prefix}{i}")).collect()),
-                ),
-            ]),
-        )
-    };
     push(
         named("Tag", TAG_BASE, s.tags, "tag_"),
         &mut tables,
@@ -643,18 +645,6 @@ pub fn generate_ldbc(scale: f64, seed: u64, progress: &mut dyn FnMut(&str)) -> V
             t.batch = nullable_batch(cols);
         }
     }
-    let named = |label: &str, base: i64, n: usize, prefix: &str| {
-        Table::node(
-            label,
-            batch(vec![
-                ("id", i64s((0..n).map(|i| node_id(base, i)).collect())),
-                (
-                    "name",
-                    strs((0..n).map(|i| format!("{prefix}{i}")).collect()),
-                ),
-            ]),
-        )
-    };
     let (universities, companies) = ((s.cities / 2).max(5), (s.countries * 2).max(10));
     let mut university = named("University", UNIVERSITY_BASE, universities, "university_");
     let mut company = named("Company", COMPANY_BASE, companies, "company_");
