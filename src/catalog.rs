@@ -144,18 +144,13 @@ impl Catalog {
         } else {
             given.origin.clone()
         };
-        // Tables named by their labels: a node's label column then names its table.
-        let names: BTreeMap<String, String> = given
-            .nodes
-            .iter()
-            .map(|(name, n)| (crate::config::label_tag(&n.labels_of(name)), name.clone()))
-            .collect();
+        // Relationships name their ends by the tables' labels (see below).
         let config = given.named_by_labels();
         let mut nodes = BTreeMap::new();
-        for (label, n) in &config.nodes {
-            let key = format!("nodes.{label}");
+        for (name, n) in &given.nodes {
+            let key = format!("nodes.{name}");
             let table = open_table(
-                &config,
+                &given,
                 &origin,
                 &key,
                 (&n.source, &n.columns),
@@ -171,12 +166,15 @@ impl Catalog {
                 .map(|f| (f.name().clone(), f.data_type().clone()))
                 .collect();
             let table = with_key_statistics(table, vec![n.id.clone()]);
+            // A table is named by its labels: a node's label column then names its table.
+            let labels = n.labels_of(name);
+            let label = crate::config::label_tag(&labels);
             nodes.insert(
                 label.clone(),
                 NodeInfo {
-                    label: label.clone(),
-                    labels: n.labels_of(label),
-                    name: names.get(label).cloned().unwrap_or_else(|| label.clone()),
+                    label,
+                    labels,
+                    name: name.clone(),
                     key: n.id.clone(),
                     key_hidden: n.id_hidden,
                     key_type,
