@@ -115,7 +115,7 @@ impl Lowerer<'_> {
     }
 
     /// Element struct types for nodes of `labels` and relationships of `tables`.
-    fn path_shape(
+    pub(crate) fn path_shape(
         &self,
         labels: &BTreeSet<String>,
         tables: &BTreeSet<usize>,
@@ -248,19 +248,7 @@ impl Lowerer<'_> {
                 ];
                 Ok((fixed, info.props.clone(), prefix.clone()))
             }
-            Binding::Rels {
-                prefix,
-                props,
-                ends,
-                ..
-            } => {
-                let text = |c: String| {
-                    if *ends {
-                        col(&c)
-                    } else {
-                        lit(ScalarValue::Utf8(None))
-                    }
-                };
+            Binding::Rels { prefix, props, .. } => {
                 let rid = f::concat(vec![
                     cast(col(&table_col(prefix)), DataType::Utf8),
                     lit(ID_SEP),
@@ -269,8 +257,8 @@ impl Lowerer<'_> {
                 let fixed = vec![
                     col(&type_col(prefix)),
                     rid,
-                    text(start_col(prefix)),
-                    text(end_col(prefix)),
+                    col(&start_col(prefix)),
+                    col(&end_col(prefix)),
                 ];
                 Ok((fixed, props.clone(), prefix.clone()))
             }

@@ -22,7 +22,7 @@ use datafusion::common::JoinType;
 use datafusion::functions::expr_fn as f;
 use datafusion::functions_aggregate::expr_fn as af;
 use datafusion::logical_expr::{lit, when, Expr, ExprFunctionExt, LogicalPlanBuilder};
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 
 impl<'c> Lowerer<'c> {
     /// `exprs` with every pattern expression and subquery in them replaced by a variable
@@ -35,6 +35,11 @@ impl<'c> Lowerer<'c> {
         st: State,
         mut exprs: Vec<&mut ast::Expr>,
     ) -> Result<State> {
+        let mut st = st;
+        let mut found = HashMap::new();
+        for e in exprs.iter_mut() {
+            self.hoist_in_pattern_comprehensions(&mut st, e, &[], &mut found)?;
+        }
         let readers: usize = exprs.iter().map(|e| applies(e)).sum();
         if readers == 0 {
             return Ok(st);
@@ -123,7 +128,12 @@ impl<'c> Lowerer<'c> {
         if let ExprKind::Function { name, args, .. } = &e.kind {
             let lname = name.to_lowercase();
             if (lname == "startnode" || lname == "endnode") && args.len() == 1 {
-                *e = self.end_node_query(&args[0], lname == "startnode", e.span)?;
+                let start = lname == "startnode";
+                if let Some(name) = self.value_end_node(st, &args[0], start)? {
+                    *e = ast::Expr::new(ExprKind::Variable(name), e.span);
+                    return Ok(());
+                }
+                *e = self.end_node_query(&args[0], start, e.span)?;
             }
         }
         if let Some((kind, body)) = normalized(e) {
@@ -325,6 +335,193 @@ impl<'c> Lowerer<'c> {
         .when(col(&agg_col).is_null(), empty_list(&t))
         .otherwise(col(&agg_col))?;
         self.bind_result(plan, st.scope, &agg_col, result)
+    }
+
+    /// `[(a)-->(b) WHERE a.id = startNode(r).id | ..]`: the end nodes of an outer
+    /// relationship value `r` found once per row of `st` ([`Self::hoist_end_nodes`] on each
+    /// pattern comprehension's WHERE and projection), not once per row the pattern matches.
+    fn hoist_in_pattern_comprehensions(
+        &mut self,
+        st: &mut State,
+        e: &mut ast::Expr,
+        shadowed: &[String],
+        found: &mut HashMap<(String, bool), String>,
+    ) -> Result<()> {
+        if let ExprKind::PatternComprehension {
+            pattern,
+            filter,
+            map,
+        } = &mut e.kind
+        {
+            let mut inner: Vec<String> = std::iter::once(&pattern.start.var)
+                .chain(pattern.steps.iter().flat_map(|(r, n)| [&r.var, &n.var]))
+                .chain(std::iter::once(&pattern.name))
+                .flatten()
+                .map(|v| v.name.clone())
+                .collect();
+            inner.extend(shadowed.iter().cloned());
+            for x in filter.iter_mut().chain(std::iter::once(map)) {
+                self.hoist_end_nodes(st, x, &inner, found)?;
+            }
+            return Ok(());
+        }
+        if e.is_subquery() {
+            return Ok(());
+        }
+        let shadowed = with_locals(e, shadowed);
+        for c in e.children_mut() {
+            self.hoist_in_pattern_comprehensions(st, c, &shadowed, found)?;
+        }
+        Ok(())
+    }
+
+    /// Each `startNode(r)` / `endNode(r)` in `e` of a relationship value `r` of `st` (not
+    /// one of `shadowed`, nor a variable of a comprehension inside `e`) computed as a column
+    /// of `st` ([`Self::value_end_node`]) and replaced by it; `found` holds the columns
+    /// computed so far (one per relationship and end).
+    fn hoist_end_nodes(
+        &mut self,
+        st: &mut State,
+        e: &mut ast::Expr,
+        shadowed: &[String],
+        found: &mut HashMap<(String, bool), String>,
+    ) -> Result<()> {
+        if let ExprKind::Function { name, args, .. } = &e.kind {
+            let lname = name.to_lowercase();
+            if (lname == "startnode" || lname == "endnode") && args.len() == 1 {
+                let start = lname == "startnode";
+                if let ExprKind::Variable(r) = &args[0].kind {
+                    if !shadowed.contains(r) {
+                        let key = (r.clone(), start);
+                        let name = match found.get(&key) {
+                            Some(n) => Some(n.clone()),
+                            None => self.value_end_node(st, &args[0], start)?,
+                        };
+                        if let Some(n) = name {
+                            found.insert(key, n.clone());
+                            *e = ast::Expr::new(ExprKind::Variable(n), e.span);
+                        }
+                        return Ok(());
+                    }
+                }
+            }
+        }
+        if e.is_subquery() {
+            return Ok(());
+        }
+        let shadowed = with_locals(e, shadowed);
+        for c in e.children_mut() {
+            self.hoist_end_nodes(st, c, &shadowed, found)?;
+        }
+        Ok(())
+    }
+
+    /// `startNode(r)` / `endNode(r)` of a relationship value `r` (taken from a path or a
+    /// list) in CSR mode: the node its `__start` / `__end` identity names, looked up by key
+    /// in each node table in turn (the identity's label says which one holds it) and added
+    /// to `st` as a column: no scan, no join, where matching the relationship again would
+    /// try every relationship table (a value's type is known only at run time). `None` (the
+    /// caller matches it again) for anything else: an entity variable (its tables are
+    /// known), a value that is not a relationship struct, a graph without key indexes, a
+    /// plan for a cluster (these lookups fail on its executors; to be looked into).
+    fn value_end_node(
+        &mut self,
+        st: &mut State,
+        arg: &ast::Expr,
+        start: bool,
+    ) -> Result<Option<String>> {
+        let ExprKind::Variable(r) = &arg.kind else {
+            return Ok(None);
+        };
+        if !self.options.one_process {
+            return Ok(None);
+        }
+        let (Some(Binding::Value { col: r_col }), Some(idx)) = (st.scope.get(r), self.indexes)
+        else {
+            return Ok(None);
+        };
+        let r_col = r_col.clone();
+        let field = if start { "__start" } else { "__end" };
+        let is_rel = match st.plan.schema().field_with_unqualified_name(&r_col) {
+            Ok(f) => matches!(f.data_type(), DataType::Struct(fs)
+                if fs.iter().any(|x| x.name() == "__type")
+                    && fs.iter().any(|x| x.name() == field)),
+            Err(_) => false,
+        };
+        if !is_rel {
+            return Ok(None);
+        }
+        let ents = self.entities();
+        let mut tables = Vec::new();
+        for info in self.catalog.nodes.values() {
+            let (Some(keys), Some(columns)) =
+                (idx.keys(&info.label), idx.node_columns.get(&info.label))
+            else {
+                return Ok(None);
+            };
+            if !ents.node(&info.label).key_type.is_integer() {
+                return Ok(None);
+            }
+            tables.push((info, keys, columns.clone()));
+        }
+        let labels = tables.iter().map(|(i, ..)| i.label.clone()).collect();
+        let shape = self.path_shape(&labels, &Default::default(), r)?;
+        let nid = f::get_field(col(&r_col), field);
+        let original: Vec<Expr> = st.columns().iter().map(|c| col(c)).collect();
+        let mut plan = st.plan.clone();
+        let mut cases: Vec<(Expr, Expr)> = Vec::new();
+        for (info, keys, columns) in tables {
+            // `{label}\u{1f}{key}`: the key where the label is this table's.
+            let tag = format!("{}{}", info.label, super::path::ID_SEP);
+            let key = self.fresh("endkey");
+            let text = f::substr(nid.clone(), lit(tag.chars().count() as i64 + 1));
+            let value = when(
+                f::starts_with(nid.clone(), lit(tag)),
+                datafusion::logical_expr::try_cast(text, DataType::Int64),
+            )
+            .end()?;
+            let mut cols: Vec<Expr> = plan
+                .schema()
+                .columns()
+                .into_iter()
+                .map(Expr::Column)
+                .collect();
+            cols.push(value.alias(&key));
+            plan = LogicalPlanBuilder::from(plan).project(cols)?.build()?;
+            let prefix = self.fresh("endnode");
+            let lookup = crate::operators::node_lookup::NodeLookup::try_new(
+                plan,
+                key.clone(),
+                info.label.clone(),
+                super::pattern::node_take(&prefix, info),
+                keys,
+                columns,
+                true,
+            )?;
+            plan = datafusion::logical_expr::LogicalPlan::Extension(
+                datafusion::logical_expr::Extension {
+                    node: std::sync::Arc::new(lookup),
+                },
+            );
+            let b = Binding::Node {
+                label: info.label.clone(),
+                prefix,
+            };
+            cases.push((col(&key).is_not_null(), self.node_struct(&b, &shape)?));
+        }
+        let Some((first, value)) = cases.first().cloned() else {
+            return Ok(None);
+        };
+        let mut node = when(first, value);
+        for (c, v) in cases.into_iter().skip(1) {
+            node = node.when(c, v);
+        }
+        let name = self.fresh("endof");
+        let mut kept = original;
+        kept.push(node.end()?.alias(&name));
+        st.plan = LogicalPlanBuilder::from(plan).project(kept)?.build()?;
+        st.scope.bind(&name, Binding::Value { col: name.clone() });
+        Ok(Some(name))
     }
 
     /// `COLLECT { MATCH (s)-[r]->() RETURN s }[0]` for `startNode(r)` (the end node for
@@ -618,6 +815,23 @@ impl<'c> Lowerer<'c> {
 struct Base {
     plan: datafusion::logical_expr::LogicalPlan,
     row: Option<String>,
+}
+
+/// `shadowed` and the variables `e` introduces for its children (a comprehension's,
+/// quantifier's or reduce's).
+fn with_locals(e: &ast::Expr, shadowed: &[String]) -> Vec<String> {
+    let mut out = shadowed.to_vec();
+    match &e.kind {
+        ExprKind::ListComprehension { var, .. } | ExprKind::Quantifier { var, .. } => {
+            out.push(var.name.clone())
+        }
+        ExprKind::Reduce { acc, var, .. } => {
+            out.push(acc.name.clone());
+            out.push(var.name.clone());
+        }
+        _ => {}
+    }
+    out
 }
 
 /// How many subqueries `e` runs over its input (an estimate for the shared subplan's count
