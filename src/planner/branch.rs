@@ -249,7 +249,6 @@ impl<'c> Lowerer<'c> {
                     rels: rels.into_iter().collect(),
                     prefix,
                     props,
-                    ends: self.is_path_element(name),
                 })
             }
             Binding::RelList { .. } => {
@@ -432,7 +431,6 @@ impl<'c> Lowerer<'c> {
                             rels: vec![],
                             prefix: name.clone(),
                             props: vec![],
-                            ends: self.is_path_element(name),
                         },
                         _ => self.unify(name, &as_rels.iter().collect::<Vec<_>>())?,
                     }

@@ -139,13 +139,6 @@ pub struct Lowerer<'c> {
 }
 
 impl<'c> Lowerer<'c> {
-    /// Whether `name` is an element of a named path of the MATCH being lowered.
-    pub(crate) fn is_path_element(&self, name: &str) -> bool {
-        self.named_paths
-            .iter()
-            .any(|p| p.elems.iter().any(|e| e == name))
-    }
-
     /// Notes the labels and types written in `m`'s patterns (see `written_labels`).
     fn record_written_labels(&mut self, m: &ast::Match) {
         for p in &m.patterns {

@@ -56,14 +56,13 @@ pub enum Binding {
         props: Vec<(String, DataType)>,
     },
     /// A relationship that may come from any of several tables: `{prefix}__#type` holds its
-    /// type, `{prefix}__#table` the table (edge ids are per table), `{prefix}__#eid` the edge.
+    /// type, `{prefix}__#table` the table (edge ids are per table), `{prefix}__#eid` the edge,
+    /// `{prefix}__#start` / `{prefix}__#end` its nodes' identities (label and key as text),
+    /// which its value carries (`startNode` of it taken from a list looks them up).
     Rels {
         rels: Vec<usize>,
         prefix: String,
         props: Vec<(String, DataType)>,
-        /// Also `{prefix}__#start` / `{prefix}__#end`: its nodes' identities (label and key as
-        /// text; a path element's direction).
-        ends: bool,
     },
     /// Any other value, held in one column.
     Value { col: String },
@@ -318,21 +317,14 @@ impl<'a> Entities<'a> {
                 v.extend(props.iter().map(|(p, t)| (prop_col(prefix, p), t.clone())));
                 v
             }
-            Binding::Rels {
-                prefix,
-                props,
-                ends,
-                ..
-            } => {
+            Binding::Rels { prefix, props, .. } => {
                 let mut v = vec![
                     (type_col(prefix), DataType::Utf8),
                     (table_col(prefix), DataType::UInt32),
                     (eid_col(prefix), DataType::UInt64),
+                    (start_col(prefix), DataType::Utf8),
+                    (end_col(prefix), DataType::Utf8),
                 ];
-                if *ends {
-                    v.push((start_col(prefix), DataType::Utf8));
-                    v.push((end_col(prefix), DataType::Utf8));
-                }
                 v.extend(props.iter().map(|(p, t)| (prop_col(prefix, p), t.clone())));
                 v
             }

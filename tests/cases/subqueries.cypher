@@ -173,3 +173,9 @@ MATCH (a:Person) WHERE a.firstName IN ['Ann', 'Finn'] RETURN a.firstName AS a, [
 a|d
 Ann|[4]
 Finn|[0]
+
+# startNode / endNode of relationship values of several tables and labels: whole nodes.
+MATCH (m:Message)-[c:HAS_CREATOR]->(:Person {firstName: 'Ann'}) WITH collect(c) AS cs UNWIND cs AS c WITH c, startNode(c) AS m RETURN labels(m) AS l, m.id = startNode(c).id AS same, endNode(c).firstName AS e, [(m)-[:HAS_CREATOR]->(x) | x.firstName] AS again ORDER BY m.id
+---- ordered
+l|same|e|again
+['Post', 'Message']|true|Ann|['Ann']
