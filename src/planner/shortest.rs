@@ -96,11 +96,16 @@ impl Lowerer<'_> {
         // them), not to every node before a filter.
         let end = &p.steps[0].1;
         let end_first = end.props.is_some();
-        for n in std::iter::once(&p.start).chain(end_first.then_some(end)) {
+        let mut matched = [false, false];
+        for (i, n) in std::iter::once(&p.start)
+            .chain(end_first.then_some(end))
+            .enumerate()
+        {
             let name = &n.var.as_ref().expect("named").name;
             if st.scope.get(name).is_some() {
                 continue;
             }
+            matched[i] = true;
             let m = ast::Match {
                 optional: false,
                 patterns: vec![ast::PathPattern {
@@ -114,6 +119,14 @@ impl Lowerer<'_> {
                 span: p.span,
             };
             st = self.lower_match(st, &m)?;
+        }
+        // Their labels and properties hold already: not tested again per row (a test of a
+        // parameter would also keep the physical plan from being reused).
+        if matched[0] {
+            p.start.props = None;
+        }
+        if matched[1] {
+            p.steps[0].1.props = None;
         }
         let m = ast::Match {
             optional: false,
