@@ -320,6 +320,17 @@ impl Udf {
             }
             CypherFn::Abs => abs(a),
             CypherFn::ToInt64 => to_int64(a),
+            CypherFn::Eq if identities(&a[0], &a[1]).is_some() => {
+                let (x, y) = identities(&a[0], &a[1]).expect("checked");
+                let mut b = BooleanBuilder::with_capacity(n);
+                for i in 0..n {
+                    b.append_option(match (x.is_null(i), y.is_null(i)) {
+                        (false, false) => Some(x.value(i) == y.value(i)),
+                        _ => None,
+                    });
+                }
+                Ok(Arc::new(b.finish()))
+            }
             CypherFn::Eq
             | CypherFn::Lt
             | CypherFn::Le
@@ -486,8 +497,65 @@ fn to_int64(a: &[ArrayRef]) -> Result<ArrayRef> {
 }
 
 /// `x IN list` per row, by Cypher's equality (null when undecided).
+/// The identity columns of two arrays of node (relationship) values, as text: structs
+/// whose first field is `__label` (`__type`) and that hold `__nid` (`__rid`). A value is
+/// null where its struct is. `None` when either is not such an array or they are of
+/// different kinds (their values then compare as maps).
+fn identities(
+    x: &ArrayRef,
+    y: &ArrayRef,
+) -> Option<(arrow::array::StringArray, arrow::array::StringArray)> {
+    let id = |a: &ArrayRef| -> Option<(&'static str, arrow::array::StringArray)> {
+        let s = a.as_struct_opt()?;
+        let (kind, key) = match s.fields().first()?.name().as_str() {
+            "__label" => ("node", "__nid"),
+            "__type" => ("rel", "__rid"),
+            _ => return None,
+        };
+        let ids = s.column_by_name(key)?.as_string_opt::<i32>()?;
+        // The struct's nulls on its identity (a null entity has no identity).
+        let nulls = arrow::buffer::NullBuffer::union(s.nulls(), ids.nulls());
+        let ids =
+            arrow::array::StringArray::try_new(ids.offsets().clone(), ids.values().clone(), nulls)
+                .ok()?;
+        Some((kind, ids))
+    };
+    let ((kx, ix), (ky, iy)) = (id(x)?, id(y)?);
+    (kx == ky).then_some((ix, iy))
+}
+
+/// `x IN list`: by identity where `x` and the list's elements are node (relationship)
+/// values, else value by value.
 fn membership(a: &[ArrayRef]) -> Result<ArrayRef> {
     let n = a[0].len();
+    if let Some(list) = a[1].as_list_opt::<i32>() {
+        if let Some((xs, elems)) = identities(&a[0], list.values()) {
+            let mut b = BooleanBuilder::with_capacity(n);
+            for i in 0..n {
+                if list.is_null(i) {
+                    b.append_null();
+                    continue;
+                }
+                let (lo, hi) = (
+                    list.value_offsets()[i] as usize,
+                    list.value_offsets()[i + 1] as usize,
+                );
+                let result = if lo == hi {
+                    Some(false)
+                } else if xs.is_null(i) {
+                    None
+                } else if (lo..hi).any(|j| !elems.is_null(j) && elems.value(j) == xs.value(i)) {
+                    Some(true)
+                } else if (lo..hi).any(|j| elems.is_null(j)) {
+                    None
+                } else {
+                    Some(false)
+                };
+                b.append_option(result);
+            }
+            return Ok(Arc::new(b.finish()));
+        }
+    }
     let mut b = BooleanBuilder::with_capacity(n);
     for i in 0..n {
         let list = value_at(a[1].as_ref(), i);

@@ -1114,6 +1114,9 @@ impl<'c> Lowerer<'c> {
         let (Some(ba), Some(bb)) = (cx.scope.get(a), cx.scope.get(b)) else {
             return Ok(None);
         };
+        if let Some(eq) = self.entity_value_equality(ba, bb, cx)? {
+            return Ok(Some(eq));
+        }
         // Paths and relationship lists compare as values.
         if !ba.is_entity() || !bb.is_entity() {
             return Ok(None);
@@ -1148,6 +1151,43 @@ impl<'c> Lowerer<'c> {
             return Ok(Some(eq));
         }
         Ok(None)
+    }
+
+    /// An entity and a value holding one of its kind (a node taken from a list, a
+    /// relationship from a path), as in `UNWIND friends AS f MATCH (f)<-[:T]-(m)`: their
+    /// identities equal, an equality of two columns a join can hash on. `None` for anything
+    /// else (a value of another or of mixed type compares as a value).
+    fn entity_value_equality(
+        &self,
+        ba: &Binding,
+        bb: &Binding,
+        cx: &ExprCtx<'_>,
+    ) -> Result<Option<Expr>> {
+        let (ent, val) = match (ba, bb) {
+            (Binding::Value { col: c }, e) | (e, Binding::Value { col: c }) if e.is_entity() => {
+                (e, c)
+            }
+            _ => return Ok(None),
+        };
+        let node = matches!(ent, Binding::Node { .. } | Binding::Nodes { .. });
+        let (first, key) = if node {
+            ("__label", "__nid")
+        } else {
+            ("__type", "__rid")
+        };
+        let holds = match cx.schema.field_with_unqualified_name(val) {
+            Ok(f) => matches!(f.data_type(), DataType::Struct(fs)
+                if fs.first().is_some_and(|x| x.name() == first)
+                    && fs.iter().any(|x| x.name() == key)),
+            Err(_) => false,
+        };
+        if !holds {
+            return Ok(None);
+        }
+        let Some(id) = self.identity_fields(ent)?.into_iter().nth(1) else {
+            return Ok(None);
+        };
+        Ok(Some(id.eq(f::get_field(col(val), key))))
     }
 
     /// `x IN list`: a literal list (or list parameter) item by item, three-valued; any other

@@ -397,3 +397,15 @@ MATCH p = (a:Person {firstName: 'Ann'})-[:KNOWS]->(b) OPTIONAL MATCH (c:Person) 
 b|c
 Bob|Bob
 Carl|Carl
+
+# A node IN a list of nodes and node = node value compare identities, three-valued: a null
+# element makes a miss null, an empty list is false even for null.
+MATCH (a:Person {firstName:'Ann'})-[:KNOWS]->(b) WITH collect(b) + [null] AS bs, collect(b)[0] AS first MATCH (c:Person) OPTIONAL MATCH (c)-[:KNOWS]->(d:Person {firstName: 'Ann'}) RETURN c.firstName AS c, c IN bs AS i, d IN [] AS e, d IN bs AS n, c = first AS f ORDER BY c
+---- ordered
+c|i|e|n|f
+Ann|null|false|null|false
+Bob|true|false|null|true
+Carl|true|false|null|false
+Dana|null|false|null|false
+Eve|null|false|null|false
+Finn|null|false|null|false
