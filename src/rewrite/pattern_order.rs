@@ -2,7 +2,8 @@
 //! walk outwards, hop by hop, turning a relationship around where it is walked from its target
 //! (an outgoing edge walked from its target is incoming).
 //!
-//! Score: already bound by an earlier clause > key equality > other property filter > the
+//! Score: already bound by an earlier clause > equal to a value bound earlier (`WHERE v =
+//! x`) > key equality > other property filter > the
 //! node the next clause counts per (`RETURN a.id, count(*)`: counts per root row come from
 //! the index, see `FactorizeCounts`) > smaller table > none. The patterns of a MATCH form a graph (a `petgraph` graph, nodes = node
 //! variables, edges = relationship patterns); each connected component is walked depth-first
@@ -37,6 +38,9 @@ pub enum RootReason {
     Grouped,
     PropertyFilter,
     KeyEquality,
+    /// WHERE requires it to equal a value bound by an earlier clause (a node taken from a
+    /// list and matched again): one node per earlier row, found by a join on identity.
+    EqualsBound,
     Bound,
 }
 
@@ -48,6 +52,7 @@ impl std::fmt::Display for RootReason {
             RootReason::Grouped => write!(f, "counted per"),
             RootReason::PropertyFilter => write!(f, "property filter"),
             RootReason::KeyEquality => write!(f, "key equality"),
+            RootReason::EqualsBound => write!(f, "equal to a bound value"),
             RootReason::Bound => write!(f, "bound by an earlier clause"),
         }
     }
@@ -367,6 +372,18 @@ fn score(
     let is_bound = |v: &str| (binder.bound)(v).is_some();
     if is_bound(&v.name) {
         return RootReason::Bound;
+    }
+    let equals_bound = |c: &&ast::Expr| match &c.kind {
+        ExprKind::Binary(ast::BinaryOp::Eq, l, r) => match (&l.kind, &r.kind) {
+            (ExprKind::Variable(a), ExprKind::Variable(b)) => {
+                (a == &v.name && is_bound(b)) || (b == &v.name && is_bound(a))
+            }
+            _ => false,
+        },
+        _ => false,
+    };
+    if where_conj.iter().any(equals_bound) {
+        return RootReason::EqualsBound;
     }
     // The one table the variable's labels pick, if they pick one.
     let info = {
