@@ -454,8 +454,35 @@ fn special(rng: &mut Rng, s: &Schema) -> Option<String> {
     let any_prop = |rng: &mut Rng, props: &[Prop]| -> Option<Prop> {
         (!props.is_empty()).then(|| rng.pick(props).clone())
     };
-    Some(match rng.below(17) {
+    Some(match rng.below(18) {
         12 => whole_graph(rng, s, (&t, &from, &to), &from_props, &to_props)?,
+        // Relationship values taken from a collected list or a path (their tables known
+        // only at run time): their end nodes whole, by property, by label, and matched
+        // again inside a pattern comprehension.
+        17 => {
+            let p = any_prop(rng, &from_props)?;
+            let q = any_prop(rng, &to_props)?;
+            let (rel, source) = match rng.below(3) {
+                0 => (
+                    format!("[r:`{t}`]"),
+                    "collect(r) AS rs UNWIND rs AS r".to_string(),
+                ),
+                1 => (
+                    "[r]".to_string(),
+                    "collect(r) AS rs UNWIND rs AS r".to_string(),
+                ),
+                _ => (
+                    format!("[:`{t}`]"),
+                    "collect(p) AS ps UNWIND ps AS p UNWIND relationships(p) AS r".to_string(),
+                ),
+            };
+            let pattern = format!("(a:`{from}`)-{rel}->(b:`{to}`)");
+            format!(
+                "MATCH p = {pattern} WITH {source} RETURN startNode(r).{p} AS s, endNode(r).{q} AS e, labels(endNode(r)) AS l, startNode(r) = endNode(r) AS loop, size([(x)-[:`{t}`]->(y) WHERE x = startNode(r) AND y.{q} = endNode(r).{q} | y]) AS again",
+                p = p.name,
+                q = q.name
+            )
+        }
         16 => after_aggregate(rng, (&t, &from, &to), &from_props, &to_props)?,
         13 => value_classes(rng)?,
         // Aggregates over a hop whose type has no table between those labels (no rows):
