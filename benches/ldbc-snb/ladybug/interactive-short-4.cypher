@@ -1,0 +1,5 @@
+
+MATCH (m:Post:Comment {id:  $messageId })
+RETURN
+    m.creationDate as messageCreationDate,
+    CASE WHEN m.content IS NULL THEN m.imageFile ELSE m.content END as messageContent

@@ -1,0 +1,6 @@
+
+MATCH (m:Post:Comment {id:  $messageId })-[:HAS_CREATOR]->(p:Person)
+RETURN
+    p.id AS personId,
+    p.firstName AS firstName,
+    p.lastName AS lastName
