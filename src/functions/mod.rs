@@ -303,6 +303,19 @@ impl Udf {
         config: &datafusion::common::config::ConfigOptions,
     ) -> Result<ArrayRef> {
         let n = a[0].len();
+        // Entities compare by identity, without converting their property records.
+        if matches!(self.f, CypherFn::Eq) {
+            if let Some((x, y)) = identities(&a[0], &a[1]) {
+                let mut b = BooleanBuilder::with_capacity(n);
+                for i in 0..n {
+                    b.append_option(match (x.is_null(i), y.is_null(i)) {
+                        (false, false) => Some(x.value(i) == y.value(i)),
+                        _ => None,
+                    });
+                }
+                return Ok(Arc::new(b.finish()));
+            }
+        }
         match self.f {
             CypherFn::Range => range(a, config),
             CypherFn::Add | CypherFn::Sub | CypherFn::Mul => {
@@ -320,17 +333,6 @@ impl Udf {
             }
             CypherFn::Abs => abs(a),
             CypherFn::ToInt64 => to_int64(a),
-            CypherFn::Eq if identities(&a[0], &a[1]).is_some() => {
-                let (x, y) = identities(&a[0], &a[1]).expect("checked");
-                let mut b = BooleanBuilder::with_capacity(n);
-                for i in 0..n {
-                    b.append_option(match (x.is_null(i), y.is_null(i)) {
-                        (false, false) => Some(x.value(i) == y.value(i)),
-                        _ => None,
-                    });
-                }
-                Ok(Arc::new(b.finish()))
-            }
             CypherFn::Eq
             | CypherFn::Lt
             | CypherFn::Le

@@ -125,16 +125,13 @@ impl<'c> Lowerer<'c> {
             }
         }
         // `startNode(r)` / `endNode(r)`: the node the relationship matches from / to.
-        if let ExprKind::Function { name, args, .. } = &e.kind {
-            let lname = name.to_lowercase();
-            if (lname == "startnode" || lname == "endnode") && args.len() == 1 {
-                let start = lname == "startnode";
-                if let Some(name) = self.value_end_node(st, &args[0], start)? {
-                    *e = ast::Expr::new(ExprKind::Variable(name), e.span);
-                    return Ok(());
-                }
-                *e = self.end_node_query(&args[0], start, e.span)?;
+        if let Some((arg, start)) = end_node_call(e) {
+            let arg = arg.clone();
+            if let Some(name) = self.value_end_node(st, &arg, start)? {
+                *e = ast::Expr::new(ExprKind::Variable(name), e.span);
+                return Ok(());
             }
+            *e = self.end_node_query(&arg, start, e.span)?;
         }
         if let Some((kind, body)) = normalized(e) {
             let mut names = Vec::new();
@@ -386,23 +383,19 @@ impl<'c> Lowerer<'c> {
         shadowed: &[String],
         found: &mut HashMap<(String, bool), String>,
     ) -> Result<()> {
-        if let ExprKind::Function { name, args, .. } = &e.kind {
-            let lname = name.to_lowercase();
-            if (lname == "startnode" || lname == "endnode") && args.len() == 1 {
-                let start = lname == "startnode";
-                if let ExprKind::Variable(r) = &args[0].kind {
-                    if !shadowed.contains(r) {
-                        let key = (r.clone(), start);
-                        let name = match found.get(&key) {
-                            Some(n) => Some(n.clone()),
-                            None => self.value_end_node(st, &args[0], start)?,
-                        };
-                        if let Some(n) = name {
-                            found.insert(key, n.clone());
-                            *e = ast::Expr::new(ExprKind::Variable(n), e.span);
-                        }
-                        return Ok(());
+        if let Some((arg, start)) = end_node_call(e) {
+            if let ExprKind::Variable(r) = &arg.kind {
+                if !shadowed.contains(r) {
+                    let key = (r.clone(), start);
+                    let name = match found.get(&key) {
+                        Some(n) => Some(n.clone()),
+                        None => self.value_end_node(st, &arg.clone(), start)?,
+                    };
+                    if let Some(n) = name {
+                        found.insert(key, n.clone());
+                        *e = ast::Expr::new(ExprKind::Variable(n), e.span);
                     }
+                    return Ok(());
                 }
             }
         }
@@ -815,6 +808,22 @@ impl<'c> Lowerer<'c> {
 struct Base {
     plan: datafusion::logical_expr::LogicalPlan,
     row: Option<String>,
+}
+
+/// `startNode(x)` / `endNode(x)`: (x, whether the start).
+fn end_node_call(e: &ast::Expr) -> Option<(&ast::Expr, bool)> {
+    let ExprKind::Function { name, args, .. } = &e.kind else {
+        return None;
+    };
+    let start = match name.to_lowercase().as_str() {
+        "startnode" => true,
+        "endnode" => false,
+        _ => return None,
+    };
+    match args.as_slice() {
+        [arg] => Some((arg, start)),
+        _ => None,
+    }
 }
 
 /// `shadowed` and the variables `e` introduces for its children (a comprehension's,
