@@ -39,11 +39,12 @@ pub enum Rule {
     AbsorbLimits,
     KeyStatistics,
     ShareSubplans,
+    PruneSharedSubplans,
 }
 
 impl Rule {
     /// Every rule, in the order of [`RuleSwitches::NAMES`].
-    pub const ALL: [Rule; 10] = [
+    pub const ALL: [Rule; 11] = [
         Rule::PushCsrTargetFilters,
         Rule::PruneCsrTargetColumns,
         Rule::Reroot,
@@ -54,6 +55,7 @@ impl Rule {
         Rule::AbsorbLimits,
         Rule::KeyStatistics,
         Rule::ShareSubplans,
+        Rule::PruneSharedSubplans,
     ];
 
     /// Its snake_case name (what `--disable` takes).
@@ -110,6 +112,8 @@ pub struct RuleSwitches {
     pub key_statistics: bool,
     /// Identical subplans (the anchor repeated in every branch) are evaluated once.
     pub share_subplans: bool,
+    /// A shared subplan computes only the columns its readers use.
+    pub prune_shared_subplans: bool,
 }
 
 impl RuleSwitches {
@@ -125,6 +129,7 @@ impl RuleSwitches {
         "absorb_limits",
         "key_statistics",
         "share_subplans",
+        "prune_shared_subplans",
     ];
 
     /// Switches one rule off by name.
@@ -146,6 +151,7 @@ impl RuleSwitches {
             Rule::AbsorbLimits => &mut self.absorb_limits,
             Rule::KeyStatistics => &mut self.key_statistics,
             Rule::ShareSubplans => &mut self.share_subplans,
+            Rule::PruneSharedSubplans => &mut self.prune_shared_subplans,
         };
         *slot = false;
     }
@@ -163,6 +169,7 @@ impl RuleSwitches {
             absorb_limits: false,
             key_statistics: false,
             share_subplans: false,
+            prune_shared_subplans: false,
         }
     }
 }
@@ -180,6 +187,7 @@ impl Default for RuleSwitches {
             absorb_limits: true,
             key_statistics: true,
             share_subplans: true,
+            prune_shared_subplans: true,
         }
     }
 }

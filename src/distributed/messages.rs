@@ -779,6 +779,7 @@ pub(super) fn decode_node(
             rows: *rows,
             cell: Arc::new(SharedCell::default()),
             after: after.as_deref().map(|b| d.expr(b)).transpose()?,
+            probe: None,
         }),
         NodeMsg::EmptyRows { schema } => Arc::new(EmptyRows {
             schema: df_schema(schema)?,

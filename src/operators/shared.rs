@@ -37,6 +37,10 @@ pub struct SharedSubplan {
     /// as a branch's `false`), applied to what this occurrence reads, never to what the cell
     /// holds: the other readers must not see it.
     pub after: Option<datafusion::logical_expr::Expr>,
+    /// Set only while `optimizer::prune_shared_subplans` asks DataFusion's projection pruning
+    /// which output columns each reader needs: every occurrence records its readers' columns
+    /// here (and still keeps all of them).
+    pub probe: Option<Arc<std::sync::Mutex<Vec<Vec<usize>>>>>,
 }
 
 impl SharedSubplan {
@@ -50,6 +54,7 @@ impl SharedSubplan {
                 rows: None,
                 cell: Arc::default(),
                 after: None,
+                probe: None,
             }),
         })
     }
@@ -149,8 +154,15 @@ impl super::UnaryNode for SharedSubplan {
         self.input.schema()
     }
 
-    /// Every column stays: each occurrence must compute the same columns.
-    fn needed_input_columns(&self, _output_columns: &[usize]) -> Option<Vec<Vec<usize>>> {
+    /// Every column stays: each occurrence must compute the same columns
+    /// (`optimizer::prune_shared_subplans` narrows all occurrences at once).
+    fn needed_input_columns(&self, output_columns: &[usize]) -> Option<Vec<Vec<usize>>> {
+        if let Some(probe) = &self.probe {
+            probe
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .push(output_columns.to_vec());
+        }
         None
     }
 

@@ -5,7 +5,7 @@
 
 use super::{
     FactorizeCounts, FoldConstants, IntersectCycles, KeepHeavyRowsApart, PruneCsrTargetColumns,
-    PushCsrTargetFilters, RuleCounters, ShareSubplans, VarLengthDistinctEnds,
+    PruneSharedSubplans, PushCsrTargetFilters, RuleCounters, ShareSubplans, VarLengthDistinctEnds,
 };
 use crate::config::options::GraphOptions;
 use crate::config::rules::{Mode, RuleSwitches};
@@ -65,6 +65,12 @@ pub fn rules(
     rules.push((
         switches.share_subplans,
         Arc::new(ShareSubplans::new(counters.clone(), min)),
+    ));
+    // After sharing: the occurrences of every shared subplan, the planner's and the sharing
+    // rule's, are in place; each computes only the columns its readers use.
+    rules.push((
+        switches.prune_shared_subplans,
+        Arc::new(PruneSharedSubplans::with_counters(counters.clone())),
     ));
     rules
         .into_iter()

@@ -271,6 +271,7 @@ impl OptimizerRule for ShareSubplans {
                 rows: Some(*rows),
                 cell: cells[i].1.clone(),
                 after: None,
+                probe: None,
             };
             Ok(Transformed::new(
                 LogicalPlan::Extension(Extension {

@@ -5,8 +5,8 @@
 
 use super::test_util::{apply, apply_plan};
 use super::{
-    FactorizeCounts, FoldConstants, IntersectCycles, PruneCsrTargetColumns, PushCsrTargetFilters,
-    ShareSubplans, VarLengthDistinctEnds,
+    FactorizeCounts, FoldConstants, IntersectCycles, PruneCsrTargetColumns, PruneSharedSubplans,
+    PushCsrTargetFilters, ShareSubplans, VarLengthDistinctEnds,
 };
 use crate::csr::{CsrIndex, NodeKeys, TableColumns};
 use crate::operators::csr_expand::{CsrData, CsrExpand, TakeSpec};
@@ -372,6 +372,67 @@ fn share_leaves_a_subtree_seen_once() {
         .build()
         .unwrap();
     let (_, changed) = apply(ShareSubplans::new(Default::default(), 0), plan);
+    assert!(!changed);
+}
+
+/// Two readers of one shared subplan `(a, b, c)`, one reading `a`, the other `b`: under a
+/// union, as the branches of a MATCH read the rows before it.
+fn shared_read_by(second: Expr) -> LogicalPlan {
+    let values = LogicalPlanBuilder::values(vec![
+        vec![lit(1i64), lit(10i64), lit(100i64)],
+        vec![lit(2i64), lit(20i64), lit(200i64)],
+    ])
+    .unwrap()
+    .project(vec![
+        col("column1").alias("a"),
+        col("column2").alias("b"),
+        col("column3").alias("c"),
+    ])
+    .unwrap()
+    .build()
+    .unwrap();
+    let shared = crate::operators::shared::SharedSubplan::once(values, 0, 2);
+    let first = LogicalPlanBuilder::from(shared.clone())
+        .project(vec![col("a")])
+        .unwrap()
+        .build()
+        .unwrap();
+    LogicalPlanBuilder::from(shared)
+        .project(vec![second.alias("a")])
+        .unwrap()
+        .union(first)
+        .unwrap()
+        .build()
+        .unwrap()
+}
+
+#[test]
+fn prune_shared_keeps_the_columns_of_every_reader() {
+    let plan = shared_read_by(col("b"));
+    let (after, changed) = apply_plan(PruneSharedSubplans::default(), plan.clone());
+    insta::assert_snapshot!(after.display_indent(), @r"
+    Union
+      Projection: b AS a
+        SharedSubplan: id=0, consumers=2, same rows for every reader
+          Projection: column1 AS a, column2 AS b
+            Values: (Int64(1), Int64(10), Int64(100)), (Int64(2), Int64(20), Int64(200))
+      Projection: a
+        SharedSubplan: id=0, consumers=2, same rows for every reader
+          Projection: column1 AS a, column2 AS b
+            Values: (Int64(1), Int64(10), Int64(100)), (Int64(2), Int64(20), Int64(200))
+    ");
+    assert!(changed);
+    let mut rows = run(after);
+    rows.sort();
+    let mut want = run(plan);
+    want.sort();
+    assert_eq!(rows, want);
+}
+
+#[test]
+fn prune_shared_leaves_a_subplan_whose_columns_are_all_read() {
+    let plan = shared_read_by(col("b") + col("c"));
+    let (_, changed) = apply(PruneSharedSubplans::default(), plan);
     assert!(!changed);
 }
 
