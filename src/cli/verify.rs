@@ -475,6 +475,12 @@ fn special(rng: &mut Rng, s: &Schema) -> Option<String> {
                     "collect(p) AS ps UNWIND ps AS p UNWIND relationships(p) AS r".to_string(),
                 ),
             };
+            // DISTINCT of entity values is compared by their encoding, not as scalars.
+            let source = if rng.chance(30) {
+                source.replacen("collect(", "collect(DISTINCT ", 1)
+            } else {
+                source
+            };
             let pattern = format!("(a:`{from}`)-{rel}->(b:`{to}`)");
             format!(
                 "MATCH p = {pattern} WITH {source} RETURN startNode(r).{p} AS s, endNode(r).{q} AS e, labels(endNode(r)) AS l, startNode(r) = endNode(r) AS loop",
@@ -1102,7 +1108,8 @@ fn after_aggregate(
             "MATCH (a:`{from}`)-[:`{t}`*1..2]{dir}(b) WITH DISTINCT a WITH collect(a.{p}) AS vs {opt}MATCH (x:`{from}`) WHERE x.{p} IN vs RETURN count(x) AS n, size(vs) AS s"
         ),
         1 => format!(
-            "MATCH (a:`{from}`)-[:`{t}`]->(b:`{to}`) WITH a, collect(b) AS bs {opt}MATCH (a)-[:`{t}`]->(c:`{to}`) WHERE c IN bs RETURN a.{p} AS v, size(bs) AS s, count(c) AS n ORDER BY v, s, n"
+            "MATCH (a:`{from}`)-[:`{t}`]{dir}(b:`{to}`) WITH a, collect({}b) AS bs {opt}MATCH (a)-[:`{t}`]->(c:`{to}`) WHERE c IN bs RETURN a.{p} AS v, size(bs) AS s, count(c) AS n ORDER BY v, s, n",
+            if rng.chance(50) { "DISTINCT " } else { "" }
         ),
         2 => format!(
             "MATCH (a:`{from}`) WITH a ORDER BY a.{p}, id(a) LIMIT {} {opt}MATCH (a)-[:`{t}`]{dir}(b) RETURN a.{p} AS v, count(b) AS n ORDER BY v, n",
