@@ -19,7 +19,7 @@ use datafusion::physical_plan::{
 use std::fmt;
 use std::sync::Arc;
 
-#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+#[derive(Clone, PartialEq, Eq, Hash)]
 pub struct ConstRow {
     /// Rows the columns are added to (`None`: one row of just them).
     pub input: Option<LogicalPlan>,
@@ -291,3 +291,5 @@ impl ExecutionPlan for ConstRowExec {
         )))
     }
 }
+
+super::explain_debug!(ConstRow);

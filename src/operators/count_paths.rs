@@ -71,7 +71,7 @@ impl PathValue {
     }
 }
 
-#[derive(Debug, Clone)]
+#[derive(Clone)]
 pub struct CountPaths {
     /// Rows of the first node (one path start per row).
     pub input: LogicalPlan,
@@ -317,3 +317,5 @@ impl super::UnaryNode for CountPaths {
 }
 
 super::unary_node!(CountPaths);
+
+super::explain_debug!(CountPaths);

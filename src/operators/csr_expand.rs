@@ -49,7 +49,7 @@ pub struct CsrData {
     pub target: Arc<TableColumns>,
 }
 
-#[derive(Debug, Clone)]
+#[derive(Clone)]
 pub struct CsrExpand {
     pub input: LogicalPlan,
     /// Input column holding the near node's key.
@@ -196,3 +196,5 @@ impl super::UnaryNode for CsrExpand {
 }
 
 super::unary_node!(CsrExpand);
+
+super::explain_debug!(CsrExpand);

@@ -22,7 +22,7 @@ use std::fmt;
 use std::hash::Hash;
 use std::sync::Arc;
 
-#[derive(Debug, Clone)]
+#[derive(Clone)]
 pub struct CsrIntersect {
     pub input: LogicalPlan,
     /// The hop from a bound node (`open.key`) to the new node, with its filters.
@@ -205,3 +205,5 @@ impl UnaryNode for CsrIntersect {
 }
 
 super::unary_node!(CsrIntersect);
+
+super::explain_debug!(CsrIntersect);

@@ -90,6 +90,20 @@ macro_rules! node_identity {
 }
 pub(crate) use node_identity;
 
+/// `Debug` as the node's EXPLAIN line, without its input: DataFusion's physical planner formats
+/// every extension node with `{:?}` as it plans it, and a derived `Debug` would print the whole
+/// subtree below each node (quadratic in the plan's depth).
+macro_rules! explain_debug {
+    ($t:ty) => {
+        impl std::fmt::Debug for $t {
+            fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                datafusion::logical_expr::UserDefinedLogicalNodeCore::fmt_for_explain(self, f)
+            }
+        }
+    };
+}
+pub(crate) use explain_debug;
+
 /// What differs between our single-input logical nodes; [`unary_node!`] writes DataFusion's
 /// `UserDefinedLogicalNodeCore` from it. None has expressions of its own for DataFusion to
 /// rewrite (pushed filters are type-checked and simplified before they move in, and may name

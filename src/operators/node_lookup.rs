@@ -11,7 +11,7 @@ use std::fmt;
 use std::hash::Hash;
 use std::sync::Arc;
 
-#[derive(Debug, Clone)]
+#[derive(Clone)]
 pub struct NodeLookup {
     pub input: LogicalPlan,
     /// Input column with the node key.
@@ -110,3 +110,5 @@ impl super::UnaryNode for NodeLookup {
 }
 
 super::unary_node!(NodeLookup);
+
+super::explain_debug!(NodeLookup);

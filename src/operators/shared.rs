@@ -23,7 +23,7 @@ pub struct SharedCell {
     pub batches: tokio::sync::OnceCell<(Vec<RecordBatch>, MemoryReservation)>,
 }
 
-#[derive(Debug, Clone)]
+#[derive(Clone)]
 pub struct SharedSubplan {
     pub input: LogicalPlan,
     pub id: usize,
@@ -211,3 +211,5 @@ impl super::UnaryNode for SharedSubplan {
 }
 
 super::unary_node!(SharedSubplan);
+
+super::explain_debug!(SharedSubplan);

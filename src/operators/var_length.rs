@@ -106,7 +106,7 @@ impl PathElems {
     }
 }
 
-#[derive(Debug, Clone)]
+#[derive(Clone)]
 pub struct VarLengthExpand {
     pub input: LogicalPlan,
     pub key: String,
@@ -353,3 +353,5 @@ impl super::UnaryNode for VarLengthExpand {
 }
 
 super::unary_node!(VarLengthExpand);
+
+super::explain_debug!(VarLengthExpand);
