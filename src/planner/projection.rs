@@ -134,7 +134,11 @@ impl<'c> Lowerer<'c> {
         let aggregating = items.iter().any(|i| i.expr.contains_aggregate());
         let in_schema = st.plan.schema().clone();
         let with_names = self.with_column_names(&items, &in_schema, is_return);
-        let bound = self.bind_items(&st, &items, &with_names, aggregating, is_return)?;
+        // DISTINCT groups too: a node is then grouped by its key alone and its other columns
+        // looked up after (grouping by every property hashes them all, and keeps them all
+        // needed by the plan below).
+        let grouping = aggregating || p.distinct;
+        let bound = self.bind_items(&st, &items, &with_names, grouping, is_return)?;
         let ItemBindings {
             new_scope,
             item_vars,
@@ -158,7 +162,7 @@ impl<'c> Lowerer<'c> {
         // After aggregation: what an expression around an aggregate may reuse (grouping keys
         // that are variables or properties of variables, and the aggregates).
         let mut key_overrides: Vec<(ast::Expr, String)> = Vec::new();
-        let mut plan = if aggregating {
+        let mut plan = if grouping {
             let agg = Aggregation {
                 items: &items,
                 item_vars: &item_vars,
@@ -283,7 +287,7 @@ impl<'c> Lowerer<'c> {
         st: &State,
         items: &[Item],
         with_names: &[String],
-        aggregating: bool,
+        grouping: bool,
         is_return: bool,
     ) -> Result<ItemBindings> {
         let ents = self.entities();
@@ -332,7 +336,7 @@ impl<'c> Lowerer<'c> {
             };
             if let Some(b) = entity {
                 let nb = b.with_prefix(&var);
-                let lookup = if aggregating {
+                let lookup = if grouping {
                     self.group_lookup(&nb, &it.name, &it.expr)?
                 } else {
                     None
@@ -349,7 +353,7 @@ impl<'c> Lowerer<'c> {
                 }
                 lookups.extend(lookup);
                 new_scope.bind(&var_name(is_return, &it.name, &var), nb);
-            } else if aggregating && it.expr.contains_aggregate() {
+            } else if grouping && it.expr.contains_aggregate() {
                 agg_items.push((i, var.clone()));
                 new_scope.bind(
                     &var_name(is_return, &it.name, &var),
