@@ -21,6 +21,7 @@
 //! ```
 
 use super::RuleCounters;
+use crate::operators::node::GraphNode;
 use crate::operators::shared::{SharedCell, SharedSubplan};
 use datafusion::common::tree_node::{Transformed, TreeNode, TreeNodeRecursion};
 use datafusion::common::{Column, Result};
@@ -50,9 +51,10 @@ struct Cell {
     probe: Probe,
 }
 
-fn shared_of(plan: &LogicalPlan) -> Option<&SharedSubplan> {
-    match plan {
-        LogicalPlan::Extension(Extension { node }) => node.as_any().downcast_ref(),
+/// `plan` if it is an occurrence of a shared subplan.
+pub(super) fn shared_of(plan: &LogicalPlan) -> Option<&SharedSubplan> {
+    match GraphNode::of_plan(plan) {
+        Some(GraphNode::Shared(s)) => Some(s),
         _ => None,
     }
 }

@@ -27,6 +27,7 @@
 //! Must not fire: a subtree seen once; one with a volatile expression; one whose estimate is
 //! unknown (a join) or too large; one too cheap to be worth it; a lone scan or VALUES.
 
+use super::prune_shared_subplans::shared_of;
 use super::RuleCounters;
 use crate::operators::const_row::ConstRow;
 use crate::operators::csr_expand::CsrExpand;
@@ -90,13 +91,6 @@ pub fn estimate_work(plan: &LogicalPlan) -> Option<f64> {
         total += estimate_work(c)?;
     }
     Some(total)
-}
-
-fn shared_of(plan: &LogicalPlan) -> Option<&SharedSubplan> {
-    match plan {
-        LogicalPlan::Extension(Extension { node }) => node.as_any().downcast_ref(),
-        _ => None,
-    }
 }
 
 /// Merkle fingerprints of every subtree, in pre-order, with the subtree (not descending into

@@ -843,13 +843,12 @@ impl<'c> Lowerer<'c> {
         // or list (a node: ~30 us a row); `array_distinct` compares the collected values by
         // their row encoding.
         let nested = t.is_nested();
-        let list = match (distinct, order) {
-            (true, Some(_)) => datafusion::functions_nested::expr_fn::array_distinct(agg.build()?),
-            (true, None) if nested => {
-                datafusion::functions_nested::expr_fn::array_distinct(agg.build()?)
-            }
-            (true, None) => agg.distinct().build()?,
-            (false, _) => agg.build()?,
+        let list = if distinct && (order.is_some() || nested) {
+            datafusion::functions_nested::expr_fn::array_distinct(agg.build()?)
+        } else if distinct {
+            agg.distinct().build()?
+        } else {
+            agg.build()?
         };
         Ok(when(list.clone().is_null(), empty_list(t)).otherwise(list)?)
     }
