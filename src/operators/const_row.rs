@@ -228,7 +228,7 @@ impl ExecutionPlan for ConstRowExec {
             }
         };
         Ok(Arc::new(Self {
-            cache: super::streaming_properties(&self.schema, &input),
+            cache: super::streaming_properties_over(&self.cache, &self.schema, &input),
             input: Some(input),
             exprs: self.exprs.clone(),
             params: self.params.clone(),

@@ -386,7 +386,7 @@ impl ExecutionPlan for CsrIntersectExec {
     ) -> Result<Arc<dyn ExecutionPlan>> {
         let input = super::only_child("CsrIntersectExec", children)?;
         Ok(Arc::new(Self {
-            cache: super::streaming_properties(&self.schema, &input),
+            cache: super::streaming_properties_over(&self.cache, &self.schema, &input),
             input,
             open: self.open.clone(),
             closes: self.closes.clone(),
@@ -398,6 +398,49 @@ impl ExecutionPlan for CsrIntersectExec {
 
     fn maintains_input_order(&self) -> Vec<bool> {
         vec![true]
+    }
+
+    /// Parameter values for the filters of a kept plan (`operators::params`).
+    fn with_new_state(
+        &self,
+        state: Arc<dyn std::any::Any + Send + Sync>,
+    ) -> Option<Arc<dyn ExecutionPlan>> {
+        let values = state.downcast::<super::params::ParamValues>().ok()?;
+        let mut open = self.open.as_ref().clone();
+        let mut closes = self.closes.as_ref().clone();
+        let filters = std::iter::once(&mut open)
+            .chain(closes.iter_mut())
+            .flat_map(|h| [&mut h.edge_filter, &mut h.target_filter]);
+        let hops_bound = super::csr_expand_exec::CompiledFilter::bind_all(filters, &values);
+        let mut count = self.count.clone();
+        let mut count_bound = false;
+        if let Some(c) = &self.count {
+            if let Some(f) = c
+                .filter
+                .as_ref()
+                .filter(|f| super::params::has_param_expr(f))
+            {
+                let filter = Some(super::params::bind_physical(f, &values).ok()?);
+                count = Some(Arc::new(MatchCount {
+                    read: c.read.clone(),
+                    schema: c.schema.clone(),
+                    filter,
+                }));
+                count_bound = true;
+            }
+        }
+        if hops_bound.is_none() && !count_bound {
+            return None;
+        }
+        Some(Arc::new(Self {
+            input: self.input.clone(),
+            open: Arc::new(open),
+            closes: Arc::new(closes),
+            count,
+            schema: self.schema.clone(),
+            cache: self.cache.clone(),
+            metrics: ExecutionPlanMetricsSet::new(),
+        }))
     }
 
     fn execute(

@@ -233,6 +233,21 @@ pub fn streaming_properties(
     ))
 }
 
+/// [`streaming_properties`] over a new `input`: the node's own (`cache`) while the input's
+/// partitioning is the same, so that the operators above a rebuilt node (a kept plan bound
+/// for a run) see the same properties and skip recomputing theirs.
+pub fn streaming_properties_over(
+    cache: &Arc<PlanProperties>,
+    schema: &SchemaRef,
+    input: &Arc<dyn ExecutionPlan>,
+) -> Arc<PlanProperties> {
+    if cache.partitioning == *input.output_partitioning() {
+        cache.clone()
+    } else {
+        streaming_properties(schema, input)
+    }
+}
+
 /// `b[b__id*, b__name]`: the output columns of a take, `*` marking the key.
 pub fn display_cols(spec: &TakeSpec, mark_key: bool) -> String {
     let cols: Vec<String> = spec

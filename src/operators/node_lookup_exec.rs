@@ -133,7 +133,7 @@ impl ExecutionPlan for NodeLookupExec {
     ) -> Result<Arc<dyn ExecutionPlan>> {
         // Properties follow the new input (its partitioning may differ).
         let input = super::only_child("NodeLookupExec", children)?;
-        let cache = super::streaming_properties(&self.schema, &input);
+        let cache = super::streaming_properties_over(&self.cache, &self.schema, &input);
         Ok(Arc::new(Self {
             input,
             spec: self.spec.clone(),

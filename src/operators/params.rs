@@ -6,6 +6,8 @@
 //! [`ParamExpr`], which it replaces by the value's literal).
 
 use super::node::GraphNode;
+use super::shared::SharedCell;
+use super::shared_exec::SharedSubplanExec;
 use arrow::array::RecordBatch;
 use arrow::datatypes::{DataType, FieldRef, Schema};
 use datafusion::common::metadata::FieldMetadata;
@@ -149,10 +151,6 @@ pub fn calls_unstable_function(plan: &LogicalPlan) -> bool {
 pub fn reuse_of_optimized(plan: &LogicalPlan) -> Reuse {
     let mut reuse = Reuse::Physical;
     let _ = plan.apply_with_subqueries(|node| {
-        // A shared subplan keeps its rows: the plan runs again only with new cells (logically).
-        if let Some(GraphNode::Shared(_)) = GraphNode::of_plan(node) {
-            reuse = Reuse::Logical;
-        }
         node.apply_expressions(|e| {
             if has_placeholder(e) {
                 reuse = Reuse::Logical;
@@ -165,7 +163,10 @@ pub fn reuse_of_optimized(plan: &LogicalPlan) -> Reuse {
 }
 
 /// The physical operators a kept physical plan may hold: each runs again as often as asked,
-/// keeping nothing from one execution to the next (no join build sides, no dynamic filters).
+/// keeping nothing from one execution to the next, or is made anew for each execution by
+/// [`bind_physical_plan`] ([`RESET_EXECS`], shared subplans, operators holding parameters).
+/// Dynamic filters, which would carry bounds from one execution into the next, are off in
+/// our sessions (`optimizer::session`).
 const REUSABLE_EXECS: &[&str] = &[
     "ProjectionExec",
     "FilterExec",
@@ -187,6 +188,28 @@ const REUSABLE_EXECS: &[&str] = &[
     "CountPathsExec",
     "VarLengthExec",
     "ConstRowExec",
+    "CsrIntersectExec",
+    "SharedSubplanExec",
+    "SortExec",
+    "SortExec(TopK)",
+    "SortPreservingMergeExec",
+    "HashJoinExec",
+    "CrossJoinExec",
+    "NestedLoopJoinExec",
+    "BoundedWindowAggExec",
+    "WindowAggExec",
+];
+
+/// The operators that keep state from one execution to the next (a repartition's channels,
+/// a join's build side, a top-k's heap bound), reset by `ExecutionPlan::reset_state` before
+/// each execution of a kept plan.
+const RESET_EXECS: &[&str] = &[
+    "RepartitionExec",
+    "HashJoinExec",
+    "CrossJoinExec",
+    "NestedLoopJoinExec",
+    "SortExec",
+    "SortExec(TopK)",
 ];
 
 /// Whether every operator of `plan` may be executed again ([`REUSABLE_EXECS`]).
@@ -203,21 +226,34 @@ pub fn physical_reusable(plan: &Arc<dyn ExecutionPlan>) -> bool {
 }
 
 /// A new instance of the kept `plan` for one execution: `values` handed to every operator
-/// that holds parameters (through `ExecutionPlan::with_new_state`), repartitions reset, and
-/// the operators above them rebuilt over the new ones.
+/// that holds parameters (through `ExecutionPlan::with_new_state`), the stateful operators
+/// reset ([`RESET_EXECS`]), each shared subplan given a new cell (one per subplan, read by all
+/// its occurrences), and the operators above them rebuilt over the new ones.
 pub fn bind_physical_plan(
     plan: &Arc<dyn ExecutionPlan>,
     values: Arc<ParamValues>,
 ) -> Result<Arc<dyn ExecutionPlan>> {
     let state: Arc<dyn std::any::Any + Send + Sync> = values;
+    let mut cells: Vec<(*const SharedCell, Arc<SharedCell>)> = Vec::new();
     Ok(plan
         .clone()
         .transform_up(|p| {
+            if let Some(s) = p.downcast_ref::<SharedSubplanExec>() {
+                let old = Arc::as_ptr(s.cell());
+                let cell = match cells.iter().find(|(c, _)| *c == old) {
+                    Some((_, c)) => c.clone(),
+                    None => {
+                        let c = Arc::new(SharedCell::default());
+                        cells.push((old, c.clone()));
+                        c
+                    }
+                };
+                return Ok(Transformed::yes(Arc::new(s.with_cell(cell))));
+            }
             if let Some(bound) = p.with_new_state(state.clone()) {
                 return Ok(Transformed::yes(bound));
             }
-            // A repartition hands each output partition's channel out once per instance.
-            if p.name() == "RepartitionExec" {
+            if RESET_EXECS.contains(&p.name()) {
                 return Ok(Transformed::yes(p.reset_state()?));
             }
             Ok(Transformed::no(p))

@@ -200,7 +200,11 @@ async fn plan_intersect(
     let filter = count
         .filter
         .as_ref()
-        .map(|f| state.create_physical_expr(f.clone(), &match_schema))
+        .map(|f| {
+            super::params::compile_marked(f.clone(), |e| {
+                state.create_physical_expr(e, &match_schema)
+            })
+        })
         .transpose()?;
     let count = MatchCount {
         read,

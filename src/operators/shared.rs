@@ -5,7 +5,8 @@
 //! LIMIT, `collect`'s order). Every occurrence holds the same [`SharedCell`]; the first to run
 //! evaluates its input and keeps the batches, the others read them. Nothing above moves into
 //! it (no column pruning, predicate or limit pushdown), so all occurrences keep computing the
-//! same thing. A plan run again gets new cells ([`SharedSubplan::with_new_cells`]).
+//! same thing. A plan run again gets new cells ([`SharedSubplan::with_new_cells`]; a kept physical
+//! plan: `params::bind_physical_plan`).
 
 use arrow::array::RecordBatch;
 use datafusion::common::{DFSchemaRef, Result};

@@ -49,6 +49,22 @@ impl SharedSubplanExec {
             metrics: ExecutionPlanMetricsSet::new(),
         }
     }
+
+    /// This occurrence reading `cell` instead (a kept plan's new run: see
+    /// `operators::params::bind_physical_plan`).
+    pub fn with_cell(&self, cell: Arc<SharedCell>) -> Self {
+        Self {
+            cell,
+            metrics: ExecutionPlanMetricsSet::new(),
+            inner: self.inner.clone(),
+            cache: self.cache.clone(),
+            ..*self
+        }
+    }
+
+    pub fn cell(&self) -> &Arc<SharedCell> {
+        &self.cell
+    }
 }
 
 impl DisplayAs for SharedSubplanExec {
@@ -78,12 +94,15 @@ impl ExecutionPlan for SharedSubplanExec {
         self: Arc<Self>,
         children: Vec<Arc<dyn ExecutionPlan>>,
     ) -> Result<Arc<dyn ExecutionPlan>> {
-        Ok(Arc::new(Self::new(
-            super::only_child("SharedSubplanExec", children)?,
-            self.id,
-            self.consumers,
-            self.cell.clone(),
-        )))
+        // One partition of the input's schema, whatever the input: the properties stay.
+        Ok(Arc::new(Self {
+            inner: super::only_child("SharedSubplanExec", children)?,
+            id: self.id,
+            consumers: self.consumers,
+            cell: self.cell.clone(),
+            cache: self.cache.clone(),
+            metrics: ExecutionPlanMetricsSet::new(),
+        }))
     }
 
     fn benefits_from_input_partitioning(&self) -> Vec<bool> {

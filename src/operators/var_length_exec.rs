@@ -48,7 +48,7 @@ impl VarLengthExec {
     /// with fresh metrics and `fetch`.
     fn rebuilt(&self, input: Arc<dyn ExecutionPlan>, fetch: Option<usize>) -> Self {
         Self {
-            cache: super::streaming_properties(&self.schema, &input),
+            cache: super::streaming_properties_over(&self.cache, &self.schema, &input),
             input,
             spec: self.spec.clone(),
             schema: self.schema.clone(),

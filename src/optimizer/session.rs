@@ -132,6 +132,14 @@ pub fn session(options: &GraphOptions, counters: Arc<RuleCounters>) -> Result<Se
     cfg.options_mut()
         .execution
         .use_row_number_estimates_to_optimize_partitioning = true;
+    // Dynamic filters (a join's build-side bounds, a top-k's threshold, a min/max's bound)
+    // have no consumer among our scans, and a plan kept for reuse must carry no bound from
+    // one execution into the next.
+    let optimizer = &mut cfg.options_mut().optimizer;
+    optimizer.enable_dynamic_filter_pushdown = false;
+    optimizer.enable_join_dynamic_filter_pushdown = false;
+    optimizer.enable_topk_dynamic_filter_pushdown = false;
+    optimizer.enable_aggregate_dynamic_filter_pushdown = false;
     let mut runtime = datafusion::execution::runtime_env::RuntimeEnvBuilder::new();
     if let Some(bytes) = options.memory_limit {
         runtime = runtime.with_memory_limit(bytes, 1.0);

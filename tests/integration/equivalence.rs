@@ -340,6 +340,11 @@ async fn concurrent_callers_of_kept_plans_get_their_own_answers() {
         "MATCH (p:Person {id: $id})-[k:KNOWS]->(f:Person) WHERE f.age > $age RETURN f.id ORDER BY f.id",
         "MATCH (p:Person {id: $id})-[:KNOWS]->()-[:KNOWS]->(c:Person) RETURN count(DISTINCT c)",
         "MATCH (f:Forum)-[:HAS_MEMBER]->(p:Person) WHERE p.id = $id RETURN count(f)",
+        // Kept physically with operators that hold one execution's state (checked below): a
+        // top-k's heap, a shared subplan's rows, a join's build side, a window's row numbers.
+        "MATCH (p:Person {id: $id})-[:KNOWS]-(f:Person) OPTIONAL MATCH (f)-[:KNOWS]->(g:Person) WHERE g.age > $age RETURN f.id, count(g) AS n ORDER BY n DESC, f.id LIMIT 3",
+        "MATCH (p:Person {id: $id})-[:KNOWS*1..2]-(f:Person) WITH DISTINCT f WITH collect(f.id) AS ids OPTIONAL MATCH (x:Person) WHERE x.id IN ids RETURN count(x)",
+        "MATCH (p:Person {id: $id})-[:KNOWS]-(f:Person), (g:Person) WHERE g.age = f.age AND g <> f RETURN f.id, g.id ORDER BY f.id, g.id",
     ];
     let ids = fresh
         .query(
@@ -362,6 +367,15 @@ async fn concurrent_callers_of_kept_plans_get_their_own_answers() {
         })
         .collect();
     assert_eq!(bindings.len(), 40);
+    let mut kept = String::new();
+    for q in &queries[4..] {
+        let text = graph.explain(q, &bindings[0]).await.unwrap();
+        let at = text.find("== cached physical plan ==");
+        kept += &text[at.unwrap_or_else(|| panic!("{q}: not kept physically\n{text}"))..];
+    }
+    for operator in ["SortExec: TopK", "SharedSubplanExec", "HashJoinExec", "WindowAggExec"] {
+        assert!(kept.contains(operator), "{operator}\n{kept}");
+    }
     let mut expected = Vec::new();
     for q in queries {
         for b in &bindings {
