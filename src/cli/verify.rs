@@ -288,11 +288,19 @@ fn query(rng: &mut Rng, s: &Schema) -> Option<String> {
                 true => format!("{not}(a)-[:`{}`]->(:`{}`)", r.0, r.2),
                 false => format!("{not}(a)<-[:`{}`]-()", rng.pick(&into_a).0),
             },
-            // Between two bound nodes.
-            2 => match t_first(&pattern) {
-                t0 if t0.is_empty() => format!("{not}(a)--(n0)"),
-                t0 => format!("{not}(a)-[:`{t0}`]-(n0)"),
-            },
+            // Between two bound nodes (a CSR probe where one table matches), either way or
+            // both, tested or counted.
+            2 => {
+                let (l, r) = *rng.pick(&[("-", "->"), ("<-", "-"), ("-", "-")]);
+                let rel = match t_first(&pattern) {
+                    t0 if t0.is_empty() => String::new(),
+                    t0 => format!("[:`{t0}`]"),
+                };
+                match rng.chance(30) {
+                    true => format!("COUNT {{ (a){l}{rel}{r}(n0) }} > {}", rng.below(2)),
+                    false => format!("{not}(a){l}{rel}{r}(n0)"),
+                }
+            }
             3 => format!("COUNT {{ (a)-[:`{}`]->() }} > {}", r.0, rng.below(3)),
             _ => match far.is_empty() {
                 true => format!("{not}EXISTS {{ (a)-[:`{}`]->() }}", r.0),

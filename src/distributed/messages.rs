@@ -236,6 +236,7 @@ pub(super) struct ExpandMsg {
     close: Option<String>,
     target_filter: Option<Bytes>,
     edge_filter: Option<Bytes>,
+    count: Option<String>,
     data: DataMsg,
     schema: Bytes,
 }
@@ -252,6 +253,7 @@ impl ExpandMsg {
             close: n.close.clone(),
             target_filter: e.opt(&n.target_filter)?,
             edge_filter: e.opt(&n.edge_filter)?,
+            count: n.count.clone(),
             data: DataMsg::of(&n.data, e)?,
             schema: df_schema_bytes(&n.schema)?,
         })
@@ -269,6 +271,7 @@ impl ExpandMsg {
             close: self.close.clone(),
             target_filter: d.opt(&self.target_filter)?,
             edge_filter: d.opt(&self.edge_filter)?,
+            count: self.count.clone(),
             data: self.data.data(d)?,
             schema: df_schema(&self.schema)?,
         })

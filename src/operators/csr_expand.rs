@@ -69,6 +69,9 @@ pub struct CsrExpand {
     pub target_filter: Option<Expr>,
     /// Predicate over the relationship's own columns (output names), evaluated inside.
     pub edge_filter: Option<Expr>,
+    /// Counting a closing hop (an existence test between two bound nodes): each input row
+    /// once, with the number of its matching edges in this Int64 column, and no other.
+    pub count: Option<String>,
     pub data: CsrData,
     pub schema: DFSchemaRef,
 }
@@ -96,6 +99,7 @@ impl CsrExpand {
             close,
             target_filter: None,
             edge_filter: None,
+            count: None,
             data,
             schema: Arc::new(DFSchema::empty()),
         };
@@ -103,10 +107,27 @@ impl CsrExpand {
         Ok(n)
     }
 
-    /// Input columns, then the relationship's, then the target's.
+    /// Input columns, then the relationship's, then the target's (or the count).
     pub fn compute_schema(&self) -> Result<DFSchemaRef> {
+        if let Some(c) = &self.count {
+            let t = arrow::datatypes::DataType::Int64;
+            return super::extended_schema(&self.input, std::iter::once((c, &t)));
+        }
         let extra = self.edge.output().chain(self.target.output());
         super::extended_schema(&self.input, extra.map(|(_, o, t)| (o, t)))
+    }
+
+    /// This closing hop counting its matches per input row into `output` instead of
+    /// producing a row per match.
+    pub fn counting(mut self, output: String) -> Result<Self> {
+        if self.close.is_none() || self.target_filter.is_some() {
+            return datafusion::common::internal_err!("CsrExpand counts only a closing hop");
+        }
+        self.edge.take.clear();
+        self.target.take.clear();
+        self.count = Some(output);
+        self.schema = self.compute_schema()?;
+        Ok(self)
     }
 
     /// Output columns produced here (not passed through from the input).
@@ -115,6 +136,7 @@ impl CsrExpand {
             .output()
             .chain(self.target.output())
             .map(|(_, o, _)| o.clone())
+            .chain(self.count.clone())
             .collect()
     }
 
@@ -129,6 +151,7 @@ impl CsrExpand {
             &self.close,
             &self.target_filter,
             &self.edge_filter,
+            &self.count,
         )
     }
 }
@@ -175,6 +198,9 @@ impl super::UnaryNode for CsrExpand {
         }
         if let Some(p) = &self.edge_filter {
             write!(f, ", edge_filter={p}")?;
+        }
+        if let Some(c) = &self.count {
+            write!(f, ", counted -> {c}")?;
         }
         Ok(())
     }

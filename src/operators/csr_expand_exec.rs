@@ -100,6 +100,9 @@ pub struct ExpandSpec {
     pub target_var: String,
     pub edge_out: Vec<String>,
     pub target_out: Vec<String>,
+    /// Counting (a closing hop): each input row once, with its number of matches appended
+    /// (Int64) instead of a row per match.
+    pub count: bool,
 }
 
 #[derive(Debug)]
@@ -161,7 +164,14 @@ impl CsrExpandExec {
         if spec.key_idx >= n_in || spec.close_idx.is_some_and(|c| c >= n_in) {
             return datafusion::common::internal_err!("CsrExpandExec: key column out of range");
         }
-        if schema.fields().len() != n_in + spec.edge_take.len() + spec.target_take.len() {
+        let produced = if spec.count {
+            1
+        } else {
+            spec.edge_take.len() + spec.target_take.len()
+        };
+        if schema.fields().len() != n_in + produced
+            || (spec.count && (spec.close_idx.is_none() || spec.target_filter.is_some()))
+        {
             return datafusion::common::internal_err!(
                 "CsrExpandExec: schema does not match the take lists"
             );
@@ -313,6 +323,20 @@ impl ExpandSpec {
             retain(&mask, [&mut rows, &mut nbrs, &mut erows]);
         }
         c.rows_taken.add(rows.len());
+        if self.count {
+            let mut counts = vec![0i64; batch.num_rows()];
+            for &r in &rows {
+                counts[r as usize] += 1;
+            }
+            c.output_rows.add(batch.num_rows());
+            let mut cols = batch.columns().to_vec();
+            cols.push(Arc::new(arrow::array::Int64Array::from(counts)));
+            return Ok(RecordBatch::try_new_with_options(
+                schema.clone(),
+                cols,
+                &arrow::array::RecordBatchOptions::new().with_row_count(Some(batch.num_rows())),
+            )?);
+        }
         c.output_rows.add(rows.len());
         let n = rows.len();
         let rows = UInt32Array::from(rows);
@@ -349,7 +373,9 @@ impl DisplayAs for CsrExpandExec {
                 } else if s.orientations[0] {
                     write!(f, ", incoming")?;
                 }
-                if s.close_idx.is_some() {
+                if s.count {
+                    write!(f, ", close, counted")?;
+                } else if s.close_idx.is_some() {
                     write!(f, ", close")?;
                 } else {
                     write!(f, ", take={}[{}]", s.target_var, s.target_out.join(", "))?;

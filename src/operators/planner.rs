@@ -297,6 +297,7 @@ async fn expand_spec(
         key_name: n.key.clone(),
         edge_var: n.edge.var.clone(),
         target_var: n.target.var.clone(),
+        count: n.count.is_some(),
     })
 }
 

@@ -213,7 +213,11 @@ fn column_inequality(e: &Expr) -> Option<(String, String)> {
 
 fn csr(plan: &LogicalPlan) -> Option<&CsrExpand> {
     match plan {
-        LogicalPlan::Extension(Extension { node }) => node.as_any().downcast_ref::<CsrExpand>(),
+        // A counting hop keeps its input's rows: not a hop of a chain of matches.
+        LogicalPlan::Extension(Extension { node }) => node
+            .as_any()
+            .downcast_ref::<CsrExpand>()
+            .filter(|n| n.count.is_none()),
         _ => None,
     }
 }

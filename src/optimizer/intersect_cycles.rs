@@ -71,7 +71,11 @@ impl IntersectCycles {
 
 fn csr(plan: &LogicalPlan) -> Option<&CsrExpand> {
     match plan {
-        LogicalPlan::Extension(Extension { node }) => node.as_any().downcast_ref::<CsrExpand>(),
+        // A counting hop keeps its input's rows: not a hop of a chain of matches.
+        LogicalPlan::Extension(Extension { node }) => node
+            .as_any()
+            .downcast_ref::<CsrExpand>()
+            .filter(|n| n.count.is_none()),
         _ => None,
     }
 }
@@ -155,7 +159,7 @@ fn sink(close: &CsrExpand) -> Option<Result<LogicalPlan>> {
     };
     // The hop to move it below, and its input.
     let (below, hop): (&LogicalPlan, &dyn Fn(LogicalPlan) -> Result<LogicalPlan>) =
-        if let Some(x) = node.as_any().downcast_ref::<CsrExpand>() {
+        if let Some(x) = csr(cur) {
             (&x.input, &|i| Ok(extension(x.with_input(i)?)))
         } else if let Some(x) = node.as_any().downcast_ref::<CsrIntersect>() {
             (&x.input, &|i| Ok(extension(x.with_input(i)?)))

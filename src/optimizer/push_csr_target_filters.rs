@@ -68,7 +68,11 @@ fn is_column_only(p: &Projection) -> bool {
 
 fn csr_of(plan: &LogicalPlan) -> Option<&CsrExpand> {
     match plan {
-        LogicalPlan::Extension(Extension { node }) => node.as_any().downcast_ref::<CsrExpand>(),
+        // A counting hop keeps its input's rows: not a hop of a chain of matches.
+        LogicalPlan::Extension(Extension { node }) => node
+            .as_any()
+            .downcast_ref::<CsrExpand>()
+            .filter(|n| n.count.is_none()),
         _ => None,
     }
 }

@@ -149,6 +149,9 @@ pub fn estimate_rows(plan: &LogicalPlan) -> Option<f64> {
             } else if node.as_any().downcast_ref::<NodeLookup>().is_some() {
                 input(0)
             } else if let Some(n) = node.as_any().downcast_ref::<CsrExpand>() {
+                if n.count.is_some() {
+                    return input(0);
+                }
                 let nodes = n.data.near_keys.len().max(1) as f64;
                 let degree = n.data.index.table_rows as f64 / nodes * n.orientations.len() as f64;
                 let filtered = if n.target_filter.is_some() || n.edge_filter.is_some() {

@@ -14,6 +14,7 @@ use super::expr::{col, empty_list, ExprCtx};
 use super::scope::Binding;
 use super::{Lowerer, State};
 use crate::error::Result;
+use crate::operators::csr_expand::CsrExpand;
 use crate::operators::shared::SharedSubplan;
 use crate::sem_err;
 use arrow::datatypes::DataType;
@@ -21,8 +22,11 @@ use cypher::ast::{self, Clause, ExprKind, SubqueryKind};
 use datafusion::common::JoinType;
 use datafusion::functions::expr_fn as f;
 use datafusion::functions_aggregate::expr_fn as af;
-use datafusion::logical_expr::{lit, when, Expr, ExprFunctionExt, LogicalPlanBuilder};
+use datafusion::logical_expr::{
+    lit, when, Expr, ExprFunctionExt, Extension, LogicalPlan, LogicalPlanBuilder,
+};
 use std::collections::{HashMap, HashSet};
+use std::sync::Arc;
 
 impl<'c> Lowerer<'c> {
     /// `exprs` with every pattern expression and subquery in them replaced by a variable
@@ -44,24 +48,15 @@ impl<'c> Lowerer<'c> {
         if readers == 0 {
             return Ok(st);
         }
-        let one_process = self.options.one_process && !st.unit;
-        let row = one_process.then(|| self.fresh("row"));
-        let mut plan = st.plan;
-        if let Some(row) = &row {
-            let n = datafusion::functions_window::expr_fn::row_number().alias(row);
-            plan = LogicalPlanBuilder::from(plan).window(vec![n])?.build()?;
-            let id = self.fresh_id();
-            plan = SharedSubplan::once(plan, id, readers + 1);
-        }
-        let base = Base {
-            plan: plan.clone(),
-            row: row.clone(),
+        let mut base = Base {
+            plan: None,
+            row: None,
+            readers,
         };
-        let mut st = State { plan, ..st };
         for e in exprs.iter_mut() {
-            self.replace_subqueries(&mut st, &base, e, &[])?;
+            self.replace_subqueries(&mut st, &mut base, e, &[])?;
         }
-        if let Some(row) = &row {
+        if let Some(row) = &base.row {
             let kept: Vec<Expr> = st
                 .columns()
                 .iter()
@@ -107,11 +102,105 @@ impl<'c> Lowerer<'c> {
         Ok((st, p))
     }
 
+    /// The input the subqueries read, made when the first one needs it (a CSR probe does
+    /// not): `st`'s rows numbered and shared, in one process; `st` then reads that too.
+    fn init_base(&mut self, st: &mut State, base: &mut Base) -> Result<()> {
+        if base.plan.is_some() {
+            return Ok(());
+        }
+        if self.options.one_process && !st.unit {
+            let row = self.fresh("row");
+            let n = datafusion::functions_window::expr_fn::row_number().alias(&row);
+            let plan = LogicalPlanBuilder::from(st.plan.clone())
+                .window(vec![n])?
+                .build()?;
+            let id = self.fresh_id();
+            st.plan = SharedSubplan::once(plan, id, base.readers + 1);
+            base.row = Some(row);
+        }
+        base.plan = Some(st.plan.clone());
+        Ok(())
+    }
+
+    /// An existence or count test of one relationship between two bound nodes
+    /// (`(a)-[:T]->(b)`, `COUNT { (a)-[:T]-(b) }`) as a CSR probe: the hop lowered over `st`
+    /// itself, closing onto the bound node and counting its matches per row, instead of the
+    /// apply a subquery is. `None` where the pattern is anything more (labels, properties,
+    /// a WHERE, a relationship variable, several types or tables, the join path).
+    fn probe_column(
+        &mut self,
+        st: &State,
+        kind: SubqueryKind,
+        body: &ast::SingleQuery,
+    ) -> Result<Option<(State, String)>> {
+        if !matches!(kind, SubqueryKind::Exists | SubqueryKind::Count) {
+            return Ok(None);
+        }
+        let [c @ Clause::Match(m)] = body.clauses.as_slice() else {
+            return Ok(None);
+        };
+        let ([p], None, false) = (m.patterns.as_slice(), &m.where_, m.optional) else {
+            return Ok(None);
+        };
+        let [(rel, end)] = p.steps.as_slice() else {
+            return Ok(None);
+        };
+        let bound = |n: &ast::NodePattern| {
+            n.labels.is_empty()
+                && n.label_expr.is_none()
+                && n.props.is_none()
+                && n.var
+                    .as_ref()
+                    .is_some_and(|v| matches!(st.scope.get(&v.name), Some(Binding::Node { .. })))
+        };
+        let plain_rel = rel.var.is_none() && rel.length.is_none() && rel.props.is_none();
+        if p.name.is_some() || p.shortest.is_some() || !plain_rel || !bound(&p.start) || !bound(end)
+        {
+            return Ok(None);
+        }
+        let input = State {
+            plan: st.plan.clone(),
+            scope: st.scope.clone(),
+            unit: st.unit,
+        };
+        let Ok(matched) = self.lower_clause(input, c) else {
+            return Ok(None);
+        };
+        let LogicalPlan::Extension(ext) = &matched.plan else {
+            return Ok(None);
+        };
+        let Some(hop) = ext.node.as_any().downcast_ref::<CsrExpand>() else {
+            return Ok(None);
+        };
+        let probe = hop.close.is_some()
+            && hop.target_filter.is_none()
+            && hop.edge_filter.is_none()
+            && hop.input == st.plan;
+        if !probe {
+            return Ok(None);
+        }
+        let count = self.fresh("sub");
+        let node = hop.clone().counting(count.clone())?;
+        let plan = LogicalPlan::Extension(Extension {
+            node: Arc::new(node),
+        });
+        let result = match kind {
+            SubqueryKind::Count => col(&count),
+            _ => col(&count).gt(lit(0i64)),
+        };
+        Ok(Some(self.bind_result(
+            plan,
+            st.scope.clone(),
+            &count,
+            result,
+        )?))
+    }
+
     /// One expression, with `locals` the variables of enclosing comprehensions.
     fn replace_subqueries(
         &mut self,
         st: &mut State,
-        base: &Base,
+        base: &mut Base,
         e: &mut ast::Expr,
         locals: &[String],
     ) -> Result<()> {
@@ -145,6 +234,12 @@ impl<'c> Lowerer<'c> {
                     crate::binder::names::unescape(v)
                 );
             }
+            if let Some((next, name)) = self.probe_column(st, kind, &body)? {
+                *st = next;
+                *e = ast::Expr::new(ExprKind::Variable(name), e.span);
+                return Ok(());
+            }
+            self.init_base(st, base)?;
             let column =
                 self.subquery_column(std::mem::replace(st, placeholder()), base, kind, &body);
             let (next, name) = column?;
@@ -181,6 +276,7 @@ impl<'c> Lowerer<'c> {
                 }
                 let (var, list) = (var.clone(), (**list).clone());
                 let (filter, map) = (filter.as_deref().cloned(), map.as_deref().cloned());
+                self.init_base(st, base)?;
                 let taken = std::mem::replace(st, placeholder());
                 let (next, name) =
                     self.comprehension_column(taken, base, &var, &list, filter, map, e.span)?;
@@ -227,7 +323,7 @@ impl<'c> Lowerer<'c> {
         let (elements, keys) = match &base.row {
             Some(row) => {
                 let rows = State {
-                    plan: base.plan.clone(),
+                    plan: base.plan().clone(),
                     scope: st.scope.clone(),
                     unit: false,
                 };
@@ -249,7 +345,7 @@ impl<'c> Lowerer<'c> {
                     (unit, vec![])
                 } else {
                     let (inner, _, keys) =
-                        self.optional_input(&st.scope, &used, &base.plan, &None)?;
+                        self.optional_input(&st.scope, &used, base.plan(), &None)?;
                     (inner, keys)
                 }
             }
@@ -621,7 +717,7 @@ impl<'c> Lowerer<'c> {
             let unit = State::unit()?;
             (unit, vec![])
         } else {
-            let (inner, _, join_keys) = self.optional_input(&st.scope, &used, &base.plan, &row)?;
+            let (inner, _, join_keys) = self.optional_input(&st.scope, &used, base.plan(), &row)?;
             (inner, join_keys)
         };
         // What every WITH of the subquery passes on: the row number, or the outer variables.
@@ -804,10 +900,18 @@ impl<'c> Lowerer<'c> {
 }
 
 /// The input the subqueries of one clause read: evaluated once, its rows numbered (in one
-/// process).
+/// process); made by the first subquery that needs it (`Lowerer::init_base`).
 struct Base {
-    plan: datafusion::logical_expr::LogicalPlan,
+    plan: Option<datafusion::logical_expr::LogicalPlan>,
     row: Option<String>,
+    /// How many subqueries read it (an estimate: the shared subplan's readers).
+    readers: usize,
+}
+
+impl Base {
+    fn plan(&self) -> &datafusion::logical_expr::LogicalPlan {
+        self.plan.as_ref().expect("made before a subquery reads it")
+    }
 }
 
 /// `startNode(x)` / `endNode(x)`: (x, whether the start).

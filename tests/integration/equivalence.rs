@@ -373,7 +373,12 @@ async fn concurrent_callers_of_kept_plans_get_their_own_answers() {
         let at = text.find("== cached physical plan ==");
         kept += &text[at.unwrap_or_else(|| panic!("{q}: not kept physically\n{text}"))..];
     }
-    for operator in ["SortExec: TopK", "SharedSubplanExec", "HashJoinExec", "WindowAggExec"] {
+    for operator in [
+        "SortExec: TopK",
+        "SharedSubplanExec",
+        "HashJoinExec",
+        "WindowAggExec",
+    ] {
         assert!(kept.contains(operator), "{operator}\n{kept}");
     }
     let mut expected = Vec::new();

@@ -256,3 +256,47 @@ async fn subplans_are_not_shared_when_it_would_not_pay_or_not_be_safe() {
         .unwrap();
     assert!(!e.contains("SharedSubplan"), "{e}");
 }
+
+/// A pattern predicate or COUNT between two bound nodes over one relationship table is a CSR
+/// probe: the hop closes onto the bound node and counts its matches per row, with no
+/// join back, no distinct keys and no shared input. Its answers are the MATCH's.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn existence_between_bound_nodes_is_a_csr_probe() {
+    let g = common::sample().await;
+    let cases = [
+        (
+            "MATCH (a:Person {id: $id}), (b:Person) WHERE (a)-[:KNOWS]-(b) RETURN count(b)",
+            "MATCH (a:Person {id: $id})-[:KNOWS]-(b:Person) RETURN count(DISTINCT b)",
+        ),
+        (
+            "MATCH (a:Person {id: $id}), (b:Person) WHERE NOT (b)-[:KNOWS]->(a) RETURN count(b)",
+            "MATCH (a:Person {id: $id}), (b:Person) OPTIONAL MATCH (b)-[k:KNOWS]->(a) WITH b, k WHERE k IS NULL RETURN count(b)",
+        ),
+        (
+            "MATCH (a:Person {id: $id})-[:KNOWS]->(b:Person) RETURN sum(COUNT { (b)<-[:KNOWS]-(a) })",
+            "MATCH (a:Person {id: $id})-[:KNOWS]->(b:Person) RETURN count(*)",
+        ),
+        (
+            "MATCH (a:Person {id: $id}) OPTIONAL MATCH (a)-[:KNOWS]->(n:Person) WHERE n.age > 30 RETURN count(*), sum(COUNT { (a)-[:KNOWS]-(n) })",
+            "MATCH (a:Person {id: $id}) OPTIONAL MATCH (a)-[:KNOWS]->(n:Person) WHERE n.age > 30 OPTIONAL MATCH (a)-[k:KNOWS]-(n) WITH a, n, count(k) AS c RETURN count(*), sum(c)",
+        ),
+    ];
+    for (probe, plain) in cases {
+        let text = g.explain_analyze(probe, &by_id(1)).await.unwrap();
+        // The OPTIONAL MATCH joins; the tests add no join of their own.
+        let joins = probe.matches("OPTIONAL MATCH").count();
+        assert!(
+            text.contains("close, counted") && text.matches("HashJoinExec").count() == joins,
+            "{probe}\n{text}"
+        );
+        for id in 1..=6 {
+            let got = common::rows(&g.query(probe, &by_id(id)).await.unwrap());
+            let want = common::rows(&g.query(plain, &by_id(id)).await.unwrap());
+            assert_eq!(got, want, "{probe} with id {id}");
+        }
+    }
+}
+
+fn by_id(id: i64) -> Params {
+    Params::from([("id".to_string(), lance_csr::param(id))])
+}
