@@ -1,9 +1,9 @@
 //! Query parameters inside cached plans. A cached plan keeps each scalar parameter as a typed
 //! `Expr::Placeholder`; before it runs, either every placeholder becomes a literal of the
 //! call's value ([`bind_logical`], then physical planning as usual), or, where placeholders
-//! stand only inside the graph operators, the physical plan is kept and the operators take
-//! the values when it runs ([`bind_physical_plan`]: each operator compiled a placeholder to a
-//! [`ParamExpr`], which it replaces by the value's literal).
+//! stand inside the graph operators, projections and filters, the physical plan is kept and
+//! the operators take the values when it runs ([`bind_physical_plan`]: each placeholder was
+//! compiled to a [`ParamExpr`], which is replaced by the value's literal).
 
 use super::node::GraphNode;
 use super::shared::SharedCell;
@@ -114,7 +114,8 @@ pub fn bind_logical(plan: &LogicalPlan, values: &ParamValues) -> Result<LogicalP
 /// How a lowered plan can be reused for other parameter values.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Reuse {
-    /// Placeholders only inside the graph operators (or none): the physical plan is kept.
+    /// The physical plan is kept: placeholders (if any) only inside the graph operators,
+    /// projections and filters.
     Physical,
     /// The optimized logical plan is kept; each execution binds it (new cells for its shared
     /// subplans) and plans it physically.
@@ -147,7 +148,9 @@ pub fn calls_unstable_function(plan: &LogicalPlan) -> bool {
     found
 }
 
-/// How an optimized plan can be reused ([`Reuse::Physical`] at best).
+/// How an optimized plan can be reused ([`Reuse::Physical`] at best): [`Reuse::Logical`]
+/// where DataFusion's nodes read placeholders (the physical plan may still be kept after
+/// [`mark_params`] and [`params_in_place`]).
 pub fn reuse_of_optimized(plan: &LogicalPlan) -> Reuse {
     let mut reuse = Reuse::Physical;
     let _ = plan.apply_with_subqueries(|node| {
@@ -233,7 +236,7 @@ pub fn bind_physical_plan(
     plan: &Arc<dyn ExecutionPlan>,
     values: Arc<ParamValues>,
 ) -> Result<Arc<dyn ExecutionPlan>> {
-    let state: Arc<dyn std::any::Any + Send + Sync> = values;
+    let state: Arc<dyn std::any::Any + Send + Sync> = values.clone();
     let mut cells: Vec<(*const SharedCell, Arc<SharedCell>)> = Vec::new();
     Ok(plan
         .clone()
@@ -255,6 +258,14 @@ pub fn bind_physical_plan(
             }
             if RESET_EXECS.contains(&p.name()) {
                 return Ok(Transformed::yes(p.reset_state()?));
+            }
+            // A projection or filter of DataFusion's reading parameters (`params_in_place`).
+            let bind = |e: &Arc<dyn PhysicalExpr>| match has_param_expr(e) {
+                true => bind_physical(e, &values).map(Transformed::yes),
+                false => Ok(Transformed::no(e.clone())),
+            };
+            if let Some(bound) = map_own_exprs(&p, &bind)? {
+                return Ok(Transformed::yes(bound));
             }
             Ok(Transformed::no(p))
         })?
@@ -366,4 +377,159 @@ impl PhysicalExpr for ParamExpr {
     fn fmt_sql(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "{}", self.id)
     }
+}
+
+/// Name of [`ParamCall`]: a parameter inside a DataFusion node of a plan to keep physically.
+const PARAM_CALL: &str = "cypher_param";
+
+/// A parameter in one of DataFusion's nodes while the plan is planned physically: a call
+/// (`cypher_param('$id', <typed null>)`), volatile so that nothing treats it as a constant
+/// (no folding, no constant columns in the equivalence properties), turned into a
+/// [`ParamExpr`] once planned ([`params_in_place`]). Evaluating it is an error.
+#[derive(Debug, PartialEq, Eq, Hash)]
+struct ParamCall {
+    signature: datafusion::logical_expr::Signature,
+}
+
+impl datafusion::logical_expr::ScalarUDFImpl for ParamCall {
+    fn name(&self) -> &str {
+        PARAM_CALL
+    }
+
+    fn signature(&self) -> &datafusion::logical_expr::Signature {
+        &self.signature
+    }
+
+    fn return_type(&self, args: &[DataType]) -> Result<DataType> {
+        args.get(1)
+            .cloned()
+            .ok_or_else(|| DataFusionError::Internal(format!("{PARAM_CALL} takes two arguments")))
+    }
+
+    fn invoke_with_args(
+        &self,
+        _args: datafusion::logical_expr::ScalarFunctionArgs,
+    ) -> Result<ColumnarValue> {
+        Err(DataFusionError::Internal(format!(
+            "{PARAM_CALL} was not replaced before execution"
+        )))
+    }
+}
+
+/// `plan` with each placeholder in DataFusion's nodes a [`ParamCall`] (our nodes compile
+/// theirs through [`compile_marked`]), for planning a physical plan to keep.
+pub fn mark_params(plan: &LogicalPlan) -> Result<LogicalPlan> {
+    use datafusion::logical_expr::{ScalarUDF, Signature, Volatility};
+    let udf = Arc::new(ScalarUDF::new_from_impl(ParamCall {
+        signature: Signature::any(2, Volatility::Volatile),
+    }));
+    Ok(plan
+        .clone()
+        .transform_up(|node| {
+            if GraphNode::of_plan(&node).is_some() {
+                return Ok(Transformed::no(node));
+            }
+            node.map_expressions(|e| {
+                e.transform(|e| {
+                    Ok(match e {
+                        Expr::Placeholder(p) => {
+                            let t = placeholder_type(&p.field, &p.id)?;
+                            let args = vec![
+                                Expr::Literal(ScalarValue::Utf8(Some(p.id.clone())), None),
+                                Expr::Literal(ScalarValue::try_from(&t)?, None),
+                            ];
+                            Transformed::yes(Expr::ScalarFunction(
+                                datafusion::logical_expr::expr::ScalarFunction::new_udf(
+                                    udf.clone(),
+                                    args,
+                                ),
+                            ))
+                        }
+                        other => Transformed::no(other),
+                    })
+                })
+            })
+        })?
+        .data)
+}
+
+/// `e` with each [`ParamCall`] a [`ParamExpr`].
+fn calls_to_params(e: &Arc<dyn PhysicalExpr>) -> Result<Transformed<Arc<dyn PhysicalExpr>>> {
+    use datafusion::physical_expr::ScalarFunctionExpr;
+    Arc::clone(e).transform(|p| {
+        let Some(call) = p.downcast_ref::<ScalarFunctionExpr>() else {
+            return Ok(Transformed::no(p));
+        };
+        if call.name() != PARAM_CALL {
+            return Ok(Transformed::no(p));
+        }
+        let id = match call
+            .args()
+            .first()
+            .and_then(|a| a.downcast_ref::<Literal>())
+        {
+            Some(l) => match l.value() {
+                ScalarValue::Utf8(Some(id)) => id.clone(),
+                _ => return datafusion::common::internal_err!("{PARAM_CALL} without an id"),
+            },
+            None => return datafusion::common::internal_err!("{PARAM_CALL} without an id"),
+        };
+        Ok(Transformed::yes(Arc::new(ParamExpr {
+            id,
+            data_type: call.return_type().clone(),
+        }) as Arc<dyn PhysicalExpr>))
+    })
+}
+
+/// A projection or filter over new expressions (`map` of each); `None` for other operators.
+fn map_own_exprs(
+    p: &Arc<dyn ExecutionPlan>,
+    map: &dyn Fn(&Arc<dyn PhysicalExpr>) -> Result<Transformed<Arc<dyn PhysicalExpr>>>,
+) -> Result<Option<Arc<dyn ExecutionPlan>>> {
+    use datafusion::physical_plan::filter::{FilterExec, FilterExecBuilder};
+    use datafusion::physical_plan::projection::{ProjectionExec, ProjectionExpr};
+    if let Some(x) = p.downcast_ref::<ProjectionExec>() {
+        let mut changed = false;
+        let mut exprs = Vec::new();
+        for e in x.expr() {
+            let t = map(&e.expr)?;
+            changed |= t.transformed;
+            exprs.push(ProjectionExpr::new(t.data, e.alias.clone()));
+        }
+        return Ok(match changed {
+            true => Some(Arc::new(ProjectionExec::try_new(exprs, x.input().clone())?)),
+            false => None,
+        });
+    }
+    if let Some(x) = p.downcast_ref::<FilterExec>() {
+        let t = map(x.predicate())?;
+        return Ok(match t.transformed {
+            true => Some(Arc::new(
+                FilterExecBuilder::from(x).with_predicate(t.data).build()?,
+            )),
+            false => None,
+        });
+    }
+    Ok(None)
+}
+
+/// The physical plan of a [`mark_params`]ed plan with every [`ParamCall`] a [`ParamExpr`]
+/// bound per run; `None` when one sits where it can't be replaced (only projections and
+/// filters are rebuilt).
+pub fn params_in_place(plan: Arc<dyn ExecutionPlan>) -> Result<Option<Arc<dyn ExecutionPlan>>> {
+    let plan = plan
+        .transform_up(|p| {
+            Ok(match map_own_exprs(&p, &calls_to_params)? {
+                Some(q) => Transformed::yes(q),
+                None => Transformed::no(p),
+            })
+        })?
+        .data;
+    // Anywhere else (a sort key, an aggregate's argument, a join filter): not kept. Every
+    // operator shows its expressions in EXPLAIN's form.
+    let shown = datafusion::physical_plan::displayable(plan.as_ref())
+        .indent(true)
+        .to_string();
+    let left = shown.contains(&format!("{PARAM_CALL}("));
+    Ok((!left).then_some(plan))
 }

@@ -19,8 +19,8 @@ use crate::csr::GraphIndexes;
 use crate::error::{Error, Result};
 use crate::functions::value::Value;
 use crate::operators::params::{
-    bind_logical, bind_physical_plan, calls_unstable_function, physical_reusable,
-    reuse_of_optimized, Reuse,
+    bind_logical, bind_physical_plan, calls_unstable_function, mark_params, params_in_place,
+    physical_reusable, reuse_of_optimized, Reuse,
 };
 #[cfg(feature = "distributed")]
 use crate::optimizer::session::cluster_options;

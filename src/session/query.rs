@@ -108,10 +108,22 @@ impl Graph {
         if reuse == Reuse::None {
             return self.plan_bound(query, params).await;
         }
+        // Parameters in DataFusion's nodes: planned as calls, then read as the plan starts.
+        let template = match reuse {
+            Reuse::Logical => mark_params(&optimized).ok(),
+            _ => Some(optimized.clone()),
+        };
         let mut physical = None;
-        if reuse == Reuse::Physical {
-            match physical_plan(&state, &optimized).await {
-                Ok(p) if physical_reusable(&p) => physical = Some(p),
+        if let Some(template) = template {
+            let planned = match physical_plan(&state, &template).await {
+                Ok(p) => params_in_place(p).ok().flatten(),
+                Err(_) => None,
+            };
+            match planned {
+                Some(p) if physical_reusable(&p) => {
+                    physical = Some(p);
+                    reuse = Reuse::Physical;
+                }
                 _ => reuse = Reuse::Logical,
             }
         }

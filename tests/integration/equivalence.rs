@@ -345,6 +345,8 @@ async fn concurrent_callers_of_kept_plans_get_their_own_answers() {
         "MATCH (p:Person {id: $id})-[:KNOWS]-(f:Person) OPTIONAL MATCH (f)-[:KNOWS]->(g:Person) WHERE g.age > $age RETURN f.id, count(g) AS n ORDER BY n DESC, f.id LIMIT 3",
         "MATCH (p:Person {id: $id})-[:KNOWS*1..2]-(f:Person) WITH DISTINCT f WITH collect(f.id) AS ids OPTIONAL MATCH (x:Person) WHERE x.id IN ids RETURN count(x)",
         "MATCH (p:Person {id: $id})-[:KNOWS]-(f:Person), (g:Person) WHERE g.age = f.age AND g <> f RETURN f.id, g.id ORDER BY f.id, g.id",
+        // Parameters in DataFusion's projections and filters, read as the kept plan starts.
+        "MATCH (p:Person {id: $id})-[:KNOWS]-(f:Person) WITH f, CASE WHEN f.age < $age THEN 1 ELSE 0 END AS young WITH sum(young) AS y, count(*) AS n WHERE n > $age % 4 RETURN y, n",
     ];
     let ids = fresh
         .query(
@@ -378,6 +380,8 @@ async fn concurrent_callers_of_kept_plans_get_their_own_answers() {
         "SharedSubplanExec",
         "HashJoinExec",
         "WindowAggExec",
+        "< $age THEN",
+        "> $age % 4",
     ] {
         assert!(kept.contains(operator), "{operator}\n{kept}");
     }
