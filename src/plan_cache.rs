@@ -176,8 +176,16 @@ mod tests {
         // Another kind of value: another plan.
         let s = Params::from([("id".to_string(), param("1"))]);
         assert!(cache_line(&g, hop, &s).await.starts_with("miss"));
-        // A parameter in DataFusion's own nodes: the optimized plan is kept.
-        let sorted = "MATCH (p:Person) WHERE p.age > $id RETURN p.id ORDER BY p.id";
+        // A parameter in DataFusion's filters and projections: the physical plan is kept.
+        let filtered = "MATCH (p:Person) WHERE p.age > $id RETURN p.id, p.age - $id ORDER BY p.id";
+        assert!(cache_line(&g, filtered, &id)
+            .await
+            .starts_with("miss: planned and cached; the physical plan"));
+        assert!(cache_line(&g, filtered, &other)
+            .await
+            .starts_with("hit: the physical plan"));
+        // Elsewhere in DataFusion's nodes (a sort key): the optimized plan is kept.
+        let sorted = "MATCH (p:Person) RETURN p.id ORDER BY p.age * $id, p.id";
         assert!(cache_line(&g, sorted, &id)
             .await
             .contains("the optimized plan is bound"));
