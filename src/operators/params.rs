@@ -184,7 +184,7 @@ const REUSABLE_EXECS: &[&str] = &[
     "EmptyExec",
     "PlaceholderRowExec",
     "DataSourceExec",
-    "LanceRead",
+    "FilteredReadExec",
     "KeyStatisticsExec",
     "NodeLookupExec",
     "CsrExpandExec",
@@ -201,11 +201,12 @@ const REUSABLE_EXECS: &[&str] = &[
     "NestedLoopJoinExec",
     "BoundedWindowAggExec",
     "WindowAggExec",
+    "UnnestExec",
 ];
 
 /// The operators that keep state from one execution to the next (a repartition's channels,
-/// a join's build side, a top-k's heap bound), reset by `ExecutionPlan::reset_state` before
-/// each execution of a kept plan.
+/// a join's build side, a top-k's heap bound, a Lance scan's stream shared by its
+/// partitions), reset by `ExecutionPlan::reset_state` before each execution of a kept plan.
 const RESET_EXECS: &[&str] = &[
     "RepartitionExec",
     "HashJoinExec",
@@ -213,6 +214,7 @@ const RESET_EXECS: &[&str] = &[
     "NestedLoopJoinExec",
     "SortExec",
     "SortExec(TopK)",
+    "FilteredReadExec",
 ];
 
 /// Whether every operator of `plan` may be executed again ([`REUSABLE_EXECS`]).

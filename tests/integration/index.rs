@@ -411,3 +411,47 @@ async fn deferred_indexes_answer_like_eager_ones() {
     let plan = eager.explain(q, &Params::new()).await.unwrap();
     assert!(plan.contains("CsrExpandExec"), "{plan}");
 }
+
+/// Plans over Lance scans kept physically run again: each run reads the datasets anew (the
+/// scan's stream, shared by its partitions, is made per run), one after the other and at once,
+/// and answers as a graph without a plan cache.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn kept_plans_read_lance_scans_afresh_each_run() {
+    let (_dir, cfg) = sample_on_disk().await;
+    let g = Graph::open(&cfg).await.unwrap();
+    let fresh = g
+        .with_options(g.options().clone().with_plan_cache(false))
+        .await
+        .unwrap();
+    let queries = [
+        "MATCH (p:Person {id: $id})-[:KNOWS]-(f:Person), (g:Person) WHERE g.age > f.age RETURN f.id, count(g) ORDER BY f.id",
+        "MATCH (p:Person {id: $id}), (f:Forum) RETURN p.firstName, count(f), min(f.id), max(f.id)",
+    ];
+    for q in queries {
+        let by_id = |id: i64| Params::from([("id".to_string(), lance_csr::param(id))]);
+        let text = g.explain(q, &by_id(1)).await.unwrap();
+        let kept = &text[text
+            .find("== cached physical plan ==")
+            .unwrap_or_else(|| panic!("{q}: not kept physically\n{text}"))..];
+        assert!(kept.contains("LanceRead"), "{kept}");
+        let mut expected = Vec::new();
+        for id in 1..=6 {
+            expected.push(lance_csr::rows(&fresh.query(q, &by_id(id)).await.unwrap()));
+        }
+        for round in 0..2 {
+            for id in 1..=6 {
+                let got = lance_csr::rows(&g.query(q, &by_id(id)).await.unwrap());
+                assert_eq!(
+                    got,
+                    expected[id as usize - 1],
+                    "{q} with id {id}, round {round}"
+                );
+            }
+        }
+        let runs = (1..=6).map(|id| {
+            let (g, p) = (&g, by_id(id));
+            async move { lance_csr::rows(&g.query(q, &p).await.unwrap()) }
+        });
+        assert_eq!(futures::future::join_all(runs).await, expected, "{q}");
+    }
+}
