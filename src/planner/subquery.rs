@@ -323,7 +323,7 @@ impl<'c> Lowerer<'c> {
         let (elements, keys) = match &base.row {
             Some(row) => {
                 let rows = State {
-                    plan: base.plan().clone(),
+                    plan: base.plan()?.clone(),
                     scope: st.scope.clone(),
                     unit: false,
                 };
@@ -345,7 +345,7 @@ impl<'c> Lowerer<'c> {
                     (unit, vec![])
                 } else {
                     let (inner, _, keys) =
-                        self.optional_input(&st.scope, &used, base.plan(), &None)?;
+                        self.optional_input(&st.scope, &used, base.plan()?, &None)?;
                     (inner, keys)
                 }
             }
@@ -717,7 +717,8 @@ impl<'c> Lowerer<'c> {
             let unit = State::unit()?;
             (unit, vec![])
         } else {
-            let (inner, _, join_keys) = self.optional_input(&st.scope, &used, base.plan(), &row)?;
+            let (inner, _, join_keys) =
+                self.optional_input(&st.scope, &used, base.plan()?, &row)?;
             (inner, join_keys)
         };
         // What every WITH of the subquery passes on: the row number, or the outer variables.
@@ -909,8 +910,11 @@ struct Base {
 }
 
 impl Base {
-    fn plan(&self) -> &datafusion::logical_expr::LogicalPlan {
-        self.plan.as_ref().expect("made before a subquery reads it")
+    /// Made by `Lowerer::init_base` before any subquery reads it.
+    fn plan(&self) -> Result<&datafusion::logical_expr::LogicalPlan> {
+        self.plan
+            .as_ref()
+            .ok_or_else(|| crate::error::Error::Internal("a subquery's input not made".into()))
     }
 }
 
