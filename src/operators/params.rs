@@ -6,7 +6,7 @@
 //! compiled to a [`ParamExpr`], which is replaced by the value's literal).
 
 use super::node::GraphNode;
-use super::shared::SharedCell;
+use super::shared::NewCells;
 use super::shared_exec::SharedSubplanExec;
 use arrow::array::RecordBatch;
 use arrow::datatypes::{DataType, FieldRef, Schema};
@@ -165,9 +165,10 @@ pub fn reuse_of_optimized(plan: &LogicalPlan) -> Reuse {
     reuse
 }
 
-/// The physical operators a kept physical plan may hold: each runs again as often as asked,
-/// keeping nothing from one execution to the next, or is made anew for each execution by
-/// [`bind_physical_plan`] ([`RESET_EXECS`], shared subplans, operators holding parameters).
+/// The physical operators a kept physical plan may hold besides [`RESET_EXECS`]: each runs
+/// again as often as asked, keeping nothing from one execution to the next, or is made anew
+/// for each execution by [`bind_physical_plan`] (shared subplans, operators holding
+/// parameters).
 /// Dynamic filters, which would carry bounds from one execution into the next, are off in
 /// our sessions (`optimizer::session`).
 const REUSABLE_EXECS: &[&str] = &[
@@ -176,7 +177,6 @@ const REUSABLE_EXECS: &[&str] = &[
     "CoalesceBatchesExec",
     "CooperativeExec",
     "CoalescePartitionsExec",
-    "RepartitionExec",
     "GlobalLimitExec",
     "LocalLimitExec",
     "AggregateExec",
@@ -184,7 +184,6 @@ const REUSABLE_EXECS: &[&str] = &[
     "EmptyExec",
     "PlaceholderRowExec",
     "DataSourceExec",
-    "FilteredReadExec",
     "KeyStatisticsExec",
     "NodeLookupExec",
     "CsrExpandExec",
@@ -193,12 +192,7 @@ const REUSABLE_EXECS: &[&str] = &[
     "ConstRowExec",
     "CsrIntersectExec",
     "SharedSubplanExec",
-    "SortExec",
-    "SortExec(TopK)",
     "SortPreservingMergeExec",
-    "HashJoinExec",
-    "CrossJoinExec",
-    "NestedLoopJoinExec",
     "BoundedWindowAggExec",
     "WindowAggExec",
     "UnnestExec",
@@ -217,11 +211,12 @@ const RESET_EXECS: &[&str] = &[
     "FilteredReadExec",
 ];
 
-/// Whether every operator of `plan` may be executed again ([`REUSABLE_EXECS`]).
+/// Whether every operator of `plan` may be executed again ([`REUSABLE_EXECS`],
+/// [`RESET_EXECS`]).
 pub fn physical_reusable(plan: &Arc<dyn ExecutionPlan>) -> bool {
     let mut ok = true;
     let _ = plan.apply(|p| {
-        if !REUSABLE_EXECS.contains(&p.name()) {
+        if !REUSABLE_EXECS.contains(&p.name()) && !RESET_EXECS.contains(&p.name()) {
             ok = false;
             return Ok(TreeNodeRecursion::Stop);
         }
@@ -239,20 +234,12 @@ pub fn bind_physical_plan(
     values: Arc<ParamValues>,
 ) -> Result<Arc<dyn ExecutionPlan>> {
     let state: Arc<dyn std::any::Any + Send + Sync> = values.clone();
-    let mut cells: Vec<(*const SharedCell, Arc<SharedCell>)> = Vec::new();
+    let mut cells = NewCells::default();
     Ok(plan
         .clone()
         .transform_up(|p| {
             if let Some(s) = p.downcast_ref::<SharedSubplanExec>() {
-                let old = Arc::as_ptr(s.cell());
-                let cell = match cells.iter().find(|(c, _)| *c == old) {
-                    Some((_, c)) => c.clone(),
-                    None => {
-                        let c = Arc::new(SharedCell::default());
-                        cells.push((old, c.clone()));
-                        c
-                    }
-                };
+                let cell = cells.renew(s.cell());
                 return Ok(Transformed::yes(Arc::new(s.with_cell(cell))));
             }
             if let Some(bound) = p.with_new_state(state.clone()) {

@@ -24,6 +24,24 @@ pub struct SharedCell {
     pub batches: tokio::sync::OnceCell<(Vec<RecordBatch>, MemoryReservation)>,
 }
 
+/// New cells for a plan run again: one per old cell, so that the occurrences of one subplan
+/// still share theirs.
+#[derive(Default)]
+pub struct NewCells(Vec<(*const SharedCell, Arc<SharedCell>)>);
+
+impl NewCells {
+    /// The new cell standing for `old`.
+    pub fn renew(&mut self, old: &Arc<SharedCell>) -> Arc<SharedCell> {
+        let old = Arc::as_ptr(old);
+        if let Some((_, c)) = self.0.iter().find(|(p, _)| *p == old) {
+            return c.clone();
+        }
+        let c = Arc::new(SharedCell::default());
+        self.0.push((old, c.clone()));
+        c
+    }
+}
+
 #[derive(Clone)]
 pub struct SharedSubplan {
     pub input: LogicalPlan,
@@ -102,7 +120,7 @@ impl SharedSubplan {
     /// a previous one left in its cells.
     pub fn with_new_cells(plan: LogicalPlan) -> Result<LogicalPlan> {
         use datafusion::common::tree_node::Transformed;
-        let mut cells: Vec<(*const SharedCell, Arc<SharedCell>)> = Vec::new();
+        let mut cells = NewCells::default();
         Ok(plan
             .transform_up_with_subqueries(|node| {
                 let LogicalPlan::Extension(ext) = &node else {
@@ -111,17 +129,8 @@ impl SharedSubplan {
                 let Some(s) = ext.node.as_any().downcast_ref::<SharedSubplan>() else {
                     return Ok(Transformed::no(node));
                 };
-                let old = Arc::as_ptr(&s.cell);
-                let cell = match cells.iter().find(|(p, _)| *p == old) {
-                    Some((_, c)) => c.clone(),
-                    None => {
-                        let c = Arc::new(SharedCell::default());
-                        cells.push((old, c.clone()));
-                        c
-                    }
-                };
                 let mut n = s.clone();
-                n.cell = cell;
+                n.cell = cells.renew(&s.cell);
                 Ok(Transformed::yes(LogicalPlan::Extension(
                     datafusion::logical_expr::Extension { node: Arc::new(n) },
                 )))
