@@ -11,6 +11,7 @@
 use super::temporal::Temporal;
 use super::value::Value;
 use arrow::datatypes::{DataType, Field, Fields};
+use chrono::{Datelike, Timelike};
 use datafusion::common::{Result, ScalarValue};
 use std::sync::Arc;
 
@@ -160,17 +161,47 @@ fn put(v: &Value, out: &mut Vec<u8>) -> bool {
     true
 }
 
-/// A temporal value: its kind's tag, the key its kind orders by, then what tells apart
-/// values that order equal (offset, zone name).
+/// A temporal value: its kind's tag, the key its kind orders by, then the value's own fields
+/// (what the key does not hold: the wall-clock fields and the zone name), in binary so that
+/// reading a value back parses nothing.
 fn put_temporal(t: &Temporal, out: &mut Vec<u8>) {
     out.push(TEMPORAL + t.kind() as u8);
     let (a, b, c) = t.sort_key();
     for x in [a, b, c] {
         out.extend(((x as u128) ^ (1 << 127)).to_be_bytes());
     }
-    // What the key does not hold: the wall-clock fields and the zone name.
-    let text = t.to_string();
-    put_str(&text, out);
+    let date =
+        |d: &chrono::NaiveDate, out: &mut Vec<u8>| out.extend(ordered_i32(d.num_days_from_ce()));
+    let time = |t: &chrono::NaiveTime, out: &mut Vec<u8>| {
+        out.extend(t.num_seconds_from_midnight().to_be_bytes());
+        out.extend(t.nanosecond().to_be_bytes());
+    };
+    match t {
+        Temporal::Date(d) => date(d, out),
+        Temporal::LocalTime(t) => time(t, out),
+        Temporal::Time(t, o) => {
+            time(t, out);
+            out.extend(ordered_i32(*o));
+        }
+        Temporal::LocalDateTime(dt) => {
+            date(&dt.date(), out);
+            time(&dt.time(), out);
+        }
+        Temporal::DateTime(dt, o, name) => {
+            date(&dt.date(), out);
+            time(&dt.time(), out);
+            out.extend(ordered_i32(*o));
+            match name {
+                Some(n) => {
+                    out.push(1);
+                    put_str(n, out);
+                }
+                None => out.push(0),
+            }
+        }
+        // The key is the whole duration: months, days, nanoseconds.
+        Temporal::Duration(_) => {}
+    }
 }
 
 /// A string's bytes with 0x00 escaped as 0x00 0xFF, ended by 0x00 0x00: byte order is code
@@ -183,6 +214,10 @@ fn put_str(s: &str, out: &mut Vec<u8>) {
         }
     }
     out.extend([0, 0]);
+}
+
+fn ordered_i32(i: i32) -> [u8; 4] {
+    ((i as u32) ^ (1 << 31)).to_be_bytes()
 }
 
 fn ordered_i64(i: i64) -> [u8; 8] {
@@ -237,6 +272,55 @@ impl Reader<'_> {
         String::from_utf8(s).ok()
     }
 
+    fn take<const N: usize>(&mut self) -> Option<[u8; N]> {
+        let s = self.bytes.get(self.at..self.at + N)?;
+        self.at += N;
+        s.try_into().ok()
+    }
+
+    fn i32(&mut self) -> Option<i32> {
+        Some((u32::from_be_bytes(self.take()?) ^ (1 << 31)) as i32)
+    }
+
+    fn date(&mut self) -> Option<chrono::NaiveDate> {
+        chrono::NaiveDate::from_num_days_from_ce_opt(self.i32()?)
+    }
+
+    fn time(&mut self) -> Option<chrono::NaiveTime> {
+        let secs = u32::from_be_bytes(self.take()?);
+        let nanos = u32::from_be_bytes(self.take()?);
+        chrono::NaiveTime::from_num_seconds_from_midnight_opt(secs, nanos)
+    }
+
+    /// A temporal value of `kind` after its tag, as [`put_temporal`] writes it.
+    fn temporal(&mut self, kind: super::temporal::Kind) -> Option<Temporal> {
+        use super::temporal::{Duration, Kind};
+        let mut key = [0i128; 3];
+        for k in &mut key {
+            *k = (u128::from_be_bytes(self.take()?) ^ (1 << 127)) as i128;
+        }
+        Some(match kind {
+            Kind::Date => Temporal::Date(self.date()?),
+            Kind::LocalTime => Temporal::LocalTime(self.time()?),
+            Kind::Time => Temporal::Time(self.time()?, self.i32()?),
+            Kind::LocalDateTime => Temporal::LocalDateTime(self.date()?.and_time(self.time()?)),
+            Kind::DateTime => {
+                let local = self.date()?.and_time(self.time()?);
+                let offset = self.i32()?;
+                let name = match self.byte()? {
+                    0 => None,
+                    _ => Some(self.str()?),
+                };
+                Temporal::DateTime(local, offset, name)
+            }
+            Kind::Duration => Temporal::Duration(Duration {
+                months: i64::try_from(key[0]).ok()?,
+                days: i64::try_from(key[1]).ok()?,
+                nanos: key[2],
+            }),
+        })
+    }
+
     fn value(&mut self) -> Option<Value> {
         Some(match self.byte()? {
             NULL => Value::Null,
@@ -265,10 +349,8 @@ impl Reader<'_> {
                 Value::List(items)
             }
             tag if (TEMPORAL..TEMPORAL + 6).contains(&tag) => {
-                self.at += 48;
-                let text = self.str()?;
                 let kind = super::temporal::Kind::from_rank(tag - TEMPORAL)?;
-                Value::Temporal(super::temporal::parse_rendered(kind, &text)?)
+                Value::Temporal(self.temporal(kind)?)
             }
             MAP | NODE | REL | PATH => {
                 let mut entries = Vec::new();
@@ -388,6 +470,38 @@ mod tests {
             round_trip(v);
         }
         assert!(matches!(decode(&encode(&Float(f64::NAN)).unwrap()), Float(x) if x.is_nan()));
+    }
+
+    #[test]
+    fn decodes_temporal_values_exactly() {
+        use crate::functions::temporal::{construct, Kind};
+        let cases = [
+            (Kind::Date, "-0001-12-31"),
+            (Kind::Date, "2015-07-21"),
+            (Kind::LocalTime, "23:59:59.999999999"),
+            (Kind::LocalTime, "00:00"),
+            (Kind::Time, "21:40:32.142-05:30"),
+            (Kind::LocalDateTime, "1816-01-01T12:00:00.000000001"),
+            (Kind::DateTime, "2015-07-21T21:40:32.142+01:00"),
+            (Kind::DateTime, "2015-07-21T21:40:32.142[Europe/London]"),
+            (
+                Kind::DateTime,
+                "1900-01-01T00:00+00:19:32[Europe/Amsterdam]",
+            ),
+            (Kind::Duration, "P14M-3DT-25H0.000000001S"),
+        ];
+        for (kind, text) in cases {
+            let t = construct(kind, &Str(text.into()))
+                .unwrap_or_else(|e| panic!("{text}: {e}"))
+                .expect("not null");
+            round_trip(Temporal(t.clone()));
+            // Inside lists and maps too (the reader moves past exactly what was written).
+            round_trip(List(vec![Temporal(t.clone()), Int(1)]));
+            round_trip(Map(vec![
+                ("t".into(), Temporal(t)),
+                ("x".into(), Str("y".into())),
+            ]));
+        }
     }
 
     #[test]

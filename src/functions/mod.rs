@@ -395,14 +395,16 @@ fn dynamic_op(a: &[ArrayRef]) -> Result<ArrayRef> {
     let n = a[0].len();
     let mut b = LargeBinaryBuilder::with_capacity(n, 24 * n);
     let mut args = Vec::with_capacity(a.len() - 1);
+    let ops = arrow::compute::cast(&a[0], &DataType::Utf8)?;
+    let ops = ops.as_string::<i32>();
     for i in 0..n {
-        let Value::Str(op) = value_at(a[0].as_ref(), i) else {
+        if ops.is_null(i) {
             b.append_null();
             continue;
-        };
+        }
         args.clear();
         args.extend(a[1..].iter().map(|x| value_at(x.as_ref(), i)));
-        b.append_option(any::encode_non_null(&dynamic::eval(&op, &args)?));
+        b.append_option(any::encode_non_null(&dynamic::eval(ops.value(i), &args)?));
     }
     Ok(Arc::new(b.finish()))
 }

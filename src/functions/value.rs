@@ -238,9 +238,27 @@ pub fn value_at(a: &dyn Array, i: usize) -> Value {
     if a.is_null(i) {
         return Value::Null;
     }
+    use arrow::datatypes::{Float64Type, Int32Type, Int64Type};
+    // The common types read in place: a scalar of a row copies it (a struct's whole row, a
+    // string's bytes) before it is converted again.
     match a.data_type() {
         DataType::List(_) => Value::List(elements(a.as_list::<i32>().value(i).as_ref())),
         DataType::LargeList(_) => Value::List(elements(a.as_list::<i64>().value(i).as_ref())),
+        DataType::Boolean => Value::Bool(a.as_boolean().value(i)),
+        DataType::Int64 => Value::Int(a.as_primitive::<Int64Type>().value(i)),
+        DataType::Int32 => Value::Int(a.as_primitive::<Int32Type>().value(i) as i64),
+        DataType::Float64 => Value::Float(a.as_primitive::<Float64Type>().value(i)),
+        DataType::Utf8 => Value::Str(a.as_string::<i32>().value(i).to_string()),
+        DataType::LargeUtf8 => Value::Str(a.as_string::<i64>().value(i).to_string()),
+        DataType::Utf8View => Value::Str(a.as_string_view().value(i).to_string()),
+        DataType::LargeBinary => super::any::decode(a.as_binary::<i64>().value(i)),
+        DataType::Struct(fields) => Value::Map(
+            fields
+                .iter()
+                .zip(a.as_struct().columns())
+                .map(|(f, c)| (f.name().clone(), value_at(c.as_ref(), i)))
+                .collect(),
+        ),
         _ => match ScalarValue::try_from_array(a, i) {
             Ok(s) => Value::from_scalar(&s),
             Err(_) => Value::Null,

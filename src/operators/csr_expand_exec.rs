@@ -19,21 +19,49 @@ use std::sync::Arc;
 /// A predicate compiled against a batch of just the columns it reads.
 #[derive(Debug, Clone)]
 pub struct CompiledFilter {
+    /// The predicate as written (what EXPLAIN shows, and what runs without `repeated`).
     pub expr: Arc<dyn PhysicalExpr>,
     /// Table columns, in the order of the filter batch.
     pub cols: Vec<String>,
+    pub schema: SchemaRef,
+    /// Where the predicate repeats subexpressions: each computed once per batch.
+    pub repeated: Option<Repeated>,
+}
+
+/// A predicate's repeated subexpressions, each appended to the batch as a column in turn
+/// (`exprs[i]` reads the batch of `schemas[i]`: the columns and the ones before it), then
+/// the predicate over all of them.
+#[derive(Debug, Clone)]
+pub struct Repeated {
+    pub exprs: Vec<Arc<dyn PhysicalExpr>>,
+    pub schemas: Vec<SchemaRef>,
+    pub pred: Arc<dyn PhysicalExpr>,
     pub schema: SchemaRef,
 }
 
 impl CompiledFilter {
     pub fn has_params(&self) -> bool {
         super::params::has_param_expr(&self.expr)
+            || self.repeated.as_ref().is_some_and(|r| {
+                super::params::has_param_expr(&r.pred)
+                    || r.exprs.iter().any(super::params::has_param_expr)
+            })
     }
 
     /// The filter with its parameters' values (see `operators::params`).
     pub fn bind(&self, values: &super::params::ParamValues) -> Result<Self> {
+        let bind = |e: &Arc<dyn PhysicalExpr>| super::params::bind_physical(e, values);
+        let repeated = match &self.repeated {
+            Some(r) => Some(Repeated {
+                exprs: r.exprs.iter().map(bind).collect::<Result<_>>()?,
+                pred: bind(&r.pred)?,
+                ..r.clone()
+            }),
+            None => None,
+        };
         Ok(Self {
-            expr: super::params::bind_physical(&self.expr, values)?,
+            expr: bind(&self.expr)?,
+            repeated,
             ..self.clone()
         })
     }
@@ -55,7 +83,7 @@ impl CompiledFilter {
 
     /// Keeps the positions whose row (taken at `idx` from `store`) passes; nulls fail.
     pub fn mask(&self, store: &TableColumns, idx: &UInt32Array) -> Result<Vec<bool>> {
-        let cols = self
+        let mut cols = self
             .cols
             .iter()
             .map(|c| {
@@ -65,12 +93,27 @@ impl CompiledFilter {
                 Ok(arrow::compute::take(a.as_ref(), idx, None)?)
             })
             .collect::<Result<Vec<ArrayRef>>>()?;
-        let batch = RecordBatch::try_new_with_options(
-            self.schema.clone(),
-            cols,
-            &arrow::array::RecordBatchOptions::new().with_row_count(Some(idx.len())),
-        )?;
-        passes(&self.expr.evaluate(&batch)?.into_array(idx.len())?)
+        let n = idx.len();
+        let batch = |schema: &SchemaRef, cols: Vec<ArrayRef>| {
+            RecordBatch::try_new_with_options(
+                schema.clone(),
+                cols,
+                &arrow::array::RecordBatchOptions::new().with_row_count(Some(n)),
+            )
+        };
+        let Some(r) = &self.repeated else {
+            return passes(
+                &self
+                    .expr
+                    .evaluate(&batch(&self.schema, cols)?)?
+                    .into_array(n)?,
+            );
+        };
+        for (e, schema) in r.exprs.iter().zip(&r.schemas) {
+            let v = e.evaluate(&batch(schema, cols.clone())?)?.into_array(n)?;
+            cols.push(v);
+        }
+        passes(&r.pred.evaluate(&batch(&r.schema, cols)?)?.into_array(n)?)
     }
 }
 

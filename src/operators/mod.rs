@@ -14,6 +14,7 @@ pub mod node_lookup_exec;
 pub mod params;
 pub mod path_elems;
 pub mod planner;
+pub mod repeated_exprs;
 pub mod shared;
 pub mod shared_exec;
 pub mod shortest;

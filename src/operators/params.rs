@@ -412,8 +412,7 @@ pub fn mark_params(plan: &LogicalPlan) -> Result<LogicalPlan> {
     let udf = Arc::new(ScalarUDF::new_from_impl(ParamCall {
         signature: Signature::any(2, Volatility::Volatile),
     }));
-    Ok(plan
-        .clone()
+    Ok(lift_scan_params(plan)?
         .transform_up(|node| {
             if GraphNode::of_plan(&node).is_some() {
                 return Ok(Transformed::no(node));
@@ -438,6 +437,59 @@ pub fn mark_params(plan: &LogicalPlan) -> Result<LogicalPlan> {
                     })
                 })
             })
+        })?
+        .data)
+}
+
+/// `plan` with the filters a table scan was handed that read parameters (`name = $name`,
+/// pushed into a Lance scan) taken out into a filter right above it: a scan is planned
+/// with its filter's values, a filter reads them as it runs, so the physical plan is kept.
+/// Not for a scan with a row limit (the limit counts filtered rows).
+fn lift_scan_params(plan: &LogicalPlan) -> Result<LogicalPlan> {
+    use datafusion::logical_expr::{utils::conjunction, LogicalPlanBuilder, TableScan};
+    Ok(plan
+        .clone()
+        .transform_up(|node| {
+            let LogicalPlan::TableScan(scan) = &node else {
+                return Ok(Transformed::no(node));
+            };
+            if scan.fetch.is_some() || !scan.filters.iter().any(has_placeholder) {
+                return Ok(Transformed::no(node));
+            }
+            let (lifted, kept): (Vec<Expr>, Vec<Expr>) =
+                scan.filters.iter().cloned().partition(has_placeholder);
+            // The columns the lifted filters read, projected by the scan too.
+            let source = scan.source.schema();
+            let mut projection = scan.projection.clone();
+            if let Some(p) = &mut projection {
+                for c in lifted.iter().flat_map(|e| e.column_refs()) {
+                    let i = source.index_of(&c.name)?;
+                    if !p.contains(&i) {
+                        p.push(i);
+                    }
+                }
+            }
+            let widened = projection != scan.projection;
+            let wider = TableScan::try_new(
+                scan.table_name.clone(),
+                scan.source.clone(),
+                projection,
+                kept,
+                None,
+            )?;
+            let mut b = LogicalPlanBuilder::from(LogicalPlan::TableScan(wider));
+            if let Some(pred) = conjunction(lifted) {
+                b = b.filter(pred)?;
+            }
+            if widened {
+                b = b.project(
+                    scan.projected_schema
+                        .columns()
+                        .into_iter()
+                        .map(Expr::Column),
+                )?;
+            }
+            Ok(Transformed::yes(b.build()?))
         })?
         .data)
 }

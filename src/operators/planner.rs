@@ -19,7 +19,7 @@ use async_trait::async_trait;
 use datafusion::common::tree_node::{Transformed, TreeNode};
 use datafusion::common::{Column, DFSchema, DataFusionError, Result};
 use datafusion::execution::context::{QueryPlanner, SessionState};
-use datafusion::logical_expr::{Expr, LogicalPlan, UserDefinedLogicalNode};
+use datafusion::logical_expr::{Expr, ExprSchemable, LogicalPlan, UserDefinedLogicalNode};
 use datafusion::physical_plan::ExecutionPlan;
 use datafusion::physical_planner::{DefaultPhysicalPlanner, ExtensionPlanner, PhysicalPlanner};
 use std::collections::BTreeSet;
@@ -94,9 +94,56 @@ fn compile_filter(
         })?
         .data;
     let df_schema = DFSchema::try_from(schema.as_ref().clone())?;
-    let expr =
-        super::params::compile_marked(renamed, |e| state.create_physical_expr(e, &df_schema))?;
-    Ok(CompiledFilter { expr, cols, schema })
+    let compile = |e: Expr, schema: &DFSchema| {
+        super::params::compile_marked(e, |e| state.create_physical_expr(e, schema))
+    };
+    let repeated = compile_repeated(&renamed, &schema, &compile)?;
+    let expr = compile(renamed, &df_schema)?;
+    Ok(CompiledFilter {
+        expr,
+        cols,
+        schema,
+        repeated,
+    })
+}
+
+/// The predicate's repeated subexpressions compiled to be computed once per batch, each
+/// a column after the table columns (`super::repeated_exprs`); `None` when none repeats.
+fn compile_repeated(
+    pred: &Expr,
+    schema: &SchemaRef,
+    compile: &dyn Fn(Expr, &DFSchema) -> Result<Arc<dyn datafusion::physical_expr::PhysicalExpr>>,
+) -> Result<Option<super::csr_expand_exec::Repeated>> {
+    let found = super::repeated_exprs::repeated(pred);
+    if found.is_empty() {
+        return Ok(None);
+    }
+    let mut fields: Vec<Field> = schema.fields().iter().map(|f| f.as_ref().clone()).collect();
+    let mut names = std::collections::HashMap::new();
+    let (mut exprs, mut schemas) = (Vec::new(), Vec::new());
+    for (i, e) in found.into_iter().enumerate() {
+        let current = Arc::new(Schema::new(fields.clone()));
+        let df = DFSchema::try_from(current.as_ref().clone())?;
+        let computed = super::repeated_exprs::replace(e.clone(), &names)?;
+        let t = computed.get_type(&df)?;
+        exprs.push(compile(computed, &df)?);
+        schemas.push(current);
+        let mut name = format!("__repeated{i}");
+        while fields.iter().any(|f| f.name() == &name) {
+            name.push('_');
+        }
+        fields.push(Field::new(&name, t, true));
+        names.insert(e, name);
+    }
+    let all = Arc::new(Schema::new(fields));
+    let df = DFSchema::try_from(all.as_ref().clone())?;
+    let pred = compile(super::repeated_exprs::replace(pred.clone(), &names)?, &df)?;
+    Ok(Some(super::csr_expand_exec::Repeated {
+        exprs,
+        schemas,
+        pred,
+        schema: all,
+    }))
 }
 
 fn filter_cols(pred: &Option<Expr>, spec: &TakeSpec) -> Vec<String> {

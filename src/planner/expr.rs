@@ -1213,6 +1213,18 @@ impl<'c> Lowerer<'c> {
             if items.is_empty() {
                 return Ok(lit(false));
             }
+            // `n IN [a, b]` over node or relationship variables: their identities, not their
+            // whole property records (three-valued as an OR of the equalities is).
+            let mut eqs = Vec::new();
+            for i in items {
+                match self.entity_equality(l, i, cx)? {
+                    Some(eq) => eqs.push(eq),
+                    None => break,
+                }
+            }
+            if eqs.len() == items.len() {
+                return Ok(eqs.into_iter().reduce(Expr::or).expect("not empty"));
+            }
             let xt = self.type_of(&x, cx.schema)?;
             // Items of another kind can never equal x (`1 IN ['1']` is false).
             let mut xs = Vec::new();

@@ -136,6 +136,10 @@ pub struct Lowerer<'c> {
     pub(crate) shortest: Option<ast::Shortest>,
     /// The filters that search applies to the path's nodes and relationships.
     pub(crate) search_filters: shortest::SearchFilters,
+    /// The fresh node variables standing for a value variable in a node position
+    /// (`UNWIND friends AS f MATCH (f)-->()`), with the column of that value (node structs
+    /// only): looked up by the key the value names where the node is a root.
+    pub(crate) value_nodes: HashMap<String, String>,
 }
 
 impl<'c> Lowerer<'c> {
@@ -224,6 +228,7 @@ impl<'c> Lowerer<'c> {
             segment_shapes: HashMap::new(),
             shortest: None,
             search_filters: Default::default(),
+            value_nodes: HashMap::new(),
         })
     }
 

@@ -122,6 +122,9 @@ impl<'c> Lowerer<'c> {
                 };
                 value_may_be(&schema, c, &v, "__label", "node")?;
                 let fresh = self.fresh("vnode");
+                if names_node(&schema, c) {
+                    self.value_nodes.insert(fresh.clone(), c.clone());
+                }
                 n.var = Some(ast::Ident::new(fresh.clone(), v.span));
                 let var = |name: &str| ast::Expr::new(ExprKind::Variable(name.into()), v.span);
                 equalities.push(ast::Expr::new(
@@ -169,8 +172,16 @@ impl<'c> Lowerer<'c> {
         if self.options.reroot {
             let mut counter = self.counter;
             let grouped = self.grouped_by.clone();
+            let lookups = |v: &str, label: Option<&str>| match label {
+                Some(l) => self.value_node_lookup(v, l),
+                None => self
+                    .catalog
+                    .nodes
+                    .values()
+                    .all(|n| self.value_node_lookup(v, &n.label)),
+            };
             let reordered = self.bind(&st.scope, |b| {
-                pattern_order::reorder(qg, b, grouped.as_deref(), &mut || {
+                pattern_order::reorder(qg, b, grouped.as_deref(), &lookups, &mut || {
                     counter += 1;
                     format!("__anon{counter}")
                 })
@@ -386,9 +397,12 @@ impl<'c> Lowerer<'c> {
             }
             None => {
                 let info = self.entities().node(label).clone();
-                let (scan, node, extends) = match self.point_lookup(st, node, prefix, &info)? {
-                    Some(lookup) => (lookup, without_property(node, &info.key), true),
-                    None => (self.scan_node(&info, prefix)?, node.clone(), false),
+                let (scan, node, extends) = match self.value_node_plan(st, node, prefix, &info)? {
+                    Some(lookup) => (lookup, node.clone(), true),
+                    None => match self.point_lookup(st, node, prefix, &info)? {
+                        Some(lookup) => (lookup, without_property(node, &info.key), true),
+                        None => (self.scan_node(&info, prefix)?, node.clone(), false),
+                    },
                 };
                 let node = &node;
                 st.plan = if st.unit || extends {
@@ -657,6 +671,16 @@ pub(super) fn value_may_be(
         crate::binder::names::unescape(&v.name),
         t.split('(').next().unwrap_or(&t)
     )
+}
+
+/// Whether column `c` holds node values with their identity (`__nid`), not values of mixed
+/// kind.
+fn names_node(schema: &datafusion::common::DFSchema, c: &str) -> bool {
+    schema.field_with_unqualified_name(c).is_ok_and(|f| {
+        matches!(f.data_type(), DataType::Struct(fs)
+            if fs.first().is_some_and(|x| x.name() == "__label")
+                && fs.iter().any(|x| x.name() == "__nid"))
+    })
 }
 
 pub(super) fn col_name(name: &str) -> datafusion::common::Column {

@@ -134,6 +134,71 @@ impl<'c> Lowerer<'c> {
         })))
     }
 
+    /// Whether node variable `v` of table `label` stands for a node value of an earlier
+    /// clause and is found by the key that value names (an integer key index, one process:
+    /// the lookups run where the indexes are).
+    pub(super) fn value_node_lookup(&self, v: &str, label: &str) -> bool {
+        self.value_nodes.contains_key(v)
+            && self.options.one_process
+            && self.indexes.is_some_and(|idx| {
+                idx.keys(label).is_some() && idx.node_columns.contains_key(label)
+            })
+            && self.entities().node(label).key_type.is_integer()
+    }
+
+    /// `UNWIND friends AS f MATCH (f)-->()`: the node standing for value `f`, looked up in
+    /// table `info` by the key `f`'s identity names; rows whose value is no node of that
+    /// table are dropped (the MATCH's equality with the value still applies). `None` where
+    /// `node` stands for no value or is not looked up ([`Self::value_node_lookup`]).
+    pub(super) fn value_node_plan(
+        &mut self,
+        st: &State,
+        node: &ast::NodePattern,
+        prefix: &str,
+        info: &NodeInfo,
+    ) -> Result<Option<LogicalPlan>> {
+        let Some(v) = &node.var else {
+            return Ok(None);
+        };
+        let (Some(value), Some(idx)) = (self.value_nodes.get(&v.name).cloned(), self.indexes)
+        else {
+            return Ok(None);
+        };
+        if st.unit || !self.value_node_lookup(&v.name, &info.label) {
+            return Ok(None);
+        }
+        let (Some(keys), Some(columns)) =
+            (idx.keys(&info.label), idx.node_columns.get(&info.label))
+        else {
+            return Ok(None);
+        };
+        let lk = self.fresh("lookup");
+        let nid = datafusion::functions::core::expr_fn::get_field(col(&value), "__nid");
+        let mut cols: Vec<Expr> = st
+            .plan
+            .schema()
+            .columns()
+            .into_iter()
+            .map(Expr::Column)
+            .collect();
+        cols.push(identity_key(nid, &info.label)?.alias(&lk));
+        let input = LogicalPlanBuilder::from(st.plan.clone())
+            .project(cols)?
+            .build()?;
+        let n = NodeLookup::try_new(
+            input,
+            lk,
+            info.label.clone(),
+            node_take(prefix, info),
+            keys.clone(),
+            columns.clone(),
+            false,
+        )?;
+        Ok(Some(LogicalPlan::Extension(Extension {
+            node: Arc::new(n),
+        })))
+    }
+
     /// The columns of node binding `b` other than its key, taken by key: for rows made
     /// distinct (grouped) by a node's key alone, as a node's properties follow from it. One
     /// label with an integer key index, and properties besides the key; else `None`. Returns
@@ -184,4 +249,20 @@ impl<'c> Lowerer<'c> {
         }
         Ok(plan)
     }
+}
+
+/// The key in node table `label` of the node whose identity (`__nid`, `{label}\u{1f}{key}`)
+/// is `nid`; null where it names a node of another table.
+pub(super) fn identity_key(nid: Expr, label: &str) -> Result<Expr> {
+    use datafusion::functions::expr_fn as f;
+    let tag = format!("{label}{}", super::path::ID_SEP);
+    let text = f::substr(
+        nid.clone(),
+        datafusion::logical_expr::lit(tag.chars().count() as i64 + 1),
+    );
+    Ok(datafusion::logical_expr::when(
+        f::starts_with(nid, datafusion::logical_expr::lit(tag)),
+        try_cast(text, DataType::Int64),
+    )
+    .end()?)
 }

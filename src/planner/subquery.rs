@@ -560,15 +560,8 @@ impl<'c> Lowerer<'c> {
         let mut plan = st.plan.clone();
         let mut cases: Vec<(Expr, Expr)> = Vec::new();
         for (info, keys, columns) in tables {
-            // `{label}\u{1f}{key}`: the key where the label is this table's.
-            let tag = format!("{}{}", info.label, super::path::ID_SEP);
             let key = self.fresh("endkey");
-            let text = f::substr(nid.clone(), lit(tag.chars().count() as i64 + 1));
-            let value = when(
-                f::starts_with(nid.clone(), lit(tag)),
-                datafusion::logical_expr::try_cast(text, DataType::Int64),
-            )
-            .end()?;
+            let value = super::scan::identity_key(nid.clone(), &info.label)?;
             let mut cols: Vec<Expr> = plan
                 .schema()
                 .columns()

@@ -42,6 +42,10 @@ pub enum RootReason {
     /// list and matched again): one node per earlier row, found by a join on identity.
     EqualsBound,
     Bound,
+    /// As `EqualsBound`, where the node is looked up by the key the value names (key
+    /// indexes): one lookup per earlier row, no table scanned, a better start than a node
+    /// bound before (whose neighbours may be many).
+    LookedUpFromBound,
 }
 
 impl std::fmt::Display for RootReason {
@@ -54,6 +58,7 @@ impl std::fmt::Display for RootReason {
             RootReason::KeyEquality => write!(f, "key equality"),
             RootReason::EqualsBound => write!(f, "equal to a bound value"),
             RootReason::Bound => write!(f, "bound by an earlier clause"),
+            RootReason::LookedUpFromBound => write!(f, "looked up by a bound value's key"),
         }
     }
 }
@@ -127,11 +132,15 @@ pub(crate) struct Reordered {
 }
 
 /// Re-roots a bound MATCH (`None`: left as written). `grouped`: the node variable the next
-/// clause counts per. `fresh` names anonymous nodes (internal names start with `__`).
+/// clause counts per. `lookups(v, table)`: node variable `v`, equal to a bound value, is
+/// looked up by the key the value names in the table its labels pick (`None`: in whichever
+/// table it resolves to). `fresh` names anonymous nodes
+/// (internal names start with `__`).
 pub(crate) fn reorder(
     qg: &QueryGraph,
     binder: &Binder<'_>,
     grouped: Option<&str>,
+    lookups: &dyn Fn(&str, Option<&str>) -> bool,
     fresh: &mut dyn FnMut() -> String,
 ) -> Option<Result<Reordered>> {
     let m = &qg.clause;
@@ -143,7 +152,7 @@ pub(crate) fn reorder(
     let scores: Vec<RootReason> = pg
         .vars
         .iter()
-        .map(|v| score(v, binder, &where_conj, grouped))
+        .map(|v| score(v, binder, &where_conj, grouped, lookups))
         .collect();
     let components = pg.components(&scores);
     let roots = components
@@ -360,13 +369,14 @@ impl PatternGraph {
     }
 }
 
-/// How good a root `v` is: bound > key equality > property filter > counted per > smaller
-/// table > none.
+/// How good a root `v` is: looked up from a bound value > bound > equal to a bound value >
+/// key equality > property filter > counted per > smaller table > none.
 fn score(
     v: &Var,
     binder: &Binder<'_>,
     where_conj: &[&ast::Expr],
     grouped: Option<&str>,
+    lookups: &dyn Fn(&str, Option<&str>) -> bool,
 ) -> RootReason {
     let catalog = binder.catalog;
     let is_bound = |v: &str| (binder.bound)(v).is_some();
@@ -382,9 +392,6 @@ fn score(
         },
         _ => false,
     };
-    if where_conj.iter().any(equals_bound) {
-        return RootReason::EqualsBound;
-    }
     // The one table the variable's labels pick, if they pick one.
     let info = {
         let pattern = ast::NodePattern {
@@ -399,6 +406,14 @@ fn score(
             _ => None,
         }
     };
+    if where_conj.iter().any(equals_bound) {
+        let labelled = !v.labels.is_empty() || v.label_expr.is_some();
+        return match info {
+            Some(i) if lookups(&v.name, Some(&i.label)) => RootReason::LookedUpFromBound,
+            None if !labelled && lookups(&v.name, None) => RootReason::LookedUpFromBound,
+            _ => RootReason::EqualsBound,
+        };
+    }
     let key = info.map(|i| i.key.as_str());
     let key_eq = v.props.iter().any(|(k, e)| {
         Some(k.name.as_str()) == key && matches!(e.kind, ExprKind::Literal(_) | ExprKind::Param(_))
@@ -440,7 +455,7 @@ mod graph_tests {
             bound: &none,
         };
         let mut n = 0;
-        let r = reorder(&qg, &binder, grouped, &mut || {
+        let r = reorder(&qg, &binder, grouped, &|_, _| false, &mut || {
             n += 1;
             format!("__anon{n}")
         })?

@@ -414,7 +414,8 @@ async fn deferred_indexes_answer_like_eager_ones() {
 
 /// Plans over Lance scans kept physically run again: each run reads the datasets anew (the
 /// scan's stream, shared by its partitions, is made per run), one after the other and at once,
-/// and answers as a graph without a plan cache.
+/// and answers as a graph without a plan cache; also where the scan was handed a filter
+/// reading a parameter (kept as a filter above the scan, reading each run's value).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn kept_plans_read_lance_scans_afresh_each_run() {
     let (_dir, cfg) = sample_on_disk().await;
@@ -426,9 +427,18 @@ async fn kept_plans_read_lance_scans_afresh_each_run() {
     let queries = [
         "MATCH (p:Person {id: $id})-[:KNOWS]-(f:Person), (g:Person) WHERE g.age > f.age RETURN f.id, count(g) ORDER BY f.id",
         "MATCH (p:Person {id: $id}), (f:Forum) RETURN p.firstName, count(f), min(f.id), max(f.id)",
+        // Filters reading parameters, handed to the scan: lifted above it in the kept plan
+        // (a column read by the filter only, and one returned too).
+        "MATCH (g:Person) WHERE g.age > $age RETURN count(*)",
+        "MATCH (p:Person {id: $id}), (g:Person) WHERE g.age >= $age AND g.firstName <> p.firstName RETURN g.id, g.age ORDER BY g.id",
     ];
     for q in queries {
-        let by_id = |id: i64| Params::from([("id".to_string(), lance_csr::param(id))]);
+        let by_id = |id: i64| {
+            Params::from([
+                ("id".to_string(), lance_csr::param(id)),
+                ("age".to_string(), lance_csr::param(22 + 4 * id)),
+            ])
+        };
         let text = g.explain(q, &by_id(1)).await.unwrap();
         let kept = &text[text
             .find("== cached physical plan ==")

@@ -297,6 +297,86 @@ async fn existence_between_bound_nodes_is_a_csr_probe() {
     }
 }
 
+/// A node taken from a list and matched again (`UNWIND xs AS x MATCH (x)-->()`) is looked up
+/// by the key its identity names, per row: no node table scanned and joined on identity.
+/// Nodes of several tables (a label union), values that are no node of a table (null), and a
+/// list matched again next to a bound node, agree with the same query matched by key.
+#[tokio::test]
+async fn nodes_taken_from_lists_are_looked_up_by_key() {
+    let g = common::sample().await;
+    let cases = [
+        (
+            "MATCH (a:Person {id: $id})-[:KNOWS]-(f:Person) WITH collect(f) AS fs UNWIND fs AS f MATCH (f)-[:LIKES]->(m) RETURN f.id AS f, m.id AS m",
+            "MATCH (a:Person {id: $id})-[:KNOWS]-(f:Person) WITH collect(f.id) AS fs UNWIND fs AS k MATCH (f:Person {id: k})-[:LIKES]->(m) RETURN f.id AS f, m.id AS m",
+        ),
+        (
+            "MATCH (a:Person {id: $id})-[:LIKES]->(m:Message) WITH a, collect(m) + [null] AS ms UNWIND ms AS m MATCH (m)-[:HAS_CREATOR]->(c:Person) WHERE (c)-[:KNOWS]-(a) RETURN m.id AS m, c.id AS c",
+            "MATCH (a:Person {id: $id})-[:LIKES]->(m:Message)-[:HAS_CREATOR]->(c:Person) WHERE (c)-[:KNOWS]-(a) RETURN m.id AS m, c.id AS c",
+        ),
+        (
+            "MATCH (a:Person {id: $id})-[:KNOWS]-(f:Person) WITH a, collect(f) AS fs RETURN size([x IN fs WHERE (x)-[:KNOWS]-()-[:KNOWS]-(a)]) AS n",
+            "MATCH (a:Person {id: $id})-[:KNOWS]-(f:Person) WITH a, collect(CASE WHEN EXISTS { (f)-[:KNOWS]-()-[:KNOWS]-(a) } THEN 1 END) AS xs RETURN size(xs) AS n",
+        ),
+    ];
+    for (lookup, plain) in cases {
+        let text = g.explain(lookup, &by_id(1)).await.unwrap();
+        assert!(
+            text.contains("looked up by a bound value's key"),
+            "{lookup}\n{text}"
+        );
+        // No node table read whole (in memory or on Lance) to be joined on identity.
+        let physical = &text[text.find("physical plan").expect("a physical plan")..];
+        assert!(
+            !physical.contains("DataSourceExec") && !physical.contains("FilteredReadExec"),
+            "{lookup}\n{physical}"
+        );
+        for id in 1..=6 {
+            let mut got = common::rows(&g.query(lookup, &by_id(id)).await.unwrap());
+            let mut want = common::rows(&g.query(plain, &by_id(id)).await.unwrap());
+            got.sort();
+            want.sort();
+            assert_eq!(got, want, "{lookup} with id {id}");
+        }
+    }
+}
+
+/// `n IN [a, b]` over node variables compares identities (keys), as `n = a` does: no node
+/// record built per row; three-valued as the OR of the equalities (a null node from an
+/// OPTIONAL MATCH), and with nodes of other labels.
+#[tokio::test]
+async fn membership_in_a_list_of_nodes_compares_identities() {
+    let g = common::sample().await;
+    let cases = [
+        (
+            "MATCH (a:Person {id: $id})-[:KNOWS]-(b:Person), (x:Person) WHERE x IN [a, b] RETURN x.id AS x, count(*) AS n",
+            "MATCH (a:Person {id: $id})-[:KNOWS]-(b:Person), (x:Person) WHERE x = a OR x = b RETURN x.id AS x, count(*) AS n",
+        ),
+        (
+            "MATCH (a:Person {id: $id}) OPTIONAL MATCH (a)-[:KNOWS]->(b:Person) WHERE b.age > 40 MATCH (x:Person) RETURN x.id AS x, x IN [b] AS i, NOT x IN [a, b] AS o",
+            "MATCH (a:Person {id: $id}) OPTIONAL MATCH (a)-[:KNOWS]->(b:Person) WHERE b.age > 40 MATCH (x:Person) RETURN x.id AS x, x = b AS i, NOT (x = a OR x = b) AS o",
+        ),
+        (
+            "MATCH (a:Person {id: $id})-[:LIKES]->(m:Message), (f:Forum) RETURN m.id AS m, f.id AS f, f IN [a, m] AS i",
+            "MATCH (a:Person {id: $id})-[:LIKES]->(m:Message), (f:Forum) RETURN m.id AS m, f.id AS f, f = a OR f = m AS i",
+        ),
+    ];
+    for (member, plain) in cases {
+        let text = g.explain(member, &by_id(1)).await.unwrap();
+        let physical = &text[text.find("physical plan").expect("a physical plan")..];
+        assert!(
+            !physical.contains("named_struct") && !physical.contains("cypher_in"),
+            "{member}\n{physical}"
+        );
+        for id in 1..=6 {
+            let mut got = common::rows(&g.query(member, &by_id(id)).await.unwrap());
+            let mut want = common::rows(&g.query(plain, &by_id(id)).await.unwrap());
+            got.sort();
+            want.sort();
+            assert_eq!(got, want, "{member} with id {id}");
+        }
+    }
+}
+
 fn by_id(id: i64) -> Params {
     Params::from([("id".to_string(), lance_csr::param(id))])
 }

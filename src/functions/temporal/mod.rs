@@ -456,22 +456,6 @@ impl std::fmt::Display for Temporal {
     }
 }
 
-/// The value whose rendering (`Display`) is `text`: exact, the offset of a zoned value
-/// included (a wall-clock time a zone passes twice keeps the offset it was written with).
-pub fn parse_rendered(kind: Kind, text: &str) -> Option<Temporal> {
-    let t = parse::parse(kind, text).ok()?;
-    Some(match (t, kind) {
-        (Temporal::DateTime(local, o, Some(name)), Kind::DateTime) => {
-            let body = &text[..text.find('[')?];
-            match parse::parse(Kind::DateTime, body).ok()? {
-                Temporal::DateTime(l, written, _) => Temporal::DateTime(l, written, Some(name)),
-                _ => Temporal::DateTime(local, o, Some(name)),
-            }
-        }
-        (t, _) => t,
-    })
-}
-
 /// Arrow scalars of the temporal types as values (stored `Date32` / `Date64`, `Time32` /
 /// `Time64`, `Timestamp` with or without a zone, `Interval` and `Duration` columns).
 pub fn from_scalar(s: &datafusion::common::ScalarValue) -> Option<Temporal> {
