@@ -73,6 +73,15 @@ impl<'c> Lowerer<'c> {
         .project(exprs)?)
     }
 
+    /// Node table `label`'s key index and the columns its lookups take (CSR mode only).
+    fn key_index(
+        &self,
+        label: &str,
+    ) -> Option<(Arc<crate::csr::NodeKeys>, &'c Arc<crate::csr::TableColumns>)> {
+        let idx = self.indexes?;
+        Some((idx.keys(label)?, idx.node_columns.get(label)?))
+    }
+
     /// `(a:L {key: 42})`: look the node up by key instead of scanning its table (CSR mode,
     /// integer keys); after other patterns, for each of their rows (the plan returned then
     /// extends the state's). The lookup finds exactly the node whose key equals
@@ -84,12 +93,7 @@ impl<'c> Lowerer<'c> {
         prefix: &str,
         info: &NodeInfo,
     ) -> Result<Option<LogicalPlan>> {
-        let Some(idx) = self.indexes else {
-            return Ok(None);
-        };
-        let (Some(keys), Some(columns)) =
-            (idx.keys(&info.label), idx.node_columns.get(&info.label))
-        else {
+        let Some((keys, columns)) = self.key_index(&info.label) else {
             return Ok(None);
         };
         let Some(ExprKind::Map(entries)) = node.props.as_ref().map(|p| &p.kind) else {
@@ -140,9 +144,7 @@ impl<'c> Lowerer<'c> {
     pub(super) fn value_node_lookup(&self, v: &str, label: &str) -> bool {
         self.value_nodes.contains_key(v)
             && self.options.one_process
-            && self.indexes.is_some_and(|idx| {
-                idx.keys(label).is_some() && idx.node_columns.contains_key(label)
-            })
+            && self.key_index(label).is_some()
             && self.entities().node(label).key_type.is_integer()
     }
 
@@ -160,16 +162,13 @@ impl<'c> Lowerer<'c> {
         let Some(v) = &node.var else {
             return Ok(None);
         };
-        let (Some(value), Some(idx)) = (self.value_nodes.get(&v.name).cloned(), self.indexes)
-        else {
+        let Some(value) = self.value_nodes.get(&v.name).cloned() else {
             return Ok(None);
         };
         if st.unit || !self.value_node_lookup(&v.name, &info.label) {
             return Ok(None);
         }
-        let (Some(keys), Some(columns)) =
-            (idx.keys(&info.label), idx.node_columns.get(&info.label))
-        else {
+        let Some((keys, columns)) = self.key_index(&info.label) else {
             return Ok(None);
         };
         let lk = self.fresh("lookup");
@@ -205,10 +204,10 @@ impl<'c> Lowerer<'c> {
     /// the key property and the lookup over a placeholder input (`UnaryNode::with_input`
     /// places it); a null key keeps its row, with null columns.
     pub(super) fn node_lookup(&self, b: &Binding) -> Result<Option<(String, NodeLookup)>> {
-        let (Some(idx), Binding::Node { label, prefix }) = (self.indexes, b) else {
+        let Binding::Node { label, prefix } = b else {
             return Ok(None);
         };
-        let (Some(keys), Some(columns)) = (idx.keys(label), idx.node_columns.get(label)) else {
+        let Some((keys, columns)) = self.key_index(label) else {
             return Ok(None);
         };
         let mut target = node_take(prefix, self.entities().node(label));
