@@ -490,6 +490,15 @@ fn special(rng: &mut Rng, s: &Schema) -> Option<String> {
                 source
             };
             let pattern = format!("(a:`{from}`)-{rel}->(b:`{to}`)");
+            if rng.chance(40) {
+                // An end node taken in one clause and again in the next: each clause's
+                // plan reads the one before it.
+                return Some(format!(
+                    "MATCH p = {pattern} WITH {source} WITH r, startNode(r) AS s0 RETURN s0.{p} AS s, endNode(r).{q} AS e, labels(s0) AS l, startNode(r) = s0 AS same",
+                    p = p.name,
+                    q = q.name
+                ));
+            }
             format!(
                 "MATCH p = {pattern} WITH {source} RETURN startNode(r).{p} AS s, endNode(r).{q} AS e, labels(endNode(r)) AS l, startNode(r) = endNode(r) AS loop",
                 p = p.name,

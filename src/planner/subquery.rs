@@ -506,13 +506,14 @@ impl<'c> Lowerer<'c> {
     }
 
     /// `startNode(r)` / `endNode(r)` of a relationship value `r` (taken from a path or a
-    /// list) in CSR mode: the node its `__start` / `__end` identity names, looked up by key
-    /// in each node table in turn (the identity's label says which one holds it) and added
-    /// to `st` as a column: no scan, no join, where matching the relationship again would
-    /// try every relationship table (a value's type is known only at run time). `None` (the
-    /// caller matches it again) for anything else: an entity variable (its tables are
-    /// known), a value that is not a relationship struct, a graph without key indexes, a
-    /// plan for a cluster (these lookups fail on its executors; to be looked into).
+    /// list): the node its `__start` / `__end` identity names, found in each node table in
+    /// turn (the identity's label says which one holds it) and added to `st` as a column,
+    /// where matching the relationship again would try every relationship table, each
+    /// branch over its own copy of the input on a cluster (a value's type is known only at
+    /// run time). In one process with integer key indexes each table is looked up by key
+    /// (no scan); otherwise each is scanned and left-joined on the identity. `None` (the
+    /// caller matches it again) for an entity variable (its tables are known) or a value
+    /// that is not a relationship struct.
     fn value_end_node(
         &mut self,
         st: &mut State,
@@ -522,11 +523,7 @@ impl<'c> Lowerer<'c> {
         let ExprKind::Variable(r) = &arg.kind else {
             return Ok(None);
         };
-        if !self.options.one_process {
-            return Ok(None);
-        }
-        let (Some(Binding::Value { col: r_col }), Some(idx)) = (st.scope.get(r), self.indexes)
-        else {
+        let Some(Binding::Value { col: r_col }) = st.scope.get(r) else {
             return Ok(None);
         };
         let r_col = r_col.clone();
@@ -541,25 +538,74 @@ impl<'c> Lowerer<'c> {
             return Ok(None);
         }
         let ents = self.entities();
-        let mut tables = Vec::new();
-        for info in self.catalog.nodes.values() {
-            let (Some(keys), Some(columns)) =
-                (idx.keys(&info.label), idx.node_columns.get(&info.label))
-            else {
-                return Ok(None);
-            };
-            if !ents.node(&info.label).key_type.is_integer() {
-                return Ok(None);
-            }
-            tables.push((info, keys, columns.clone()));
-        }
-        let labels = tables.iter().map(|(i, ..)| i.label.clone()).collect();
+        let infos: Vec<_> = self.catalog.nodes.values().collect();
+        // Lookups run where the indexes are: in this process only.
+        let lookups: Option<Vec<_>> = match (self.options.one_process, self.indexes) {
+            (true, Some(idx)) => infos
+                .iter()
+                .map(|info| {
+                    let keys = idx.keys(&info.label)?;
+                    let columns = idx.node_columns.get(&info.label)?;
+                    ents.node(&info.label)
+                        .key_type
+                        .is_integer()
+                        .then(|| (keys, columns.clone()))
+                })
+                .collect(),
+            _ => None,
+        };
+        let labels = infos.iter().map(|i| i.label.clone()).collect();
         let shape = self.path_shape(&labels, &Default::default(), r)?;
         let nid = f::get_field(col(&r_col), field);
         let original: Vec<Expr> = st.columns().iter().map(|c| col(c)).collect();
+        let name = self.fresh("endof");
+        let Some(lookups) = lookups else {
+            // One join onto every table's nodes (a union): a chain of joins, one per
+            // table, would nest the plan as deep as there are tables.
+            let (left_id, right_id) = (self.fresh("endid"), self.fresh("endid"));
+            let mut nodes: Option<LogicalPlanBuilder> = None;
+            for info in &infos {
+                let prefix = self.fresh("endnode");
+                let key = col(&super::scope::prop_col(&prefix, &info.key));
+                let b = Binding::Node {
+                    label: info.label.clone(),
+                    prefix: prefix.clone(),
+                };
+                let table = LogicalPlanBuilder::from(self.scan_node(info, &prefix)?)
+                    .project(vec![
+                        super::path::node_id(lit(info.label.clone()), key).alias(&right_id),
+                        self.node_struct(&b, &shape)?.alias(&name),
+                    ])?
+                    .build()?;
+                nodes = Some(match nodes {
+                    Some(n) => n.union(table)?,
+                    None => LogicalPlanBuilder::from(table),
+                });
+            }
+            let Some(nodes) = nodes else {
+                return Ok(None);
+            };
+            let mut left = original.clone();
+            left.push(nid.alias(&left_id));
+            let mut kept = original;
+            kept.push(col(&name));
+            st.plan = LogicalPlanBuilder::from(st.plan.clone())
+                .project(left)?
+                .join(
+                    nodes.build()?,
+                    JoinType::Left,
+                    (vec![left_id.as_str()], vec![right_id.as_str()]),
+                    None,
+                )?
+                .project(kept)?
+                .build()?;
+            st.scope.bind(&name, Binding::Value { col: name.clone() });
+            return Ok(Some(name));
+        };
         let mut plan = st.plan.clone();
         let mut cases: Vec<(Expr, Expr)> = Vec::new();
-        for (info, keys, columns) in tables {
+        for (info, (keys, columns)) in infos.iter().zip(lookups) {
+            let prefix = self.fresh("endnode");
             let key = self.fresh("endkey");
             let value = super::scan::identity_key(nid.clone(), &info.label)?;
             let mut cols: Vec<Expr> = plan
@@ -570,7 +616,6 @@ impl<'c> Lowerer<'c> {
                 .collect();
             cols.push(value.alias(&key));
             plan = LogicalPlanBuilder::from(plan).project(cols)?.build()?;
-            let prefix = self.fresh("endnode");
             let lookup = crate::operators::node_lookup::NodeLookup::try_new(
                 plan,
                 key.clone(),
@@ -580,11 +625,9 @@ impl<'c> Lowerer<'c> {
                 columns,
                 true,
             )?;
-            plan = datafusion::logical_expr::LogicalPlan::Extension(
-                datafusion::logical_expr::Extension {
-                    node: std::sync::Arc::new(lookup),
-                },
-            );
+            plan = LogicalPlan::Extension(Extension {
+                node: Arc::new(lookup),
+            });
             let b = Binding::Node {
                 label: info.label.clone(),
                 prefix,
@@ -598,7 +641,6 @@ impl<'c> Lowerer<'c> {
         for (c, v) in cases.into_iter().skip(1) {
             node = node.when(c, v);
         }
-        let name = self.fresh("endof");
         let mut kept = original;
         kept.push(node.end()?.alias(&name));
         st.plan = LogicalPlanBuilder::from(plan).project(kept)?.build()?;

@@ -103,12 +103,29 @@ fn case_queries_agree_on_a_standalone_cluster() {
         for c in &cases {
             let params = common::params(&c.params).expect("case params parse");
             let ordered = matches!(c.expect, Expect::Ordered(_));
-            let want = outcome(&local.query(&c.query, &params).await, ordered);
-            let got = outcome(&remote.query(&c.query, &params).await, ordered);
+            // `ONLY_CASE=file.cypher:line` runs one case (to look into a failure).
+            if let Ok(only) = std::env::var("ONLY_CASE") {
+                if format!("{}:{}", c.file, c.line) != only {
+                    continue;
+                }
+            }
+            let local_result = local.query(&c.query, &params).await;
+            let remote_result = remote.query(&c.query, &params).await;
+            let want = outcome(&local_result, ordered);
+            let got = outcome(&remote_result, ordered);
             if got != want {
+                // The kind alone does not say which stage failed; keep both messages.
+                let detail = |r: &lance_csr::Result<lance_csr::QueryResult>| match r {
+                    Err(e) => format!("\n   ({e})"),
+                    Ok(_) => String::new(),
+                };
                 failures.push(format!(
-                    "{}:{}: {}\n-- in process:\n{want}\n-- on the cluster:\n{got}",
-                    c.file, c.line, c.query
+                    "{}:{}: {}\n-- in process:\n{want}{}\n-- on the cluster:\n{got}{}",
+                    c.file,
+                    c.line,
+                    c.query,
+                    detail(&local_result),
+                    detail(&remote_result)
                 ));
             }
         }

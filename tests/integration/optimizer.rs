@@ -380,3 +380,44 @@ async fn membership_in_a_list_of_nodes_compares_identities() {
 fn by_id(id: i64) -> Params {
     Params::from([("id".to_string(), lance_csr::param(id))])
 }
+
+/// End nodes of relationship values taken from a list, planned as for a cluster (no shared
+/// subplans, no lookups by key): each is one join onto the union of the node tables, so
+/// clauses that take them one after another do not multiply the plan (matching the
+/// relationship again put one copy of the input in it per relationship table, per call).
+#[tokio::test]
+async fn end_nodes_of_relationship_values_join_the_node_tables_once() {
+    let g = common::sample().await;
+    let mut options = g.options().clone();
+    options.planner.one_process = false;
+    options.rules.share_subplans = false;
+    let cluster_like = g.with_options(options).await.unwrap();
+    let q = "MATCH (m:Message)-[c:HAS_CREATOR]->(p:Person) WITH collect(c) AS cs UNWIND cs AS c WITH c, startNode(c) AS m RETURN labels(m) AS l, m.id = startNode(c).id AS same, endNode(c).firstName AS e, endNode(c) = startNode(c) AS loop ORDER BY m.id";
+    let text = cluster_like.explain(q, &Params::new()).await.unwrap();
+    let logical = text
+        .split("== logical plan ==")
+        .nth(1)
+        .and_then(|t| t.split("\n==").next())
+        .expect("a logical plan");
+    let joins = logical.matches("Left Join").count();
+    assert_eq!(joins, 5, "one join per end node taken\n{logical}");
+    // Each node table read once per end node, plus the first MATCH's reads.
+    let scans: Vec<&str> = logical
+        .lines()
+        .filter_map(|l| l.trim().strip_prefix("TableScan: "))
+        .map(|l| l.split_whitespace().next().unwrap_or_default())
+        .collect();
+    let tables: std::collections::BTreeSet<&&str> = scans.iter().collect();
+    assert!(
+        scans.len() <= 5 * tables.len() + 4,
+        "{} scans of {} tables\n{logical}",
+        scans.len(),
+        tables.len()
+    );
+    let want = common::rows(&g.query(q, &Params::new()).await.unwrap());
+    assert_eq!(
+        common::rows(&cluster_like.query(q, &Params::new()).await.unwrap()),
+        want
+    );
+    assert!(want.len() >= 3, "{want:?}");
+}
