@@ -818,6 +818,16 @@ impl<'c> Lowerer<'c> {
     /// A whole node or relationship as a value: a struct with `__label` / `__type` first, then
     /// the properties; null when the entity is (an OPTIONAL MATCH miss).
     pub fn entity_value(&self, b: &Binding) -> Result<Expr> {
+        self.entity_struct(b, true)
+    }
+
+    /// A node or relationship as a value that only compares: its label / type and identity,
+    /// no properties (comparisons of entity values read only those).
+    fn entity_identity(&self, b: &Binding) -> Result<Expr> {
+        self.entity_struct(b, false)
+    }
+
+    fn entity_struct(&self, b: &Binding, with_props: bool) -> Result<Expr> {
         let ents = self.entities();
         let (tag, name, props, prefix) = match b {
             Binding::Node { label, prefix } => (
@@ -854,7 +864,10 @@ impl<'c> Lowerer<'c> {
         let mut args = vec![lit(tag), name];
         // Its identity (as in a path): values compare as the entity they are.
         args.extend(self.identity_fields(b)?);
-        for (p, _) in props.iter().filter(|(p, _)| ents.visible(b, p)) {
+        for (p, _) in props
+            .iter()
+            .filter(|(p, _)| with_props && ents.visible(b, p))
+        {
             args.push(lit(p.clone()));
             args.push(col(&prop_col(prefix, p)));
         }
@@ -1274,6 +1287,14 @@ impl<'c> Lowerer<'c> {
                 "IN expects a list on the right, got {lt}"
             );
         }
+        // An entity is found by its identity: no record of its properties built per row.
+        let x = match &l.kind {
+            ExprKind::Variable(v) => match cx.scope.get(v) {
+                Some(b) if b.is_entity() => self.entity_identity(b)?,
+                _ => x,
+            },
+            _ => x,
+        };
         // Three-valued: not found but some comparison was null (a null element) is null.
         Ok(CypherFn::In.call(vec![x, list]))
     }

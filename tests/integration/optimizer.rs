@@ -377,6 +377,49 @@ async fn membership_in_a_list_of_nodes_compares_identities() {
     }
 }
 
+/// `x IN list` over a node or relationship variable and a list of entity values compares
+/// identities: `x` is passed as its label and identity only, no record of its properties per
+/// row. Null entities (an OPTIONAL MATCH miss), null elements and relationships agree with
+/// the same question asked of ids.
+#[tokio::test]
+async fn membership_in_a_collected_list_reads_only_identities() {
+    let g = common::sample().await;
+    let cases = [
+        (
+            "MATCH (a:Person {id: $id})-[:KNOWS]-(f:Person) WITH collect(f) AS fs MATCH (x:Person) RETURN x.id AS x, x IN fs AS member",
+            "MATCH (a:Person {id: $id})-[:KNOWS]-(f:Person) WITH collect(f.id) AS fs MATCH (x:Person) RETURN x.id AS x, x.id IN fs AS member",
+        ),
+        (
+            "MATCH (a:Person {id: $id}) OPTIONAL MATCH (a)-[:KNOWS]->(f:Person) WITH a, collect(f) + [null] AS fs OPTIONAL MATCH (a)-[:KNOWS]-(y:Person) WHERE y.id > 2 RETURN y.id AS y, y IN fs AS member",
+            "MATCH (a:Person {id: $id}) OPTIONAL MATCH (a)-[:KNOWS]->(f:Person) WITH a, collect(f.id) + [null] AS fs OPTIONAL MATCH (a)-[:KNOWS]-(y:Person) WHERE y.id > 2 RETURN y.id AS y, y.id IN fs AS member",
+        ),
+        (
+            "MATCH (a:Person {id: $id})-[k:KNOWS]->() WITH collect(k) AS ks MATCH (:Person)-[r:KNOWS]->(:Person) RETURN id(r) AS r, r IN ks AS member",
+            "MATCH (a:Person {id: $id})-[k:KNOWS]->() WITH collect(id(k)) AS ks MATCH (:Person)-[r:KNOWS]->(:Person) RETURN id(r) AS r, id(r) IN ks AS member",
+        ),
+    ];
+    for (member, plain) in cases {
+        let text = g.explain(member, &by_id(1)).await.unwrap();
+        let physical = &text[text.find("physical plan").expect("a physical plan")..];
+        let membership = physical
+            .lines()
+            .find(|l| l.contains("cypher_in("))
+            .unwrap_or_else(|| panic!("{member}\n{physical}"));
+        let arg = &membership[membership.find("cypher_in(").unwrap()..];
+        assert!(
+            !arg.contains("firstName") && !arg.contains("creationDate"),
+            "{member}\n{membership}"
+        );
+        for id in 1..=6 {
+            let mut got = common::rows(&g.query(member, &by_id(id)).await.unwrap());
+            let mut want = common::rows(&g.query(plain, &by_id(id)).await.unwrap());
+            got.sort();
+            want.sort();
+            assert_eq!(got, want, "{member} with id {id}");
+        }
+    }
+}
+
 fn by_id(id: i64) -> Params {
     Params::from([("id".to_string(), lance_csr::param(id))])
 }
