@@ -142,10 +142,19 @@ impl<'c> Lowerer<'c> {
     /// clause and is found by the key that value names (an integer key index, one process:
     /// the lookups run where the indexes are).
     pub(super) fn value_node_lookup(&self, v: &str, label: &str) -> bool {
-        self.value_nodes.contains_key(v)
-            && self.options.one_process
-            && self.key_index(label).is_some()
-            && self.entities().node(label).key_type.is_integer()
+        self.value_nodes.contains_key(v) && self.identity_lookup(label).is_some()
+    }
+
+    /// Table `label`'s key index where a node identity (`{label}\u{1f}{key}`) can be looked up
+    /// in it: integer keys, one process (the lookups run where the indexes are).
+    pub(super) fn identity_lookup(
+        &self,
+        label: &str,
+    ) -> Option<(Arc<crate::csr::NodeKeys>, &'c Arc<crate::csr::TableColumns>)> {
+        if !self.options.one_process || !self.entities().node(label).key_type.is_integer() {
+            return None;
+        }
+        self.key_index(label)
     }
 
     /// `UNWIND friends AS f MATCH (f)-->()`: the node standing for value `f`, looked up in

@@ -13,6 +13,7 @@
 use super::expr::{col, empty_list, ExprCtx};
 use super::scope::Binding;
 use super::{Lowerer, State};
+use crate::catalog::NodeInfo;
 use crate::error::Result;
 use crate::operators::csr_expand::CsrExpand;
 use crate::operators::shared::SharedSubplan;
@@ -537,115 +538,130 @@ impl<'c> Lowerer<'c> {
         if !is_rel {
             return Ok(None);
         }
-        let ents = self.entities();
-        let infos: Vec<_> = self.catalog.nodes.values().collect();
-        // Lookups run where the indexes are: in this process only.
-        let lookups: Option<Vec<_>> = match (self.options.one_process, self.indexes) {
-            (true, Some(idx)) => infos
-                .iter()
-                .map(|info| {
-                    let keys = idx.keys(&info.label)?;
-                    let columns = idx.node_columns.get(&info.label)?;
-                    ents.node(&info.label)
-                        .key_type
-                        .is_integer()
-                        .then(|| (keys, columns.clone()))
-                })
-                .collect(),
-            _ => None,
-        };
+        let infos: Vec<&NodeInfo> = self.catalog.nodes.values().collect();
+        if infos.is_empty() {
+            return Ok(None);
+        }
+        let lookups: Option<Vec<_>> = infos
+            .iter()
+            .map(|info| self.identity_lookup(&info.label))
+            .collect();
         let labels = infos.iter().map(|i| i.label.clone()).collect();
         let shape = self.path_shape(&labels, &Default::default(), r)?;
         let nid = f::get_field(col(&r_col), field);
-        let original: Vec<Expr> = st.columns().iter().map(|c| col(c)).collect();
         let name = self.fresh("endof");
-        let Some(lookups) = lookups else {
-            // One join onto every table's nodes (a union): a chain of joins, one per
-            // table, would nest the plan as deep as there are tables.
-            let (left_id, right_id) = (self.fresh("endid"), self.fresh("endid"));
-            let mut nodes: Option<LogicalPlanBuilder> = None;
-            for info in &infos {
-                let prefix = self.fresh("endnode");
-                let key = col(&super::scope::prop_col(&prefix, &info.key));
-                let b = Binding::Node {
-                    label: info.label.clone(),
-                    prefix: prefix.clone(),
-                };
-                let table = LogicalPlanBuilder::from(self.scan_node(info, &prefix)?)
-                    .project(vec![
-                        super::path::node_id(lit(info.label.clone()), key).alias(&right_id),
-                        self.node_struct(&b, &shape)?.alias(&name),
-                    ])?
-                    .build()?;
-                nodes = Some(match nodes {
-                    Some(n) => n.union(table)?,
-                    None => LogicalPlanBuilder::from(table),
-                });
-            }
-            let Some(nodes) = nodes else {
-                return Ok(None);
-            };
-            let mut left = original.clone();
-            left.push(nid.alias(&left_id));
-            let mut kept = original;
-            kept.push(col(&name));
-            st.plan = LogicalPlanBuilder::from(st.plan.clone())
-                .project(left)?
-                .join(
-                    nodes.build()?,
-                    JoinType::Left,
-                    (vec![left_id.as_str()], vec![right_id.as_str()]),
-                    None,
-                )?
-                .project(kept)?
-                .build()?;
-            st.scope.bind(&name, Binding::Value { col: name.clone() });
-            return Ok(Some(name));
+        let mut kept: Vec<Expr> = st.columns().iter().map(|c| col(c)).collect();
+        let node = match lookups {
+            Some(lookups) => self.end_node_looked_up(st, &infos, lookups, nid, &shape)?,
+            None => self.end_node_joined(st, &infos, nid, &shape, &name)?,
         };
-        let mut plan = st.plan.clone();
+        kept.push(node.alias(&name));
+        st.plan = LogicalPlanBuilder::from(st.plan.clone())
+            .project(kept)?
+            .build()?;
+        st.scope.bind(&name, Binding::Value { col: name.clone() });
+        Ok(Some(name))
+    }
+
+    /// `st` extended by one key lookup per node table of the node whose identity is `nid`;
+    /// returns the node value (of `shape`) from the table that found it.
+    fn end_node_looked_up(
+        &mut self,
+        st: &mut State,
+        infos: &[&NodeInfo],
+        lookups: Vec<(Arc<crate::csr::NodeKeys>, &Arc<crate::csr::TableColumns>)>,
+        nid: Expr,
+        shape: &super::scope::PathShape,
+    ) -> Result<Expr> {
         let mut cases: Vec<(Expr, Expr)> = Vec::new();
         for (info, (keys, columns)) in infos.iter().zip(lookups) {
             let prefix = self.fresh("endnode");
             let key = self.fresh("endkey");
-            let value = super::scan::identity_key(nid.clone(), &info.label)?;
-            let mut cols: Vec<Expr> = plan
-                .schema()
-                .columns()
-                .into_iter()
-                .map(Expr::Column)
-                .collect();
-            cols.push(value.alias(&key));
-            plan = LogicalPlanBuilder::from(plan).project(cols)?.build()?;
+            let mut cols: Vec<Expr> = st.columns().iter().map(|c| col(c)).collect();
+            cols.push(super::scan::identity_key(nid.clone(), &info.label)?.alias(&key));
+            let input = LogicalPlanBuilder::from(st.plan.clone())
+                .project(cols)?
+                .build()?;
             let lookup = crate::operators::node_lookup::NodeLookup::try_new(
-                plan,
+                input,
                 key.clone(),
                 info.label.clone(),
                 super::pattern::node_take(&prefix, info),
                 keys,
-                columns,
+                columns.clone(),
                 true,
             )?;
-            plan = LogicalPlan::Extension(Extension {
+            st.plan = LogicalPlan::Extension(Extension {
                 node: Arc::new(lookup),
             });
             let b = Binding::Node {
                 label: info.label.clone(),
                 prefix,
             };
-            cases.push((col(&key).is_not_null(), self.node_struct(&b, &shape)?));
+            cases.push((col(&key).is_not_null(), self.node_struct(&b, shape)?));
         }
-        let Some((first, value)) = cases.first().cloned() else {
-            return Ok(None);
+        let mut cases = cases.into_iter();
+        let Some((first, value)) = cases.next() else {
+            return Err(crate::error::Error::Internal(
+                "an end node of no table".into(),
+            ));
         };
         let mut node = when(first, value);
-        for (c, v) in cases.into_iter().skip(1) {
+        for (c, v) in cases {
             node = node.when(c, v);
         }
-        let mut kept = original;
-        kept.push(node.end()?.alias(&name));
-        st.plan = LogicalPlanBuilder::from(plan).project(kept)?.build()?;
-        st.scope.bind(&name, Binding::Value { col: name.clone() });
-        Ok(Some(name))
+        Ok(node.end()?)
+    }
+
+    /// `st` left-joined, on the identity `nid`, onto the union of the node tables, each
+    /// projected to its identity and its node value (of `shape`, as column `name`), which is
+    /// returned. One join: a chain of them, one per table, would nest the plan as deep as
+    /// there are tables.
+    fn end_node_joined(
+        &mut self,
+        st: &mut State,
+        infos: &[&NodeInfo],
+        nid: Expr,
+        shape: &super::scope::PathShape,
+        name: &str,
+    ) -> Result<Expr> {
+        let (left_id, right_id) = (self.fresh("endid"), self.fresh("endid"));
+        let mut nodes: Option<LogicalPlanBuilder> = None;
+        for info in infos {
+            let prefix = self.fresh("endnode");
+            let key = col(&super::scope::prop_col(&prefix, &info.key));
+            let b = Binding::Node {
+                label: info.label.clone(),
+                prefix: prefix.clone(),
+            };
+            let table = LogicalPlanBuilder::from(self.scan_node(info, &prefix)?)
+                .project(vec![
+                    super::path::node_id(lit(info.label.clone()), key).alias(&right_id),
+                    self.node_struct(&b, shape)?.alias(name),
+                ])?
+                .build()?;
+            nodes = Some(match nodes {
+                Some(n) => n.union(table)?,
+                None => LogicalPlanBuilder::from(table),
+            });
+        }
+        let Some(nodes) = nodes else {
+            return Err(crate::error::Error::Internal(
+                "an end node of no table".into(),
+            ));
+        };
+        let mut left: Vec<Expr> = st.columns().iter().map(|c| col(c)).collect();
+        left.push(nid.alias(&left_id));
+        st.plan = LogicalPlanBuilder::from(st.plan.clone())
+            .project(left)?
+            .join(
+                nodes.build()?,
+                JoinType::Left,
+                (vec![left_id.as_str()], vec![right_id.as_str()]),
+                None,
+            )?
+            .build()?;
+        Ok(col(name))
     }
 
     /// `COLLECT { MATCH (s)-[r]->() RETURN s }[0]` for `startNode(r)` (the end node for

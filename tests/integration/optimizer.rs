@@ -330,13 +330,7 @@ async fn nodes_taken_from_lists_are_looked_up_by_key() {
             !physical.contains("DataSourceExec") && !physical.contains("FilteredReadExec"),
             "{lookup}\n{physical}"
         );
-        for id in 1..=6 {
-            let mut got = common::rows(&g.query(lookup, &by_id(id)).await.unwrap());
-            let mut want = common::rows(&g.query(plain, &by_id(id)).await.unwrap());
-            got.sort();
-            want.sort();
-            assert_eq!(got, want, "{lookup} with id {id}");
-        }
+        same_rows_for_every_id(&g, lookup, plain).await;
     }
 }
 
@@ -367,13 +361,7 @@ async fn membership_in_a_list_of_nodes_compares_identities() {
             !physical.contains("named_struct") && !physical.contains("cypher_in"),
             "{member}\n{physical}"
         );
-        for id in 1..=6 {
-            let mut got = common::rows(&g.query(member, &by_id(id)).await.unwrap());
-            let mut want = common::rows(&g.query(plain, &by_id(id)).await.unwrap());
-            got.sort();
-            want.sort();
-            assert_eq!(got, want, "{member} with id {id}");
-        }
+        same_rows_for_every_id(&g, member, plain).await;
     }
 }
 
@@ -410,13 +398,18 @@ async fn membership_in_a_collected_list_reads_only_identities() {
             !arg.contains("firstName") && !arg.contains("creationDate"),
             "{member}\n{membership}"
         );
-        for id in 1..=6 {
-            let mut got = common::rows(&g.query(member, &by_id(id)).await.unwrap());
-            let mut want = common::rows(&g.query(plain, &by_id(id)).await.unwrap());
-            got.sort();
-            want.sort();
-            assert_eq!(got, want, "{member} with id {id}");
-        }
+        same_rows_for_every_id(&g, member, plain).await;
+    }
+}
+
+/// `q` and `plain` give the same rows (in any order) for `$id` of each sample person.
+async fn same_rows_for_every_id(g: &Graph, q: &str, plain: &str) {
+    for id in 1..=6 {
+        let mut got = common::rows(&g.query(q, &by_id(id)).await.unwrap());
+        let mut want = common::rows(&g.query(plain, &by_id(id)).await.unwrap());
+        got.sort();
+        want.sort();
+        assert_eq!(got, want, "{q} with id {id}");
     }
 }
 
