@@ -10,6 +10,7 @@
 
 use super::temporal::Temporal;
 use super::value::Value;
+use arrow::array::LargeBinaryBuilder;
 use arrow::datatypes::{DataType, Field, Fields};
 use chrono::{Datelike, Timelike};
 use datafusion::common::{Result, ScalarValue};
@@ -370,6 +371,18 @@ pub fn encode_non_null(v: &Value) -> Option<Vec<u8>> {
     match v {
         Value::Null => None,
         v => encode(v),
+    }
+}
+
+/// Appends `v` to a column of type [`ANY`] (null for null and for a value without an
+/// encoding), encoding it in `scratch`: a column built row by row reuses one buffer rather
+/// than growing a new one per cell.
+pub fn append(b: &mut LargeBinaryBuilder, v: &Value, scratch: &mut Vec<u8>) {
+    scratch.clear();
+    if !matches!(v, Value::Null) && put(v, scratch) {
+        b.append_value(&scratch[..]);
+    } else {
+        b.append_null();
     }
 }
 

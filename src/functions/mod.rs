@@ -395,6 +395,7 @@ fn dynamic_op(a: &[ArrayRef]) -> Result<ArrayRef> {
     let n = a[0].len();
     let mut b = LargeBinaryBuilder::with_capacity(n, 24 * n);
     let mut args = Vec::with_capacity(a.len() - 1);
+    let mut scratch = Vec::new();
     let ops = arrow::compute::cast(&a[0], &DataType::Utf8)?;
     let ops = ops.as_string::<i32>();
     for i in 0..n {
@@ -404,7 +405,7 @@ fn dynamic_op(a: &[ArrayRef]) -> Result<ArrayRef> {
         }
         args.clear();
         args.extend(a[1..].iter().map(|x| value_at(x.as_ref(), i)));
-        b.append_option(any::encode_non_null(&dynamic::eval(ops.value(i), &args)?));
+        any::append(&mut b, &dynamic::eval(ops.value(i), &args)?, &mut scratch);
     }
     Ok(Arc::new(b.finish()))
 }
@@ -414,6 +415,7 @@ fn dynamic_op(a: &[ArrayRef]) -> Result<ArrayRef> {
 fn now(a: &[ArrayRef]) -> Result<ArrayRef> {
     let n = a[0].len();
     let mut b = LargeBinaryBuilder::with_capacity(n, 24 * n);
+    let mut scratch = Vec::new();
     let stamps = arrow::compute::cast(&a[3], &DataType::Int64)?;
     let stamps = stamps.as_primitive::<arrow::datatypes::Int64Type>();
     for i in 0..n {
@@ -454,7 +456,11 @@ fn now(a: &[ArrayRef]) -> Result<ArrayRef> {
         let k = temporal::Kind::of_function(&kind).unwrap_or(temporal::Kind::DateTime);
         let v = temporal::construct(k, &Value::Map(entries))
             .map_err(|e| RuntimeError::new(ErrorClass::ArgumentError, "InvalidArgumentValue", e))?;
-        b.append_option(v.and_then(|t| any::encode_non_null(&Value::Temporal(t))));
+        any::append(
+            &mut b,
+            &v.map_or(Value::Null, Value::Temporal),
+            &mut scratch,
+        );
     }
     Ok(Arc::new(b.finish()))
 }
@@ -640,8 +646,9 @@ fn to_integer(a: &[ArrayRef]) -> Result<ArrayRef> {
 fn to_any(a: &[ArrayRef]) -> Result<ArrayRef> {
     let n = a[0].len();
     let mut b = LargeBinaryBuilder::with_capacity(n, 16 * n);
+    let mut scratch = Vec::new();
     for i in 0..n {
-        b.append_option(any::encode_non_null(&value_at(a[0].as_ref(), i)));
+        any::append(&mut b, &value_at(a[0].as_ref(), i), &mut scratch);
     }
     Ok(Arc::new(b.finish()))
 }
@@ -650,6 +657,7 @@ fn to_any(a: &[ArrayRef]) -> Result<ArrayRef> {
 fn properties(a: &[ArrayRef]) -> Result<ArrayRef> {
     let n = a[0].len();
     let mut b = LargeBinaryBuilder::with_capacity(n, 16 * n);
+    let mut scratch = Vec::new();
     for i in 0..n {
         let v = match value_at(a[0].as_ref(), i) {
             Value::Map(entries) => Value::Map(
@@ -660,7 +668,7 @@ fn properties(a: &[ArrayRef]) -> Result<ArrayRef> {
             ),
             other => other,
         };
-        b.append_option(any::encode_non_null(&v));
+        any::append(&mut b, &v, &mut scratch);
     }
     Ok(Arc::new(b.finish()))
 }
@@ -669,11 +677,12 @@ fn properties(a: &[ArrayRef]) -> Result<ArrayRef> {
 fn any_items(a: &[ArrayRef]) -> Result<ArrayRef> {
     let n = a[0].len();
     let mut b = ListBuilder::new(LargeBinaryBuilder::new());
+    let mut scratch = Vec::new();
     for i in 0..n {
         match value_at(a[0].as_ref(), i) {
             Value::List(items) => {
                 for x in &items {
-                    b.values().append_option(any::encode_non_null(x));
+                    any::append(b.values(), x, &mut scratch);
                 }
                 b.append(true);
             }

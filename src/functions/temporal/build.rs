@@ -331,7 +331,7 @@ fn from_map(
     ];
     if let Some((k, _)) = entries
         .iter()
-        .find(|(k, _)| !known.contains(&k.to_ascii_lowercase().as_str()))
+        .find(|(k, _)| !known.iter().any(|n| n.eq_ignore_ascii_case(k)))
     {
         return Err(format!("No such field: {k}"));
     }

@@ -212,16 +212,20 @@ impl Temporal {
             return d.component(key).map(Value::Int);
         }
         let kind = self.kind();
-        let key = key.to_ascii_lowercase();
+        let key: std::borrow::Cow<str> = if key.bytes().any(|b| b.is_ascii_uppercase()) {
+            key.to_ascii_lowercase().into()
+        } else {
+            key.into()
+        };
         if kind.has_date() {
             let d = self.date()?;
-            let iso = d.iso_week();
-            let v = match key.as_str() {
+            let iso = || d.iso_week();
+            let v = match &*key {
                 "year" => Some(d.year() as i64),
                 "quarter" => Some(d.month0() as i64 / 3 + 1),
                 "month" => Some(d.month() as i64),
-                "week" => Some(iso.week() as i64),
-                "weekyear" => Some(iso.year() as i64),
+                "week" => Some(iso().week() as i64),
+                "weekyear" => Some(iso().year() as i64),
                 "day" => Some(d.day() as i64),
                 "ordinalday" => Some(d.ordinal() as i64),
                 "dayofweek" | "weekday" => Some(d.weekday().number_from_monday() as i64),
@@ -235,7 +239,7 @@ impl Temporal {
         if kind.has_time() {
             let t = self.time()?;
             let ns = t.nanosecond() as i64;
-            let v = match key.as_str() {
+            let v = match &*key {
                 "hour" => Some(t.hour() as i64),
                 "minute" => Some(t.minute() as i64),
                 "second" => Some(t.second() as i64),
@@ -250,7 +254,7 @@ impl Temporal {
         }
         if kind.has_zone() {
             let (offset, zone) = self.zone()?;
-            match key.as_str() {
+            match &*key {
                 "timezone" => {
                     return Some(Value::Str(
                         zone.map_or_else(|| fmt_offset(offset, false), str::to_string),
@@ -264,7 +268,7 @@ impl Temporal {
         }
         if let Temporal::DateTime(dt, o, _) = self {
             let nanos = Self::epoch_nanos(dt, *o);
-            match key.as_str() {
+            match &*key {
                 "epochseconds" => {
                     return Some(Value::Int(nanos.div_euclid(NANOS_PER_SECOND) as i64))
                 }
