@@ -83,6 +83,52 @@ impl CompiledFilter {
 
     /// Keeps the positions whose row (taken at `idx` from `store`) passes; nulls fail.
     pub fn mask(&self, store: &TableColumns, idx: &UInt32Array) -> Result<Vec<bool>> {
+        // A predicate our functions evaluate value by value costs far more per row than
+        // sorting the rows: each row reached more than once (a node at the end of several
+        // paths) is evaluated once.
+        if idx.len() >= 32 && idx.null_count() == 0 && self.row_wise() {
+            let mut order: Vec<(u32, u32)> = (idx.values().iter().copied())
+                .zip(0..idx.len() as u32)
+                .collect();
+            order.sort_unstable();
+            let mut distinct = Vec::with_capacity(order.len());
+            let mut slot = vec![0u32; order.len()];
+            for &(row, at) in &order {
+                if distinct.last() != Some(&row) {
+                    distinct.push(row);
+                }
+                slot[at as usize] = distinct.len() as u32 - 1;
+            }
+            if distinct.len() * 10 < idx.len() * 9 {
+                let ok = self.mask_rows(store, &UInt32Array::from(distinct))?;
+                return Ok(slot.iter().map(|&s| ok[s as usize]).collect());
+            }
+        }
+        self.mask_rows(store, idx)
+    }
+
+    /// Whether the predicate calls a function of ours (row by row over values).
+    fn row_wise(&self) -> bool {
+        use datafusion::common::tree_node::{TreeNode, TreeNodeRecursion};
+        use datafusion::physical_expr::ScalarFunctionExpr;
+        let mut found = false;
+        let mut visit = |e: &Arc<dyn PhysicalExpr>| {
+            let _ = e.apply(|p| {
+                found |= p
+                    .downcast_ref::<ScalarFunctionExpr>()
+                    .is_some_and(|f| f.name().starts_with("cypher_"));
+                Ok(if found {
+                    TreeNodeRecursion::Stop
+                } else {
+                    TreeNodeRecursion::Continue
+                })
+            });
+        };
+        visit(&self.expr);
+        found
+    }
+
+    fn mask_rows(&self, store: &TableColumns, idx: &UInt32Array) -> Result<Vec<bool>> {
         let mut cols = self
             .cols
             .iter()
