@@ -711,6 +711,15 @@ fn to_float(a: &[ArrayRef]) -> Result<ArrayRef> {
 /// `size()` of values of mixed kind: a list's items, a string's characters; null for null;
 /// any other kind is a type error.
 fn size(a: &[ArrayRef]) -> Result<ArrayRef> {
+    // A list's size is its offsets' difference: DataFusion's `array_length` takes each row's
+    // list as an array of its own (slicing every child of a list of records).
+    if matches!(
+        a[0].data_type(),
+        DataType::List(_) | DataType::LargeList(_) | DataType::FixedSizeList(..)
+    ) {
+        let len = arrow::compute::kernels::length::length(&a[0])?;
+        return Ok(arrow::compute::cast(&len, &DataType::Int64)?);
+    }
     let n = a[0].len();
     let mut b = Int64Builder::with_capacity(n);
     for i in 0..n {

@@ -268,9 +268,9 @@ static SCALAR_FUNCTIONS: &[ScalarFn] = &[
             let t = &c.types[0];
             if c.name.eq_ignore_ascii_case("length") && is_path(t) {
                 let rels = f::get_field(c.x(0), PATH_RELS);
-                Ok(cast(nf::array_length(rels), DataType::Int64))
+                Ok(crate::functions::CypherFn::Size.call(vec![rels]))
             } else if is_list(t) {
-                Ok(cast(nf::array_length(c.x(0)), DataType::Int64))
+                Ok(crate::functions::CypherFn::Size.call(vec![c.x(0)]))
             } else if is_string(t) {
                 Ok(cast(f::character_length(c.x(0)), DataType::Int64))
             } else if *t == DataType::Null {

@@ -591,7 +591,7 @@ impl<'c> Lowerer<'c> {
                         );
                     }
                     let i = cast(i, DataType::Int64);
-                    let len = cast(nf::array_length(t.clone()), DataType::Int64);
+                    let len = CypherFn::Size.call(vec![t.clone()]);
                     // Cypher indexes from 0 (negative from the end); arrays from 1. Out of
                     // range is null (checked first: `i + 1` must not overflow).
                     when(
@@ -689,7 +689,7 @@ impl<'c> Lowerer<'c> {
             if !is_list(&tt) {
                 return sem_err!(Unsupported, span, "unsupported: slicing a {tt}");
             }
-            let len = cast(nf::array_length(t.clone()), DataType::Int64);
+            let len = CypherFn::Size.call(vec![t.clone()]);
             // Negative bounds count from the end; then clamp into 0..=len (Cypher slices
             // never fail on out-of-range bounds).
             let norm = |x: Expr| -> Result<Expr> {
@@ -823,7 +823,7 @@ impl<'c> Lowerer<'c> {
 
     /// A node or relationship as a value that only compares: its label / type and identity,
     /// no properties (comparisons of entity values read only those).
-    fn entity_identity(&self, b: &Binding) -> Result<Expr> {
+    pub(super) fn entity_identity(&self, b: &Binding) -> Result<Expr> {
         self.entity_struct(b, false)
     }
 
