@@ -1124,10 +1124,23 @@ fn after_aggregate(
         0 => format!(
             "MATCH (a:`{from}`)-[:`{t}`*1..2]{dir}(b) WITH DISTINCT a WITH collect(a.{p}) AS vs {opt}MATCH (x:`{from}`) WHERE x.{p} IN vs RETURN count(x) AS n, size(vs) AS s"
         ),
-        1 => format!(
-            "MATCH (a:`{from}`)-[:`{t}`]{dir}(b:`{to}`) WITH a, collect({}b) AS bs {opt}MATCH (a)-[:`{t}`]->(c:`{to}`) WHERE c IN bs RETURN a.{p} AS v, size(bs) AS s, count(c) AS n ORDER BY v, s, n",
-            if rng.chance(50) { "DISTINCT " } else { "" }
-        ),
+        // A collected list read only by size, membership and as pattern nodes holds only
+        // identities; read for a property, it holds whole records.
+        1 => {
+            let k = match rng.below(3) {
+                0 => String::new(),
+                1 => format!(", size([y IN bs WHERE (y)<-[:`{t}`]-(a)]) AS k"),
+                _ => match to_props.first() {
+                    Some(r) => format!(", size([y IN bs WHERE y.{} IS NOT NULL]) AS k", r.name),
+                    None => String::new(),
+                },
+            };
+            format!(
+                "MATCH (a:`{from}`)-[:`{t}`]{dir}(b:`{to}`) WITH a, collect({}b) AS bs {opt}MATCH (a)-[:`{t}`]->(c:`{to}`) WHERE c IN bs RETURN a.{p} AS v, size(bs) AS s{k}, count(c) AS n ORDER BY v, s{}, n",
+                if rng.chance(50) { "DISTINCT " } else { "" },
+                if k.is_empty() { "" } else { ", k" }
+            )
+        }
         2 => format!(
             "MATCH (a:`{from}`) WITH a ORDER BY a.{p}, id(a) LIMIT {} {opt}MATCH (a)-[:`{t}`]{dir}(b) RETURN a.{p} AS v, count(b) AS n ORDER BY v, n",
             1 + rng.below(8)

@@ -243,6 +243,7 @@ impl<'c> Lowerer<'c> {
         if let Some(pred) = w.where_.as_ref().filter(|p| p.contains_subquery()) {
             // Its pattern expressions and subqueries run over the projected rows.
             let (st, _, _) = self.lower_projection(st, &w.projection, false)?;
+            self.identity_collects.clear();
             return self.filter_with_subqueries(st, pred);
         }
         let st = self.with_where_on_input(st, w)?;

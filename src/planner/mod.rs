@@ -8,6 +8,7 @@ pub mod clause;
 mod comprehension;
 mod csr_hop;
 pub mod expr;
+mod identity_lists;
 pub mod path;
 pub mod pattern;
 mod projection;
@@ -119,6 +120,9 @@ pub struct Lowerer<'c> {
     /// The clause being lowered is followed by one that collects: a WITH ... ORDER BY then
     /// numbers its rows in that order (see [`Self::input_order`]).
     pub(crate) next_collects: bool,
+    /// The `collect(v)` calls of the WITH being lowered whose lists hold only identities
+    /// (see `identity_lists`); set for that WITH's projection only.
+    pub(crate) identity_collects: Vec<ast::Expr>,
     /// The column numbering the input rows in the order the previous WITH ... ORDER BY gave
     /// them: `collect` follows it (DataFusion drops a sort no operator above requires).
     pub(crate) input_order: Option<String>,
@@ -221,6 +225,7 @@ impl<'c> Lowerer<'c> {
             written_labels: HashMap::new(),
             notes: Vec::new(),
             next_collects: false,
+            identity_collects: Vec::new(),
             grouped_by: None,
             input_order: None,
             output_order: None,
@@ -349,6 +354,7 @@ impl<'c> Lowerer<'c> {
                 self.record_written_labels(m);
             }
             self.next_collects = sq.clauses.get(i + 1).is_some_and(collects);
+            self.identity_collects = identity_lists::identity_collects(&sq.clauses, i);
             self.grouped_by = sq.clauses.get(i + 1).and_then(counts_grouped_by);
             self.input_order = self.output_order.take();
             if let ast::Clause::Return(r) = clause {
@@ -373,12 +379,17 @@ impl<'c> Lowerer<'c> {
             }
             ast::Clause::Unwind(u) => self.lower_unwind(st, u),
             ast::Clause::With(w) => {
+                // Only this WITH's own projection reads them, not the subqueries in it.
+                let identity = std::mem::take(&mut self.identity_collects);
                 let (st, projection) = self.projection_subqueries(st, &w.projection)?;
                 let w = ast::With {
                     projection,
                     where_: w.where_.clone(),
                 };
-                self.lower_with(st, &w)
+                self.identity_collects = identity;
+                let st = self.lower_with(st, &w);
+                self.identity_collects.clear();
+                st
             }
             ast::Clause::Return(r) => sem_err!(
                 Unsupported,

@@ -730,7 +730,24 @@ impl<'c> Lowerer<'c> {
                 return Ok(e);
             }
         }
-        let mut x = self.expr(&args[0], &cx)?;
+        let identity_only = match &args[0].kind {
+            ExprKind::Variable(v) if name == "collect" && self.identity_collects.contains(call) => {
+                scope.get(v).filter(|b| {
+                    matches!(
+                        b,
+                        Binding::Node { .. }
+                            | Binding::Rel { .. }
+                            | Binding::Nodes { .. }
+                            | Binding::Rels { .. }
+                    )
+                })
+            }
+            _ => None,
+        };
+        let mut x = match identity_only {
+            Some(b) => self.entity_identity(b)?,
+            None => self.expr(&args[0], &cx)?,
+        };
         let mut t = self.type_of(&x, schema)?;
         if t == DataType::Null && matches!(name.as_str(), "sum" | "avg" | "min" | "max") {
             // Only nulls (e.g. a property no node has): give the accumulator a type (still an

@@ -402,6 +402,47 @@ async fn membership_in_a_collected_list_reads_only_identities() {
     }
 }
 
+/// A list collected from a node or relationship variable and read later only by its size,
+/// by membership or as pattern nodes collects identities only (no property in the
+/// aggregate); read for a property, it collects whole records. Both agree with the same
+/// questions asked of ids.
+#[tokio::test]
+async fn lists_read_only_by_identity_collect_only_identities() {
+    let g = common::sample().await;
+    let cases = [
+        (
+            "MATCH (a:Person {id: $id})-[:KNOWS]-(f:Person) WITH a, collect(f) AS fs OPTIONAL MATCH (a)-[:KNOWS]-()-[:KNOWS]-(x:Person) WHERE x IN fs RETURN size(fs) AS s, count(x) AS n",
+            "MATCH (a:Person {id: $id})-[:KNOWS]-(f:Person) WITH a, collect(f.id) AS fs OPTIONAL MATCH (a)-[:KNOWS]-()-[:KNOWS]-(x:Person) WHERE x.id IN fs RETURN size(fs) AS s, count(x) AS n",
+            true,
+        ),
+        (
+            "MATCH (a:Person {id: $id})-[:KNOWS]-(f:Person) WITH a, collect(DISTINCT f) AS fs RETURN size([p IN fs WHERE (p)-[:KNOWS]->(a)]) AS k, any(p IN fs WHERE p IN [a]) AS self",
+            "MATCH (a:Person {id: $id})-[:KNOWS]-(f:Person) WITH a, collect(DISTINCT f.id) AS fs RETURN size([i IN fs WHERE EXISTS { MATCH (p:Person {id: i})-[:KNOWS]->(a) }]) AS k, any(i IN fs WHERE i = a.id) AS self",
+            true,
+        ),
+        (
+            "MATCH (a:Person {id: $id})-[k:KNOWS]-() WITH collect(k) AS ks MATCH ()-[r:KNOWS]->() WHERE r IN ks RETURN id(r) AS r",
+            "MATCH (a:Person {id: $id})-[k:KNOWS]-() WITH collect(id(k)) AS ks MATCH ()-[r:KNOWS]->() WHERE id(r) IN ks RETURN id(r) AS r",
+            true,
+        ),
+        (
+            "MATCH (a:Person {id: $id})-[:KNOWS]-(f:Person) WITH a, collect(f) AS fs RETURN size([p IN fs WHERE p.firstName IS NOT NULL]) AS k",
+            "MATCH (a:Person {id: $id})-[:KNOWS]-(f:Person) WITH a, collect(f.firstName) AS fs RETURN size([n IN fs WHERE n IS NOT NULL]) AS k",
+            false,
+        ),
+    ];
+    for (q, plain, identities) in cases {
+        let text = g.explain(q, &by_id(1)).await.unwrap();
+        let physical = &text[text.find("physical plan").expect("a physical plan")..];
+        let agg = physical
+            .lines()
+            .find(|l| l.contains("array_agg("))
+            .unwrap_or_else(|| panic!("{q}\n{physical}"));
+        assert_eq!(!agg.contains("firstName"), identities, "{q}\n{agg}");
+        same_rows_for_every_id(&g, q, plain).await;
+    }
+}
+
 /// `q` and `plain` give the same rows (in any order) for `$id` of each sample person.
 async fn same_rows_for_every_id(g: &Graph, q: &str, plain: &str) {
     for id in 1..=6 {
