@@ -5,6 +5,9 @@ mod cli;
 use clap::Parser;
 use cli::{run, Cli};
 
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 fn main() {
     let cli = Cli::parse();
     // Plans are (de)serialized recursively on the workers (a cluster's scheduler and
