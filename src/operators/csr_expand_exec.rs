@@ -577,3 +577,59 @@ impl ExecutionPlan for CsrExpandExec {
         ))
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::functions::CypherFn;
+    use arrow::array::Int64Array;
+    use arrow::datatypes::{DataType, Field, Schema};
+    use datafusion::common::DFSchema;
+    use datafusion::datasource::MemTable;
+    use datafusion::logical_expr::{col, lit};
+    use datafusion::prelude::SessionContext;
+
+    /// Rows reached more than once are evaluated once, and every position still gets its
+    /// row's answer (duplicates, any order); a filter of DataFusion's own functions alone
+    /// takes the rows as given.
+    #[tokio::test]
+    async fn mask_answers_every_position_whether_or_not_rows_repeat() {
+        let schema = Arc::new(Schema::new(vec![Field::new("x", DataType::Int64, true)]));
+        let xs: Vec<Option<i64>> = (0..40).map(|i| (i % 7 != 3).then_some(i)).collect();
+        let batch =
+            RecordBatch::try_new(schema.clone(), vec![Arc::new(Int64Array::from(xs.clone()))])
+                .unwrap();
+        let table = MemTable::try_new(schema.clone(), vec![vec![batch]]).unwrap();
+        let store = TableColumns::new(Arc::new(table), "t");
+        let df_schema = DFSchema::try_from(schema.as_ref().clone()).unwrap();
+        let state = SessionContext::new().state();
+        store.ensure(&state, &["x".to_string()]).await.unwrap();
+        let ours = CypherFn::Eq.call(vec![col("x") % lit(3i64), lit(0i64)]);
+        let theirs = (col("x") % lit(3i64)).eq(lit(0i64));
+        let want = |i: u32| xs[i as usize].is_some_and(|x| x % 3 == 0);
+        // Many repeats, no repeats, and too few rows to sort.
+        let cases: Vec<Vec<u32>> = vec![
+            (0..200).map(|i| (i * 17 % 40) as u32).rev().collect(),
+            (0..40).rev().collect(),
+            vec![5, 5, 3, 9],
+        ];
+        for (pred, row_wise) in [(ours, true), (theirs, false)] {
+            let filter = CompiledFilter {
+                expr: state
+                    .create_physical_expr(pred.clone(), &df_schema)
+                    .unwrap(),
+                cols: vec!["x".into()],
+                schema: schema.clone(),
+                repeated: None,
+            };
+            assert_eq!(filter.row_wise(), row_wise, "{pred}");
+            for idx in &cases {
+                let got = filter
+                    .mask(&store, &UInt32Array::from(idx.clone()))
+                    .unwrap();
+                let expected: Vec<bool> = idx.iter().map(|&i| want(i)).collect();
+                assert_eq!(got, expected, "{pred} over {idx:?}");
+            }
+        }
+    }
+}
