@@ -1127,9 +1127,14 @@ fn after_aggregate(
         // A collected list read only by size, membership and as pattern nodes holds only
         // identities; read for a property, it holds whole records.
         1 => {
-            let k = match rng.below(3) {
+            let k = match rng.below(4) {
                 0 => String::new(),
                 1 => format!(", size([y IN bs WHERE (y)<-[:`{t}`]-(a)]) AS k"),
+                // A quantifier over pattern nodes, decided by counting.
+                2 => format!(
+                    ", {}(y IN bs WHERE (y)<-[:`{t}`]-(a)) AS k",
+                    rng.pick(&["any", "all", "none", "single"])
+                ),
                 _ => match to_props.first() {
                     Some(r) => format!(", size([y IN bs WHERE y.{} IS NOT NULL]) AS k", r.name),
                     None => String::new(),

@@ -248,6 +248,22 @@ impl<'c> Lowerer<'c> {
             *e = ast::Expr::new(ExprKind::Variable(name), e.span);
             return Ok(());
         }
+        // `any(x IN xs WHERE (x)-->())`: a quantifier whose predicate reads its variable in a
+        // subquery is decided by counting, through comprehensions over the same list (below).
+        if let ExprKind::Quantifier {
+            kind,
+            var,
+            list,
+            pred,
+        } = &e.kind
+        {
+            let mut names = Vec::new();
+            pred.mentioned_names(&mut names);
+            if pred.contains_subquery() && names.contains(&var.name.as_str()) {
+                *e = quantifier_by_counts(*kind, var, list, pred, e.span);
+                return self.replace_subqueries(st, base, e, locals);
+            }
+        }
         // `[p IN posts WHERE (p)-[:HAS_TAG]->() | ...]`: a subquery reading the element.
         if let ExprKind::ListComprehension {
             var,
@@ -983,6 +999,76 @@ fn end_node_call(e: &ast::Expr) -> Option<(&ast::Expr, bool)> {
         [arg] => Some((arg, start)),
         _ => None,
     }
+}
+
+/// `kind(var IN list WHERE pred)` as counts of the elements for which `pred` is true, false
+/// and null (`size([var IN list WHERE pred])`, ...), with the quantifier's three-valued
+/// answer: `any` is true when one is true, else null when one is null, else false; `all`
+/// false when one is false, else null when one is null; `single` false past one true, else
+/// null when one is null, else whether exactly one is true; a null list gives null.
+fn quantifier_by_counts(
+    kind: ast::Quantifier,
+    var: &ast::Ident,
+    list: &ast::Expr,
+    pred: &ast::Expr,
+    span: cypher::Span,
+) -> ast::Expr {
+    use ast::{BinaryOp, Literal, Quantifier};
+    let ex = |k: ExprKind| ast::Expr::new(k, span);
+    let lit = |l: Literal| ex(ExprKind::Literal(l));
+    let count = |filter: ast::Expr| {
+        let kept = ex(ExprKind::ListComprehension {
+            var: var.clone(),
+            list: Box::new(list.clone()),
+            filter: Some(Box::new(filter)),
+            map: None,
+        });
+        ex(ExprKind::Function {
+            name: "size".into(),
+            distinct: false,
+            args: vec![kept],
+        })
+    };
+    let above = |n: ast::Expr, k: i64| {
+        ex(ExprKind::Binary(
+            BinaryOp::Gt,
+            Box::new(n),
+            Box::new(lit(Literal::Integer(k))),
+        ))
+    };
+    let is_null = |x: ast::Expr| {
+        ex(ExprKind::IsNull {
+            expr: Box::new(x),
+            negated: false,
+        })
+    };
+    let trues = count(pred.clone());
+    let nulls = above(count(is_null(pred.clone())), 0);
+    let (decisive, when_decided, otherwise) = match kind {
+        Quantifier::Any => (above(trues, 0), true, lit(Literal::Bool(false))),
+        Quantifier::None => (above(trues, 0), false, lit(Literal::Bool(true))),
+        Quantifier::All => {
+            let not = ex(ExprKind::Unary(ast::UnaryOp::Not, Box::new(pred.clone())));
+            (above(count(not), 0), false, lit(Literal::Bool(true)))
+        }
+        Quantifier::Single => {
+            let one = ex(ExprKind::Binary(
+                BinaryOp::Eq,
+                Box::new(trues.clone()),
+                Box::new(lit(Literal::Integer(1))),
+            ));
+            (above(trues, 1), false, one)
+        }
+    };
+    ex(ExprKind::Case {
+        operand: None,
+        whens: vec![
+            (is_null(list.clone()), lit(Literal::Null)),
+            (decisive, lit(Literal::Bool(when_decided))),
+            (nulls, lit(Literal::Null)),
+        ],
+        else_: Some(Box::new(otherwise)),
+    })
 }
 
 /// `shadowed` and the variables `e` introduces for its children (a comprehension's,

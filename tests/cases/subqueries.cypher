@@ -174,6 +174,23 @@ a|d
 Ann|[4]
 Finn|[0]
 
+# A quantifier whose predicate reads its variable in a pattern: decided per element as the
+# comprehensions above; a null for some element leaves an undecided answer null.
+MATCH (p:Person {firstName: 'Ann'})-[:KNOWS]->(f) WITH p, collect(f) AS fs RETURN any(x IN fs WHERE (x)-[:KNOWS]->(:Person {firstName: 'Carl'})) AS a, all(x IN fs WHERE (x)-[:KNOWS]->(:Person {firstName: 'Carl'})) AS b, single(x IN fs WHERE (x)-[:KNOWS]->(:Person {firstName: 'Carl'})) AS s, none(x IN fs WHERE (x)-[:KNOWS]->(:Person {firstName: 'Carl'})) AS n
+---- rowsort
+a|b|s|n
+true|false|true|false
+
+MATCH (a:Person {firstName: 'Ann'}) UNWIND [[1, 2], [1, null], [null], [], null, [2, 3]] AS xs RETURN xs, any(x IN xs WHERE (a)-[:KNOWS]->() AND x > 1) AS a, all(x IN xs WHERE (a)-[:KNOWS]->() AND x > 1) AS b, single(x IN xs WHERE (a)-[:KNOWS]->() AND x > 1) AS s, none(x IN xs WHERE (a)-[:KNOWS]->() AND x > 1) AS n
+---- rowsort
+xs|a|b|s|n
+[1, 2]|true|false|true|false
+[1, null]|null|false|null|null
+[null]|null|null|null|null
+[]|false|true|false|true
+null|null|null|null|null
+[2, 3]|true|true|false|false
+
 # startNode / endNode of relationship values of several tables and labels: whole nodes.
 MATCH (m:Message)-[c:HAS_CREATOR]->(:Person {firstName: 'Ann'}) WITH collect(c) AS cs UNWIND cs AS c WITH c, startNode(c) AS m RETURN labels(m) AS l, m.id = startNode(c).id AS same, endNode(c).firstName AS e, [(m)-[:HAS_CREATOR]->(x) | x.firstName] AS again ORDER BY m.id
 ---- ordered
