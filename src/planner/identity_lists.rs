@@ -73,17 +73,29 @@ fn projection_escapes(p: &ast::Projection, l: &str) -> bool {
 
 /// A variable or property map of the pattern that reads `l` beyond its identities.
 fn pattern_escapes(p: &ast::PathPattern, l: &str) -> bool {
+    pattern_reads(p, l, false, &|e| escapes(e, l))
+}
+
+/// Whether pattern `p` reads `name`: as the path's name, a relationship, a node (not when
+/// `bare_node_ok` and the node has no labels or properties), or where `reads` holds of a
+/// property map.
+fn pattern_reads(
+    p: &ast::PathPattern,
+    name: &str,
+    bare_node_ok: bool,
+    reads: &dyn Fn(&Expr) -> bool,
+) -> bool {
+    let named = |v: &Option<ast::Ident>| v.as_ref().is_some_and(|v| v.name == name);
+    let props = |m: &Option<Expr>| m.as_ref().is_some_and(reads);
     let node = |n: &ast::NodePattern| {
-        n.var.as_ref().is_some_and(|v| v.name == l)
-            || n.props.as_ref().is_some_and(|e| escapes(e, l))
+        let bare = n.labels.is_empty() && n.label_expr.is_none() && n.props.is_none();
+        (named(&n.var) && !(bare_node_ok && bare)) || props(&n.props)
     };
-    p.name.as_ref().is_some_and(|v| v.name == l)
+    named(&p.name)
         || node(&p.start)
-        || p.steps.iter().any(|(r, n)| {
-            r.var.as_ref().is_some_and(|v| v.name == l)
-                || r.props.as_ref().is_some_and(|e| escapes(e, l))
-                || node(n)
-        })
+        || p.steps
+            .iter()
+            .any(|(r, n)| named(&r.var) || props(&r.props) || node(n))
 }
 
 fn is_var(e: &Expr, l: &str) -> bool {
@@ -138,24 +150,10 @@ fn escapes(e: &Expr, l: &str) -> bool {
 /// bare node of a pattern (`(v)`, no labels or properties) or on the left of `IN`.
 #[recursive::recursive]
 fn element_escapes(e: &Expr, v: &str) -> bool {
-    let pattern = |p: &ast::PathPattern| {
-        let node = |n: &ast::NodePattern| {
-            let named = n.var.as_ref().is_some_and(|x| x.name == v);
-            (named && (!n.labels.is_empty() || n.label_expr.is_some() || n.props.is_some()))
-                || n.props.as_ref().is_some_and(|e| element_escapes(e, v))
-        };
-        p.name.as_ref().is_some_and(|x| x.name == v)
-            || node(&p.start)
-            || p.steps.iter().any(|(r, n)| {
-                r.var.as_ref().is_some_and(|x| x.name == v)
-                    || r.props.as_ref().is_some_and(|e| element_escapes(e, v))
-                    || node(n)
-            })
-    };
     match &e.kind {
         ExprKind::Variable(x) => x == v,
         ExprKind::Binary(BinaryOp::In, x, list) if is_var(x, v) => element_escapes(list, v),
-        ExprKind::PatternPredicate(p) => pattern(p),
+        ExprKind::PatternPredicate(p) => pattern_reads(p, v, true, &|e| element_escapes(e, v)),
         // A subquery or pattern comprehension reading the element: its whole record.
         ExprKind::PatternComprehension { .. } | ExprKind::Subquery(..) => true,
         _ => e.children().into_iter().any(|c| element_escapes(c, v)),
