@@ -1130,7 +1130,7 @@ fn after_aggregate(
             let k = match rng.below(4) {
                 0 => String::new(),
                 1 => format!(", size([y IN bs WHERE (y)<-[:`{t}`]-(a)]) AS k"),
-                // A quantifier over pattern nodes, decided by counting.
+                // A quantifier over pattern nodes (its predicate computed per element).
                 2 => format!(
                     ", {}(y IN bs WHERE (y)<-[:`{t}`]-(a)) AS k",
                     rng.pick(&["any", "all", "none", "single"])

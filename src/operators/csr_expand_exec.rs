@@ -26,6 +26,9 @@ pub struct CompiledFilter {
     pub schema: SchemaRef,
     /// Where the predicate repeats subexpressions: each computed once per batch.
     pub repeated: Option<Repeated>,
+    /// The predicate calls a function of ours, evaluated row by row over values: a row
+    /// reached more than once is evaluated once (see [`Self::mask`]).
+    pub row_wise: bool,
 }
 
 /// A predicate's repeated subexpressions, each appended to the batch as a column in turn
@@ -40,6 +43,22 @@ pub struct Repeated {
 }
 
 impl CompiledFilter {
+    pub fn new(
+        expr: Arc<dyn PhysicalExpr>,
+        cols: Vec<String>,
+        schema: SchemaRef,
+        repeated: Option<Repeated>,
+    ) -> Self {
+        let row_wise = calls_ours(&expr);
+        Self {
+            expr,
+            cols,
+            schema,
+            repeated,
+            row_wise,
+        }
+    }
+
     pub fn has_params(&self) -> bool {
         super::params::has_param_expr(&self.expr)
             || self.repeated.as_ref().is_some_and(|r| {
@@ -86,7 +105,7 @@ impl CompiledFilter {
         // A predicate our functions evaluate value by value costs far more per row than
         // sorting the rows: each row reached more than once (a node at the end of several
         // paths) is evaluated once.
-        if idx.len() >= 32 && idx.null_count() == 0 && self.row_wise() {
+        if idx.len() >= 32 && idx.null_count() == 0 && self.row_wise {
             let mut order: Vec<(u32, u32)> = (idx.values().iter().copied())
                 .zip(0..idx.len() as u32)
                 .collect();
@@ -105,27 +124,6 @@ impl CompiledFilter {
             }
         }
         self.mask_rows(store, idx)
-    }
-
-    /// Whether the predicate calls a function of ours (row by row over values).
-    fn row_wise(&self) -> bool {
-        use datafusion::common::tree_node::{TreeNode, TreeNodeRecursion};
-        use datafusion::physical_expr::ScalarFunctionExpr;
-        let mut found = false;
-        let mut visit = |e: &Arc<dyn PhysicalExpr>| {
-            let _ = e.apply(|p| {
-                found |= p
-                    .downcast_ref::<ScalarFunctionExpr>()
-                    .is_some_and(|f| f.name().starts_with("cypher_"));
-                Ok(if found {
-                    TreeNodeRecursion::Stop
-                } else {
-                    TreeNodeRecursion::Continue
-                })
-            });
-        };
-        visit(&self.expr);
-        found
     }
 
     fn mask_rows(&self, store: &TableColumns, idx: &UInt32Array) -> Result<Vec<bool>> {
@@ -161,6 +159,24 @@ impl CompiledFilter {
         }
         passes(&r.pred.evaluate(&batch(&r.schema, cols)?)?.into_array(n)?)
     }
+}
+
+/// Whether `e` calls a function of ours (row by row over values).
+fn calls_ours(e: &Arc<dyn PhysicalExpr>) -> bool {
+    use datafusion::common::tree_node::{TreeNode, TreeNodeRecursion};
+    use datafusion::physical_expr::ScalarFunctionExpr;
+    let mut found = false;
+    let _ = e.apply(|p| {
+        found = p
+            .downcast_ref::<ScalarFunctionExpr>()
+            .is_some_and(|f| f.name().starts_with("cypher_"));
+        Ok(if found {
+            TreeNodeRecursion::Stop
+        } else {
+            TreeNodeRecursion::Continue
+        })
+    });
+    found
 }
 
 /// A predicate's values as a mask: true where true; false where false or null.
@@ -614,15 +630,15 @@ mod tests {
             vec![5, 5, 3, 9],
         ];
         for (pred, row_wise) in [(ours, true), (theirs, false)] {
-            let filter = CompiledFilter {
-                expr: state
+            let filter = CompiledFilter::new(
+                state
                     .create_physical_expr(pred.clone(), &df_schema)
                     .unwrap(),
-                cols: vec!["x".into()],
-                schema: schema.clone(),
-                repeated: None,
-            };
-            assert_eq!(filter.row_wise(), row_wise, "{pred}");
+                vec!["x".into()],
+                schema.clone(),
+                None,
+            );
+            assert_eq!(filter.row_wise, row_wise, "{pred}");
             for idx in &cases {
                 let got = filter
                     .mask(&store, &UInt32Array::from(idx.clone()))

@@ -99,12 +99,7 @@ fn compile_filter(
     };
     let repeated = compile_repeated(&renamed, &schema, &compile)?;
     let expr = compile(renamed, &df_schema)?;
-    Ok(CompiledFilter {
-        expr,
-        cols,
-        schema,
-        repeated,
-    })
+    Ok(CompiledFilter::new(expr, cols, schema, repeated))
 }
 
 /// The predicate's repeated subexpressions compiled to be computed once per batch, each

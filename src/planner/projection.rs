@@ -732,15 +732,7 @@ impl<'c> Lowerer<'c> {
         }
         let identity_only = match &args[0].kind {
             ExprKind::Variable(v) if name == "collect" && self.identity_collects.contains(call) => {
-                scope.get(v).filter(|b| {
-                    matches!(
-                        b,
-                        Binding::Node { .. }
-                            | Binding::Rel { .. }
-                            | Binding::Nodes { .. }
-                            | Binding::Rels { .. }
-                    )
-                })
+                scope.get(v).filter(|b| b.is_entity())
             }
             _ => None,
         };

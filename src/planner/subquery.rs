@@ -249,19 +249,24 @@ impl<'c> Lowerer<'c> {
             return Ok(());
         }
         // `any(x IN xs WHERE (x)-->())`: a quantifier whose predicate reads its variable in a
-        // subquery is decided by counting, through comprehensions over the same list (below).
+        // subquery is the quantifier over the predicate's values, computed per element by the
+        // comprehension below: `any(x IN [x IN xs | (x)-->()] WHERE x)`.
         if let ExprKind::Quantifier {
-            kind,
-            var,
-            list,
-            pred,
-        } = &e.kind
+            var, list, pred, ..
+        } = &mut e.kind
         {
-            let mut names = Vec::new();
-            pred.mentioned_names(&mut names);
-            if pred.contains_subquery() && names.contains(&var.name.as_str()) {
-                *e = quantifier_by_counts(*kind, var, list, pred, e.span);
-                return self.replace_subqueries(st, base, e, locals);
+            if subquery_reads(&[pred.as_ref()], &var.name) {
+                let span = list.span;
+                let values = ExprKind::ListComprehension {
+                    var: var.clone(),
+                    list: list.clone(),
+                    filter: None,
+                    map: Some(pred.clone()),
+                };
+                **list = ast::Expr::new(values, span);
+                **pred = ast::Expr::new(ExprKind::Variable(var.name.clone()), pred.span);
+                // The list is outside the quantifier's scope: its variable is no local there.
+                return self.replace_subqueries(st, base, list, locals);
             }
         }
         // `[p IN posts WHERE (p)-[:HAS_TAG]->() | ...]`: a subquery reading the element.
@@ -277,9 +282,9 @@ impl<'c> Lowerer<'c> {
                 .chain(map.iter())
                 .map(|b| b.as_ref())
                 .collect();
-            let mut names = Vec::new();
-            body.iter().for_each(|b| b.mentioned_names(&mut names));
-            if body.iter().any(|b| b.contains_subquery()) && names.contains(&var.name.as_str()) {
+            if subquery_reads(&body, &var.name) {
+                let mut names = Vec::new();
+                body.iter().for_each(|b| b.mentioned_names(&mut names));
                 self.replace_subqueries(st, base, list, locals)?;
                 list.mentioned_names(&mut names);
                 if let Some(v) = names.iter().find(|n| locals.iter().any(|l| l == *n)) {
@@ -1001,74 +1006,11 @@ fn end_node_call(e: &ast::Expr) -> Option<(&ast::Expr, bool)> {
     }
 }
 
-/// `kind(var IN list WHERE pred)` as counts of the elements for which `pred` is true, false
-/// and null (`size([var IN list WHERE pred])`, ...), with the quantifier's three-valued
-/// answer: `any` is true when one is true, else null when one is null, else false; `all`
-/// false when one is false, else null when one is null; `single` false past one true, else
-/// null when one is null, else whether exactly one is true; a null list gives null.
-fn quantifier_by_counts(
-    kind: ast::Quantifier,
-    var: &ast::Ident,
-    list: &ast::Expr,
-    pred: &ast::Expr,
-    span: cypher::Span,
-) -> ast::Expr {
-    use ast::{BinaryOp, Literal, Quantifier};
-    let ex = |k: ExprKind| ast::Expr::new(k, span);
-    let lit = |l: Literal| ex(ExprKind::Literal(l));
-    let count = |filter: ast::Expr| {
-        let kept = ex(ExprKind::ListComprehension {
-            var: var.clone(),
-            list: Box::new(list.clone()),
-            filter: Some(Box::new(filter)),
-            map: None,
-        });
-        ex(ExprKind::Function {
-            name: "size".into(),
-            distinct: false,
-            args: vec![kept],
-        })
-    };
-    let above = |n: ast::Expr, k: i64| {
-        ex(ExprKind::Binary(
-            BinaryOp::Gt,
-            Box::new(n),
-            Box::new(lit(Literal::Integer(k))),
-        ))
-    };
-    let is_null = |x: ast::Expr| {
-        ex(ExprKind::IsNull {
-            expr: Box::new(x),
-            negated: false,
-        })
-    };
-    let trues = count(pred.clone());
-    let nulls = above(count(is_null(pred.clone())), 0);
-    let (decisive, when_decided, otherwise) = match kind {
-        Quantifier::Any => (above(trues, 0), true, lit(Literal::Bool(false))),
-        Quantifier::None => (above(trues, 0), false, lit(Literal::Bool(true))),
-        Quantifier::All => {
-            let not = ex(ExprKind::Unary(ast::UnaryOp::Not, Box::new(pred.clone())));
-            (above(count(not), 0), false, lit(Literal::Bool(true)))
-        }
-        Quantifier::Single => {
-            let one = ex(ExprKind::Binary(
-                BinaryOp::Eq,
-                Box::new(trues.clone()),
-                Box::new(lit(Literal::Integer(1))),
-            ));
-            (above(trues, 1), false, one)
-        }
-    };
-    ex(ExprKind::Case {
-        operand: None,
-        whens: vec![
-            (is_null(list.clone()), lit(Literal::Null)),
-            (decisive, lit(Literal::Bool(when_decided))),
-            (nulls, lit(Literal::Null)),
-        ],
-        else_: Some(Box::new(otherwise)),
-    })
+/// Whether a pattern expression or subquery in `body` reads the variable `var`.
+fn subquery_reads(body: &[&ast::Expr], var: &str) -> bool {
+    let mut names = Vec::new();
+    body.iter().for_each(|b| b.mentioned_names(&mut names));
+    body.iter().any(|b| b.contains_subquery()) && names.contains(&var)
 }
 
 /// `shadowed` and the variables `e` introduces for its children (a comprehension's,

@@ -325,7 +325,7 @@ async fn nodes_taken_from_lists_are_looked_up_by_key() {
             "{lookup}\n{text}"
         );
         // No node table read whole (in memory or on Lance) to be joined on identity.
-        let physical = &text[text.find("physical plan").expect("a physical plan")..];
+        let physical = after_physical_plan(&text);
         assert!(
             !physical.contains("DataSourceExec") && !physical.contains("FilteredReadExec"),
             "{lookup}\n{physical}"
@@ -355,8 +355,7 @@ async fn membership_in_a_list_of_nodes_compares_identities() {
         ),
     ];
     for (member, plain) in cases {
-        let text = g.explain(member, &by_id(1)).await.unwrap();
-        let physical = &text[text.find("physical plan").expect("a physical plan")..];
+        let physical = &physical_plan(&g, member).await;
         assert!(
             !physical.contains("named_struct") && !physical.contains("cypher_in"),
             "{member}\n{physical}"
@@ -387,8 +386,7 @@ async fn membership_in_a_collected_list_reads_only_identities() {
         ),
     ];
     for (member, plain) in cases {
-        let text = g.explain(member, &by_id(1)).await.unwrap();
-        let physical = &text[text.find("physical plan").expect("a physical plan")..];
+        let physical = &physical_plan(&g, member).await;
         let membership = physical
             .lines()
             .find(|l| l.contains("cypher_in("))
@@ -432,8 +430,7 @@ async fn lists_read_only_by_identity_collect_only_identities() {
         ),
     ];
     for (q, plain, identities) in cases {
-        let text = g.explain(q, &by_id(1)).await.unwrap();
-        let physical = &text[text.find("physical plan").expect("a physical plan")..];
+        let physical = &physical_plan(&g, q).await;
         let agg = physical
             .lines()
             .find(|l| l.contains("array_agg("))
@@ -441,6 +438,15 @@ async fn lists_read_only_by_identity_collect_only_identities() {
         assert_eq!(!agg.contains("firstName"), identities, "{q}\n{agg}");
         same_rows_for_every_id(&g, q, plain).await;
     }
+}
+
+/// The physical part of EXPLAIN `q` (with `$id` 1).
+async fn physical_plan(g: &Graph, q: &str) -> String {
+    after_physical_plan(&g.explain(q, &by_id(1)).await.unwrap()).to_string()
+}
+
+fn after_physical_plan(explain: &str) -> &str {
+    &explain[explain.find("physical plan").expect("a physical plan")..]
 }
 
 /// `q` and `plain` give the same rows (in any order) for `$id` of each sample person.
