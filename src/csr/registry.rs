@@ -54,7 +54,7 @@ fn usable<T>(
     read: Read<T>,
     file: &std::path::Path,
     report: &mut IndexReport,
-    progress: &mut dyn FnMut(&str),
+    progress: &mut (dyn FnMut(&str) + Send),
 ) -> Option<T> {
     match read {
         Read::Ok(x) => Some(x),
@@ -75,7 +75,7 @@ fn usable<T>(
 
 /// An index built but not saved (read-only storage, a full disk): it serves this process
 /// from memory, with a warning, once per open.
-fn unsaved(report: &mut IndexReport, progress: &mut dyn FnMut(&str), e: crate::Error) {
+fn unsaved(report: &mut IndexReport, progress: &mut (dyn FnMut(&str) + Send), e: crate::Error) {
     if report.unsaved == 0 {
         let line = format!("warning: {e}; indexes are kept in memory for this process only");
         eprintln!("{line}");
@@ -107,7 +107,7 @@ pub async fn open_indexes(
     state: &dyn Session,
     reuse: Option<&GraphIndexes>,
     defer: bool,
-    progress: &mut dyn FnMut(&str),
+    progress: &mut (dyn FnMut(&str) + Send),
 ) -> Result<(GraphIndexes, IndexReport)> {
     let mut out = GraphIndexes::default();
     let mut cx = Opening {
@@ -139,7 +139,7 @@ struct Opening<'a> {
     /// Up-to-date files are read on first use.
     defer: bool,
     report: IndexReport,
-    progress: &'a mut dyn FnMut(&str),
+    progress: &'a mut (dyn FnMut(&str) + Send),
 }
 
 impl Opening<'_> {
@@ -311,7 +311,7 @@ async fn build_keys(
     file: Option<&Path>,
     state: &dyn Session,
     report: &mut IndexReport,
-    progress: &mut dyn FnMut(&str),
+    progress: &mut (dyn FnMut(&str) + Send),
 ) -> Result<Option<NodeKeys>> {
     let t = Instant::now();
     let col = cols.load(state, &n.key).await?;
@@ -347,7 +347,7 @@ async fn build_csr(
     file: Option<&Path>,
     state: &dyn Session,
     report: &mut IndexReport,
-    progress: &mut dyn FnMut(&str),
+    progress: &mut (dyn FnMut(&str) + Send),
 ) -> Result<CsrIndex> {
     let t = Instant::now();
     let scan = TableColumns::new(r.table.data_provider(), &r.table.origin);

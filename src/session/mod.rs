@@ -105,7 +105,7 @@ pub async fn import(
     rels: &[crate::storage::import::RelSpec],
     overwrite: bool,
     index: bool,
-    progress: &mut dyn FnMut(&str),
+    progress: &mut (dyn FnMut(&str) + Send),
 ) -> Result<std::path::PathBuf> {
     let mut import = crate::storage::import::Import::begin(out, nodes, rels, overwrite)?;
     let config = import.write(progress).await?;

@@ -25,6 +25,28 @@ impl GraphBuilder {
         self
     }
 
+    /// A node table read from the Lance dataset at `uri` (a folder path): `label`'s nodes are
+    /// its rows, keyed by column `id`. In-memory and Lance tables mix in one graph.
+    pub fn node_dataset(mut self, label: &str, uri: &str, id: &str) -> Self {
+        self.config = self.config.node(label, uri, id);
+        self
+    }
+
+    /// A relationship table read from the Lance dataset at `uri` (see
+    /// [`Self::relationship_table`]).
+    pub fn relationship_dataset(
+        mut self,
+        rel_type: &str,
+        from: &str,
+        to: &str,
+        src: &str,
+        dst: &str,
+        uri: &str,
+    ) -> Self {
+        self.config = self.config.relationship(rel_type, from, to, uri, src, dst);
+        self
+    }
+
     /// Marks `label`'s key column as a row identifier, not a property (see
     /// `NodeTable::id_hidden`).
     pub fn hidden_key(mut self, label: &str) -> Self {
@@ -120,7 +142,7 @@ impl Graph {
         catalog: Arc<Catalog>,
         options: GraphOptions,
         reuse: Option<&GraphIndexes>,
-        progress: &mut dyn FnMut(&str),
+        progress: &mut (dyn FnMut(&str) + Send),
     ) -> Result<Self> {
         let ctx = session(&options, Default::default())?;
         let indexes = if options.mode == Mode::Csr {
@@ -269,7 +291,7 @@ impl Graph {
     /// Opens a graph.toml and builds (or reads) its indexes, reporting each step.
     pub async fn build_indexes(
         path: impl AsRef<Path>,
-        progress: &mut dyn FnMut(&str),
+        progress: &mut (dyn FnMut(&str) + Send),
     ) -> Result<IndexReport> {
         let config = GraphConfig::from_file(path)?;
         let catalog = Catalog::open(config, &mut BTreeMap::new()).await?;

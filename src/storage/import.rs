@@ -356,7 +356,7 @@ impl Import {
 
     /// Converts every file to a Lance dataset and writes the graph.toml, in the new folder;
     /// returns that graph.toml's path (to build indexes in the folder before it moves).
-    pub async fn write(&mut self, progress: &mut dyn FnMut(&str)) -> Result<PathBuf> {
+    pub async fn write(&mut self, progress: &mut (dyn FnMut(&str) + Send)) -> Result<PathBuf> {
         let readers = std::mem::take(&mut self.readers);
         let dir = self.replacement.dir().to_path_buf();
         write_all(
@@ -386,7 +386,7 @@ async fn write_all(
     readers: Vec<Reader>,
     nodes: &[NodeSpec],
     rels: &[RelSpec],
-    progress: &mut dyn FnMut(&str),
+    progress: &mut (dyn FnMut(&str) + Send),
 ) -> Result<()> {
     let mut readers = readers.into_iter();
     let mut next = || readers.next().expect("a reader per file");

@@ -205,7 +205,7 @@ async fn write_params(
 pub async fn write_graph(
     dir: &Path,
     tables: Vec<lance_csr_datasets::Table>,
-    progress: &mut dyn FnMut(&str),
+    progress: &mut (dyn FnMut(&str) + Send),
 ) -> Result<std::path::PathBuf> {
     use crate::config::{GraphConfig, NodeTable, RelTable};
     use lance_csr_datasets::TableKind;

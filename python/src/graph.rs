@@ -1,0 +1,520 @@
+//! `lance_csr.Graph`: open a graph (a graph.toml, or Arrow tables and Lance datasets), query it,
+//! prepare queries, explain them; plus `import_` and `generate` as the CLI has them.
+
+use crate::errors::{to_py, usage};
+use crate::result::{QueryResult, Stream, StreamReader};
+use crate::values::from_python;
+use crate::{runtime, wait, Interrupts};
+use lance_csr::arrow::array::RecordBatch;
+use lance_csr::{GraphOptions, Mode, Params};
+use pyo3::prelude::*;
+use pyo3::types::{PyDict, PyList, PyString};
+use std::path::PathBuf;
+use std::sync::Arc;
+use tokio::sync::RwLock;
+
+/// The graph behind a Python handle; `None` once closed. Queries hold it for reading while
+/// they plan; `refresh` takes it for writing.
+type Shared = Arc<RwLock<Option<lance_csr::Graph>>>;
+
+/// A property graph to query with Cypher.
+#[pyclass(module = "lance_csr", frozen)]
+pub struct Graph {
+    inner: Shared,
+    interrupts: Arc<Interrupts>,
+}
+
+/// A query planned once for repeated execution (`Graph.prepare`).
+#[pyclass(name = "PreparedQuery", module = "lance_csr", frozen)]
+pub struct PreparedQuery {
+    graph: Shared,
+    interrupts: Arc<Interrupts>,
+    prepared: Arc<lance_csr::Prepared>,
+}
+
+/// The options `Graph.open` and `Graph.from_tables` take.
+fn options(
+    mode: &str,
+    timeout: Option<f64>,
+    memory_limit: Option<usize>,
+    deferred_indexes: bool,
+    target_partitions: Option<usize>,
+) -> PyResult<GraphOptions> {
+    let mode: Mode = mode.parse().map_err(usage)?;
+    let timeout = match timeout {
+        None => None,
+        Some(s) if s.is_finite() && s > 0.0 => Some(std::time::Duration::from_secs_f64(s)),
+        Some(s) => {
+            return Err(usage(format!(
+                "timeout must be a positive number of seconds, got {s}"
+            )))
+        }
+    };
+    if target_partitions == Some(0) {
+        return Err(usage("target_partitions must be at least 1"));
+    }
+    Ok(GraphOptions::default()
+        .with_mode(mode)
+        .with_timeout(timeout)
+        .with_memory_limit(memory_limit)
+        .with_deferred_indexes(deferred_indexes)
+        .with_target_partitions(target_partitions))
+}
+
+/// Python parameters (a dict of name -> value) as the engine's.
+fn params(given: Option<&Bound<'_, PyDict>>) -> PyResult<Params> {
+    let mut out = Params::new();
+    if let Some(d) = given {
+        for (k, v) in d.iter() {
+            let Ok(name) = k.cast::<PyString>() else {
+                return Err(usage(format!(
+                    "parameter names must be strings, got {}",
+                    k.repr()?
+                )));
+            };
+            out.insert(name.extract::<String>()?, from_python(&v)?);
+        }
+    }
+    Ok(out)
+}
+
+fn closed() -> PyErr {
+    usage("the graph is closed")
+}
+
+impl Graph {
+    fn new(g: lance_csr::Graph) -> Self {
+        Self {
+            inner: Arc::new(RwLock::new(Some(g))),
+            interrupts: Arc::default(),
+        }
+    }
+}
+
+/// The open graph, read-locked (waited for with the GIL released: `refresh` may hold it).
+fn read(
+    py: Python<'_>,
+    inner: &Shared,
+) -> PyResult<tokio::sync::OwnedRwLockReadGuard<Option<lance_csr::Graph>>> {
+    let inner = inner.clone();
+    let guard = py.detach(move || runtime().block_on(inner.read_owned()));
+    if guard.is_none() {
+        return Err(closed());
+    }
+    Ok(guard)
+}
+
+#[pymethods]
+impl Graph {
+    /// Opens the graph described by a graph.toml (or the folder holding one).
+    #[staticmethod]
+    #[pyo3(signature = (path, *, mode="csr", timeout=None, memory_limit=None, deferred_indexes=false, target_partitions=None))]
+    fn open(
+        py: Python<'_>,
+        path: PathBuf,
+        mode: &str,
+        timeout: Option<f64>,
+        memory_limit: Option<usize>,
+        deferred_indexes: bool,
+        target_partitions: Option<usize>,
+    ) -> PyResult<Self> {
+        let opts = options(
+            mode,
+            timeout,
+            memory_limit,
+            deferred_indexes,
+            target_partitions,
+        )?;
+        let g = wait(
+            py,
+            &Interrupts::default(),
+            "",
+            lance_csr::Graph::open_with(&path, opts),
+        )?;
+        Ok(Self::new(g))
+    }
+
+    /// The small sample social network of the documentation (in memory).
+    #[staticmethod]
+    #[pyo3(signature = (*, mode="csr"))]
+    fn sample(py: Python<'_>, mode: &str) -> PyResult<Self> {
+        let opts = options(mode, None, None, false, None)?;
+        let tables = lance_csr_datasets::sample::tables();
+        let g = wait(
+            py,
+            &Interrupts::default(),
+            "",
+            lance_csr::Graph::from_tables(tables, opts),
+        )?;
+        Ok(Self::new(g))
+    }
+
+    /// A graph over tables: `tables` maps names to `pyarrow.Table`s (or anything with
+    /// `__arrow_c_stream__`: Polars frames, record batch readers) or `lance.LanceDataset`s
+    /// (read by the engine from their folders); `schema` says what they are:
+    ///
+    /// ```python
+    /// {"nodes": {"Person": {"table": "person", "id": "id", "labels": ["Person"]}},
+    ///  "relationships": [{"type": "KNOWS", "table": "knows", "from": "Person",
+    ///                     "to": "Person", "src": "src", "dst": "dst"}]}
+    /// ```
+    #[staticmethod]
+    #[pyo3(signature = (tables, schema, *, mode="csr", timeout=None, memory_limit=None, target_partitions=None))]
+    fn from_tables(
+        py: Python<'_>,
+        tables: &Bound<'_, PyDict>,
+        schema: &Bound<'_, PyDict>,
+        mode: &str,
+        timeout: Option<f64>,
+        memory_limit: Option<usize>,
+        target_partitions: Option<usize>,
+    ) -> PyResult<Self> {
+        let opts = options(mode, timeout, memory_limit, false, target_partitions)?;
+        let mut b = lance_csr::Graph::builder().options(opts);
+        let source = |name: &str| -> PyResult<Source> {
+            let t = tables.get_item(name)?.ok_or_else(|| {
+                usage(format!("schema names table '{name}', which `tables` lacks"))
+            })?;
+            Source::of(&t)
+        };
+        let str_of = |d: &Bound<'_, PyDict>, key: &str, what: &str| -> PyResult<String> {
+            d.get_item(key)?
+                .ok_or_else(|| usage(format!("{what} needs '{key}'")))?
+                .extract::<String>()
+        };
+        if let Some(nodes) = schema.get_item("nodes")? {
+            for (label, spec) in nodes.cast::<PyDict>()?.iter() {
+                let label: String = label.extract()?;
+                let spec = spec.cast::<PyDict>()?;
+                let what = format!("node '{label}'");
+                let table = str_of(spec, "table", &what)?;
+                let id = str_of(spec, "id", &what)?;
+                b = match source(&table)? {
+                    Source::Batches(schema, batches) => b.node_table(&label, &id, schema, batches),
+                    Source::Lance(uri) => b.node_dataset(&label, &uri, &id),
+                };
+                if let Some(labels) = spec.get_item("labels")? {
+                    let labels: Vec<String> = labels.extract()?;
+                    let labels: Vec<&str> = labels.iter().map(String::as_str).collect();
+                    b = b.labels(&label, &labels);
+                }
+            }
+        }
+        if let Some(rels) = schema.get_item("relationships")? {
+            for spec in rels.cast::<PyList>()?.iter() {
+                let spec = spec.cast::<PyDict>()?;
+                let what = "a relationship".to_string();
+                let [rel_type, table, from, to] =
+                    ["type", "table", "from", "to"].map(|k| str_of(spec, k, &what));
+                let (rel_type, table, from, to) = (rel_type?, table?, from?, to?);
+                let col = |k: &str| -> PyResult<String> {
+                    Ok(match spec.get_item(k)? {
+                        Some(v) => v.extract()?,
+                        None => k.to_string(),
+                    })
+                };
+                let (src, dst) = (col("src")?, col("dst")?);
+                b = match source(&table)? {
+                    Source::Batches(schema, batches) => {
+                        b.relationship_table(&rel_type, &from, &to, &src, &dst, schema, batches)
+                    }
+                    Source::Lance(uri) => {
+                        b.relationship_dataset(&rel_type, &from, &to, &src, &dst, &uri)
+                    }
+                };
+            }
+        }
+        let g = wait(py, &Interrupts::default(), "", b.build())?;
+        Ok(Self::new(g))
+    }
+
+    /// Runs `query` with `params` (a dict of Python values) and returns its whole result.
+    #[pyo3(signature = (query, params=None))]
+    fn query(
+        &self,
+        py: Python<'_>,
+        query: &str,
+        params: Option<&Bound<'_, PyDict>>,
+    ) -> PyResult<QueryResult> {
+        let p = self::params(params)?;
+        let g = read(py, &self.inner)?;
+        let r = wait(
+            py,
+            &self.interrupts,
+            query,
+            g.as_ref().expect("open").query(query, &p),
+        )?;
+        QueryResult::new(r)
+    }
+
+    /// Runs `query` and returns its result as it is computed ([`ResultStream`]).
+    #[pyo3(signature = (query, params=None))]
+    fn query_stream(
+        &self,
+        py: Python<'_>,
+        query: &str,
+        params: Option<&Bound<'_, PyDict>>,
+    ) -> PyResult<Stream> {
+        let p = self::params(params)?;
+        let g = read(py, &self.inner)?;
+        let s = wait(
+            py,
+            &self.interrupts,
+            query,
+            g.as_ref().expect("open").query_stream(query, &p),
+        )?;
+        Ok(Stream::new(
+            StreamReader::new(s, query),
+            self.interrupts.clone(),
+        ))
+    }
+
+    /// Parses `query` and returns a handle that plans it once per kind of parameters.
+    fn prepare(&self, py: Python<'_>, query: &str) -> PyResult<PreparedQuery> {
+        let g = read(py, &self.inner)?;
+        let prepared = g
+            .as_ref()
+            .expect("open")
+            .prepare(query)
+            .map_err(|e| to_py(e, Some(query)))?;
+        Ok(PreparedQuery {
+            graph: self.inner.clone(),
+            interrupts: self.interrupts.clone(),
+            prepared: Arc::new(prepared),
+        })
+    }
+
+    /// The plans of `query`; with `analyze`, run it and show each operator's rows and time.
+    #[pyo3(signature = (query, params=None, analyze=false))]
+    fn explain(
+        &self,
+        py: Python<'_>,
+        query: &str,
+        params: Option<&Bound<'_, PyDict>>,
+        analyze: bool,
+    ) -> PyResult<String> {
+        let p = self::params(params)?;
+        let g = read(py, &self.inner)?;
+        let g = g.as_ref().expect("open");
+        wait(py, &self.interrupts, query, async {
+            if analyze {
+                g.explain_analyze(query, &p).await
+            } else {
+                g.explain(query, &p).await
+            }
+        })
+    }
+
+    /// Reads the datasets' latest versions (indexes of changed tables are rebuilt); waits for
+    /// running queries. Returns how many index structures were rebuilt.
+    fn refresh(&self, py: Python<'_>) -> PyResult<usize> {
+        let inner = self.inner.clone();
+        wait(py, &self.interrupts, "", async move {
+            let mut guard = inner.write().await;
+            match guard.as_mut() {
+                Some(g) => g.refresh().await,
+                None => Err(lance_csr::Error::Other("the graph is closed".into())),
+            }
+        })
+    }
+
+    /// Labels and relationship tables with their keys, row counts and property types.
+    fn schema<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        let s = read(py, &self.inner)?.as_ref().expect("open").schema();
+        let props = |ps: &[(String, lance_csr::arrow::datatypes::DataType)]| -> PyResult<Bound<'py, PyDict>> {
+            let d = PyDict::new(py);
+            for (name, t) in ps {
+                d.set_item(name, t.to_string())?;
+            }
+            Ok(d)
+        };
+        let labels = PyDict::new(py);
+        for (name, l) in &s.labels {
+            let d = PyDict::new(py);
+            d.set_item("labels", l.labels.clone())?;
+            d.set_item("key", &l.key)?;
+            d.set_item("rows", l.rows)?;
+            d.set_item("properties", props(&l.properties)?)?;
+            labels.set_item(name, d)?;
+        }
+        let rels = PyList::empty(py);
+        for r in &s.relationships {
+            let d = PyDict::new(py);
+            d.set_item("type", &r.rel_type)?;
+            d.set_item("from", &r.from)?;
+            d.set_item("to", &r.to)?;
+            d.set_item("rows", r.rows)?;
+            d.set_item("properties", props(&r.properties)?)?;
+            rels.append(d)?;
+        }
+        let out = PyDict::new(py);
+        out.set_item("labels", labels)?;
+        out.set_item("relationships", rels)?;
+        Ok(out)
+    }
+
+    /// Cancels the queries of this graph running now (from any thread): they raise
+    /// `lance_csr.Interrupted`.
+    fn interrupt(&self) {
+        self.interrupts.interrupt();
+    }
+
+    /// Releases the graph (its tables, indexes and caches), after the queries running now.
+    /// Later calls raise `lance_csr.Error`.
+    fn close(&self, py: Python<'_>) {
+        let inner = self.inner.clone();
+        let g = py.detach(|| runtime().block_on(async move { inner.write().await.take() }));
+        drop(g);
+    }
+
+    /// Whether `close` was called.
+    #[getter]
+    fn closed(&self, py: Python<'_>) -> bool {
+        py.detach(|| runtime().block_on(self.inner.read()).is_none())
+    }
+
+    fn __enter__(slf: PyRef<'_, Self>) -> PyRef<'_, Self> {
+        slf
+    }
+
+    fn __exit__(
+        &self,
+        py: Python<'_>,
+        _ty: Option<Bound<'_, PyAny>>,
+        _value: Option<Bound<'_, PyAny>>,
+        _tb: Option<Bound<'_, PyAny>>,
+    ) {
+        self.close(py);
+    }
+}
+
+#[pymethods]
+impl PreparedQuery {
+    /// The query text.
+    #[getter]
+    fn text(&self) -> String {
+        self.prepared.text().to_string()
+    }
+
+    /// Runs the query with `params`; threads may share one prepared query.
+    #[pyo3(signature = (params=None))]
+    fn query(&self, py: Python<'_>, params: Option<&Bound<'_, PyDict>>) -> PyResult<QueryResult> {
+        let p = self::params(params)?;
+        let prepared = &self.prepared;
+        let g = read(py, &self.graph)?;
+        let g = g.as_ref().expect("open");
+        let r = wait(py, &self.interrupts, prepared.text(), prepared.query(g, &p))?;
+        QueryResult::new(r)
+    }
+
+    /// Runs the query with `params`, its result as it is computed.
+    #[pyo3(signature = (params=None))]
+    fn query_stream(&self, py: Python<'_>, params: Option<&Bound<'_, PyDict>>) -> PyResult<Stream> {
+        let p = self::params(params)?;
+        let prepared = &self.prepared;
+        let g = read(py, &self.graph)?;
+        let g = g.as_ref().expect("open");
+        let s = wait(
+            py,
+            &self.interrupts,
+            prepared.text(),
+            prepared.query_stream(g, &p),
+        )?;
+        Ok(Stream::new(
+            StreamReader::new(s, prepared.text()),
+            self.interrupts.clone(),
+        ))
+    }
+
+    fn __repr__(&self) -> String {
+        format!("<lance_csr.PreparedQuery {:?}>", self.prepared.text())
+    }
+}
+
+/// Where a table of `Graph.from_tables` comes from.
+enum Source {
+    Batches(lance_csr::arrow::datatypes::SchemaRef, Vec<RecordBatch>),
+    /// A Lance dataset's folder.
+    Lance(String),
+}
+
+impl Source {
+    fn of(t: &Bound<'_, PyAny>) -> PyResult<Self> {
+        use arrow_pyarrow::FromPyArrow;
+        // A `lance.LanceDataset`: read by the engine where it lies, not copied through Python.
+        let is_lance = t
+            .get_type()
+            .module()
+            .map(|m| m.to_string().starts_with("lance"))
+            .unwrap_or(false);
+        if is_lance && t.hasattr("uri")? {
+            return Ok(Source::Lance(t.getattr("uri")?.extract()?));
+        }
+        let table = arrow_pyarrow::Table::from_pyarrow_bound(t)?;
+        let (batches, schema) = table.into_inner();
+        Ok(Source::Batches(schema, batches))
+    }
+}
+
+/// Turns CSV / Parquet files into a graph at `out`, as `lance-csr import` does: `nodes` are
+/// specs like `"Person=persons.csv"` (`"Post,Message=posts.csv"` for several labels), `rels`
+/// like `"KNOWS:Person:Person:src:dst=knows.csv"`. Returns the graph.toml's path.
+#[pyfunction]
+#[pyo3(name = "import_", signature = (out, nodes, rels=Vec::new(), *, overwrite=false, index=true))]
+pub fn import_graph(
+    py: Python<'_>,
+    out: PathBuf,
+    nodes: Vec<String>,
+    rels: Vec<String>,
+    overwrite: bool,
+    index: bool,
+) -> PyResult<PathBuf> {
+    let nodes = nodes
+        .iter()
+        .map(|s| lance_csr::NodeSpec::parse(s))
+        .collect::<lance_csr::Result<Vec<_>>>()
+        .map_err(|e| to_py(e, None))?;
+    let rels = rels
+        .iter()
+        .map(|s| lance_csr::RelSpec::parse(s))
+        .collect::<lance_csr::Result<Vec<_>>>()
+        .map_err(|e| to_py(e, None))?;
+    if nodes.is_empty() {
+        return Err(usage("import needs at least one node spec"));
+    }
+    wait(py, &Interrupts::default(), "", async {
+        lance_csr::import(&out, &nodes, &rels, overwrite, index, &mut |_| {}).await
+    })
+}
+
+/// Writes a generated social network (or, with `sample=True`, the documentation's sample
+/// graph) as Lance datasets under `out`, with its CSR indexes; returns the graph.toml's path.
+#[pyfunction]
+#[pyo3(signature = (out, *, scale=1.0, seed=42, sample=false, ldbc=false, index=true))]
+pub fn generate(
+    py: Python<'_>,
+    out: PathBuf,
+    scale: f64,
+    seed: u64,
+    sample: bool,
+    ldbc: bool,
+    index: bool,
+) -> PyResult<PathBuf> {
+    if !(scale > 0.0 && scale.is_finite()) {
+        return Err(usage(format!("scale must be positive, got {scale}")));
+    }
+    wait(py, &Interrupts::default(), "", async {
+        let tables = if sample {
+            lance_csr_datasets::sample::tables()
+        } else if ldbc {
+            lance_csr_datasets::social::generate_ldbc(scale, seed, &mut |_| {})
+        } else {
+            lance_csr_datasets::social::generate(scale, seed, &mut |_| {})
+        };
+        let path = lance_csr::write_graph(&out, tables, &mut |_| {}).await?;
+        if index {
+            lance_csr::Graph::build_indexes(&path, &mut |_| {}).await?;
+        }
+        Ok(path)
+    })
+}

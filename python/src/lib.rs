@@ -1,0 +1,110 @@
+//! The `lance_csr` Python package's native module: the engine's `Graph`, prepared queries and
+//! results, with the GIL released while a query plans and runs.
+//!
+//! Queries run on one process-wide tokio runtime, driven from the calling thread so that a short
+//! read costs no thread hop. While one runs, the caller wakes every few milliseconds to let
+//! Python deliver a signal (Ctrl-C cancels the query with KeyboardInterrupt) and to notice
+//! `Graph.interrupt()` from another thread.
+
+mod errors;
+mod graph;
+mod result;
+mod values;
+
+use pyo3::prelude::*;
+use std::future::Future;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::OnceLock;
+use std::time::Duration;
+
+/// How often a waiting query lets Python check for signals.
+const SIGNAL_CHECK: Duration = Duration::from_millis(50);
+
+/// The runtime every query runs on.
+pub(crate) fn runtime() -> &'static tokio::runtime::Runtime {
+    static RT: OnceLock<tokio::runtime::Runtime> = OnceLock::new();
+    RT.get_or_init(|| {
+        tokio::runtime::Builder::new_multi_thread()
+            .enable_all()
+            .thread_name("lance-csr")
+            .build()
+            .expect("a tokio runtime")
+    })
+}
+
+/// `Graph.interrupt()`: each call cancels the queries of the graph running at that moment.
+#[derive(Default)]
+pub struct Interrupts {
+    count: AtomicU64,
+    notify: tokio::sync::Notify,
+}
+
+impl Interrupts {
+    pub fn interrupt(&self) {
+        self.count.fetch_add(1, Ordering::SeqCst);
+        self.notify.notify_waiters();
+    }
+}
+
+/// Runs `fut` to its end with the GIL released; Ctrl-C (a pending signal) or an interrupt of
+/// the graph drops it, which cancels the query. `query` renders the error's caret.
+pub(crate) fn wait<T, F>(
+    py: Python<'_>,
+    interrupts: &Interrupts,
+    query: &str,
+    fut: F,
+) -> PyResult<T>
+where
+    T: Send,
+    F: Future<Output = lance_csr::Result<T>> + Send,
+{
+    let seen = interrupts.count.load(Ordering::SeqCst);
+    let mut fut = std::pin::pin!(fut);
+    loop {
+        let step = py.detach(|| {
+            runtime().block_on(async {
+                let interrupted = interrupts.notify.notified();
+                tokio::select! {
+                    r = &mut fut => Some(r),
+                    _ = interrupted => None,
+                    _ = tokio::time::sleep(SIGNAL_CHECK) => None,
+                }
+            })
+        });
+        match step {
+            Some(r) => return r.map_err(|e| errors::to_py(e, Some(query))),
+            None => {
+                if interrupts.count.load(Ordering::SeqCst) != seen {
+                    return Err(errors::Interrupted::new_err("the query was interrupted"));
+                }
+                py.check_signals()?;
+            }
+        }
+    }
+}
+
+/// A Cypher literal (`[1, 'a']`, `{k: 2.5}`) as the Python value it writes; what the CLI's
+/// `--param` takes, for tests and tools that read parameters as Cypher text.
+#[pyfunction]
+fn parse_literal(py: Python<'_>, text: &str) -> PyResult<Py<PyAny>> {
+    let v = lance_csr::Value::parse(text).map_err(|e| errors::to_py(e, Some(text)))?;
+    values::to_python(py, &v)
+}
+
+#[pymodule]
+fn _lance_csr(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    errors::register(m)?;
+    m.add_class::<graph::Graph>()?;
+    m.add_class::<graph::PreparedQuery>()?;
+    m.add_class::<result::QueryResult>()?;
+    m.add_class::<result::Stream>()?;
+    m.add_class::<values::Node>()?;
+    m.add_class::<values::Relationship>()?;
+    m.add_class::<values::Path>()?;
+    m.add_class::<values::Duration>()?;
+    m.add_function(wrap_pyfunction!(graph::import_graph, m)?)?;
+    m.add_function(wrap_pyfunction!(graph::generate, m)?)?;
+    m.add_function(wrap_pyfunction!(parse_literal, m)?)?;
+    m.add("__version__", env!("CARGO_PKG_VERSION"))?;
+    Ok(())
+}

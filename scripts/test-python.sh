@@ -1,0 +1,16 @@
+#!/usr/bin/env bash
+# The Python package's tests: builds `lance_csr` into a virtual environment kept in the target
+# folder (dev profile and the `distributed` feature, as the Rust tests: the build reuses theirs)
+# and runs its pytest suite, which compares against the `lance-csr` binary of the same build.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+target="${CARGO_TARGET_DIR:-$PWD/target}"
+venv="$target/python-venv"
+if [ ! -x "$venv/bin/python" ]; then
+  python3 -m venv "$venv"
+fi
+"$venv/bin/pip" install --quiet --disable-pip-version-check \
+  "maturin>=1.5,<2" "pytest>=7" "pyarrow>=14" "polars>=0.20" "pandas>=1.5" "pylance>=0.20"
+cargo build --features distributed --bin lance-csr
+(cd python && VIRTUAL_ENV="$venv" PATH="$venv/bin:$PATH" maturin develop --quiet)
+LANCE_CSR_BIN="$target/debug/lance-csr" "$venv/bin/python" -m pytest -q python/tests
