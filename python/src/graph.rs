@@ -96,8 +96,14 @@ fn read(
     py: Python<'_>,
     inner: &Shared,
 ) -> PyResult<tokio::sync::OwnedRwLockReadGuard<Option<lance_csr::Graph>>> {
-    let inner = inner.clone();
-    let guard = py.detach(move || runtime().block_on(inner.read_owned()));
+    // Uncontended unless `refresh` or `close` holds it: taken without releasing the GIL.
+    let guard = match inner.clone().try_read_owned() {
+        Ok(g) => g,
+        Err(_) => {
+            let inner = inner.clone();
+            py.detach(move || runtime().block_on(inner.read_owned()))
+        }
+    };
     if guard.is_none() {
         return Err(closed());
     }

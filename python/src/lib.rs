@@ -61,16 +61,7 @@ where
     let seen = interrupts.count.load(Ordering::SeqCst);
     let mut fut = std::pin::pin!(fut);
     loop {
-        let step = py.detach(|| {
-            runtime().block_on(async {
-                let interrupted = interrupts.notify.notified();
-                tokio::select! {
-                    r = &mut fut => Some(r),
-                    _ = interrupted => None,
-                    _ = tokio::time::sleep(SIGNAL_CHECK) => None,
-                }
-            })
-        });
+        let step = py.detach(|| runtime().block_on(step(&mut fut, interrupts)));
         match step {
             Some(r) => return r.map_err(|e| errors::to_py(e, Some(query))),
             None => {
@@ -83,8 +74,28 @@ where
     }
 }
 
-/// A Cypher literal (`[1, 'a']`, `{k: 2.5}`) as the Python value it writes; what the CLI's
-/// `--param` takes, for tests and tools that read parameters as Cypher text.
+/// Polls `fut` until it is done (`Some`) or until Python should check for signals or an
+/// interrupt came (`None`). The timer and the interrupt's waiter are set up only once the
+/// query has to wait: a short read that completes in its first poll shares nothing with the
+/// other threads' queries.
+async fn step<F: Future + Unpin>(fut: &mut F, interrupts: &Interrupts) -> Option<F::Output> {
+    let mut fut = std::pin::Pin::new(fut);
+    let first = std::future::poll_fn(|cx| match fut.as_mut().poll(cx) {
+        std::task::Poll::Ready(r) => std::task::Poll::Ready(Some(r)),
+        std::task::Poll::Pending => std::task::Poll::Ready(None),
+    })
+    .await;
+    if first.is_some() {
+        return first;
+    }
+    let interrupted = interrupts.notify.notified();
+    tokio::select! {
+        r = fut => Some(r),
+        _ = interrupted => None,
+        _ = tokio::time::sleep(SIGNAL_CHECK) => None,
+    }
+}
+
 #[pyfunction]
 fn parse_literal(py: Python<'_>, text: &str) -> PyResult<Py<PyAny>> {
     let v = lance_csr::Value::parse(text).map_err(|e| errors::to_py(e, Some(text)))?;
