@@ -83,13 +83,18 @@ fn same_entity(
     Ok(tag_a == tag_b && same_properties(py, props_a, props_b)?)
 }
 
+/// Property `key`, or KeyError.
+fn property<'py>(py: Python<'py>, props: &Py<PyDict>, key: &str) -> PyResult<Bound<'py, PyAny>> {
+    props
+        .bind(py)
+        .get_item(key)?
+        .ok_or_else(|| pyo3::exceptions::PyKeyError::new_err(key.to_string()))
+}
+
 #[pymethods]
 impl Node {
     fn __getitem__<'py>(&self, py: Python<'py>, key: &str) -> PyResult<Bound<'py, PyAny>> {
-        match self.properties.bind(py).get_item(key)? {
-            Some(v) => Ok(v),
-            None => Err(pyo3::exceptions::PyKeyError::new_err(key.to_string())),
-        }
+        property(py, &self.properties, key)
     }
 
     #[pyo3(signature = (key, default=None))]
@@ -136,10 +141,7 @@ impl Node {
 #[pymethods]
 impl Relationship {
     fn __getitem__<'py>(&self, py: Python<'py>, key: &str) -> PyResult<Bound<'py, PyAny>> {
-        match self.properties.bind(py).get_item(key)? {
-            Some(v) => Ok(v),
-            None => Err(pyo3::exceptions::PyKeyError::new_err(key.to_string())),
-        }
+        property(py, &self.properties, key)
     }
 
     #[pyo3(signature = (key, default=None))]
