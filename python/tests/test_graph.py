@@ -151,6 +151,10 @@ def test_query_stream_yields_batches_and_arrow_readers_take_it(social_path):
     import polars as pl
 
     assert pl.DataFrame(sample.query_stream(q)).height == n
+    import duckdb
+
+    stream = sample.query_stream(q)
+    assert duckdb.sql("SELECT count(*) AS c FROM stream").fetchall() == [(n,)]
     s = sample.query_stream(q)
     assert s.columns == ["i", "j"] and s.schema.names == ["i", "j"]
     first = next(iter(s))
