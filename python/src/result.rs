@@ -260,11 +260,26 @@ impl StreamReader {
 impl Iterator for StreamReader {
     type Item = Result<RecordBatch, ArrowError>;
 
+    /// Called by Arrow readers through the C stream interface, where a panic would abort the
+    /// process: none escapes, and a reader inside an async runtime (where `block_on` panics)
+    /// gets the batch from a thread of its own.
     fn next(&mut self) -> Option<Self::Item> {
-        match crate::runtime().block_on(self.next_batch()) {
+        let query = self.query.clone();
+        let panicked = || lance_csr::Error::Internal("reading a batch panicked".into());
+        let read = std::panic::AssertUnwindSafe(|| {
+            if tokio::runtime::Handle::try_current().is_err() {
+                return crate::runtime().block_on(self.next_batch());
+            }
+            std::thread::scope(|s| {
+                s.spawn(|| crate::runtime().block_on(self.next_batch()))
+                    .join()
+                    .unwrap_or_else(|_| Err(panicked()))
+            })
+        });
+        match std::panic::catch_unwind(read).unwrap_or_else(|_| Err(panicked())) {
             Ok(b) => b.map(Ok),
             Err(e) => Some(Err(ArrowError::ExternalError(Box::new(
-                std::io::Error::other(e.render(&self.query)),
+                std::io::Error::other(e.render(&query)),
             )))),
         }
     }

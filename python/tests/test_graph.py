@@ -318,6 +318,15 @@ def test_a_graph_from_lance_datasets_written_by_pylance(tmp_path):
     lance.write_dataset(pa.table({"a": [30], "b": [10]}), str(tmp_path / "follows.lance"), mode="append")
     g.refresh()
     assert one(g, "MATCH ()-[f:FOLLOWS]->() RETURN count(f) AS n") == (4,)
+    # A result streamed into a new Lance dataset (pylance reads the stream from its own
+    # runtime's threads).
+    out = lance.write_dataset(
+        pa.RecordBatchReader.from_stream(g.query_stream("MATCH (u:User)-[:FOLLOWS]->(v) RETURN u.id AS a, v.id AS b")),
+        str(tmp_path / "out.lance"),
+    )
+    assert sorted(out.to_table().to_pylist(), key=lambda r: (r["a"], r["b"])) == [
+        {"a": 10, "b": 20}, {"a": 10, "b": 30}, {"a": 20, "b": 30}, {"a": 30, "b": 10}
+    ]
 
 
 def test_import_mirrors_the_cli(tmp_path):
