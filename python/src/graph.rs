@@ -11,7 +11,7 @@ use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList, PyString};
 use std::path::PathBuf;
 use std::sync::Arc;
-use tokio::sync::RwLock;
+use tokio::sync::{OwnedRwLockReadGuard, RwLock};
 
 /// The graph behind a Python handle; `None` once closed. Queries hold it for reading while
 /// they plan; `refresh` takes it for writing.
@@ -95,7 +95,7 @@ impl Graph {
 fn read(
     py: Python<'_>,
     inner: &Shared,
-) -> PyResult<tokio::sync::OwnedRwLockReadGuard<Option<lance_csr::Graph>>> {
+) -> PyResult<OwnedRwLockReadGuard<Option<lance_csr::Graph>, lance_csr::Graph>> {
     // Uncontended unless `refresh` or `close` holds it: taken without releasing the GIL.
     let guard = match inner.clone().try_read_owned() {
         Ok(g) => g,
@@ -104,10 +104,7 @@ fn read(
             py.detach(move || runtime().block_on(inner.read_owned()))
         }
     };
-    if guard.is_none() {
-        return Err(closed());
-    }
-    Ok(guard)
+    OwnedRwLockReadGuard::try_map(guard, Option::as_ref).map_err(|_| closed())
 }
 
 #[pymethods]
@@ -244,12 +241,7 @@ impl Graph {
     ) -> PyResult<QueryResult> {
         let p = self::params(params)?;
         let g = read(py, &self.inner)?;
-        let r = wait(
-            py,
-            &self.interrupts,
-            query,
-            g.as_ref().expect("open").query(query, &p),
-        )?;
+        let r = wait(py, &self.interrupts, query, g.query(query, &p))?;
         QueryResult::new(r)
     }
 
@@ -263,12 +255,7 @@ impl Graph {
     ) -> PyResult<Stream> {
         let p = self::params(params)?;
         let g = read(py, &self.inner)?;
-        let s = wait(
-            py,
-            &self.interrupts,
-            query,
-            g.as_ref().expect("open").query_stream(query, &p),
-        )?;
+        let s = wait(py, &self.interrupts, query, g.query_stream(query, &p))?;
         Ok(Stream::new(
             StreamReader::new(s, query),
             self.interrupts.clone(),
@@ -277,10 +264,7 @@ impl Graph {
 
     /// Parses `query` and returns a handle that plans it once per kind of parameters.
     fn prepare(&self, py: Python<'_>, query: &str) -> PyResult<PreparedQuery> {
-        let g = read(py, &self.inner)?;
-        let prepared = g
-            .as_ref()
-            .expect("open")
+        let prepared = read(py, &self.inner)?
             .prepare(query)
             .map_err(|e| to_py(e, Some(query)))?;
         Ok(PreparedQuery {
@@ -301,7 +285,6 @@ impl Graph {
     ) -> PyResult<String> {
         let p = self::params(params)?;
         let g = read(py, &self.inner)?;
-        let g = g.as_ref().expect("open");
         wait(py, &self.interrupts, query, async {
             if analyze {
                 g.explain_analyze(query, &p).await
@@ -326,7 +309,7 @@ impl Graph {
 
     /// Labels and relationship tables with their keys, row counts and property types.
     fn schema<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
-        let s = read(py, &self.inner)?.as_ref().expect("open").schema();
+        let s = read(py, &self.inner)?.schema();
         let props = |ps: &[(String, lance_csr::arrow::datatypes::DataType)]| -> PyResult<Bound<'py, PyDict>> {
             let d = PyDict::new(py);
             for (name, t) in ps {
@@ -408,8 +391,7 @@ impl PreparedQuery {
         let p = self::params(params)?;
         let prepared = &self.prepared;
         let g = read(py, &self.graph)?;
-        let g = g.as_ref().expect("open");
-        let r = wait(py, &self.interrupts, prepared.text(), prepared.query(g, &p))?;
+        let r = wait(py, &self.interrupts, prepared.text(), prepared.query(&g, &p))?;
         QueryResult::new(r)
     }
 
@@ -419,12 +401,11 @@ impl PreparedQuery {
         let p = self::params(params)?;
         let prepared = &self.prepared;
         let g = read(py, &self.graph)?;
-        let g = g.as_ref().expect("open");
         let s = wait(
             py,
             &self.interrupts,
             prepared.text(),
-            prepared.query_stream(g, &p),
+            prepared.query_stream(&g, &p),
         )?;
         Ok(Stream::new(
             StreamReader::new(s, prepared.text()),

@@ -146,6 +146,9 @@ impl Rows {
 
 /// The result schema with its fields named by the query's columns.
 pub fn named_schema(columns: &[String], schema: &SchemaRef) -> SchemaRef {
+    if schema.fields().iter().map(|f| f.name()).eq(columns) {
+        return schema.clone();
+    }
     let fields: Vec<Field> = schema
         .fields()
         .iter()

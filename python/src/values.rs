@@ -20,7 +20,6 @@ pub struct Node {
     properties: Py<PyDict>,
     #[pyo3(get)]
     element_id: Option<String>,
-    text: String,
 }
 
 /// A relationship: its type, its properties and, where the engine gave them, its element id
@@ -37,7 +36,6 @@ pub struct Relationship {
     start_element_id: Option<String>,
     #[pyo3(get)]
     end_element_id: Option<String>,
-    text: String,
 }
 
 /// A path: its nodes and the relationships between them, in order.
@@ -47,7 +45,6 @@ pub struct Path {
     nodes: Py<PyList>,
     #[pyo3(get)]
     relationships: Py<PyList>,
-    text: String,
 }
 
 /// A Cypher duration: months, days, seconds and nanoseconds, kept apart because a month and a
@@ -111,8 +108,8 @@ impl Node {
         self.properties.bind(py).contains(key)
     }
 
-    fn __repr__(&self) -> String {
-        self.text.clone()
+    fn __repr__(&self, py: Python<'_>) -> PyResult<String> {
+        self.text(py)
     }
 
     fn __richcmp__(
@@ -134,7 +131,7 @@ impl Node {
     }
 
     fn __hash__(&self) -> u64 {
-        hash_str(self.element_id.as_deref().unwrap_or(&self.text))
+        hash_str(&self.tag())
     }
 }
 
@@ -158,8 +155,8 @@ impl Relationship {
         self.properties.bind(py).contains(key)
     }
 
-    fn __repr__(&self) -> String {
-        self.text.clone()
+    fn __repr__(&self, py: Python<'_>) -> PyResult<String> {
+        self.text(py)
     }
 
     fn __richcmp__(
@@ -189,7 +186,7 @@ impl Relationship {
     }
 
     fn __hash__(&self) -> u64 {
-        hash_str(self.element_id.as_deref().unwrap_or(&self.text))
+        hash_str(&self.tag())
     }
 }
 
@@ -213,8 +210,8 @@ impl Path {
         self.relationships.bind(py).len()
     }
 
-    fn __repr__(&self) -> String {
-        format!("<Path {}>", self.text)
+    fn __repr__(&self, py: Python<'_>) -> PyResult<String> {
+        Ok(format!("<Path {}>", self.text(py)?))
     }
 
     fn __richcmp__(
@@ -274,6 +271,112 @@ impl Duration {
             self.seconds as i128 * 1_000_000_000 + self.nanoseconds as i128,
         )
     }
+}
+
+// Printing is computed when asked for, from the Python objects: converting a result row
+// formats nothing.
+
+impl Node {
+    /// `:A:B`: what equal nodes share, whether or not they carry element ids.
+    fn tag(&self) -> String {
+        self.labels.iter().map(|l| format!(":{l}")).collect()
+    }
+
+    fn text(&self, py: Python<'_>) -> PyResult<String> {
+        entity_repr(py, &self.tag(), &self.properties, "(", ")")
+    }
+}
+
+impl Relationship {
+    fn tag(&self) -> String {
+        format!(":{}", self.rel_type)
+    }
+
+    fn text(&self, py: Python<'_>) -> PyResult<String> {
+        entity_repr(py, &self.tag(), &self.properties, "[", "]")
+    }
+}
+
+impl Path {
+    /// `(:A)-[:T]->(:B)<-[:U]-(:C)`: a relationship whose start is not the node before it
+    /// is walked backwards.
+    fn text(&self, py: Python<'_>) -> PyResult<String> {
+        let nodes = self.nodes.bind(py);
+        let rels = self.relationships.bind(py);
+        let mut out = String::new();
+        for (k, n) in nodes.iter().enumerate() {
+            let n = n.cast::<Node>()?.get();
+            if k > 0 {
+                let r = rels.get_item(k - 1)?;
+                let r = r.cast::<Relationship>()?.get();
+                let before = nodes.get_item(k - 1)?;
+                let before = &before.cast::<Node>()?.get().element_id;
+                let text = r.text(py)?;
+                match &r.start_element_id {
+                    Some(start) if Some(start) != before.as_ref() => {
+                        out.push_str(&format!("<-{text}-"))
+                    }
+                    _ => out.push_str(&format!("-{text}->")),
+                }
+            }
+            out.push_str(&n.text(py)?);
+        }
+        Ok(out)
+    }
+}
+
+fn entity_repr(
+    py: Python<'_>,
+    tag: &str,
+    props: &Py<PyDict>,
+    open: &str,
+    close: &str,
+) -> PyResult<String> {
+    let props = props
+        .bind(py)
+        .iter()
+        .map(|(k, v)| Ok(format!("{k}: {}", python_text(&v)?)))
+        .collect::<PyResult<Vec<_>>>()?;
+    Ok(if props.is_empty() {
+        format!("{open}{tag}{close}")
+    } else {
+        format!("{open}{tag} {{{}}}{close}", props.join(", "))
+    })
+}
+
+/// A Python value of a result as Cypher prints it (`'text'`, `[1, 2.0]`, `{k: null}`).
+fn python_text(v: &Bound<'_, PyAny>) -> PyResult<String> {
+    if v.is_none() {
+        return Ok("null".into());
+    }
+    if let Ok(b) = v.cast::<PyBool>() {
+        return Ok(b.is_true().to_string());
+    }
+    if let Ok(x) = v.cast::<PyFloat>() {
+        return Ok(lance_csr::fmt_float(x.value()));
+    }
+    if let Ok(s) = v.cast::<PyString>() {
+        return Ok(cypher_text(&Value::Str(s.extract()?)));
+    }
+    if let Ok(xs) = v.cast::<PyList>() {
+        let items = xs
+            .iter()
+            .map(|x| python_text(&x))
+            .collect::<PyResult<Vec<_>>>()?;
+        return Ok(format!("[{}]", items.join(", ")));
+    }
+    if let Ok(d) = v.cast::<PyDict>() {
+        let items = d
+            .iter()
+            .map(|(k, x)| Ok(format!("{k}: {}", python_text(&x)?)))
+            .collect::<PyResult<Vec<_>>>()?;
+        return Ok(format!("{{{}}}", items.join(", ")));
+    }
+    if v.is_instance_of::<Node>() || v.is_instance_of::<Relationship>() {
+        return Ok(v.repr()?.to_string());
+    }
+    // Integers, durations, dates and times: their own text.
+    Ok(v.str()?.to_string())
 }
 
 fn compare(py: Python<'_>, eq: bool, op: CompareOp) -> PyResult<Py<PyAny>> {
@@ -351,12 +454,6 @@ fn map_to_python(py: Python<'_>, entries: &[(String, Value)]) -> PyResult<Py<PyA
                 .collect();
             let (props, ids) = properties(py, &entries[1..])?;
             let node = Node {
-                text: entity_text(
-                    &labels.iter().map(|l| format!(":{l}")).collect::<String>(),
-                    &entries[1..],
-                    "(",
-                    ")",
-                ),
                 labels,
                 properties: props,
                 element_id: ids
@@ -375,7 +472,6 @@ fn map_to_python(py: Python<'_>, entries: &[(String, Value)]) -> PyResult<Py<PyA
                     .and_then(|(_, v)| text_of(v))
             };
             let rel = Relationship {
-                text: entity_text(&format!(":{rel_type}"), &entries[1..], "[", "]"),
                 rel_type,
                 properties: props,
                 element_id: id("__rid"),
@@ -390,7 +486,6 @@ fn map_to_python(py: Python<'_>, entries: &[(String, Value)]) -> PyResult<Py<PyA
             let path = Path {
                 nodes: nodes.bind(py).cast::<PyList>()?.clone().unbind(),
                 relationships: rels.bind(py).cast::<PyList>()?.clone().unbind(),
-                text: path_text(&entries[0].1, &entries[1].1),
             };
             Ok(Py::new(py, path)?.into_any())
         }

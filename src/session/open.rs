@@ -20,9 +20,8 @@ impl GraphBuilder {
         batches: Vec<RecordBatch>,
     ) -> Self {
         let source = format!("mem:node:{label}");
-        self.config = self.config.node(label, &source, id);
-        self.tables.insert(source, (schema, batches));
-        self
+        self.tables.insert(source.clone(), (schema, batches));
+        self.node_dataset(label, &source, id)
     }
 
     /// A node table read from the Lance dataset at `uri` (a folder path): `label`'s nodes are
@@ -74,11 +73,8 @@ impl GraphBuilder {
         batches: Vec<RecordBatch>,
     ) -> Self {
         let source = format!("mem:rel:{rel_type}:{from}:{to}");
-        self.config = self
-            .config
-            .relationship(rel_type, from, to, &source, src, dst);
-        self.tables.insert(source, (schema, batches));
-        self
+        self.tables.insert(source.clone(), (schema, batches));
+        self.relationship_dataset(rel_type, from, to, src, dst, &source)
     }
 
     pub fn options(mut self, options: GraphOptions) -> Self {
