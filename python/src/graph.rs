@@ -391,7 +391,12 @@ impl PreparedQuery {
         let p = self::params(params)?;
         let prepared = &self.prepared;
         let g = read(py, &self.graph)?;
-        let r = wait(py, &self.interrupts, prepared.text(), prepared.query(&g, &p))?;
+        let r = wait(
+            py,
+            &self.interrupts,
+            prepared.text(),
+            prepared.query(&g, &p),
+        )?;
         QueryResult::new(r)
     }
 
