@@ -24,6 +24,7 @@ pub(crate) mod output;
 pub(crate) mod plan_cache;
 pub(crate) mod planner;
 pub(crate) mod rewrite;
+pub mod server;
 pub(crate) mod session;
 pub(crate) mod storage;
 

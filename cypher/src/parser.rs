@@ -64,9 +64,13 @@ const RESERVED: &[&str] = &[
     "YIELD",
 ];
 
+/// Clauses the engine rejects: those that write, then others it does not run.
 const WRITE_CLAUSES: &[&str] = &[
     "CREATE", "MERGE", "SET", "DELETE", "DETACH", "REMOVE", "FOREACH", "LOAD", "CALL",
 ];
+
+/// How many of [`WRITE_CLAUSES`] write.
+const WRITING: usize = 7;
 
 /// Words that must be backquoted to be used as identifiers in canonical output.
 pub fn is_reserved(word: &str) -> bool {
@@ -425,9 +429,16 @@ impl<'a> Parser<'a> {
         let mut clauses = Vec::new();
         loop {
             if let Token::Word(w) = self.peek() {
-                if let Some(kw) = WRITE_CLAUSES.iter().find(|k| k.eq_ignore_ascii_case(w)) {
-                    return Err(self.unsupported(
-                        &format!("{kw} (lance-csr answers read-only queries)"),
+                if let Some(i) = WRITE_CLAUSES.iter().position(|k| k.eq_ignore_ascii_case(w)) {
+                    let kw = WRITE_CLAUSES[i];
+                    let kind = if i < WRITING {
+                        ErrorKind::WriteClause
+                    } else {
+                        ErrorKind::Unsupported
+                    };
+                    return Err(ParseError::new(
+                        kind,
+                        format!("unsupported: {kw} (lance-csr answers read-only queries)"),
                         self.span(),
                     ));
                 }

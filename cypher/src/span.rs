@@ -64,8 +64,10 @@ pub enum ErrorKind {
     IntegerOverflow,
     /// A string literal with a bad escape or no closing quote.
     InvalidStringLiteral,
-    /// Valid Cypher that this engine does not support (write clauses, comprehensions, ...).
+    /// Valid Cypher that this engine does not support.
     Unsupported,
+    /// A clause that writes (`CREATE`, `SET`, ...): the engine answers read-only queries.
+    WriteClause,
     /// Nesting deeper than the parser's recursion limit.
     RecursionLimit,
     /// Clauses or queries combined in a way openCypher forbids (`UNION` with `UNION ALL`).
@@ -79,7 +81,7 @@ impl ErrorKind {
             ErrorKind::InvalidNumberLiteral => "InvalidNumberLiteral",
             ErrorKind::IntegerOverflow => "IntegerOverflow",
             ErrorKind::InvalidStringLiteral => "InvalidStringLiteral",
-            ErrorKind::Unsupported => "Unsupported",
+            ErrorKind::Unsupported | ErrorKind::WriteClause => "Unsupported",
             ErrorKind::RecursionLimit => "RecursionLimit",
             ErrorKind::InvalidClauseComposition => "InvalidClauseComposition",
         }

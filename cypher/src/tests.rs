@@ -128,7 +128,7 @@ fn write_clauses_are_unsupported() {
         ("merge (n) RETURN n", "MERGE"),
     ] {
         let e = parse_query(q).unwrap_err();
-        assert_eq!(e.kind, ErrorKind::Unsupported, "{q}");
+        assert_eq!(e.kind, ErrorKind::WriteClause, "{q}");
         assert!(
             e.message.starts_with(&format!("unsupported: {kw}")),
             "{}",

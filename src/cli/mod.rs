@@ -186,6 +186,41 @@ pub enum Command {
         #[command(subcommand)]
         process: ClusterProcess,
     },
+    /// Serve the graph over Neo4j's Bolt protocol (drivers, cypher-shell) and, with `--http`,
+    /// an HTTP endpoint in the shape of Neo4j's Query API; Ctrl-C stops it.
+    Serve {
+        #[arg(long, short)]
+        graph: PathBuf,
+        /// Where Bolt listens (port 0: any free port; the address is printed).
+        #[arg(long, default_value = "127.0.0.1:7687")]
+        bolt: std::net::SocketAddr,
+        /// Where the HTTP endpoint listens (`POST /db/neo4j/query/v2`, `GET /metrics`).
+        #[arg(long)]
+        http: Option<std::net::SocketAddr>,
+        /// Users who may connect: a file with one `name:password` per line.
+        #[arg(long, conflicts_with = "no_auth", required_unless_present = "no_auth")]
+        users: Option<PathBuf>,
+        /// Anyone may connect (loopback addresses only).
+        #[arg(long)]
+        no_auth: bool,
+        /// Most connections served at once; more are refused.
+        #[arg(long, default_value_t = 256)]
+        max_connections: usize,
+        /// TLS certificate chain (PEM), with --tls-key.
+        #[arg(long, requires = "tls_key")]
+        tls_cert: Option<PathBuf>,
+        /// TLS private key (PEM), with --tls-cert.
+        #[arg(long, requires = "tls_cert")]
+        tls_key: Option<PathBuf>,
+        /// Serve a non-loopback address without TLS.
+        #[arg(long)]
+        allow_insecure: bool,
+        /// The database name clients address.
+        #[arg(long, default_value = "neo4j")]
+        database: String,
+        #[command(flatten)]
+        limits: Limits,
+    },
     /// Turn CSV or Parquet files into Lance datasets plus a graph.toml.
     Import {
         /// Output folder.
@@ -351,6 +386,50 @@ async fn execute(cli: Cli) -> std::result::Result<(), CliError> {
             outln!("{text}");
         }
         Command::Cluster { process } => cluster(process).await?,
+        Command::Serve {
+            graph,
+            bolt,
+            http,
+            users,
+            no_auth,
+            max_connections,
+            tls_cert,
+            tls_key,
+            allow_insecure,
+            database,
+            limits,
+        } => {
+            use lance_csr::server::{Auth, Server, ServerOptions, TlsFiles};
+            let auth = match (users, no_auth) {
+                (Some(f), _) => Auth::from_file(&f)?,
+                (None, _) => Auth::None,
+            };
+            let tls = tls_cert
+                .zip(tls_key)
+                .map(|(cert, key)| TlsFiles { cert, key });
+            let scheme = if tls.is_some() { "bolt+s" } else { "bolt" };
+            let options = ServerOptions::new(bolt, auth)
+                .with_http(http)
+                .with_max_connections(max_connections)
+                .with_tls(tls)
+                .with_allow_insecure(allow_insecure)
+                .with_database(database);
+            let g = Graph::open_with(&graph, limits.apply(GraphOptions::default())).await?;
+            let server = Server::bind(g, options).await?;
+            outln!("lance-csr serving {}", graph.display());
+            outln!("  bolt: {scheme}://{}", server.bolt_addr());
+            let web = if scheme == "bolt" { "http" } else { "https" };
+            if let Some(a) = server.http_addr() {
+                outln!("  http: {web}://{a}/db/{{name}}/query/v2, {web}://{a}/metrics");
+            }
+            use std::io::Write;
+            let _ = std::io::stdout().flush();
+            server
+                .run(async {
+                    let _ = tokio::signal::ctrl_c().await;
+                })
+                .await?;
+        }
         Command::Shell { graph, limits } => {
             let mut g = Graph::open_with(&graph, limits.apply(GraphOptions::default())).await?;
             shell::run(&mut g).await?;

@@ -46,7 +46,10 @@ fn error_matches(e: &lance_csr::Error, class: &str, phase: &str) -> Result<(), S
 fn is_unsupported(e: &lance_csr::Error) -> bool {
     use lance_csr::SemanticKind;
     match e {
-        lance_csr::Error::Parse(p) => p.kind == cypher::ErrorKind::Unsupported,
+        lance_csr::Error::Parse(p) => matches!(
+            p.kind,
+            cypher::ErrorKind::Unsupported | cypher::ErrorKind::WriteClause
+        ),
         lance_csr::Error::Semantic { kind, .. } => {
             matches!(
                 kind,

@@ -112,6 +112,12 @@ impl Kind {
 pub type TResult<T> = std::result::Result<T, String>;
 
 impl Temporal {
+    /// The datetime at UTC instant `utc` in the time zone named `zone` (`Europe/Berlin`, or
+    /// an offset such as `+01:00`); `None` for an unknown zone.
+    pub fn in_zone(utc: NaiveDateTime, zone: &str) -> Option<Temporal> {
+        build::zoned_from_utc(utc, zone).ok()
+    }
+
     pub fn kind(&self) -> Kind {
         match self {
             Temporal::Date(_) => Kind::Date,

@@ -1,0 +1,892 @@
+//! One Bolt connection: the handshake (versions 5.4 down to 5.0, and 4.4), chunked framing,
+//! and the message state machine: HELLO / LOGON, RUN, PULL n and DISCARD in auto-commit or
+//! explicit transactions (BEGIN / COMMIT / ROLLBACK), RESET, ROUTE (this server for every
+//! role), TELEMETRY, GOODBYE.
+//!
+//! A task of its own reads the socket and hands decoded messages over a channel, so a RESET or
+//! a disconnect is seen while a query runs: the query is then dropped, which cancels it. A
+//! result is read from the engine's stream one batch at a time as PULLs ask for rows, and
+//! records are written out as they are encoded: a large result is never held.
+
+use super::packstream::{PackValue, Packer, Unpacker};
+use super::status::{self, Failure};
+use super::values::{self, Version};
+use super::{procedures, IoBox, Shared};
+use crate::functions::value::{value_at, Value};
+use crate::session::ResultStream;
+use arrow::array::RecordBatch;
+use std::collections::VecDeque;
+use std::net::SocketAddr;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::SeqCst};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+use tokio::io::{AsyncReadExt, AsyncWriteExt, ReadHalf, WriteHalf};
+use tokio::sync::{mpsc, Notify, OwnedSemaphorePermit};
+
+/// The versions served, most preferred first.
+const SUPPORTED: [Version; 6] = [
+    Version { major: 5, minor: 4 },
+    Version { major: 5, minor: 3 },
+    Version { major: 5, minor: 2 },
+    Version { major: 5, minor: 1 },
+    Version { major: 5, minor: 0 },
+    Version { major: 4, minor: 4 },
+];
+
+const MAGIC: [u8; 4] = [0x60, 0x60, 0xB0, 0x17];
+
+/// Longest a client may take to send the handshake or its first message.
+const GREETING_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// Bytes of encoded records buffered before they are written to the socket.
+const FLUSH_BYTES: usize = 64 << 10;
+
+mod msg {
+    pub const HELLO: u8 = 0x01;
+    pub const GOODBYE: u8 = 0x02;
+    pub const RESET: u8 = 0x0F;
+    pub const RUN: u8 = 0x10;
+    pub const BEGIN: u8 = 0x11;
+    pub const COMMIT: u8 = 0x12;
+    pub const ROLLBACK: u8 = 0x13;
+    pub const DISCARD: u8 = 0x2F;
+    pub const PULL: u8 = 0x3F;
+    pub const TELEMETRY: u8 = 0x54;
+    pub const ROUTE: u8 = 0x66;
+    pub const LOGON: u8 = 0x6A;
+    pub const LOGOFF: u8 = 0x6B;
+    pub const SUCCESS: u8 = 0x70;
+    pub const RECORD: u8 = 0x71;
+    pub const IGNORED: u8 = 0x7E;
+    pub const FAILURE: u8 = 0x7F;
+}
+
+/// The version to speak, from the client's four proposals (`[_, range, minor, major]`
+/// each, in its order of preference); `None` when none is served.
+pub fn negotiate(proposals: &[u8; 16]) -> Option<Version> {
+    proposals.chunks_exact(4).find_map(|p| {
+        let (range, minor, major) = (p[1], p[2], p[3]);
+        SUPPORTED.iter().copied().find(|v| {
+            v.major == major && v.minor <= minor && v.minor >= minor.saturating_sub(range)
+        })
+    })
+}
+
+/// What the reading task hands the connection.
+enum Incoming {
+    Message(u8, Vec<PackValue>),
+    /// A message that is not a PackStream structure.
+    Malformed(String),
+    /// A message past the size limit (skipped).
+    TooLarge(usize),
+}
+
+/// What the reading task tells a running query.
+#[derive(Default)]
+struct Signals {
+    /// RESETs read and not yet handled.
+    resets: AtomicU64,
+    /// The client is gone.
+    closed: AtomicBool,
+    notify: Notify,
+}
+
+impl Signals {
+    fn interrupted(&self) -> bool {
+        self.resets.load(SeqCst) > 0 || self.closed.load(SeqCst)
+    }
+}
+
+/// Why a query stopped before its end.
+enum Stop {
+    Interrupted,
+    TimedOut,
+}
+
+/// Decrements the open-connection gauge when the connection ends.
+struct OpenGuard<'a>(&'a Shared);
+
+impl Drop for OpenGuard<'_> {
+    fn drop(&mut self) {
+        self.0.metrics.connections_open.fetch_sub(1, SeqCst);
+    }
+}
+
+pub(super) async fn serve(
+    mut io: Box<dyn IoBox>,
+    shared: Arc<Shared>,
+    permit: Option<OwnedSemaphorePermit>,
+    local: Option<SocketAddr>,
+) {
+    shared.metrics.connections_total.fetch_add(1, SeqCst);
+    shared.metrics.connections_open.fetch_add(1, SeqCst);
+    let _open = OpenGuard(&shared);
+    let version = match tokio::time::timeout(GREETING_TIMEOUT, handshake(&mut io)).await {
+        Ok(Ok(Some(v))) => v,
+        _ => return,
+    };
+    let (rd, wr) = tokio::io::split(io);
+    let signals = Arc::new(Signals::default());
+    let (tx, rx) = mpsc::channel(64);
+    let reader = tokio::spawn(read_messages(
+        rd,
+        tx,
+        signals.clone(),
+        shared.options.max_message_bytes,
+    ));
+    let id = shared.next_connection.fetch_add(1, SeqCst) + 1;
+    let mut conn = Connection {
+        shared: shared.clone(),
+        version,
+        id,
+        local,
+        wr,
+        out: Packer::default(),
+        signals,
+        hello: false,
+        authed: false,
+        failed: false,
+        tx: None,
+        results: Vec::new(),
+        next_qid: 0,
+    };
+    if permit.is_none() {
+        shared.metrics.connections_refused.fetch_add(1, SeqCst);
+        conn.refuse(rx).await;
+    } else {
+        conn.run(rx).await;
+    }
+    reader.abort();
+    drop(permit);
+}
+
+/// Reads the magic and the proposals and answers with the version chosen (zeros and `None`
+/// when there is none).
+async fn handshake(io: &mut Box<dyn IoBox>) -> std::io::Result<Option<Version>> {
+    let mut magic = [0u8; 4];
+    io.read_exact(&mut magic).await?;
+    if magic != MAGIC {
+        return Ok(None);
+    }
+    let mut proposals = [0u8; 16];
+    io.read_exact(&mut proposals).await?;
+    let v = negotiate(&proposals);
+    let answer = v.map_or([0; 4], |v| [0, 0, v.minor, v.major]);
+    io.write_all(&answer).await?;
+    io.flush().await?;
+    Ok(v)
+}
+
+/// Reads messages until the client closes the connection (or the connection is dropped).
+async fn read_messages(
+    mut rd: ReadHalf<Box<dyn IoBox>>,
+    tx: mpsc::Sender<Incoming>,
+    signals: Arc<Signals>,
+    max_bytes: usize,
+) {
+    while let Ok(Some((bytes, size))) = read_message(&mut rd, max_bytes).await {
+        let incoming = if size > max_bytes {
+            Incoming::TooLarge(size)
+        } else {
+            let mut u = Unpacker::new(&bytes);
+            match u.value() {
+                Ok(PackValue::Struct(tag, fields)) if u.at_end() => Incoming::Message(tag, fields),
+                Ok(_) => Incoming::Malformed("a message must be one structure".into()),
+                Err(e) => Incoming::Malformed(e.to_string()),
+            }
+        };
+        if matches!(incoming, Incoming::Message(msg::RESET, _)) {
+            signals.resets.fetch_add(1, SeqCst);
+            signals.notify.notify_one();
+        }
+        if tx.send(incoming).await.is_err() {
+            break;
+        }
+    }
+    signals.closed.store(true, SeqCst);
+    signals.notify.notify_one();
+}
+
+/// The next message's bytes and its size (bytes past `max_bytes` are read and dropped);
+/// `None` at the end of the stream. Empty chunks between messages (keep-alives) are skipped.
+async fn read_message(
+    rd: &mut ReadHalf<Box<dyn IoBox>>,
+    max_bytes: usize,
+) -> std::io::Result<Option<(Vec<u8>, usize)>> {
+    let mut buf = Vec::new();
+    let mut size = 0usize;
+    loop {
+        let mut header = [0u8; 2];
+        match rd.read_exact(&mut header).await {
+            Ok(_) => {}
+            Err(e) if e.kind() == std::io::ErrorKind::UnexpectedEof && size == 0 => {
+                return Ok(None)
+            }
+            Err(e) => return Err(e),
+        }
+        let n = u16::from_be_bytes(header) as usize;
+        if n == 0 {
+            if size == 0 {
+                continue;
+            }
+            return Ok(Some((buf, size)));
+        }
+        size += n;
+        if size <= max_bytes {
+            let start = buf.len();
+            buf.resize(start + n, 0);
+            rd.read_exact(&mut buf[start..]).await?;
+        } else {
+            buf = Vec::new();
+            let mut skip = [0u8; 4096];
+            let mut left = n;
+            while left > 0 {
+                let k = left.min(skip.len());
+                rd.read_exact(&mut skip[..k]).await?;
+                left -= k;
+            }
+        }
+    }
+}
+
+/// An explicit transaction.
+struct Tx {
+    deadline: Option<Instant>,
+}
+
+/// A result being pulled.
+struct Open {
+    qid: i64,
+    source: Source,
+    started: Instant,
+    deadline: Option<Instant>,
+    query: String,
+    /// An error met looking ahead, reported at the next PULL.
+    error: Option<crate::Error>,
+}
+
+enum Source {
+    Stream {
+        stream: ResultStream,
+        batch: Option<RecordBatch>,
+        row: usize,
+    },
+    Rows(VecDeque<Vec<Value>>),
+}
+
+struct Connection {
+    shared: Arc<Shared>,
+    version: Version,
+    id: u64,
+    local: Option<SocketAddr>,
+    wr: WriteHalf<Box<dyn IoBox>>,
+    /// Framed messages not yet written.
+    out: Packer,
+    signals: Arc<Signals>,
+    hello: bool,
+    authed: bool,
+    /// A request failed: everything up to the next RESET is ignored.
+    failed: bool,
+    tx: Option<Tx>,
+    results: Vec<Open>,
+    next_qid: i64,
+}
+
+/// Whether the connection goes on after a message.
+type Next = std::io::Result<bool>;
+
+impl Connection {
+    async fn run(&mut self, mut rx: mpsc::Receiver<Incoming>) {
+        loop {
+            let incoming = match (self.hello, self.results.is_empty()) {
+                // The first message comes soon or the connection is dropped.
+                (false, _) => match tokio::time::timeout(GREETING_TIMEOUT, rx.recv()).await {
+                    Ok(m) => m,
+                    Err(_) => None,
+                },
+                _ => rx.recv().await,
+            };
+            let Some(incoming) = incoming else { return };
+            let next = match incoming {
+                Incoming::Message(tag, fields) => self.handle(tag, fields).await,
+                Incoming::TooLarge(n) => {
+                    self.fail(Failure::invalid(format!(
+                        "a message of {n} bytes is larger than the server accepts ({} bytes)",
+                        self.shared.options.max_message_bytes
+                    )));
+                    Ok(true)
+                }
+                Incoming::Malformed(why) => {
+                    // The stream can no longer be trusted: say why, then close.
+                    self.fail(Failure::invalid(why));
+                    Ok(false)
+                }
+            };
+            let flushed = self.flush().await;
+            match (next, flushed) {
+                (Ok(true), Ok(())) => {}
+                _ => return,
+            }
+        }
+    }
+
+    /// Past the connection limit: the first message is answered with a failure.
+    async fn refuse(&mut self, mut rx: mpsc::Receiver<Incoming>) {
+        if let Ok(Some(_)) = tokio::time::timeout(GREETING_TIMEOUT, rx.recv()).await {
+            self.fail(Failure::new(
+                status::TOO_MANY_CONNECTIONS,
+                format!(
+                    "the server serves at most {} connections at once (--max-connections)",
+                    self.shared.options.max_connections
+                ),
+            ));
+            let _ = self.flush().await;
+        }
+    }
+
+    async fn handle(&mut self, tag: u8, fields: Vec<PackValue>) -> Next {
+        match tag {
+            msg::GOODBYE => return Ok(false),
+            msg::RESET => {
+                self.signals.resets.fetch_sub(1, SeqCst);
+                self.results.clear();
+                self.tx = None;
+                self.failed = false;
+                self.success(&[]);
+                return Ok(true);
+            }
+            _ => {}
+        }
+        if self.signals.resets.load(SeqCst) > 0 || self.failed {
+            self.message(msg::IGNORED, |_| {});
+            return Ok(true);
+        }
+        let extra = |i: usize| fields.get(i).cloned().unwrap_or(PackValue::Map(vec![]));
+        match tag {
+            msg::HELLO if !self.hello => return self.hello(extra(0)),
+            _ if !self.hello => {
+                self.fail(Failure::invalid("the first message must be HELLO"));
+                return Ok(false);
+            }
+            msg::LOGON if !self.authed && self.version >= V5_1 => return self.logon(&extra(0)),
+            msg::LOGOFF if self.authed && self.version >= V5_1 => {
+                self.authed = false;
+                self.results.clear();
+                self.tx = None;
+                self.success(&[]);
+            }
+            _ if !self.authed => {
+                self.fail(Failure::new(
+                    status::UNAUTHORIZED,
+                    "authenticate (LOGON) before sending queries",
+                ));
+                return Ok(false);
+            }
+            msg::RUN => {
+                let query = fields
+                    .first()
+                    .and_then(PackValue::as_str)
+                    .map(str::to_string);
+                let Some(query) = query else {
+                    self.fail(Failure::invalid("RUN needs the query text"));
+                    return Ok(true);
+                };
+                self.run_query(query, extra(1), &extra(2)).await;
+            }
+            msg::PULL | msg::DISCARD => {
+                let e = extra(0);
+                let n = e.get("n").and_then(PackValue::as_int).unwrap_or(-1);
+                let qid = e.get("qid").and_then(PackValue::as_int).unwrap_or(-1);
+                return self.pull(n, qid, tag == msg::DISCARD).await;
+            }
+            msg::BEGIN => {
+                let e = extra(0);
+                if let Err(f) = self.check_database(&e) {
+                    self.fail(f);
+                } else if self.tx.is_some() {
+                    self.fail(Failure::invalid("a transaction is already open"));
+                } else {
+                    self.results.clear();
+                    self.tx = Some(Tx {
+                        deadline: tx_timeout(&e).map(|t| Instant::now() + t),
+                    });
+                    self.success(&[]);
+                }
+            }
+            msg::COMMIT | msg::ROLLBACK => {
+                if self.tx.take().is_none() {
+                    self.fail(Failure::invalid("there is no open transaction"));
+                } else {
+                    self.results.clear();
+                    if tag == msg::COMMIT {
+                        self.success(&[("bookmark", PackValue::Str(BOOKMARK.into()))]);
+                    } else {
+                        self.success(&[]);
+                    }
+                }
+            }
+            msg::ROUTE => self.route(&extra(0), &extra(2)),
+            msg::TELEMETRY => self.success(&[]),
+            other => {
+                self.fail(Failure::invalid(format!(
+                    "message 0x{other:02X} is not part of Bolt {}",
+                    self.version
+                )));
+                return Ok(false);
+            }
+        }
+        Ok(true)
+    }
+
+    fn hello(&mut self, extra: PackValue) -> Next {
+        self.hello = true;
+        // Before 5.1 the credentials come with HELLO.
+        if self.version < V5_1 && !self.check_auth(&extra) {
+            return Ok(false);
+        }
+        let agent = format!("lance-csr/{}", env!("CARGO_PKG_VERSION"));
+        self.success(&[
+            ("server", PackValue::Str(agent)),
+            ("connection_id", PackValue::Str(format!("bolt-{}", self.id))),
+            ("hints", PackValue::Map(vec![])),
+        ]);
+        Ok(true)
+    }
+
+    fn logon(&mut self, auth: &PackValue) -> Next {
+        if !self.check_auth(auth) {
+            return Ok(false);
+        }
+        self.success(&[]);
+        Ok(true)
+    }
+
+    /// Checks the credentials of `auth` (scheme `basic`, or `none` where the server needs
+    /// none); a failure is answered and the connection is to be closed.
+    fn check_auth(&mut self, auth: &PackValue) -> bool {
+        let text = |k: &str| auth.get(k).and_then(PackValue::as_str);
+        let ok = match text("scheme") {
+            Some("basic") => self
+                .shared
+                .options
+                .auth
+                .allows(text("principal"), text("credentials")),
+            None | Some("none") => matches!(self.shared.options.auth, super::Auth::None),
+            Some(_) => false,
+        };
+        if ok {
+            self.authed = true;
+        } else {
+            self.fail(Failure::new(
+                status::UNAUTHORIZED,
+                "The client is unauthorized due to authentication failure.",
+            ));
+        }
+        ok
+    }
+
+    fn check_database(&self, extra: &PackValue) -> Result<(), Failure> {
+        match extra.get("db").and_then(PackValue::as_str) {
+            Some(db) if db != self.shared.options.database => Err(Failure::new(
+                status::DATABASE_NOT_FOUND,
+                format!(
+                    "Database does not exist. Database name: '{db}' (this server serves '{}')",
+                    self.shared.options.database
+                ),
+            )),
+            _ => Ok(()),
+        }
+    }
+
+    /// ROUTE: this server is the router, reader and writer of its one database.
+    fn route(&mut self, routing: &PackValue, extra: &PackValue) {
+        let db_extra = match extra {
+            PackValue::Map(_) => extra.clone(),
+            // 4.4 sends the database name itself.
+            PackValue::Str(s) => PackValue::Map(vec![("db".into(), PackValue::Str(s.clone()))]),
+            _ => PackValue::Map(vec![]),
+        };
+        if let Err(f) = self.check_database(&db_extra) {
+            self.fail(f);
+            return;
+        }
+        let address = routing
+            .get("address")
+            .and_then(PackValue::as_str)
+            .map(str::to_string)
+            .or_else(|| self.local.map(|a| a.to_string()))
+            .unwrap_or_default();
+        let server = |role: &str| {
+            PackValue::Map(vec![
+                (
+                    "addresses".into(),
+                    PackValue::List(vec![PackValue::Str(address.clone())]),
+                ),
+                ("role".into(), PackValue::Str(role.into())),
+            ])
+        };
+        let rt = PackValue::Map(vec![
+            ("ttl".into(), PackValue::Int(300)),
+            (
+                "db".into(),
+                PackValue::Str(self.shared.options.database.clone()),
+            ),
+            (
+                "servers".into(),
+                PackValue::List(vec![server("ROUTE"), server("READ"), server("WRITE")]),
+            ),
+        ]);
+        self.success(&[("rt", rt)]);
+    }
+
+    async fn run_query(&mut self, query: String, params: PackValue, extra: &PackValue) {
+        let started = Instant::now();
+        if let Err(f) = self.check_database(extra) {
+            return self.fail(f);
+        }
+        let deadline = match &self.tx {
+            Some(tx) => tx.deadline,
+            None => tx_timeout(extra).map(|t| started + t),
+        };
+        if self.tx.is_none() {
+            // A new auto-commit query ends the one before.
+            self.results.clear();
+        }
+        let answer = procedures::call(&query, &self.shared.graph.schema());
+        let (columns, source) = match answer {
+            Some(Ok(a)) => (a.columns, Source::Rows(a.rows.into())),
+            Some(Err(f)) => return self.query_failed(f, started),
+            None => {
+                let params = match params_of(params, self.version) {
+                    Ok(p) => p,
+                    Err(f) => return self.query_failed(f, started),
+                };
+                let graph = &self.shared.graph;
+                let start = graph.query_stream(&query, &params);
+                match interruptible(&self.signals, start, deadline).await {
+                    Ok(Ok(stream)) => (
+                        stream.columns.clone(),
+                        Source::Stream {
+                            stream,
+                            batch: None,
+                            row: 0,
+                        },
+                    ),
+                    Ok(Err(e)) => return self.query_failed(status::failure(&e, &query), started),
+                    Err(stop) => return self.stopped(stop, started),
+                }
+            }
+        };
+        let qid = self.next_qid;
+        self.next_qid += 1;
+        let fields = PackValue::List(columns.into_iter().map(PackValue::Str).collect());
+        let t_first = PackValue::Int(started.elapsed().as_millis() as i64);
+        if self.tx.is_some() {
+            self.success(&[
+                ("fields", fields),
+                ("t_first", t_first),
+                ("qid", PackValue::Int(qid)),
+            ]);
+        } else {
+            self.success(&[("fields", fields), ("t_first", t_first)]);
+        }
+        self.results.push(Open {
+            qid,
+            source,
+            started,
+            deadline,
+            query,
+            error: None,
+        });
+    }
+
+    /// PULL (or DISCARD) `n` rows (`-1`: all) of result `qid` (`-1`: the last one).
+    async fn pull(&mut self, n: i64, qid: i64, discard: bool) -> Next {
+        let at = match qid {
+            -1 => self.results.len().checked_sub(1),
+            q => self.results.iter().position(|o| o.qid == q),
+        };
+        let Some(at) = at else {
+            self.fail(Failure::invalid("there is no result to pull"));
+            return Ok(true);
+        };
+        let mut open = self.results.remove(at);
+        let pull_started = Instant::now();
+        let mut sent = 0i64;
+        let more = loop {
+            if discard || (n >= 0 && sent >= n) {
+                break !discard && has_more(&mut open, &self.signals).await;
+            }
+            let row = match next_row(&mut open, &self.signals).await {
+                Ok(Some(row)) => row,
+                Ok(None) => break false,
+                Err(Ok(stop)) => {
+                    self.stopped(stop, open.started);
+                    return Ok(!self.signals.closed.load(SeqCst));
+                }
+                Err(Err(e)) => {
+                    let f = status::failure(&e, &open.query);
+                    self.query_failed(f, open.started);
+                    return Ok(true);
+                }
+            };
+            let version = self.version;
+            self.message(msg::RECORD, |p| {
+                p.list_header(row.len());
+                row.iter().for_each(|v| values::pack(p, v, version));
+            });
+            sent += 1;
+            if self.out.buf.len() >= FLUSH_BYTES {
+                self.flush().await?;
+            }
+        };
+        if more {
+            self.results.insert(at, open);
+            self.success(&[("has_more", PackValue::Bool(true))]);
+            return Ok(true);
+        }
+        self.shared
+            .metrics
+            .bolt
+            .record(open.started.elapsed(), true);
+        let mut meta = vec![
+            (
+                "t_last",
+                PackValue::Int(pull_started.elapsed().as_millis() as i64),
+            ),
+            ("type", PackValue::Str("r".into())),
+            ("db", PackValue::Str(self.shared.options.database.clone())),
+        ];
+        if self.tx.is_none() {
+            meta.push(("bookmark", PackValue::Str(BOOKMARK.into())));
+        }
+        self.success(&meta);
+        Ok(true)
+    }
+
+    fn query_failed(&mut self, f: Failure, started: Instant) {
+        self.shared.metrics.bolt.record(started.elapsed(), false);
+        self.fail(f);
+    }
+
+    /// A query stopped by a RESET, a disconnect or its transaction's time limit.
+    fn stopped(&mut self, stop: Stop, started: Instant) {
+        self.results.clear();
+        match stop {
+            // The RESET answers for it; the messages before it are ignored.
+            Stop::Interrupted => {
+                self.shared.metrics.bolt.record(started.elapsed(), false);
+                self.message(msg::IGNORED, |_| {});
+            }
+            Stop::TimedOut => self.query_failed(
+                Failure::new(
+                    status::TIMED_OUT,
+                    "The transaction has been terminated: it ran longer than the timeout the \
+                     client configured (tx_timeout)",
+                ),
+                started,
+            ),
+        }
+    }
+
+    fn success(&mut self, meta: &[(&str, PackValue)]) {
+        self.message(msg::SUCCESS, |p| {
+            p.map_header(meta.len());
+            for (k, v) in meta {
+                p.string(k);
+                p.value(v);
+            }
+        });
+    }
+
+    /// Answers with FAILURE; what follows is ignored until a RESET.
+    fn fail(&mut self, f: Failure) {
+        self.failed = true;
+        self.results.clear();
+        self.tx = None;
+        self.message(msg::FAILURE, |p| {
+            p.map_header(2);
+            p.string("code");
+            p.string(f.code);
+            p.string("message");
+            p.string(&f.message);
+        });
+    }
+
+    /// Appends message `tag` (one structure, its fields written by `body`) to the output,
+    /// framed in chunks.
+    fn message(&mut self, tag: u8, body: impl FnOnce(&mut Packer)) {
+        let fields = match tag {
+            msg::IGNORED => 0,
+            _ => 1,
+        };
+        let start = self.out.buf.len();
+        self.out.buf.extend_from_slice(&[0, 0]);
+        self.out.struct_header(tag, fields);
+        body(&mut self.out);
+        let len = self.out.buf.len() - start - 2;
+        if len <= u16::MAX as usize {
+            self.out.buf[start..start + 2].copy_from_slice(&(len as u16).to_be_bytes());
+        } else {
+            let body = self.out.buf.split_off(start + 2);
+            self.out.buf.truncate(start);
+            for chunk in body.chunks(u16::MAX as usize) {
+                self.out
+                    .buf
+                    .extend_from_slice(&(chunk.len() as u16).to_be_bytes());
+                self.out.buf.extend_from_slice(chunk);
+            }
+        }
+        self.out.buf.extend_from_slice(&[0, 0]);
+    }
+
+    async fn flush(&mut self) -> std::io::Result<()> {
+        if self.out.buf.is_empty() {
+            return Ok(());
+        }
+        self.wr.write_all(&self.out.buf).await?;
+        self.wr.flush().await?;
+        self.out.buf.clear();
+        // A large result's buffer is not kept.
+        self.out.buf.shrink_to(FLUSH_BYTES * 2);
+        Ok(())
+    }
+}
+
+const V5_1: Version = Version { major: 5, minor: 1 };
+
+/// What a finished auto-commit query or a commit reports as its bookmark: the graph is
+/// read-only, so every read sees the same state.
+const BOOKMARK: &str = "lance-csr:read-only";
+
+/// The client's time limit for a transaction (`tx_timeout`, milliseconds), if it set one.
+fn tx_timeout(extra: &PackValue) -> Option<Duration> {
+    let ms = extra.get("tx_timeout").and_then(PackValue::as_int)?;
+    (ms > 0).then(|| Duration::from_millis(ms as u64))
+}
+
+fn params_of(params: PackValue, version: Version) -> Result<crate::planner::Params, Failure> {
+    let PackValue::Map(entries) = params else {
+        return Err(Failure::invalid("RUN's parameters must be a map"));
+    };
+    entries
+        .into_iter()
+        .map(|(k, v)| match values::unpack(v, version) {
+            Ok(v) => Ok((k, v)),
+            Err(why) => Err(Failure::new(
+                "Neo.ClientError.Statement.TypeError",
+                format!("parameter ${k}: {why}"),
+            )),
+        })
+        .collect()
+}
+
+/// `fut`, unless the client resets or leaves, or `deadline` passes first.
+async fn interruptible<T>(
+    signals: &Signals,
+    fut: impl std::future::Future<Output = T>,
+    deadline: Option<Instant>,
+) -> Result<T, Stop> {
+    tokio::pin!(fut);
+    let sleep = async {
+        match deadline {
+            Some(d) => tokio::time::sleep_until(d.into()).await,
+            None => std::future::pending().await,
+        }
+    };
+    tokio::pin!(sleep);
+    loop {
+        if signals.interrupted() {
+            return Err(Stop::Interrupted);
+        }
+        tokio::select! {
+            biased;
+            _ = signals.notify.notified() => continue,
+            _ = &mut sleep => return Err(Stop::TimedOut),
+            v = &mut fut => return Ok(v),
+        }
+    }
+}
+
+type RowResult = Result<Option<Vec<Value>>, Result<Stop, crate::Error>>;
+
+/// The next row of `open`; `None` at its end.
+async fn next_row(open: &mut Open, signals: &Signals) -> RowResult {
+    if let Some(e) = open.error.take() {
+        return Err(Err(e));
+    }
+    match &mut open.source {
+        Source::Rows(rows) => Ok(rows.pop_front()),
+        Source::Stream { stream, batch, row } => loop {
+            if let Some(b) = batch {
+                if *row < b.num_rows() {
+                    let r = (0..b.num_columns())
+                        .map(|c| value_at(b.column(c).as_ref(), *row))
+                        .collect();
+                    *row += 1;
+                    return Ok(Some(r));
+                }
+            }
+            match interruptible(signals, stream.next_batch(), open.deadline).await {
+                Ok(Ok(Some(b))) => {
+                    *batch = Some(b);
+                    *row = 0;
+                }
+                Ok(Ok(None)) => return Ok(None),
+                Ok(Err(e)) => return Err(Err(e)),
+                Err(stop) => return Err(Ok(stop)),
+            }
+        },
+    }
+}
+
+/// Whether `open` has rows left (reading its next batch to know). An error reading it is
+/// kept for the next PULL.
+async fn has_more(open: &mut Open, signals: &Signals) -> bool {
+    let error = match &mut open.source {
+        Source::Rows(rows) => return !rows.is_empty(),
+        Source::Stream { stream, batch, row } => loop {
+            if batch.as_ref().is_some_and(|b| *row < b.num_rows()) {
+                return true;
+            }
+            match interruptible(signals, stream.next_batch(), open.deadline).await {
+                Ok(Ok(Some(b))) => {
+                    *batch = Some(b);
+                    *row = 0;
+                }
+                // At the end, or stopped (which the RESET or the disconnect answers for).
+                Ok(Ok(None)) | Err(_) => return false,
+                Ok(Err(e)) => break e,
+            }
+        },
+    };
+    open.error = Some(error);
+    true
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn proposals(ps: [[u8; 4]; 4]) -> [u8; 16] {
+        let mut out = [0u8; 16];
+        for (i, p) in ps.iter().enumerate() {
+            out[i * 4..i * 4 + 4].copy_from_slice(p);
+        }
+        out
+    }
+
+    #[test]
+    fn negotiation_takes_the_clients_first_proposal_served() {
+        let v = |major, minor| Some(Version { major, minor });
+        // Neo4j's Python driver 6: a manifest, 5.8 down to 5.0, 4.4 down to 4.2, 3.0.
+        let driver6 = proposals([[0, 0, 1, 0xFF], [0, 8, 8, 5], [0, 2, 4, 4], [0, 0, 0, 3]]);
+        assert_eq!(negotiate(&driver6), v(5, 4));
+        let old = proposals([[0, 0, 4, 4], [0, 0, 3, 4], [0; 4], [0; 4]]);
+        assert_eq!(negotiate(&old), v(4, 4));
+        let five_zero = proposals([[0, 0, 0, 5], [0; 4], [0; 4], [0; 4]]);
+        assert_eq!(negotiate(&five_zero), v(5, 0));
+        let none = proposals([[0, 0, 0, 3], [0, 0, 3, 4], [0; 4], [0; 4]]);
+        assert_eq!(negotiate(&none), None);
+    }
+}

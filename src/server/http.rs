@@ -1,0 +1,503 @@
+//! HTTP for tools that cannot speak Bolt: `POST /db/{name}/query/v2` in the shape of Neo4j's
+//! Query API (`{"statement", "parameters"}` in; `{"data": {"fields", "values"}}` out, as
+//! plain JSON or, for `Accept: application/vnd.neo4j.query`, typed JSON that keeps every
+//! value's type), `GET /metrics` (Prometheus), and `GET /` (where Bolt listens).
+//!
+//! Rows are written into the response as the query produces them, so a large result is not
+//! held; an error after the first rows ends the response with an `errors` entry.
+
+use super::status::{self, Failure};
+use super::{IoBox, Shared};
+use crate::functions::temporal::{self, Kind, Temporal};
+use crate::functions::value::{value_at, Value};
+use bytes::Bytes;
+use http_body_util::{combinators::BoxBody, BodyExt, Full, Limited, StreamBody};
+use hyper::body::{Frame, Incoming};
+use hyper::{Method, Request, Response, StatusCode};
+use serde_json::{json, Map as JsonMap, Value as Json};
+use std::convert::Infallible;
+use std::sync::Arc;
+use std::time::Instant;
+use tokio::sync::OwnedSemaphorePermit;
+
+type Body = BoxBody<Bytes, Infallible>;
+
+const TYPED: &str = "application/vnd.neo4j.query";
+
+pub(super) async fn serve(
+    io: Box<dyn IoBox>,
+    shared: Arc<Shared>,
+    permit: Option<OwnedSemaphorePermit>,
+) {
+    if permit.is_none() {
+        shared
+            .metrics
+            .connections_refused
+            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    }
+    let full = permit.is_none();
+    let svc = hyper::service::service_fn(move |req| {
+        let shared = shared.clone();
+        async move { Ok::<_, Infallible>(handle(req, shared, full).await) }
+    });
+    let io = hyper_util::rt::TokioIo::new(io);
+    let _ = hyper::server::conn::http1::Builder::new()
+        .serve_connection(io, svc)
+        .await;
+    drop(permit);
+}
+
+fn reply(code: StatusCode, content_type: &str, body: impl Into<Bytes>) -> Response<Body> {
+    let mut r = Response::new(Full::new(body.into()).boxed());
+    *r.status_mut() = code;
+    r.headers_mut().insert(
+        "content-type",
+        content_type.parse().expect("a header value"),
+    );
+    r
+}
+
+fn error_reply(code: StatusCode, f: &Failure) -> Response<Body> {
+    let body = json!({"errors": [{"code": f.code, "message": f.message}]});
+    reply(code, "application/json", body.to_string())
+}
+
+async fn handle(req: Request<Incoming>, shared: Arc<Shared>, full: bool) -> Response<Body> {
+    if full {
+        let f = Failure::new(
+            status::TOO_MANY_CONNECTIONS,
+            "the server serves no more connections at once (--max-connections)",
+        );
+        return error_reply(StatusCode::SERVICE_UNAVAILABLE, &f);
+    }
+    let path = req.uri().path().to_string();
+    let parts: Vec<&str> = path.trim_matches('/').split('/').collect();
+    match (req.method(), parts.as_slice()) {
+        (&Method::GET, ["metrics"]) => reply(
+            StatusCode::OK,
+            "text/plain; version=0.0.4",
+            shared.metrics.render(),
+        ),
+        (&Method::GET, [""]) => {
+            let bolt = format!("bolt://{}", shared.options.bolt);
+            let body = json!({
+                "bolt_direct": bolt,
+                "bolt_routing": format!("neo4j://{}", shared.options.bolt),
+                "neo4j_version": env!("CARGO_PKG_VERSION"),
+                "neo4j_edition": "lance-csr",
+            });
+            reply(StatusCode::OK, "application/json", body.to_string())
+        }
+        (&Method::POST, ["db", db, "query", "v2"]) => {
+            let db = db.to_string();
+            query(req, shared, &db).await
+        }
+        _ => error_reply(
+            StatusCode::NOT_FOUND,
+            &Failure::new(
+                "Neo.ClientError.Request.Invalid",
+                format!("no endpoint {} {path}", req.method()),
+            ),
+        ),
+    }
+}
+
+/// The Basic credentials of `req`, checked.
+fn authorized(req: &Request<Incoming>, shared: &Shared) -> bool {
+    use base64::Engine;
+    if matches!(shared.options.auth, super::Auth::None) {
+        return true;
+    }
+    let header = req
+        .headers()
+        .get("authorization")
+        .and_then(|h| h.to_str().ok());
+    let Some(encoded) = header.and_then(|h| h.strip_prefix("Basic ")) else {
+        return false;
+    };
+    let Ok(decoded) = base64::engine::general_purpose::STANDARD.decode(encoded.trim()) else {
+        return false;
+    };
+    let text = String::from_utf8_lossy(&decoded);
+    let (user, password) = text.split_once(':').unwrap_or((&text, ""));
+    shared.options.auth.allows(Some(user), Some(password))
+}
+
+async fn query(req: Request<Incoming>, shared: Arc<Shared>, db: &str) -> Response<Body> {
+    let started = Instant::now();
+    if !authorized(&req, &shared) {
+        let mut r = error_reply(
+            StatusCode::UNAUTHORIZED,
+            &Failure::new(status::UNAUTHORIZED, "Invalid username or password."),
+        );
+        r.headers_mut().insert(
+            "www-authenticate",
+            "Basic realm=\"lance-csr\"".parse().expect("a header value"),
+        );
+        return r;
+    }
+    if db != shared.options.database {
+        let f = Failure::new(
+            status::DATABASE_NOT_FOUND,
+            format!("Database does not exist. Database name: '{db}'"),
+        );
+        return error_reply(StatusCode::NOT_FOUND, &f);
+    }
+    let typed = req
+        .headers()
+        .get("accept")
+        .and_then(|h| h.to_str().ok())
+        .is_some_and(|a| a.contains(TYPED));
+    let limit = shared.options.max_message_bytes;
+    let body = match Limited::new(req.into_body(), limit).collect().await {
+        Ok(b) => b.to_bytes(),
+        Err(_) => {
+            let f = Failure::invalid(format!(
+                "the request is larger than the server accepts ({limit} bytes) or was cut"
+            ));
+            return error_reply(StatusCode::PAYLOAD_TOO_LARGE, &f);
+        }
+    };
+    let fail = |f: Failure| {
+        shared.metrics.http.record(started.elapsed(), false);
+        error_reply(StatusCode::BAD_REQUEST, &f)
+    };
+    let request: Json = match serde_json::from_slice(&body) {
+        Ok(j) => j,
+        Err(e) => return fail(Failure::invalid(format!("the body is not JSON: {e}"))),
+    };
+    let Some(statement) = request.get("statement").and_then(Json::as_str) else {
+        return fail(Failure::invalid("the body needs a \"statement\""));
+    };
+    let statement = statement.to_string();
+    let mut params = crate::planner::Params::new();
+    if let Some(ps) = request.get("parameters") {
+        let Some(ps) = ps.as_object() else {
+            return fail(Failure::invalid("\"parameters\" must be an object"));
+        };
+        for (k, v) in ps {
+            match from_json(v) {
+                Ok(v) => params.insert(k.clone(), v),
+                Err(why) => {
+                    return fail(Failure::new(
+                        "Neo.ClientError.Request.Invalid",
+                        format!("parameter ${k}: {why}"),
+                    ))
+                }
+            };
+        }
+    }
+    let (columns, first, rest) = match super::procedures::call(&statement, &shared.graph.schema()) {
+        Some(Ok(a)) => (a.columns, a.rows, None),
+        Some(Err(f)) => return fail(f),
+        None => match shared.graph.query_stream(&statement, &params).await {
+            Ok(mut stream) => match stream.next_batch().await {
+                Ok(b) => (stream.columns.clone(), rows(b.as_ref()), Some(stream)),
+                Err(e) => return fail(status::failure(&e, &statement)),
+            },
+            Err(e) => return fail(status::failure(&e, &statement)),
+        },
+    };
+    let (tx, rx) = tokio::sync::mpsc::channel::<Bytes>(4);
+    let head = format!(
+        "{{\"data\":{{\"fields\":{},\"values\":[",
+        Json::from(columns.clone())
+    );
+    tokio::spawn(async move {
+        let mut buf = head;
+        let mut n = 0usize;
+        let encode = |buf: &mut String, n: &mut usize, row: &[Value]| {
+            if *n > 0 {
+                buf.push(',');
+            }
+            *n += 1;
+            let cells: Vec<Json> = row.iter().map(|v| to_json(v, typed)).collect();
+            buf.push_str(&Json::from(cells).to_string());
+        };
+        for row in &first {
+            encode(&mut buf, &mut n, row);
+        }
+        let mut error = None;
+        if let Some(mut stream) = rest {
+            loop {
+                if buf.len() >= 64 << 10
+                    && tx
+                        .send(Bytes::from(std::mem::take(&mut buf)))
+                        .await
+                        .is_err()
+                {
+                    // The client left: dropping the stream stops the query.
+                    return;
+                }
+                match stream.next_batch().await {
+                    Ok(Some(b)) => {
+                        for row in rows(Some(&b)) {
+                            encode(&mut buf, &mut n, &row);
+                        }
+                    }
+                    Ok(None) => break,
+                    Err(e) => {
+                        error = Some(status::failure(&e, &statement));
+                        break;
+                    }
+                }
+            }
+        }
+        buf.push_str("]}");
+        match &error {
+            // `,"errors":[...]}` after the data.
+            Some(f) => {
+                let e = json!({"errors": [{"code": f.code, "message": f.message}]}).to_string();
+                buf.push(',');
+                buf.push_str(&e[1..]);
+            }
+            None => buf.push_str(",\"bookmarks\":[]}"),
+        }
+        shared
+            .metrics
+            .http
+            .record(started.elapsed(), error.is_none());
+        let _ = tx.send(Bytes::from(buf)).await;
+    });
+    let stream = futures::stream::unfold(rx, |mut rx| async move {
+        rx.recv()
+            .await
+            .map(|b| (Ok::<_, Infallible>(Frame::data(b)), rx))
+    });
+    let mut r = Response::new(BodyExt::boxed(StreamBody::new(stream)));
+    *r.status_mut() = StatusCode::ACCEPTED;
+    let ct = if typed { TYPED } else { "application/json" };
+    r.headers_mut()
+        .insert("content-type", ct.parse().expect("a header value"));
+    r
+}
+
+fn rows(b: Option<&arrow::array::RecordBatch>) -> Vec<Vec<Value>> {
+    let Some(b) = b else { return vec![] };
+    (0..b.num_rows())
+        .map(|r| {
+            (0..b.num_columns())
+                .map(|c| value_at(b.column(c).as_ref(), r))
+                .collect()
+        })
+        .collect()
+}
+
+/// A parameter from JSON: plain values, or typed ones (`{"$type": "Date", "_value": ...}`).
+fn from_json(v: &Json) -> Result<Value, String> {
+    Ok(match v {
+        Json::Null => Value::Null,
+        Json::Bool(b) => Value::Bool(*b),
+        Json::Number(n) => match n.as_i64() {
+            Some(i) => Value::Int(i),
+            None => Value::Float(n.as_f64().ok_or("a number out of range")?),
+        },
+        Json::String(s) => Value::Str(s.clone()),
+        Json::Array(xs) => Value::List(xs.iter().map(from_json).collect::<Result<_, _>>()?),
+        Json::Object(o) => match (o.get("$type").and_then(Json::as_str), o.get("_value")) {
+            (Some(t), Some(x)) if o.len() == 2 => from_typed(t, x)?,
+            _ => Value::Map(
+                o.iter()
+                    .map(|(k, x)| Ok((k.clone(), from_json(x)?)))
+                    .collect::<Result<_, String>>()?,
+            ),
+        },
+    })
+}
+
+fn from_typed(t: &str, v: &Json) -> Result<Value, String> {
+    let text = || v.as_str().ok_or(format!("a {t} needs a string value"));
+    let temporal = |kind: Kind| -> Result<Value, String> {
+        match temporal::construct(kind, &Value::Str(text()?.to_string())) {
+            Ok(Some(t)) => Ok(Value::Temporal(t)),
+            Ok(None) => Ok(Value::Null),
+            Err(e) => Err(e.to_string()),
+        }
+    };
+    Ok(match t {
+        "Null" => Value::Null,
+        "Boolean" => Value::Bool(v.as_bool().ok_or("a Boolean needs true or false")?),
+        "Integer" => Value::Int(text()?.parse().map_err(|e| format!("Integer: {e}"))?),
+        "Float" => Value::Float(text()?.parse().map_err(|e| format!("Float: {e}"))?),
+        "String" => Value::Str(text()?.to_string()),
+        "Base64" => {
+            use base64::Engine;
+            let b = base64::engine::general_purpose::STANDARD
+                .decode(text()?)
+                .map_err(|e| format!("Base64: {e}"))?;
+            Value::Other(datafusion::common::ScalarValue::Binary(Some(b)))
+        }
+        "List" => Value::List(
+            v.as_array()
+                .ok_or("a List needs an array")?
+                .iter()
+                .map(from_json)
+                .collect::<Result<_, _>>()?,
+        ),
+        "Map" => from_json(&Json::Object(
+            v.as_object().ok_or("a Map needs an object")?.clone(),
+        ))?,
+        "Date" => temporal(Kind::Date)?,
+        "Time" | "OffsetTime" => temporal(Kind::Time)?,
+        "LocalTime" => temporal(Kind::LocalTime)?,
+        "LocalDateTime" => temporal(Kind::LocalDateTime)?,
+        "OffsetDateTime" | "ZonedDateTime" => temporal(Kind::DateTime)?,
+        "Duration" => temporal(Kind::Duration)?,
+        other => return Err(format!("unknown type {other}")),
+    })
+}
+
+/// A result value as plain JSON (`typed`: as the Query API's typed JSON).
+pub fn to_json(v: &Value, typed: bool) -> Json {
+    let wrap = |t: &str, x: Json| {
+        if typed {
+            json!({"$type": t, "_value": x})
+        } else {
+            x
+        }
+    };
+    match v {
+        Value::Null => wrap("Null", Json::Null),
+        Value::Bool(b) => wrap("Boolean", Json::Bool(*b)),
+        Value::Int(i) if typed => wrap("Integer", Json::String(i.to_string())),
+        Value::Int(i) => Json::from(*i),
+        Value::Float(x) if typed => wrap("Float", Json::String(crate::fmt_float(*x))),
+        // JSON has no NaN or infinities: those travel as text.
+        Value::Float(x) => serde_json::Number::from_f64(*x)
+            .map_or(Json::String(crate::fmt_float(*x)), Json::Number),
+        Value::Str(s) => wrap("String", Json::String(s.clone())),
+        Value::List(xs) => wrap("List", xs.iter().map(|x| to_json(x, typed)).collect()),
+        Value::Map(es) => match es.first().map(|(k, _)| k.as_str()) {
+            Some("__label") => wrap("Node", node_json(es, typed)),
+            Some("__type") => wrap("Relationship", relationship_json(es, typed)),
+            Some("__nodes") if es.len() == 2 => {
+                let (Value::List(nodes), Value::List(rels)) = (&es[0].1, &es[1].1) else {
+                    return Json::Null;
+                };
+                // The path's elements in order: node, relationship, node, ...
+                let mut items = Vec::new();
+                for (i, n) in nodes.iter().enumerate() {
+                    if i > 0 {
+                        items.push(to_json(&rels[i - 1], typed));
+                    }
+                    items.push(to_json(n, typed));
+                }
+                wrap("Path", Json::Array(items))
+            }
+            _ => wrap(
+                "Map",
+                Json::Object(
+                    es.iter()
+                        .map(|(k, x)| (k.clone(), to_json(x, typed)))
+                        .collect(),
+                ),
+            ),
+        },
+        Value::Temporal(t) => {
+            let name = match t {
+                Temporal::Date(_) => "Date",
+                Temporal::LocalTime(_) => "LocalTime",
+                Temporal::Time(..) => "Time",
+                Temporal::LocalDateTime(_) => "LocalDateTime",
+                Temporal::DateTime(_, _, Some(_)) => "ZonedDateTime",
+                Temporal::DateTime(..) => "OffsetDateTime",
+                Temporal::Duration(_) => "Duration",
+            };
+            wrap(name, Json::String(t.to_string()))
+        }
+        Value::Other(s) => {
+            use datafusion::common::ScalarValue as S;
+            match s {
+                S::Binary(Some(b)) | S::LargeBinary(Some(b)) | S::BinaryView(Some(b)) => {
+                    use base64::Engine;
+                    let text = base64::engine::general_purpose::STANDARD.encode(b);
+                    wrap("Base64", Json::String(text))
+                }
+                other if other.is_null() => wrap("Null", Json::Null),
+                other => wrap("String", Json::String(other.to_string())),
+            }
+        }
+    }
+}
+
+fn id_of(es: &[(String, Value)], name: &str) -> Json {
+    match es.iter().find(|(k, _)| k == name).map(|(_, v)| v) {
+        Some(Value::Str(s)) => Json::String(s.clone()),
+        _ => Json::Null,
+    }
+}
+
+fn props_json(es: &[(String, Value)], typed: bool) -> Json {
+    Json::Object(
+        es.iter()
+            .filter(|(k, v)| {
+                !matches!(k.as_str(), "__nid" | "__rid" | "__start" | "__end")
+                    && !matches!(v, Value::Null)
+            })
+            .map(|(k, v)| (k.clone(), to_json(v, typed)))
+            .collect::<JsonMap<_, _>>(),
+    )
+}
+
+fn node_json(es: &[(String, Value)], typed: bool) -> Json {
+    let labels: Vec<&str> = match &es[0].1 {
+        Value::Str(s) => crate::config::split_labels(s),
+        _ => vec![],
+    };
+    let p = if typed { "_" } else { "" };
+    json!({
+        format!("{p}elementId"): id_of(es, "__nid"),
+        format!("{p}labels"): labels,
+        format!("{p}properties"): props_json(&es[1..], typed),
+    })
+}
+
+fn relationship_json(es: &[(String, Value)], typed: bool) -> Json {
+    let rel_type = match &es[0].1 {
+        Value::Str(s) => s.clone(),
+        _ => String::new(),
+    };
+    let p = if typed { "_" } else { "" };
+    json!({
+        format!("{p}elementId"): id_of(es, "__rid"),
+        format!("{p}startNodeElementId"): id_of(es, "__start"),
+        format!("{p}endNodeElementId"): id_of(es, "__end"),
+        format!("{p}type"): rel_type,
+        format!("{p}properties"): props_json(&es[1..], typed),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn values_as_plain_and_typed_json() {
+        let node = Value::Map(vec![
+            ("__label".into(), Value::Str("Person".into())),
+            ("name".into(), Value::Str("Ann".into())),
+            ("__nid".into(), Value::Str("Person\u{1f}1".into())),
+        ]);
+        assert_eq!(
+            to_json(&node, false),
+            json!({"elementId": "Person\u{1f}1", "labels": ["Person"], "properties": {"name": "Ann"}})
+        );
+        assert_eq!(
+            to_json(&Value::Int(7), true),
+            json!({"$type": "Integer", "_value": "7"})
+        );
+        assert_eq!(to_json(&Value::Float(f64::NAN), false), json!("NaN"));
+        let typed = json!({"$type": "Date", "_value": "2024-02-29"});
+        let Value::Temporal(d) = from_json(&typed).unwrap() else {
+            panic!("not a date")
+        };
+        assert_eq!(to_json(&Value::Temporal(d), true), typed);
+        assert_eq!(
+            from_json(&json!({"a": [1, 2.5, null]})).unwrap(),
+            Value::Map(vec![(
+                "a".into(),
+                Value::List(vec![Value::Int(1), Value::Float(2.5), Value::Null])
+            )])
+        );
+    }
+}

@@ -1,0 +1,131 @@
+//! Counters for `GET /metrics` (Prometheus' text format): connections, queries and failures
+//! per protocol, and a latency histogram (from a query's arrival to its last row sent).
+
+use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
+use std::time::Duration;
+
+/// Upper bounds of the latency buckets, seconds.
+const BUCKETS: [f64; 14] = [
+    0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1.0, 5.0, 30.0,
+];
+
+#[derive(Default)]
+pub struct Counters {
+    queries: AtomicU64,
+    failures: AtomicU64,
+    /// Per bucket of [`BUCKETS`], then one past the last.
+    buckets: [AtomicU64; BUCKETS.len() + 1],
+    micros: AtomicU64,
+}
+
+#[derive(Default)]
+pub struct Metrics {
+    pub bolt: Counters,
+    pub http: Counters,
+    pub connections_open: AtomicU64,
+    pub connections_total: AtomicU64,
+    pub connections_refused: AtomicU64,
+}
+
+impl Counters {
+    /// A query that ran to its end (or failed) after `took`.
+    pub fn record(&self, took: Duration, ok: bool) {
+        self.queries.fetch_add(1, Relaxed);
+        if !ok {
+            self.failures.fetch_add(1, Relaxed);
+        }
+        let secs = took.as_secs_f64();
+        let i = BUCKETS
+            .iter()
+            .position(|&b| secs <= b)
+            .unwrap_or(BUCKETS.len());
+        self.buckets[i].fetch_add(1, Relaxed);
+        self.micros.fetch_add(took.as_micros() as u64, Relaxed);
+    }
+
+    fn write(&self, out: &mut String, protocol: &str) {
+        use std::fmt::Write;
+        let l = format!("protocol=\"{protocol}\"");
+        let _ = writeln!(
+            out,
+            "lance_csr_queries_total{{{l}}} {}",
+            self.queries.load(Relaxed)
+        );
+        let _ = writeln!(
+            out,
+            "lance_csr_query_failures_total{{{l}}} {}",
+            self.failures.load(Relaxed)
+        );
+        let mut cumulative = 0;
+        for (i, b) in self.buckets.iter().enumerate() {
+            cumulative += b.load(Relaxed);
+            let le = BUCKETS.get(i).map_or("+Inf".to_string(), |x| x.to_string());
+            let _ = writeln!(
+                out,
+                "lance_csr_query_duration_seconds_bucket{{{l},le=\"{le}\"}} {cumulative}"
+            );
+        }
+        let _ = writeln!(
+            out,
+            "lance_csr_query_duration_seconds_sum{{{l}}} {}",
+            self.micros.load(Relaxed) as f64 / 1e6
+        );
+        let _ = writeln!(
+            out,
+            "lance_csr_query_duration_seconds_count{{{l}}} {cumulative}"
+        );
+    }
+}
+
+impl Metrics {
+    /// Everything in Prometheus' text exposition format.
+    pub fn render(&self) -> String {
+        let mut out = String::new();
+        out.push_str("# TYPE lance_csr_queries_total counter\n");
+        out.push_str("# TYPE lance_csr_query_failures_total counter\n");
+        out.push_str("# TYPE lance_csr_query_duration_seconds histogram\n");
+        self.bolt.write(&mut out, "bolt");
+        self.http.write(&mut out, "http");
+        out.push_str("# TYPE lance_csr_connections_open gauge\n");
+        out.push_str(&format!(
+            "lance_csr_connections_open {}\n",
+            self.connections_open.load(Relaxed)
+        ));
+        out.push_str("# TYPE lance_csr_connections_total counter\n");
+        out.push_str(&format!(
+            "lance_csr_connections_total {}\n",
+            self.connections_total.load(Relaxed)
+        ));
+        out.push_str("# TYPE lance_csr_connections_refused_total counter\n");
+        out.push_str(&format!(
+            "lance_csr_connections_refused_total {}\n",
+            self.connections_refused.load(Relaxed)
+        ));
+        out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_histogram_is_cumulative() {
+        let m = Metrics::default();
+        m.bolt.record(Duration::from_micros(50), true);
+        m.bolt.record(Duration::from_millis(3), false);
+        m.bolt.record(Duration::from_secs(60), true);
+        let text = m.render();
+        for line in [
+            "lance_csr_queries_total{protocol=\"bolt\"} 3",
+            "lance_csr_query_failures_total{protocol=\"bolt\"} 1",
+            "lance_csr_query_duration_seconds_bucket{protocol=\"bolt\",le=\"0.0001\"} 1",
+            "lance_csr_query_duration_seconds_bucket{protocol=\"bolt\",le=\"0.005\"} 2",
+            "lance_csr_query_duration_seconds_bucket{protocol=\"bolt\",le=\"30\"} 2",
+            "lance_csr_query_duration_seconds_bucket{protocol=\"bolt\",le=\"+Inf\"} 3",
+            "lance_csr_queries_total{protocol=\"http\"} 0",
+        ] {
+            assert!(text.contains(line), "{line} not in\n{text}");
+        }
+    }
+}
