@@ -10,7 +10,8 @@ if [ ! -x "$venv/bin/python" ]; then
   python3 -m venv "$venv"
 fi
 "$venv/bin/pip" install --quiet --disable-pip-version-check \
-  "maturin>=1.5,<2" "pytest>=7" "pyarrow>=14" "polars>=0.20" "pandas>=1.5" "pylance>=0.20" "duckdb>=1.1"
+  "maturin>=1.5,<2" "pytest>=7" "pyarrow>=14" "polars>=0.20" "pandas>=1.5" "pylance>=0.20" "duckdb>=1.1" \
+  "neo4j>=5.26" "trustme>=1.1"
 cargo build --features distributed --bin lance-csr
 (cd python && VIRTUAL_ENV="$venv" PATH="$venv/bin:$PATH" maturin develop --quiet)
 LANCE_CSR_BIN="$target/debug/lance-csr" "$venv/bin/python" -m pytest -q python/tests

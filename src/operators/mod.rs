@@ -308,6 +308,11 @@ pub fn limited_stream(
             if st.remaining == Some(0) {
                 return None;
             }
+            // One input batch can expand into thousands of output batches: a consumer that
+            // pulls without ever waiting (an aggregate) would otherwise hold its worker
+            // thread for the whole expansion, and a dropped query (a timeout, a client gone)
+            // would not stop until then.
+            tokio::task::consume_budget().await;
             let (batch, start) = match st.current.take() {
                 Some(c) => c,
                 None => match st.input.next().await? {

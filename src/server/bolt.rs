@@ -345,6 +345,12 @@ impl Connection {
     }
 
     async fn handle(&mut self, tag: u8, fields: Vec<PackValue>) -> Next {
+        if !well_formed(tag, &fields) {
+            self.fail(Failure::invalid(format!(
+                "message 0x{tag:02X} with fields of the wrong number or types"
+            )));
+            return Ok(false);
+        }
         match tag {
             msg::GOODBYE => return Ok(false),
             msg::RESET => {
@@ -750,6 +756,35 @@ impl Connection {
         // A large result's buffer is not kept.
         self.out.buf.shrink_to(FLUSH_BYTES * 2);
         Ok(())
+    }
+}
+
+/// Whether `fields` have the number and types message `tag` takes (unknown messages are
+/// answered later).
+fn well_formed(tag: u8, fields: &[PackValue]) -> bool {
+    let map = |i: usize| matches!(fields.get(i), Some(PackValue::Map(_)));
+    let map_or_none = |i: usize| matches!(fields.get(i), None | Some(PackValue::Map(_)));
+    match tag {
+        msg::HELLO | msg::LOGON => fields.len() == 1 && map(0),
+        msg::RUN => {
+            (2..=3).contains(&fields.len())
+                && matches!(fields[0], PackValue::Str(_))
+                && map(1)
+                && map_or_none(2)
+        }
+        msg::BEGIN | msg::PULL | msg::DISCARD => fields.len() <= 1 && map_or_none(0),
+        msg::TELEMETRY => fields.len() == 1 && matches!(fields[0], PackValue::Int(_)),
+        msg::ROUTE => {
+            fields.len() == 3
+                && map(0)
+                && matches!(fields[1], PackValue::List(_) | PackValue::Null)
+                && matches!(
+                    fields[2],
+                    PackValue::Map(_) | PackValue::Str(_) | PackValue::Null
+                )
+        }
+        msg::GOODBYE | msg::RESET | msg::COMMIT | msg::ROLLBACK | msg::LOGOFF => fields.is_empty(),
+        _ => true,
     }
 }
 

@@ -128,12 +128,19 @@ fn pack_properties(p: &mut Packer, entries: &[(String, Value)], version: Version
     }
 }
 
+/// The element id of an entity; one made from its content where the value carries none
+/// (equal values then share it, as they compare equal).
+fn element_id(entries: &[(String, Value)], name: &str) -> String {
+    identity(entries, name)
+        .unwrap_or_else(|| format!("~{:x}", legacy_id(Some(&format!("{entries:?}")))))
+}
+
 fn pack_node(p: &mut Packer, entries: &[(String, Value)], version: Version) {
     let labels = match &entries[0].1 {
         Value::Str(s) => crate::config::split_labels(s),
         _ => vec![],
     };
-    let id = identity(entries, "__nid");
+    let id = Some(element_id(entries, "__nid"));
     p.struct_header(tag::NODE, if version.is_5() { 4 } else { 3 });
     p.int(legacy_id(id.as_deref()));
     p.list_header(labels.len());
@@ -151,7 +158,7 @@ fn pack_relationship(p: &mut Packer, entries: &[(String, Value)], version: Versi
         Value::Str(s) => s.as_str(),
         _ => "",
     };
-    let id = identity(entries, "__rid");
+    let id = Some(element_id(entries, "__rid"));
     let fields = match (bound, version.is_5()) {
         (true, true) => 8,
         (true, false) => 5,
