@@ -118,6 +118,16 @@ impl From<RuntimeError> for datafusion::error::DataFusionError {
     }
 }
 
+/// Which limit a query hit.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum LimitKind {
+    /// It ran longer than its time limit.
+    Time,
+    /// It needed more memory than its memory limit.
+    Memory,
+}
+
 #[derive(Debug)]
 #[non_exhaustive]
 pub enum Error {
@@ -149,8 +159,8 @@ pub enum Error {
     Execution(DataFusionError),
     /// Evaluation broke one of Cypher's rules at run time (overflow, a bad argument).
     Runtime(RuntimeError),
-    /// The query hit the time or memory limit it ran under.
-    Limit(String),
+    /// The query hit the time or memory limit it ran under (which, and the message).
+    Limit(LimitKind, String),
     /// An input file (CSV, Parquet) that could not be read as one: which, and why.
     Input {
         path: std::path::PathBuf,
@@ -266,7 +276,7 @@ impl Error {
             Error::Storage { .. } | Error::Lance(_) => "StorageError".into(),
             Error::Execution(_) => "ExecutionError".into(),
             Error::Runtime(e) => e.detail.clone(),
-            Error::Limit(_) => "LimitExceeded".into(),
+            Error::Limit(..) => "LimitExceeded".into(),
             Error::Other(_) | Error::Io { .. } | Error::Input { .. } => "Error".into(),
             Error::Cluster { .. } => "ClusterError".into(),
             Error::Internal(_) => "InternalError".into(),
@@ -343,7 +353,7 @@ impl fmt::Display for Error {
                 without_source_locations(&source.to_string())
             ),
             Error::Runtime(e) => write!(f, "error: {e}"),
-            Error::Limit(m) => write!(f, "limit exceeded: {m}"),
+            Error::Limit(_, m) => write!(f, "limit exceeded: {m}"),
             Error::Other(m) => f.write_str(m),
             Error::Internal(m) => write!(
                 f,
@@ -403,9 +413,10 @@ impl From<DataFusionError> for Error {
         // The memory pool, or a value built by an expression, past the memory limit (also
         // found while folding constants).
         if let DataFusionError::ResourcesExhausted(m) = e.find_root() {
-            return Error::Limit(format!(
-                "the query needs more memory than the limit allows (--memory-limit): {m}"
-            ));
+            return Error::Limit(
+                LimitKind::Memory,
+                format!("the query needs more memory than the limit allows (--memory-limit): {m}"),
+            );
         }
         // A storage error of ours as DataFusion wrapped it: itself, its cause kept.
         let e = match e {
@@ -676,7 +687,10 @@ mod cause_tests {
             DataFusionError::from(Error::Plan(plan)),
             DataFusionError::Plan(_)
         ));
-        let limit = Error::from(DataFusionError::from(Error::Limit("time".into())));
+        let limit = Error::from(DataFusionError::from(Error::Limit(
+            LimitKind::Time,
+            "time".into(),
+        )));
         assert!(
             limit.to_string().contains("limit exceeded: time"),
             "{limit}"

@@ -34,7 +34,7 @@ pub use config::rules::{Mode, Rule, RuleSwitches};
 pub use config::{split_labels, GraphConfig};
 pub use csr::registry::IndexReport;
 pub(crate) use error::sem_err;
-pub use error::{Error, ErrorClass, Result, RuntimeError, SemanticKind};
+pub use error::{Error, ErrorClass, LimitKind, Result, RuntimeError, SemanticKind};
 pub use functions::any::{is_mixed_field, mixed_field};
 pub use functions::value::{value_at, Value};
 pub use output::value::{fmt_float, render_cell, starts_at as path_step_forwards};

@@ -113,7 +113,7 @@ pub fn to_py(e: lance_csr::Error, query: Option<&str>) -> PyErr {
         E::Parse(_) => SyntaxError::new_err(message),
         E::Semantic { .. } => SemanticError::new_err(message),
         E::Plan(_) => TypeError::new_err(message),
-        E::Limit(_) => LimitError::new_err(message),
+        E::Limit(..) => LimitError::new_err(message),
         E::Storage { .. } | E::Lance(_) | E::Io { .. } | E::Input { .. } => {
             StorageError::new_err(message)
         }

@@ -179,11 +179,14 @@ async fn handshake(io: &mut Box<dyn IoBox>) -> std::io::Result<Option<Version>> 
 
 /// Reads messages until the client closes the connection (or the connection is dropped).
 async fn read_messages(
-    mut rd: ReadHalf<Box<dyn IoBox>>,
+    rd: ReadHalf<Box<dyn IoBox>>,
     tx: mpsc::Sender<Incoming>,
     signals: Arc<Signals>,
     max_bytes: usize,
 ) {
+    // Buffered: a message's header, body and end marker (and a pipelined RUN and PULL) in
+    // one read.
+    let mut rd = tokio::io::BufReader::with_capacity(64 << 10, rd);
     while let Ok(Some((bytes, size))) = read_message(&mut rd, max_bytes).await {
         let incoming = if size > max_bytes {
             Incoming::TooLarge(size)
@@ -210,7 +213,7 @@ async fn read_messages(
 /// The next message's bytes and its size (bytes past `max_bytes` are read and dropped);
 /// `None` at the end of the stream. Empty chunks between messages (keep-alives) are skipped.
 async fn read_message(
-    rd: &mut ReadHalf<Box<dyn IoBox>>,
+    rd: &mut (impl tokio::io::AsyncRead + Unpin),
     max_bytes: usize,
 ) -> std::io::Result<Option<(Vec<u8>, usize)>> {
     let mut buf = Vec::new();
@@ -298,13 +301,18 @@ type Next = std::io::Result<bool>;
 impl Connection {
     async fn run(&mut self, mut rx: mpsc::Receiver<Incoming>) {
         loop {
-            let incoming = match (self.hello, self.results.is_empty()) {
+            // Answers to pipelined messages (RUN then PULL) go out together, once nothing
+            // more is waiting.
+            if rx.is_empty() && self.flush().await.is_err() {
+                return;
+            }
+            let incoming = if self.hello {
+                rx.recv().await
+            } else {
                 // The first message comes soon or the connection is dropped.
-                (false, _) => match tokio::time::timeout(GREETING_TIMEOUT, rx.recv()).await {
-                    Ok(m) => m,
-                    Err(_) => None,
-                },
-                _ => rx.recv().await,
+                tokio::time::timeout(GREETING_TIMEOUT, rx.recv())
+                    .await
+                    .unwrap_or_default()
             };
             let Some(incoming) = incoming else { return };
             let next = match incoming {
@@ -322,10 +330,13 @@ impl Connection {
                     Ok(false)
                 }
             };
-            let flushed = self.flush().await;
-            match (next, flushed) {
-                (Ok(true), Ok(())) => {}
-                _ => return,
+            match next {
+                Ok(true) => {}
+                Ok(false) => {
+                    let _ = self.flush().await;
+                    return;
+                }
+                Err(_) => return,
             }
         }
     }
@@ -450,7 +461,12 @@ impl Connection {
         if self.version < V5_1 && !self.check_auth(&extra) {
             return Ok(false);
         }
-        let agent = format!("lance-csr/{}", env!("CARGO_PKG_VERSION"));
+        // Drivers accept only agents that start with `Neo4j/` (the 4.x ones refuse the
+        // connection otherwise), as other Bolt servers (Memgraph) also say.
+        let agent = format!(
+            "Neo4j/5.26.0 compatible graph database server - lance-csr/{}",
+            env!("CARGO_PKG_VERSION")
+        );
         self.success(&[
             ("server", PackValue::Str(agent)),
             ("connection_id", PackValue::Str(format!("bolt-{}", self.id))),
@@ -558,7 +574,7 @@ impl Connection {
             // A new auto-commit query ends the one before.
             self.results.clear();
         }
-        let answer = procedures::call(&query, &self.shared.graph.schema());
+        let answer = procedures::call(&query, || self.shared.graph.schema());
         let (columns, source) = match answer {
             Some(Ok(a)) => (a.columns, Source::Rows(a.rows.into())),
             Some(Err(f)) => return self.query_failed(f, started),
@@ -567,9 +583,9 @@ impl Connection {
                     Ok(p) => p,
                     Err(f) => return self.query_failed(f, started),
                 };
-                let graph = &self.shared.graph;
-                let start = graph.query_stream(&query, &params);
-                match interruptible(&self.signals, start, deadline).await {
+                let shared = self.shared.clone();
+                let start = shared.graph.query_stream(&query, &params);
+                match self.wait(start, deadline).await {
                     Ok(Ok(stream)) => (
                         stream.columns.clone(),
                         Source::Stream {
@@ -621,9 +637,9 @@ impl Connection {
         let mut sent = 0i64;
         let more = loop {
             if discard || (n >= 0 && sent >= n) {
-                break !discard && has_more(&mut open, &self.signals).await;
+                break !discard && self.has_more(&mut open).await;
             }
-            let row = match next_row(&mut open, &self.signals).await {
+            let row = match self.next_row(&mut open).await {
                 Ok(Some(row)) => row,
                 Ok(None) => break false,
                 Err(Ok(stop)) => {
@@ -668,6 +684,83 @@ impl Connection {
         }
         self.success(&meta);
         Ok(true)
+    }
+
+    /// `fut`, unless the client resets or leaves, or `deadline` passes first. Answers still
+    /// in the buffer go out before any wait (a driver waits for RUN's answer before it reads
+    /// rows), but not when `fut` is ready at once: then a pipelined RUN and PULL are answered
+    /// in one write.
+    async fn wait<T>(
+        &mut self,
+        fut: impl std::future::Future<Output = T>,
+        deadline: Option<Instant>,
+    ) -> Result<T, Stop> {
+        let mut fut = std::pin::pin!(fut);
+        if let std::task::Poll::Ready(v) = futures::poll!(fut.as_mut()) {
+            return Ok(v);
+        }
+        if self.flush().await.is_err() {
+            self.signals.closed.store(true, SeqCst);
+            return Err(Stop::Interrupted);
+        }
+        let signals = self.signals.clone();
+        interruptible(&signals, fut, deadline).await
+    }
+
+    /// The next row of `open`; `None` at its end.
+    async fn next_row(&mut self, open: &mut Open) -> RowResult {
+        if let Some(e) = open.error.take() {
+            return Err(Err(e));
+        }
+        let deadline = open.deadline;
+        match &mut open.source {
+            Source::Rows(rows) => Ok(rows.pop_front()),
+            Source::Stream { stream, batch, row } => loop {
+                if let Some(b) = batch {
+                    if *row < b.num_rows() {
+                        let r = (0..b.num_columns())
+                            .map(|c| value_at(b.column(c).as_ref(), *row))
+                            .collect();
+                        *row += 1;
+                        return Ok(Some(r));
+                    }
+                }
+                match self.wait(stream.next_batch(), deadline).await {
+                    Ok(Ok(Some(b))) => {
+                        *batch = Some(b);
+                        *row = 0;
+                    }
+                    Ok(Ok(None)) => return Ok(None),
+                    Ok(Err(e)) => return Err(Err(e)),
+                    Err(stop) => return Err(Ok(stop)),
+                }
+            },
+        }
+    }
+
+    /// Whether `open` has rows left (reading its next batch to know). An error reading it is
+    /// kept for the next PULL.
+    async fn has_more(&mut self, open: &mut Open) -> bool {
+        let deadline = open.deadline;
+        let error = match &mut open.source {
+            Source::Rows(rows) => return !rows.is_empty(),
+            Source::Stream { stream, batch, row } => loop {
+                if batch.as_ref().is_some_and(|b| *row < b.num_rows()) {
+                    return true;
+                }
+                match self.wait(stream.next_batch(), deadline).await {
+                    Ok(Ok(Some(b))) => {
+                        *batch = Some(b);
+                        *row = 0;
+                    }
+                    // At the end, or stopped (which the RESET or the disconnect answers for).
+                    Ok(Ok(None)) | Err(_) => return false,
+                    Ok(Err(e)) => break e,
+                }
+            },
+        };
+        open.error = Some(error);
+        true
     }
 
     fn query_failed(&mut self, f: Failure, started: Instant) {
@@ -844,60 +937,6 @@ async fn interruptible<T>(
 }
 
 type RowResult = Result<Option<Vec<Value>>, Result<Stop, crate::Error>>;
-
-/// The next row of `open`; `None` at its end.
-async fn next_row(open: &mut Open, signals: &Signals) -> RowResult {
-    if let Some(e) = open.error.take() {
-        return Err(Err(e));
-    }
-    match &mut open.source {
-        Source::Rows(rows) => Ok(rows.pop_front()),
-        Source::Stream { stream, batch, row } => loop {
-            if let Some(b) = batch {
-                if *row < b.num_rows() {
-                    let r = (0..b.num_columns())
-                        .map(|c| value_at(b.column(c).as_ref(), *row))
-                        .collect();
-                    *row += 1;
-                    return Ok(Some(r));
-                }
-            }
-            match interruptible(signals, stream.next_batch(), open.deadline).await {
-                Ok(Ok(Some(b))) => {
-                    *batch = Some(b);
-                    *row = 0;
-                }
-                Ok(Ok(None)) => return Ok(None),
-                Ok(Err(e)) => return Err(Err(e)),
-                Err(stop) => return Err(Ok(stop)),
-            }
-        },
-    }
-}
-
-/// Whether `open` has rows left (reading its next batch to know). An error reading it is
-/// kept for the next PULL.
-async fn has_more(open: &mut Open, signals: &Signals) -> bool {
-    let error = match &mut open.source {
-        Source::Rows(rows) => return !rows.is_empty(),
-        Source::Stream { stream, batch, row } => loop {
-            if batch.as_ref().is_some_and(|b| *row < b.num_rows()) {
-                return true;
-            }
-            match interruptible(signals, stream.next_batch(), open.deadline).await {
-                Ok(Ok(Some(b))) => {
-                    *batch = Some(b);
-                    *row = 0;
-                }
-                // At the end, or stopped (which the RESET or the disconnect answers for).
-                Ok(Ok(None)) | Err(_) => return false,
-                Ok(Err(e)) => break e,
-            }
-        },
-    };
-    open.error = Some(error);
-    true
-}
 
 #[cfg(test)]
 mod tests {

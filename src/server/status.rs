@@ -2,7 +2,7 @@
 //! way drivers classify them: client errors are the query's fault and are not retried,
 //! transient ones may be, database errors are ours.
 
-use crate::error::{Error, ErrorClass, SemanticKind};
+use crate::error::{Error, ErrorClass, LimitKind, SemanticKind};
 
 /// A failure as a client sees it: a Neo4j status code and a message.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -59,7 +59,8 @@ fn code(e: &Error) -> &'static str {
             ErrorClass::ArgumentError => "Neo.ClientError.Statement.ArgumentError",
             _ => "Neo.ClientError.Statement.ExecutionFailed",
         },
-        Error::Limit(_) => "Neo.ClientError.Transaction.TransactionTimedOut",
+        Error::Limit(LimitKind::Time, _) => "Neo.ClientError.Transaction.TransactionTimedOut",
+        Error::Limit(..) => "Neo.TransientError.General.MemoryPoolOutOfMemoryError",
         _ if e.class() == ErrorClass::ArithmeticError => {
             "Neo.ClientError.Statement.ArithmeticError"
         }

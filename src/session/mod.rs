@@ -16,7 +16,7 @@ use crate::catalog::Catalog;
 use crate::config::GraphConfig;
 use crate::csr::registry::{open_indexes, IndexReport};
 use crate::csr::GraphIndexes;
-use crate::error::{Error, Result};
+use crate::error::{Error, LimitKind, Result};
 use crate::functions::value::Value;
 use crate::operators::params::{
     bind_logical, bind_physical_plan, calls_unstable_function, mark_params, params_in_place,

@@ -63,8 +63,8 @@ impl ResultStream {
     pub(super) fn time_limit_error(&self, limit: std::time::Duration) -> Error {
         let e = time_limit_error(limit);
         #[cfg(feature = "distributed")]
-        if let (Error::Limit(m), Some(j)) = (&e, &self.job) {
-            return Error::Limit(format!(
+        if let (Error::Limit(kind, m), Some(j)) = (&e, &self.job) {
+            return Error::Limit(*kind, format!(
                 "{m}; the job on the cluster at {} was cancelled (a job that never ends: are \
                  its executors running? The scheduler logs executors it lost)",
                 j.url()
@@ -75,7 +75,7 @@ impl ResultStream {
 }
 
 pub(super) fn time_limit_error(limit: std::time::Duration) -> Error {
-    Error::Limit(format!(
+    Error::Limit(LimitKind::Time, format!(
         "the query ran longer than the time limit of {} (--timeout)",
         humantime(limit)
     ))
@@ -89,7 +89,7 @@ pub(super) fn memory_error(limit: Option<usize>, e: datafusion::error::DataFusio
     );
     match (exhausted, limit) {
         // The limit named with its size.
-        (true, Some(bytes)) => Error::Limit(format!(
+        (true, Some(bytes)) => Error::Limit(LimitKind::Memory, format!(
             "the query needs more memory than the limit of {} (--memory-limit): {}",
             human_bytes(bytes),
             e.find_root()
