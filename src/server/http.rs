@@ -187,7 +187,8 @@ async fn query(req: Request<Incoming>, shared: Arc<Shared>, db: &str) -> Respons
             };
         }
     }
-    let (columns, first, rest) = match super::procedures::call(&statement, || shared.graph.schema()) {
+    let (columns, first, rest) = match super::procedures::call(&statement, || shared.graph.schema())
+    {
         Some(Ok(a)) => (a.columns, a.rows, None),
         Some(Err(f)) => return fail(f),
         None => match shared.graph.query_stream(&statement, &params).await {

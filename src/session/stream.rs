@@ -64,21 +64,27 @@ impl ResultStream {
         let e = time_limit_error(limit);
         #[cfg(feature = "distributed")]
         if let (Error::Limit(kind, m), Some(j)) = (&e, &self.job) {
-            return Error::Limit(*kind, format!(
-                "{m}; the job on the cluster at {} was cancelled (a job that never ends: are \
+            return Error::Limit(
+                *kind,
+                format!(
+                    "{m}; the job on the cluster at {} was cancelled (a job that never ends: are \
                  its executors running? The scheduler logs executors it lost)",
-                j.url()
-            ));
+                    j.url()
+                ),
+            );
         }
         e
     }
 }
 
 pub(super) fn time_limit_error(limit: std::time::Duration) -> Error {
-    Error::Limit(LimitKind::Time, format!(
-        "the query ran longer than the time limit of {} (--timeout)",
-        humantime(limit)
-    ))
+    Error::Limit(
+        LimitKind::Time,
+        format!(
+            "the query ran longer than the time limit of {} (--timeout)",
+            humantime(limit)
+        ),
+    )
 }
 
 /// A DataFusion error, as [`Error::Limit`] when the memory pool refused an allocation.
@@ -89,11 +95,14 @@ pub(super) fn memory_error(limit: Option<usize>, e: datafusion::error::DataFusio
     );
     match (exhausted, limit) {
         // The limit named with its size.
-        (true, Some(bytes)) => Error::Limit(LimitKind::Memory, format!(
-            "the query needs more memory than the limit of {} (--memory-limit): {}",
-            human_bytes(bytes),
-            e.find_root()
-        )),
+        (true, Some(bytes)) => Error::Limit(
+            LimitKind::Memory,
+            format!(
+                "the query needs more memory than the limit of {} (--memory-limit): {}",
+                human_bytes(bytes),
+                e.find_root()
+            ),
+        ),
         _ => e.into(),
     }
 }

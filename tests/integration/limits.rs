@@ -55,7 +55,9 @@ async fn a_query_past_its_time_limit_is_an_error_naming_the_limit() {
         "MATCH (a:N {id: 0})-[:E*1..15]->(b) RETURN b.id AS x ORDER BY x LIMIT 1",
     ] {
         match g.query(q, &Params::new()).await {
-            Err(Error::Limit(LimitKind::Time, m)) => assert!(m.contains("time limit of 300ms"), "{m}"),
+            Err(Error::Limit(LimitKind::Time, m)) => {
+                assert!(m.contains("time limit of 300ms"), "{m}")
+            }
             other => panic!("{q}: expected a time limit error, got {other:?}"),
         }
     }
@@ -113,7 +115,9 @@ async fn a_query_past_its_memory_limit_spills_or_names_the_limit() {
     match tight.query(q, &Params::new()).await {
         // Spilled to disk: the same answer.
         Ok(r) => assert_eq!(common::lines(&r), want),
-        Err(Error::Limit(LimitKind::Memory, m)) => assert!(m.contains("limit of 64 KB (--memory-limit)"), "{m}"),
+        Err(Error::Limit(LimitKind::Memory, m)) => {
+            assert!(m.contains("limit of 64 KB (--memory-limit)"), "{m}")
+        }
         Err(e) => panic!("expected an answer or a memory limit error, got {e}"),
     }
 }
