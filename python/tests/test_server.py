@@ -506,6 +506,15 @@ def test_malformed_and_huge_messages_do_not_take_the_server_down(server, driver)
         reply = recv_message(s)
         assert reply[:2] == b"\xb1\x7f", (junk[:8], reply)
         s.close()
+    # Before authentication only small messages: a large one closes the connection.
+    s, _ = bolt_socket(server.bolt)
+    agent = b"\xd2" + struct.pack(">I", 1 << 20) + b"x" * (1 << 20)
+    send_message(s, b"\xb1\x01\xa1" + pack_str("user_agent") + agent)
+    reply = recv_message(s)
+    assert reply[:2] == b"\xb1\x7f" and b"before authentication" in reply
+    with pytest.raises(ConnectionError):
+        recv_message(s)
+    s.close()
     # A client that sends half a handshake and leaves.
     c = socket.create_connection(("127.0.0.1", server.bolt))
     c.sendall(b"\x60\x60")

@@ -38,6 +38,10 @@ const MAGIC: [u8; 4] = [0x60, 0x60, 0xB0, 0x17];
 /// Longest a client may take to send the handshake or its first message.
 const GREETING_TIMEOUT: Duration = Duration::from_secs(30);
 
+/// The largest message accepted before the client authenticated (HELLO and LOGON are small):
+/// an anonymous client cannot make the server decode megabytes.
+const GREETING_BYTES: usize = 64 << 10;
+
 /// Bytes of encoded records buffered before they are written to the socket.
 const FLUSH_BYTES: usize = 64 << 10;
 
@@ -88,6 +92,8 @@ struct Signals {
     resets: AtomicU64,
     /// The client is gone.
     closed: AtomicBool,
+    /// The client authenticated: its messages may be as large as the server accepts.
+    authed: AtomicBool,
     notify: Notify,
 }
 
@@ -187,8 +193,16 @@ async fn read_messages(
     // Buffered: a message's header, body and end marker (and a pipelined RUN and PULL) in
     // one read.
     let mut rd = tokio::io::BufReader::with_capacity(64 << 10, rd);
-    while let Ok(Some((bytes, size))) = read_message(&mut rd, max_bytes).await {
-        let incoming = if size > max_bytes {
+    loop {
+        let limit = if signals.authed.load(SeqCst) {
+            max_bytes
+        } else {
+            max_bytes.min(GREETING_BYTES)
+        };
+        let Ok(Some((bytes, size))) = read_message(&mut rd, limit).await else {
+            break;
+        };
+        let incoming = if size > limit {
             Incoming::TooLarge(size)
         } else {
             let mut u = Unpacker::new(&bytes);
@@ -317,12 +331,18 @@ impl Connection {
             let Some(incoming) = incoming else { return };
             let next = match incoming {
                 Incoming::Message(tag, fields) => self.handle(tag, fields).await,
-                Incoming::TooLarge(n) => {
+                Incoming::TooLarge(n) if self.authed => {
                     self.fail(Failure::invalid(format!(
                         "a message of {n} bytes is larger than the server accepts ({} bytes)",
                         self.shared.options.max_message_bytes
                     )));
                     Ok(true)
+                }
+                Incoming::TooLarge(n) => {
+                    self.fail(Failure::invalid(format!(
+                        "a message of {n} bytes before authentication"
+                    )));
+                    Ok(false)
                 }
                 Incoming::Malformed(why) => {
                     // The stream can no longer be trusted: say why, then close.
@@ -388,6 +408,7 @@ impl Connection {
             msg::LOGON if !self.authed && self.version >= V5_1 => return self.logon(&extra(0)),
             msg::LOGOFF if self.authed && self.version >= V5_1 => {
                 self.authed = false;
+                self.signals.authed.store(false, SeqCst);
                 self.results.clear();
                 self.tx = None;
                 self.success(&[]);
@@ -498,6 +519,7 @@ impl Connection {
         };
         if ok {
             self.authed = true;
+            self.signals.authed.store(true, SeqCst);
         } else {
             self.fail(Failure::new(
                 status::UNAUTHORIZED,

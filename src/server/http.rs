@@ -41,7 +41,10 @@ pub(super) async fn serve(
         async move { Ok::<_, Infallible>(handle(req, shared, full).await) }
     });
     let io = hyper_util::rt::TokioIo::new(io);
+    // A client that never finishes its headers does not hold a connection forever.
     let _ = hyper::server::conn::http1::Builder::new()
+        .timer(hyper_util::rt::TokioTimer::new())
+        .header_read_timeout(std::time::Duration::from_secs(30))
         .serve_connection(io, svc)
         .await;
     drop(permit);

@@ -293,15 +293,20 @@ impl<'a> Unpacker<'a> {
     fn map(&mut self, n: usize, depth: usize) -> Result<PackValue, DecodeError> {
         self.check_items(n.saturating_mul(2))?;
         let mut out: Vec<(String, PackValue)> = Vec::with_capacity(n);
+        // Where each key stands (a hostile map of a million keys stays linear).
+        let mut at: std::collections::HashMap<String, usize> = Default::default();
         for _ in 0..n {
             let PackValue::Str(k) = self.value_at(depth + 1)? else {
                 return Err(DecodeError("a map key that is not a string".into()));
             };
             let v = self.value_at(depth + 1)?;
             // A repeated key: the last one wins, as in Neo4j.
-            match out.iter_mut().find(|(x, _)| *x == k) {
-                Some(slot) => slot.1 = v,
-                None => out.push((k, v)),
+            match at.get(&k) {
+                Some(&i) => out[i].1 = v,
+                None => {
+                    at.insert(k.clone(), out.len());
+                    out.push((k, v));
+                }
             }
         }
         Ok(PackValue::Map(out))
@@ -363,6 +368,12 @@ mod tests {
         round_trip(PackValue::Str("Zürich".into()));
         round_trip(PackValue::Bytes(vec![1, 2, 3]));
         round_trip(PackValue::List((0..70_000).map(PackValue::Int).collect()));
+        // A repeated key: the last value.
+        let dup = [0xA2, 0x81, b'k', 0x01, 0x81, b'k', 0x02];
+        assert_eq!(
+            Unpacker::new(&dup).value().unwrap(),
+            PackValue::Map(vec![("k".into(), PackValue::Int(2))])
+        );
         round_trip(PackValue::Map(vec![
             ("a".into(), PackValue::Int(1)),
             ("b".into(), PackValue::List(vec![PackValue::Null])),

@@ -253,29 +253,18 @@ fn pack_temporal(p: &mut Packer, t: &Temporal, version: Version) {
             } else {
                 seconds(local)
             };
+            let t = match (zone, version.is_5()) {
+                (Some(_), true) => tag::DATE_TIME_ZONE_ID_UTC,
+                (Some(_), false) => tag::DATE_TIME_ZONE_ID_LEGACY,
+                (None, true) => tag::DATE_TIME_UTC,
+                (None, false) => tag::DATE_TIME_LEGACY,
+            };
+            p.struct_header(t, 3);
+            p.int(secs);
+            p.int(nanos(local));
             match zone {
-                Some(z) => {
-                    let t = if version.is_5() {
-                        tag::DATE_TIME_ZONE_ID_UTC
-                    } else {
-                        tag::DATE_TIME_ZONE_ID_LEGACY
-                    };
-                    p.struct_header(t, 3);
-                    p.int(secs);
-                    p.int(nanos(local));
-                    p.string(z);
-                }
-                None => {
-                    let t = if version.is_5() {
-                        tag::DATE_TIME_UTC
-                    } else {
-                        tag::DATE_TIME_LEGACY
-                    };
-                    p.struct_header(t, 3);
-                    p.int(secs);
-                    p.int(nanos(local));
-                    p.int(*offset as i64);
-                }
+                Some(z) => p.string(z),
+                None => p.int(*offset as i64),
             }
         }
         Temporal::Duration(d) => {
