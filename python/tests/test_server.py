@@ -613,6 +613,12 @@ def test_tls(cli, sample_path, tmp_path):
         with srv.driver("bolt", encrypted=True, trusted_certificates=trust) as d:
             with d.session() as s:
                 assert s.run("RETURN 'secret' AS x").single()["x"] == "secret"
+        # HTTP is served over TLS too.
+        import ssl
+        context = ssl.create_default_context(cafile=str(tmp_path / "ca.pem"))
+        url = f"https://127.0.0.1:{srv.http}/metrics"
+        with urllib.request.urlopen(url, timeout=30, context=context) as r:
+            assert "lance_csr_queries_total" in r.read().decode()
         # A client that does not speak TLS gets nothing it can read as Bolt.
         with srv.driver("bolt", connection_timeout=5) as d:
             with pytest.raises((neo4j.exceptions.ServiceUnavailable,
