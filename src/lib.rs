@@ -36,7 +36,7 @@ pub use csr::registry::IndexReport;
 pub(crate) use error::sem_err;
 pub use error::{Error, ErrorClass, LimitKind, Result, RuntimeError, SemanticKind};
 pub use functions::any::{is_mixed_field, mixed_field};
-pub use functions::value::{value_at, Value};
+pub use functions::value::{is_identity_field, value_at, walked_forwards, Entity, Value};
 pub use output::value::{fmt_float, render_cell, starts_at as path_step_forwards};
 pub use output::{render, rows, Format, QueryResult, RowWriter, TABLE_PAGE_ROWS};
 pub use planner::Params;

@@ -5,7 +5,7 @@
 
 use crate::errors::usage;
 use lance_csr::temporal::{Duration as CypherDuration, Temporal};
-use lance_csr::Value;
+use lance_csr::{is_identity_field, walked_forwards, Entity, Value};
 use pyo3::basic::CompareOp;
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
@@ -419,7 +419,7 @@ pub fn to_python(py: Python<'_>, value: &Value) -> PyResult<Py<PyAny>> {
                 .collect::<PyResult<Vec<_>>>()?;
             PyList::new(py, items)?.into_any().unbind()
         }
-        Value::Map(entries) => map_to_python(py, entries)?,
+        Value::Map(entries) => map_to_python(py, value, entries)?,
         Value::Temporal(t) => temporal_to_python(py, t)?,
         Value::Other(s) => match s {
             lance_csr::datafusion::common::ScalarValue::Binary(Some(b))
@@ -434,58 +434,52 @@ pub fn to_python(py: Python<'_>, value: &Value) -> PyResult<Py<PyAny>> {
     })
 }
 
-/// A map: a node (first key `__label`), a relationship (`__type`), a path (`__nodes`,
-/// `__rels`), or a plain map as a dict.
-fn map_to_python(py: Python<'_>, entries: &[(String, Value)]) -> PyResult<Py<PyAny>> {
-    let tag = |v: &Value| match v {
-        Value::Str(s) => s.clone(),
-        _ => String::new(),
-    };
-    let text_of = |v: &Value| match v {
-        Value::Str(s) => Some(s.clone()),
-        Value::Null => None,
-        other => Some(cypher_text(other)),
-    };
-    match entries.first().map(|(k, _)| k.as_str()) {
-        Some("__label") => {
-            let labels: Vec<String> = lance_csr::split_labels(&tag(&entries[0].1))
-                .into_iter()
-                .map(str::to_string)
-                .collect();
-            let (props, ids) = properties(py, &entries[1..])?;
+/// A map: a node, a relationship or a path ([`Entity`]), or a plain map as a dict.
+fn map_to_python(py: Python<'_>, v: &Value, entries: &[(String, Value)]) -> PyResult<Py<PyAny>> {
+    let owned = |id: Option<&str>| id.map(str::to_string);
+    match v.entity() {
+        Some(Entity::Node {
+            labels,
+            element_id,
+            properties,
+        }) => {
             let node = Node {
-                labels,
-                properties: props,
-                element_id: ids
-                    .iter()
-                    .find(|(k, _)| k == "__nid")
-                    .and_then(|(_, v)| text_of(v)),
+                labels: labels.into_iter().map(str::to_string).collect(),
+                properties: properties_dict(py, &properties)?,
+                element_id: owned(element_id),
             };
             Ok(Py::new(py, node)?.into_any())
         }
-        Some("__type") => {
-            let rel_type = tag(&entries[0].1);
-            let (props, ids) = properties(py, &entries[1..])?;
-            let id = |name: &str| {
-                ids.iter()
-                    .find(|(k, _)| k == name)
-                    .and_then(|(_, v)| text_of(v))
-            };
+        Some(Entity::Relationship {
+            rel_type,
+            element_id,
+            start,
+            end,
+            properties,
+        }) => {
             let rel = Relationship {
-                rel_type,
-                properties: props,
-                element_id: id("__rid"),
-                start_element_id: id("__start"),
-                end_element_id: id("__end"),
+                rel_type: rel_type.to_string(),
+                properties: properties_dict(py, &properties)?,
+                element_id: owned(element_id),
+                start_element_id: owned(start),
+                end_element_id: owned(end),
             };
             Ok(Py::new(py, rel)?.into_any())
         }
-        Some("__nodes") if entries.len() == 2 => {
-            let nodes = to_python(py, &entries[0].1)?;
-            let rels = to_python(py, &entries[1].1)?;
+        Some(Entity::Path {
+            nodes,
+            relationships,
+        }) => {
+            let list = |xs: &[Value]| -> PyResult<Py<PyList>> {
+                let items = xs
+                    .iter()
+                    .map(|x| to_python(py, x))
+                    .collect::<PyResult<Vec<_>>>()?;
+                Ok(PyList::new(py, items)?.unbind())
+            };
             let path = Path {
-                nodes: nodes.bind(py).cast::<PyList>()?.clone().unbind(),
-                relationships: rels.bind(py).cast::<PyList>()?.clone().unbind(),
+                nodes: list(nodes)?,
+                relationships: list(relationships)?,
             };
             Ok(Py::new(py, path)?.into_any())
         }
@@ -499,32 +493,18 @@ fn map_to_python(py: Python<'_>, entries: &[(String, Value)]) -> PyResult<Py<PyA
     }
 }
 
-/// An entity's properties (nulls are absent properties) and its identity fields apart.
-fn properties<'v>(
-    py: Python<'_>,
-    entries: &'v [(String, Value)],
-) -> PyResult<(Py<PyDict>, Vec<(String, &'v Value)>)> {
+fn properties_dict(py: Python<'_>, props: &[(&str, &Value)]) -> PyResult<Py<PyDict>> {
     let d = PyDict::new(py);
-    let mut ids = Vec::new();
-    for (k, v) in entries {
-        if is_identity(k) {
-            ids.push((k.clone(), v));
-        } else if !matches!(v, Value::Null) {
-            d.set_item(k, to_python(py, v)?)?;
-        }
+    for (k, v) in props {
+        d.set_item(k, to_python(py, v)?)?;
     }
-    Ok((d.unbind(), ids))
-}
-
-/// The fields of a node or relationship value that identify it rather than describe it.
-fn is_identity(name: &str) -> bool {
-    matches!(name, "__nid" | "__rid" | "__start" | "__end")
+    Ok(d.unbind())
 }
 
 fn entity_text(tag: &str, entries: &[(String, Value)], open: &str, close: &str) -> String {
     let props: Vec<String> = entries
         .iter()
-        .filter(|(k, v)| !is_identity(k) && !matches!(v, Value::Null))
+        .filter(|(k, v)| !is_identity_field(k) && !matches!(v, Value::Null))
         .map(|(k, v)| format!("{k}: {}", cypher_text(v)))
         .collect();
     if props.is_empty() {
@@ -538,18 +518,11 @@ fn path_text(nodes: &Value, rels: &Value) -> String {
     let (Value::List(nodes), Value::List(rels)) = (nodes, rels) else {
         return String::new();
     };
-    let field = |v: &Value, name: &str| match v {
-        Value::Map(es) => es.iter().find(|(k, _)| k == name).map(|(_, v)| v.clone()),
-        _ => None,
-    };
     let mut out = String::new();
     for (k, n) in nodes.iter().enumerate() {
         if k > 0 {
             let r = &rels[k - 1];
-            let forwards = match field(r, "__start") {
-                Some(Value::Null) | None => true,
-                start => start == field(&nodes[k - 1], "__nid"),
-            };
+            let forwards = walked_forwards(r, &nodes[k - 1]);
             let text = cypher_text(r);
             if forwards {
                 out.push_str(&format!("-{text}->"));

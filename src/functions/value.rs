@@ -308,6 +308,95 @@ pub fn equals(a: &Value, b: &Value) -> Option<bool> {
     }
 }
 
+/// A node, relationship or path as engine values carry them (a map whose first key is
+/// `__label` or `__type`, or the two entries `__nodes` and `__rels`), taken apart for what
+/// shows them to clients (the server, the Python package).
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub enum Entity<'v> {
+    Node {
+        labels: Vec<&'v str>,
+        element_id: Option<&'v str>,
+        /// Present properties (a null is a property the node's label lacks).
+        properties: Vec<(&'v str, &'v Value)>,
+    },
+    Relationship {
+        rel_type: &'v str,
+        element_id: Option<&'v str>,
+        /// Its end nodes' element ids, where the value carries them.
+        start: Option<&'v str>,
+        end: Option<&'v str>,
+        properties: Vec<(&'v str, &'v Value)>,
+    },
+    Path {
+        nodes: &'v [Value],
+        relationships: &'v [Value],
+    },
+}
+
+impl Value {
+    /// `self` as a node, relationship or path; `None` for any other value.
+    pub fn entity(&self) -> Option<Entity<'_>> {
+        let Value::Map(es) = self else { return None };
+        fn text(v: &Value) -> &str {
+            match v {
+                Value::Str(s) => s.as_str(),
+                _ => "",
+            }
+        }
+        let id = |name: &str| match es.iter().find(|(k, _)| k == name) {
+            Some((_, Value::Str(s))) => Some(s.as_str()),
+            _ => None,
+        };
+        let properties = || {
+            es[1..]
+                .iter()
+                .filter(|(k, v)| !is_identity_field(k) && !matches!(v, Value::Null))
+                .map(|(k, v)| (k.as_str(), v))
+                .collect()
+        };
+        match es.first().map(|(k, _)| k.as_str()) {
+            Some("__label") => Some(Entity::Node {
+                labels: crate::config::split_labels(text(&es[0].1)),
+                element_id: id("__nid"),
+                properties: properties(),
+            }),
+            Some("__type") => Some(Entity::Relationship {
+                rel_type: text(&es[0].1),
+                element_id: id("__rid"),
+                start: id("__start"),
+                end: id("__end"),
+                properties: properties(),
+            }),
+            Some("__nodes") if es.len() == 2 => match (&es[0].1, &es[1].1) {
+                (Value::List(nodes), Value::List(relationships)) => Some(Entity::Path {
+                    nodes,
+                    relationships,
+                }),
+                _ => None,
+            },
+            _ => None,
+        }
+    }
+}
+
+/// Whether relationship `rel` of a path is walked from its start: it starts at `before`,
+/// the node the walk reached it from (or it does not say where it starts).
+pub fn walked_forwards(rel: &Value, before: &Value) -> bool {
+    match (rel.entity(), before.entity()) {
+        (
+            Some(Entity::Relationship { start: Some(s), .. }),
+            Some(Entity::Node { element_id, .. }),
+        ) => element_id == Some(s),
+        _ => true,
+    }
+}
+
+/// The fields of a node or relationship value that identify it rather than describe it.
+pub fn is_identity_field(name: &str) -> bool {
+    matches!(name, "__nid" | "__rid" | "__start" | "__end")
+}
+
 /// The identity of a node or relationship value (a map whose first key is `__label` /
 /// `__type` and that has `__nid` / `__rid`): its kind and identity text.
 fn identity(entries: &[(String, Value)]) -> Option<(bool, &str)> {

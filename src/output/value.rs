@@ -81,7 +81,10 @@ pub fn render_cell(a: &dyn Array, i: usize, quote_strings: bool) -> String {
                 for (k, name) in names.iter().enumerate().skip(skip) {
                     let col = s.column(k);
                     // An entity's identity fields (in a path) are not properties.
-                    if skip_nulls && (null_at(col.as_ref(), i) || is_internal(name)) {
+                    if skip_nulls
+                        && (null_at(col.as_ref(), i)
+                            || crate::functions::value::is_identity_field(name))
+                    {
                         continue;
                     }
                     parts.push(format!(
@@ -125,11 +128,6 @@ pub fn render_cell(a: &dyn Array, i: usize, quote_strings: bool) -> String {
             .map(|f| f.value(i).to_string())
             .unwrap_or_else(|_| "?".into()),
     }
-}
-
-/// Fields of a node / relationship struct that identify it in a path value.
-fn is_internal(name: &str) -> bool {
-    matches!(name, "__nid" | "__rid" | "__start" | "__end")
 }
 
 /// A path value in Cypher's text form: `(:A {..})-[:T]->(:B)<-[:U]-(:C)`.
@@ -260,7 +258,7 @@ pub fn to_json(a: &dyn Array, i: usize) -> serde_json::Value {
             let mut obj = serde_json::Map::new();
             let path = fields.len() == 2 && fields[0].name() == "__nodes";
             for (k, f) in fields.iter().enumerate() {
-                if is_internal(f.name()) {
+                if crate::functions::value::is_identity_field(f.name()) {
                     continue;
                 }
                 let v = to_json(s.column(k).as_ref(), i);

@@ -9,7 +9,7 @@
 use super::status::{self, Failure};
 use super::{IoBox, Shared};
 use crate::functions::temporal::{self, Kind, Temporal};
-use crate::functions::value::{value_at, Value};
+use crate::functions::value::{value_at, Entity, Value};
 use bytes::Bytes;
 use http_body_util::{combinators::BoxBody, BodyExt, Full, Limited, StreamBody};
 use hyper::body::{Frame, Incoming};
@@ -371,24 +371,9 @@ pub fn to_json(v: &Value, typed: bool) -> Json {
             .map_or(Json::String(crate::fmt_float(*x)), Json::Number),
         Value::Str(s) => wrap("String", Json::String(s.clone())),
         Value::List(xs) => wrap("List", xs.iter().map(|x| to_json(x, typed)).collect()),
-        Value::Map(es) => match es.first().map(|(k, _)| k.as_str()) {
-            Some("__label") => wrap("Node", node_json(es, typed)),
-            Some("__type") => wrap("Relationship", relationship_json(es, typed)),
-            Some("__nodes") if es.len() == 2 => {
-                let (Value::List(nodes), Value::List(rels)) = (&es[0].1, &es[1].1) else {
-                    return Json::Null;
-                };
-                // The path's elements in order: node, relationship, node, ...
-                let mut items = Vec::new();
-                for (i, n) in nodes.iter().enumerate() {
-                    if i > 0 {
-                        items.push(to_json(&rels[i - 1], typed));
-                    }
-                    items.push(to_json(n, typed));
-                }
-                wrap("Path", Json::Array(items))
-            }
-            _ => wrap(
+        Value::Map(es) => match v.entity() {
+            Some(e) => entity_json(e, typed),
+            None => wrap(
                 "Map",
                 Json::Object(
                     es.iter()
@@ -424,51 +409,65 @@ pub fn to_json(v: &Value, typed: bool) -> Json {
     }
 }
 
-fn id_of(es: &[(String, Value)], name: &str) -> Json {
-    match es.iter().find(|(k, _)| k == name).map(|(_, v)| v) {
-        Some(Value::Str(s)) => Json::String(s.clone()),
-        _ => Json::Null,
+/// A node or relationship as the Query API writes it (typed JSON prefixes its keys with `_`);
+/// a path as its elements in order: node, relationship, node, ...
+fn entity_json(e: Entity<'_>, typed: bool) -> Json {
+    let p = if typed { "_" } else { "" };
+    let props = |ps: Vec<(&str, &Value)>| {
+        Json::Object(
+            ps.into_iter()
+                .map(|(k, v)| (k.to_string(), to_json(v, typed)))
+                .collect::<JsonMap<_, _>>(),
+        )
+    };
+    let (name, body) = match e {
+        Entity::Node {
+            labels,
+            element_id,
+            properties,
+        } => (
+            "Node",
+            json!({
+                format!("{p}elementId"): element_id,
+                format!("{p}labels"): labels,
+                format!("{p}properties"): props(properties),
+            }),
+        ),
+        Entity::Relationship {
+            rel_type,
+            element_id,
+            start,
+            end,
+            properties,
+        } => (
+            "Relationship",
+            json!({
+                format!("{p}elementId"): element_id,
+                format!("{p}startNodeElementId"): start,
+                format!("{p}endNodeElementId"): end,
+                format!("{p}type"): rel_type,
+                format!("{p}properties"): props(properties),
+            }),
+        ),
+        Entity::Path {
+            nodes,
+            relationships,
+        } => {
+            let mut items = Vec::new();
+            for (i, n) in nodes.iter().enumerate() {
+                if let Some(r) = i.checked_sub(1).and_then(|j| relationships.get(j)) {
+                    items.push(to_json(r, typed));
+                }
+                items.push(to_json(n, typed));
+            }
+            ("Path", Json::Array(items))
+        }
+    };
+    if typed {
+        json!({"$type": name, "_value": body})
+    } else {
+        body
     }
-}
-
-fn props_json(es: &[(String, Value)], typed: bool) -> Json {
-    Json::Object(
-        es.iter()
-            .filter(|(k, v)| {
-                !matches!(k.as_str(), "__nid" | "__rid" | "__start" | "__end")
-                    && !matches!(v, Value::Null)
-            })
-            .map(|(k, v)| (k.clone(), to_json(v, typed)))
-            .collect::<JsonMap<_, _>>(),
-    )
-}
-
-fn node_json(es: &[(String, Value)], typed: bool) -> Json {
-    let labels: Vec<&str> = match &es[0].1 {
-        Value::Str(s) => crate::config::split_labels(s),
-        _ => vec![],
-    };
-    let p = if typed { "_" } else { "" };
-    json!({
-        format!("{p}elementId"): id_of(es, "__nid"),
-        format!("{p}labels"): labels,
-        format!("{p}properties"): props_json(&es[1..], typed),
-    })
-}
-
-fn relationship_json(es: &[(String, Value)], typed: bool) -> Json {
-    let rel_type = match &es[0].1 {
-        Value::Str(s) => s.clone(),
-        _ => String::new(),
-    };
-    let p = if typed { "_" } else { "" };
-    json!({
-        format!("{p}elementId"): id_of(es, "__rid"),
-        format!("{p}startNodeElementId"): id_of(es, "__start"),
-        format!("{p}endNodeElementId"): id_of(es, "__end"),
-        format!("{p}type"): rel_type,
-        format!("{p}properties"): props_json(&es[1..], typed),
-    })
 }
 
 #[cfg(test)]

@@ -19,43 +19,30 @@ pub fn call(query: &str, schema: impl FnOnce() -> GraphSchema) -> Option<Result<
     let (name, yields) = parse_call(query)?;
     let schema = &schema();
     let s = |x: &str| Value::Str(x.to_string());
-    let list = |xs: Vec<String>| xs.into_iter().map(|x| vec![Value::Str(x)]).collect();
+    // Names as one-column rows, sorted, each once.
+    let list = |xs: &mut dyn Iterator<Item = &String>| {
+        let set: std::collections::BTreeSet<&String> = xs.collect();
+        set.into_iter()
+            .map(|x| vec![Value::Str(x.clone())])
+            .collect()
+    };
     let (columns, rows): (Vec<&str>, Vec<Vec<Value>>) = match name.as_str() {
         "db.labels" => {
-            let mut labels: Vec<String> = schema
-                .labels
-                .values()
-                .flat_map(|l| l.labels.iter().cloned())
-                .collect();
-            labels.sort();
-            labels.dedup();
-            (vec!["label"], list(labels))
+            let mut labels = schema.labels.values().flat_map(|l| l.labels.iter());
+            (vec!["label"], list(&mut labels))
         }
         "db.relationshipTypes" => {
-            let mut types: Vec<String> = schema
-                .relationships
-                .iter()
-                .map(|r| r.rel_type.clone())
-                .collect();
-            types.sort();
-            types.dedup();
-            (vec!["relationshipType"], list(types))
+            let mut types = schema.relationships.iter().map(|r| &r.rel_type);
+            (vec!["relationshipType"], list(&mut types))
         }
         "db.propertyKeys" => {
-            let mut keys: Vec<String> = schema
+            let mut keys = schema
                 .labels
                 .values()
-                .flat_map(|l| l.properties.iter().map(|(k, _)| k.clone()))
-                .chain(
-                    schema
-                        .relationships
-                        .iter()
-                        .flat_map(|r| r.properties.iter().map(|(k, _)| k.clone())),
-                )
-                .collect();
-            keys.sort();
-            keys.dedup();
-            (vec!["propertyKey"], list(keys))
+                .flat_map(|l| &l.properties)
+                .chain(schema.relationships.iter().flat_map(|r| &r.properties))
+                .map(|(k, _)| k);
+            (vec!["propertyKey"], list(&mut keys))
         }
         "dbms.components" => (
             vec!["name", "versions", "edition"],

@@ -4,7 +4,7 @@
 
 use super::packstream::{PackValue, Packer};
 use crate::functions::temporal::{Duration, Temporal, NANOS_PER_SECOND};
-use crate::functions::value::Value;
+use crate::functions::value::{walked_forwards, Entity, Value};
 use chrono::{NaiveDate, NaiveDateTime, NaiveTime, Timelike};
 
 /// The Bolt version a connection speaks: what its structures look like.
@@ -55,13 +55,9 @@ pub fn pack(p: &mut Packer, v: &Value, version: Version) {
             p.list_header(xs.len());
             xs.iter().for_each(|x| pack(p, x, version));
         }
-        Value::Map(entries) => match entries.first().map(|(k, _)| k.as_str()) {
-            Some("__label") => pack_node(p, entries, version),
-            Some("__type") => pack_relationship(p, entries, version, true),
-            Some("__nodes") if entries.len() == 2 => {
-                pack_path(p, &entries[0].1, &entries[1].1, version)
-            }
-            _ => {
+        Value::Map(entries) => match v.entity() {
+            Some(e) => pack_entity(p, v, e, version, true),
+            None => {
                 p.map_header(entries.len());
                 for (k, x) in entries {
                     p.string(k);
@@ -84,20 +80,6 @@ pub fn pack(p: &mut Packer, v: &Value, version: Version) {
     }
 }
 
-/// An identity field of an entity as text (its element id).
-fn identity(entries: &[(String, Value)], name: &str) -> Option<String> {
-    match entries.iter().find(|(k, _)| k == name).map(|(_, v)| v)? {
-        Value::Str(s) => Some(s.clone()),
-        Value::Null => None,
-        other => Some(format!("{other:?}")),
-    }
-}
-
-/// The fields of a node or relationship value that identify it rather than describe it.
-fn is_identity(name: &str) -> bool {
-    matches!(name, "__nid" | "__rid" | "__start" | "__end")
-}
-
 /// Bolt's integer id of an element: a stable hash of its element id (the engine's ids are
 /// text), non-negative as Neo4j's are; -1 where the value carries no identity.
 pub fn legacy_id(element_id: Option<&str>) -> i64 {
@@ -111,16 +93,16 @@ pub fn legacy_id(element_id: Option<&str>) -> i64 {
     (h >> 1) as i64
 }
 
-/// An entity's properties: present (non-null) and not identity fields.
-fn properties(entries: &[(String, Value)]) -> Vec<&(String, Value)> {
-    entries
-        .iter()
-        .filter(|(k, v)| !is_identity(k) && !matches!(v, Value::Null))
-        .collect()
+/// The element id of an entity; one made from its content where the value carries none
+/// (equal values then share it, as they compare equal).
+fn element_id(given: Option<&str>, v: &Value) -> String {
+    given.map_or_else(
+        || format!("~{:x}", legacy_id(Some(&format!("{v:?}")))),
+        str::to_string,
+    )
 }
 
-fn pack_properties(p: &mut Packer, entries: &[(String, Value)], version: Version) {
-    let props = properties(entries);
+fn pack_properties(p: &mut Packer, props: &[(&str, &Value)], version: Version) {
     p.map_header(props.len());
     for (k, v) in props {
         p.string(k);
@@ -128,94 +110,80 @@ fn pack_properties(p: &mut Packer, entries: &[(String, Value)], version: Version
     }
 }
 
-/// The element id of an entity; one made from its content where the value carries none
-/// (equal values then share it, as they compare equal).
-fn element_id(entries: &[(String, Value)], name: &str) -> String {
-    identity(entries, name)
-        .unwrap_or_else(|| format!("~{:x}", legacy_id(Some(&format!("{entries:?}")))))
-}
-
-fn pack_node(p: &mut Packer, entries: &[(String, Value)], version: Version) {
-    let labels = match &entries[0].1 {
-        Value::Str(s) => crate::config::split_labels(s),
-        _ => vec![],
-    };
-    let id = Some(element_id(entries, "__nid"));
-    p.struct_header(tag::NODE, if version.is_5() { 4 } else { 3 });
-    p.int(legacy_id(id.as_deref()));
-    p.list_header(labels.len());
-    labels.iter().for_each(|l| p.string(l));
-    pack_properties(p, &entries[1..], version);
-    if version.is_5() {
-        p.string(id.as_deref().unwrap_or_default());
-    }
-}
-
-/// A relationship; `bound`: with its end nodes (a value of its own), else as a path's
-/// unbound relationship.
-fn pack_relationship(p: &mut Packer, entries: &[(String, Value)], version: Version, bound: bool) {
-    let rel_type = match &entries[0].1 {
-        Value::Str(s) => s.as_str(),
-        _ => "",
-    };
-    let id = Some(element_id(entries, "__rid"));
-    let fields = match (bound, version.is_5()) {
-        (true, true) => 8,
-        (true, false) => 5,
-        (false, true) => 4,
-        (false, false) => 3,
-    };
-    p.struct_header(
-        if bound {
-            tag::RELATIONSHIP
-        } else {
-            tag::UNBOUND_RELATIONSHIP
-        },
-        fields,
-    );
-    p.int(legacy_id(id.as_deref()));
-    let (start, end) = (identity(entries, "__start"), identity(entries, "__end"));
-    if bound {
-        p.int(legacy_id(start.as_deref()));
-        p.int(legacy_id(end.as_deref()));
-    }
-    p.string(rel_type);
-    pack_properties(p, &entries[1..], version);
-    if version.is_5() {
-        p.string(id.as_deref().unwrap_or_default());
-        if bound {
-            p.string(start.as_deref().unwrap_or_default());
-            p.string(end.as_deref().unwrap_or_default());
+/// Node, relationship or path `e` (of value `v`); a relationship not `bound` is a path's
+/// (without its end nodes).
+fn pack_entity(p: &mut Packer, v: &Value, e: Entity<'_>, version: Version, bound: bool) {
+    let v5 = version.is_5();
+    match e {
+        Entity::Node {
+            labels,
+            element_id: id,
+            properties,
+        } => {
+            let id = element_id(id, v);
+            p.struct_header(tag::NODE, if v5 { 4 } else { 3 });
+            p.int(legacy_id(Some(&id)));
+            p.list_header(labels.len());
+            labels.iter().for_each(|l| p.string(l));
+            pack_properties(p, &properties, version);
+            if v5 {
+                p.string(&id);
+            }
         }
-    }
-}
-
-/// A path: its nodes, its relationships unbound, and the walk as indices (relationship
-/// `i + 1` walked forwards, `-(i + 1)` backwards, then the node reached).
-fn pack_path(p: &mut Packer, nodes: &Value, rels: &Value, version: Version) {
-    let (Value::List(nodes), Value::List(rels)) = (nodes, rels) else {
-        p.null();
-        return;
-    };
-    let entries = |v: &Value| match v {
-        Value::Map(es) => es.clone(),
-        _ => vec![],
-    };
-    p.struct_header(tag::PATH, 3);
-    p.list_header(nodes.len());
-    nodes.iter().for_each(|n| pack(p, n, version));
-    p.list_header(rels.len());
-    for r in rels {
-        pack_relationship(p, &entries(r), version, false);
-    }
-    p.list_header(rels.len() * 2);
-    for (i, r) in rels.iter().enumerate() {
-        let start = identity(&entries(r), "__start");
-        let before = nodes.get(i).and_then(|n| identity(&entries(n), "__nid"));
-        let forwards = start.is_none() || start == before;
-        let n = i as i64 + 1;
-        p.int(if forwards { n } else { -n });
-        p.int(n);
+        Entity::Relationship {
+            rel_type,
+            element_id: id,
+            start,
+            end,
+            properties,
+        } => {
+            let id = element_id(id, v);
+            let (t, fields) = match (bound, v5) {
+                (true, true) => (tag::RELATIONSHIP, 8),
+                (true, false) => (tag::RELATIONSHIP, 5),
+                (false, true) => (tag::UNBOUND_RELATIONSHIP, 4),
+                (false, false) => (tag::UNBOUND_RELATIONSHIP, 3),
+            };
+            p.struct_header(t, fields);
+            p.int(legacy_id(Some(&id)));
+            if bound {
+                p.int(legacy_id(start));
+                p.int(legacy_id(end));
+            }
+            p.string(rel_type);
+            pack_properties(p, &properties, version);
+            if v5 {
+                p.string(&id);
+                if bound {
+                    p.string(start.unwrap_or_default());
+                    p.string(end.unwrap_or_default());
+                }
+            }
+        }
+        // Its nodes, its relationships unbound, and the walk as indices (relationship
+        // `i + 1` walked forwards, `-(i + 1)` backwards, then the node reached).
+        Entity::Path {
+            nodes,
+            relationships,
+        } => {
+            p.struct_header(tag::PATH, 3);
+            p.list_header(nodes.len());
+            nodes.iter().for_each(|n| pack(p, n, version));
+            p.list_header(relationships.len());
+            for r in relationships {
+                match r.entity() {
+                    Some(e) => pack_entity(p, r, e, version, false),
+                    None => p.null(),
+                }
+            }
+            p.list_header(relationships.len() * 2);
+            for (i, r) in relationships.iter().enumerate() {
+                let forwards = nodes.get(i).is_none_or(|n| walked_forwards(r, n));
+                let n = i as i64 + 1;
+                p.int(if forwards { n } else { -n });
+                p.int(n);
+            }
+        }
     }
 }
 
