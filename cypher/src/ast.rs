@@ -44,6 +44,18 @@ pub struct Match {
     pub span: Span,
 }
 
+impl Match {
+    /// The MATCH of one pattern (what a pattern expression matches), with `filter` as WHERE.
+    pub fn of_pattern(p: &PathPattern, filter: Option<&Expr>) -> Self {
+        Match {
+            optional: false,
+            patterns: vec![p.clone()],
+            where_: filter.cloned(),
+            span: p.span,
+        }
+    }
+}
+
 #[derive(Debug, Clone, PartialEq)]
 pub struct Unwind {
     pub expr: Expr,
@@ -451,6 +463,18 @@ pub const CHAIN_MIN: usize = 8;
 impl Expr {
     pub fn new(kind: ExprKind, span: Span) -> Self {
         Self { kind, span }
+    }
+
+    /// The top-level `AND` operands of a predicate (itself when it is no `AND`).
+    pub fn conjuncts(&self) -> Vec<&Expr> {
+        match &self.kind {
+            ExprKind::Binary(BinaryOp::And, l, r) => {
+                let mut v = l.conjuncts();
+                v.extend(r.conjuncts());
+                v
+            }
+            _ => vec![self],
+        }
     }
 
     /// `a op b op c ...` of an associative operator (`AND`, `OR`, `XOR`): left-deep up to

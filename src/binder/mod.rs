@@ -22,23 +22,39 @@ pub(crate) use query_graph::{QueryGraph, ResolvedPath};
 
 use crate::catalog::Catalog;
 
-/// What an earlier clause bound a variable to, as far as binding patterns cares.
+/// What an earlier clause bound a variable to, as far as binding and rewriting patterns care.
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) enum BoundVar {
-    /// A node with one of these labels.
-    Node { labels: Vec<String> },
-    /// A single relationship (of one table or several).
-    Rel,
-    /// Anything else, by its kind's name ("value", "relationship list").
-    Other(&'static str),
+    /// A node with one of these labels. `several`: bound by a MATCH that branched over
+    /// them, so each row tells which (a MATCH reading it branches too).
+    Node { labels: Vec<String>, several: bool },
+    /// A single relationship from one of these tables (catalog indexes).
+    Rel { tables: Vec<usize> },
+    /// A list of relationships (of this table, where all are of one).
+    RelList { table: Option<usize> },
+    /// A path.
+    Path,
+    /// Any other value (from a list, a map, an expression): it may still hold a node or
+    /// a relationship.
+    Value,
 }
 
 impl BoundVar {
+    /// A node with exactly these labels, bound by an ordinary MATCH.
+    pub fn node(labels: Vec<String>) -> Self {
+        BoundVar::Node {
+            labels,
+            several: false,
+        }
+    }
+
     pub fn kind_name(&self) -> &'static str {
         match self {
             BoundVar::Node { .. } => "node",
-            BoundVar::Rel => "relationship",
-            BoundVar::Other(kind) => kind,
+            BoundVar::Rel { .. } => "relationship",
+            BoundVar::RelList { .. } => "relationship list",
+            BoundVar::Path => "path",
+            BoundVar::Value => "value",
         }
     }
 }

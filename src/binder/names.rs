@@ -68,6 +68,18 @@ pub fn unescape(name: &str) -> String {
 }
 
 /// `text` with every backquoted escaped name (`` `#a%20b` ``) turned back into the user's.
+/// `e` with the variable names its message quotes as the user wrote them.
+pub fn unescape_error(e: crate::Error) -> crate::Error {
+    match e {
+        crate::Error::Semantic {
+            kind,
+            message,
+            span,
+        } => crate::Error::semantic(kind, unescape_quoted(&message), span),
+        other => other,
+    }
+}
+
 pub fn unescape_quoted(text: &str) -> String {
     let parts: Vec<&str> = text.split('`').collect();
     parts

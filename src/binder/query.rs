@@ -5,10 +5,11 @@
 //! name-resolution errors, with their spans, before any planning; the planner lowers the
 //! parameters from the slots of [`BoundQuery`].
 //!
-//! The planner binds each MATCH again, with [`Binder::bind_match`], as it lowers it: a variable
-//! a branched MATCH bound has by then exactly the labels its branches gave it, which can be
-//! fewer than the candidates seen here. Type errors need the plan's column types and where an
-//! aggregate may stand depends on the projection being built: those come from the planner.
+//! Each MATCH is bound again as the planner reaches it, through `rewrite::prepare_match` (its
+//! rewrites, then [`Binder::bind_match`]): a variable a branched MATCH bound has by then
+//! exactly the labels its branches gave it, which can be fewer than the candidates seen here.
+//! Type errors need the plan's column types and where an aggregate may stand depends on the
+//! projection being built: those come from the planner.
 
 use super::{Binder, BoundVar};
 use crate::catalog::Catalog;
@@ -50,7 +51,23 @@ impl ParamSlot {
 /// A query, bound: every name it uses resolved, and its parameters as typed slots.
 #[derive(Debug, Clone)]
 pub(crate) struct BoundQuery {
+    /// The query with its user names escaped (`names::escape_query`).
+    pub query: ast::Query,
     pub params: BTreeMap<String, ParamSlot>,
+}
+
+/// Binds a parsed query against `catalog` with `params`: its names escaped, then every
+/// name resolved. Messages name variables as the user wrote them.
+pub(crate) fn bind(
+    catalog: &Catalog,
+    lenient: bool,
+    q: &ast::Query,
+    params: &BTreeMap<String, Value>,
+) -> Result<BoundQuery> {
+    let mut q = q.clone();
+    super::names::escape_query(&mut q);
+    let params = bind_query(catalog, lenient, &q, params).map_err(super::names::unescape_error)?;
+    Ok(BoundQuery { query: q, params })
 }
 
 /// Variables in scope, in the order they were bound.
@@ -79,20 +96,19 @@ impl Scope {
     }
 }
 
-/// Binds `q` (its variable names already escaped) against `catalog` with `params`.
-pub(crate) fn bind_query(
+/// Binds `q` (its variable names already escaped) against `catalog` with `params`: the
+/// parameters' slots.
+fn bind_query(
     catalog: &Catalog,
     lenient: bool,
     q: &ast::Query,
     params: &BTreeMap<String, Value>,
-) -> Result<BoundQuery> {
+) -> Result<BTreeMap<String, ParamSlot>> {
     let mut b = QueryBinder {
         catalog,
         lenient,
         params,
-        out: BoundQuery {
-            params: BTreeMap::new(),
-        },
+        out: BTreeMap::new(),
     };
     for sq in std::iter::once(&q.first).chain(q.unions.iter().map(|(_, sq)| sq)) {
         b.single(sq)?;
@@ -104,7 +120,8 @@ struct QueryBinder<'a> {
     catalog: &'a Catalog,
     lenient: bool,
     params: &'a BTreeMap<String, Value>,
-    out: BoundQuery,
+    /// The parameters' slots so far.
+    out: BTreeMap<String, ParamSlot>,
 }
 
 impl QueryBinder<'_> {
@@ -119,7 +136,7 @@ impl QueryBinder<'_> {
                 Clause::Match(m) => self.match_clause(&mut scope, m)?,
                 Clause::Unwind(u) => {
                     self.expr(&u.expr, &scope, &[])?;
-                    scope.bind(&u.alias.name, BoundVar::Other("value"));
+                    scope.bind(&u.alias.name, BoundVar::Value);
                 }
                 Clause::With(w) => {
                     let (next, where_scope, items) = self.projection(&scope, &w.projection)?;
@@ -150,21 +167,26 @@ impl QueryBinder<'_> {
             if let Some(v) = &n.var {
                 if scope.get(&v.name).is_none() {
                     let labels = qg.labels[i].iter().cloned().collect();
-                    inner.bind(&v.name, BoundVar::Node { labels });
+                    inner.bind(&v.name, BoundVar::node(labels));
                 }
             }
         }
-        for r in &qg.rels {
+        for (r, tables) in qg.rels.iter().zip(&qg.tables) {
             if let Some(v) = &r.var {
-                let kind = match r.length {
-                    Some(_) => BoundVar::Other("relationship list"),
-                    None => BoundVar::Rel,
+                let kind = match (r.length, tables.len()) {
+                    (Some(_), 1) => BoundVar::RelList {
+                        table: tables.first().copied(),
+                    },
+                    (Some(_), _) => BoundVar::RelList { table: None },
+                    (None, _) => BoundVar::Rel {
+                        tables: tables.iter().copied().collect(),
+                    },
                 };
                 inner.bind(&v.name, kind);
             }
         }
         for n in m.patterns.iter().filter_map(|p| p.name.as_ref()) {
-            inner.bind(&n.name, BoundVar::Other("path"));
+            inner.bind(&n.name, BoundVar::Path);
         }
         // Property maps may read any variable of the clause (checked for names only).
         for props in qg
@@ -207,13 +229,14 @@ impl QueryBinder<'_> {
         for (name, e) in &items {
             let kind = match &e.kind {
                 ExprKind::Variable(v) => match input.get(v) {
-                    Some(k @ (BoundVar::Node { .. } | BoundVar::Rel)) => k.clone(),
-                    Some(BoundVar::Other("relationship list")) => {
-                        BoundVar::Other("relationship list")
-                    }
-                    _ => BoundVar::Other("value"),
+                    Some(
+                        k @ (BoundVar::Node { .. }
+                        | BoundVar::Rel { .. }
+                        | BoundVar::RelList { .. }),
+                    ) => k.clone(),
+                    _ => BoundVar::Value,
                 },
-                _ => BoundVar::Other("value"),
+                _ => BoundVar::Value,
             };
             out.bind(name, kind);
         }
@@ -268,7 +291,7 @@ impl QueryBinder<'_> {
                 };
                 match scope.get(v) {
                     None => sem_err!(UndefinedVariable, target.span, "Variable `{v}` not defined"),
-                    Some(BoundVar::Node { .. }) | Some(BoundVar::Other("value")) => Ok(()),
+                    Some(BoundVar::Node { .. }) | Some(BoundVar::Value) => Ok(()),
                     Some(_) => sem_err!(
                         InvalidArgumentType,
                         target.span,
@@ -340,7 +363,7 @@ impl QueryBinder<'_> {
                 )?;
                 self.expr(list, scope, resolved)?;
                 let mut inner = scope.clone();
-                inner.bind(&var.name, BoundVar::Other("value"));
+                inner.bind(&var.name, BoundVar::Value);
                 for x in filter.iter().chain(map.iter()) {
                     self.expr(x, &inner, resolved)?;
                 }
@@ -352,7 +375,7 @@ impl QueryBinder<'_> {
                 no_aggregate_in([pred.as_ref()], "a list predicate")?;
                 self.expr(list, scope, resolved)?;
                 let mut inner = scope.clone();
-                inner.bind(&var.name, BoundVar::Other("value"));
+                inner.bind(&var.name, BoundVar::Value);
                 self.expr(pred, &inner, resolved)
             }
             ExprKind::PatternPredicate(p) => {
@@ -374,7 +397,7 @@ impl QueryBinder<'_> {
                     }
                 }
                 let mut inner = scope.clone();
-                self.match_clause(&mut inner, &pattern_match(p, None))
+                self.match_clause(&mut inner, &ast::Match::of_pattern(p, None))
             }
             ExprKind::PatternComprehension {
                 pattern,
@@ -386,7 +409,7 @@ impl QueryBinder<'_> {
                     "a pattern comprehension",
                 )?;
                 let mut inner = scope.clone();
-                let m = pattern_match(pattern, filter.as_deref());
+                let m = ast::Match::of_pattern(pattern, filter.as_deref());
                 self.match_clause(&mut inner, &m)?;
                 self.expr(map, &inner, resolved)
             }
@@ -417,8 +440,8 @@ impl QueryBinder<'_> {
                 self.expr(init, scope, resolved)?;
                 self.expr(list, scope, resolved)?;
                 let mut inner = scope.clone();
-                inner.bind(&acc.name, BoundVar::Other("value"));
-                inner.bind(&var.name, BoundVar::Other("value"));
+                inner.bind(&acc.name, BoundVar::Value);
+                inner.bind(&var.name, BoundVar::Value);
                 self.expr(body, &inner, resolved)
             }
             _ => {
@@ -443,7 +466,7 @@ impl QueryBinder<'_> {
 
     /// Parameter `$p`: given, and a value a literal can write; recorded with its type.
     fn param(&mut self, p: &str, span: Span) -> Result<()> {
-        if self.out.params.contains_key(p) {
+        if self.out.contains_key(p) {
             return Ok(());
         }
         let Some(v) = self.params.get(p) else {
@@ -456,7 +479,7 @@ impl QueryBinder<'_> {
                 "parameter ${p}: {v} is not a value a Cypher literal can write"
             );
         };
-        self.out.params.insert(
+        self.out.insert(
             p.to_string(),
             ParamSlot {
                 data_type: scalar.data_type(),
@@ -464,16 +487,6 @@ impl QueryBinder<'_> {
             },
         );
         Ok(())
-    }
-}
-
-/// The MATCH a pattern expression runs: its pattern, with `filter` as WHERE.
-pub(crate) fn pattern_match(p: &ast::PathPattern, filter: Option<&ast::Expr>) -> ast::Match {
-    ast::Match {
-        optional: false,
-        patterns: vec![p.clone()],
-        where_: filter.cloned(),
-        span: p.span,
     }
 }
 
@@ -500,13 +513,12 @@ mod tests {
     fn bind(q: &str, params: &[(&str, Value)]) -> Result<BoundQuery> {
         let rt = tokio::runtime::Runtime::new().unwrap();
         let g = rt.block_on(crate::session::Graph::sample()).unwrap();
-        let mut ast = cypher::parse_query(q).unwrap();
-        super::super::names::escape_query(&mut ast);
+        let ast = cypher::parse_query(q).unwrap();
         let params = params
             .iter()
             .map(|(k, v)| (k.to_string(), v.clone()))
             .collect();
-        bind_query(g.catalog(), false, &ast, &params)
+        super::bind(g.catalog(), false, &ast, &params)
     }
 
     /// The error's kind and the query text its span covers.

@@ -33,6 +33,7 @@ pub(crate) struct QueryGraph {
 }
 
 /// One path of a MATCH with a label per node and a table per relationship.
+#[derive(Debug, Clone)]
 pub(crate) struct ResolvedPath {
     pub labels: Vec<String>,
     /// `usize::MAX`: no table (an unsatisfiable MATCH naming none).
@@ -217,10 +218,10 @@ impl Binder<'_> {
         if let Some(v) = &n.var {
             match (self.bound)(&v.name) {
                 None => {}
-                Some(BoundVar::Node { labels }) => c = labels.into_iter().collect(),
+                Some(BoundVar::Node { labels, .. }) => c = labels.into_iter().collect(),
                 // A value that may hold a node (from a list, a map, null): the planner
                 // matches it by equality, or refuses it by its type.
-                Some(BoundVar::Other("value")) => {}
+                Some(BoundVar::Value) => {}
                 Some(other) => {
                     return sem_err!(
                         VariableTypeConflict,
@@ -304,10 +305,10 @@ impl Binder<'_> {
             match (self.bound)(&v.name) {
                 // Re-matched: the planner matches a fresh relationship equal to it (a value
                 // from a list or a path likewise).
-                Some(BoundVar::Rel | BoundVar::Other("value")) if r.length.is_none() => {}
+                Some(BoundVar::Rel { .. } | BoundVar::Value) if r.length.is_none() => {}
                 // A list re-matched as a relationship list: the planner matches a fresh one
                 // equal to it as a value.
-                Some(BoundVar::Other("relationship list" | "value")) if r.length.is_some() => {}
+                Some(BoundVar::RelList { .. } | BoundVar::Value) if r.length.is_some() => {}
                 Some(other) => {
                     let wanted = match r.length {
                         Some(_) => "a relationship list",
@@ -382,7 +383,7 @@ impl Binder<'_> {
                     return c.iter().next().cloned().unwrap_or_default();
                 }
                 let var = qg.node_var(i);
-                if let Some(BoundVar::Node { labels }) = var.and_then(|v| (self.bound)(v)) {
+                if let Some(BoundVar::Node { labels, .. }) = var.and_then(|v| (self.bound)(v)) {
                     if let [label] = labels.as_slice() {
                         return label.clone();
                     }
@@ -648,16 +649,12 @@ mod tests {
 
     #[test]
     fn a_variable_bound_before_keeps_its_labels_and_kind() {
-        let person = |v: &str| {
-            (v == "a").then(|| BoundVar::Node {
-                labels: vec!["Person".to_string()],
-            })
-        };
+        let person = |v: &str| (v == "a").then(|| BoundVar::node(vec!["Person".to_string()]));
         assert_eq!(
             candidates("MATCH (a)-[:LIKES]->(m) RETURN m", &person).unwrap(),
             ["Person", "Comment:Message|Post:Message", "-LIKES-"]
         );
-        let rel = |v: &str| (v == "a").then_some(BoundVar::Rel);
+        let rel = |v: &str| (v == "a").then_some(BoundVar::Rel { tables: vec![] });
         let e = candidates("MATCH (a)-[:KNOWS]->(b) RETURN b", &rel).unwrap_err();
         assert_eq!(e.kind_name(), "VariableTypeConflict");
     }

@@ -6,6 +6,7 @@
 //! branches, and the CSR rules into the operators.
 
 use super::expr::{col, null};
+use super::pattern::MatchCx;
 use super::scope::{
     dst_col, eid_col, key_col, label_col, prop_col, src_col, table_col, type_col, Binding, Scope,
 };
@@ -14,109 +15,81 @@ use crate::binder::QueryGraph;
 use crate::error::{Error, Result};
 use crate::functions::any;
 use crate::operators::shared::SharedSubplan;
-use crate::rewrite::branching::{self, MAX_BRANCHES};
-use crate::sem_err;
+use crate::rewrite::Branch;
 use arrow::datatypes::DataType;
-use cypher::ast;
 use datafusion::common::ScalarValue;
 use datafusion::logical_expr::{cast, lit, Expr, LogicalPlanBuilder};
 use std::collections::BTreeSet;
 
 impl<'c> Lowerer<'c> {
-    /// Lowers `m` as branches when it needs them; `None` when it is one ordinary pattern.
-    pub(crate) fn lower_branches(&mut self, st: &State, qg: &QueryGraph) -> Result<Option<State>> {
-        let m = &qg.clause;
-        let several_bound = qg.nodes.iter().any(|n| {
-            matches!(
-                n.var.as_ref().and_then(|v| st.scope.get(&v.name)),
-                Some(Binding::Nodes { .. })
-            )
-        });
-        if !(several_bound || (qg.satisfiable && qg.is_ambiguous())) {
-            return Ok(None);
-        }
-        if self.shortest.is_some() {
-            return sem_err!(
-                AmbiguousPattern,
-                m.span,
-                "the shortest path's nodes could have several labels; give them labels"
-            );
-        }
-        if !self.options.lenient {
-            qg.check_property_maps(self.catalog)?;
-        }
-        let combos = if qg.satisfiable {
-            branching::combinations(self.catalog, qg).ok_or_else(|| {
-                Error::semantic(
-                    crate::error::SemanticKind::AmbiguousPattern,
-                    format!(
-                        "the pattern matches more than {MAX_BRANCHES} combinations of labels and relationship tables; give its nodes labels or its relationships types"
-                    ),
-                    m.span,
-                )
-            })?
-        } else {
-            vec![]
-        };
+    /// A MATCH that branched into no combination: no rows, its new variables bound to the
+    /// labels and tables they could have had.
+    pub(crate) fn no_branches(
+        &mut self,
+        st: &State,
+        qg: &QueryGraph,
+        mx: &MatchCx,
+    ) -> Result<State> {
         let new_vars = qg.new_variables(&|v| st.scope.get(v).is_some());
-        if combos.is_empty() {
-            let mut out = self.empty_match(st, qg, &new_vars)?;
-            self.bind_named_paths(&mut out)?;
-            return Ok(Some(out));
-        }
-        self.notes.push(format!(
-            "{}  -- {} branch{}",
-            ast::Clause::Match(m.clone()),
-            combos.len(),
-            if combos.len() == 1 { "" } else { "es" }
-        ));
+        let mut out = self.empty_match(st, qg, &new_vars, mx)?;
+        self.bind_named_paths(&mut out, &mx.named_paths)?;
+        Ok(out)
+    }
+
+    /// Lowers the branches of a MATCH (`qg` before branching), combined with UNION ALL; its
+    /// WHERE above them.
+    pub(crate) fn lower_branches(
+        &mut self,
+        st: &State,
+        qg: &QueryGraph,
+        branches: Vec<Branch>,
+        mx: &MatchCx,
+    ) -> Result<State> {
+        let m = &qg.clause;
+        let new_vars = qg.new_variables(&|v| st.scope.get(v).is_some());
         // Every branch reads the input: one evaluation of it where two could differ.
         let shared_input;
-        let st = if combos.len() > 1 && !st.unit && !SharedSubplan::deterministic(&st.plan) {
+        let st = if branches.len() > 1 && !st.unit && !SharedSubplan::deterministic(&st.plan) {
             let id = self.fresh_id();
             shared_input = State {
-                plan: SharedSubplan::once(st.plan.clone(), id, combos.len()),
+                plan: SharedSubplan::once(st.plan.clone(), id, branches.len()),
                 ..st.clone()
             };
             &shared_input
         } else {
             st
         };
-        let mut branches = Vec::new();
+        let mut lowered = Vec::new();
         // Every branch names its internal columns alike (`__lookup1`, ...): what the branches
         // share (the anchor) is then the same plan, which `ShareSubplans` evaluates once. The
         // names stay inside each branch; later clauses continue after the largest.
-        let start = self.counter;
-        let mut end = start;
-        for combo in &combos {
-            self.counter = start;
+        let mut end = self.counter;
+        for branch in branches {
+            self.counter = branch.planned.names;
             let mut bst = st.clone();
             // A several-label variable the pattern names is one label in this branch.
-            for (i, n) in qg.nodes.iter().enumerate() {
-                let Some(v) = &n.var else { continue };
-                if let Some(Binding::Nodes { prefix, .. }) = bst.scope.get(&v.name).cloned() {
-                    let label = combo.labels[i].clone();
+            for (v, label) in branch.narrowed {
+                if let Some(Binding::Nodes { prefix, .. }) = bst.scope.get(&v).cloned() {
                     bst.plan = LogicalPlanBuilder::from(bst.plan)
                         .filter(col(&label_col(&prefix)).eq(lit(label.clone())))?
                         .build()?;
-                    bst.scope.bind(&v.name, Binding::Node { label, prefix });
+                    bst.scope.bind(&v, Binding::Node { label, prefix });
                 }
             }
-            let pinned = self.bind(&bst.scope, |b| branching::pin(b, qg, combo))?;
             let saved = std::mem::replace(&mut self.missing_props_null, true);
-            let lowered = self.lower_match_one(bst, &pinned, false);
+            let out = self.lower_planned(bst, branch.planned, false, mx);
             self.missing_props_null = saved;
             end = end.max(self.counter);
-            branches.push(lowered?);
+            lowered.push(out?);
         }
         self.counter = end;
-        let mut out = self.union_branches(st, &new_vars, branches)?;
-        self.bind_named_paths(&mut out)?;
+        let mut out = self.union_branches(st, &new_vars, lowered)?;
+        self.bind_named_paths(&mut out, &mx.named_paths)?;
         if let Some(w) = &m.where_ {
             let p = self.match_where(&out, w)?;
             out.plan = self.filter(out.plan, p)?;
         }
-        Ok(Some(out))
+        Ok(out)
     }
 
     /// UNION ALL of the branches, each projected onto one schema: the variables bound before
@@ -361,7 +334,13 @@ impl<'c> Lowerer<'c> {
 
     /// A MATCH no combination satisfies: no rows, with every variable it would bind (as
     /// nulls of the right types) so that the rest of the query still plans and checks.
-    fn empty_match(&mut self, st: &State, qg: &QueryGraph, new_vars: &[String]) -> Result<State> {
+    fn empty_match(
+        &mut self,
+        st: &State,
+        qg: &QueryGraph,
+        new_vars: &[String],
+        mx: &MatchCx,
+    ) -> Result<State> {
         let mut scope = st.scope.clone();
         let named_labels = |i: usize| -> Vec<String> {
             let mut ls: Vec<String> = qg.labels[i].iter().cloned().collect();
@@ -406,7 +385,7 @@ impl<'c> Lowerer<'c> {
                     Binding::RelList {
                         rel: usize::MAX,
                         prefix: name.clone(),
-                        elems: self.segment_shapes.get(name).cloned(),
+                        elems: mx.segment_shapes.get(name).cloned(),
                     }
                 } else {
                     let mut tables: Vec<usize> = qg.tables[k].iter().copied().collect();

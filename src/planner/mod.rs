@@ -1,7 +1,9 @@
-//! Planner: binds a parsed query against the graph and lowers it to a DataFusion LogicalPlan.
+//! Planner: lowers a bound query ([`BoundQuery`]) to a DataFusion LogicalPlan.
 //!
-//! Binding and lowering happen in one walk over the clauses: each clause takes the plan so far
-//! and the variables in scope ([`State`]) and returns the next. Hops run as joins here.
+//! One walk over the clauses: each clause takes the plan so far and the variables in scope
+//! ([`State`]) and returns the next. A MATCH comes from `rewrite::prepare_match` as a
+//! `PreparedMatch` (rewritten, bound, branched, re-rooted, resolved), lowered as it is. Hops
+//! run as joins here, or on the CSR indexes.
 
 pub mod branch;
 pub mod clause;
@@ -18,8 +20,8 @@ mod shortest;
 mod subquery;
 mod var_length;
 
-use crate::binder::query::bind_query;
-use crate::binder::{names, Binder};
+use crate::binder::names;
+use crate::binder::query::BoundQuery;
 use crate::catalog::{Catalog, NodeInfo, RelInfo};
 use crate::config::RelTable;
 use crate::error::{Error, Result};
@@ -86,8 +88,6 @@ pub struct Lowerer<'c> {
     pub catalog: &'c Catalog,
     /// Present in CSR mode: hops covered by an index become `CsrExpand`.
     pub indexes: Option<&'c crate::csr::GraphIndexes>,
-    /// The parameters given with the query.
-    given: &'c Params,
     /// The parameters the query reads, as the literals that write them (from the bound
     /// query's slots; lowered like literals).
     pub params: BTreeMap<String, ast::Expr>,
@@ -131,15 +131,6 @@ pub struct Lowerer<'c> {
     /// The node variable the clause after the MATCH being lowered groups its counts by: a
     /// root for re-rooting (counts grouped by the root are computed per root row).
     pub(crate) grouped_by: Option<String>,
-    /// The named paths of the MATCH being lowered, bound once its elements are.
-    pub(crate) named_paths: Vec<path::NamedPath>,
-    /// Per variable-length relationship variable of the MATCH being lowered that needs its
-    /// elements as values (a named path's segment, or a named list): their shape.
-    pub(crate) segment_shapes: HashMap<String, Arc<scope::PathShape>>,
-    /// The variable-length relationship being lowered is a shortest-path search.
-    pub(crate) shortest: Option<ast::Shortest>,
-    /// The filters that search applies to the path's nodes and relationships.
-    pub(crate) search_filters: shortest::SearchFilters,
     /// The fresh node variables standing for a value variable in a node position
     /// (`UNWIND friends AS f MATCH (f)-->()`), with the column of that value (node structs
     /// only): looked up by the key the value names where the node is a root.
@@ -166,7 +157,7 @@ impl<'c> Lowerer<'c> {
         }
     }
 
-    pub fn new(catalog: &'c Catalog, params: &'c Params, options: PlannerOptions) -> Result<Self> {
+    pub fn new(catalog: &'c Catalog, options: PlannerOptions) -> Result<Self> {
         // Stand-ins for labels / types the graph does not have (lenient mode): empty tables.
         let key_schema = Arc::new(Schema::new(vec![Field::new(
             "__id",
@@ -210,7 +201,6 @@ impl<'c> Lowerer<'c> {
         Ok(Self {
             catalog,
             indexes: None,
-            given: params,
             params: BTreeMap::new(),
             placeholders: false,
             param_types: Default::default(),
@@ -229,10 +219,6 @@ impl<'c> Lowerer<'c> {
             grouped_by: None,
             input_order: None,
             output_order: None,
-            named_paths: Vec::new(),
-            segment_shapes: HashMap::new(),
-            shortest: None,
-            search_filters: Default::default(),
             value_nodes: HashMap::new(),
         })
     }
@@ -258,16 +244,6 @@ impl<'c> Lowerer<'c> {
         Some(crate::operators::params::placeholder(p, t))
     }
 
-    /// Runs `f` with a binder that sees the variables of `scope` as bound by earlier clauses.
-    pub(crate) fn bind<T>(&self, scope: &Scope, f: impl FnOnce(&Binder<'_>) -> T) -> T {
-        let bound = |v: &str| scope.get(v).map(|b| b.bound_var());
-        f(&Binder {
-            catalog: self.catalog,
-            lenient: self.options.lenient,
-            bound: &bound,
-        })
-    }
-
     /// A fresh internal name (anonymous variables, helper columns).
     pub fn fresh(&mut self, what: &str) -> String {
         self.counter += 1;
@@ -280,23 +256,13 @@ impl<'c> Lowerer<'c> {
         self.shared - 1
     }
 
-    /// Lowers a whole query.
-    pub fn lower_query(&mut self, q: &ast::Query) -> Result<Lowered> {
-        let mut q = q.clone();
-        names::escape_query(&mut q);
+    /// Lowers a bound query.
+    pub fn lower_query(&mut self, bound: &BoundQuery) -> Result<Lowered> {
         // Messages name variables as the user wrote them.
-        self.lower_escaped(&q).map_err(|e| match e {
-            crate::Error::Semantic {
-                kind,
-                message,
-                span,
-            } => crate::Error::semantic(kind, names::unescape_quoted(&message), span),
-            other => other,
-        })
+        self.lower_bound(bound).map_err(names::unescape_error)
     }
 
-    fn lower_escaped(&mut self, q: &ast::Query) -> Result<Lowered> {
-        let bound = bind_query(self.catalog, self.options.lenient, q, self.given)?;
+    fn lower_bound(&mut self, bound: &BoundQuery) -> Result<Lowered> {
         if self.placeholders {
             self.param_types = std::cell::RefCell::new(
                 bound
@@ -309,9 +275,10 @@ impl<'c> Lowerer<'c> {
         }
         self.params = bound
             .params
-            .into_iter()
-            .map(|(k, slot)| (k, slot.literal))
+            .iter()
+            .map(|(k, slot)| (k.clone(), slot.literal.clone()))
             .collect();
+        let q = &bound.query;
         let first = self.lower_single(&q.first)?;
         let mut inputs = vec![Arc::new(first.plan)];
         for (_, sq) in &q.unions {

@@ -156,8 +156,8 @@ impl Lowerer<'_> {
     }
 
     /// Binds the named paths of the MATCH being lowered (its elements are in scope).
-    pub(crate) fn bind_named_paths(&mut self, st: &mut State) -> Result<()> {
-        for p in std::mem::take(&mut self.named_paths) {
+    pub(crate) fn bind_named_paths(&mut self, st: &mut State, paths: &[NamedPath]) -> Result<()> {
+        for p in paths {
             let parts = p
                 .elems
                 .iter()
@@ -171,7 +171,7 @@ impl Lowerer<'_> {
                 &p.name,
                 Binding::Path {
                     parts,
-                    shape: p.shape,
+                    shape: p.shape.clone(),
                 },
             );
         }

@@ -2,24 +2,26 @@
 //! `node -> edge table -> node`.
 
 use super::expr::{col, ExprCtx};
+use super::path::NamedPath;
+use super::scope::PathShape;
 use super::scope::{dst_col, eid_col, eids_col, prop_col, src_col, Binding};
+use super::shortest::SearchFilters;
 use super::{Lowerer, State};
-use crate::binder::{QueryGraph, ResolvedPath};
+use crate::binder::{BoundVar, ResolvedPath};
 use crate::catalog::NodeInfo;
 use crate::error::Result;
 use crate::functions::value::Value;
 use crate::operators::csr_expand::TakeSpec;
 use crate::operators::var_length::encode_eid;
-use crate::rewrite::key_lookup::key_equalities_into_maps;
-use crate::rewrite::path_names::name_path_elements;
-use crate::rewrite::pattern_order;
-use crate::rewrite::rematch::{rematch_bound_relationships, Bound, REBOUND};
+use crate::rewrite::{MatchContext, MatchShape, Planned, PreparedMatch};
 use crate::sem_err;
 use arrow::datatypes::DataType;
 use cypher::ast::{self, Direction, ExprKind};
 use datafusion::common::JoinType;
 use datafusion::functions_nested::expr_fn as nf;
 use datafusion::logical_expr::{lit, Expr, LogicalPlanBuilder};
+use std::collections::{BTreeSet, HashMap};
+use std::sync::Arc;
 
 /// Near / far endpoint columns of an edge scan as walked (`src`->`dst` or reversed).
 pub(super) fn near_col(prefix: &str) -> String {
@@ -29,26 +31,58 @@ pub(super) fn far_col(prefix: &str) -> String {
     format!("{prefix}__#far")
 }
 
+/// What the caller of a MATCH's lowering asks of it.
+#[derive(Debug, Clone)]
+pub(crate) struct Search {
+    /// Re-rooting allowed: the option, or what the MATCH this one is lowered for allows.
+    pub reroot: bool,
+    /// A shortest-path search, with the filters it applies to the path's elements.
+    pub shortest: Option<(ast::Shortest, SearchFilters)>,
+}
+
+/// One MATCH being lowered: what its hops need beyond their own pattern.
+pub(crate) struct MatchCx {
+    /// Re-rooting for the MATCHes its lowering makes (an unrolled variable-length hop).
+    pub reroot: bool,
+    /// The MATCH is this shortest-path search.
+    pub shortest: Option<ast::Shortest>,
+    /// The filters that search applies to the path's nodes and relationships.
+    pub search_filters: SearchFilters,
+    /// Its named paths, bound once their elements are.
+    pub named_paths: Vec<NamedPath>,
+    /// Per variable-length relationship variable that needs its elements as values (a
+    /// named path's segment, or a named list): their shape.
+    pub segment_shapes: HashMap<String, Arc<PathShape>>,
+}
+
 impl<'c> Lowerer<'c> {
     /// Lowers one MATCH clause (not OPTIONAL): bound, then branched when its nodes may have
     /// several labels or its relationships come from several tables (`super::branch`), each
     /// branch re-rooted first when switched on.
     pub fn lower_match(&mut self, st: State, m: &ast::Match) -> Result<State> {
+        let search = Search {
+            reroot: self.options.reroot,
+            shortest: None,
+        };
+        self.lower_match_for(st, m, &search)
+    }
+
+    /// [`Self::lower_match`] searched as `search` says.
+    pub(crate) fn lower_match_for(
+        &mut self,
+        st: State,
+        m: &ast::Match,
+        search: &Search,
+    ) -> Result<State> {
         if m.where_.as_ref().is_some_and(|w| w.contains_subquery()) {
-            return self.lower_match_then_subqueries(st, m);
+            return self.lower_match_then_subqueries(st, m, search);
         }
         if let Some(m) = self.value_nodes_as_equalities(&st, m)? {
-            return self.lower_match(st, &m);
+            return self.lower_match_for(st, &m, search);
         }
-        let integer_param = |p: &str| {
-            self.params
-                .get(p)
-                .is_some_and(|v| matches!(Value::from_literal(v), Some(Value::Int(_))))
-        };
         if m.patterns.iter().any(|p| p.shortest.is_some()) {
             return self.lower_shortest_match(st, m);
         }
-        let m = &key_equalities_into_maps(m, self.catalog, &integer_param);
         // A single hop's variable holding a value is matched again as a relationship: the
         // value must be able to be one.
         let schema = st.plan.schema().clone();
@@ -59,46 +93,85 @@ impl<'c> Lowerer<'c> {
                 }
             }
         }
-        let bound = |v: &str| match st.scope.get(v) {
-            Some(Binding::Rel { rel, .. }) => Some(Bound::Rel(vec![*rel])),
-            Some(Binding::Rels { rels, .. }) => Some(Bound::Rel(rels.clone())),
-            Some(Binding::RelList { rel, .. }) => {
-                Some(Bound::RelList((*rel != usize::MAX).then_some(*rel)))
-            }
-            Some(Binding::Value { .. }) => Some(Bound::Other),
-            // A node or path: the binder reports it.
-            Some(_) | None => None,
-        };
-        let mut counter = self.counter;
-        let rematched = rematch_bound_relationships(m, self.catalog, &bound, &mut || {
-            counter += 1;
-            format!("__{REBOUND}{counter}")
-        });
-        self.counter = counter;
-        let m = rematched.as_ref().unwrap_or(m);
-        // Named paths: their elements named, the paths bound once the elements are; the
-        // state of an enclosing MATCH (a variable-length chain lowers as one) kept aside.
-        let (m, elements) = name_path_elements(m, &mut |what| self.fresh(what));
-        let mut paths = self.named_paths_of(elements);
-        let qg = self.bind(&st.scope, |b| b.bind_match(&m))?;
-        let segments = self.shape_paths(&qg, &mut paths)?;
-        // Relationship lists as values are listed in the direction they are walked.
-        let keeps_order = !segments.is_empty();
-        let saved = (
-            std::mem::replace(&mut self.named_paths, paths),
-            std::mem::replace(&mut self.segment_shapes, segments),
+        let prepared = self.prepare_match(&st, m, search)?;
+        // Named paths: their elements named, the paths bound once the elements are.
+        let mut named_paths = self.named_paths_of(prepared.paths);
+        let segment_shapes = self.shape_paths(&prepared.graph, &mut named_paths)?;
+        debug_assert_eq!(
+            prepared.reroot,
+            search.reroot && segment_shapes.is_empty() && search.shortest.is_none(),
+            "the rewrites and the planner disagree on the walk order of {}",
+            ast::Clause::Match(m.clone())
         );
-        let reroot = self.options.reroot;
-        // A shortest path is searched from its start node.
-        self.options.reroot = reroot && !keeps_order && self.shortest.is_none();
-        let out = match self.lower_branches(&st, &qg) {
-            Ok(Some(st)) => Ok(st),
-            Ok(None) => self.lower_match_one(st, &qg, true),
-            Err(e) => Err(e),
+        self.notes.extend(prepared.notes);
+        self.counter = prepared.names;
+        let (shortest, search_filters) = search.shortest.clone().unzip();
+        let mx = MatchCx {
+            reroot: prepared.reroot,
+            shortest,
+            search_filters: search_filters.unwrap_or_default(),
+            named_paths,
+            segment_shapes,
         };
-        self.options.reroot = reroot;
-        (self.named_paths, self.segment_shapes) = saved;
-        out
+        let graph = prepared.graph;
+        match prepared.shape {
+            MatchShape::One(planned) => {
+                self.counter = planned.names;
+                self.lower_planned(st, planned, true, &mx)
+            }
+            MatchShape::Branches(branches) => self.lower_branches(&st, &graph, branches, &mx),
+            MatchShape::Empty => self.no_branches(&st, &graph, &mx),
+        }
+    }
+
+    /// The rewrites of `m` (`rewrite::prepare_match`), given what the clauses before it bound.
+    fn prepare_match(&self, st: &State, m: &ast::Match, search: &Search) -> Result<PreparedMatch> {
+        let scope: Vec<(String, BoundVar)> = st
+            .scope
+            .vars
+            .iter()
+            .map(|(n, b)| (n.clone(), b.bound_var()))
+            .collect();
+        let integer_params: BTreeSet<String> = self
+            .params
+            .iter()
+            .filter(|(_, v)| matches!(Value::from_literal(v), Some(Value::Int(_))))
+            .map(|(k, _)| k.clone())
+            .collect();
+        let mut looked_up = BTreeSet::new();
+        let nodes = m
+            .patterns
+            .iter()
+            .flat_map(|p| std::iter::once(&p.start).chain(p.steps.iter().map(|(_, n)| n)));
+        for n in nodes {
+            if let Some(v) = n
+                .var
+                .as_ref()
+                .filter(|v| self.value_nodes.contains_key(&v.name))
+            {
+                looked_up.insert(v.name.clone());
+            }
+        }
+        let lookup_labels: BTreeSet<String> = match looked_up.is_empty() {
+            true => BTreeSet::new(),
+            false => (self.catalog.nodes.values())
+                .filter(|n| self.identity_lookup(&n.label).is_some())
+                .map(|n| n.label.clone())
+                .collect(),
+        };
+        let cx = MatchContext {
+            catalog: self.catalog,
+            lenient: self.options.lenient,
+            scope: &scope,
+            integer_params: &integer_params,
+            reroot: search.reroot,
+            shortest: search.shortest.is_some(),
+            grouped_by: self.grouped_by.as_deref(),
+            looked_up: &looked_up,
+            lookup_labels: &lookup_labels,
+            names: self.counter,
+        };
+        crate::rewrite::prepare_match(&cx, m)
     }
 
     /// `UNWIND friends AS f MATCH (f)<-[:T]-(m)`: a node position holding a value variable
@@ -147,79 +220,44 @@ impl<'c> Lowerer<'c> {
 
     /// A MATCH whose WHERE holds pattern expressions or subqueries: the match with the
     /// conjuncts that hold none, then those, per matched row.
-    fn lower_match_then_subqueries(&mut self, st: State, m: &ast::Match) -> Result<State> {
+    fn lower_match_then_subqueries(
+        &mut self,
+        st: State,
+        m: &ast::Match,
+        search: &Search,
+    ) -> Result<State> {
         let pred = m.where_.clone().expect("a WHERE");
-        let (later, now): (Vec<ast::Expr>, Vec<ast::Expr>) = conjuncts(pred)
+        let (later, now): (Vec<ast::Expr>, Vec<ast::Expr>) = pred
+            .conjuncts()
             .into_iter()
+            .cloned()
             .partition(|c| c.contains_subquery());
         let plain = ast::Match {
             where_: ast::Expr::associative(ast::BinaryOp::And, now),
             ..m.clone()
         };
-        let st = self.lower_match(st, &plain)?;
+        let st = self.lower_match_for(st, &plain, search)?;
         let pred = ast::Expr::associative(ast::BinaryOp::And, later).expect("a conjunct");
         self.filter_with_subqueries(st, &pred)
     }
 
-    /// Lowers a bound MATCH that needs no branching, re-rooted first when switched on; its
-    /// WHERE too when `with_where`.
-    pub(crate) fn lower_match_one(
+    /// Lowers one ordinary pattern of a prepared MATCH; its WHERE too when `with_where`.
+    pub(crate) fn lower_planned(
         &mut self,
         st: State,
-        qg: &QueryGraph,
+        planned: Planned,
         with_where: bool,
+        mx: &MatchCx,
     ) -> Result<State> {
-        if self.options.reroot {
-            let mut counter = self.counter;
-            let grouped = self.grouped_by.clone();
-            let lookups = |v: &str, label: Option<&str>| match label {
-                Some(l) => self.value_node_lookup(v, l),
-                None => self
-                    .catalog
-                    .nodes
-                    .values()
-                    .all(|n| self.value_node_lookup(v, &n.label)),
-            };
-            let reordered = self.bind(&st.scope, |b| {
-                pattern_order::reorder(qg, b, grouped.as_deref(), &lookups, &mut || {
-                    counter += 1;
-                    format!("__anon{counter}")
-                })
-            });
-            self.counter = counter;
-            if let Some(r) = reordered.transpose()? {
-                let roots: Vec<String> = r
-                    .roots
-                    .iter()
-                    .map(|(v, why)| format!("{v} ({why})"))
-                    .collect();
-                self.notes.push(format!(
-                    "{}  -- root: {}",
-                    ast::Clause::Match(r.graph.clause.clone()),
-                    roots.join(", ")
-                ));
-                return self.lower_match_as_written(st, &r.graph, with_where);
-            }
-        }
-        self.lower_match_as_written(st, qg, with_where)
-    }
-
-    fn lower_match_as_written(
-        &mut self,
-        st: State,
-        qg: &QueryGraph,
-        with_where: bool,
-    ) -> Result<State> {
-        let resolved = self.bind(&st.scope, |b| b.resolve(qg))?;
-        let m = &qg.clause;
-        if resolved.iter().all(|r| r.satisfiable) {
-            return self.lower_resolved_match(st, m, resolved, with_where);
+        let m = &planned.graph.clause;
+        if planned.resolved.iter().all(|r| r.satisfiable) {
+            return self.lower_resolved_match(st, m, planned.resolved, with_where, mx);
         }
         // Some hop has no table for its labels: the MATCH has no rows. Planned as joins, which
         // keep every column of the chain whatever labels resolution settled on (the indexes'
         // operators need the labels they index); DataFusion turns it into an empty relation.
         let indexes = self.indexes.take();
-        let out = self.lower_resolved_match(st, m, resolved, with_where);
+        let out = self.lower_resolved_match(st, m, planned.resolved, with_where, mx);
         self.indexes = indexes;
         out
     }
@@ -230,6 +268,7 @@ impl<'c> Lowerer<'c> {
         m: &ast::Match,
         all_resolved: Vec<ResolvedPath>,
         with_where: bool,
+        mx: &MatchCx,
     ) -> Result<State> {
         let mut acc = MatchPreds::default();
         for (path, resolved) in m.patterns.iter().zip(all_resolved) {
@@ -266,7 +305,7 @@ impl<'c> Lowerer<'c> {
                 };
                 if rel.length.is_some() {
                     let tables = resolved.tables[i].clone();
-                    self.var_length_hop(&mut st, &tables, &hop, &mut acc.preds)?;
+                    self.var_length_hop(&mut st, &tables, &hop, &mut acc.preds, mx)?;
                     acc.lists.push((tables, hop.prefix));
                 } else {
                     self.fixed_hop(&mut st, resolved.rels[i], &hop, &mut acc)?;
@@ -278,7 +317,7 @@ impl<'c> Lowerer<'c> {
             preds.push(lit(false));
         }
         if with_where {
-            self.bind_named_paths(&mut st)?;
+            self.bind_named_paths(&mut st, &mx.named_paths)?;
         }
         if let Some(w) = m.where_.as_ref().filter(|_| with_where) {
             preds.push(self.match_where(&st, w)?);
@@ -703,16 +742,4 @@ fn without_property(node: &ast::NodePattern, key: &str) -> ast::NodePattern {
 /// The conjunction of `conjuncts` (each AND spanning its left operand); `None` for none.
 pub(super) fn and_all(conjuncts: Vec<ast::Expr>) -> Option<ast::Expr> {
     ast::Expr::associative(ast::BinaryOp::And, conjuncts)
-}
-
-/// `a AND b AND c` as its conjuncts.
-fn conjuncts(e: ast::Expr) -> Vec<ast::Expr> {
-    match e.kind {
-        ast::ExprKind::Binary(ast::BinaryOp::And, l, r) => {
-            let mut v = conjuncts(*l);
-            v.extend(conjuncts(*r));
-            v
-        }
-        kind => vec![ast::Expr::new(kind, e.span)],
-    }
 }

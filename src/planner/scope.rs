@@ -154,14 +154,20 @@ impl Binding {
     /// What the binder needs to know of the variable.
     pub(crate) fn bound_var(&self) -> BoundVar {
         match self {
-            Binding::Node { label, .. } => BoundVar::Node {
-                labels: vec![label.clone()],
-            },
+            Binding::Node { label, .. } => BoundVar::node(vec![label.clone()]),
             Binding::Nodes { labels, .. } => BoundVar::Node {
                 labels: labels.clone(),
+                several: true,
             },
-            Binding::Rel { .. } | Binding::Rels { .. } => BoundVar::Rel,
-            other => BoundVar::Other(other.kind_name()),
+            Binding::Rel { rel, .. } => BoundVar::Rel { tables: vec![*rel] },
+            Binding::Rels { rels, .. } => BoundVar::Rel {
+                tables: rels.clone(),
+            },
+            Binding::RelList { rel, .. } => BoundVar::RelList {
+                table: (*rel != usize::MAX).then_some(*rel),
+            },
+            Binding::Path { .. } => BoundVar::Path,
+            Binding::Value { .. } => BoundVar::Value,
         }
     }
 

@@ -31,11 +31,7 @@ impl Lowerer<'_> {
         let mut rest: Vec<ast::Expr> = m
             .where_
             .iter()
-            .flat_map(|w| {
-                crate::rewrite::pattern_order::conjuncts(w)
-                    .into_iter()
-                    .cloned()
-            })
+            .flat_map(|w| w.conjuncts().into_iter().cloned())
             .collect();
         for p in shortest {
             let filters = match &p.name {
@@ -134,12 +130,11 @@ impl Lowerer<'_> {
             patterns: vec![p],
             where_: None,
         };
-        let saved = self.shortest.replace(mode);
-        let saved_filters = std::mem::replace(&mut self.search_filters, filters);
-        let out = self.lower_match(st, &m);
-        self.shortest = saved;
-        self.search_filters = saved_filters;
-        out
+        let search = super::pattern::Search {
+            reroot: self.options.reroot,
+            shortest: Some((mode, filters)),
+        };
+        self.lower_match_for(st, &m, &search)
     }
 
     /// A search filter's predicate over its element (column `col`, of type `t`): parameters

@@ -733,7 +733,7 @@ impl<'c> Lowerer<'c> {
         let var = ast::Expr::new(ExprKind::Variable(node_var.clone()), span);
         let query = ast::SingleQuery {
             clauses: vec![
-                Clause::Match(crate::binder::query::pattern_match(&pattern, None)),
+                Clause::Match(ast::Match::of_pattern(&pattern, None)),
                 Clause::Return(ast::Projection {
                     distinct: false,
                     star: false,
@@ -1044,7 +1044,7 @@ fn applies(e: &ast::Expr) -> usize {
 /// A pattern expression or subquery as (what it gives, the query it runs).
 fn normalized(e: &ast::Expr) -> Option<(SubqueryKind, ast::SingleQuery)> {
     let m = |p: &ast::PathPattern, filter: Option<&ast::Expr>| {
-        Clause::Match(crate::binder::query::pattern_match(p, filter))
+        Clause::Match(ast::Match::of_pattern(p, filter))
     };
     Some(match &e.kind {
         ExprKind::PatternPredicate(p) => (

@@ -2,7 +2,7 @@
 //! join path a UNION ALL of fixed-length chains, each lowered as a MATCH.
 
 use super::expr::col;
-use super::pattern::{bound_node, node_take, Hop, Written};
+use super::pattern::{bound_node, node_take, Hop, MatchCx, Search, Written};
 use super::scope::{eid_col, eids_col, pnodes_col, prels_col, prop_col, Binding, PathShape};
 use super::{Lowerer, State};
 use crate::binder::reach::longest_walk;
@@ -32,6 +32,7 @@ impl<'c> Lowerer<'c> {
         tables: &[usize],
         hop: &Hop<'_>,
         preds: &mut Vec<Expr>,
+        mx: &MatchCx,
     ) -> Result<()> {
         let &Hop {
             rel,
@@ -66,18 +67,18 @@ impl<'c> Lowerer<'c> {
                     idx.keys(near_label).expect("checked by the hops"),
                     idx.node_columns[far_label].clone(),
                 )?;
-                let n = self.traversal_extras(n, prefix, far_label, far_bound.as_ref())?;
+                let n = self.traversal_extras(n, prefix, far_label, far_bound.as_ref(), mx)?;
                 st.plan = LogicalPlan::Extension(Extension { node: Arc::new(n) });
                 preds.extend(check);
             }
-            _ if self.shortest.is_some() => {
+            _ if mx.shortest.is_some() => {
                 return sem_err!(
                     Unsupported,
                     rel.span,
                     "unsupported: a shortest path over relationships without CSR indexes (build them with `lance-csr index`)"
                 )
             }
-            _ => self.unroll_var_length(st, tables, hop, (min, max))?,
+            _ => self.unroll_var_length(st, tables, hop, (min, max), mx)?,
         }
         st.scope.bind(
             prefix,
@@ -88,7 +89,7 @@ impl<'c> Lowerer<'c> {
                     usize::MAX
                 },
                 prefix: prefix.to_string(),
-                elems: self.segment_shapes.get(prefix).cloned(),
+                elems: mx.segment_shapes.get(prefix).cloned(),
             },
         );
         if far_bound.is_none() {
@@ -178,17 +179,18 @@ impl<'c> Lowerer<'c> {
         prefix: &str,
         far_label: &str,
         far_bound: Option<&(String, String)>,
+        mx: &MatchCx,
     ) -> Result<VarLengthExpand> {
-        let mut n = match self.segment_shapes.get(prefix) {
+        let mut n = match mx.segment_shapes.get(prefix) {
             Some(shape) => self.with_path_elems(n, prefix, shape)?,
             None => n,
         };
-        if let Some(mode) = self.shortest {
+        if let Some(mode) = mx.shortest {
             let idx = self.indexes.expect("a traversal comes from the indexes");
             let end_keys = idx
                 .keys(far_label)
                 .ok_or_else(|| crate::Error::Internal(format!("no keys of label {far_label}")))?;
-            let (node_filter, rel_filter) = self.search_filter_exprs(prefix)?;
+            let (node_filter, rel_filter) = self.search_filter_exprs(prefix, mx)?;
             n.shortest = Some(ShortestPaths {
                 mode,
                 target: far_bound.map(|(p, l)| prop_col(p, &self.entities().node(l).key)),
@@ -204,12 +206,16 @@ impl<'c> Lowerer<'c> {
 
     /// The search filters of the shortest path whose relationship is `prefix`, over its
     /// element columns (`NODE_COL`, `REL_COL`).
-    fn search_filter_exprs(&self, prefix: &str) -> Result<(Option<Expr>, Option<Expr>)> {
-        let filters = &self.search_filters;
+    fn search_filter_exprs(
+        &self,
+        prefix: &str,
+        mx: &MatchCx,
+    ) -> Result<(Option<Expr>, Option<Expr>)> {
+        let filters = &mx.search_filters;
         if filters.nodes.is_empty() && filters.rels.is_empty() {
             return Ok((None, None));
         }
-        let shape = self.segment_shapes.get(prefix).cloned().ok_or_else(|| {
+        let shape = mx.segment_shapes.get(prefix).cloned().ok_or_else(|| {
             crate::Error::Internal("a filtered shortest path without its elements".into())
         })?;
         let all = |items: &[(ast::Ident, ast::Expr)], col: &str, t: &DataType| {
@@ -327,6 +333,7 @@ impl<'c> Lowerer<'c> {
         tables: &[usize],
         hop: &Hop<'_>,
         (min, max): (u64, Option<u64>),
+        mx: &MatchCx,
     ) -> Result<()> {
         let &Hop {
             rel,
@@ -363,7 +370,7 @@ impl<'c> Lowerer<'c> {
                 types.push(ty.clone());
             }
         }
-        let shape = self.segment_shapes.get(prefix).cloned();
+        let shape = mx.segment_shapes.get(prefix).cloned();
         let list = |items: Vec<Expr>, t: &DataType| {
             if items.is_empty() {
                 super::expr::empty_list(t)
@@ -380,7 +387,7 @@ impl<'c> Lowerer<'c> {
                 let plan = self.empty_path(st, hop, &input_cols, far_bound)?;
                 (plan, vec![], (vec![], vec![]))
             } else {
-                self.chain(st, hop, &types, k, shape.as_deref())?
+                self.chain(st, hop, &types, k, shape.as_deref(), mx)?
             };
             let mut exprs: Vec<Expr> = input_cols.iter().map(|c| col(c)).collect();
             exprs.push(list(eid_exprs, &DataType::UInt64).alias(eids_col(prefix)));
@@ -475,6 +482,7 @@ impl<'c> Lowerer<'c> {
         types: &[String],
         k: u64,
         shape: Option<&PathShape>,
+        mx: &MatchCx,
     ) -> Result<(LogicalPlan, Vec<Expr>, (Vec<Expr>, Vec<Expr>))> {
         let &Hop {
             rel,
@@ -539,7 +547,12 @@ impl<'c> Lowerer<'c> {
         };
         // The chain's own rewrites are internal: keep them out of EXPLAIN's notes.
         let notes = self.notes.len();
-        let sub = self.lower_match(st.clone(), &m);
+        // Re-rooted as the MATCH it unrolls for allows.
+        let search = Search {
+            reroot: mx.reroot,
+            shortest: None,
+        };
+        let sub = self.lower_match_for(st.clone(), &m, &search);
         self.notes.truncate(notes);
         let sub = sub?;
         let mut ids = Vec::new();

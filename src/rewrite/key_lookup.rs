@@ -30,7 +30,7 @@ pub fn key_equalities_into_maps<'m>(
     let mut out = m.clone();
     let mut kept: Vec<ast::Expr> = Vec::new();
     let mut moved = false;
-    for c in super::pattern_order::conjuncts(w) {
+    for c in w.conjuncts() {
         if let Some((v, key, value)) = key_equality(c, integer_param) {
             if let Some(node) = keyed_node(&mut out, v, key, catalog) {
                 // `keyed_node` leaves no property map, or a map.

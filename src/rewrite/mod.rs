@@ -1,20 +1,473 @@
-//! Graph rewrites on MATCH patterns, before DataFusion sees the plan. In the order a MATCH
-//! meets them:
+//! Graph rewrites on MATCH patterns, before DataFusion sees the plan. [`prepare_match`] runs
+//! them in the order a MATCH meets them:
 //!
 //! 1. `key_lookup`: key equalities of WHERE into property maps (a lookup, not a scan);
 //! 2. `rematch`: relationships bound earlier matched again through fresh variables;
 //! 3. `path_names`: every element of a named path named;
 //! 4. (binding the MATCH into a `QueryGraph`)
 //! 5. `branching`: one branch per consistent label / table combination;
-//! 6. `pattern_order`: each branch re-rooted at its most selective node (when switched on).
+//! 6. `pattern_order`: each branch re-rooted at its most selective node (when switched on);
+//! 7. (resolving each branch to one label per node and one table per relationship).
 //!
-//! 1-3 take and return the MATCH's AST, 5-6 query graphs.
+//! 1-3 take and return the MATCH's AST, 5-6 query graphs. The planner gets a
+//! [`PreparedMatch`] and lowers it as it is: it binds nothing and rewrites nothing itself.
 
 pub mod branching;
 pub mod key_lookup;
 pub mod path_names;
 pub mod pattern_order;
 pub mod rematch;
+
+use crate::binder::{Binder, BoundVar, QueryGraph, ResolvedPath};
+use crate::catalog::Catalog;
+use crate::error::{Error, Result, SemanticKind};
+use branching::MAX_BRANCHES;
+use cypher::ast;
+use path_names::PathElements;
+use std::collections::BTreeSet;
+
+/// What a MATCH's rewrites need to know of where it stands.
+pub(crate) struct MatchContext<'a> {
+    pub catalog: &'a Catalog,
+    /// Schema-less semantics (see [`Binder::lenient`]).
+    pub lenient: bool,
+    /// The variables earlier clauses bound.
+    pub scope: &'a [(String, BoundVar)],
+    /// The parameters whose value is an integer: a key equality on one is a lookup.
+    pub integer_params: &'a BTreeSet<String>,
+    /// Re-rooting is switched on (and allowed by the MATCH this one is lowered for, if any).
+    pub reroot: bool,
+    /// The MATCH is a shortest-path search: searched from its start node, never branched.
+    pub shortest: bool,
+    /// The node variable the next clause counts per (a root for re-rooting).
+    pub grouped_by: Option<&'a str>,
+    /// Node variables standing for a value, looked up by the key that value names.
+    pub looked_up: &'a BTreeSet<String>,
+    /// The labels whose key index can look such a node up.
+    pub lookup_labels: &'a BTreeSet<String>,
+    /// The number of the last internal name given (fresh names continue after it).
+    pub names: usize,
+}
+
+/// A MATCH after its rewrites: what the planner lowers.
+#[derive(Debug)]
+pub(crate) struct PreparedMatch {
+    /// The MATCH as rewritten, bound, before branching.
+    pub graph: QueryGraph,
+    /// Its named paths, as their elements' variables.
+    pub paths: Vec<PathElements>,
+    /// Re-rooting holds for this MATCH and for those its lowering makes (an unrolled
+    /// variable-length hop): not where a walk's order is kept (relationship lists and
+    /// paths as values, a shortest-path search).
+    pub reroot: bool,
+    pub shape: MatchShape,
+    /// What the rewrites did, for EXPLAIN.
+    pub notes: Vec<String>,
+    /// The number of the last internal name the rewrites of the AST gave.
+    pub names: usize,
+}
+
+/// How a prepared MATCH is lowered.
+#[derive(Debug)]
+pub(crate) enum MatchShape {
+    /// One ordinary pattern.
+    One(Planned),
+    /// One pattern per label / table combination, combined with UNION ALL.
+    Branches(Vec<Branch>),
+    /// Branching found no consistent combination: the MATCH has no rows.
+    Empty,
+}
+
+/// One branch of a MATCH.
+#[derive(Debug)]
+pub(crate) struct Branch {
+    /// Variables bound earlier with several labels, each with this branch's one.
+    pub narrowed: Vec<(String, String)>,
+    pub planned: Planned,
+}
+
+/// One ordinary pattern, ready to lower.
+#[derive(Debug)]
+pub(crate) struct Planned {
+    /// The pattern as lowered: re-rooted, or as written.
+    pub graph: QueryGraph,
+    /// Per path, a label per node and a table per relationship.
+    pub resolved: Vec<ResolvedPath>,
+    /// The number of the last internal name re-rooting gave.
+    pub names: usize,
+}
+
+/// Runs a MATCH's rewrites, in order, and binds it: what the planner lowers.
+pub(crate) fn prepare_match(cx: &MatchContext<'_>, m: &ast::Match) -> Result<PreparedMatch> {
+    let mut names = cx.names;
+    let scope = |v: &str| {
+        cx.scope
+            .iter()
+            .find(|(n, _)| n == v)
+            .map(|(_, b)| b.clone())
+    };
+    let integer = |p: &str| cx.integer_params.contains(p);
+    let m = key_lookup::key_equalities_into_maps(m, cx.catalog, &integer);
+    let rematched = rematch::rematch_bound_relationships(&m, cx.catalog, &scope, &mut || {
+        names += 1;
+        format!("__{}{names}", rematch::REBOUND)
+    });
+    let m = rematched.as_ref().unwrap_or(&m);
+    let (m, paths) = path_names::name_path_elements(m, &mut |what| {
+        names += 1;
+        format!("__{what}{names}")
+    });
+    let binder = Binder {
+        catalog: cx.catalog,
+        lenient: cx.lenient,
+        bound: &scope,
+    };
+    let graph = binder.bind_match(&m)?;
+    let reroot = cx.reroot && !cx.shortest && !keeps_walk_order(&graph, &paths);
+    let mut notes = Vec::new();
+    let several_bound = graph.nodes.iter().any(|n| {
+        matches!(
+            n.var.as_ref().and_then(|v| scope(&v.name)),
+            Some(BoundVar::Node { several: true, .. })
+        )
+    });
+    let shape = if !(several_bound || (graph.satisfiable && graph.is_ambiguous())) {
+        MatchShape::One(plan_one(cx, &binder, &graph, reroot, names, &mut notes)?)
+    } else {
+        branches(cx, &graph, reroot, names, &mut notes)?
+    };
+    Ok(PreparedMatch {
+        graph,
+        paths,
+        reroot,
+        shape,
+        notes,
+        names,
+    })
+}
+
+/// A MATCH that branches: a pattern per consistent combination of labels and tables.
+fn branches(
+    cx: &MatchContext<'_>,
+    graph: &QueryGraph,
+    reroot: bool,
+    names: usize,
+    notes: &mut Vec<String>,
+) -> Result<MatchShape> {
+    let m = &graph.clause;
+    if cx.shortest {
+        return Err(Error::semantic(
+            SemanticKind::AmbiguousPattern,
+            "the shortest path's nodes could have several labels; give them labels",
+            m.span,
+        ));
+    }
+    if !cx.lenient {
+        graph.check_property_maps(cx.catalog)?;
+    }
+    let combos = if graph.satisfiable {
+        branching::combinations(cx.catalog, graph).ok_or_else(|| {
+            Error::semantic(
+                SemanticKind::AmbiguousPattern,
+                format!(
+                    "the pattern matches more than {MAX_BRANCHES} combinations of labels and relationship tables; give its nodes labels or its relationships types"
+                ),
+                m.span,
+            )
+        })?
+    } else {
+        vec![]
+    };
+    if combos.is_empty() {
+        return Ok(MatchShape::Empty);
+    }
+    notes.push(format!(
+        "{}  -- {} branch{}",
+        ast::Clause::Match(m.clone()),
+        combos.len(),
+        if combos.len() == 1 { "" } else { "es" }
+    ));
+    let mut out = Vec::new();
+    for combo in &combos {
+        // A variable bound with several labels has this branch's one.
+        let mut narrowed: Vec<(String, String)> = Vec::new();
+        for (i, n) in graph.nodes.iter().enumerate() {
+            let Some(v) = &n.var else { continue };
+            let several = cx.scope.iter().any(|(name, b)| {
+                name == &v.name && matches!(b, BoundVar::Node { several: true, .. })
+            });
+            if several && !narrowed.iter().any(|(name, _)| name == &v.name) {
+                narrowed.push((v.name.clone(), combo.labels[i].clone()));
+            }
+        }
+        let scope = |v: &str| match narrowed.iter().find(|(name, _)| name == v) {
+            Some((_, label)) => Some(BoundVar::node(vec![label.clone()])),
+            None => cx
+                .scope
+                .iter()
+                .find(|(n, _)| n == v)
+                .map(|(_, b)| b.clone()),
+        };
+        let binder = Binder {
+            catalog: cx.catalog,
+            lenient: cx.lenient,
+            bound: &scope,
+        };
+        let pinned = branching::pin(&binder, graph, combo)?;
+        let planned = plan_one(cx, &binder, &pinned, reroot, names, notes)?;
+        out.push(Branch { narrowed, planned });
+    }
+    Ok(MatchShape::Branches(out))
+}
+
+/// One ordinary pattern: re-rooted when `reroot` holds, then resolved.
+fn plan_one(
+    cx: &MatchContext<'_>,
+    binder: &Binder<'_>,
+    graph: &QueryGraph,
+    reroot: bool,
+    mut names: usize,
+    notes: &mut Vec<String>,
+) -> Result<Planned> {
+    let lookups = |v: &str, label: Option<&str>| {
+        cx.looked_up.contains(v)
+            && match label {
+                Some(l) => cx.lookup_labels.contains(l),
+                None => cx
+                    .catalog
+                    .nodes
+                    .values()
+                    .all(|n| cx.lookup_labels.contains(&n.label)),
+            }
+    };
+    let reordered = if reroot {
+        pattern_order::reorder(graph, binder, cx.grouped_by, &lookups, &mut || {
+            names += 1;
+            format!("__anon{names}")
+        })
+        .transpose()?
+    } else {
+        None
+    };
+    let graph = match reordered {
+        Some(r) => {
+            let roots: Vec<String> = r
+                .roots
+                .iter()
+                .map(|(v, why)| format!("{v} ({why})"))
+                .collect();
+            notes.push(format!(
+                "{}  -- root: {}",
+                ast::Clause::Match(r.graph.clause.clone()),
+                roots.join(", ")
+            ));
+            r.graph
+        }
+        None => graph.clone(),
+    };
+    let resolved = binder.resolve(&graph)?;
+    Ok(Planned {
+        graph,
+        resolved,
+        names,
+    })
+}
+
+/// Whether a MATCH's walks keep the order written: a relationship list it names (or
+/// matches again) or a named path's variable-length segment is a value listed in the
+/// direction walked.
+fn keeps_walk_order(graph: &QueryGraph, paths: &[PathElements]) -> bool {
+    let rebound = format!("__{}", rematch::REBOUND);
+    graph.rels.iter().any(|r| {
+        r.length.is_some()
+            && r.var.as_ref().is_some_and(|v| {
+                !v.name.starts_with("__")
+                    || v.name.starts_with(&rebound)
+                    || paths.iter().any(|p| p.elems.contains(&v.name))
+            })
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::rewrite::test_util::{nth_match, sample, text};
+
+    /// `q`'s first clause prepared with `scope` bound before it, re-rooting on.
+    fn prepare(q: &str, scope: &[(String, BoundVar)], names: usize) -> Result<PreparedMatch> {
+        let g = sample();
+        let none = BTreeSet::new();
+        let cx = MatchContext {
+            catalog: g.catalog(),
+            lenient: false,
+            scope,
+            integer_params: &none,
+            reroot: true,
+            shortest: false,
+            grouped_by: None,
+            looked_up: &none,
+            lookup_labels: &none,
+            names,
+        };
+        prepare_match(&cx, &nth_match(q, 0))
+    }
+
+    /// Each branch's pattern, as lowered, with the labels narrowed for it.
+    fn branches(p: &PreparedMatch) -> Vec<String> {
+        let MatchShape::Branches(bs) = &p.shape else {
+            panic!("not branched: {:?}", p.shape)
+        };
+        bs.iter()
+            .map(|b| format!("{} {:?}", text(&b.planned.graph.clause), b.narrowed))
+            .collect()
+    }
+
+    #[test]
+    fn one_pattern_is_re_rooted_and_resolved() {
+        let p = prepare(
+            "MATCH (a:Person)-[:KNOWS]->(b:Person) WHERE b.id = 3 RETURN a",
+            &[],
+            0,
+        )
+        .unwrap();
+        let MatchShape::One(one) = &p.shape else {
+            panic!("{:?}", p.shape)
+        };
+        // The key equality became a property map, which re-rooting starts from.
+        assert_eq!(
+            text(&one.graph.clause),
+            "MATCH (b:Person {id: 3})<-[:KNOWS]-(a:Person)"
+        );
+        assert_eq!(one.resolved[0].labels, ["Person", "Person"]);
+        assert!(one.resolved[0].satisfiable);
+        assert_eq!(p.notes.len(), 1, "{:?}", p.notes);
+        assert!(
+            p.notes[0].ends_with("-- root: b (key equality)"),
+            "{:?}",
+            p.notes
+        );
+        assert!(p.reroot);
+    }
+
+    #[test]
+    fn a_variable_of_several_labels_branches_and_each_branch_has_one() {
+        let p = prepare("MATCH (m)-[:HAS_CREATOR]->(p:Person) RETURN m", &[], 0).unwrap();
+        assert_eq!(
+            branches(&p),
+            [
+                "MATCH (m:Comment:Message)-[:HAS_CREATOR]->(p:Person) []",
+                "MATCH (m:Post:Message)-[:HAS_CREATOR]->(p:Person) []"
+            ]
+        );
+        assert!(p.notes[0].ends_with("-- 2 branches"), "{:?}", p.notes);
+        // Bound before by a MATCH that branched: it branches again, narrowed per branch.
+        let messages = vec!["Comment:Message".to_string(), "Post:Message".to_string()];
+        let several = [(
+            "m".to_string(),
+            BoundVar::Node {
+                labels: messages.clone(),
+                several: true,
+            },
+        )];
+        let p = prepare("MATCH (m)-[:HAS_CREATOR]->(p) RETURN p", &several, 0).unwrap();
+        assert_eq!(
+            branches(&p),
+            [
+                r#"MATCH (m:Comment:Message)-[:HAS_CREATOR]->(p:Person) [("m", "Comment:Message")]"#,
+                r#"MATCH (m:Post:Message)-[:HAS_CREATOR]->(p:Person) [("m", "Post:Message")]"#
+            ]
+        );
+        // Candidates of an ordinary MATCH branch too, with nothing to narrow.
+        let candidates = [("m".to_string(), BoundVar::node(messages))];
+        let p = prepare("MATCH (m)-[:HAS_CREATOR]->(p) RETURN p", &candidates, 0).unwrap();
+        assert!(
+            branches(&p).iter().all(|b| b.ends_with("[]")),
+            "{:?}",
+            branches(&p)
+        );
+    }
+
+    #[test]
+    fn a_pattern_no_combination_serves_is_empty() {
+        // A branched variable where no branch fits: no rows.
+        let several = [(
+            "m".to_string(),
+            BoundVar::Node {
+                labels: vec!["Comment:Message".to_string(), "Post:Message".to_string()],
+                several: true,
+            },
+        )];
+        let p = prepare("MATCH (m)-[:KNOWS]->(x) RETURN x", &several, 0).unwrap();
+        assert!(matches!(p.shape, MatchShape::Empty), "{:?}", p.shape);
+        // An ordinary pattern no table serves is one unsatisfiable pattern (a `false` filter).
+        let p = prepare(
+            "MATCH (a:Person)-[:HAS_CREATOR|LIKES]->(b:Person) RETURN a",
+            &[],
+            0,
+        );
+        let MatchShape::One(one) = p.unwrap().shape else {
+            panic!("not one pattern")
+        };
+        assert!(!one.resolved[0].satisfiable);
+    }
+
+    #[test]
+    fn walks_kept_in_order_are_not_re_rooted() {
+        let p = prepare(
+            "MATCH p = (a:Person)-[:KNOWS*1..2]->(b:Person {id: 3}) RETURN p",
+            &[],
+            0,
+        )
+        .unwrap();
+        assert!(!p.reroot);
+        assert_eq!(p.paths.len(), 1);
+        assert_eq!(p.paths[0].elems[0], "a");
+        let p = prepare(
+            "MATCH (a:Person)-[rs:KNOWS*1..2]->(b:Person {id: 3}) RETURN rs",
+            &[],
+            0,
+        )
+        .unwrap();
+        assert!(!p.reroot);
+        let p = prepare(
+            "MATCH (a:Person)-[:KNOWS*1..2]->(b:Person {id: 3}) RETURN a",
+            &[],
+            0,
+        )
+        .unwrap();
+        assert!(p.reroot);
+    }
+
+    #[test]
+    fn fresh_names_continue_after_the_ones_given() {
+        let scope = [("r".to_string(), BoundVar::Rel { tables: vec![] })];
+        let p = prepare("MATCH p = (a)-[r]->() RETURN p", &scope, 7).unwrap();
+        // The relationship matched again, then the path's anonymous node named.
+        assert_eq!(p.paths[0].elems, ["a", "__rebound8", "__pn9"]);
+        assert_eq!(p.names, 9);
+    }
+
+    #[test]
+    fn a_shortest_path_between_nodes_of_several_labels_is_an_error() {
+        let g = sample();
+        let none = BTreeSet::new();
+        let cx = MatchContext {
+            catalog: g.catalog(),
+            lenient: false,
+            scope: &[],
+            integer_params: &none,
+            reroot: true,
+            shortest: true,
+            grouped_by: None,
+            looked_up: &none,
+            lookup_labels: &none,
+            names: 0,
+        };
+        let m = nth_match("MATCH (a:Person)-[:LIKES*]->(m) RETURN m", 0);
+        let e = prepare_match(&cx, &m).unwrap_err();
+        assert_eq!(e.kind_name(), "AmbiguousPattern");
+    }
+}
 
 #[cfg(test)]
 pub(crate) mod test_util {

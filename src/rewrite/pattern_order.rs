@@ -72,18 +72,6 @@ struct Var {
     span: cypher::Span,
 }
 
-/// Top-level `AND` conjuncts of WHERE.
-pub(crate) fn conjuncts(e: &ast::Expr) -> Vec<&ast::Expr> {
-    match &e.kind {
-        ExprKind::Binary(ast::BinaryOp::And, l, r) => {
-            let mut v = conjuncts(l);
-            v.extend(conjuncts(r));
-            v
-        }
-        _ => vec![e],
-    }
-}
-
 /// `v.k = <literal or parameter>` (either side): (v, k).
 fn equality_on(e: &ast::Expr) -> Option<(&str, &str)> {
     let ExprKind::Binary(ast::BinaryOp::Eq, l, r) = &e.kind else {
@@ -148,7 +136,11 @@ pub(crate) fn reorder(
         return None;
     }
     let pg = PatternGraph::new(m, fresh)?;
-    let where_conj: Vec<&ast::Expr> = m.where_.as_ref().map(conjuncts).unwrap_or_default();
+    let where_conj: Vec<&ast::Expr> = m
+        .where_
+        .as_ref()
+        .map(ast::Expr::conjuncts)
+        .unwrap_or_default();
     let scores: Vec<RootReason> = pg
         .vars
         .iter()

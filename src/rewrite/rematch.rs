@@ -7,22 +7,12 @@
 //! after:   MATCH ()-[r:KNOWS]->() WITH r MATCH (a)-[__rebound1:KNOWS]->(b) WHERE __rebound1 = r
 //! ```
 
+use crate::binder::BoundVar;
 use crate::catalog::Catalog;
 use cypher::ast::{self, ExprKind};
 
 /// Fresh variables of relationships matched again are `__rebound<n>`.
 pub const REBOUND: &str = "rebound";
-
-/// What an earlier clause bound a variable to.
-#[derive(Debug, Clone, PartialEq)]
-pub enum Bound {
-    /// A relationship from one of these tables.
-    Rel(Vec<usize>),
-    /// A list of relationships (of this table, where all are of one).
-    RelList(Option<usize>),
-    /// Any other value.
-    Other,
-}
 
 /// `m` with each relationship variable bound by an earlier clause (`MATCH ()-[r]->() WITH
 /// r MATCH (a)-[r]->(b)`) replaced by a fresh one that WHERE requires to equal it: the
@@ -36,17 +26,21 @@ pub enum Bound {
 pub fn rematch_bound_relationships(
     m: &ast::Match,
     catalog: &Catalog,
-    bound: &dyn Fn(&str) -> Option<Bound>,
+    bound: &dyn Fn(&str) -> Option<BoundVar>,
     fresh: &mut dyn FnMut() -> String,
 ) -> Option<ast::Match> {
     let tables = |v: &ast::Ident| match bound(&v.name) {
-        Some(Bound::Rel(tables)) => Some(tables),
-        Some(Bound::RelList(Some(table))) => Some(vec![table]),
+        Some(BoundVar::Rel { tables }) => Some(tables),
+        Some(BoundVar::RelList { table: Some(table) }) => Some(vec![table]),
         _ => None,
     };
+    // A node or a path in a relationship's place is the binder's error to report.
     let rematched = |r: &ast::RelPattern| match (&r.var, r.length.is_some()) {
-        (Some(v), false) => matches!(bound(&v.name), Some(Bound::Rel(_) | Bound::Other)),
-        (Some(v), true) => bound(&v.name).is_some(),
+        (Some(v), false) => matches!(bound(&v.name), Some(BoundVar::Rel { .. } | BoundVar::Value)),
+        (Some(v), true) => matches!(
+            bound(&v.name),
+            Some(BoundVar::Rel { .. } | BoundVar::RelList { .. } | BoundVar::Value)
+        ),
         (None, _) => false,
     };
     let mut rels = m
@@ -101,7 +95,7 @@ mod tests {
     use super::*;
     use crate::rewrite::test_util::{nth_match, sample, text};
 
-    fn rewrite(q: &str, bound: &dyn Fn(&str) -> Option<Bound>) -> Option<String> {
+    fn rewrite(q: &str, bound: &dyn Fn(&str) -> Option<BoundVar>) -> Option<String> {
         let g = sample();
         let m = nth_match(q, 0);
         let mut n = 0;
@@ -118,7 +112,11 @@ mod tests {
         let knows = (g.catalog().rels.iter())
             .position(|r| r.cfg.rel_type == "KNOWS")
             .unwrap();
-        let bound = |v: &str| (v == "r").then(|| Bound::Rel(vec![knows]));
+        let bound = |v: &str| {
+            (v == "r").then(|| BoundVar::Rel {
+                tables: vec![knows],
+            })
+        };
         assert_eq!(
             rewrite("MATCH (a)-[r]->(b) WHERE a.id > 1 RETURN a", &bound).unwrap(),
             "MATCH (a)-[__rebound1:KNOWS]->(b) WHERE ((a.id > 1) AND (__rebound1 = r))"
@@ -135,13 +133,13 @@ mod tests {
         // A list bound to a variable-length relationship is matched again as a value, and so
         // is a single hop's variable holding a value (a relationship from a list or a path);
         // a list on a single hop is left to the binder.
-        let list = |v: &str| (v == "rs").then_some(Bound::RelList(None));
+        let list = |v: &str| (v == "rs").then_some(BoundVar::RelList { table: None });
         assert_eq!(
             rewrite("MATCH (a)-[rs*]->(b) RETURN a", &list).unwrap(),
             "MATCH (a)-[__rebound1*]->(b) WHERE (__rebound1 = rs)"
         );
         assert_eq!(rewrite("MATCH (a)-[rs]->(b) RETURN a", &list), None);
-        let other = |v: &str| (v == "x").then_some(Bound::Other);
+        let other = |v: &str| (v == "x").then_some(BoundVar::Value);
         assert_eq!(
             rewrite("MATCH (a)-[x]->(b) RETURN a", &other).unwrap(),
             "MATCH (a)-[__rebound1]->(b) WHERE (__rebound1 = x)"

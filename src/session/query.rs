@@ -28,11 +28,14 @@ impl Graph {
     ) -> Result<(crate::planner::Lowered, std::collections::BTreeSet<String>)> {
         let mut popts = self.options.planner.clone();
         popts.reroot = self.options.mode == Mode::Csr && self.options.rules.reroot;
-        let mut lowerer = Lowerer::new(&self.catalog, params, popts)?;
+        // Binding and lowering never execute anything: a DataFusion error here is a
+        // planning error.
+        let bound = crate::binder::query::bind(&self.catalog, popts.lenient, ast, params)
+            .map_err(Error::while_planning)?;
+        let mut lowerer = Lowerer::new(&self.catalog, popts)?;
         lowerer.indexes = self.indexes.as_deref();
         lowerer.placeholders = placeholders;
-        // Lowering never executes anything: a DataFusion error here is a planning error.
-        let lowered = lowerer.lower_query(ast).map_err(Error::while_planning)?;
+        let lowered = lowerer.lower_query(&bound).map_err(Error::while_planning)?;
         Ok((lowered, lowerer.baked.into_inner()))
     }
 
