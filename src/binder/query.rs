@@ -266,6 +266,109 @@ impl QueryBinder<'_> {
         Ok((out, where_scope, exprs))
     }
 
+    /// A function call: aggregates' arguments (where an aggregate may stand is the
+    /// planner's to check), known functions with a fitting number of arguments.
+    fn function(
+        &mut self,
+        e: &ast::Expr,
+        (name, distinct, args): (&str, bool, &[ast::Expr]),
+        scope: &Scope,
+        resolved: &[&ast::Expr],
+    ) -> Result<()> {
+        let lname = name.to_lowercase();
+        if ast::AGGREGATES.contains(&lname.as_str()) {
+            // Where an aggregate may stand is the planner's to check.
+            for a in args {
+                self.expr(a, scope, resolved)?;
+            }
+            return Ok(());
+        }
+        if distinct {
+            return sem_err!(
+                InvalidArgumentType,
+                e.span,
+                "DISTINCT is only allowed in aggregates"
+            );
+        }
+        // Planned as the relationship matched again (`planner/subquery.rs`).
+        if lname == "startnode" || lname == "endnode" {
+            if args.len() != 1 {
+                return sem_err!(
+                    InvalidArgumentValue,
+                    e.span,
+                    "{name}() takes 1 argument(s), got {}",
+                    args.len()
+                );
+            }
+            return self.expr(&args[0], scope, resolved);
+        }
+        let entry = registry::lookup(&lname);
+        if let Some(f) = entry {
+            if !(f.arity.0..=f.arity.1).contains(&args.len()) {
+                return sem_err!(
+                    InvalidArgumentValue,
+                    e.span,
+                    "{name}() takes {} argument(s), got {}",
+                    f.arity_text(),
+                    args.len()
+                );
+            }
+        }
+        for a in args {
+            self.expr(a, scope, resolved)?;
+        }
+        if entry.is_none() {
+            return sem_err!(UnknownFunction, e.span, "Unknown function `{name}`");
+        }
+        Ok(())
+    }
+
+    /// A pattern predicate: it tests the variables it is given; it introduces none.
+    fn pattern_predicate(&mut self, p: &ast::PathPattern, scope: &Scope) -> Result<()> {
+        let declared = p.name.iter().chain(p.start.var.iter()).chain(
+            p.steps
+                .iter()
+                .flat_map(|(r, n)| r.var.iter().chain(n.var.iter())),
+        );
+        for v in declared {
+            if scope.get(&v.name).is_none() {
+                return sem_err!(
+                    UndefinedVariable,
+                    v.span,
+                    "Variable `{}` not defined (a pattern predicate cannot introduce \
+                     variables)",
+                    v.name
+                );
+            }
+        }
+        let mut inner = scope.clone();
+        self.match_clause(&mut inner, &ast::Match::of_pattern(p, None))
+    }
+
+    /// `EXISTS`, `COUNT` or `COLLECT { ... }`: its clauses, seeing `scope`.
+    fn subquery(
+        &mut self,
+        e: &ast::Expr,
+        kind: ast::SubqueryKind,
+        q: &ast::SingleQuery,
+        scope: &Scope,
+    ) -> Result<()> {
+        if kind == ast::SubqueryKind::Collect {
+            let columns = match q.clauses.last() {
+                Some(Clause::Return(r)) if !r.star => r.items.len(),
+                _ => 0,
+            };
+            if columns != 1 {
+                return sem_err!(
+                    InvalidArgumentType,
+                    e.span,
+                    "COLLECT {{ ... }} must end with a RETURN of exactly one column"
+                );
+            }
+        }
+        self.clauses(q, scope.clone())
+    }
+
     /// Checks the names `e` uses: variables in `scope` (a sub-expression equal to one of
     /// `resolved` is a column already), parameters given, functions known with a fitting
     /// number of arguments, label tests on nodes.
@@ -303,54 +406,7 @@ impl QueryBinder<'_> {
                 name,
                 distinct,
                 args,
-            } => {
-                let lname = name.to_lowercase();
-                if ast::AGGREGATES.contains(&lname.as_str()) {
-                    // Where an aggregate may stand is the planner's to check.
-                    for a in args {
-                        self.expr(a, scope, resolved)?;
-                    }
-                    return Ok(());
-                }
-                if *distinct {
-                    return sem_err!(
-                        InvalidArgumentType,
-                        e.span,
-                        "DISTINCT is only allowed in aggregates"
-                    );
-                }
-                // Planned as the relationship matched again (`planner/subquery.rs`).
-                if lname == "startnode" || lname == "endnode" {
-                    if args.len() != 1 {
-                        return sem_err!(
-                            InvalidArgumentValue,
-                            e.span,
-                            "{name}() takes 1 argument(s), got {}",
-                            args.len()
-                        );
-                    }
-                    return self.expr(&args[0], scope, resolved);
-                }
-                let entry = registry::lookup(&lname);
-                if let Some(f) = entry {
-                    if !(f.arity.0..=f.arity.1).contains(&args.len()) {
-                        return sem_err!(
-                            InvalidArgumentValue,
-                            e.span,
-                            "{name}() takes {} argument(s), got {}",
-                            f.arity_text(),
-                            args.len()
-                        );
-                    }
-                }
-                for a in args {
-                    self.expr(a, scope, resolved)?;
-                }
-                if entry.is_none() {
-                    return sem_err!(UnknownFunction, e.span, "Unknown function `{name}`");
-                }
-                Ok(())
-            }
+            } => self.function(e, (name, *distinct, args), scope, resolved),
             ExprKind::ListComprehension {
                 var,
                 list,
@@ -378,27 +434,7 @@ impl QueryBinder<'_> {
                 inner.bind(&var.name, BoundVar::Value);
                 self.expr(pred, &inner, resolved)
             }
-            ExprKind::PatternPredicate(p) => {
-                // It tests the variables it is given; it introduces none.
-                let declared = p.name.iter().chain(p.start.var.iter()).chain(
-                    p.steps
-                        .iter()
-                        .flat_map(|(r, n)| r.var.iter().chain(n.var.iter())),
-                );
-                for v in declared {
-                    if scope.get(&v.name).is_none() {
-                        return sem_err!(
-                            UndefinedVariable,
-                            v.span,
-                            "Variable `{}` not defined (a pattern predicate cannot introduce \
-                             variables)",
-                            v.name
-                        );
-                    }
-                }
-                let mut inner = scope.clone();
-                self.match_clause(&mut inner, &ast::Match::of_pattern(p, None))
-            }
+            ExprKind::PatternPredicate(p) => self.pattern_predicate(p, scope),
             ExprKind::PatternComprehension {
                 pattern,
                 filter,
@@ -413,22 +449,7 @@ impl QueryBinder<'_> {
                 self.match_clause(&mut inner, &m)?;
                 self.expr(map, &inner, resolved)
             }
-            ExprKind::Subquery(kind, q) => {
-                if *kind == ast::SubqueryKind::Collect {
-                    let columns = match q.clauses.last() {
-                        Some(Clause::Return(r)) if !r.star => r.items.len(),
-                        _ => 0,
-                    };
-                    if columns != 1 {
-                        return sem_err!(
-                            InvalidArgumentType,
-                            e.span,
-                            "COLLECT {{ ... }} must end with a RETURN of exactly one column"
-                        );
-                    }
-                }
-                self.clauses(q, scope.clone())
-            }
+            ExprKind::Subquery(kind, q) => self.subquery(e, *kind, q, scope),
             ExprKind::Reduce {
                 acc,
                 init,

@@ -340,6 +340,36 @@ pub(super) fn take_into(
 }
 
 impl ExpandSpec {
+    /// Per neighbour in `nbrs`, whether it passes the target filter `f`: evaluated only for
+    /// the nodes not seen before in this partition (sorted, distinct), remembered in `sel`.
+    fn targets_passing(
+        &self,
+        f: &CompiledFilter,
+        nbrs: &[u32],
+        sel: &mut Selection,
+        c: &Counters,
+    ) -> Result<Vec<bool>> {
+        let mut fresh = roaring::RoaringBitmap::new();
+        for &n in nbrs {
+            if !sel.passed.contains(n) && !sel.failed.contains(n) {
+                fresh.insert(n);
+            }
+        }
+        if !fresh.is_empty() {
+            let ords: Vec<u32> = fresh.iter().collect();
+            c.filter_evals.add(ords.len());
+            let mask = f.mask(&self.data.target, &UInt32Array::from(ords.clone()))?;
+            for (o, pass) in ords.into_iter().zip(mask) {
+                if pass {
+                    sel.passed.insert(o);
+                } else {
+                    sel.failed.insert(o);
+                }
+            }
+        }
+        Ok(nbrs.iter().map(|&n| sel.passed.contains(n)).collect())
+    }
+
     fn expand(
         &self,
         batch: &RecordBatch,
@@ -405,26 +435,7 @@ impl ExpandSpec {
             retain(&mask, [&mut rows, &mut nbrs, &mut erows]);
         }
         if let Some(f) = &self.target_filter {
-            // Evaluate only nodes not seen before in this partition (sorted, distinct).
-            let mut fresh = roaring::RoaringBitmap::new();
-            for &n in &nbrs {
-                if !sel.passed.contains(n) && !sel.failed.contains(n) {
-                    fresh.insert(n);
-                }
-            }
-            if !fresh.is_empty() {
-                let ords: Vec<u32> = fresh.iter().collect();
-                c.filter_evals.add(ords.len());
-                let mask = f.mask(&self.data.target, &UInt32Array::from(ords.clone()))?;
-                for (o, pass) in ords.into_iter().zip(mask) {
-                    if pass {
-                        sel.passed.insert(o);
-                    } else {
-                        sel.failed.insert(o);
-                    }
-                }
-            }
-            let mask: Vec<bool> = nbrs.iter().map(|&n| sel.passed.contains(n)).collect();
+            let mask = self.targets_passing(f, &nbrs, sel, c)?;
             retain(&mask, [&mut rows, &mut nbrs, &mut erows]);
         }
         c.rows_taken.add(rows.len());

@@ -730,28 +730,7 @@ impl<'c> Lowerer<'c> {
                 return Ok(e);
             }
         }
-        let identity_only = match &args[0].kind {
-            ExprKind::Variable(v) if name == "collect" && self.identity_collects.contains(call) => {
-                scope.get(v).filter(|b| b.is_entity())
-            }
-            _ => None,
-        };
-        let mut x = match identity_only {
-            Some(b) => self.entity_identity(b)?,
-            None => self.expr(&args[0], &cx)?,
-        };
-        let mut t = self.type_of(&x, schema)?;
-        if t == DataType::Null && matches!(name.as_str(), "sum" | "avg" | "min" | "max") {
-            // Only nulls (e.g. a property no node has): give the accumulator a type (still an
-            // aggregate, so that it yields its one row over no rows: `sum` 0, the others null).
-            let typed = if name == "sum" {
-                DataType::Int64
-            } else {
-                DataType::Float64
-            };
-            x = datafusion::logical_expr::cast(x, typed.clone());
-            t = typed;
-        }
+        let (x, t) = self.aggregate_argument(call, (&name, &args[0]), &cx)?;
         if crate::functions::any::is_any(&t)
             && !matches!(name.as_str(), "count" | "collect" | "min" | "max")
         {
@@ -804,28 +783,73 @@ impl<'c> Lowerer<'c> {
             }
             "percentiledisc" | "percentilecont" => {
                 numeric(&name)?;
-                let p = self.expr(&args[1], &cx)?;
-                let pt = self.type_of(&p, schema)?;
-                if !(pt.is_numeric() || pt == DataType::Null) {
-                    return sem_err!(
-                        InvalidArgumentType,
-                        args[1].span,
-                        "{name}() expects a number as its percentile, got {pt}"
-                    );
-                }
-                let p = datafusion::logical_expr::cast(p, DataType::Float64);
                 let values =
                     maybe_distinct(af::array_agg(x.clone()).filter(x.is_not_null()).build()?)?;
-                let f = if name == "percentiledisc" {
-                    crate::functions::CypherFn::PercentileDisc
-                } else {
-                    crate::functions::CypherFn::PercentileCont
-                };
-                f.call(vec![values, af::min(p.clone()), af::max(p)])
+                self.percentile(&name, values, &args[1], &cx)?
             }
             _ => return Err(Error::Internal(format!("not an aggregate: {name}"))),
         };
         Ok(out)
+    }
+
+    /// The argument of aggregate `call` (`name`): the identities of the entities a
+    /// `collect` of identities only takes, and a type for an argument of nulls only.
+    fn aggregate_argument(
+        &self,
+        call: &ast::Expr,
+        (name, arg): (&str, &ast::Expr),
+        cx: &ExprCtx<'_>,
+    ) -> Result<(Expr, DataType)> {
+        let identity_only = match &arg.kind {
+            ExprKind::Variable(v) if name == "collect" && self.identity_collects.contains(call) => {
+                cx.scope.get(v).filter(|b| b.is_entity())
+            }
+            _ => None,
+        };
+        let mut x = match identity_only {
+            Some(b) => self.entity_identity(b)?,
+            None => self.expr(arg, cx)?,
+        };
+        let mut t = self.type_of(&x, cx.schema)?;
+        if t == DataType::Null && matches!(name, "sum" | "avg" | "min" | "max") {
+            // Only nulls (e.g. a property no node has): give the accumulator a type (still an
+            // aggregate, so that it yields its one row over no rows: `sum` 0, the others null).
+            let typed = if name == "sum" {
+                DataType::Int64
+            } else {
+                DataType::Float64
+            };
+            x = datafusion::logical_expr::cast(x, typed.clone());
+            t = typed;
+        }
+        Ok((x, t))
+    }
+
+    /// `percentileDisc` / `percentileCont` (`name`) of `values` (their non-null values as a
+    /// list) at percentile `p`.
+    fn percentile(
+        &self,
+        name: &str,
+        values: Expr,
+        p: &ast::Expr,
+        cx: &ExprCtx<'_>,
+    ) -> Result<Expr> {
+        let pe = self.expr(p, cx)?;
+        let pt = self.type_of(&pe, cx.schema)?;
+        if !(pt.is_numeric() || pt == DataType::Null) {
+            return sem_err!(
+                InvalidArgumentType,
+                p.span,
+                "{name}() expects a number as its percentile, got {pt}"
+            );
+        }
+        let pe = datafusion::logical_expr::cast(pe, DataType::Float64);
+        let f = if name == "percentiledisc" {
+            crate::functions::CypherFn::PercentileDisc
+        } else {
+            crate::functions::CypherFn::PercentileCont
+        };
+        Ok(f.call(vec![values, af::min(pe.clone()), af::max(pe)]))
     }
 
     /// `collect(x)` (of type `t`): its non-null values in the order a WITH ... ORDER BY gave

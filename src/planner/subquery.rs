@@ -269,43 +269,8 @@ impl<'c> Lowerer<'c> {
                 return self.replace_subqueries(st, base, list, locals);
             }
         }
-        // `[p IN posts WHERE (p)-[:HAS_TAG]->() | ...]`: a subquery reading the element.
-        if let ExprKind::ListComprehension {
-            var,
-            list,
-            filter,
-            map,
-        } = &mut e.kind
-        {
-            let body: Vec<&ast::Expr> = filter
-                .iter()
-                .chain(map.iter())
-                .map(|b| b.as_ref())
-                .collect();
-            if subquery_reads(&body, &var.name) {
-                let mut names = Vec::new();
-                body.iter().for_each(|b| b.mentioned_names(&mut names));
-                self.replace_subqueries(st, base, list, locals)?;
-                list.mentioned_names(&mut names);
-                if let Some(v) = names.iter().find(|n| locals.iter().any(|l| l == *n)) {
-                    return sem_err!(
-                        Unsupported,
-                        e.span,
-                        "unsupported: a pattern expression or subquery in a list comprehension \
-                         nested in another one reading its variable `{}`",
-                        crate::binder::names::unescape(v)
-                    );
-                }
-                let (var, list) = (var.clone(), (**list).clone());
-                let (filter, map) = (filter.as_deref().cloned(), map.as_deref().cloned());
-                self.init_base(st, base)?;
-                let taken = std::mem::replace(st, placeholder());
-                let (next, name) =
-                    self.comprehension_column(taken, base, &var, &list, filter, map, e.span)?;
-                *st = next;
-                *e = ast::Expr::new(ExprKind::Variable(name), e.span);
-                return Ok(());
-            }
+        if self.comprehension_subquery(st, base, e, locals)? {
+            return Ok(());
         }
         let mut locals = locals.to_vec();
         match &e.kind {
@@ -326,6 +291,57 @@ impl<'c> Lowerer<'c> {
         Ok(())
     }
 
+    /// `[p IN posts WHERE (p)-[:HAS_TAG]->() | ...]`: a list comprehension whose body holds
+    /// a subquery reading its variable, replaced by a column computed per row. False when `e`
+    /// is no such comprehension.
+    fn comprehension_subquery(
+        &mut self,
+        st: &mut State,
+        base: &mut Base,
+        e: &mut ast::Expr,
+        locals: &[String],
+    ) -> Result<bool> {
+        let ExprKind::ListComprehension {
+            var,
+            list,
+            filter,
+            map,
+        } = &mut e.kind
+        else {
+            return Ok(false);
+        };
+        let body: Vec<&ast::Expr> = filter
+            .iter()
+            .chain(map.iter())
+            .map(|b| b.as_ref())
+            .collect();
+        if !subquery_reads(&body, &var.name) {
+            return Ok(false);
+        }
+        let mut names = Vec::new();
+        body.iter().for_each(|b| b.mentioned_names(&mut names));
+        self.replace_subqueries(st, base, list, locals)?;
+        list.mentioned_names(&mut names);
+        if let Some(v) = names.iter().find(|n| locals.iter().any(|l| l == *n)) {
+            return sem_err!(
+                Unsupported,
+                e.span,
+                "unsupported: a pattern expression or subquery in a list comprehension \
+                 nested in another one reading its variable `{}`",
+                crate::binder::names::unescape(v)
+            );
+        }
+        let (var, list) = (var.clone(), (**list).clone());
+        let (filter, map) = (filter.as_deref().cloned(), map.as_deref().cloned());
+        self.init_base(st, base)?;
+        let taken = std::mem::replace(st, placeholder());
+        let (next, name) =
+            self.comprehension_column(taken, base, &var, &list, filter, map, e.span)?;
+        *st = next;
+        *e = ast::Expr::new(ExprKind::Variable(name), e.span);
+        Ok(true)
+    }
+
     /// A list comprehension whose body holds a subquery reading its variable, per row of
     /// `st`: the list's elements as rows (numbered by their position), the body's subqueries
     /// computed over them, the kept values collected back in order per input row.
@@ -340,38 +356,7 @@ impl<'c> Lowerer<'c> {
         map: Option<ast::Expr>,
         span: cypher::Span,
     ) -> Result<(State, String)> {
-        // The rows the elements come from: each input row (by its number), or on a cluster
-        // (no row numbers) each distinct value of the outer variables the comprehension reads.
-        let (elements, keys) = match &base.row {
-            Some(row) => {
-                let rows = State {
-                    plan: base.plan()?.clone(),
-                    scope: st.scope.clone(),
-                    unit: false,
-                };
-                (rows, vec![row.clone()])
-            }
-            None => {
-                let mut names = Vec::new();
-                list.mentioned_names(&mut names);
-                filter
-                    .iter()
-                    .chain(map.iter())
-                    .for_each(|x| x.mentioned_names(&mut names));
-                let used: HashSet<&str> = names
-                    .into_iter()
-                    .filter(|n| *n != var.name && st.scope.get(n).is_some())
-                    .collect();
-                if used.is_empty() {
-                    let unit = State::unit()?;
-                    (unit, vec![])
-                } else {
-                    let (inner, _, keys) =
-                        self.optional_input(&st.scope, &used, base.plan()?, &None)?;
-                    (inner, keys)
-                }
-            }
-        };
+        let (elements, keys) = self.comprehension_rows(&st, base, var, list, (&filter, &map))?;
         // Element positions 0..size(list) - 1 as rows, then the element at each.
         let at = |k: ExprKind| ast::Expr::new(k, span);
         let call = |name: &str, args: Vec<ast::Expr>| {
@@ -450,6 +435,49 @@ impl<'c> Lowerer<'c> {
         .when(col(&agg_col).is_null(), empty_list(&t))
         .otherwise(col(&agg_col))?;
         self.bind_result(plan, st.scope, &agg_col, result)
+    }
+
+    /// The rows a comprehension's elements come from, with their keys back to the input:
+    /// each input row (by its number), or on a cluster (no row numbers) each distinct value
+    /// of the outer variables the comprehension reads.
+    fn comprehension_rows(
+        &mut self,
+        st: &State,
+        base: &Base,
+        var: &ast::Ident,
+        list: &ast::Expr,
+        (filter, map): (&Option<ast::Expr>, &Option<ast::Expr>),
+    ) -> Result<(State, Vec<String>)> {
+        Ok(match &base.row {
+            Some(row) => {
+                let rows = State {
+                    plan: base.plan()?.clone(),
+                    scope: st.scope.clone(),
+                    unit: false,
+                };
+                (rows, vec![row.clone()])
+            }
+            None => {
+                let mut names = Vec::new();
+                list.mentioned_names(&mut names);
+                filter
+                    .iter()
+                    .chain(map.iter())
+                    .for_each(|x| x.mentioned_names(&mut names));
+                let used: HashSet<&str> = names
+                    .into_iter()
+                    .filter(|n| *n != var.name && st.scope.get(n).is_some())
+                    .collect();
+                if used.is_empty() {
+                    let unit = State::unit()?;
+                    (unit, vec![])
+                } else {
+                    let (inner, _, keys) =
+                        self.optional_input(&st.scope, &used, base.plan()?, &None)?;
+                    (inner, keys)
+                }
+            }
+        })
     }
 
     /// `[(a)-->(b) WHERE a.id = startNode(r).id | ..]`: the end nodes of an outer

@@ -555,20 +555,7 @@ impl<'c> Lowerer<'c> {
         let sub = self.lower_match_for(st.clone(), &m, &search);
         self.notes.truncate(notes);
         let sub = sub?;
-        let mut ids = Vec::new();
-        for r in &rels {
-            ids.push(match sub.scope.get(r) {
-                Some(Binding::Rel { rel, prefix }) => {
-                    col(&eid_col(prefix)) + lit(encode_eid(*rel, 0))
-                }
-                Some(Binding::Rels { prefix, .. }) => {
-                    col(&eid_col(prefix))
-                        + cast(col(&super::scope::table_col(prefix)), DataType::UInt64)
-                            * lit(encode_eid(1, 0))
-                }
-                _ => return Err(crate::Error::Internal(format!("chain without `{r}`"))),
-            });
-        }
+        let ids = chain_edge_ids(&sub.scope, &rels)?;
         let mut elems = (vec![], vec![]);
         if let Some(shape) = shape {
             let get = |v: &str| {
@@ -583,6 +570,24 @@ impl<'c> Lowerer<'c> {
         }
         Ok((sub.plan, ids, elems))
     }
+}
+
+/// The edge ids of a chain's relationships `rels` (tagged with their table), as bound in
+/// `scope`.
+fn chain_edge_ids(scope: &super::scope::Scope, rels: &[String]) -> Result<Vec<Expr>> {
+    let mut ids = Vec::new();
+    for r in rels {
+        ids.push(match scope.get(r) {
+            Some(Binding::Rel { rel, prefix }) => col(&eid_col(prefix)) + lit(encode_eid(*rel, 0)),
+            Some(Binding::Rels { prefix, .. }) => {
+                col(&eid_col(prefix))
+                    + cast(col(&super::scope::table_col(prefix)), DataType::UInt64)
+                        * lit(encode_eid(1, 0))
+            }
+            _ => return Err(crate::Error::Internal(format!("chain without `{r}`"))),
+        });
+    }
+    Ok(ids)
 }
 
 /// No row of `plan`, with the columns an unrolled variable-length hop adds: its edge ids,

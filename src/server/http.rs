@@ -165,31 +165,10 @@ async fn query(req: Request<Incoming>, shared: Arc<Shared>, db: &str) -> Respons
         shared.metrics.http.record(started.elapsed(), false);
         error_reply(StatusCode::BAD_REQUEST, &f)
     };
-    let request: Json = match serde_json::from_slice(&body) {
-        Ok(j) => j,
-        Err(e) => return fail(Failure::invalid(format!("the body is not JSON: {e}"))),
+    let (statement, params) = match parse_request(&body) {
+        Ok(r) => r,
+        Err(f) => return fail(f),
     };
-    let Some(statement) = request.get("statement").and_then(Json::as_str) else {
-        return fail(Failure::invalid("the body needs a \"statement\""));
-    };
-    let statement = statement.to_string();
-    let mut params = crate::planner::Params::new();
-    if let Some(ps) = request.get("parameters") {
-        let Some(ps) = ps.as_object() else {
-            return fail(Failure::invalid("\"parameters\" must be an object"));
-        };
-        for (k, v) in ps {
-            match from_json(v) {
-                Ok(v) => params.insert(k.clone(), v),
-                Err(why) => {
-                    return fail(Failure::new(
-                        "Neo.ClientError.Request.Invalid",
-                        format!("parameter ${k}: {why}"),
-                    ))
-                }
-            };
-        }
-    }
     let (columns, first, rest) = match super::procedures::call(&statement, || shared.graph.schema())
     {
         Some(Ok(a)) => (a.columns, a.rows, None),
@@ -208,60 +187,10 @@ async fn query(req: Request<Incoming>, shared: Arc<Shared>, db: &str) -> Respons
         Json::from(columns.clone())
     );
     tokio::spawn(async move {
-        let mut buf = head;
-        let mut n = 0usize;
-        let encode = |buf: &mut String, n: &mut usize, row: &[Value]| {
-            if *n > 0 {
-                buf.push(',');
-            }
-            *n += 1;
-            let cells: Vec<Json> = row.iter().map(|v| to_json(v, typed)).collect();
-            buf.push_str(&Json::from(cells).to_string());
-        };
-        for row in &first {
-            encode(&mut buf, &mut n, row);
+        let ok = send_rows(&tx, head, (first, rest), typed, &statement).await;
+        if let Some(ok) = ok {
+            shared.metrics.http.record(started.elapsed(), ok);
         }
-        let mut error = None;
-        if let Some(mut stream) = rest {
-            loop {
-                if buf.len() >= 64 << 10
-                    && tx
-                        .send(Bytes::from(std::mem::take(&mut buf)))
-                        .await
-                        .is_err()
-                {
-                    // The client left: dropping the stream stops the query.
-                    return;
-                }
-                match stream.next_batch().await {
-                    Ok(Some(b)) => {
-                        for row in rows(Some(&b)) {
-                            encode(&mut buf, &mut n, &row);
-                        }
-                    }
-                    Ok(None) => break,
-                    Err(e) => {
-                        error = Some(status::failure(&e, &statement));
-                        break;
-                    }
-                }
-            }
-        }
-        buf.push_str("]}");
-        match &error {
-            // `,"errors":[...]}` after the data.
-            Some(f) => {
-                let e = json!({"errors": [{"code": f.code, "message": f.message}]}).to_string();
-                buf.push(',');
-                buf.push_str(&e[1..]);
-            }
-            None => buf.push_str(",\"bookmarks\":[]}"),
-        }
-        shared
-            .metrics
-            .http
-            .record(started.elapsed(), error.is_none());
-        let _ = tx.send(Bytes::from(buf)).await;
     });
     let stream = futures::stream::unfold(rx, |mut rx| async move {
         rx.recv()
@@ -274,6 +203,95 @@ async fn query(req: Request<Incoming>, shared: Arc<Shared>, db: &str) -> Respons
     r.headers_mut()
         .insert("content-type", ct.parse().expect("a header value"));
     r
+}
+
+/// The body of a query request: its statement and parameters.
+fn parse_request(body: &[u8]) -> std::result::Result<(String, crate::planner::Params), Failure> {
+    let request: Json = serde_json::from_slice(body)
+        .map_err(|e| Failure::invalid(format!("the body is not JSON: {e}")))?;
+    let Some(statement) = request.get("statement").and_then(Json::as_str) else {
+        return Err(Failure::invalid("the body needs a \"statement\""));
+    };
+    let mut params = crate::planner::Params::new();
+    if let Some(ps) = request.get("parameters") {
+        let Some(ps) = ps.as_object() else {
+            return Err(Failure::invalid("\"parameters\" must be an object"));
+        };
+        for (k, v) in ps {
+            let v = from_json(v).map_err(|why| {
+                Failure::new(
+                    "Neo.ClientError.Request.Invalid",
+                    format!("parameter ${k}: {why}"),
+                )
+            })?;
+            params.insert(k.clone(), v);
+        }
+    }
+    Ok((statement.to_string(), params))
+}
+
+/// Writes a result's rows to `tx` as the JSON the Query API returns, after `head`, in
+/// pieces of about 64 KiB: the rows already fetched, then the rest of the stream. Whether
+/// the query succeeded; `None` when the client left.
+async fn send_rows(
+    tx: &tokio::sync::mpsc::Sender<Bytes>,
+    head: String,
+    rows_so_far: (Vec<Vec<Value>>, Option<crate::session::ResultStream>),
+    typed: bool,
+    statement: &str,
+) -> Option<bool> {
+    let mut buf = head;
+    let (first, rest) = rows_so_far;
+    let mut n = 0usize;
+    let encode = |buf: &mut String, n: &mut usize, row: &[Value]| {
+        if *n > 0 {
+            buf.push(',');
+        }
+        *n += 1;
+        let cells: Vec<Json> = row.iter().map(|v| to_json(v, typed)).collect();
+        buf.push_str(&Json::from(cells).to_string());
+    };
+    for row in &first {
+        encode(&mut buf, &mut n, row);
+    }
+    let mut error = None;
+    if let Some(mut stream) = rest {
+        loop {
+            if buf.len() >= 64 << 10
+                && tx
+                    .send(Bytes::from(std::mem::take(&mut buf)))
+                    .await
+                    .is_err()
+            {
+                // The client left: dropping the stream stops the query.
+                return None;
+            }
+            match stream.next_batch().await {
+                Ok(Some(b)) => {
+                    for row in rows(Some(&b)) {
+                        encode(&mut buf, &mut n, &row);
+                    }
+                }
+                Ok(None) => break,
+                Err(e) => {
+                    error = Some(status::failure(&e, statement));
+                    break;
+                }
+            }
+        }
+    }
+    buf.push_str("]}");
+    match &error {
+        // `,"errors":[...]}` after the data.
+        Some(f) => {
+            let e = json!({"errors": [{"code": f.code, "message": f.message}]}).to_string();
+            buf.push(',');
+            buf.push_str(&e[1..]);
+        }
+        None => buf.push_str(",\"bookmarks\":[]}"),
+    }
+    let _ = tx.send(Bytes::from(buf)).await;
+    Some(error.is_none())
 }
 
 fn rows(b: Option<&arrow::array::RecordBatch>) -> Vec<Vec<Value>> {

@@ -191,7 +191,7 @@ impl Server {
         let listen = |addr: SocketAddr| async move {
             TcpListener::bind(addr)
                 .await
-                .map_err(|e| Error::Other(format!("cannot listen on {addr}: {e}")))
+                .map_err(|e| Error::io("listen on", addr.to_string(), e))
         };
         let bolt = listen(options.bolt).await?;
         let http = match options.http {

@@ -75,7 +75,7 @@ impl TableHandle {
         let num_rows = batches.iter().map(|b| b.num_rows()).sum();
         if with_row_id {
             check_row_id_free(schema.fields().iter().map(|f| f.name().as_str()))
-                .map_err(|e| Error::storage(format!("{origin}: {e}")))?;
+                .map_err(|e| Error::storage_caused(origin, e))?;
         }
         let (provider_schema, batches) = if with_row_id {
             let mut fields: Vec<Field> =

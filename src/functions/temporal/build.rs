@@ -307,34 +307,7 @@ fn from_map(
     if kind == Kind::Duration {
         return duration_from_map(&f).map(Temporal::Duration);
     }
-    let known = [
-        "year",
-        "month",
-        "day",
-        "week",
-        "dayofweek",
-        "quarter",
-        "dayofquarter",
-        "ordinalday",
-        "hour",
-        "minute",
-        "second",
-        "millisecond",
-        "microsecond",
-        "nanosecond",
-        "timezone",
-        "date",
-        "time",
-        "datetime",
-        "epochseconds",
-        "epochmillis",
-    ];
-    if let Some((k, _)) = entries
-        .iter()
-        .find(|(k, _)| !known.iter().any(|n| n.eq_ignore_ascii_case(k)))
-    {
-        return Err(format!("No such field: {k}"));
-    }
+    check_fields(entries)?;
     let zone_given = match f.get("timezone") {
         Some(Value::Str(s)) => Some(Zone::parse(s)?),
         Some(other) => return Err(format!("timezone must be a string, got {other}")),
@@ -342,28 +315,7 @@ fn from_map(
     };
     // Epoch forms: an instant.
     if f.has("epochSeconds") || f.has("epochMillis") {
-        let nanos = match (f.int("epochSeconds")?, f.int("epochMillis")?) {
-            (Some(s), _) => s as i128 * NANOS_PER_SECOND,
-            (None, Some(ms)) => ms as i128 * 1_000_000,
-            _ => 0,
-        } + f.int("millisecond")?.unwrap_or(0) as i128 * 1_000_000
-            + f.int("microsecond")?.unwrap_or(0) as i128 * 1000
-            + f.int("nanosecond")?.unwrap_or(0) as i128;
-        let utc = chrono::DateTime::from_timestamp(
-            nanos.div_euclid(NANOS_PER_SECOND) as i64,
-            nanos.rem_euclid(NANOS_PER_SECOND) as u32,
-        )
-        .ok_or("epoch value out of range")?
-        .naive_utc();
-        let zone = zone_given.unwrap_or(Zone::Offset(0));
-        let (local, o, name) = zone.at_utc(utc)?;
-        return Ok(match kind {
-            Kind::DateTime => Temporal::DateTime(local, o, name),
-            Kind::LocalDateTime => Temporal::LocalDateTime(local),
-            Kind::Date => Temporal::Date(local.date()),
-            Kind::LocalTime => Temporal::LocalTime(local.time()),
-            _ => Temporal::Time(local.time(), o),
-        });
+        return from_epoch(kind, &f, zone_given.unwrap_or(Zone::Offset(0)));
     }
     // What the map selects from: `datetime`, else `date` and `time`, else `over`.
     let whole = f.temporal("datetime")?.or(over);
@@ -441,6 +393,65 @@ fn from_map(
             }
         }
         Kind::Duration => unreachable!("handled above"),
+    })
+}
+
+/// An error naming the first entry that is no temporal component.
+fn check_fields(entries: &[(String, Value)]) -> TResult<()> {
+    let known = [
+        "year",
+        "month",
+        "day",
+        "week",
+        "dayofweek",
+        "quarter",
+        "dayofquarter",
+        "ordinalday",
+        "hour",
+        "minute",
+        "second",
+        "millisecond",
+        "microsecond",
+        "nanosecond",
+        "timezone",
+        "date",
+        "time",
+        "datetime",
+        "epochseconds",
+        "epochmillis",
+    ];
+    if let Some((k, _)) = entries
+        .iter()
+        .find(|(k, _)| !known.iter().any(|n| n.eq_ignore_ascii_case(k)))
+    {
+        return Err(format!("No such field: {k}"));
+    }
+    Ok(())
+}
+
+/// The instant `epochSeconds` / `epochMillis` (plus sub-second components) name, in `zone`,
+/// as a value of `kind`.
+fn from_epoch(kind: Kind, f: &Fields<'_>, zone: Zone) -> TResult<Temporal> {
+    let nanos = match (f.int("epochSeconds")?, f.int("epochMillis")?) {
+        (Some(s), _) => s as i128 * NANOS_PER_SECOND,
+        (None, Some(ms)) => ms as i128 * 1_000_000,
+        _ => 0,
+    } + f.int("millisecond")?.unwrap_or(0) as i128 * 1_000_000
+        + f.int("microsecond")?.unwrap_or(0) as i128 * 1000
+        + f.int("nanosecond")?.unwrap_or(0) as i128;
+    let utc = chrono::DateTime::from_timestamp(
+        nanos.div_euclid(NANOS_PER_SECOND) as i64,
+        nanos.rem_euclid(NANOS_PER_SECOND) as u32,
+    )
+    .ok_or("epoch value out of range")?
+    .naive_utc();
+    let (local, o, name) = zone.at_utc(utc)?;
+    Ok(match kind {
+        Kind::DateTime => Temporal::DateTime(local, o, name),
+        Kind::LocalDateTime => Temporal::LocalDateTime(local),
+        Kind::Date => Temporal::Date(local.date()),
+        Kind::LocalTime => Temporal::LocalTime(local.time()),
+        _ => Temporal::Time(local.time(), o),
     })
 }
 
