@@ -24,6 +24,7 @@ use datafusion_proto::logical_plan::to_proto::serialize_expr;
 use datafusion_proto::logical_plan::LogicalExtensionCodec;
 use datafusion_proto::protobuf;
 use prost::Message;
+use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 use std::sync::Arc;
 
@@ -158,423 +159,389 @@ pub(super) fn fields(b: &[u8]) -> Result<Fields> {
     Ok(Schema::try_from(&s).map_err(proto_err)?.fields().clone())
 }
 
-#[derive(Debug, Serialize, Deserialize)]
-pub(super) struct TakeMsg {
+/// A value as it travels between processes: `Msg` is what is sent (serde), `encode` and
+/// `decode` convert. Plain values travel as they are; DataFusion expressions, types and
+/// schemas as their datafusion-proto bytes; the data a node reads (indexes, keys, columns)
+/// as references into the graph (`Part`). The graph nodes' messages are derived from their
+/// fields by [`wire!`], so a field added to a node that does not travel fails to compile.
+pub(super) trait Wire: Sized {
+    type Msg: Serialize + DeserializeOwned + std::fmt::Debug;
+    fn encode(&self, e: &mut Enc) -> Result<Self::Msg>;
+    fn decode(m: &Self::Msg, d: &Dec) -> Result<Self>;
+}
+
+/// Values that travel as they are.
+macro_rules! plain {
+    ($($t:ty),*) => {$(
+        impl Wire for $t {
+            type Msg = $t;
+            fn encode(&self, _: &mut Enc) -> Result<$t> {
+                Ok(self.clone())
+            }
+            fn decode(m: &$t, _: &Dec) -> Result<$t> {
+                Ok(m.clone())
+            }
+        }
+    )*};
+}
+plain!(String, usize, u64, bool);
+
+impl<T: Wire> Wire for Option<T> {
+    type Msg = Option<T::Msg>;
+    fn encode(&self, e: &mut Enc) -> Result<Self::Msg> {
+        self.as_ref().map(|x| x.encode(e)).transpose()
+    }
+    fn decode(m: &Self::Msg, d: &Dec) -> Result<Self> {
+        m.as_ref().map(|x| T::decode(x, d)).transpose()
+    }
+}
+
+impl<T: Wire> Wire for Vec<T> {
+    type Msg = Vec<T::Msg>;
+    fn encode(&self, e: &mut Enc) -> Result<Self::Msg> {
+        self.iter().map(|x| x.encode(e)).collect()
+    }
+    fn decode(m: &Self::Msg, d: &Dec) -> Result<Self> {
+        m.iter().map(|x| T::decode(x, d)).collect()
+    }
+}
+
+impl<A: Wire, B: Wire> Wire for (A, B) {
+    type Msg = (A::Msg, B::Msg);
+    fn encode(&self, e: &mut Enc) -> Result<Self::Msg> {
+        Ok((self.0.encode(e)?, self.1.encode(e)?))
+    }
+    fn decode(m: &Self::Msg, d: &Dec) -> Result<Self> {
+        Ok((A::decode(&m.0, d)?, B::decode(&m.1, d)?))
+    }
+}
+
+impl<A: Wire, B: Wire, C: Wire> Wire for (A, B, C) {
+    type Msg = (A::Msg, B::Msg, C::Msg);
+    fn encode(&self, e: &mut Enc) -> Result<Self::Msg> {
+        Ok((self.0.encode(e)?, self.1.encode(e)?, self.2.encode(e)?))
+    }
+    fn decode(m: &Self::Msg, d: &Dec) -> Result<Self> {
+        Ok((
+            A::decode(&m.0, d)?,
+            B::decode(&m.1, d)?,
+            C::decode(&m.2, d)?,
+        ))
+    }
+}
+
+impl Wire for Expr {
+    type Msg = Bytes;
+    fn encode(&self, e: &mut Enc) -> Result<Bytes> {
+        e.expr(self)
+    }
+    fn decode(m: &Bytes, d: &Dec) -> Result<Expr> {
+        d.expr(m)
+    }
+}
+
+impl Wire for DataType {
+    type Msg = Bytes;
+    fn encode(&self, _: &mut Enc) -> Result<Bytes> {
+        dtype_bytes(self)
+    }
+    fn decode(m: &Bytes, _: &Dec) -> Result<DataType> {
+        dtype(m)
+    }
+}
+
+impl Wire for DFSchemaRef {
+    type Msg = Bytes;
+    fn encode(&self, _: &mut Enc) -> Result<Bytes> {
+        df_schema_bytes(self)
+    }
+    fn decode(m: &Bytes, _: &Dec) -> Result<DFSchemaRef> {
+        df_schema(m)
+    }
+}
+
+impl Wire for Fields {
+    type Msg = Bytes;
+    fn encode(&self, _: &mut Enc) -> Result<Bytes> {
+        fields_bytes(self)
+    }
+    fn decode(m: &Bytes, _: &Dec) -> Result<Fields> {
+        fields(m)
+    }
+}
+
+impl Wire for Arc<crate::csr::CsrIndex> {
+    type Msg = Part;
+    fn encode(&self, e: &mut Enc) -> Result<Part> {
+        e.csr(self)
+    }
+    fn decode(m: &Part, d: &Dec) -> Result<Self> {
+        d.csr(m)
+    }
+}
+
+impl Wire for Arc<crate::csr::NodeKeys> {
+    type Msg = Part;
+    fn encode(&self, e: &mut Enc) -> Result<Part> {
+        e.keys(self)
+    }
+    fn decode(m: &Part, d: &Dec) -> Result<Self> {
+        d.keys(m)
+    }
+}
+
+impl Wire for Arc<crate::csr::TableColumns> {
+    type Msg = Part;
+    fn encode(&self, e: &mut Enc) -> Result<Part> {
+        e.cols(self)
+    }
+    fn decode(m: &Part, d: &Dec) -> Result<Self> {
+        d.cols(m)
+    }
+}
+
+/// `(0, _)` any shortest path, `(1, _)` all, `(2, k)` the k shortest.
+impl Wire for cypher::ast::Shortest {
+    type Msg = (u8, u64);
+    fn encode(&self, _: &mut Enc) -> Result<(u8, u64)> {
+        use cypher::ast::Shortest;
+        Ok(match self {
+            Shortest::Any => (0, 0),
+            Shortest::All => (1, 0),
+            Shortest::K(k) => (2, *k),
+        })
+    }
+    fn decode(m: &(u8, u64), _: &Dec) -> Result<Self> {
+        use cypher::ast::Shortest;
+        Ok(match m {
+            (0, _) => Shortest::Any,
+            (1, _) => Shortest::All,
+            (_, k) => Shortest::K(*k),
+        })
+    }
+}
+
+const KINDS: [ValueKind; 4] = [
+    ValueKind::Sum,
+    ValueKind::NonNull,
+    ValueKind::Min,
+    ValueKind::Max,
+];
+
+/// Its position in [`KINDS`].
+impl Wire for ValueKind {
+    type Msg = u8;
+    fn encode(&self, _: &mut Enc) -> Result<u8> {
+        Ok(KINDS.iter().position(|k| k == self).unwrap_or(0) as u8)
+    }
+    fn decode(m: &u8, _: &Dec) -> Result<Self> {
+        KINDS
+            .get(*m as usize)
+            .copied()
+            .ok_or_else(|| err("unknown value kind"))
+    }
+}
+
+/// A struct's message, one field per travelling field. With `input`, a graph node: its
+/// input plan is not sent (it is decoded as an empty placeholder that the caller replaces),
+/// and the fields after `anew` are made anew on decoding.
+macro_rules! wire {
+    ($ty:ident as $msg:ident { $($f:ident: $t:ty),* $(,)? }
+        $(input $input:ident $(anew { $($g:ident: $gv:expr),* $(,)? })?)?) => {
+        #[derive(Debug, Serialize, Deserialize)]
+        pub(super) struct $msg {
+            $($f: <$t as Wire>::Msg,)*
+        }
+
+        impl Wire for $ty {
+            type Msg = $msg;
+            fn encode(&self, e: &mut Enc) -> Result<$msg> {
+                Ok($msg {
+                    $($f: Wire::encode(&self.$f, e)?,)*
+                })
+            }
+            fn decode(m: &$msg, d: &Dec) -> Result<Self> {
+                Ok($ty {
+                    $($f: <$t as Wire>::decode(&m.$f, d)?,)*
+                    $($input: placeholder(), $($($g: $gv,)*)?)?
+                })
+            }
+        }
+    };
+}
+
+wire!(TakeSpec as TakeMsg {
     var: String,
-    all: Vec<(String, String, Bytes)>,
+    all: Vec<(String, String, DataType)>,
     take: Vec<usize>,
     key: Option<usize>,
-}
+});
 
-impl TakeMsg {
-    fn of(t: &TakeSpec) -> Result<Self> {
-        Ok(Self {
-            var: t.var.clone(),
-            all: t
-                .all
-                .iter()
-                .map(|(c, o, d)| Ok((c.clone(), o.clone(), dtype_bytes(d)?)))
-                .collect::<Result<_>>()?,
-            take: t.take.clone(),
-            key: t.key,
-        })
-    }
+wire!(CsrData as DataMsg {
+    index: Arc<crate::csr::CsrIndex>,
+    near_keys: Arc<crate::csr::NodeKeys>,
+    far_keys: Arc<crate::csr::NodeKeys>,
+    edges: Arc<crate::csr::TableColumns>,
+    target: Arc<crate::csr::TableColumns>,
+});
 
-    fn spec(&self) -> Result<TakeSpec> {
-        Ok(TakeSpec {
-            var: self.var.clone(),
-            all: self
-                .all
-                .iter()
-                .map(|(c, o, d)| Ok((c.clone(), o.clone(), dtype(d)?)))
-                .collect::<Result<_>>()?,
-            take: self.take.clone(),
-            key: self.key,
-        })
-    }
-}
-
-#[derive(Debug, Serialize, Deserialize)]
-pub(super) struct DataMsg {
-    index: Part,
-    near_keys: Part,
-    far_keys: Part,
-    edges: Part,
-    target: Part,
-}
-
-impl DataMsg {
-    fn of(d: &CsrData, e: &mut Enc) -> Result<Self> {
-        Ok(Self {
-            index: e.csr(&d.index)?,
-            near_keys: e.keys(&d.near_keys)?,
-            far_keys: e.keys(&d.far_keys)?,
-            edges: e.cols(&d.edges)?,
-            target: e.cols(&d.target)?,
-        })
-    }
-
-    fn data(&self, d: &Dec) -> Result<CsrData> {
-        Ok(CsrData {
-            index: d.csr(&self.index)?,
-            near_keys: d.keys(&self.near_keys)?,
-            far_keys: d.keys(&self.far_keys)?,
-            edges: d.cols(&self.edges)?,
-            target: d.cols(&self.target)?,
-        })
-    }
-}
-
-#[derive(Debug, Serialize, Deserialize)]
-pub(super) struct ExpandMsg {
+wire!(CsrExpand as ExpandMsg {
     key: String,
     rel_type: String,
     rel: usize,
     orientations: Vec<bool>,
-    edge: TakeMsg,
-    target: TakeMsg,
+    edge: TakeSpec,
+    target: TakeSpec,
     close: Option<String>,
-    target_filter: Option<Bytes>,
-    edge_filter: Option<Bytes>,
+    target_filter: Option<Expr>,
+    edge_filter: Option<Expr>,
     count: Option<String>,
-    data: DataMsg,
-    schema: Bytes,
-}
+    data: CsrData,
+    schema: DFSchemaRef,
+} input input);
 
-impl ExpandMsg {
-    fn of(n: &CsrExpand, e: &mut Enc) -> Result<Self> {
-        Ok(Self {
-            key: n.key.clone(),
-            rel_type: n.rel_type.clone(),
-            rel: n.rel,
-            orientations: n.orientations.clone(),
-            edge: TakeMsg::of(&n.edge)?,
-            target: TakeMsg::of(&n.target)?,
-            close: n.close.clone(),
-            target_filter: e.opt(&n.target_filter)?,
-            edge_filter: e.opt(&n.edge_filter)?,
-            count: n.count.clone(),
-            data: DataMsg::of(&n.data, e)?,
-            schema: df_schema_bytes(&n.schema)?,
-        })
-    }
+wire!(CycleCount as CycleCountMsg {
+    output: String,
+    filter: Option<Expr>,
+});
 
-    fn node(&self, input: LogicalPlan, d: &Dec) -> Result<CsrExpand> {
-        Ok(CsrExpand {
-            input,
-            key: self.key.clone(),
-            rel_type: self.rel_type.clone(),
-            rel: self.rel,
-            orientations: self.orientations.clone(),
-            edge: self.edge.spec()?,
-            target: self.target.spec()?,
-            close: self.close.clone(),
-            target_filter: d.opt(&self.target_filter)?,
-            edge_filter: d.opt(&self.edge_filter)?,
-            count: self.count.clone(),
-            data: self.data.data(d)?,
-            schema: df_schema(&self.schema)?,
-        })
-    }
-}
+wire!(CsrIntersect as IntersectMsg {
+    open: CsrExpand,
+    closes: Vec<CsrExpand>,
+    count: Option<CycleCount>,
+    schema: DFSchemaRef,
+} input input);
 
-#[derive(Debug, Serialize, Deserialize)]
-pub(super) struct CountHopMsg {
-    rel_type: String,
-    orientations: Vec<bool>,
-    data: DataMsg,
-    edge: TakeMsg,
-    target: TakeMsg,
-    target_filter: Option<Bytes>,
-    edge_filter: Option<Bytes>,
-    lengths: (u64, u64),
-}
+wire!(NodeLookup as LookupMsg {
+    key: String,
+    label: String,
+    target: TakeSpec,
+    keys: Arc<crate::csr::NodeKeys>,
+    columns: Arc<crate::csr::TableColumns>,
+    keys_exist: bool,
+    schema: DFSchemaRef,
+} input input);
 
-impl CountHopMsg {
-    fn of(h: &CountHop, e: &mut Enc) -> Result<Self> {
-        Ok(Self {
-            rel_type: h.rel_type.clone(),
-            orientations: h.orientations.clone(),
-            data: DataMsg::of(&h.data, e)?,
-            edge: TakeMsg::of(&h.edge)?,
-            target: TakeMsg::of(&h.target)?,
-            target_filter: e.opt(&h.target_filter)?,
-            edge_filter: e.opt(&h.edge_filter)?,
-            lengths: h.lengths,
-        })
-    }
-
-    fn hop(&self, d: &Dec) -> Result<CountHop> {
-        Ok(CountHop {
-            rel_type: self.rel_type.clone(),
-            orientations: self.orientations.clone(),
-            data: self.data.data(d)?,
-            edge: self.edge.spec()?,
-            target: self.target.spec()?,
-            target_filter: d.opt(&self.target_filter)?,
-            edge_filter: d.opt(&self.edge_filter)?,
-            lengths: self.lengths,
-        })
-    }
-}
-
-#[derive(Debug, Serialize, Deserialize)]
-pub(super) struct VarHopMsg {
+wire!(VarHop as VarHopMsg {
     rel: usize,
     rel_type: String,
     from: usize,
     to: usize,
     reverse: bool,
     skip_self_loops: bool,
-    index: Part,
-    edges: Part,
-}
+    index: Arc<crate::csr::CsrIndex>,
+    edges: Arc<crate::csr::TableColumns>,
+});
 
-#[derive(Debug, Serialize, Deserialize)]
-pub(super) struct ElemsMsg {
+wire!(HopEnds as HopEndsMsg {
+    src: String,
+    dst: String,
+    from: String,
+    to: String,
+});
+
+wire!(PathElems as ElemsMsg {
     nodes_col: String,
     rels_col: String,
-    node_fields: Bytes,
-    rel_fields: Bytes,
-    slots: Vec<(Part, String)>,
-    /// Per hop: source and destination key columns, their labels.
-    ends: Vec<[String; 4]>,
-}
+    node_fields: Fields,
+    rel_fields: Fields,
+    slots: Vec<(Arc<crate::csr::TableColumns>, String)>,
+    ends: Vec<HopEnds>,
+});
 
-#[derive(Debug, Serialize, Deserialize)]
-pub(super) struct ShortestMsg {
-    /// `None`: all shortest paths; `Some(0)`: any one; `Some(k)`: the k shortest.
-    mode: (u8, u64),
+wire!(ShortestPaths as ShortestMsg {
+    mode: cypher::ast::Shortest,
     target: Option<String>,
-    end_keys: Part,
+    end_keys: Arc<crate::csr::NodeKeys>,
     k_cap: u64,
     budget: usize,
-    node_filter: Option<Bytes>,
-    rel_filter: Option<Bytes>,
-}
+    node_filter: Option<Expr>,
+    rel_filter: Option<Expr>,
+});
 
-#[derive(Debug, Serialize, Deserialize)]
-pub(super) struct VarLengthMsg {
+wire!(VarLengthExpand as VarLengthMsg {
     key: String,
-    hops: Vec<VarHopMsg>,
+    hops: Vec<VarHop>,
     labels: Vec<String>,
     start: usize,
     end: usize,
     min: u64,
     max: Option<u64>,
     eids: String,
-    target: TakeMsg,
+    target: TakeSpec,
     distinct: bool,
-    elems: Option<ElemsMsg>,
-    shortest: Option<ShortestMsg>,
-    target_filter: Option<Bytes>,
-    #[serde(default)]
+    elems: Option<PathElems>,
+    shortest: Option<ShortestPaths>,
+    target_filter: Option<Expr>,
     count: Option<String>,
-    near_keys: Part,
-    target_cols: Part,
-    schema: Bytes,
-}
+    near_keys: Arc<crate::csr::NodeKeys>,
+    target_cols: Arc<crate::csr::TableColumns>,
+    schema: DFSchemaRef,
+} input input);
 
-impl VarLengthMsg {
-    fn of(n: &VarLengthExpand, e: &mut Enc) -> Result<Self> {
-        let hops = n
-            .hops
-            .iter()
-            .map(|h| {
-                Ok(VarHopMsg {
-                    rel: h.rel,
-                    rel_type: h.rel_type.clone(),
-                    from: h.from,
-                    to: h.to,
-                    reverse: h.reverse,
-                    skip_self_loops: h.skip_self_loops,
-                    index: e.csr(&h.index)?,
-                    edges: e.cols(&h.edges)?,
-                })
-            })
-            .collect::<Result<_>>()?;
-        let elems = match &n.elems {
-            None => None,
-            Some(p) => Some(ElemsMsg {
-                nodes_col: p.nodes_col.clone(),
-                rels_col: p.rels_col.clone(),
-                node_fields: fields_bytes(&p.node_fields)?,
-                rel_fields: fields_bytes(&p.rel_fields)?,
-                slots: p
-                    .slots
-                    .iter()
-                    .map(|(c, k)| Ok((e.cols(c)?, k.clone())))
-                    .collect::<Result<_>>()?,
-                ends: p
-                    .ends
-                    .iter()
-                    .map(|h| [h.src.clone(), h.dst.clone(), h.from.clone(), h.to.clone()])
-                    .collect(),
-            }),
-        };
-        let shortest = match &n.shortest {
-            None => None,
-            Some(s) => Some(ShortestMsg {
-                mode: match s.mode {
-                    cypher::ast::Shortest::Any => (0, 0),
-                    cypher::ast::Shortest::All => (1, 0),
-                    cypher::ast::Shortest::K(k) => (2, k),
-                },
-                target: s.target.clone(),
-                end_keys: e.keys(&s.end_keys)?,
-                k_cap: s.k_cap,
-                budget: s.budget,
-                node_filter: e.opt(&s.node_filter)?,
-                rel_filter: e.opt(&s.rel_filter)?,
-            }),
-        };
-        Ok(Self {
-            key: n.key.clone(),
-            hops,
-            labels: n.labels.clone(),
-            start: n.start,
-            end: n.end,
-            min: n.min,
-            max: n.max,
-            eids: n.eids.clone(),
-            target: TakeMsg::of(&n.target)?,
-            distinct: n.distinct,
-            elems,
-            shortest,
-            target_filter: e.opt(&n.target_filter)?,
-            count: n.count.clone(),
-            near_keys: e.keys(&n.near_keys)?,
-            target_cols: e.cols(&n.target_cols)?,
-            schema: df_schema_bytes(&n.schema)?,
-        })
-    }
+wire!(CountHop as CountHopMsg {
+    rel_type: String,
+    orientations: Vec<bool>,
+    data: CsrData,
+    edge: TakeSpec,
+    target: TakeSpec,
+    target_filter: Option<Expr>,
+    edge_filter: Option<Expr>,
+    lengths: (u64, u64),
+});
 
-    fn node(&self, input: LogicalPlan, d: &Dec) -> Result<VarLengthExpand> {
-        let hops = self
-            .hops
-            .iter()
-            .map(|h| {
-                Ok(VarHop {
-                    rel: h.rel,
-                    rel_type: h.rel_type.clone(),
-                    from: h.from,
-                    to: h.to,
-                    reverse: h.reverse,
-                    skip_self_loops: h.skip_self_loops,
-                    index: d.csr(&h.index)?,
-                    edges: d.cols(&h.edges)?,
-                })
-            })
-            .collect::<Result<_>>()?;
-        let elems = match &self.elems {
-            None => None,
-            Some(p) => Some(PathElems {
-                nodes_col: p.nodes_col.clone(),
-                rels_col: p.rels_col.clone(),
-                node_fields: fields(&p.node_fields)?,
-                rel_fields: fields(&p.rel_fields)?,
-                slots: p
-                    .slots
-                    .iter()
-                    .map(|(c, k)| Ok((d.cols(c)?, k.clone())))
-                    .collect::<Result<_>>()?,
-                ends: p
-                    .ends
-                    .iter()
-                    .map(|[src, dst, from, to]| HopEnds {
-                        src: src.clone(),
-                        dst: dst.clone(),
-                        from: from.clone(),
-                        to: to.clone(),
-                    })
-                    .collect(),
-            }),
-        };
-        let shortest = match &self.shortest {
-            None => None,
-            Some(s) => Some(ShortestPaths {
-                mode: match s.mode {
-                    (0, _) => cypher::ast::Shortest::Any,
-                    (1, _) => cypher::ast::Shortest::All,
-                    (_, k) => cypher::ast::Shortest::K(k),
-                },
-                target: s.target.clone(),
-                end_keys: d.keys(&s.end_keys)?,
-                k_cap: s.k_cap,
-                budget: s.budget,
-                node_filter: d.opt(&s.node_filter)?,
-                rel_filter: d.opt(&s.rel_filter)?,
-            }),
-        };
-        Ok(VarLengthExpand {
-            input,
-            key: self.key.clone(),
-            hops,
-            labels: self.labels.clone(),
-            start: self.start,
-            end: self.end,
-            min: self.min,
-            max: self.max,
-            eids: self.eids.clone(),
-            target: self.target.spec()?,
-            distinct: self.distinct,
-            elems,
-            shortest,
-            target_filter: d.opt(&self.target_filter)?,
-            count: self.count.clone(),
-            near_keys: d.keys(&self.near_keys)?,
-            target_cols: d.cols(&self.target_cols)?,
-            schema: df_schema(&self.schema)?,
-        })
-    }
-}
+wire!(PathValue as PathValueMsg {
+    kind: ValueKind,
+    arm: usize,
+    column: String,
+    output: String,
+});
 
-#[derive(Debug, Serialize, Deserialize)]
-pub(super) struct CountPathsMsg {
+wire!(CountPaths as CountPathsMsg {
     key: String,
-    arms: Vec<Vec<CountHopMsg>>,
+    arms: Vec<Vec<CountHop>>,
     output: String,
     per_row: bool,
     distinct: bool,
-    close: Option<CountHopMsg>,
-    /// (kind: 0 sum, 1 non-null count, 2 min, 3 max; arm; column; output)
-    values: Vec<(u8, usize, String, String)>,
-    schema: Bytes,
+    close: Option<CountHop>,
+    values: Vec<PathValue>,
+    schema: DFSchemaRef,
+} input input);
+
+// Each decoded occurrence evaluates its input itself: sharing needs one process.
+wire!(SharedSubplan as SharedMsg {
+    id: usize,
+    consumers: usize,
+    rows: Option<usize>,
+    after: Option<Expr>,
+} input input anew {
+    cell: Arc::new(SharedCell::default()),
+    probe: None,
+});
+
+/// The input of a node being decoded, until the caller puts its real one in.
+fn placeholder() -> LogicalPlan {
+    LogicalPlan::EmptyRelation(EmptyRelation {
+        produce_one_row: false,
+        schema: Arc::new(DFSchema::empty()),
+    })
 }
 
 #[derive(Debug, Serialize, Deserialize)]
 pub(super) enum NodeMsg {
     CsrExpand(ExpandMsg),
-    CsrIntersect {
-        open: ExpandMsg,
-        closes: Vec<ExpandMsg>,
-        count: Option<(String, Option<Bytes>)>,
-        schema: Bytes,
-    },
-    NodeLookup {
-        key: String,
-        label: String,
-        target: TakeMsg,
-        keys: Part,
-        columns: Part,
-        keys_exist: bool,
-        schema: Bytes,
-    },
+    CsrIntersect(IntersectMsg),
+    NodeLookup(LookupMsg),
     VarLength(VarLengthMsg),
     CountPaths(CountPathsMsg),
-    SharedSubplan {
-        id: usize,
-        consumers: usize,
-        rows: Option<usize>,
-        after: Option<Bytes>,
-    },
+    SharedSubplan(SharedMsg),
     EmptyRows {
         schema: Bytes,
     },
     ConstRow {
         /// Whether the row is added to an input.
         over_input: bool,
-        exprs: Vec<(String, Bytes)>,
+        exprs: <Vec<(String, Expr)> as Wire>::Msg,
         schema: Bytes,
     },
 }
@@ -585,13 +552,6 @@ pub(super) struct LogicalMsg {
     pub graph: Option<GraphMsg>,
     pub node: NodeMsg,
 }
-
-const KINDS: [ValueKind; 4] = [
-    ValueKind::Sum,
-    ValueKind::NonNull,
-    ValueKind::Min,
-    ValueKind::Max,
-];
 
 pub(super) fn encode_node(
     node: &dyn UserDefinedLogicalNode,
@@ -607,68 +567,15 @@ pub(super) fn encode_node(
         });
     };
     let msg = match graph_node {
-        GraphNode::Expand(n) => NodeMsg::CsrExpand(ExpandMsg::of(n, e)?),
-        GraphNode::Intersect(n) => NodeMsg::CsrIntersect {
-            open: ExpandMsg::of(&n.open, e)?,
-            closes: n
-                .closes
-                .iter()
-                .map(|c| ExpandMsg::of(c, e))
-                .collect::<Result<_>>()?,
-            count: match &n.count {
-                Some(c) => Some((c.output.clone(), e.opt(&c.filter)?)),
-                None => None,
-            },
-            schema: df_schema_bytes(&n.schema)?,
-        },
-        GraphNode::Lookup(n) => NodeMsg::NodeLookup {
-            key: n.key.clone(),
-            label: n.label.clone(),
-            target: TakeMsg::of(&n.target)?,
-            keys: e.keys(&n.keys)?,
-            columns: e.cols(&n.columns)?,
-            keys_exist: n.keys_exist,
-            schema: df_schema_bytes(&n.schema)?,
-        },
-        GraphNode::VarLength(n) => NodeMsg::VarLength(VarLengthMsg::of(n, e)?),
-        GraphNode::CountPaths(n) => NodeMsg::CountPaths(CountPathsMsg {
-            key: n.key.clone(),
-            arms: n
-                .arms
-                .iter()
-                .map(|a| a.iter().map(|h| CountHopMsg::of(h, e)).collect())
-                .collect::<Result<_>>()?,
-            output: n.output.clone(),
-            per_row: n.per_row,
-            distinct: n.distinct,
-            close: n
-                .close
-                .as_ref()
-                .map(|h| CountHopMsg::of(h, e))
-                .transpose()?,
-            values: n
-                .values
-                .iter()
-                .map(|v| {
-                    let kind = KINDS.iter().position(|k| *k == v.kind).unwrap_or(0) as u8;
-                    (kind, v.arm, v.column.clone(), v.output.clone())
-                })
-                .collect(),
-            schema: df_schema_bytes(&n.schema)?,
-        }),
-        GraphNode::Shared(n) => NodeMsg::SharedSubplan {
-            id: n.id,
-            consumers: n.consumers,
-            rows: n.rows,
-            after: n.after.as_ref().map(|x| e.expr(x)).transpose()?,
-        },
+        GraphNode::Expand(n) => NodeMsg::CsrExpand(n.encode(e)?),
+        GraphNode::Intersect(n) => NodeMsg::CsrIntersect(n.encode(e)?),
+        GraphNode::Lookup(n) => NodeMsg::NodeLookup(n.encode(e)?),
+        GraphNode::VarLength(n) => NodeMsg::VarLength(n.encode(e)?),
+        GraphNode::CountPaths(n) => NodeMsg::CountPaths(n.encode(e)?),
+        GraphNode::Shared(n) => NodeMsg::SharedSubplan(n.encode(e)?),
         GraphNode::ConstRow(n) => NodeMsg::ConstRow {
             over_input: n.input.is_some(),
-            exprs: n
-                .exprs
-                .iter()
-                .map(|(c, x)| Ok((c.clone(), e.expr(x)?)))
-                .collect::<Result<_>>()?,
+            exprs: n.exprs.encode(e)?,
             schema: df_schema_bytes(&n.schema)?,
         },
     };
@@ -682,35 +589,13 @@ fn one_input(inputs: &[LogicalPlan]) -> Result<LogicalPlan> {
         .ok_or_else(|| err("a graph node without its input"))
 }
 
-impl CountPathsMsg {
-    /// The node this message describes, over `input`.
-    fn node(&self, input: LogicalPlan, d: &Dec) -> Result<CountPaths> {
-        let value = |(k, arm, column, output): &(u8, usize, String, String)| {
-            Ok(PathValue {
-                kind: *KINDS
-                    .get(*k as usize)
-                    .ok_or_else(|| err("unknown value kind"))?,
-                arm: *arm,
-                column: column.clone(),
-                output: output.clone(),
-            })
-        };
-        Ok(CountPaths {
-            input,
-            key: self.key.clone(),
-            arms: self
-                .arms
-                .iter()
-                .map(|a| a.iter().map(|h| h.hop(d)).collect())
-                .collect::<Result<_>>()?,
-            output: self.output.clone(),
-            per_row: self.per_row,
-            distinct: self.distinct,
-            close: self.close.as_ref().map(|h| h.hop(d)).transpose()?,
-            values: self.values.iter().map(value).collect::<Result<_>>()?,
-            schema: df_schema(&self.schema)?,
-        })
-    }
+/// `$ty` decoded from `$m`, over the one input of `$inputs`.
+macro_rules! over_input {
+    ($ty:ty, $m:expr, $inputs:expr, $d:expr) => {{
+        let mut n = <$ty as Wire>::decode($m, $d)?;
+        n.input = one_input($inputs)?;
+        Arc::new(n)
+    }};
 }
 
 pub(super) fn decode_node(
@@ -718,72 +603,13 @@ pub(super) fn decode_node(
     inputs: &[LogicalPlan],
     d: &Dec,
 ) -> Result<Arc<dyn UserDefinedLogicalNode>> {
-    let none = || {
-        LogicalPlan::EmptyRelation(EmptyRelation {
-            produce_one_row: false,
-            schema: Arc::new(DFSchema::empty()),
-        })
-    };
     Ok(match msg {
-        NodeMsg::CsrExpand(m) => Arc::new(m.node(one_input(inputs)?, d)?),
-        NodeMsg::CsrIntersect {
-            open,
-            closes,
-            count,
-            schema,
-        } => Arc::new(CsrIntersect {
-            input: one_input(inputs)?,
-            open: open.node(none(), d)?,
-            closes: closes
-                .iter()
-                .map(|c| c.node(none(), d))
-                .collect::<Result<_>>()?,
-            count: count
-                .as_ref()
-                .map(|(output, filter)| -> Result<CycleCount> {
-                    Ok(CycleCount {
-                        output: output.clone(),
-                        filter: d.opt(filter)?,
-                    })
-                })
-                .transpose()?,
-            schema: df_schema(schema)?,
-        }),
-        NodeMsg::NodeLookup {
-            key,
-            label,
-            target,
-            keys,
-            columns,
-            keys_exist,
-            schema,
-        } => Arc::new(NodeLookup {
-            input: one_input(inputs)?,
-            key: key.clone(),
-            label: label.clone(),
-            target: target.spec()?,
-            keys: d.keys(keys)?,
-            columns: d.cols(columns)?,
-            keys_exist: *keys_exist,
-            schema: df_schema(schema)?,
-        }),
-        NodeMsg::VarLength(m) => Arc::new(m.node(one_input(inputs)?, d)?),
-        NodeMsg::CountPaths(m) => Arc::new(m.node(one_input(inputs)?, d)?),
-        // Each decoded occurrence evaluates its input itself: sharing needs one process.
-        NodeMsg::SharedSubplan {
-            id,
-            consumers,
-            rows,
-            after,
-        } => Arc::new(SharedSubplan {
-            input: one_input(inputs)?,
-            id: *id,
-            consumers: *consumers,
-            rows: *rows,
-            cell: Arc::new(SharedCell::default()),
-            after: after.as_deref().map(|b| d.expr(b)).transpose()?,
-            probe: None,
-        }),
+        NodeMsg::CsrExpand(m) => over_input!(CsrExpand, m, inputs, d),
+        NodeMsg::CsrIntersect(m) => over_input!(CsrIntersect, m, inputs, d),
+        NodeMsg::NodeLookup(m) => over_input!(NodeLookup, m, inputs, d),
+        NodeMsg::VarLength(m) => over_input!(VarLengthExpand, m, inputs, d),
+        NodeMsg::CountPaths(m) => over_input!(CountPaths, m, inputs, d),
+        NodeMsg::SharedSubplan(m) => over_input!(SharedSubplan, m, inputs, d),
         NodeMsg::EmptyRows { schema } => Arc::new(EmptyRows {
             schema: df_schema(schema)?,
         }),
@@ -797,10 +623,7 @@ pub(super) fn decode_node(
             } else {
                 None
             },
-            exprs: exprs
-                .iter()
-                .map(|(c, b)| Ok((c.clone(), d.expr(b)?)))
-                .collect::<Result<_>>()?,
+            exprs: Wire::decode(exprs, d)?,
             schema: df_schema(schema)?,
         }),
     })
