@@ -213,11 +213,30 @@ impl Catalog {
                 props,
             });
         }
-        Ok(Self {
+        let catalog = Self {
             config: given,
             nodes,
             rels,
-        })
+        };
+        catalog.check_version_exists()?;
+        Ok(catalog)
+    }
+
+    /// Read at a version number, some dataset must have that version: a number past every
+    /// dataset's latest names no state the graph was in.
+    fn check_version_exists(&self) -> Result<()> {
+        let Some(crate::config::options::AsOf::Version(v)) = &self.config.as_of else {
+            return Ok(());
+        };
+        let tables =
+            (self.nodes.values().map(|n| &n.table)).chain(self.rels.iter().map(|r| &r.table));
+        let newest = tables.filter_map(|t| t.lance_version).max();
+        match newest {
+            Some(n) if n < *v => Err(Error::storage(format!(
+                "the graph has no version {v}: its datasets' newest version is {n}"
+            ))),
+            _ => Ok(()),
+        }
     }
 
     /// The configured name of the node table `tag` names.
@@ -319,9 +338,18 @@ async fn open_table(
         Some((schema, batches)) => {
             TableHandle::from_batches(source, schema.clone(), batches.clone(), with_row_id)?
         }
-        None => TableHandle::open_lance(&config.resolve(source), with_row_id, columns)
-            .await
-            .map_err(|e| Error::config(origin, format!("{key}.source"), e.to_string()))?,
+        None => TableHandle::open_lance(
+            &config.resolve(source),
+            with_row_id,
+            columns,
+            config.as_of.as_ref(),
+        )
+        .await
+        .map_err(|e| match e {
+            // A state the datasets lack: the error names the dataset and the state.
+            e @ Error::Storage { .. } if config.as_of.is_some() => e,
+            e => Error::config(origin, format!("{key}.source"), e.to_string()),
+        })?,
     };
     // LargeBinary cells are how the engine holds values of mixed kind: a column of them is
     // read as such only when its field says so (`any::mixed_field`), never raw binary.

@@ -29,7 +29,7 @@ pub(crate) mod session;
 pub(crate) mod storage;
 
 pub use catalog::{GraphSchema, LabelSchema, RelationshipSchema};
-pub use config::options::{GraphOptions, PlannerOptions};
+pub use config::options::{AsOf, GraphOptions, PlannerOptions};
 pub use config::rules::{Mode, Rule, RuleSwitches};
 pub use config::{split_labels, GraphConfig};
 pub use csr::registry::IndexReport;
@@ -41,8 +41,8 @@ pub use output::value::{fmt_float, render_cell, starts_at as path_step_forwards}
 pub use output::{render, rows, Format, QueryResult, RowWriter, TABLE_PAGE_ROWS};
 pub use planner::Params;
 pub use session::{
-    import, index_status, param, remove_index_files, Graph, GraphBuilder, PhaseTimes, Prepared,
-    ResultStream,
+    import, index_status, param, remove_index_files, tag_graph, Graph, GraphBuilder, PhaseTimes,
+    Prepared, ResultStream,
 };
 pub use storage::import::{NodeSpec, RelSpec};
 pub use storage::{append_lance, write_graph, write_lance};

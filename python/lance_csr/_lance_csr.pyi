@@ -177,11 +177,15 @@ class Graph:
         memory_limit: Optional[int] = None,
         deferred_indexes: bool = False,
         target_partitions: Optional[int] = None,
+        as_of: Optional[Union[int, str, datetime.datetime]] = None,
     ) -> "Graph":
         """Opens the graph a graph.toml describes (or the folder holding it). ``mode``:
         ``"csr"`` (hops on CSR indexes, built when missing) or ``"join"``; ``timeout`` in
         seconds and ``memory_limit`` in bytes apply to each query; ``deferred_indexes`` reads
-        each index file only when a plan first needs it."""
+        each index file only when a plan first needs it. ``as_of`` reads the graph as it was:
+        a version number (every dataset at that version, or its latest where it is older), a
+        tag (``lance-csr tag``), or a time (a datetime or an ISO 8601 string: each dataset's
+        latest version committed then)."""
     @staticmethod
     def sample(*, mode: str = "csr") -> "Graph":
         """The documentation's small sample social network, in memory."""

@@ -107,11 +107,39 @@ fn read(
     OwnedRwLockReadGuard::try_map(guard, Option::as_ref).map_err(|_| closed())
 }
 
+/// `as_of` from Python: an int is a version, a str a tag or an ISO time
+/// (`lance_csr::AsOf`'s text), a datetime an instant (a naive one in local time, as its
+/// `timestamp()` reads it).
+fn as_of_value(v: &Bound<'_, PyAny>) -> PyResult<lance_csr::AsOf> {
+    if v.is_instance_of::<pyo3::types::PyBool>() {
+        return Err(pyo3::exceptions::PyTypeError::new_err(
+            "as_of takes a version (int), a tag or time (str), or a datetime",
+        ));
+    }
+    if let Ok(n) = v.extract::<u64>() {
+        return Ok(lance_csr::AsOf::Version(n));
+    }
+    if let Ok(s) = v.extract::<String>() {
+        return s.parse().map_err(pyo3::exceptions::PyValueError::new_err);
+    }
+    if v.hasattr("timestamp")? {
+        let secs: f64 = v.call_method0("timestamp")?.extract()?;
+        let nanos = (secs * 1e9).round() as i64;
+        return Ok(lance_csr::AsOf::Time(
+            chrono::DateTime::from_timestamp_nanos(nanos),
+        ));
+    }
+    Err(pyo3::exceptions::PyTypeError::new_err(
+        "as_of takes a version (int), a tag or time (str), or a datetime",
+    ))
+}
+
 #[pymethods]
 impl Graph {
     /// Opens the graph described by a graph.toml (or the folder holding one).
     #[staticmethod]
-    #[pyo3(signature = (path, *, mode="csr", timeout=None, memory_limit=None, deferred_indexes=false, target_partitions=None))]
+    #[pyo3(signature = (path, *, mode="csr", timeout=None, memory_limit=None, deferred_indexes=false, target_partitions=None, as_of=None))]
+    #[allow(clippy::too_many_arguments)]
     fn open(
         py: Python<'_>,
         path: PathBuf,
@@ -120,6 +148,7 @@ impl Graph {
         memory_limit: Option<usize>,
         deferred_indexes: bool,
         target_partitions: Option<usize>,
+        as_of: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<Self> {
         let opts = options(
             mode,
@@ -127,7 +156,8 @@ impl Graph {
             memory_limit,
             deferred_indexes,
             target_partitions,
-        )?;
+        )?
+        .with_as_of(as_of.map(as_of_value).transpose()?);
         let g = wait(
             py,
             &Interrupts::default(),

@@ -79,9 +79,14 @@ pub struct QueryArgs {
     pub limits: Limits,
 }
 
-/// Resource limits and the plan cache of a query command.
+/// Resource limits, the plan cache and the state of the data of a query command.
 #[derive(Args, Debug, Clone, Default)]
 pub struct Limits {
+    /// Read the graph as it was: a dataset version number (`3`), a tag (`release-1`), or a
+    /// time (`2026-12-01T10:00:00Z`, `2026-12-01`: each dataset's latest version committed
+    /// then).
+    #[arg(long, value_name = "VERSION|TAG|TIME")]
+    pub as_of: Option<lance_csr::AsOf>,
     /// Plan every query anew instead of reusing cached plans (for comparison).
     #[arg(long)]
     pub no_cache: bool,
@@ -101,6 +106,7 @@ impl Limits {
             .with_timeout(self.timeout)
             .with_memory_limit(self.memory_limit)
             .with_plan_cache(!self.no_cache)
+            .with_as_of(self.as_of.clone())
     }
 }
 
@@ -130,6 +136,14 @@ pub enum Command {
         graph: PathBuf,
         #[command(flatten)]
         limits: Limits,
+    },
+    /// Tag every dataset of a graph at its current version, so that `--as-of TAG` reads the
+    /// graph as it is now.
+    Tag {
+        #[arg(long, short)]
+        graph: PathBuf,
+        /// The tag (not a number, which `--as-of` reads as a version).
+        name: String,
     },
     /// Build or inspect the CSR indexes of a graph.
     Index {
@@ -461,6 +475,11 @@ async fn execute(cli: Cli) -> std::result::Result<(), CliError> {
                 }
             }
         },
+        Command::Tag { graph, name } => {
+            for (dataset, version) in lance_csr::tag_graph(&graph, &name).await? {
+                outln!("tagged {dataset} at version {version} as {name:?}");
+            }
+        }
         Command::Bench {
             graph,
             queries,

@@ -87,6 +87,9 @@ pub struct GraphConfig {
     /// Where the config came from, for error messages.
     #[serde(skip)]
     pub origin: String,
+    /// The state of the datasets to open (`GraphOptions::as_of`; `None`: the latest).
+    #[serde(skip)]
+    pub as_of: Option<options::AsOf>,
 }
 
 impl GraphConfig {

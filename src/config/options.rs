@@ -66,6 +66,59 @@ pub struct GraphOptions {
     /// build` rewrites it). Missing and stale indexes are built when the graph opens either
     /// way.
     pub defer_indexes: bool,
+    /// Read the graph as it was: every dataset at a version, a tag or a time (`None`: the
+    /// latest). A graph opened so never refreshes to newer data.
+    pub as_of: Option<AsOf>,
+}
+
+/// Which state of a graph's datasets to read.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum AsOf {
+    /// Every dataset at this version number (datasets written together, as `import` and
+    /// `generate` write them and appends to all of them, keep their numbers in step).
+    Version(u64),
+    /// Every dataset at the version this tag names (Lance's tags, one per dataset).
+    Tag(String),
+    /// Every dataset at its latest version committed at or before this instant.
+    Time(chrono::DateTime<chrono::Utc>),
+}
+
+impl std::str::FromStr for AsOf {
+    type Err = String;
+
+    /// A number is a version; an RFC 3339 instant (`2026-12-01T10:00:00Z`) or a date
+    /// (`2026-12-01`, midnight UTC) a time; anything else a tag.
+    fn from_str(s: &str) -> std::result::Result<Self, String> {
+        let s = s.trim();
+        if s.is_empty() {
+            return Err("an empty --as-of (give a version, a tag or a time)".into());
+        }
+        if s.bytes().all(|b| b.is_ascii_digit()) {
+            return s
+                .parse()
+                .map(AsOf::Version)
+                .map_err(|_| format!("version {s} is out of range"));
+        }
+        if let Ok(t) = chrono::DateTime::parse_from_rfc3339(s) {
+            return Ok(AsOf::Time(t.with_timezone(&chrono::Utc)));
+        }
+        if let Ok(d) = chrono::NaiveDate::parse_from_str(s, "%Y-%m-%d") {
+            let t = d.and_hms_opt(0, 0, 0).expect("midnight exists");
+            return Ok(AsOf::Time(t.and_utc()));
+        }
+        Ok(AsOf::Tag(s.to_string()))
+    }
+}
+
+impl std::fmt::Display for AsOf {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            AsOf::Version(v) => write!(f, "version {v}"),
+            AsOf::Tag(t) => write!(f, "tag {t:?}"),
+            AsOf::Time(t) => write!(f, "{}", t.to_rfc3339()),
+        }
+    }
 }
 
 impl PlannerOptions {
@@ -125,6 +178,12 @@ impl GraphOptions {
         self
     }
 
+    /// The state of the datasets to read (`None`: the latest).
+    pub fn with_as_of(mut self, as_of: impl Into<Option<AsOf>>) -> Self {
+        self.as_of = as_of.into();
+        self
+    }
+
     /// A time limit per query (`None`: none).
     pub fn with_timeout(mut self, limit: impl Into<Option<std::time::Duration>>) -> Self {
         self.timeout = limit.into();
@@ -147,5 +206,33 @@ impl GraphOptions {
     pub fn with_deferred_indexes(mut self, yes: bool) -> Self {
         self.defer_indexes = yes;
         self
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::AsOf;
+
+    #[test]
+    fn as_of_reads_numbers_as_versions_times_as_times_and_the_rest_as_tags() {
+        assert_eq!("3".parse::<AsOf>(), Ok(AsOf::Version(3)));
+        let t = |s: &str| match s.parse::<AsOf>() {
+            Ok(AsOf::Time(t)) => t.to_rfc3339(),
+            other => panic!("{s}: {other:?}"),
+        };
+        assert_eq!(t("2026-12-01T10:00:00Z"), "2026-12-01T10:00:00+00:00");
+        assert_eq!(t("2026-12-01T11:00:00+01:00"), "2026-12-01T10:00:00+00:00");
+        assert_eq!(t("2026-12-01"), "2026-12-01T00:00:00+00:00");
+        assert_eq!(
+            "release-1".parse::<AsOf>(),
+            Ok(AsOf::Tag("release-1".into()))
+        );
+        // Not quite a date: a tag.
+        assert_eq!(
+            "2026-13-01".parse::<AsOf>(),
+            Ok(AsOf::Tag("2026-13-01".into()))
+        );
+        assert!("".parse::<AsOf>().is_err());
+        assert!("99999999999999999999999".parse::<AsOf>().is_err());
     }
 }

@@ -47,11 +47,23 @@ pub fn index_dir(base: &Path) -> PathBuf {
     base.join("_csr")
 }
 
+/// The folder holding the index files of a graph read at a past state, one per combination
+/// of its datasets' states (`versions`), under [`index_dir`]'s `at/`.
+pub fn version_dir(base: &Path, versions: &[Option<u64>]) -> PathBuf {
+    let mut bytes = Vec::new();
+    for v in versions {
+        bytes.extend_from_slice(&v.unwrap_or(u64::MAX).to_le_bytes());
+    }
+    index_dir(base)
+        .join("at")
+        .join(format!("{:08x}", crc32fast::hash(&bytes)))
+}
+
 /// File of an index: named after its dataset source and the columns it is built on (a key
 /// column; endpoint columns and the endpoints' key columns), so that two labels or types
 /// over one dataset with other columns (a reverse view) never share a file. The name ends
 /// with a hash of the exact source and columns (the readable part is sanitized).
-pub fn file_for(base: &Path, source: &str, columns: &[&str], ext: &str) -> PathBuf {
+pub fn file_for(dir: &Path, source: &str, columns: &[&str], ext: &str) -> PathBuf {
     let stem: String = source
         .chars()
         .map(|c| {
@@ -68,7 +80,7 @@ pub fn file_for(base: &Path, source: &str, columns: &[&str], ext: &str) -> PathB
         id.push_str(c);
     }
     let hash = crc32fast::hash(id.as_bytes());
-    index_dir(base).join(format!("{stem}.{hash:08x}.{ext}"))
+    dir.join(format!("{stem}.{hash:08x}.{ext}"))
 }
 
 fn put_u64(out: &mut Vec<u8>, v: u64) {

@@ -85,12 +85,93 @@ fn unsaved(report: &mut IndexReport, progress: &mut (dyn FnMut(&str) + Send), e:
     report.unsaved += 1;
 }
 
-/// Where index files go: beside the datasets, unless the graph lives in memory.
-pub fn persist_dir(catalog: &Catalog) -> Option<&Path> {
+/// The folder index files go in: `_csr/` beside the datasets, or for a graph read at a past
+/// state (`GraphOptions::as_of`) a folder of that state's own under `_csr/at/`, so that
+/// switching between states builds each once and never overwrites the latest's. `None`
+/// when the graph lives in memory.
+pub fn persist_dir(catalog: &Catalog) -> Option<std::path::PathBuf> {
     let all_lance = catalog.nodes.values().all(|n| n.table.version.is_some())
         && catalog.rels.iter().all(|r| r.table.version.is_some());
-    (all_lance && !catalog.config.base_dir.as_os_str().is_empty())
-        .then_some(catalog.config.base_dir.as_path())
+    let base = &catalog.config.base_dir;
+    if !all_lance || base.as_os_str().is_empty() {
+        return None;
+    }
+    Some(match catalog.config.as_of {
+        None => super::persist::index_dir(base),
+        Some(_) => super::persist::version_dir(base, &catalog.versions()),
+    })
+}
+
+/// Most bytes the index folders of past states (`_csr/at/`) may take together: past it, the
+/// least recently opened ones go.
+pub const PAST_STATES_BYTES: u64 = 1 << 30;
+
+/// Notes which dataset versions a past state's index folder serves (`versions.txt`, what
+/// `index status` lists), marks it as just used, and removes the least recently used other
+/// folders while they take more than [`PAST_STATES_BYTES`] together.
+fn record_past_state(catalog: &Catalog, dir: &Path) {
+    let mut text = String::new();
+    let tables =
+        (catalog.nodes.values().map(|n| &n.table)).chain(catalog.rels.iter().map(|r| &r.table));
+    for t in tables {
+        let v = t.lance_version.map_or("-".to_string(), |v| v.to_string());
+        text.push_str(&format!("{} {v}\n", t.origin));
+    }
+    // Best effort: a folder that cannot be written serves from memory (see `unsaved`).
+    if std::fs::create_dir_all(dir).is_err()
+        || std::fs::write(dir.join("versions.txt"), text).is_err()
+    {
+        return;
+    }
+    let Some(parent) = dir.parent() else { return };
+    let mut folders: Vec<(std::time::SystemTime, u64, std::path::PathBuf)> = Vec::new();
+    for e in std::fs::read_dir(parent).into_iter().flatten().flatten() {
+        let p = e.path();
+        let used = std::fs::metadata(p.join("versions.txt"))
+            .and_then(|m| m.modified())
+            .unwrap_or(std::time::UNIX_EPOCH);
+        let bytes = std::fs::read_dir(&p)
+            .into_iter()
+            .flatten()
+            .flatten()
+            .filter_map(|f| f.metadata().ok())
+            .map(|m| m.len())
+            .sum();
+        folders.push((used, bytes, p));
+    }
+    folders.sort();
+    let mut total: u64 = folders.iter().map(|(_, b, _)| b).sum();
+    for (_, bytes, p) in folders {
+        if total <= PAST_STATES_BYTES {
+            break;
+        }
+        if p != dir && std::fs::remove_dir_all(&p).is_ok() {
+            total -= bytes;
+        }
+    }
+}
+
+/// The past states whose indexes are kept (`_csr/at/`): per folder, the datasets' versions.
+pub fn past_states(base: &Path) -> Vec<String> {
+    let at = super::persist::index_dir(base).join("at");
+    let mut out = Vec::new();
+    for e in std::fs::read_dir(at).into_iter().flatten().flatten() {
+        if let Ok(text) = std::fs::read_to_string(e.path().join("versions.txt")) {
+            let versions: Vec<String> = text
+                .lines()
+                .filter_map(|l| l.rsplit_once(' '))
+                .map(|(t, v)| {
+                    let name = Path::new(t)
+                        .file_name()
+                        .map_or(t.into(), |n| n.to_string_lossy());
+                    format!("{name}@{v}")
+                })
+                .collect();
+            out.push(versions.join(" "));
+        }
+    }
+    out.sort();
+    out
 }
 
 fn integer_key(t: &arrow::datatypes::DataType) -> bool {
@@ -110,9 +191,13 @@ pub async fn open_indexes(
     progress: &mut (dyn FnMut(&str) + Send),
 ) -> Result<(GraphIndexes, IndexReport)> {
     let mut out = GraphIndexes::default();
+    let dir = persist_dir(catalog);
+    if let (Some(d), Some(_)) = (&dir, &catalog.config.as_of) {
+        record_past_state(catalog, d);
+    }
     let mut cx = Opening {
         catalog,
-        dir: persist_dir(catalog),
+        dir: dir.as_deref(),
         state,
         reuse,
         defer,
@@ -387,9 +472,11 @@ async fn build_csr(
     Ok(idx)
 }
 
-/// One line per relationship table: indexed, up to date (checksum and contents checked), size.
+/// One line per relationship table: indexed, up to date (checksum and contents checked), size;
+/// then one per past state whose indexes are kept, with its datasets' versions.
 pub fn index_status(catalog: &Catalog) -> Vec<String> {
     let dir = persist_dir(catalog);
+    let dir = dir.as_deref();
     let mut lines = Vec::new();
     for r in &catalog.rels {
         let name = format!("{}({}->{})", r.cfg.rel_type, r.cfg.from, r.cfg.to);
@@ -426,6 +513,12 @@ pub fn index_status(catalog: &Catalog) -> Vec<String> {
             Some(_) => "stale (dataset changed; rebuilt on next open or `index build`)".to_string(),
         };
         lines.push(format!("{name:<40} {state}"));
+    }
+    let base = &catalog.config.base_dir;
+    if !base.as_os_str().is_empty() {
+        for state in past_states(base) {
+            lines.push(format!("{:<40} {state}", "indexed past state"));
+        }
     }
     lines
 }

@@ -151,7 +151,7 @@ mod tests {
         .unwrap();
         let path = dir.path().join("t.lance");
         write_lance(&path, schema, vec![batch]).await.unwrap();
-        let t = TableHandle::open_lance(&path, true, &Default::default())
+        let t = TableHandle::open_lance(&path, true, &Default::default(), None)
             .await
             .unwrap();
         let cols = TableColumns::new(t.provider.clone(), "t");

@@ -94,6 +94,24 @@ pub async fn index_status(config: impl AsRef<Path>) -> Result<Vec<String>> {
     Ok(crate::csr::registry::index_status(&catalog))
 }
 
+/// Tags every dataset of the graph at `config` (its graph.toml) at its current version with
+/// `tag` (Lance's tags), so that `GraphOptions::as_of(AsOf::Tag(tag))` reads the graph as it
+/// is now. Returns each dataset with the version tagged. A tag that exists on a dataset is
+/// an error, before any dataset is tagged.
+pub async fn tag_graph(config: impl AsRef<Path>, tag: &str) -> Result<Vec<(String, u64)>> {
+    let config = GraphConfig::from_file(config)?;
+    let sources: std::collections::BTreeSet<std::path::PathBuf> = (config.nodes.values())
+        .map(|n| config.resolve(&n.source))
+        .chain(
+            config
+                .relationships
+                .iter()
+                .map(|r| config.resolve(&r.source)),
+        )
+        .collect();
+    crate::storage::tag_datasets(sources.into_iter().collect(), tag).await
+}
+
 /// Turns CSV / Parquet files into a graph at `out` (Lance datasets, a graph.toml and, with
 /// `index`, the CSR indexes), all written into a new folder beside `out` that replaces it in
 /// one step once complete: a failure or a crash at any moment leaves `out` as it was (the
@@ -117,7 +135,7 @@ pub async fn import(
     Ok(path)
 }
 
-/// Deletes the index files (`_csr/*.csr`, `*.keys`) of the graph at `graph` (its config file
+/// Deletes the index files (`_csr/*.csr`, `*.keys`, and past states' `_csr/at/`) of the graph at `graph` (its config file
 /// or folder), so that the next build writes every one anew.
 pub fn remove_index_files(graph: &Path) -> Result<()> {
     let base = if graph.is_dir() {
@@ -126,6 +144,12 @@ pub fn remove_index_files(graph: &Path) -> Result<()> {
         graph.parent().unwrap_or(Path::new("."))
     };
     let dir = crate::csr::persist::index_dir(base);
+    let at = dir.join("at");
+    if at.exists() {
+        std::fs::remove_dir_all(&at).map_err(|err| {
+            Error::storage_caused(format!("removing index folder {}", at.display()), err)
+        })?;
+    }
     let Ok(entries) = std::fs::read_dir(&dir) else {
         return Ok(());
     };

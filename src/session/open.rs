@@ -217,6 +217,11 @@ impl Graph {
     /// the canonical path of its graph.toml, returned).
     #[cfg(feature = "distributed")]
     pub(crate) fn register_for_cluster(&self) -> Result<String> {
+        if let Some(at) = &self.catalog.config.as_of {
+            return Err(Error::Other(format!(
+                "a graph read as of {at} runs in one process only (executors open the latest)"
+            )));
+        }
         let origin = &self.catalog.config.origin;
         let path = std::fs::canonicalize(origin).map_err(|_| {
             Error::Other(format!(
@@ -296,6 +301,12 @@ impl Graph {
         Ok(report)
     }
 
+    /// Opens the graph at `path` as it was at `as_of` (a version, a tag or a time; see
+    /// [`AsOf`](crate::AsOf)), with default options otherwise.
+    pub async fn open_at(path: impl AsRef<Path>, as_of: crate::AsOf) -> Result<Self> {
+        Self::open_with(path, GraphOptions::default().with_as_of(as_of)).await
+    }
+
     /// Re-reads the datasets' latest versions; indexes of unchanged tables are kept (no work),
     /// changed ones are rebuilt, so no query ever uses a stale index; cached plans (and the
     /// plans of prepared queries) are planned anew. Returns how many index structures were
@@ -347,7 +358,10 @@ impl Graph {
     }
 
     /// Opens the graph of an already loaded configuration (sources are Lance datasets).
-    pub async fn from_config(config: GraphConfig, options: GraphOptions) -> Result<Self> {
+    pub async fn from_config(mut config: GraphConfig, options: GraphOptions) -> Result<Self> {
+        if options.as_of.is_some() {
+            config.as_of = options.as_of.clone();
+        }
         let catalog = Catalog::open(config, &mut BTreeMap::new()).await?;
         Self::new(Arc::new(catalog), options, None).await
     }

@@ -6,6 +6,7 @@ pub mod lance_table;
 pub mod stats;
 pub mod swap;
 
+use crate::config::options::AsOf;
 use crate::error::{Error, Result};
 use arrow::array::{RecordBatch, RecordBatchIterator, UInt64Array};
 use arrow::datatypes::{DataType, Field, Schema, SchemaRef};
@@ -45,6 +46,8 @@ pub struct TableHandle {
     /// time and the row count, mixed): a dataset deleted and re-created, whose numbering
     /// starts again, gets another. `None` for in-memory tables. Index files are stamped with it.
     pub version: Option<u64>,
+    /// The Lance dataset's version number (`None` for in-memory tables).
+    pub lance_version: Option<u64>,
     pub num_rows: usize,
 }
 
@@ -102,16 +105,19 @@ impl TableHandle {
             schema,
             origin: origin.to_string(),
             version: None,
+            lance_version: None,
             num_rows,
         })
     }
 
-    /// Opens a Lance dataset; `with_row_id` exposes Lance's `_rowid`; `columns` names the
-    /// properties it holds under other column names (property -> column).
+    /// Opens a Lance dataset, at the state `as_of` names (`None`: its latest version);
+    /// `with_row_id` exposes Lance's `_rowid`; `columns` names the properties it holds under
+    /// other column names (property -> column).
     pub async fn open_lance(
         path: &Path,
         with_row_id: bool,
         columns: &std::collections::BTreeMap<String, String>,
+        as_of: Option<&AsOf>,
     ) -> Result<Self> {
         let uri = path.to_string_lossy().to_string();
         if !path.exists() {
@@ -120,6 +126,10 @@ impl TableHandle {
         let ds = Dataset::open(&uri)
             .await
             .map_err(|e| Error::storage_caused(format!("cannot open Lance dataset {uri}"), e))?;
+        let ds = match as_of {
+            Some(at) => checkout(ds, &uri, at).await?,
+            None => ds,
+        };
         let num_rows = ds
             .count_rows(None)
             .await
@@ -141,9 +151,86 @@ impl TableHandle {
             schema,
             origin: uri,
             version,
+            lance_version: Some(v.version),
             num_rows,
         })
     }
+}
+
+/// Tags each dataset at `paths` at its current version with `tag`; every dataset is
+/// checked first (it opens, the tag is free), so a refusal tags none.
+pub async fn tag_datasets(paths: Vec<std::path::PathBuf>, tag: &str) -> Result<Vec<(String, u64)>> {
+    if tag.is_empty() || tag.bytes().all(|b| b.is_ascii_digit()) {
+        return Err(Error::Other(format!(
+            "tag {tag:?}: a tag needs a letter (a number reads as a version)"
+        )));
+    }
+    let mut opened = Vec::new();
+    for p in paths {
+        let uri = p.to_string_lossy().to_string();
+        let ds = Dataset::open(&uri)
+            .await
+            .map_err(|e| Error::storage_caused(format!("cannot open Lance dataset {uri}"), e))?;
+        if ds.tags().get_version(tag).await.is_ok() {
+            return Err(Error::Other(format!(
+                "dataset {uri} already has a tag {tag:?}"
+            )));
+        }
+        opened.push((uri, ds));
+    }
+    let mut out = Vec::new();
+    for (uri, ds) in opened {
+        let v = ds.version().version;
+        ds.tags()
+            .create(tag, v)
+            .await
+            .map_err(|e| Error::storage_caused(format!("cannot tag dataset {uri}"), e))?;
+        out.push((uri, v));
+    }
+    Ok(out)
+}
+
+/// `ds` at the version `at` names: a version number (a dataset whose latest version is
+/// older had not changed since: its latest), a tag, or the latest version committed at or
+/// before a time. A version the dataset no longer has (cleaned up) is an error.
+async fn checkout(ds: Dataset, uri: &str, at: &AsOf) -> Result<Dataset> {
+    let version = match at {
+        AsOf::Version(v) => (*v).min(ds.version().version),
+        AsOf::Tag(t) => ds
+            .tags()
+            .get_version(t)
+            .await
+            .map_err(|e| Error::storage_caused(format!("dataset {uri} has no tag {t:?}"), e))?,
+        AsOf::Time(t) => {
+            let versions = ds.versions().await.map_err(|e| {
+                Error::storage_caused(format!("cannot list the versions of {uri}"), e)
+            })?;
+            match versions.iter().rfind(|v| v.timestamp <= *t) {
+                Some(v) => v.version,
+                None => {
+                    let first = versions.first().map_or_else(
+                        || "it has none".to_string(),
+                        |v| format!("its first is from {}", v.timestamp.to_rfc3339()),
+                    );
+                    return Err(Error::storage(format!(
+                        "dataset {uri} has no version committed at or before {} ({first})",
+                        t.to_rfc3339()
+                    )));
+                }
+            }
+        }
+    };
+    if ds.version().version == version {
+        return Ok(ds);
+    }
+    ds.checkout_version(version).await.map_err(|e| {
+        Error::storage_caused(
+            format!(
+                "dataset {uri} has no version {version} (it may have been cleaned up; `lance-csr index status` and Lance's `list_versions` show what is kept)"
+            ),
+            e,
+        )
+    })
 }
 
 /// Mixes numbers into one stamp (SplitMix64 steps: stable across builds and platforms,

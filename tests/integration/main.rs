@@ -18,4 +18,5 @@ mod optimizer;
 mod probes;
 mod shortest;
 mod tck;
+mod time_travel;
 mod verify;

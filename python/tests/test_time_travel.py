@@ -1,0 +1,81 @@
+"""Graph.open(..., as_of=...) reads the graph as it was, as pylance reads the same versions."""
+
+import datetime
+import time
+
+import lance
+import pyarrow as pa
+import pytest
+
+import lance_csr
+
+PERSONS = "MATCH (p:Person) RETURN p.id AS id ORDER BY id"
+KNOWS = "MATCH (a:Person)-[:KNOWS]->(b:Person) RETURN a.id AS a, b.id AS b ORDER BY a, b"
+
+
+def appended_twice(tmp_path):
+    """A generated graph whose person and KNOWS datasets got two appends (with pylance):
+    the graph, the tag of its first state and a time between the appends."""
+    path = lance_csr.generate(tmp_path / "g", sample=True)
+    base = path.parent if path.name == "graph.toml" else path
+    persons, knows = str(base / "person.lance"), str(base / "person_knows_person.lance")
+    tag_with_pylance(path, "first")
+    for i in range(2):
+        # A new person, and a KNOWS relationship from an existing one to it.
+        p = lance.dataset(persons).to_table(limit=1)
+        new_id = p["id"][0].as_py() + 100 + i
+        p = p.set_column(p.schema.get_field_index("id"), "id", pa.array([new_id], p.schema.field("id").type))
+        lance.write_dataset(p, persons, mode="append")
+        k = lance.dataset(knows).to_table(limit=1)
+        k = k.set_column(k.schema.get_field_index("dst"), "dst", pa.array([new_id], k.schema.field("dst").type))
+        lance.write_dataset(k, knows, mode="append")
+        if i == 0:
+            time.sleep(0.05)
+            between = datetime.datetime.now(datetime.timezone.utc)
+            time.sleep(0.05)
+    return path, persons, knows, between
+
+
+def tag_with_pylance(path, name):
+    """Tags every dataset of the graph through pylance (what `lance-csr tag` does): tags
+    Lance writes are what `as_of` reads."""
+    base = path.parent if path.name == "graph.toml" else path
+    for dataset in base.glob("*.lance"):
+        ds = lance.dataset(str(dataset))
+        ds.tags.create(name, ds.version)
+
+
+def ids(ds, column="id"):
+    return sorted(ds.to_table(columns=[column])[column].to_pylist())
+
+
+def test_each_version_answers_as_pylance_reads_it(tmp_path):
+    path, persons, knows, between = appended_twice(tmp_path)
+    for version in (1, 2, 3):
+        g = lance_csr.Graph.open(path, as_of=version)
+        got = [r[0] for r in g.query(PERSONS).rows()]
+        assert got == ids(lance.dataset(persons, version=version)), version
+        want = lance.dataset(knows, version=version).to_table()
+        pairs = sorted(zip(want["src"].to_pylist(), want["dst"].to_pylist()))
+        got = [tuple(r) for r in g.query(KNOWS).rows()]
+        assert got == pairs, version
+        g.close()
+    first = lance.dataset(persons, version="first")
+    for as_of in ("first", between, between.isoformat()):
+        g = lance_csr.Graph.open(path, as_of=as_of)
+        n = len(g.query(PERSONS).rows())
+        want = ids(first) if as_of == "first" else ids(lance.dataset(persons, version=2))
+        assert n == len(want), as_of
+        g.close()
+
+
+def test_a_state_the_graph_never_had_is_a_clear_error(tmp_path):
+    path, *_ = appended_twice(tmp_path)
+    with pytest.raises(lance_csr.StorageError, match="has no version 9"):
+        lance_csr.Graph.open(path, as_of=9)
+    with pytest.raises(lance_csr.StorageError, match='has no tag "nope"'):
+        lance_csr.Graph.open(path, as_of="nope")
+    with pytest.raises(lance_csr.StorageError, match="no version committed at or before"):
+        lance_csr.Graph.open(path, as_of=datetime.datetime(2000, 1, 1, tzinfo=datetime.timezone.utc))
+    with pytest.raises(TypeError):
+        lance_csr.Graph.open(path, as_of=True)
