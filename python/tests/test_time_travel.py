@@ -79,3 +79,18 @@ def test_a_state_the_graph_never_had_is_a_clear_error(tmp_path):
         lance_csr.Graph.open(path, as_of=datetime.datetime(2000, 1, 1, tzinfo=datetime.timezone.utc))
     with pytest.raises(TypeError):
         lance_csr.Graph.open(path, as_of=True)
+
+
+def test_a_version_cleaned_up_is_a_clear_error(tmp_path):
+    path, persons, knows, _ = appended_twice(tmp_path)
+    lance_csr.Graph.open(path, as_of=1).close()
+    for d in (persons, knows):
+        ds = lance.dataset(d)
+        ds.tags.delete("first")  # a tagged version is never cleaned up
+        ds.cleanup_old_versions(older_than=datetime.timedelta(0), delete_unverified=True)
+    with pytest.raises(lance_csr.StorageError, match="has no version 1 .*cleaned up"):
+        lance_csr.Graph.open(path, as_of=1)
+    # The newest state still reads.
+    g = lance_csr.Graph.open(path, as_of=3)
+    assert [r[0] for r in g.query(PERSONS).rows()] == ids(lance.dataset(persons))
+    g.close()
