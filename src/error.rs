@@ -352,7 +352,7 @@ impl fmt::Display for Error {
                 "cluster {url}: {}",
                 without_source_locations(&source.to_string())
             ),
-            Error::Runtime(e) => write!(f, "error: {e}"),
+            Error::Runtime(e) => write!(f, "{e}"),
             Error::Limit(_, m) => write!(f, "limit exceeded: {m}"),
             Error::Other(m) => f.write_str(m),
             Error::Internal(m) => write!(

@@ -730,6 +730,58 @@ pub fn generate_ldbc(scale: f64, seed: u64, progress: &mut dyn FnMut(&str)) -> V
 }
 
 /// `b` with `extra` columns appended (name, column, nullable).
+/// The embedding column [`with_embeddings`] adds.
+pub const EMBEDDING: &str = "embedding";
+
+/// Adds a deterministic `embedding` column (`FixedSizeList<Float32>` of `dim` values, as
+/// Lance stores vectors) to the `person` and `post` tables: each row near one of 16 random
+/// unit centres (a centre plus noise of a tenth its size, normalised), so that nearest
+/// neighbours mean something (rows of one cluster are near each other).
+pub fn with_embeddings(tables: &mut [Table], dim: usize, seed: u64) {
+    use arrow_array::builder::{FixedSizeListBuilder, Float32Builder};
+    const CLUSTERS: usize = 16;
+    let unit = |v: &mut Vec<f32>| {
+        let norm = v
+            .iter()
+            .map(|x| x * x)
+            .sum::<f32>()
+            .sqrt()
+            .max(f32::MIN_POSITIVE);
+        v.iter_mut().for_each(|x| *x /= norm);
+    };
+    let mut r = rng(seed, 200);
+    let centres: Vec<Vec<f32>> = (0..CLUSTERS)
+        .map(|_| {
+            let mut c: Vec<f32> = (0..dim).map(|_| r.gen_range(-1.0f32..1.0)).collect();
+            unit(&mut c);
+            c
+        })
+        .collect();
+    for (k, t) in tables
+        .iter_mut()
+        .filter(|t| t.name == "person" || t.name == "post")
+        .enumerate()
+    {
+        let mut r = rng(seed, 201 + k as u64);
+        let n = t.batch.num_rows();
+        let mut b = FixedSizeListBuilder::with_capacity(
+            Float32Builder::with_capacity(n * dim),
+            dim as i32,
+            n,
+        );
+        let mut v = Vec::with_capacity(dim);
+        for _ in 0..n {
+            let c = &centres[r.gen_range(0..CLUSTERS)];
+            v.clear();
+            v.extend(c.iter().map(|x| x + r.gen_range(-0.1f32..0.1)));
+            unit(&mut v);
+            b.values().append_slice(&v);
+            b.append(true);
+        }
+        t.batch = with_columns(&t.batch, vec![(EMBEDDING, Arc::new(b.finish()), false)]);
+    }
+}
+
 fn with_columns(b: &RecordBatch, extra: Vec<(&str, ArrayRef, bool)>) -> RecordBatch {
     let mut cols: Vec<(String, ArrayRef, bool)> = b
         .schema()

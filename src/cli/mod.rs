@@ -268,6 +268,10 @@ pub enum Command {
         /// WORK_AT, message locations, emails, languages, image posts; see benches/ldbc-snb).
         #[arg(long)]
         ldbc: bool,
+        /// Add an `embedding` property of DIM floats (a Lance vector column) to persons and
+        /// posts: deterministic, clustered, for `vector.similarity.*` and `vector_distance`.
+        #[arg(long, value_name = "DIM", value_parser = clap::value_parser!(u16).range(1..=4096))]
+        embeddings: Option<u16>,
     },
     /// Run random queries over the graph's schema with every rule on and all off; print each
     /// query whose results differ (with both results). Exits 1 if any differ.
@@ -559,7 +563,8 @@ async fn execute(cli: Cli) -> std::result::Result<(), CliError> {
             seed,
             no_index,
             ldbc,
-        } => generate(scale, &out, seed, !no_index, ldbc).await?,
+            embeddings,
+        } => generate(scale, &out, seed, !no_index, (ldbc, embeddings)).await?,
         Command::Verify {
             graph,
             random,
@@ -669,7 +674,13 @@ async fn open_mode(path: &Path, mode: Mode) -> Result<Graph> {
     Graph::open_with(path, GraphOptions::default().with_mode(mode)).await
 }
 
-async fn generate(scale: f64, out: &Path, seed: u64, index: bool, ldbc: bool) -> Result<()> {
+async fn generate(
+    scale: f64,
+    out: &Path,
+    seed: u64,
+    index: bool,
+    (ldbc, embeddings): (bool, Option<u16>),
+) -> Result<()> {
     if !(scale > 0.0 && scale.is_finite()) {
         return Err(Error::Other(format!(
             "--scale must be positive, got {scale}"
@@ -682,11 +693,15 @@ async fn generate(scale: f64, out: &Path, seed: u64, index: bool, ldbc: bool) ->
     );
     let mut progress =
         |l: &str| eprintln!("  [{:>6.1}s] generated {l}", t0.elapsed().as_secs_f64());
-    let tables = if ldbc {
+    let mut tables = if ldbc {
         lance_csr_datasets::social::generate_ldbc(scale, seed, &mut progress)
     } else {
         lance_csr_datasets::social::generate(scale, seed, &mut progress)
     };
+    if let Some(dim) = embeddings {
+        lance_csr_datasets::social::with_embeddings(&mut tables, dim.into(), seed);
+        progress(&format!("embeddings of {dim} dimensions"));
+    }
     let edges: usize = tables
         .iter()
         .filter(|t| matches!(t.kind, lance_csr_datasets::TableKind::Rel { .. }))

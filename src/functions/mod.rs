@@ -12,6 +12,7 @@ mod percentile;
 pub(crate) mod registry;
 pub mod temporal;
 pub mod value;
+pub(crate) mod vector;
 
 use crate::error::{ErrorClass, RuntimeError};
 use arrow::array::{
@@ -84,6 +85,9 @@ pub enum CypherFn {
     Now,
     /// `toString` of a value whose kind only rows tell (temporal values included).
     ToText,
+    /// `cypher_vector(measure, a, b)`: a similarity or distance of two vectors
+    /// (`vector::Measure`).
+    Vector,
     /// `Fail(class, detail, message, typed null)`: an error of that class when evaluated on
     /// any row, of the null's type otherwise (an error only values can raise, found early).
     Fail,
@@ -121,13 +125,17 @@ impl CypherFn {
             CypherFn::Dynamic => "cypher_dynamic",
             CypherFn::Now => "cypher_now",
             CypherFn::ToText => "cypher_to_text",
+            CypherFn::Vector => "cypher_vector",
         }
     }
 
     fn arity(self) -> usize {
         match self {
             CypherFn::Fail => 4,
-            CypherFn::Range | CypherFn::PercentileDisc | CypherFn::PercentileCont => 3,
+            CypherFn::Range
+            | CypherFn::PercentileDisc
+            | CypherFn::PercentileCont
+            | CypherFn::Vector => 3,
             CypherFn::NonNegative
             | CypherFn::ToInt64
             | CypherFn::ToBoolean
@@ -170,7 +178,8 @@ impl CypherFn {
 
 /// Every function of this module.
 #[cfg(feature = "distributed")]
-const ALL: [CypherFn; 29] = [
+const ALL: [CypherFn; 30] = [
+    CypherFn::Vector,
     CypherFn::Dynamic,
     CypherFn::Now,
     CypherFn::ToText,
@@ -266,7 +275,7 @@ impl ScalarUDFImpl for Udf {
             | CypherFn::ToInt64 => DataType::Int64,
             CypherFn::NonNegative => arg_types[0].clone(),
             CypherFn::Fail => arg_types[3].clone(),
-            CypherFn::ToFloat => DataType::Float64,
+            CypherFn::ToFloat | CypherFn::Vector => DataType::Float64,
             CypherFn::ToAny | CypherFn::Properties | CypherFn::Dynamic | CypherFn::Now => any::ANY,
             CypherFn::ToText => DataType::Utf8,
             CypherFn::AnyItems => DataType::new_list(any::ANY, true),
@@ -363,6 +372,7 @@ impl Udf {
             CypherFn::Dynamic => dynamic_op(a),
             CypherFn::Now => now(a),
             CypherFn::ToText => to_text(a),
+            CypherFn::Vector => vector::eval(a),
         }
     }
 

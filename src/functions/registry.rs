@@ -13,6 +13,11 @@ use datafusion::functions::expr_fn as f;
 use datafusion::functions_nested::expr_fn as nf;
 use datafusion::logical_expr::{cast, lit, when, Expr};
 
+/// `cypher_vector(measure, a, b)` of a call's two vectors.
+fn vector(measure: Expr, c: &Call<'_>) -> Expr {
+    crate::functions::CypherFn::Vector.call(vec![measure, c.x(0), c.x(1)])
+}
+
 /// The null literal.
 pub(crate) fn null() -> Expr {
     lit(ScalarValue::Null)
@@ -244,6 +249,20 @@ static SCALAR_FUNCTIONS: &[ScalarFn] = &[
     ScalarFn::new(&["floor"], (1, 1), &[Num], |c| Ok(f::floor(c.f64(0)))),
     ScalarFn::new(&["round"], (1, 1), &[Num], |c| Ok(f::round(vec![c.f64(0)]))),
     ScalarFn::new(&["sqrt"], (1, 1), &[Num], |c| Ok(f::sqrt(c.f64(0)))),
+    // Vectors: Neo4j's similarities, and Lance's distances (`l2` squared, `cosine`, `dot`).
+    ScalarFn::new(&["vector.similarity.cosine"], (2, 2), &[List, List], |c| {
+        Ok(vector(lit("cosine_similarity"), c))
+    }),
+    ScalarFn::new(
+        &["vector.similarity.euclidean"],
+        (2, 2),
+        &[List, List],
+        |c| Ok(vector(lit("euclidean_similarity"), c)),
+    ),
+    ScalarFn::new(&["vector_distance"], (2, 3), &[List, List, Str], |c| {
+        let metric = c.args.get(2).cloned().unwrap_or_else(|| lit("l2"));
+        Ok(vector(metric, c))
+    }),
     ScalarFn::new(&["sign"], (1, 1), &[Num], |c| {
         Ok(cast(f::signum(c.f64(0)), DataType::Int64))
     }),
