@@ -19,4 +19,5 @@ mod probes;
 mod shortest;
 mod tck;
 mod time_travel;
+mod vectors;
 mod verify;
