@@ -509,15 +509,8 @@ fn shell_scripts_keep_strings_whole_and_report_failures() {
 #[test]
 fn shell_sees_dataset_changes_between_queries() {
     use std::io::{BufRead, BufReader};
-    let dir = tempfile::tempdir().unwrap();
     let rt = tokio::runtime::Runtime::new().unwrap();
-    let cfg = rt
-        .block_on(lance_csr::write_graph(
-            dir.path(),
-            lance_csr_datasets::sample::tables(),
-            &mut |_| {},
-        ))
-        .unwrap();
+    let (dir, cfg) = rt.block_on(crate::common::sample_on_disk());
     let mut child = bin()
         .args(["shell", "--graph", cfg.to_str().unwrap()])
         .stdin(Stdio::piped())

@@ -5,6 +5,8 @@
 use lance_csr::{Graph, Params};
 use lance_csr_datasets::social::edge_batch;
 
+use crate::common::sample_on_disk;
+
 async fn ids(g: &Graph, q: &str) -> Vec<String> {
     let r = g.query(q, &Params::new()).await.unwrap();
     let mut v: Vec<String> = lance_csr::rows(&r)
@@ -13,20 +15,6 @@ async fn ids(g: &Graph, q: &str) -> Vec<String> {
         .collect();
     v.sort();
     v
-}
-
-/// The sample graph written as Lance datasets in a folder of its own (no index files yet):
-/// the folder (kept while in scope) and its graph.toml.
-async fn sample_on_disk() -> (tempfile::TempDir, std::path::PathBuf) {
-    let dir = tempfile::tempdir().unwrap();
-    let cfg = lance_csr::write_graph(
-        dir.path(),
-        lance_csr_datasets::sample::tables(),
-        &mut |_| {},
-    )
-    .await
-    .unwrap();
-    (dir, cfg)
 }
 
 /// `index status` of the graph at `cfg`, read from the catalog only (opening the graph would

@@ -36,14 +36,7 @@ fn index_files(dir: &std::path::Path) -> Vec<String> {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_graph_reads_as_it_was_at_a_version_a_tag_or_a_time() {
-    let dir = tempfile::tempdir().unwrap();
-    let cfg = lance_csr::write_graph(
-        dir.path(),
-        lance_csr_datasets::sample::tables(),
-        &mut |_| {},
-    )
-    .await
-    .unwrap();
+    let (dir, cfg) = crate::common::sample_on_disk().await;
     let before = (vec![], "7".to_string());
     assert_eq!(
         finn_and_knows(&Graph::open(&cfg).await.unwrap()).await,
@@ -155,15 +148,8 @@ async fn a_graph_reads_as_it_was_at_a_version_a_tag_or_a_time() {
 
 #[test]
 fn the_cli_reads_as_of_a_version_a_tag_or_a_time() {
-    let dir = tempfile::tempdir().unwrap();
     let rt = tokio::runtime::Runtime::new().unwrap();
-    let cfg = rt
-        .block_on(lance_csr::write_graph(
-            dir.path(),
-            lance_csr_datasets::sample::tables(),
-            &mut |_| {},
-        ))
-        .unwrap();
+    let (dir, cfg) = rt.block_on(crate::common::sample_on_disk());
     let g = cfg.to_str().unwrap();
     let o = bin().args(["tag", "--graph", g, "v-one"]).output().unwrap();
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));

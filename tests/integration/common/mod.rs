@@ -59,3 +59,17 @@ pub fn project_root() -> std::path::PathBuf {
         .map(std::path::PathBuf::from)
         .unwrap_or_else(|| env!("CARGO_MANIFEST_DIR").into())
 }
+
+/// The sample graph written as Lance datasets in a folder of its own (no index files yet):
+/// the folder (kept while in scope) and its graph.toml.
+pub async fn sample_on_disk() -> (tempfile::TempDir, std::path::PathBuf) {
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = lance_csr::write_graph(
+        dir.path(),
+        lance_csr_datasets::sample::tables(),
+        &mut |_| {},
+    )
+    .await
+    .unwrap();
+    (dir, cfg)
+}
