@@ -195,9 +195,13 @@ pub async fn open_indexes(
     if let (Some(d), Some(_)) = (&dir, &catalog.config.as_of) {
         record_past_state(catalog, d);
     }
+    // A past state reads the latest's files where they serve it (tables unchanged since).
+    let latest = (catalog.config.as_of.is_some() && dir.is_some())
+        .then(|| super::persist::index_dir(&catalog.config.base_dir));
     let mut cx = Opening {
         catalog,
         dir: dir.as_deref(),
+        latest: latest.as_deref(),
         state,
         reuse,
         defer,
@@ -218,6 +222,9 @@ struct Opening<'a> {
     catalog: &'a Catalog,
     /// Where index files are (`None`: not persisted).
     dir: Option<&'a Path>,
+    /// For a graph read at a past state: the latest's index folder, whose files serve the
+    /// tables that have not changed since.
+    latest: Option<&'a Path>,
     state: &'a dyn Session,
     /// The indexes of the graph before a refresh, kept where their tables are unchanged.
     reuse: Option<&'a GraphIndexes>,
@@ -240,6 +247,7 @@ impl Opening<'_> {
         let Opening {
             catalog,
             dir,
+            latest,
             state,
             reuse,
             defer,
@@ -265,10 +273,14 @@ impl Opening<'_> {
             out.keys.insert(label.clone(), old.clone());
             return Ok(());
         }
-        let file = dir.map(|d| {
-            let cfg = &catalog.config.nodes[&n.name];
-            file_for(d, &cfg.source, &[&cfg.id], "keys")
-        });
+        let cfg = &catalog.config.nodes[&n.name];
+        let keys_file = |d: &Path| file_for(d, &cfg.source, &[&cfg.id], "keys");
+        let file = match latest.map(keys_file) {
+            Some(f) if n.table.version.is_some() && read_keys_version(&f) == n.table.version => {
+                Some(f)
+            }
+            _ => dir.map(keys_file),
+        };
         if let (true, Some(f), Some(v)) = (defer, &file, n.table.version) {
             if read_keys_version(f) == Some(v) {
                 let f = f.clone();
@@ -315,6 +327,7 @@ impl Opening<'_> {
         let Opening {
             catalog,
             dir,
+            latest,
             state,
             reuse,
             defer,
@@ -348,7 +361,10 @@ impl Opening<'_> {
                 return Ok(());
             }
         }
-        let file = dir.map(|d| csr_file(d, catalog, r));
+        let file = match latest.map(|d| csr_file(d, catalog, r)) {
+            Some(f) if versions.is_some() && read_csr_versions(&f) == versions => Some(f),
+            _ => dir.map(|d| csr_file(d, catalog, r)),
+        };
         if let (true, Some(f), Some(v)) = (defer, &file, versions) {
             if read_csr_versions(f) == Some(v) {
                 let f = f.clone();
