@@ -214,6 +214,20 @@ pub async fn open_indexes(
     for r in &catalog.rels {
         cx.open_csr(r, &mut out).await?;
     }
+    // A past state the latest's files served whole keeps no folder.
+    if let (Some(d), Some(_)) = (&dir, &catalog.config.as_of) {
+        let holds_index = std::fs::read_dir(d)
+            .into_iter()
+            .flatten()
+            .flatten()
+            .any(|e| {
+                let p = e.path();
+                p.extension().is_some_and(|x| x == "csr" || x == "keys")
+            });
+        if !holds_index {
+            let _ = std::fs::remove_dir_all(d);
+        }
+    }
     Ok((out, cx.report))
 }
 

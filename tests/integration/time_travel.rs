@@ -103,6 +103,10 @@ async fn a_graph_reads_as_it_was_at_a_version_a_tag_or_a_time() {
         assert!(e.to_string().contains(says), "as of {at}: {e}");
     }
 
+    // The latest state read as of its version: the latest's files serve it whole.
+    let v3 = open_at(&cfg, AsOf::Version(3)).await.unwrap();
+    assert_eq!(finn_and_knows(&v3).await, now);
+
     // Each state's indexes live apart: the latest's files stay up to date, and opening a
     // past state again reads its files instead of building them.
     let status = lance_csr::index_status(&cfg).await.unwrap().join("\n");
