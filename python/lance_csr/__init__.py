@@ -41,6 +41,7 @@ from ._lance_csr import (
     generate,
     import_,
     parse_literal,
+    tag,
 )
 
 __all__ = [
@@ -68,4 +69,5 @@ __all__ = [
     "generate",
     "import_",
     "parse_literal",
+    "tag",
 ]

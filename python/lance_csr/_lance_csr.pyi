@@ -247,8 +247,15 @@ def generate(
     sample: bool = False,
     ldbc: bool = False,
     index: bool = True,
+    embeddings: Optional[int] = None,
 ) -> pathlib.Path:
-    """As ``lance-csr generate`` (``sample=True``: the documentation's sample graph)."""
+    """As ``lance-csr generate`` (``sample=True``: the documentation's sample graph;
+    ``embeddings=DIM``: an ``embedding`` vector property on persons and posts)."""
+
+def tag(path: Union[str, os.PathLike[str]], name: str) -> list[tuple[str, int]]:
+    """As ``lance-csr tag``: every dataset of the graph tagged ``name`` at its current
+    version (``Graph.open(path, as_of=name)`` then reads the graph as it is now); each
+    dataset with the version tagged."""
 
 def parse_literal(text: str) -> Any:
     """The Python value a Cypher literal writes (``"[1, 'a']"``)."""

@@ -509,10 +509,23 @@ pub fn import_graph(
     })
 }
 
+/// Tags every dataset of the graph at `path` at its current version (what `lance-csr tag`
+/// does), so that `Graph.open(path, as_of=name)` reads the graph as it is now; returns each
+/// dataset with the version tagged.
+#[pyfunction]
+pub fn tag(py: Python<'_>, path: PathBuf, name: &str) -> PyResult<Vec<(String, u64)>> {
+    let name = name.to_string();
+    wait(py, &Interrupts::default(), "", async move {
+        lance_csr::tag_graph(&path, &name).await
+    })
+}
+
 /// Writes a generated social network (or, with `sample=True`, the documentation's sample
 /// graph) as Lance datasets under `out`, with its CSR indexes; returns the graph.toml's path.
+/// `embeddings=DIM` adds an `embedding` vector property to persons and posts.
 #[pyfunction]
-#[pyo3(signature = (out, *, scale=1.0, seed=42, sample=false, ldbc=false, index=true))]
+#[pyo3(signature = (out, *, scale=1.0, seed=42, sample=false, ldbc=false, index=true, embeddings=None))]
+#[allow(clippy::too_many_arguments)]
 pub fn generate(
     py: Python<'_>,
     out: PathBuf,
@@ -521,18 +534,25 @@ pub fn generate(
     sample: bool,
     ldbc: bool,
     index: bool,
+    embeddings: Option<usize>,
 ) -> PyResult<PathBuf> {
     if !(scale > 0.0 && scale.is_finite()) {
         return Err(usage(format!("scale must be positive, got {scale}")));
     }
+    if embeddings.is_some_and(|d| !(1..=4096).contains(&d)) {
+        return Err(usage("embeddings takes 1 to 4096 dimensions".to_string()));
+    }
     wait(py, &Interrupts::default(), "", async {
-        let tables = if sample {
+        let mut tables = if sample {
             lance_csr_datasets::sample::tables()
         } else if ldbc {
             lance_csr_datasets::social::generate_ldbc(scale, seed, &mut |_| {})
         } else {
             lance_csr_datasets::social::generate(scale, seed, &mut |_| {})
         };
+        if let Some(dim) = embeddings {
+            lance_csr_datasets::social::with_embeddings(&mut tables, dim, seed);
+        }
         let path = lance_csr::write_graph(&out, tables, &mut |_| {}).await?;
         if index {
             lance_csr::Graph::build_indexes(&path, &mut |_| {}).await?;

@@ -115,6 +115,7 @@ fn _lance_csr(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<values::Duration>()?;
     m.add_function(wrap_pyfunction!(graph::import_graph, m)?)?;
     m.add_function(wrap_pyfunction!(graph::generate, m)?)?;
+    m.add_function(wrap_pyfunction!(graph::tag, m)?)?;
     m.add_function(wrap_pyfunction!(parse_literal, m)?)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())

@@ -20,6 +20,8 @@ def appended_twice(tmp_path):
     base = path.parent if path.name == "graph.toml" else path
     persons, knows = str(base / "person.lance"), str(base / "person_knows_person.lance")
     tag_with_pylance(path, "first")
+    tagged = lance_csr.tag(path, "first-too")
+    assert tagged and all(version == 1 for _, version in tagged)
     for i in range(2):
         # A new person, and a KNOWS relationship from an existing one to it.
         p = lance.dataset(persons).to_table(limit=1)
@@ -61,10 +63,11 @@ def test_each_version_answers_as_pylance_reads_it(tmp_path):
         assert got == pairs, version
         g.close()
     first = lance.dataset(persons, version="first")
-    for as_of in ("first", between, between.isoformat()):
+    for as_of in ("first", "first-too", between, between.isoformat()):
         g = lance_csr.Graph.open(path, as_of=as_of)
         n = len(g.query(PERSONS).rows())
-        want = ids(first) if as_of == "first" else ids(lance.dataset(persons, version=2))
+        tagged = as_of in ("first", "first-too")
+        want = ids(first) if tagged else ids(lance.dataset(persons, version=2))
         assert n == len(want), as_of
         g.close()
 
@@ -86,7 +89,8 @@ def test_a_version_cleaned_up_is_a_clear_error(tmp_path):
     lance_csr.Graph.open(path, as_of=1).close()
     for d in (persons, knows):
         ds = lance.dataset(d)
-        ds.tags.delete("first")  # a tagged version is never cleaned up
+        for t in ("first", "first-too"):
+            ds.tags.delete(t)  # a tagged version is never cleaned up
         ds.cleanup_old_versions(older_than=datetime.timedelta(0), delete_unverified=True)
     with pytest.raises(lance_csr.StorageError, match="has no version 1 .*cleaned up"):
         lance_csr.Graph.open(path, as_of=1)
@@ -94,3 +98,20 @@ def test_a_version_cleaned_up_is_a_clear_error(tmp_path):
     g = lance_csr.Graph.open(path, as_of=3)
     assert [r[0] for r in g.query(PERSONS).rows()] == ids(lance.dataset(persons))
     g.close()
+
+
+def test_generated_embeddings_answer_vector_queries(tmp_path):
+    path = lance_csr.generate(tmp_path / "g", scale=0.05, embeddings=8)
+    g = lance_csr.Graph.open(path)
+    (dim,) = g.query("MATCH (p:Post) RETURN size(p.embedding) AS d LIMIT 1").rows()[0]
+    assert dim == 8
+    rows = g.query(
+        "MATCH (q:Person) WITH q ORDER BY q.id LIMIT 1 "
+        "MATCH (p:Person) WHERE p <> q "
+        "RETURN vector.similarity.cosine(p.embedding, q.embedding) AS s ORDER BY s DESC LIMIT 3"
+    ).rows()
+    scores = [s for (s,) in rows]
+    assert scores == sorted(scores, reverse=True) and all(0.0 <= s <= 1.0 for s in scores)
+    g.close()
+    with pytest.raises(lance_csr.Error, match="1 to 4096"):
+        lance_csr.generate(tmp_path / "h", scale=0.05, embeddings=0)
