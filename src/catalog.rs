@@ -98,10 +98,12 @@ impl Catalog {
     /// The state of every table (node tables, then relationship tables): equal for two
     /// catalogs over the same data.
     pub fn versions(&self) -> Vec<Option<u64>> {
-        let nodes = self.nodes.values().map(|n| n.table.version);
-        nodes
-            .chain(self.rels.iter().map(|r| r.table.version))
-            .collect()
+        self.tables().map(|t| t.version).collect()
+    }
+
+    /// Every table: the node tables, then the relationship tables.
+    pub fn tables(&self) -> impl Iterator<Item = &TableHandle> {
+        (self.nodes.values().map(|n| &n.table)).chain(self.rels.iter().map(|r| &r.table))
     }
 
     /// The schema as users see it.
@@ -228,9 +230,7 @@ impl Catalog {
         let Some(crate::config::options::AsOf::Version(v)) = &self.config.as_of else {
             return Ok(());
         };
-        let tables =
-            (self.nodes.values().map(|n| &n.table)).chain(self.rels.iter().map(|r| &r.table));
-        let newest = tables.filter_map(|t| t.lance_version).max();
+        let newest = self.tables().filter_map(|t| t.lance_version).max();
         match newest {
             Some(n) if n < *v => Err(Error::storage(format!(
                 "the graph has no version {v}: its datasets' newest version is {n}"

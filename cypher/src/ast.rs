@@ -153,6 +153,18 @@ pub struct PathPattern {
     pub span: Span,
 }
 
+impl PathPattern {
+    /// Its node patterns, in order.
+    pub fn nodes(&self) -> impl Iterator<Item = &NodePattern> {
+        std::iter::once(&self.start).chain(self.steps.iter().map(|(_, n)| n))
+    }
+
+    /// Its node patterns, in order, to change.
+    pub fn nodes_mut(&mut self) -> impl Iterator<Item = &mut NodePattern> {
+        std::iter::once(&mut self.start).chain(self.steps.iter_mut().map(|(_, n)| n))
+    }
+}
+
 #[derive(Debug, Clone, PartialEq)]
 pub struct NodePattern {
     pub var: Option<Ident>,

@@ -90,8 +90,7 @@ fn unsaved(report: &mut IndexReport, progress: &mut (dyn FnMut(&str) + Send), e:
 /// switching between states builds each once and never overwrites the latest's. `None`
 /// when the graph lives in memory.
 pub fn persist_dir(catalog: &Catalog) -> Option<std::path::PathBuf> {
-    let all_lance = catalog.nodes.values().all(|n| n.table.version.is_some())
-        && catalog.rels.iter().all(|r| r.table.version.is_some());
+    let all_lance = catalog.tables().all(|t| t.version.is_some());
     let base = &catalog.config.base_dir;
     if !all_lance || base.as_os_str().is_empty() {
         return None;
@@ -108,19 +107,27 @@ pub const PAST_STATES_BYTES: u64 = 1 << 30;
 
 /// Notes which dataset versions a past state's index folder serves (`versions.txt`, what
 /// `index status` lists), marks it as just used, and removes the least recently used other
-/// folders while they take more than [`PAST_STATES_BYTES`] together.
+/// folders while they take more than [`PAST_STATES_BYTES`] together. A state the latest's
+/// files serve whole has no folder (nothing was written to it).
 fn record_past_state(catalog: &Catalog, dir: &Path) {
+    let holds_index = std::fs::read_dir(dir)
+        .into_iter()
+        .flatten()
+        .flatten()
+        .any(|e| {
+            let p = e.path();
+            p.extension().is_some_and(|x| x == "csr" || x == "keys")
+        });
+    if !holds_index {
+        return;
+    }
     let mut text = String::new();
-    let tables =
-        (catalog.nodes.values().map(|n| &n.table)).chain(catalog.rels.iter().map(|r| &r.table));
-    for t in tables {
+    for t in catalog.tables() {
         let v = t.lance_version.map_or("-".to_string(), |v| v.to_string());
         text.push_str(&format!("{} {v}\n", t.origin));
     }
     // Best effort: a folder that cannot be written serves from memory (see `unsaved`).
-    if std::fs::create_dir_all(dir).is_err()
-        || std::fs::write(dir.join("versions.txt"), text).is_err()
-    {
+    if std::fs::write(dir.join("versions.txt"), text).is_err() {
         return;
     }
     let Some(parent) = dir.parent() else { return };
@@ -192,9 +199,6 @@ pub async fn open_indexes(
 ) -> Result<(GraphIndexes, IndexReport)> {
     let mut out = GraphIndexes::default();
     let dir = persist_dir(catalog);
-    if let (Some(d), Some(_)) = (&dir, &catalog.config.as_of) {
-        record_past_state(catalog, d);
-    }
     // A past state reads the latest's files where they serve it (tables unchanged since).
     let latest = (catalog.config.as_of.is_some() && dir.is_some())
         .then(|| super::persist::index_dir(&catalog.config.base_dir));
@@ -214,19 +218,8 @@ pub async fn open_indexes(
     for r in &catalog.rels {
         cx.open_csr(r, &mut out).await?;
     }
-    // A past state the latest's files served whole keeps no folder.
     if let (Some(d), Some(_)) = (&dir, &catalog.config.as_of) {
-        let holds_index = std::fs::read_dir(d)
-            .into_iter()
-            .flatten()
-            .flatten()
-            .any(|e| {
-                let p = e.path();
-                p.extension().is_some_and(|x| x == "csr" || x == "keys")
-            });
-        if !holds_index {
-            let _ = std::fs::remove_dir_all(d);
-        }
+        record_past_state(catalog, d);
     }
     Ok((out, cx.report))
 }

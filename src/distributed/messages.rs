@@ -230,74 +230,30 @@ impl<A: Wire, B: Wire, C: Wire> Wire for (A, B, C) {
     }
 }
 
-impl Wire for Expr {
-    type Msg = Bytes;
-    fn encode(&self, e: &mut Enc) -> Result<Bytes> {
-        e.expr(self)
-    }
-    fn decode(m: &Bytes, d: &Dec) -> Result<Expr> {
-        d.expr(m)
-    }
+/// Values that travel as bytes or graph parts, through an encoder and a decoder function.
+macro_rules! through {
+    ($($t:ty => $msg:ty: $enc:expr, $dec:expr;)*) => {$(
+        impl Wire for $t {
+            type Msg = $msg;
+            fn encode(&self, e: &mut Enc) -> Result<$msg> {
+                #[allow(clippy::redundant_closure_call)]
+                ($enc)(self, e)
+            }
+            fn decode(m: &$msg, d: &Dec) -> Result<Self> {
+                #[allow(clippy::redundant_closure_call)]
+                ($dec)(m, d)
+            }
+        }
+    )*};
 }
-
-impl Wire for DataType {
-    type Msg = Bytes;
-    fn encode(&self, _: &mut Enc) -> Result<Bytes> {
-        dtype_bytes(self)
-    }
-    fn decode(m: &Bytes, _: &Dec) -> Result<DataType> {
-        dtype(m)
-    }
-}
-
-impl Wire for DFSchemaRef {
-    type Msg = Bytes;
-    fn encode(&self, _: &mut Enc) -> Result<Bytes> {
-        df_schema_bytes(self)
-    }
-    fn decode(m: &Bytes, _: &Dec) -> Result<DFSchemaRef> {
-        df_schema(m)
-    }
-}
-
-impl Wire for Fields {
-    type Msg = Bytes;
-    fn encode(&self, _: &mut Enc) -> Result<Bytes> {
-        fields_bytes(self)
-    }
-    fn decode(m: &Bytes, _: &Dec) -> Result<Fields> {
-        fields(m)
-    }
-}
-
-impl Wire for Arc<crate::csr::CsrIndex> {
-    type Msg = Part;
-    fn encode(&self, e: &mut Enc) -> Result<Part> {
-        e.csr(self)
-    }
-    fn decode(m: &Part, d: &Dec) -> Result<Self> {
-        d.csr(m)
-    }
-}
-
-impl Wire for Arc<crate::csr::NodeKeys> {
-    type Msg = Part;
-    fn encode(&self, e: &mut Enc) -> Result<Part> {
-        e.keys(self)
-    }
-    fn decode(m: &Part, d: &Dec) -> Result<Self> {
-        d.keys(m)
-    }
-}
-
-impl Wire for Arc<crate::csr::TableColumns> {
-    type Msg = Part;
-    fn encode(&self, e: &mut Enc) -> Result<Part> {
-        e.cols(self)
-    }
-    fn decode(m: &Part, d: &Dec) -> Result<Self> {
-        d.cols(m)
-    }
+through! {
+    Expr => Bytes: |x: &Expr, e: &mut Enc| e.expr(x), |m: &Bytes, d: &Dec| d.expr(m);
+    DataType => Bytes: |x, _: &mut Enc| dtype_bytes(x), |m: &Bytes, _: &Dec| dtype(m);
+    DFSchemaRef => Bytes: |x: &DFSchemaRef, _: &mut Enc| df_schema_bytes(x), |m: &Bytes, _: &Dec| df_schema(m);
+    Fields => Bytes: |x, _: &mut Enc| fields_bytes(x), |m: &Bytes, _: &Dec| fields(m);
+    Arc<crate::csr::CsrIndex> => Part: |x, e: &mut Enc| e.csr(x), |m, d: &Dec| d.csr(m);
+    Arc<crate::csr::NodeKeys> => Part: |x, e: &mut Enc| e.keys(x), |m, d: &Dec| d.keys(m);
+    Arc<crate::csr::TableColumns> => Part: |x, e: &mut Enc| e.cols(x), |m, d: &Dec| d.cols(m);
 }
 
 /// `(0, _)` any shortest path, `(1, _)` all, `(2, k)` the k shortest.

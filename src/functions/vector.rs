@@ -66,17 +66,26 @@ pub(super) fn eval(a: &[ArrayRef]) -> Result<ArrayRef> {
     let (x, y) = (Vectors::new(&a[1])?, Vectors::new(&a[2])?);
     let mut out = Float64Builder::with_capacity(n);
     let (mut xs, mut ys) = (Vec::new(), Vec::new());
+    let mut last: Option<(&str, Measure)> = None;
     for i in 0..n {
         if names.is_null(i) {
             out.append_null();
             continue;
         }
         let name = names.value(i);
-        let measure = Measure::named(name).ok_or_else(|| {
-            argument(format!(
-                "unknown vector metric '{name}' (l2, cosine or dot)"
-            ))
-        })?;
+        // The measure is one literal in practice: named once, not per row.
+        let measure = match last {
+            Some((n, m)) if n == name => m,
+            _ => {
+                let m = Measure::named(name).ok_or_else(|| {
+                    argument(format!(
+                        "unknown vector metric '{name}' (l2, cosine or dot)"
+                    ))
+                })?;
+                last = Some((name, m));
+                m
+            }
+        };
         if !(x.row(i, &mut xs)? && y.row(i, &mut ys)?) {
             out.append_null();
             continue;
@@ -127,12 +136,15 @@ impl<'a> Vectors<'a> {
                 if a.is_null(i) {
                     return Ok(false);
                 }
-                let items = a.as_list::<i32>().value(i);
-                let items = items.as_primitive::<Float64Type>();
-                if items.null_count() > 0 {
+                // The row's slice of the flat values: no array made per row.
+                let list = a.as_list::<i32>();
+                let offsets = list.value_offsets();
+                let (start, end) = (offsets[i] as usize, offsets[i + 1] as usize);
+                let values = list.values().as_primitive::<Float64Type>();
+                if (values.nulls()).is_some_and(|nulls| (start..end).any(|k| nulls.is_null(k))) {
                     return Err(argument("a vector holds a null".into()));
                 }
-                out.extend(items.values().iter());
+                out.extend_from_slice(&values.values()[start..end]);
                 Ok(true)
             }
             Vectors::Values(a) => match value_at(a.as_ref(), i) {

@@ -365,7 +365,7 @@ fn used_variables(m: &ast::Match) -> HashSet<&str> {
     let mut out = HashSet::new();
     let mut exprs: Vec<&ast::Expr> = Vec::new();
     for p in &m.patterns {
-        let nodes = std::iter::once(&p.start).chain(p.steps.iter().map(|(_, n)| n));
+        let nodes = p.nodes();
         for n in nodes {
             out.extend(n.var.as_ref().map(|v| v.name.as_str()));
             exprs.extend(n.props.as_ref());

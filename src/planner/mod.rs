@@ -91,6 +91,8 @@ pub struct Lowerer<'c> {
     /// The parameters the query reads, as the literals that write them (from the bound
     /// query's slots; lowered like literals).
     pub params: BTreeMap<String, ast::Expr>,
+    /// The parameters whose value is an integer (a key equality on one is a lookup).
+    pub(crate) integer_params: std::collections::BTreeSet<String>,
     /// Lowering a plan to be cached: scalar parameters (number, string, boolean) become
     /// typed placeholders, bound to each execution's values (`operators::params`).
     pub placeholders: bool,
@@ -141,7 +143,7 @@ impl<'c> Lowerer<'c> {
     /// Notes the labels and types written in `m`'s patterns (see `written_labels`).
     fn record_written_labels(&mut self, m: &ast::Match) {
         for p in &m.patterns {
-            let nodes = std::iter::once(&p.start).chain(p.steps.iter().map(|(_, n)| n));
+            let nodes = p.nodes();
             for n in nodes {
                 if let Some(v) = &n.var {
                     let e = self.written_labels.entry(v.name.clone()).or_default();
@@ -202,6 +204,7 @@ impl<'c> Lowerer<'c> {
             catalog,
             indexes: None,
             params: BTreeMap::new(),
+            integer_params: Default::default(),
             placeholders: false,
             param_types: Default::default(),
             baked: Default::default(),
@@ -277,6 +280,10 @@ impl<'c> Lowerer<'c> {
             .params
             .iter()
             .map(|(k, slot)| (k.clone(), slot.literal.clone()))
+            .collect();
+        self.integer_params = (self.params.iter())
+            .filter(|(_, v)| matches!(Value::from_literal(v), Some(Value::Int(_))))
+            .map(|(k, _)| k.clone())
             .collect();
         let q = &bound.query;
         let first = self.lower_single(&q.first)?;

@@ -10,7 +10,6 @@ use super::{Lowerer, State};
 use crate::binder::{BoundVar, ResolvedPath};
 use crate::catalog::NodeInfo;
 use crate::error::Result;
-use crate::functions::value::Value;
 use crate::operators::csr_expand::TakeSpec;
 use crate::operators::var_length::encode_eid;
 use crate::rewrite::{MatchContext, MatchShape, Planned, PreparedMatch};
@@ -44,10 +43,9 @@ pub(crate) struct Search {
 pub(crate) struct MatchCx {
     /// Re-rooting for the MATCHes its lowering makes (an unrolled variable-length hop).
     pub reroot: bool,
-    /// The MATCH is this shortest-path search.
-    pub shortest: Option<ast::Shortest>,
-    /// The filters that search applies to the path's nodes and relationships.
-    pub search_filters: SearchFilters,
+    /// The MATCH is this shortest-path search, with the filters it applies to the path's
+    /// nodes and relationships.
+    pub shortest: Option<(ast::Shortest, SearchFilters)>,
     /// Its named paths, bound once their elements are.
     pub named_paths: Vec<NamedPath>,
     /// Per variable-length relationship variable that needs its elements as values (a
@@ -105,11 +103,9 @@ impl<'c> Lowerer<'c> {
         );
         self.notes.extend(prepared.notes);
         self.counter = prepared.names;
-        let (shortest, search_filters) = search.shortest.clone().unzip();
         let mx = MatchCx {
             reroot: prepared.reroot,
-            shortest,
-            search_filters: search_filters.unwrap_or_default(),
+            shortest: search.shortest.clone(),
             named_paths,
             segment_shapes,
         };
@@ -132,17 +128,8 @@ impl<'c> Lowerer<'c> {
             .iter()
             .map(|(n, b)| (n.clone(), b.bound_var()))
             .collect();
-        let integer_params: BTreeSet<String> = self
-            .params
-            .iter()
-            .filter(|(_, v)| matches!(Value::from_literal(v), Some(Value::Int(_))))
-            .map(|(k, _)| k.clone())
-            .collect();
         let mut looked_up = BTreeSet::new();
-        let nodes = m
-            .patterns
-            .iter()
-            .flat_map(|p| std::iter::once(&p.start).chain(p.steps.iter().map(|(_, n)| n)));
+        let nodes = m.patterns.iter().flat_map(|p| p.nodes());
         for n in nodes {
             if let Some(v) = n
                 .var
@@ -163,7 +150,7 @@ impl<'c> Lowerer<'c> {
             catalog: self.catalog,
             lenient: self.options.lenient,
             scope: &scope,
-            integer_params: &integer_params,
+            integer_params: &self.integer_params,
             reroot: search.reroot,
             shortest: search.shortest.is_some(),
             grouped_by: self.grouped_by.as_deref(),
@@ -187,7 +174,7 @@ impl<'c> Lowerer<'c> {
         let mut out = m.clone();
         let mut equalities = Vec::new();
         for p in &mut out.patterns {
-            let nodes = std::iter::once(&mut p.start).chain(p.steps.iter_mut().map(|(_, n)| n));
+            let nodes = p.nodes_mut();
             for n in nodes {
                 let Some(v) = n.var.clone() else { continue };
                 let Some(Binding::Value { col: c }) = st.scope.get(&v.name) else {
@@ -273,8 +260,8 @@ impl<'c> Lowerer<'c> {
         let mut acc = MatchPreds::default();
         for (path, resolved) in m.patterns.iter().zip(all_resolved) {
             acc.unsatisfiable |= !resolved.satisfiable;
-            let node_prefixes: Vec<String> = std::iter::once(&path.start)
-                .chain(path.steps.iter().map(|(_, n)| n))
+            let node_prefixes: Vec<String> = path
+                .nodes()
                 .map(|n| match &n.var {
                     Some(v) => v.name.clone(),
                     None => self.fresh("anon"),

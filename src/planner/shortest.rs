@@ -81,7 +81,7 @@ impl Lowerer<'_> {
             );
         }
         // Every node named: the start is matched first, alone (each row one search).
-        for n in std::iter::once(&mut p.start).chain(p.steps.iter_mut().map(|(_, n)| n)) {
+        for n in p.nodes_mut() {
             if n.var.is_none() {
                 n.var = Some(ast::Ident::new(self.fresh("sn"), n.span));
             }

@@ -185,7 +185,7 @@ impl<'c> Lowerer<'c> {
             Some(shape) => self.with_path_elems(n, prefix, shape)?,
             None => n,
         };
-        if let Some(mode) = mx.shortest {
+        if let Some((mode, _)) = mx.shortest {
             let idx = self.indexes.expect("a traversal comes from the indexes");
             let end_keys = idx
                 .keys(far_label)
@@ -211,7 +211,9 @@ impl<'c> Lowerer<'c> {
         prefix: &str,
         mx: &MatchCx,
     ) -> Result<(Option<Expr>, Option<Expr>)> {
-        let filters = &mx.search_filters;
+        let Some((_, filters)) = &mx.shortest else {
+            return Ok((None, None));
+        };
         if filters.nodes.is_empty() && filters.rels.is_empty() {
             return Ok((None, None));
         }

@@ -96,7 +96,7 @@ fn keyed_node<'a>(
     let node = m
         .patterns
         .iter_mut()
-        .flat_map(|p| std::iter::once(&mut p.start).chain(p.steps.iter_mut().map(|(_, n)| n)))
+        .flat_map(|p| p.nodes_mut())
         .find(|n| n.var.as_ref().is_some_and(|x| x.name == v))?;
     if !node.has_label_test() {
         return None;

@@ -49,6 +49,16 @@ pub(crate) struct MatchContext<'a> {
     pub names: usize,
 }
 
+impl MatchContext<'_> {
+    /// What an earlier clause bound `v` to.
+    fn bound(&self, v: &str) -> Option<BoundVar> {
+        self.scope
+            .iter()
+            .find(|(n, _)| n == v)
+            .map(|(_, b)| b.clone())
+    }
+}
+
 /// A MATCH after its rewrites: what the planner lowers.
 #[derive(Debug)]
 pub(crate) struct PreparedMatch {
@@ -100,12 +110,7 @@ pub(crate) struct Planned {
 /// Runs a MATCH's rewrites, in order, and binds it: what the planner lowers.
 pub(crate) fn prepare_match(cx: &MatchContext<'_>, m: &ast::Match) -> Result<PreparedMatch> {
     let mut names = cx.names;
-    let scope = |v: &str| {
-        cx.scope
-            .iter()
-            .find(|(n, _)| n == v)
-            .map(|(_, b)| b.clone())
-    };
+    let scope = |v: &str| cx.bound(v);
     let integer = |p: &str| cx.integer_params.contains(p);
     let m = key_lookup::key_equalities_into_maps(m, cx.catalog, &integer);
     let rematched = rematch::rematch_bound_relationships(&m, cx.catalog, &scope, &mut || {
@@ -125,16 +130,20 @@ pub(crate) fn prepare_match(cx: &MatchContext<'_>, m: &ast::Match) -> Result<Pre
     let graph = binder.bind_match(&m)?;
     let reroot = cx.reroot && !cx.shortest && !keeps_walk_order(&graph, &paths);
     let mut notes = Vec::new();
-    let several_bound = graph.nodes.iter().any(|n| {
-        matches!(
-            n.var.as_ref().and_then(|v| scope(&v.name)),
-            Some(BoundVar::Node { several: true, .. })
-        )
-    });
-    let shape = if !(several_bound || (graph.satisfiable && graph.is_ambiguous())) {
+    // Variables bound with several labels (by a MATCH that branched), at their first
+    // occurrence: each branch narrows them to its label there.
+    let mut several: Vec<(usize, String)> = Vec::new();
+    for (i, n) in graph.nodes.iter().enumerate() {
+        let Some(v) = &n.var else { continue };
+        let is_several = matches!(scope(&v.name), Some(BoundVar::Node { several: true, .. }));
+        if is_several && !several.iter().any(|(_, name)| name == &v.name) {
+            several.push((i, v.name.clone()));
+        }
+    }
+    let shape = if several.is_empty() && !(graph.satisfiable && graph.is_ambiguous()) {
         MatchShape::One(plan_one(cx, &binder, &graph, reroot, names, &mut notes)?)
     } else {
-        branches(cx, &graph, reroot, names, &mut notes)?
+        branches(cx, &graph, &several, (reroot, names), &mut notes)?
     };
     Ok(PreparedMatch {
         graph,
@@ -147,11 +156,12 @@ pub(crate) fn prepare_match(cx: &MatchContext<'_>, m: &ast::Match) -> Result<Pre
 }
 
 /// A MATCH that branches: a pattern per consistent combination of labels and tables.
+/// `several`: the variables bound with several labels (first occurrence, name).
 fn branches(
     cx: &MatchContext<'_>,
     graph: &QueryGraph,
-    reroot: bool,
-    names: usize,
+    several: &[(usize, String)],
+    (reroot, names): (bool, usize),
     notes: &mut Vec<String>,
 ) -> Result<MatchShape> {
     let m = &graph.clause;
@@ -190,23 +200,13 @@ fn branches(
     let mut out = Vec::new();
     for combo in &combos {
         // A variable bound with several labels has this branch's one.
-        let mut narrowed: Vec<(String, String)> = Vec::new();
-        for (i, n) in graph.nodes.iter().enumerate() {
-            let Some(v) = &n.var else { continue };
-            let several = cx.scope.iter().any(|(name, b)| {
-                name == &v.name && matches!(b, BoundVar::Node { several: true, .. })
-            });
-            if several && !narrowed.iter().any(|(name, _)| name == &v.name) {
-                narrowed.push((v.name.clone(), combo.labels[i].clone()));
-            }
-        }
+        let narrowed: Vec<(String, String)> = several
+            .iter()
+            .map(|(i, v)| (v.clone(), combo.labels[*i].clone()))
+            .collect();
         let scope = |v: &str| match narrowed.iter().find(|(name, _)| name == v) {
             Some((_, label)) => Some(BoundVar::node(vec![label.clone()])),
-            None => cx
-                .scope
-                .iter()
-                .find(|(n, _)| n == v)
-                .map(|(_, b)| b.clone()),
+            None => cx.bound(v),
         };
         let binder = Binder {
             catalog: cx.catalog,

@@ -225,9 +225,7 @@ async fn checkout(ds: Dataset, uri: &str, at: &AsOf) -> Result<Dataset> {
     }
     ds.checkout_version(version).await.map_err(|e| {
         Error::storage_caused(
-            format!(
-                "dataset {uri} has no version {version} (it may have been cleaned up; `lance-csr index status` and Lance's `list_versions` show what is kept)"
-            ),
+            format!("dataset {uri} has no version {version} (it may have been cleaned up)"),
             e,
         )
     })
