@@ -47,7 +47,15 @@ async fn run_cases(g: &lance_csr::Graph) {
         }
         let params = common::params(&c.params).expect("case params parse");
         let where_ = format!("{}:{}", c.file, c.line);
-        match (&c.expect, g.query(&c.query, &params).await) {
+        let result = g.query(&c.query, &params).await;
+        // A report says "error:" once, whatever the kind of error.
+        if let Err(e) = &result {
+            let text = e.render(&c.query);
+            if text.contains("error: error") {
+                failures.push(format!("{where_}: the report repeats itself: {text}"));
+            }
+        }
+        match (&c.expect, result) {
             (Expect::Error(kind), Err(e)) => {
                 if &e.kind_name() != kind || !e.is_compile_time() {
                     failures.push(format!(
