@@ -1,6 +1,6 @@
 //! The opened graph: for each label and relationship table, its provider, key and properties.
 
-use crate::config::{GraphConfig, RelTable};
+use crate::config::{GraphConfig, IndexDecl, IndexKind, RelTable};
 use crate::error::{Error, Result};
 use crate::storage::{TableHandle, ROW_ID};
 use arrow::array::RecordBatch;
@@ -92,6 +92,21 @@ fn is_key_type(t: &DataType) -> bool {
             | DataType::Utf8
             | DataType::LargeUtf8
     )
+}
+
+/// The number of values of a vector column's type (a fixed-size list of floats).
+pub fn vector_dimension(t: &DataType) -> Option<usize> {
+    match t {
+        DataType::FixedSizeList(f, n)
+            if matches!(
+                f.data_type(),
+                DataType::Float16 | DataType::Float32 | DataType::Float64
+            ) =>
+        {
+            usize::try_from(*n).ok()
+        }
+        _ => None,
+    }
 }
 
 impl Catalog {
@@ -221,7 +236,46 @@ impl Catalog {
             rels,
         };
         catalog.check_version_exists()?;
+        catalog.check_indexes(&origin)?;
         Ok(catalog)
+    }
+
+    /// Every declared index names a property of its table of the type its kind searches.
+    fn check_indexes(&self, origin: &str) -> Result<()> {
+        for (i, x) in self.config.indexes.iter().enumerate() {
+            let (_, node) = self.index(&x.name).expect("validated: the table exists");
+            let at = format!("indexes[{i}].column");
+            let Some((_, t)) = node.props.iter().find(|(p, _)| p == &x.column) else {
+                return Err(Error::config(
+                    origin,
+                    at,
+                    format!("table `{}` has no property `{}`", x.table, x.column),
+                ));
+            };
+            let fits = match x.kind {
+                IndexKind::Vector => vector_dimension(t).is_some(),
+                IndexKind::Fulltext => matches!(t, DataType::Utf8 | DataType::LargeUtf8),
+            };
+            if !fits {
+                let wanted = match x.kind {
+                    IndexKind::Vector => "a fixed-size list of floats (a Lance vector column)",
+                    IndexKind::Fulltext => "a string",
+                };
+                return Err(Error::config(
+                    origin,
+                    at,
+                    format!("`{}.{}` is {t}, not {wanted}", x.table, x.column),
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    /// The declared index named `name` and the node table it searches.
+    pub fn index(&self, name: &str) -> Option<(&IndexDecl, &NodeInfo)> {
+        let x = self.config.indexes.iter().find(|x| x.name == name)?;
+        let node = self.nodes.values().find(|n| n.name == x.table)?;
+        Some((x, node))
     }
 
     /// Read at a version number, some dataset must have that version: a number past every

@@ -34,6 +34,10 @@ pub enum SemanticKind {
     NoVariablesInScope,
     NegativeIntegerArgument,
     NonConstantExpression,
+    /// A CALL of a procedure the engine does not have.
+    ProcedureNotFound,
+    /// A procedure's arguments name no index it can search, or one of another shape.
+    ProcedureCallFailed,
     Unsupported,
 }
 

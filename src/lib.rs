@@ -31,7 +31,7 @@ pub(crate) mod storage;
 pub use catalog::{GraphSchema, LabelSchema, RelationshipSchema};
 pub use config::options::{AsOf, GraphOptions, PlannerOptions};
 pub use config::rules::{Mode, Rule, RuleSwitches};
-pub use config::{split_labels, GraphConfig};
+pub use config::{split_labels, GraphConfig, IndexDecl, IndexKind, VectorMethod, VectorMetric};
 pub use csr::registry::IndexReport;
 pub(crate) use error::sem_err;
 pub use error::{Error, ErrorClass, LimitKind, Result, RuntimeError, SemanticKind};

@@ -23,6 +23,7 @@ pub enum Clause {
     Unwind(Unwind),
     With(With),
     Return(Projection),
+    Call(Call),
 }
 
 impl Clause {
@@ -32,7 +33,37 @@ impl Clause {
             Clause::Unwind(u) => u.span,
             Clause::With(w) => w.projection.span,
             Clause::Return(r) => r.span,
+            Clause::Call(c) => c.span,
         }
+    }
+}
+
+/// `CALL db.index.vector.queryNodes('person_embedding', 10, $q) YIELD node, score WHERE ...`:
+/// a procedure's rows, each output it yields bound to a variable.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Call {
+    /// The dotted name (`db.index.vector.queryNodes`), as written.
+    pub procedure: String,
+    pub procedure_span: Span,
+    pub args: Vec<Expr>,
+    /// `None`: no YIELD, every output bound under its own name.
+    pub yields: Option<Vec<YieldItem>>,
+    /// `YIELD ... WHERE`: a filter over the yielded variables.
+    pub where_: Option<Expr>,
+    pub span: Span,
+}
+
+/// One output of a procedure, bound to `alias` or its own name.
+#[derive(Debug, Clone, PartialEq)]
+pub struct YieldItem {
+    pub field: Ident,
+    pub alias: Option<Ident>,
+}
+
+impl YieldItem {
+    /// The variable it binds.
+    pub fn var(&self) -> &Ident {
+        self.alias.as_ref().unwrap_or(&self.field)
     }
 }
 
@@ -732,6 +763,10 @@ impl SingleQuery {
                     w.where_.iter().for_each(|w| w.mentioned_names(out));
                 }
                 Clause::Return(r) => r.mentioned_names(out),
+                Clause::Call(c) => {
+                    c.args.iter().for_each(|a| a.mentioned_names(out));
+                    c.where_.iter().for_each(|w| w.mentioned_names(out));
+                }
             }
         }
     }
@@ -1218,6 +1253,27 @@ impl Display for Clause {
                 Ok(())
             }
             Clause::Return(r) => write!(f, "RETURN {r}"),
+            Clause::Call(c) => {
+                write!(f, "CALL {}(", c.procedure)?;
+                comma_list(f, &c.args)?;
+                f.write_str(")")?;
+                if let Some(ys) = &c.yields {
+                    f.write_str(" YIELD ")?;
+                    for (i, y) in ys.iter().enumerate() {
+                        if i > 0 {
+                            f.write_str(", ")?;
+                        }
+                        f.write_str(&fmt_ident(&y.field.name))?;
+                        if let Some(a) = &y.alias {
+                            write!(f, " AS {}", fmt_ident(&a.name))?;
+                        }
+                    }
+                }
+                if let Some(w) = &c.where_ {
+                    write!(f, " WHERE {w}")?;
+                }
+                Ok(())
+            }
         }
     }
 }

@@ -203,6 +203,10 @@ fn predicates_only_as_predicates(sq: &SingleQuery) -> PResult<()> {
                 w.where_.iter().try_for_each(|w| check(w, true))?;
             }
             Clause::Return(r) => projection(r)?,
+            Clause::Call(c) => {
+                c.args.iter().try_for_each(|a| check(a, false))?;
+                c.where_.iter().try_for_each(|w| check(w, true))?;
+            }
         }
     }
     Ok(())
@@ -428,6 +432,29 @@ impl<'a> Parser<'a> {
         let start = self.span().start;
         let mut clauses = Vec::new();
         loop {
+            if self.is_kw("CALL") && !matches!(self.peek_at(1), Token::LBrace) {
+                let call = self.call_clause()?;
+                let standalone = clauses.is_empty()
+                    && !nested
+                    && (matches!(self.peek(), Token::Eof | Token::Semicolon)
+                        || self.is_kw("UNION"));
+                let span = call.span;
+                clauses.push(Clause::Call(call));
+                if standalone {
+                    // `CALL p(...)` alone returns what it yields.
+                    clauses.push(Clause::Return(Projection {
+                        distinct: false,
+                        star: true,
+                        items: vec![],
+                        order_by: vec![],
+                        skip: None,
+                        limit: None,
+                        span,
+                    }));
+                    break;
+                }
+                continue;
+            }
             if let Token::Word(w) = self.peek() {
                 if let Some(i) = WRITE_CLAUSES.iter().position(|k| k.eq_ignore_ascii_case(w)) {
                     let kw = WRITE_CLAUSES[i];
@@ -436,11 +463,13 @@ impl<'a> Parser<'a> {
                     } else {
                         ErrorKind::Unsupported
                     };
-                    return Err(ParseError::new(
-                        kind,
-                        format!("unsupported: {kw} (lance-csr answers read-only queries)"),
-                        self.span(),
-                    ));
+                    let why = match kw {
+                        "CALL" => "unsupported: CALL { ... } subqueries (procedure calls, \
+                                   `CALL name(...)`, are answered)"
+                            .to_string(),
+                        _ => format!("unsupported: {kw} (lance-csr answers read-only queries)"),
+                    };
+                    return Err(ParseError::new(kind, why, self.span()));
                 }
             }
             if self.is_kw("MATCH") || (self.is_kw("OPTIONAL") && self.is_kw_at(1, "MATCH")) {
@@ -464,7 +493,7 @@ impl<'a> Parser<'a> {
             } else if nested && !clauses.is_empty() && self.at(&Token::RBrace) {
                 break;
             } else if clauses.is_empty() {
-                return Err(self.error("MATCH, OPTIONAL MATCH, UNWIND, WITH or RETURN"));
+                return Err(self.error("MATCH, OPTIONAL MATCH, UNWIND, WITH, CALL or RETURN"));
             } else if matches!(self.peek(), Token::Eof | Token::Semicolon) || self.is_kw("UNION") {
                 return Err(ParseError::new(
                     ErrorKind::UnexpectedSyntax,
@@ -472,7 +501,9 @@ impl<'a> Parser<'a> {
                     self.span(),
                 ));
             } else {
-                return Err(self.error("MATCH, OPTIONAL MATCH, UNWIND, WITH, RETURN or UNION"));
+                return Err(
+                    self.error("MATCH, OPTIONAL MATCH, UNWIND, WITH, CALL, RETURN or UNION")
+                );
             }
         }
         Ok(SingleQuery {
@@ -498,6 +529,63 @@ impl<'a> Parser<'a> {
         Ok(Match {
             optional,
             patterns,
+            where_,
+            span: self.span_from(start),
+        })
+    }
+
+    /// `CALL name.space.proc(args) [YIELD field [AS var], ... [WHERE pred]]`.
+    fn call_clause(&mut self) -> PResult<Call> {
+        let start = self.advance().span.start;
+        let first = self.symbolic_name("a procedure name")?;
+        let mut procedure = first.name;
+        let mut name_span = first.span;
+        while self.eat(&Token::Dot) {
+            let part = self.symbolic_name("a procedure name")?;
+            procedure.push('.');
+            procedure.push_str(&part.name);
+            name_span = name_span.union(&part.span);
+        }
+        self.expect(&Token::LParen, "'(' and the procedure's arguments")?;
+        let mut args = Vec::new();
+        if !self.at(&Token::RParen) {
+            args.push(self.expr()?);
+            while self.eat(&Token::Comma) {
+                args.push(self.expr()?);
+            }
+        }
+        self.expect(&Token::RParen, "')' closing the arguments")?;
+        let mut yields = None;
+        let mut where_ = None;
+        if self.eat_kw("YIELD") {
+            if self.at(&Token::Star) {
+                // Every output, as without YIELD.
+                self.advance();
+            } else {
+                let mut items = Vec::new();
+                loop {
+                    let field = self.symbolic_name("an output name")?;
+                    let alias = if self.eat_kw("AS") {
+                        Some(self.ident("variable name")?)
+                    } else {
+                        None
+                    };
+                    items.push(YieldItem { field, alias });
+                    if !self.eat(&Token::Comma) {
+                        break;
+                    }
+                }
+                yields = Some(items);
+            }
+            if self.eat_kw("WHERE") {
+                where_ = Some(self.expr()?);
+            }
+        }
+        Ok(Call {
+            procedure,
+            procedure_span: name_span,
+            args,
+            yields,
             where_,
             span: self.span_from(start),
         })

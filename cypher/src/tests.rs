@@ -44,6 +44,34 @@ const CORPUS: &[&str] = &[
 ];
 
 #[test]
+fn procedure_calls_parse_and_print() {
+    parses_to(
+        "CALL db.index.vector.queryNodes('person_embedding', 10, $q) YIELD node AS n, score WHERE score > 0.5 MATCH (n)-->(f) RETURN f",
+        "CALL db.index.vector.queryNodes('person_embedding', 10, $q) YIELD node AS n, score WHERE (score > 0.5) MATCH (n)-[]->(f) RETURN f",
+    );
+    // Alone, a call returns what it yields.
+    parses_to("call db.labels()", "CALL db.labels() RETURN *");
+    parses_to("CALL a.b(1) YIELD *", "CALL a.b(1) RETURN *");
+    parses_to(
+        "MATCH (a) CALL x.y('q') YIELD node RETURN node",
+        "MATCH (a) CALL x.y('q') YIELD node RETURN node",
+    );
+    for (q, says) in [
+        ("CALL db.index.vector.queryNodes", "'('"),
+        ("CALL p(1) YIELD", "an output name"),
+        ("CALL p(1) YIELD n RETURN", "an expression"),
+        (
+            "CALL { MATCH (n) RETURN n } RETURN 1",
+            "CALL { ... } subqueries",
+        ),
+        ("MATCH (n) CALL p(1) YIELD x", "must be RETURN"),
+    ] {
+        let e = parse_query(q).unwrap_err();
+        assert!(e.to_string().contains(says), "{q}: {e}");
+    }
+}
+
+#[test]
 fn corpus_round_trips() {
     for q in CORPUS {
         if q.contains("''") {

@@ -13,6 +13,7 @@
 //! - `reach.rs`: what the configured endpoints allow (tables joining two labels, labels a
 //!   variable-length walk reaches, the longest walk of an acyclic label graph).
 
+pub(crate) mod call;
 pub(crate) mod names;
 pub(crate) mod query;
 pub(crate) mod query_graph;

@@ -133,6 +133,30 @@ fn escape_single(sq: &mut ast::SingleQuery) {
                 }
             }
             ast::Clause::Return(p) => escape_projection(p),
+            ast::Clause::Call(c) => {
+                c.args.iter_mut().for_each(escape_expr);
+                // Without YIELD a known procedure binds each output under its own name.
+                if c.yields.is_none() {
+                    if let Some(p) = crate::functions::procedures::Procedure::lookup(&c.procedure) {
+                        c.yields = Some(
+                            (p.outputs().iter())
+                                .map(|o| ast::YieldItem {
+                                    field: ast::Ident::new(o.to_string(), c.procedure_span),
+                                    alias: None,
+                                })
+                                .collect(),
+                        );
+                    }
+                }
+                // The field is the procedure's name for an output; the variable is the user's.
+                for y in c.yields.iter_mut().flatten() {
+                    let var = y.var().clone();
+                    y.alias = Some(ast::Ident::new(escape(&var.name), var.span));
+                }
+                if let Some(w) = &mut c.where_ {
+                    escape_expr(w);
+                }
+            }
         }
     }
 }

@@ -11,6 +11,7 @@
 //! Type errors need the plan's column types and where an aggregate may stand depends on the
 //! projection being built: those come from the planner.
 
+use super::call::BoundCall;
 use super::{Binder, BoundVar};
 use crate::catalog::Catalog;
 use crate::error::Result;
@@ -54,6 +55,8 @@ pub(crate) struct BoundQuery {
     /// The query with its user names escaped (`names::escape_query`).
     pub query: ast::Query,
     pub params: BTreeMap<String, ParamSlot>,
+    /// Every CALL, bound (the planner finds each by its span).
+    pub calls: Vec<BoundCall>,
 }
 
 /// Binds a parsed query against `catalog` with `params`: its names escaped, then every
@@ -66,8 +69,13 @@ pub(crate) fn bind(
 ) -> Result<BoundQuery> {
     let mut q = q.clone();
     super::names::escape_query(&mut q);
-    let params = bind_query(catalog, lenient, &q, params).map_err(super::names::unescape_error)?;
-    Ok(BoundQuery { query: q, params })
+    let (params, calls) =
+        bind_query(catalog, lenient, &q, params).map_err(super::names::unescape_error)?;
+    Ok(BoundQuery {
+        query: q,
+        params,
+        calls,
+    })
 }
 
 /// Variables in scope, in the order they were bound.
@@ -97,23 +105,24 @@ impl Scope {
 }
 
 /// Binds `q` (its variable names already escaped) against `catalog` with `params`: the
-/// parameters' slots.
+/// parameters' slots and the bound CALLs.
 fn bind_query(
     catalog: &Catalog,
     lenient: bool,
     q: &ast::Query,
     params: &BTreeMap<String, Value>,
-) -> Result<BTreeMap<String, ParamSlot>> {
+) -> Result<(BTreeMap<String, ParamSlot>, Vec<BoundCall>)> {
     let mut b = QueryBinder {
         catalog,
         lenient,
         params,
         out: BTreeMap::new(),
+        calls: Vec::new(),
     };
     for sq in std::iter::once(&q.first).chain(q.unions.iter().map(|(_, sq)| sq)) {
         b.single(sq)?;
     }
-    Ok(b.out)
+    Ok((b.out, b.calls))
 }
 
 struct QueryBinder<'a> {
@@ -122,6 +131,7 @@ struct QueryBinder<'a> {
     params: &'a BTreeMap<String, Value>,
     /// The parameters' slots so far.
     out: BTreeMap<String, ParamSlot>,
+    calls: Vec<BoundCall>,
 }
 
 impl QueryBinder<'_> {
@@ -149,8 +159,51 @@ impl QueryBinder<'_> {
                 Clause::Return(r) => {
                     self.projection(&scope, r)?;
                 }
+                Clause::Call(c) => self.call_clause(&mut scope, c)?,
             }
         }
+        Ok(())
+    }
+
+    /// A CALL: its arguments constants (no variable read), its procedure and index found,
+    /// its YIELD binding new variables (the node of the index's table, the score a value).
+    fn call_clause(&mut self, scope: &mut Scope, c: &ast::Call) -> Result<()> {
+        for a in &c.args {
+            let mut read = Vec::new();
+            a.mentioned_names(&mut read);
+            if let Some(v) = read.first() {
+                return sem_err!(
+                    Unsupported,
+                    a.span,
+                    "a procedure's arguments cannot read variables (`{v}`): give a literal \
+                     or a parameter"
+                );
+            }
+            self.expr(a, scope, &[])?;
+        }
+        let call = super::call::bind_call(self.catalog, self.params, c)?;
+        for y in c.yields.iter().flatten() {
+            let var = y.var();
+            if scope.get(&var.name).is_some() {
+                return sem_err!(
+                    VariableAlreadyBound,
+                    var.span,
+                    "Variable `{}` already declared",
+                    var.name
+                );
+            }
+        }
+        for (at, var) in &call.yields {
+            let kind = match *at {
+                0 => BoundVar::node(vec![call.table.clone()]),
+                _ => BoundVar::Value,
+            };
+            scope.bind(var, kind);
+        }
+        if let Some(w) = &c.where_ {
+            self.expr(w, scope, &[])?;
+        }
+        self.calls.push(call);
         Ok(())
     }
 

@@ -314,7 +314,8 @@ pub enum ClusterProcess {
 
 #[derive(Subcommand, Debug)]
 pub enum IndexAction {
-    /// Build (or bring up to date) every index of the graph, with progress.
+    /// Build (or bring up to date) every index of the graph, with progress: the CSR
+    /// indexes, and the vector and full-text indexes graph.toml declares (`[[indexes]]`).
     Build {
         #[arg(long, short)]
         graph: PathBuf,
@@ -322,7 +323,7 @@ pub enum IndexAction {
         #[arg(long)]
         force: bool,
     },
-    /// Show whether each relationship table's index exists and is up to date.
+    /// Show whether each index (CSR, vector, full-text) exists and is up to date.
     Status {
         #[arg(long, short)]
         graph: PathBuf,
@@ -458,7 +459,8 @@ async fn execute(cli: Cli) -> std::result::Result<(), CliError> {
                 if force {
                     lance_csr::remove_index_files(&graph)?;
                 }
-                let r = Graph::build_indexes(&graph, &mut |l| eprintln!("  {l}")).await?;
+                let r =
+                    Graph::build_indexes_with(&graph, force, &mut |l| eprintln!("  {l}")).await?;
                 outln!(
                     "{} indexes built, {} read (already up to date), {} edges indexed in {:.2}s{}, {:.1} MB of CSR in memory",
                     r.built,

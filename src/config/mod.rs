@@ -90,6 +90,71 @@ pub struct GraphConfig {
     /// The state of the datasets to open (`GraphOptions::as_of`; `None`: the latest).
     #[serde(skip)]
     pub as_of: Option<options::AsOf>,
+    /// Lance's own indexes over node properties (vector and full-text search), by the names
+    /// queries give them.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub indexes: Vec<IndexDecl>,
+}
+
+/// What a declared index searches.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum IndexKind {
+    /// Nearest neighbours of a vector (`db.index.vector.queryNodes`).
+    Vector,
+    /// Words in a text (`db.index.fulltext.queryNodes`).
+    Fulltext,
+}
+
+/// How a vector index compares vectors: Neo4j's two similarity functions.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum VectorMetric {
+    #[default]
+    Cosine,
+    Euclidean,
+}
+
+/// The structure of a vector index Lance builds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum VectorMethod {
+    /// Partitions, each a graph of scalar-quantised vectors: high recall at low latency.
+    #[default]
+    IvfHnswSq,
+    /// Partitions of product-quantised vectors: smallest.
+    IvfPq,
+    /// Partitions of the vectors as stored: exact within the partitions probed.
+    IvfFlat,
+}
+
+/// `[[indexes]]`: a Lance index over one property of a node table.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct IndexDecl {
+    /// The name queries use (`'person_embedding'`).
+    pub name: String,
+    pub kind: IndexKind,
+    /// The node table (its name under `[nodes]`).
+    pub table: String,
+    /// The property searched: a vector of floats (`vector`) or a string (`fulltext`).
+    pub column: String,
+    /// Vector indexes only (default cosine).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub metric: Option<VectorMetric>,
+    /// Vector indexes only (default `ivf_hnsw_sq`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub method: Option<VectorMethod>,
+}
+
+impl IndexDecl {
+    pub fn metric(&self) -> VectorMetric {
+        self.metric.unwrap_or_default()
+    }
+
+    pub fn method(&self) -> VectorMethod {
+        self.method.unwrap_or_default()
+    }
 }
 
 impl GraphConfig {
@@ -222,6 +287,41 @@ impl GraphConfig {
                         "duplicate relationship {}: {} -> {} is configured twice",
                         r.rel_type, r.from, r.to
                     ),
+                ));
+            }
+        }
+        self.validate_indexes(origin)
+    }
+
+    fn validate_indexes(&self, origin: &str) -> Result<()> {
+        for (i, x) in self.indexes.iter().enumerate() {
+            let key = |k: &str| format!("indexes[{i}].{k}");
+            if x.name.is_empty() {
+                return Err(Error::config(origin, key("name"), "empty index name"));
+            }
+            if self.indexes[..i].iter().any(|o| o.name == x.name) {
+                return Err(Error::config(
+                    origin,
+                    key("name"),
+                    format!("two indexes are named `{}`", x.name),
+                ));
+            }
+            if !self.nodes.contains_key(&x.table) {
+                return Err(Error::config(
+                    origin,
+                    key("table"),
+                    format!(
+                        "unknown node table `{}` (configured: {})",
+                        x.table,
+                        self.nodes.keys().cloned().collect::<Vec<_>>().join(", ")
+                    ),
+                ));
+            }
+            if x.kind == IndexKind::Fulltext && (x.metric.is_some() || x.method.is_some()) {
+                return Err(Error::config(
+                    origin,
+                    key("metric"),
+                    "a full-text index has no metric or method (they are a vector index's)",
                 ));
             }
         }

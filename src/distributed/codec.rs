@@ -178,6 +178,11 @@ impl LogicalExtensionCodec for GraphLogicalCodec {
                      open its graph.toml)"
                     .into(),
             )),
+            None if node.is::<crate::storage::search::SearchTable>() => Err(DataFusionError::Plan(
+                "a vector or full-text search (CALL db.index.*) runs in one process: \
+                     open the graph without --cluster to search it"
+                    .into(),
+            )),
             None => self
                 .inner()?
                 .try_encode_table_provider(table_ref, node, buf),

@@ -9,6 +9,7 @@ pub(crate) mod chain;
 pub(crate) mod comprehension;
 mod dynamic;
 mod percentile;
+pub(crate) mod procedures;
 pub(crate) mod registry;
 pub mod temporal;
 pub mod value;

@@ -59,6 +59,8 @@ fn clause_escapes(c: &Clause, l: &str) -> bool {
                 || m.where_.as_ref().is_some_and(|e| escapes(e, l))
         }
         Clause::Unwind(u) => escapes(&u.expr, l),
+        // Arguments read no variable; YIELD's WHERE may.
+        Clause::Call(c) => c.where_.as_ref().is_some_and(|e| escapes(e, l)),
         Clause::With(w) => {
             projection_escapes(&w.projection, l) || w.where_.as_ref().is_some_and(|e| escapes(e, l))
         }

@@ -6,6 +6,7 @@
 //! run as joins here, or on the CSR indexes.
 
 pub mod branch;
+mod call;
 pub mod clause;
 mod comprehension;
 mod csr_hop;
@@ -93,6 +94,8 @@ pub struct Lowerer<'c> {
     pub params: BTreeMap<String, ast::Expr>,
     /// The parameters whose value is an integer (a key equality on one is a lookup).
     pub(crate) integer_params: std::collections::BTreeSet<String>,
+    /// The query's CALLs, bound.
+    pub(crate) calls: Vec<crate::binder::call::BoundCall>,
     /// Lowering a plan to be cached: scalar parameters (number, string, boolean) become
     /// typed placeholders, bound to each execution's values (`operators::params`).
     pub placeholders: bool,
@@ -205,6 +208,7 @@ impl<'c> Lowerer<'c> {
             indexes: None,
             params: BTreeMap::new(),
             integer_params: Default::default(),
+            calls: Vec::new(),
             placeholders: false,
             param_types: Default::default(),
             baked: Default::default(),
@@ -285,6 +289,7 @@ impl<'c> Lowerer<'c> {
             .filter(|(_, v)| matches!(Value::from_literal(v), Some(Value::Int(_))))
             .map(|(k, _)| k.clone())
             .collect();
+        self.calls = bound.calls.clone();
         let q = &bound.query;
         let first = self.lower_single(&q.first)?;
         let mut inputs = vec![Arc::new(first.plan)];
@@ -352,6 +357,7 @@ impl<'c> Lowerer<'c> {
                 self.lower_unwind(st, &u)
             }
             ast::Clause::Unwind(u) => self.lower_unwind(st, u),
+            ast::Clause::Call(c) => self.lower_call(st, c),
             ast::Clause::With(w) => {
                 // Only this WITH's own projection reads them, not the subqueries in it.
                 let identity = std::mem::take(&mut self.identity_collects);

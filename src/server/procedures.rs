@@ -1,7 +1,7 @@
 //! The catalog procedures drivers, shells and graph browsers call when they connect
 //! (`CALL db.labels()`, `CALL dbms.components()`, ...), answered from the graph's schema. The
-//! query language has no CALL; any other procedure is refused with Neo4j's code for an
-//! unknown procedure.
+//! engine's own procedures (the vector and full-text searches) run as queries; any other
+//! procedure is refused with Neo4j's code for an unknown procedure.
 
 use super::status::{Failure, PROCEDURE_NOT_FOUND};
 use crate::catalog::GraphSchema;
@@ -52,12 +52,15 @@ pub fn call(query: &str, schema: impl FnOnce() -> GraphSchema) -> Option<Result<
                 s("community"),
             ]],
         ),
+        // The engine's own: a search runs as a query.
+        other if crate::functions::procedures::Procedure::lookup(other).is_some() => return None,
         other => {
             return Some(Err(Failure::new(
                 PROCEDURE_NOT_FOUND,
                 format!(
                     "There is no procedure with the name `{other}` (lance-csr answers \
-                     db.labels, db.relationshipTypes, db.propertyKeys and dbms.components)"
+                     db.labels, db.relationshipTypes, db.propertyKeys, dbms.components, \
+                     db.index.vector.queryNodes and db.index.fulltext.queryNodes)"
                 ),
             )))
         }

@@ -47,6 +47,8 @@ fn code(e: &Error) -> &'static str {
         Error::Semantic { kind, .. } => match kind {
             SemanticKind::MissingParameter => "Neo.ClientError.Statement.ParameterMissing",
             SemanticKind::InvalidArgumentType => "Neo.ClientError.Statement.TypeError",
+            SemanticKind::ProcedureNotFound => PROCEDURE_NOT_FOUND,
+            SemanticKind::ProcedureCallFailed => "Neo.ClientError.Procedure.ProcedureCallFailed",
             SemanticKind::UnknownFunction | SemanticKind::Unsupported => {
                 "Neo.ClientError.Statement.SyntaxError"
             }

@@ -90,8 +90,11 @@ fn plan_cache(options: &GraphOptions) -> Option<PlanCache> {
 /// index exists and is up to date (checksum and contents checked), and its size.
 pub async fn index_status(config: impl AsRef<Path>) -> Result<Vec<String>> {
     let config = GraphConfig::from_file(config)?;
+    let searches = crate::storage::search_index::status(&config).await?;
     let catalog = Catalog::open(config, &mut BTreeMap::new()).await?;
-    Ok(crate::csr::registry::index_status(&catalog))
+    let mut lines = crate::csr::registry::index_status(&catalog);
+    lines.extend(searches);
+    Ok(lines)
 }
 
 /// Tags every dataset of the graph at `config` (its graph.toml) at its current version with

@@ -294,10 +294,24 @@ impl Graph {
         path: impl AsRef<Path>,
         progress: &mut (dyn FnMut(&str) + Send),
     ) -> Result<IndexReport> {
+        Self::build_indexes_with(path, false, progress).await
+    }
+
+    /// [`Self::build_indexes`]; `rebuild_search` rebuilds the declared vector and full-text
+    /// indexes too (they are built first: each build is a new version of its dataset, which
+    /// the CSR indexes are then stamped with).
+    pub async fn build_indexes_with(
+        path: impl AsRef<Path>,
+        rebuild_search: bool,
+        progress: &mut (dyn FnMut(&str) + Send),
+    ) -> Result<IndexReport> {
         let config = GraphConfig::from_file(path)?;
+        let searched =
+            crate::storage::search_index::build(&config, rebuild_search, progress).await?;
         let catalog = Catalog::open(config, &mut BTreeMap::new()).await?;
         let ctx = session(&GraphOptions::default(), Default::default())?;
-        let (_, report) = open_indexes(&catalog, &ctx.state(), None, false, progress).await?;
+        let (_, mut report) = open_indexes(&catalog, &ctx.state(), None, false, progress).await?;
+        report.built += searched;
         Ok(report)
     }
 

@@ -60,13 +60,11 @@ impl LanceTable {
         })
     }
 
-    #[cfg(feature = "distributed")]
     pub fn dataset(&self) -> &Arc<Dataset> {
         &self.dataset
     }
 
     /// Property -> the column holding it, where they differ.
-    #[cfg(feature = "distributed")]
     pub fn columns(&self) -> &HashMap<String, String> {
         &self.stored
     }
@@ -306,13 +304,13 @@ fn calls_no_function(e: &Expr) -> bool {
 /// buffer` without a file). Transparent otherwise: it shows, plans and runs as the plan it
 /// wraps.
 #[derive(Debug)]
-struct Named {
+pub(crate) struct Named {
     inner: Arc<dyn ExecutionPlan>,
     uri: Arc<str>,
 }
 
 impl Named {
-    fn wrap(inner: Arc<dyn ExecutionPlan>, uri: &str) -> Arc<dyn ExecutionPlan> {
+    pub(crate) fn wrap(inner: Arc<dyn ExecutionPlan>, uri: &str) -> Arc<dyn ExecutionPlan> {
         Arc::new(Self {
             inner,
             uri: uri.into(),

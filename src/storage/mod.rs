@@ -3,8 +3,11 @@
 
 pub mod import;
 pub mod lance_table;
+pub mod search;
+pub mod search_index;
 pub mod stats;
 pub mod swap;
+pub mod text_query;
 
 use crate::config::options::AsOf;
 use crate::error::{Error, Result};
@@ -313,6 +316,29 @@ pub async fn write_graph(
                 id,
                 extra_labels,
             } => {
+                // Generated embeddings come with their search indexes declared: the vectors',
+                // and the texts' of the tables that have both.
+                let has = |c: &str| schema.field_with_name(c).is_ok();
+                let embedded = has(lance_csr_datasets::social::EMBEDDING);
+                let mut declare = |column: &str, kind| {
+                    cfg.indexes.push(crate::config::IndexDecl {
+                        name: format!("{}_{column}", t.name),
+                        kind,
+                        table: label.clone(),
+                        column: column.to_string(),
+                        metric: None,
+                        method: None,
+                    })
+                };
+                if embedded {
+                    declare(
+                        lance_csr_datasets::social::EMBEDDING,
+                        crate::config::IndexKind::Vector,
+                    );
+                }
+                if embedded && has("content") {
+                    declare("content", crate::config::IndexKind::Fulltext);
+                }
                 let labels = (!extra_labels.is_empty()).then(|| {
                     let mut all = vec![label.clone()];
                     all.extend(extra_labels);

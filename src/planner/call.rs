@@ -1,0 +1,185 @@
+//! CALL of a search procedure: the node table's rows a Lance search finds (`SearchTable`:
+//! nearest vectors or matching text, through the dataset's index where it has one), each a
+//! node of the table with its score, crossed with the rows so far; YIELD's WHERE above.
+//! A table held in memory has no Lance index: its nearest rows are found exactly (every
+//! row's similarity, the `k` best).
+
+use super::expr::col;
+use super::scope::{prop_col, Binding};
+use super::{Lowerer, State};
+use crate::binder::call::{BoundCall, Search};
+use crate::catalog::NodeInfo;
+use crate::config::VectorMetric;
+use crate::error::{Error, Result};
+use crate::sem_err;
+use crate::storage::lance_table::LanceTable;
+use crate::storage::search::{measure, LanceSearch, SearchTable};
+use arrow::datatypes::DataType;
+use cypher::ast;
+use datafusion::catalog::default_table_source::provider_as_source;
+use datafusion::common::TableReference;
+use datafusion::logical_expr::{cast, lit, Expr, LogicalPlan, LogicalPlanBuilder, SortExpr};
+use std::sync::Arc;
+
+impl Lowerer<'_> {
+    pub(super) fn lower_call(&mut self, st: State, c: &ast::Call) -> Result<State> {
+        let call = (self.calls.iter().find(|b| b.span == c.span).cloned())
+            .ok_or_else(|| Error::Internal(format!("CALL at {:?} was not bound", c.span)))?;
+        // The search is planned for the arguments' values.
+        for p in &call.params {
+            self.param_literal(p);
+        }
+        let info = self.catalog.nodes[&call.table].clone();
+        let var = |at: usize| call.yields.iter().find(|(o, _)| *o == at).map(|(_, v)| v);
+        let prefix = match var(0) {
+            Some(v) => v.clone(),
+            None => self.fresh("node"),
+        };
+        let score = match var(1) {
+            Some(v) => v.clone(),
+            None => self.fresh("score"),
+        };
+        let found = self.search_plan(&call, &info, &prefix, &score, c.span)?;
+        let plan = match st.unit {
+            true => found,
+            false => LogicalPlanBuilder::from(st.plan)
+                .cross_join(found)?
+                .build()?,
+        };
+        let mut scope = st.scope;
+        if var(0).is_some() {
+            scope.bind(
+                &prefix,
+                Binding::Node {
+                    label: info.label.clone(),
+                    prefix: prefix.clone(),
+                },
+            );
+        }
+        if var(1).is_some() {
+            scope.bind(&score, Binding::Value { col: score.clone() });
+        }
+        let st = State {
+            plan,
+            scope,
+            unit: false,
+        };
+        match &c.where_ {
+            Some(w) => self.filter_with_subqueries(st, w),
+            None => Ok(st),
+        }
+    }
+
+    /// The rows the search finds: `{prefix}__{prop}` columns and `score`.
+    fn search_plan(
+        &mut self,
+        call: &BoundCall,
+        info: &NodeInfo,
+        prefix: &str,
+        score: &str,
+        span: cypher::Span,
+    ) -> Result<LogicalPlan> {
+        let provider = info.table.data_provider();
+        let any: &dyn std::any::Any = provider.as_ref();
+        let Some(lance) = any.downcast_ref::<LanceTable>() else {
+            return self.exact_search(call, info, prefix, score, span);
+        };
+        let search = match &call.search {
+            Search::Nearest { k, query } => LanceSearch::Nearest {
+                column: call.index.column.clone(),
+                query: query.clone(),
+                k: *k,
+                metric: call.index.metric(),
+            },
+            Search::Text { query, limit } => LanceSearch::Text {
+                column: call.index.column.clone(),
+                query: query.clone(),
+                limit: *limit,
+            },
+        };
+        let table = SearchTable::new(
+            lance.dataset().clone(),
+            lance.columns().clone(),
+            &info.props,
+            search,
+        );
+        let m = col(&measure(&info.props));
+        // Neo4j's scores: similarity in [0, 1] (cosine: (1 + cos) / 2, from Lance's
+        // 1 - cos; Euclidean: 1 / (1 + d²), from Lance's squared distance); BM25 as it is.
+        let m = cast(m, DataType::Float64);
+        let value = match (&call.search, call.index.metric()) {
+            (Search::Nearest { .. }, VectorMetric::Cosine) => lit(1.0) - m / lit(2.0),
+            (Search::Nearest { .. }, VectorMetric::Euclidean) => lit(1.0) / (lit(1.0) + m),
+            (Search::Text { .. }, _) => m,
+        };
+        let mut exprs: Vec<Expr> = (info.props.iter())
+            .map(|(p, _)| col(p).alias(prop_col(prefix, p)))
+            .collect();
+        exprs.push(value.alias(score));
+        Ok(LogicalPlanBuilder::scan(
+            TableReference::bare(format!("search_{}", call.index.name)),
+            provider_as_source(Arc::new(table)),
+            None,
+        )?
+        .project(exprs)?
+        .build()?)
+    }
+
+    /// A table in memory: every row's similarity computed, the `k` best kept.
+    fn exact_search(
+        &mut self,
+        call: &BoundCall,
+        info: &NodeInfo,
+        prefix: &str,
+        score: &str,
+        span: cypher::Span,
+    ) -> Result<LogicalPlan> {
+        let Search::Nearest { k, query } = &call.search else {
+            return sem_err!(
+                ProcedureCallFailed,
+                span,
+                "full-text index `{}` searches a table held in memory: full-text search \
+                 needs the table stored as a Lance dataset",
+                call.index.name
+            );
+        };
+        let function = match call.index.metric() {
+            VectorMetric::Cosine => "vector.similarity.cosine",
+            VectorMetric::Euclidean => "vector.similarity.euclidean",
+        };
+        // `similarity(prefix.column, [query])` lowered as any call of the function is.
+        let e = |kind| ast::Expr::new(kind, span);
+        let vector = e(ast::ExprKind::List(
+            (query.iter())
+                .map(|x| e(ast::ExprKind::Literal(ast::Literal::Float(f64::from(*x)))))
+                .collect(),
+        ));
+        let property = e(ast::ExprKind::Property(
+            Box::new(e(ast::ExprKind::Variable(prefix.to_string()))),
+            ast::Ident::new(call.index.column.clone(), span),
+        ));
+        let similarity = e(ast::ExprKind::Function {
+            name: function.to_string(),
+            distinct: false,
+            args: vec![property, vector],
+        });
+        let plan = self.scan_node(info, prefix)?;
+        let mut scope = super::scope::Scope::default();
+        scope.bind(
+            prefix,
+            Binding::Node {
+                label: info.label.clone(),
+                prefix: prefix.to_string(),
+            },
+        );
+        let schema = plan.schema().clone();
+        let value = self.expr(&similarity, &super::expr::ExprCtx::new(&scope, &schema))?;
+        let mut exprs: Vec<Expr> = (schema.fields().iter()).map(|f| col(f.name())).collect();
+        exprs.push(value.alias(score));
+        Ok(LogicalPlanBuilder::from(plan)
+            .project(exprs)?
+            .sort(vec![SortExpr::new(col(score), false, false)])?
+            .limit(0, Some(*k))?
+            .build()?)
+    }
+}

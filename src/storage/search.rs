@@ -1,0 +1,171 @@
+//! `SearchTable`: a node table's rows as one of Lance's searches finds them, nearest vectors
+//! or matching text, through the dataset's own index where it has one (Lance searches
+//! unindexed rows exactly). Its rows are the table's columns and the search's own measure:
+//! `_distance` (smaller is nearer) or `_score` (BM25, larger is better), under [`measure`].
+
+use super::lance_table::{project, stored, Named};
+use crate::config::VectorMetric;
+use arrow::array::Float32Array;
+use arrow::datatypes::{DataType, Field, Schema, SchemaRef};
+use datafusion::catalog::Session;
+use datafusion::datasource::{TableProvider, TableType};
+use datafusion::error::{DataFusionError, Result};
+use datafusion::logical_expr::Expr;
+use datafusion::physical_expr::expressions::Column;
+use datafusion::physical_plan::projection::ProjectionExec;
+use datafusion::physical_plan::ExecutionPlan;
+use lance::Dataset;
+use lance_index::scalar::inverted::query::FtsQuery;
+use lance_index::scalar::FullTextSearchQuery;
+use std::collections::HashMap;
+use std::sync::Arc;
+
+/// What to search for.
+#[derive(Debug, Clone)]
+pub enum LanceSearch {
+    /// The `k` rows whose `column` is nearest `query`.
+    Nearest {
+        column: String,
+        query: Vec<f32>,
+        k: usize,
+        metric: VectorMetric,
+    },
+    /// The rows whose `column` matches `query`, best first, at most `limit`.
+    Text {
+        column: String,
+        query: FtsQuery,
+        limit: Option<usize>,
+    },
+}
+
+#[derive(Debug)]
+pub struct SearchTable {
+    dataset: Arc<Dataset>,
+    /// Property -> the column holding it, where they differ.
+    stored: HashMap<String, String>,
+    /// The table's columns by property name, then the measure.
+    schema: SchemaRef,
+    search: LanceSearch,
+}
+
+/// The name of the measure column: one no property has.
+pub fn measure(props: &[(String, DataType)]) -> String {
+    let mut name = "__measure".to_string();
+    while props.iter().any(|(p, _)| *p == name) {
+        name.push('_');
+    }
+    name
+}
+
+impl SearchTable {
+    pub fn new(
+        dataset: Arc<Dataset>,
+        stored: HashMap<String, String>,
+        props: &[(String, DataType)],
+        search: LanceSearch,
+    ) -> Self {
+        let mut fields: Vec<Field> = props
+            .iter()
+            .map(|(p, t)| Field::new(p, t.clone(), true))
+            .collect();
+        fields.push(Field::new(measure(props), DataType::Float32, true));
+        Self {
+            dataset,
+            stored,
+            schema: Arc::new(Schema::new(fields)),
+            search,
+        }
+    }
+
+    fn lance_measure(&self) -> &'static str {
+        match self.search {
+            LanceSearch::Nearest { .. } => "_distance",
+            LanceSearch::Text { .. } => "_score",
+        }
+    }
+}
+
+#[async_trait::async_trait]
+impl TableProvider for SearchTable {
+    fn schema(&self) -> SchemaRef {
+        self.schema.clone()
+    }
+
+    fn table_type(&self) -> TableType {
+        TableType::Base
+    }
+
+    async fn scan(
+        &self,
+        _state: &dyn Session,
+        projection: Option<&Vec<usize>>,
+        _filters: &[Expr],
+        _limit: Option<usize>,
+    ) -> Result<Arc<dyn ExecutionPlan>> {
+        let last = self.schema.fields().len() - 1;
+        let all: Vec<usize> = (0..=last).collect();
+        let wanted = projection.unwrap_or(&all);
+        let columns: Vec<&str> = wanted
+            .iter()
+            .filter(|&&i| i != last)
+            .map(|&i| stored(&self.stored, self.schema.field(i).name()))
+            .collect();
+        let mut scan = self.dataset.scan();
+        project(&mut scan, &self.dataset, &columns).map_err(DataFusionError::from)?;
+        match &self.search {
+            LanceSearch::Nearest {
+                column,
+                query,
+                k,
+                metric,
+            } => {
+                let q = Float32Array::from(query.clone());
+                scan.nearest(stored(&self.stored, column), &q, *k)
+                    .map_err(DataFusionError::from)?;
+                scan.distance_metric(match metric {
+                    VectorMetric::Cosine => lance_linalg::distance::MetricType::Cosine,
+                    VectorMetric::Euclidean => lance_linalg::distance::MetricType::L2,
+                });
+                // Distances of the k found recomputed from the vectors: the index's are
+                // approximate.
+                scan.refine(1);
+            }
+            LanceSearch::Text {
+                column,
+                query,
+                limit,
+            } => {
+                let query = query
+                    .clone()
+                    .with_column(stored(&self.stored, column).to_string());
+                let mut q = FullTextSearchQuery::new_query(query);
+                q.limit = limit.map(|l| l as i64);
+                scan.full_text_search(q).map_err(DataFusionError::from)?;
+            }
+        }
+        let plan = scan.create_plan().await.map_err(DataFusionError::from)?;
+        let have = plan.schema();
+        let exprs = wanted
+            .iter()
+            .map(|&i| {
+                let shown = self.schema.field(i).name();
+                let name = match i == last {
+                    true => self.lance_measure(),
+                    false => stored(&self.stored, shown),
+                };
+                let at = have.index_of(name)?;
+                let c = Arc::new(Column::new(name, at))
+                    as Arc<dyn datafusion::physical_expr::PhysicalExpr>;
+                let c = match i == last {
+                    true => {
+                        datafusion::physical_expr::expressions::cast(c, &have, DataType::Float32)?
+                    }
+                    false => c,
+                };
+                Ok((c, shown.to_string()))
+            })
+            .collect::<Result<Vec<_>>>()?;
+        let plan = Named::wrap(plan, self.dataset.uri());
+        Ok(Arc::new(ProjectionExec::try_new(exprs, plan)?))
+    }
+}
