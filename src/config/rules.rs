@@ -40,11 +40,12 @@ pub enum Rule {
     KeyStatistics,
     ShareSubplans,
     PruneSharedSubplans,
+    SearchNearest,
 }
 
 impl Rule {
     /// Every rule, in the order of [`RuleSwitches::NAMES`].
-    pub const ALL: [Rule; 11] = [
+    pub const ALL: [Rule; 12] = [
         Rule::PushCsrTargetFilters,
         Rule::PruneCsrTargetColumns,
         Rule::Reroot,
@@ -56,6 +57,7 @@ impl Rule {
         Rule::KeyStatistics,
         Rule::ShareSubplans,
         Rule::PruneSharedSubplans,
+        Rule::SearchNearest,
     ];
 
     /// Its snake_case name (what `--disable` takes).
@@ -114,6 +116,8 @@ pub struct RuleSwitches {
     pub share_subplans: bool,
     /// A shared subplan computes only the columns its readers use.
     pub prune_shared_subplans: bool,
+    /// The rows nearest a constant vector found by Lance's vector search.
+    pub search_nearest: bool,
 }
 
 impl RuleSwitches {
@@ -130,6 +134,7 @@ impl RuleSwitches {
         "key_statistics",
         "share_subplans",
         "prune_shared_subplans",
+        "search_nearest",
     ];
 
     /// Switches one rule off by name.
@@ -152,6 +157,7 @@ impl RuleSwitches {
             Rule::KeyStatistics => &mut self.key_statistics,
             Rule::ShareSubplans => &mut self.share_subplans,
             Rule::PruneSharedSubplans => &mut self.prune_shared_subplans,
+            Rule::SearchNearest => &mut self.search_nearest,
         };
         *slot = false;
     }
@@ -170,6 +176,7 @@ impl RuleSwitches {
             key_statistics: false,
             share_subplans: false,
             prune_shared_subplans: false,
+            search_nearest: false,
         }
     }
 }
@@ -188,6 +195,7 @@ impl Default for RuleSwitches {
             key_statistics: true,
             share_subplans: true,
             prune_shared_subplans: true,
+            search_nearest: true,
         }
     }
 }

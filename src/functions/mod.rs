@@ -13,7 +13,7 @@ pub(crate) mod procedures;
 pub(crate) mod registry;
 pub mod temporal;
 pub mod value;
-pub(crate) mod vector;
+pub mod vector;
 
 use crate::error::{ErrorClass, RuntimeError};
 use arrow::array::{

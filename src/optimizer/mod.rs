@@ -8,6 +8,7 @@ pub mod intersect_cycles;
 pub mod prune_csr_target_columns;
 pub mod prune_shared_subplans;
 pub mod push_csr_target_filters;
+pub mod search_nearest;
 pub mod session;
 pub mod share_subplans;
 pub mod var_length_distinct_ends;
@@ -20,6 +21,7 @@ pub use intersect_cycles::IntersectCycles;
 pub use prune_csr_target_columns::PruneCsrTargetColumns;
 pub use prune_shared_subplans::PruneSharedSubplans;
 pub use push_csr_target_filters::PushCsrTargetFilters;
+pub use search_nearest::SearchNearest;
 pub use share_subplans::ShareSubplans;
 pub use var_length_distinct_ends::VarLengthDistinctEnds;
 

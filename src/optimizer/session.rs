@@ -5,7 +5,8 @@
 
 use super::{
     FactorizeCounts, FoldConstants, IntersectCycles, KeepHeavyRowsApart, PruneCsrTargetColumns,
-    PruneSharedSubplans, PushCsrTargetFilters, RuleCounters, ShareSubplans, VarLengthDistinctEnds,
+    PruneSharedSubplans, PushCsrTargetFilters, RuleCounters, SearchNearest, ShareSubplans,
+    VarLengthDistinctEnds,
 };
 use crate::config::options::GraphOptions;
 use crate::config::rules::{Mode, RuleSwitches};
@@ -57,6 +58,9 @@ pub fn rules(
         (switches.factorize_counts, Arc::new(FactorizeCounts::new())),
         // After factorizing: a counted cycle needs no rows at all.
         (switches.intersect_cycles, Arc::new(IntersectCycles::new())),
+        // Independent of the graph rules (it reads a sort over a node scan, which they
+        // leave alone); before sharing, which compares the final subtrees.
+        (switches.search_nearest, Arc::new(SearchNearest::new())),
     ];
     // Last: the subtrees it compares are final.
     let min = options

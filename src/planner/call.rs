@@ -12,7 +12,6 @@ use crate::catalog::NodeInfo;
 use crate::config::VectorMetric;
 use crate::error::{Error, Result};
 use crate::sem_err;
-use crate::storage::lance_table::LanceTable;
 use crate::storage::search::{measure, LanceSearch, SearchTable};
 use arrow::datatypes::DataType;
 use cypher::ast;
@@ -79,11 +78,6 @@ impl Lowerer<'_> {
         score: &str,
         span: cypher::Span,
     ) -> Result<LogicalPlan> {
-        let provider = info.table.data_provider();
-        let any: &dyn std::any::Any = provider.as_ref();
-        let Some(lance) = any.downcast_ref::<LanceTable>() else {
-            return self.exact_search(call, info, prefix, score, span);
-        };
         let search = match &call.search {
             Search::Nearest { k, query } => LanceSearch::Nearest {
                 column: call.index.column.clone(),
@@ -97,12 +91,9 @@ impl Lowerer<'_> {
                 limit: *limit,
             },
         };
-        let table = SearchTable::new(
-            lance.dataset().clone(),
-            lance.columns().clone(),
-            &info.props,
-            search,
-        );
+        let Some(table) = SearchTable::over(info.table.data_provider(), search) else {
+            return self.exact_search(call, info, prefix, score, span);
+        };
         let m = col(&measure(&info.props));
         // Neo4j's scores: similarity in [0, 1] (cosine: (1 + cos) / 2, from Lance's
         // 1 - cos; Euclidean: 1 / (1 + d²), from Lance's squared distance); BM25 as it is.

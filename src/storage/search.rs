@@ -3,7 +3,7 @@
 //! unindexed rows exactly). Its rows are the table's columns and the search's own measure:
 //! `_distance` (smaller is nearer) or `_score` (BM25, larger is better), under [`measure`].
 
-use super::lance_table::{project, stored, Named};
+use super::lance_table::{over_stored, project, stored, LanceTable, Named};
 use crate::config::VectorMetric;
 use arrow::array::Float32Array;
 use arrow::datatypes::{DataType, Field, Schema, SchemaRef};
@@ -40,10 +40,12 @@ pub enum LanceSearch {
 
 #[derive(Debug)]
 pub struct SearchTable {
+    /// The table searched (a [`LanceTable`]): its filters are Lance's prefilters.
+    table: Arc<dyn TableProvider>,
     dataset: Arc<Dataset>,
     /// Property -> the column holding it, where they differ.
     stored: HashMap<String, String>,
-    /// The table's columns by property name, then the measure.
+    /// The table's columns, then the measure.
     schema: SchemaRef,
     search: LanceSearch,
 }
@@ -58,23 +60,27 @@ pub fn measure(props: &[(String, DataType)]) -> String {
 }
 
 impl SearchTable {
-    pub fn new(
-        dataset: Arc<Dataset>,
-        stored: HashMap<String, String>,
-        props: &[(String, DataType)],
-        search: LanceSearch,
-    ) -> Self {
-        let mut fields: Vec<Field> = props
-            .iter()
-            .map(|(p, t)| Field::new(p, t.clone(), true))
+    /// A search of `table`, which must be a [`LanceTable`] without its row ids; `None`
+    /// otherwise.
+    pub fn over(table: Arc<dyn TableProvider>, search: LanceSearch) -> Option<Self> {
+        let any: &dyn std::any::Any = table.as_ref();
+        let lance = any.downcast_ref::<LanceTable>()?;
+        let shown = table.schema();
+        if shown.fields().iter().any(|f| f.name() == super::ROW_ID) {
+            return None;
+        }
+        let props: Vec<(String, DataType)> = (shown.fields().iter())
+            .map(|f| (f.name().clone(), f.data_type().clone()))
             .collect();
-        fields.push(Field::new(measure(props), DataType::Float32, true));
-        Self {
-            dataset,
-            stored,
+        let mut fields: Vec<Field> = shown.fields().iter().map(|f| f.as_ref().clone()).collect();
+        fields.push(Field::new(measure(&props), DataType::Float32, true));
+        Some(Self {
+            dataset: lance.dataset().clone(),
+            stored: lance.columns().clone(),
+            table: table.clone(),
             schema: Arc::new(Schema::new(fields)),
             search,
-        }
+        })
     }
 
     fn lance_measure(&self) -> &'static str {
@@ -95,11 +101,18 @@ impl TableProvider for SearchTable {
         TableType::Base
     }
 
+    fn supports_filters_pushdown(
+        &self,
+        filters: &[&Expr],
+    ) -> Result<Vec<datafusion::logical_expr::TableProviderFilterPushDown>> {
+        self.table.supports_filters_pushdown(filters)
+    }
+
     async fn scan(
         &self,
         _state: &dyn Session,
         projection: Option<&Vec<usize>>,
-        _filters: &[Expr],
+        filters: &[Expr],
         _limit: Option<usize>,
     ) -> Result<Arc<dyn ExecutionPlan>> {
         let last = self.schema.fields().len() - 1;
@@ -142,6 +155,12 @@ impl TableProvider for SearchTable {
                 q.limit = limit.map(|l| l as i64);
                 scan.full_text_search(q).map_err(DataFusionError::from)?;
             }
+        }
+        // Filters the table takes are applied before the search: the best rows among those
+        // that pass.
+        if let Some(filter) = filters.iter().cloned().reduce(Expr::and) {
+            scan.prefilter(true);
+            scan.filter_expr(over_stored(&self.stored, filter)?);
         }
         let plan = scan.create_plan().await.map_err(DataFusionError::from)?;
         let have = plan.schema();

@@ -283,3 +283,71 @@ async fn search_errors_are_clear() {
         assert!(e.render(q).contains('^'), "{q}: a position");
     }
 }
+
+/// `ORDER BY <distance to a constant> LIMIT k` is a Lance vector search (`search_nearest`):
+/// exact without an index (the same rows as the rule switched off), within recall with one;
+/// filters pushed into the scan are its prefilter; the rule keeps off farthest-first orders,
+/// filters it cannot push, and a vector of another node.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn nearest_orderings_become_vector_searches() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut tables = lance_csr_datasets::social::generate(0.5, 13, &mut |_| {});
+    lance_csr_datasets::social::with_embeddings(&mut tables, 16, 13);
+    let cfg = lance_csr::write_graph(dir.path(), tables, &mut |_| {})
+        .await
+        .unwrap();
+    let mut off = lance_csr::RuleSwitches::default();
+    off.switch_off(lance_csr::Rule::SearchNearest);
+    let exact_options = lance_csr::GraphOptions::default().with_rules(off);
+    let queries = [
+        "MATCH (p:Person) WITH p ORDER BY vector_distance(p.embedding, $v) LIMIT 10 RETURN p.id ORDER BY p.id",
+        "MATCH (p:Person) WHERE p.age > 40 WITH p ORDER BY vector.similarity.cosine(p.embedding, $v) DESC LIMIT 10 RETURN p.id ORDER BY p.id",
+        "MATCH (p:Person) WITH p ORDER BY vector.similarity.euclidean(p.embedding, $v) DESC LIMIT 10 MATCH (p)-[:KNOWS]->(f) RETURN f.id ORDER BY f.id",
+    ];
+    let not_searched = [
+        // Farthest first.
+        "MATCH (p:Person) WITH p ORDER BY vector_distance(p.embedding, $v) DESC LIMIT 10 RETURN p.id ORDER BY p.id",
+        // A filter Lance is not given (it calls a function) stands between sort and scan.
+        "MATCH (p:Person) WHERE size(p.firstName) > 4 WITH p ORDER BY vector_distance(p.embedding, $v) LIMIT 10 RETURN p.id ORDER BY p.id",
+        // Lance's dot distance is not one the rule maps.
+        "MATCH (p:Person) WITH p ORDER BY vector_distance(p.embedding, $v, 'dot') LIMIT 10 RETURN p.id ORDER BY p.id",
+    ];
+    for built in [false, true] {
+        if built {
+            Graph::build_indexes(&cfg, &mut |_| {}).await.unwrap();
+        }
+        let g = Graph::open(&cfg).await.unwrap();
+        let exact = Graph::open_with(&cfg, exact_options.clone()).await.unwrap();
+        let all = embeddings(&g).await;
+        let (mut found, mut asked) = (0, 0);
+        for (_, q) in all.iter().step_by(53).take(8) {
+            let params = vector_param(q);
+            for text in queries {
+                let plan = g.explain(text, &params).await.unwrap();
+                assert!(plan.contains("KNNVectorDistance"), "{text}\n{plan}");
+                let (a, b) = (
+                    ids(&g, text, &params).await,
+                    ids(&exact, text, &params).await,
+                );
+                if built {
+                    found += a.iter().filter(|x| b.contains(x)).count();
+                    asked += b.len();
+                } else {
+                    assert_eq!(a, b, "{text}");
+                }
+            }
+            for text in not_searched {
+                let plan = g.explain(text, &params).await.unwrap();
+                assert!(!plan.contains("KNNVectorDistance"), "{text}\n{plan}");
+                assert_eq!(
+                    ids(&g, text, &params).await,
+                    ids(&exact, text, &params).await
+                );
+            }
+        }
+        if built {
+            let recall = found as f64 / asked as f64;
+            assert!(recall >= 0.9, "recall {recall}");
+        }
+    }
+}
