@@ -706,3 +706,30 @@ def test_the_4_4_driver_gets_the_same_rows(server, sample, tmp_path):
     assert row["d"] == "2024-02-29" and row["t"].startswith("12:00:00")
     assert row["dt"].startswith("2024-02-29T10:00:00") and row["dt"].endswith("+01:00")
     assert row["du"] == "P1M2DT3S"
+
+
+def test_search_procedures_over_bolt(cli, tmp_path):
+    """Neo4j's vector and full-text procedures, as a Neo4j client sends them."""
+    path = lance_csr.generate(tmp_path / "g", scale=0.1, embeddings=4)
+    s = Server(cli, path, tmp_path)
+    try:
+        with s.driver() as d, d.session() as session:
+            (pid, v) = session.run(
+                "MATCH (p:Person) RETURN p.id, p.embedding ORDER BY p.id LIMIT 1"
+            ).single().values()
+            rec = session.run(
+                "CALL db.index.vector.queryNodes('person_embedding', 3, $v) YIELD node, score "
+                "RETURN node, score ORDER BY score DESC",
+                v=list(v),
+            ).data()
+            assert len(rec) == 3 and rec[0]["node"]["id"] == pid
+            assert abs(rec[0]["score"] - 1.0) < 1e-5
+            n = session.run(
+                "CALL db.index.fulltext.queryNodes('post_content', 'lance') YIELD node RETURN count(node) AS n"
+            ).single()["n"]
+            assert n > 0
+            with pytest.raises(neo4j.exceptions.ClientError) as e:
+                session.run("CALL db.index.vector.queryNodes('nope', 3, [1.0]) YIELD node RETURN node").consume()
+            assert e.value.code == "Neo.ClientError.Procedure.ProcedureCallFailed"
+    finally:
+        s.stop()

@@ -115,3 +115,35 @@ def test_generated_embeddings_answer_vector_queries(tmp_path):
     g.close()
     with pytest.raises(lance_csr.Error, match="1 to 4096"):
         lance_csr.generate(tmp_path / "h", scale=0.05, embeddings=0)
+
+
+def test_search_procedures_from_python(tmp_path):
+    """generate(embeddings=...) declares and builds the search indexes; CALL searches them."""
+    path = lance_csr.generate(tmp_path / "g", scale=0.2, embeddings=8)
+    g = lance_csr.Graph.open(path)
+    (pid, vector) = g.query("MATCH (p:Person) RETURN p.id, p.embedding ORDER BY p.id LIMIT 1").rows()[0]
+    assert len(vector) == 8
+    rows = g.query(
+        "CALL db.index.vector.queryNodes('person_embedding', 5, $v) YIELD node, score "
+        "RETURN node.id AS id, score ORDER BY score DESC",
+        {"v": list(vector)},
+    ).rows()
+    # The vector's own node is nearest, with similarity 1.
+    assert rows[0][0] == pid and abs(rows[0][1] - 1.0) < 1e-5
+    assert len(rows) == 5 and all(0.0 <= s <= 1.0 for _, s in rows)
+    # A node value, its friends expanded on the CSR.
+    node = g.query(
+        "CALL db.index.vector.queryNodes('person_embedding', 1, $v) YIELD node RETURN node",
+        {"v": list(vector)},
+    ).rows()[0][0]
+    assert node.labels == ["Person"] and node.properties["id"] == pid
+    texts = g.query("MATCH (p:Post) RETURN p.id, p.content").rows()
+    want = sorted(i for i, t in texts if "lance" in t.split() and "graph" in t.split())
+    got = g.query(
+        "CALL db.index.fulltext.queryNodes('post_content', 'lance AND graph') YIELD node "
+        "RETURN node.id ORDER BY node.id"
+    ).rows()
+    assert [i for (i,) in got] == want and want
+    with pytest.raises(lance_csr.Error, match="has 2 dimensions"):
+        g.query("CALL db.index.vector.queryNodes('person_embedding', 5, [1.0, 2.0]) YIELD node RETURN node")
+    g.close()

@@ -1207,6 +1207,8 @@ pub struct Report {
     /// Queries both modes rejected (the generator made a query the subset refuses).
     pub rejected: Vec<(String, String)>,
     pub mismatches: Vec<Mismatch>,
+    /// Vector searches compared with the exact ordering: (searches, recall@10 over them).
+    pub searches: Option<(usize, f64)>,
 }
 
 fn rows(r: &QueryResult) -> Vec<String> {
@@ -1272,7 +1274,9 @@ pub async fn run(graph: &Graph, n: usize, seed: u64, shapes: Shapes) -> Result<R
                 .with_plan_cache(false),
         )
         .await?;
-    compare(&on, &off, n, seed, shapes).await
+    let mut report = compare(&on, &off, n, seed, shapes).await?;
+    vector_searches(&on, &off, seed, &mut report).await?;
+    Ok(report)
 }
 
 /// `q` with each number and string literal a parameter (`$v1`, `$v2`, ...), except the
@@ -1439,6 +1443,102 @@ impl Report {
             self.mismatches.len(),
             self.rejected.len()
         );
+        if let Some((n, recall)) = self.searches {
+            let _ = writeln!(
+                s,
+                "{n} vector searches + expansions compared with the exact ordering: recall@10 \
+                 {recall:.3}, the rows of the nodes both found identical"
+            );
+        }
         s
     }
+}
+
+/// For each vector index the graph declares: searches for the ten nodes nearest a stored
+/// vector, through the index (`on`) and by the exact ordering (`off`), each expanded one hop.
+/// The nodes both found must have the same rows; the recall is what the index loses.
+async fn vector_searches(on: &Graph, off: &Graph, seed: u64, report: &mut Report) -> Result<()> {
+    use std::collections::BTreeSet;
+    let schema = on.schema();
+    let mut rng = Rng(seed ^ 0x005E_A5C4);
+    let (mut found, mut wanted, mut searches) = (0usize, 0usize, 0usize);
+    for x in &on.config().indexes {
+        let Some(label) = schema.labels.get(&x.table) else {
+            continue;
+        };
+        // A relationship type leaving the table, for the expansion.
+        let rel = schema.relationships.iter().find(|r| r.from == x.table);
+        let (Some(rel), lance_csr::IndexKind::Vector) = (rel, x.kind) else {
+            continue;
+        };
+        let similarity = match x.metric() {
+            lance_csr::VectorMetric::Cosine => "vector.similarity.cosine",
+            lance_csr::VectorMetric::Euclidean => "vector.similarity.euclidean",
+        };
+        let (name, key, column) = (&label.labels[0], &label.key, &x.column);
+        let far_key = schema.labels.get(&rel.to).map_or("id", |l| l.key.as_str());
+        let expand = format!(
+            "MATCH (node)-[:`{}`]->(f) RETURN node.`{key}` AS n, f.`{far_key}` AS f",
+            rel.rel_type
+        );
+        let near = format!(
+            "MATCH (node:`{name}`) WITH node ORDER BY {similarity}(node.`{column}`, $v) DESC LIMIT 10"
+        );
+        let search = format!(
+            "CALL db.index.vector.queryNodes('{}', 10, $v) YIELD node",
+            x.name
+        );
+        for _ in 0..20.min(label.rows) {
+            let skip = rng.below(label.rows);
+            let q = format!("MATCH (n:`{name}`) RETURN n.`{column}` SKIP {skip} LIMIT 1");
+            let r = on.query(&q, &Params::new()).await?;
+            let Some(b) = r.batches.iter().find(|b| b.num_rows() > 0) else {
+                continue;
+            };
+            let v @ lance_csr::Value::List(_) = lance_csr::value_at(b.column(0).as_ref(), 0) else {
+                continue;
+            };
+            let mut p = Params::new();
+            p.insert("v".into(), v);
+            let ids = |r: &QueryResult| -> BTreeSet<String> {
+                lance_csr::rows(r)
+                    .into_iter()
+                    .map(|r| r[0].clone())
+                    .collect()
+            };
+            let by_index = ids(&on
+                .query(&format!("{search} RETURN node.`{key}`"), &p)
+                .await?);
+            let exact = ids(&off
+                .query(&format!("{near} RETURN node.`{key}`"), &p)
+                .await?);
+            let both: BTreeSet<&String> = by_index.intersection(&exact).collect();
+            found += both.len();
+            wanted += exact.len();
+            searches += 1;
+            // The rows of the nodes both found.
+            let (ann, full) = (format!("{search} {expand}"), format!("{near} {expand}"));
+            let kept = |r: &QueryResult| -> Vec<String> {
+                let mut rows: Vec<String> = (lance_csr::rows(r).into_iter())
+                    .filter(|r| both.contains(&r[0]))
+                    .map(|r| r.join(" | "))
+                    .collect();
+                rows.sort();
+                rows
+            };
+            let a = kept(&on.query(&ann, &p).await?);
+            let b = kept(&off.query(&full, &p).await?);
+            if a != b {
+                report.mismatches.push(Mismatch {
+                    query: format!("{ann}  vs  {full}  ($v: the {column} of {name} row {skip})"),
+                    optimized: format!("{a:?}"),
+                    unoptimized: format!("{b:?}"),
+                });
+            }
+        }
+    }
+    if searches > 0 {
+        report.searches = Some((searches, found as f64 / wanted.max(1) as f64));
+    }
+    Ok(())
 }

@@ -246,6 +246,28 @@ mod tests {
         );
     }
 
+    /// Every kind of list is a JSON array: an embedding column (fixed-size) too.
+    #[test]
+    fn json_lists_of_every_arrow_kind_are_arrays() {
+        use arrow::array::{FixedSizeListArray, Float32Array, ListArray};
+        use arrow::datatypes::Float32Type;
+        let values = Arc::new(Float32Array::from(vec![0.5, -1.0]));
+        let item = Arc::new(Field::new("item", DataType::Float32, true));
+        let fixed = FixedSizeListArray::try_new(item, 2, values, None).unwrap();
+        let list = ListArray::from_iter_primitive::<Float32Type, _, _>(vec![Some(vec![
+            Some(0.5),
+            Some(-1.0),
+        ])]);
+        for a in [&fixed as &dyn arrow::array::Array, &list] {
+            assert_eq!(
+                value::to_json(a, 0),
+                serde_json::json!([0.5, -1.0]),
+                "{}",
+                a.data_type()
+            );
+        }
+    }
+
     #[test]
     fn csv_quotes_what_needs_quoting() {
         let r = result(

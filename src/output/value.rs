@@ -246,10 +246,11 @@ pub fn to_json(a: &dyn Array, i: usize) -> serde_json::Value {
             (None, None) => Value::Null,
         },
         t if temporal::is_temporal_type(t) => temporal_at(a, i).map_or(Value::Null, Value::String),
-        DataType::List(_) | DataType::LargeList(_) => {
+        DataType::List(_) | DataType::LargeList(_) | DataType::FixedSizeList(_, _) => {
             let v = match a.data_type() {
                 DataType::List(_) => a.as_list::<i32>().value(i),
-                _ => a.as_list::<i64>().value(i),
+                DataType::LargeList(_) => a.as_list::<i64>().value(i),
+                _ => a.as_fixed_size_list().value(i),
             };
             Value::Array((0..v.len()).map(|j| to_json(v.as_ref(), j)).collect())
         }

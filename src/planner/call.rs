@@ -98,6 +98,9 @@ impl Lowerer<'_> {
         // Neo4j's scores: similarity in [0, 1] (cosine: (1 + cos) / 2, from Lance's
         // 1 - cos; Euclidean: 1 / (1 + d²), from Lance's squared distance); BM25 as it is.
         let m = cast(m, DataType::Float64);
+        // Lance's distances are of 32-bit floats: a vector's distance to itself can come out
+        // a little below zero.
+        let m = datafusion::logical_expr::when(m.clone().lt(lit(0.0)), lit(0.0)).otherwise(m)?;
         let value = match (&call.search, call.index.metric()) {
             (Search::Nearest { .. }, VectorMetric::Cosine) => lit(1.0) - m / lit(2.0),
             (Search::Nearest { .. }, VectorMetric::Euclidean) => lit(1.0) / (lit(1.0) + m),
