@@ -94,6 +94,23 @@ fn is_key_type(t: &DataType) -> bool {
     )
 }
 
+/// The table an index searches.
+#[derive(Debug, Clone, Copy)]
+pub enum Indexed<'c> {
+    Node(&'c NodeInfo),
+    Rel(&'c RelInfo),
+}
+
+impl<'c> Indexed<'c> {
+    /// The table's properties.
+    pub fn props(&self) -> &'c [(String, DataType)] {
+        match self {
+            Indexed::Node(n) => &n.props,
+            Indexed::Rel(r) => &r.props,
+        }
+    }
+}
+
 /// The number of values of a vector column's type (a fixed-size list of floats).
 pub fn vector_dimension(t: &DataType) -> Option<usize> {
     match t {
@@ -243,13 +260,13 @@ impl Catalog {
     /// Every declared index names a property of its table of the type its kind searches.
     fn check_indexes(&self, origin: &str) -> Result<()> {
         for (i, x) in self.config.indexes.iter().enumerate() {
-            let (_, node) = self.index(&x.name).expect("validated: the table exists");
+            let (_, on) = self.index(&x.name).expect("validated: the table exists");
             let at = format!("indexes[{i}].column");
-            let Some((_, t)) = node.props.iter().find(|(p, _)| p == &x.column) else {
+            let Some((_, t)) = on.props().iter().find(|(p, _)| p == &x.column) else {
                 return Err(Error::config(
                     origin,
                     at,
-                    format!("table `{}` has no property `{}`", x.table, x.column),
+                    format!("{} has no property `{}`", x.target(), x.column),
                 ));
             };
             let fits = match x.kind {
@@ -264,18 +281,21 @@ impl Catalog {
                 return Err(Error::config(
                     origin,
                     at,
-                    format!("`{}.{}` is {t}, not {wanted}", x.table, x.column),
+                    format!("`{}` of {} is {t}, not {wanted}", x.column, x.target()),
                 ));
             }
         }
         Ok(())
     }
 
-    /// The declared index named `name` and the node table it searches.
-    pub fn index(&self, name: &str) -> Option<(&IndexDecl, &NodeInfo)> {
+    /// The declared index named `name` and the table it searches.
+    pub fn index(&self, name: &str) -> Option<(&IndexDecl, Indexed<'_>)> {
         let x = self.config.indexes.iter().find(|x| x.name == name)?;
-        let node = self.nodes.values().find(|n| n.name == x.table)?;
-        Some((x, node))
+        let on = match x.relationship_tables(&self.config.relationships).as_slice() {
+            [i] if x.relationship.is_some() => Indexed::Rel(self.rels.get(*i)?),
+            _ => Indexed::Node(self.nodes.values().find(|n| n.name == x.table)?),
+        };
+        Some((x, on))
     }
 
     /// Read at a version number, some dataset must have that version: a number past every

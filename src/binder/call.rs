@@ -1,7 +1,7 @@
 //! A CALL bound: the procedure found, its arguments (literals or parameters) evaluated and
 //! checked against the index they name, and the variables its YIELD binds.
 
-use crate::catalog::{vector_dimension, Catalog};
+use crate::catalog::{vector_dimension, Catalog, Indexed};
 use crate::config::{IndexDecl, IndexKind};
 use crate::error::Result;
 use crate::functions::procedures::Procedure;
@@ -18,13 +18,22 @@ pub(crate) struct BoundCall {
     pub span: Span,
     pub procedure: Procedure,
     pub index: IndexDecl,
-    /// The node table searched (its catalog name, the labels joined).
-    pub table: String,
+    /// The table searched.
+    pub target: Target,
     pub search: Search,
     /// The parameters the arguments read: the plan is built for their values.
     pub params: Vec<String>,
     /// (output position, variable), in YIELD's order.
     pub yields: Vec<(usize, String)>,
+}
+
+/// The table a search reads.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) enum Target {
+    /// A node table (its catalog name, the labels joined).
+    Node(String),
+    /// A relationship table (its catalog index).
+    Rel(usize),
 }
 
 /// What a procedure searches for.
@@ -69,12 +78,10 @@ pub(crate) fn bind_call(
     for (a, name) in c.args.iter().zip(names) {
         args.push(constant(a, name, params, &mut read)?);
     }
-    let (index, node) = index_named(catalog, procedure, &args[0], c.args[0].span)?;
+    let (index, on) = index_named(catalog, procedure, &args[0], c.args[0].span)?;
     let search = match procedure.index_kind() {
         IndexKind::Vector => {
-            let dim = node
-                .props
-                .iter()
+            let dim = (on.props().iter())
                 .find(|(p, _)| p == &index.column)
                 .and_then(|(_, t)| vector_dimension(t))
                 .unwrap_or(0);
@@ -119,7 +126,10 @@ pub(crate) fn bind_call(
         span: c.span,
         procedure,
         index: index.clone(),
-        table: node.label.clone(),
+        target: match on {
+            Indexed::Node(n) => Target::Node(n.label.clone()),
+            Indexed::Rel(r) => Target::Rel(r.index),
+        },
         search,
         params: read,
         yields,
@@ -155,7 +165,7 @@ fn index_named<'c>(
     procedure: Procedure,
     name: &Value,
     span: Span,
-) -> Result<(&'c IndexDecl, &'c crate::catalog::NodeInfo)> {
+) -> Result<(&'c IndexDecl, Indexed<'c>)> {
     let Value::Str(name) = name else {
         return sem_err!(
             InvalidArgumentType,
@@ -168,8 +178,25 @@ fn index_named<'c>(
         IndexKind::Vector => "vector",
         IndexKind::Fulltext => "full-text",
     };
+    let over = |rel: bool| match rel {
+        true => "relationships",
+        false => "nodes",
+    };
     match catalog.index(name) {
-        Some((x, node)) if x.kind == kind => Ok((x, node)),
+        Some((x, _))
+            if x.kind == kind && x.relationship.is_some() != procedure.on_relationships() =>
+        {
+            sem_err!(
+                ProcedureCallFailed,
+                span,
+                "`{name}` indexes {} of {}; {} searches {}",
+                over(x.relationship.is_some()),
+                x.target(),
+                procedure.name(),
+                over(procedure.on_relationships())
+            )
+        }
+        Some((x, on)) if x.kind == kind => Ok((x, on)),
         Some((x, _)) => sem_err!(
             ProcedureCallFailed,
             span,
@@ -242,8 +269,9 @@ fn vector(v: &Value, dim: usize, index: &str, span: Span) -> Result<Vec<f32>> {
         return sem_err!(
             InvalidArgumentValue,
             span,
-            "the query vector has {} dimensions; index `{index}` holds vectors of {dim}",
-            out.len()
+            "the query vector has {} dimension{}; index `{index}` holds vectors of {dim}",
+            out.len(),
+            if out.len() == 1 { "" } else { "s" }
         );
     }
     Ok(out)

@@ -194,8 +194,9 @@ impl QueryBinder<'_> {
             }
         }
         for (at, var) in &call.yields {
-            let kind = match *at {
-                0 => BoundVar::node(vec![call.table.clone()]),
+            let kind = match (*at, &call.target) {
+                (0, super::call::Target::Node(label)) => BoundVar::node(vec![label.clone()]),
+                (0, super::call::Target::Rel(i)) => BoundVar::Rel { tables: vec![*i] },
                 _ => BoundVar::Value,
             };
             scope.bind(var, kind);

@@ -135,8 +135,18 @@ pub struct IndexDecl {
     /// The name queries use (`'person_embedding'`).
     pub name: String,
     pub kind: IndexKind,
-    /// The node table (its name under `[nodes]`).
+    /// The node table (its name under `[nodes]`); or, for an index over relationships,
+    /// empty and [`Self::relationship`] set.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
     pub table: String,
+    /// The relationship type whose table it indexes (`from` / `to` name the table where
+    /// several carry the type).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub relationship: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub from: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub to: Option<String>,
     /// The property searched: a vector of floats (`vector`) or a string (`fulltext`).
     pub column: String,
     /// Vector indexes only (default cosine).
@@ -148,6 +158,31 @@ pub struct IndexDecl {
 }
 
 impl IndexDecl {
+    /// The relationship tables (indexes into `relationships`) an index over relationships
+    /// may name: those of its type, from and to its tables where given.
+    pub fn relationship_tables(&self, relationships: &[RelTable]) -> Vec<usize> {
+        let Some(t) = &self.relationship else {
+            return vec![];
+        };
+        let fits = |given: &Option<String>, end: &str| given.as_deref().is_none_or(|g| g == end);
+        (relationships.iter().enumerate())
+            .filter(|(_, r)| &r.rel_type == t && fits(&self.from, &r.from) && fits(&self.to, &r.to))
+            .map(|(i, _)| i)
+            .collect()
+    }
+
+    /// What it indexes, for messages: `Person` or `:LIKES(Person->Post)`.
+    pub fn target(&self) -> String {
+        match &self.relationship {
+            None => self.table.clone(),
+            Some(t) => format!(
+                ":{t}({}->{})",
+                self.from.as_deref().unwrap_or("*"),
+                self.to.as_deref().unwrap_or("*")
+            ),
+        }
+    }
+
     pub fn metric(&self) -> VectorMetric {
         self.metric.unwrap_or_default()
     }
@@ -306,7 +341,23 @@ impl GraphConfig {
                     format!("two indexes are named `{}`", x.name),
                 ));
             }
-            if !self.nodes.contains_key(&x.table) {
+            if x.relationship.is_some() {
+                if !x.table.is_empty() {
+                    return Err(Error::config(
+                        origin,
+                        key("table"),
+                        "an index names a node table or a relationship type, not both",
+                    ));
+                }
+                let tables = x.relationship_tables(&self.relationships);
+                if tables.len() != 1 {
+                    let why = match tables.len() {
+                        0 => "no relationship table has that type (and those ends)",
+                        _ => "several relationship tables have that type: give `from` and `to`",
+                    };
+                    return Err(Error::config(origin, key("relationship"), why));
+                }
+            } else if !self.nodes.contains_key(&x.table) {
                 return Err(Error::config(
                     origin,
                     key("table"),

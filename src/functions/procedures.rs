@@ -12,6 +12,11 @@ pub enum Procedure {
     /// `db.index.fulltext.queryNodes(indexName, queryString [, options]) :: (node, score)`:
     /// the nodes whose text matches, best first.
     FulltextQueryNodes,
+    /// `db.index.vector.queryRelationships(indexName, k, vector) :: (relationship, score)`.
+    VectorQueryRelationships,
+    /// `db.index.fulltext.queryRelationships(indexName, queryString [, options])
+    /// :: (relationship, score)`.
+    FulltextQueryRelationships,
 }
 
 /// Every procedure, by name (names are case-sensitive, as in Neo4j).
@@ -20,6 +25,14 @@ const ALL: &[(&str, Procedure)] = &[
     (
         "db.index.fulltext.queryNodes",
         Procedure::FulltextQueryNodes,
+    ),
+    (
+        "db.index.vector.queryRelationships",
+        Procedure::VectorQueryRelationships,
+    ),
+    (
+        "db.index.fulltext.queryRelationships",
+        Procedure::FulltextQueryRelationships,
     ),
 ];
 
@@ -42,24 +55,35 @@ impl Procedure {
 
     /// The arguments' names, then how many of them may be left out at the end.
     pub fn parameters(self) -> (&'static [&'static str], usize) {
-        match self {
-            Procedure::VectorQueryNodes => {
-                (&["indexName", "numberOfNearestNeighbours", "query"], 0)
-            }
-            Procedure::FulltextQueryNodes => (&["indexName", "queryString", "options"], 1),
+        match self.index_kind() {
+            IndexKind::Vector => (&["indexName", "numberOfNearestNeighbours", "query"], 0),
+            IndexKind::Fulltext => (&["indexName", "queryString", "options"], 1),
         }
     }
 
-    /// The outputs, in order: a node, then a float.
+    /// The outputs, in order: a node or relationship, then a float.
     pub fn outputs(self) -> &'static [&'static str] {
-        &["node", "score"]
+        match self.on_relationships() {
+            false => &["node", "score"],
+            true => &["relationship", "score"],
+        }
+    }
+
+    /// Whether it searches relationships (else nodes).
+    pub fn on_relationships(self) -> bool {
+        matches!(
+            self,
+            Procedure::VectorQueryRelationships | Procedure::FulltextQueryRelationships
+        )
     }
 
     /// The kind of index the procedure searches.
     pub fn index_kind(self) -> IndexKind {
         match self {
-            Procedure::VectorQueryNodes => IndexKind::Vector,
-            Procedure::FulltextQueryNodes => IndexKind::Fulltext,
+            Procedure::VectorQueryNodes | Procedure::VectorQueryRelationships => IndexKind::Vector,
+            Procedure::FulltextQueryNodes | Procedure::FulltextQueryRelationships => {
+                IndexKind::Fulltext
+            }
         }
     }
 

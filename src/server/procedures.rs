@@ -59,8 +59,8 @@ pub fn call(query: &str, schema: impl FnOnce() -> GraphSchema) -> Option<Result<
                 PROCEDURE_NOT_FOUND,
                 format!(
                     "There is no procedure with the name `{other}` (lance-csr answers \
-                     db.labels, db.relationshipTypes, db.propertyKeys, dbms.components, \
-                     db.index.vector.queryNodes and db.index.fulltext.queryNodes)"
+                     db.labels, db.relationshipTypes, db.propertyKeys, dbms.components and \
+                     the db.index.vector / db.index.fulltext queryNodes and queryRelationships)"
                 ),
             )))
         }

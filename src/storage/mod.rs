@@ -328,6 +328,9 @@ pub async fn write_graph(
                         column: column.to_string(),
                         metric: None,
                         method: None,
+                        relationship: None,
+                        from: None,
+                        to: None,
                     })
                 };
                 if embedded {

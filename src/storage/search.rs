@@ -66,15 +66,12 @@ pub fn measure(props: &[(String, DataType)]) -> String {
 }
 
 impl SearchTable {
-    /// A search of `table`, which must be a [`LanceTable`] without its row ids; `None`
-    /// otherwise.
+    /// A search of `table`, which must be a [`LanceTable`] (with or without its row ids);
+    /// `None` otherwise.
     pub fn over(table: Arc<dyn TableProvider>, search: LanceSearch) -> Option<Self> {
         let any: &dyn std::any::Any = table.as_ref();
         let lance = any.downcast_ref::<LanceTable>()?;
         let shown = table.schema();
-        if shown.fields().iter().any(|f| f.name() == super::ROW_ID) {
-            return None;
-        }
         let props: Vec<(String, DataType)> = (shown.fields().iter())
             .map(|f| (f.name().clone(), f.data_type().clone()))
             .collect();
@@ -124,13 +121,17 @@ impl TableProvider for SearchTable {
         let last = self.schema.fields().len() - 1;
         let all: Vec<usize> = (0..=last).collect();
         let wanted = projection.unwrap_or(&all);
+        let row_id = |i: usize| self.schema.field(i).name() == super::ROW_ID;
         let columns: Vec<&str> = wanted
             .iter()
-            .filter(|&&i| i != last)
+            .filter(|&&i| i != last && !row_id(i))
             .map(|&i| stored(&self.stored, self.schema.field(i).name()))
             .collect();
         let mut scan = self.dataset.scan();
         project(&mut scan, &self.dataset, &columns).map_err(DataFusionError::from)?;
+        if wanted.iter().any(|&i| row_id(i)) {
+            scan.with_row_id();
+        }
         match &self.search {
             LanceSearch::Nearest {
                 column,

@@ -19,13 +19,22 @@ use lance_index::IndexType;
 const ROWS_PER_PARTITION: usize = 100_000;
 
 async fn open(config: &GraphConfig, x: &IndexDecl) -> Result<(Dataset, String)> {
-    let node = &config.nodes[&x.table];
-    let path = config.resolve(&node.source);
+    let (source, columns) = match x.relationship_tables(&config.relationships).as_slice() {
+        [i] if x.relationship.is_some() => {
+            let r = &config.relationships[*i];
+            (&r.source, &r.columns)
+        }
+        _ => {
+            let n = &config.nodes[&x.table];
+            (&n.source, &n.columns)
+        }
+    };
+    let path = config.resolve(source);
     let uri = path.display().to_string();
     let dataset = Dataset::open(&uri)
         .await
         .map_err(|e| Error::storage_caused(format!("opening {uri} for index `{}`", x.name), e))?;
-    let column = node.columns.get(&x.column).unwrap_or(&x.column).clone();
+    let column = columns.get(&x.column).unwrap_or(&x.column).clone();
     Ok((dataset, column))
 }
 
@@ -86,7 +95,7 @@ pub async fn build(
         progress(&format!(
             "index {}: built over {rows} rows of {}.{} in {:.2}s",
             x.name,
-            x.table,
+            x.target(),
             x.column,
             t0.elapsed().as_secs_f64()
         ));
@@ -142,7 +151,9 @@ pub async fn status(config: &GraphConfig) -> Result<Vec<String>> {
         let line = match have.iter().find(|i| i.name == x.name) {
             None => format!(
                 "{}: {what} on {}.{}: not built (searches read every row; `lance-csr index build`)",
-                x.name, x.table, x.column
+                x.name,
+                x.target(),
+                x.column
             ),
             Some(i) => {
                 let covered = i.fragment_bitmap.clone().unwrap_or_default();
@@ -153,11 +164,18 @@ pub async fn status(config: &GraphConfig) -> Result<Vec<String>> {
                     }
                 }
                 match missing {
-                    0 => format!("{}: {what} on {}.{}: up to date", x.name, x.table, x.column),
+                    0 => format!(
+                        "{}: {what} on {}.{}: up to date",
+                        x.name,
+                        x.target(),
+                        x.column
+                    ),
                     n => format!(
                         "{}: {what} on {}.{}: {n} rows added since it was built (searched \
                          exactly; `lance-csr index build --force` takes them in)",
-                        x.name, x.table, x.column
+                        x.name,
+                        x.target(),
+                        x.column
                     ),
                 }
             }

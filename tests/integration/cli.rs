@@ -807,3 +807,61 @@ fn a_closed_output_pipe_ends_quietly() {
     assert!(out.status.success(), "{}", stderr(&out));
     assert!(!stderr(&out).contains("panicked"), "{}", stderr(&out));
 }
+
+/// The search procedures from the command line: `generate --embeddings` declares and builds
+/// the indexes, `index status` lists them, `query` and `explain` take the CALL forms and the
+/// nearest ordering, and a wrong dimension is an error with a caret.
+#[test]
+fn searches_from_the_command_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("g");
+    let o = run(&[
+        "generate",
+        "--scale",
+        "0.1",
+        "--embeddings",
+        "3",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let cfg = out.join("graph.toml");
+    let cfg = cfg.to_str().unwrap();
+    let s = stdout(&run(&["index", "status", "--graph", cfg]));
+    for line in [
+        "person_embedding: vector index (Cosine, IvfHnswSq) on Person.embedding: up to date",
+        "post_content: full-text index on Post.content: up to date",
+    ] {
+        assert!(s.contains(line), "{s}");
+    }
+    let v = "v=[0.5, -0.25, 1.0]";
+    let o = run(&[
+        "query", "--graph", cfg, "--format", "csv", "--param", v,
+        "CALL db.index.vector.queryNodes('person_embedding', 4, $v) YIELD node, score RETURN count(node) AS n, max(score) <= 1.0 AS bounded",
+    ]);
+    assert_eq!(stdout(&o), "n,bounded\n4,true\n", "{}", stderr(&o));
+    let o = run(&[
+        "query", "--graph", cfg, "--format", "csv",
+        "CALL db.index.fulltext.queryNodes('post_content', 'lance AND graph') YIELD node RETURN count(*) > 0 AS some",
+    ]);
+    assert_eq!(stdout(&o), "some\ntrue\n", "{}", stderr(&o));
+    let o = run(&[
+        "explain", "--graph", cfg, "--param", v,
+        "MATCH (p:Person) WITH p ORDER BY vector_distance(p.embedding, $v, 'cosine') LIMIT 3 RETURN p.id",
+    ]);
+    assert!(stdout(&o).contains("ANNSubIndex"), "{}", stdout(&o));
+    let o = run(&[
+        "query",
+        "--graph",
+        cfg,
+        "CALL db.index.vector.queryNodes('person_embedding', 4, [1.0]) YIELD node RETURN node",
+    ]);
+    assert!(!o.status.success());
+    assert!(
+        stderr(&o).contains(
+            "the query vector has 1 dimension; index `person_embedding` holds vectors of 3"
+        ) && stderr(&o).contains('^'),
+        "{}",
+        stderr(&o)
+    );
+}

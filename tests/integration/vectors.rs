@@ -351,3 +351,99 @@ async fn nearest_orderings_become_vector_searches() {
         }
     }
 }
+
+/// `db.index.vector.queryRelationships` over an embedding column of a relationship table:
+/// without an index Lance reads every row, so the relationships found are the exact nearest,
+/// and the relationship yielded is the one a MATCH through it finds.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn relationships_are_searched_like_nodes() {
+    use lance_csr::arrow::array::{Array, FixedSizeListArray, Float32Array, RecordBatch};
+    use lance_csr::arrow::datatypes::{Field, Schema};
+    use std::sync::Arc;
+    let dir = tempfile::tempdir().unwrap();
+    let mut tables = lance_csr_datasets::social::generate(0.2, 3, &mut |_| {});
+    let likes = tables
+        .iter_mut()
+        .find(|t| t.name == "person_likes_post")
+        .expect("likes of posts");
+    let n = likes.batch.num_rows();
+    // A vector per like: two values varying with the row, so no two are parallel.
+    let values: Vec<f32> = (0..n)
+        .flat_map(|i| [1.0 + (i % 97) as f32, 1.0 + (i % 89) as f32 * 0.5])
+        .collect();
+    let item = Arc::new(Field::new("item", DataType::Float32, true));
+    let vectors =
+        FixedSizeListArray::try_new(item, 2, Arc::new(Float32Array::from(values)), None).unwrap();
+    let mut fields: Vec<Field> = (likes.batch.schema().fields().iter())
+        .map(|f| f.as_ref().clone())
+        .collect();
+    fields.push(Field::new("embedding", vectors.data_type().clone(), false));
+    let mut columns = likes.batch.columns().to_vec();
+    columns.push(Arc::new(vectors));
+    likes.batch = RecordBatch::try_new(Arc::new(Schema::new(fields)), columns).unwrap();
+    let cfg = lance_csr::write_graph(dir.path(), tables, &mut |_| {})
+        .await
+        .unwrap();
+    let mut text = std::fs::read_to_string(&cfg).unwrap();
+    text.push_str(
+        "\n[[indexes]]\nname = \"likes_embedding\"\nkind = \"vector\"\nrelationship = \"LIKES\"\n\
+         from = \"Person\"\nto = \"Post\"\ncolumn = \"embedding\"\n",
+    );
+    std::fs::write(&cfg, text).unwrap();
+    let g = Graph::open(&cfg).await.unwrap();
+    let params = vector_param(&[3.0, 1.0]);
+    let pairs = |rows: Vec<Vec<String>>| -> Vec<String> {
+        let mut out: Vec<String> = rows.into_iter().map(|r| r.join(" ")).collect();
+        out.sort();
+        out
+    };
+    let run = |q: &'static str| {
+        let (g, params) = (&g, &params);
+        async move {
+            lance_csr::rows(
+                &g.query(q, params)
+                    .await
+                    .unwrap_or_else(|e| panic!("{q}: {e}")),
+            )
+        }
+    };
+    let found = run(
+        "CALL db.index.vector.queryRelationships('likes_embedding', 5, $v) YIELD relationship AS r, score \
+         RETURN startNode(r).id, endNode(r).id, type(r), score",
+    )
+    .await;
+    let exact = run(
+        "MATCH (a:Person)-[r:LIKES]->(b:Post) WITH a, b, r, vector.similarity.cosine(r.embedding, $v) AS s \
+         ORDER BY s DESC LIMIT 5 RETURN a.id, b.id, type(r), s",
+    )
+    .await;
+    assert_eq!(found.len(), 5);
+    assert!(found.iter().all(|r| r[2] == "LIKES"));
+    // The same similarities (rows of equal similarity may differ).
+    let scores = |rows: &[Vec<String>]| -> Vec<f64> {
+        let mut s: Vec<f64> = rows.iter().map(|r| r[3].parse().unwrap()).collect();
+        s.sort_by(|a, b| b.partial_cmp(a).unwrap());
+        s
+    };
+    let (a, b) = (scores(&found), scores(&exact));
+    assert!(
+        a.iter().zip(&b).all(|(x, y)| (x - y).abs() < 1e-5),
+        "{a:?} vs {b:?}"
+    );
+    let found: Vec<Vec<String>> = found.into_iter().map(|r| r[..3].to_vec()).collect();
+    // Matched through the relationship yielded: its own ends.
+    let matched = run(
+        "CALL db.index.vector.queryRelationships('likes_embedding', 5, $v) YIELD relationship AS r \
+         MATCH (a)-[r]->(b) RETURN a.id, b.id, type(r)",
+    )
+    .await;
+    assert_eq!(pairs(matched), pairs(found));
+    let e = g
+        .query(
+            "CALL db.index.vector.queryNodes('likes_embedding', 5, $v) YIELD node RETURN node",
+            &params,
+        )
+        .await
+        .unwrap_err();
+    assert!(e.to_string().contains("indexes relationships"), "{e}");
+}
