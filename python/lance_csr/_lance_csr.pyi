@@ -204,7 +204,13 @@ class Graph:
 
             {"nodes": {"Person": {"table": "person", "id": "id", "labels": ["Person"]}},
              "relationships": [{"type": "KNOWS", "table": "knows", "from": "Person",
-                                "to": "Person", "src": "src", "dst": "dst"}]}
+                                "to": "Person", "src": "src", "dst": "dst"}],
+             "indexes": [{"name": "person_embedding", "kind": "vector",
+                          "table": "Person", "column": "embedding"}]}
+
+        ``indexes`` are graph.toml's ``[[indexes]]`` (vector or full-text), searched by
+        ``CALL db.index.vector.queryNodes`` and the like: a table in memory exactly (vectors
+        only), a Lance dataset through Lance and its own indexes.
         """
     def query(self, query: str, params: Optional[Mapping[str, ParamValue]] = None) -> Result: ...
     def query_stream(

@@ -189,8 +189,13 @@ impl Graph {
     /// ```python
     /// {"nodes": {"Person": {"table": "person", "id": "id", "labels": ["Person"]}},
     ///  "relationships": [{"type": "KNOWS", "table": "knows", "from": "Person",
-    ///                     "to": "Person", "src": "src", "dst": "dst"}]}
+    ///                     "to": "Person", "src": "src", "dst": "dst"}],
+    ///  "indexes": [{"name": "person_embedding", "kind": "vector", "table": "Person",
+    ///               "column": "embedding", "metric": "cosine"}]}
     /// ```
+    ///
+    /// `indexes` are graph.toml's `[[indexes]]`: searched by CALL db.index.*; a table in
+    /// memory is searched exactly (vectors only), a Lance dataset through its own indexes.
     #[staticmethod]
     #[pyo3(signature = (tables, schema, *, mode="csr", timeout=None, memory_limit=None, target_partitions=None))]
     fn from_tables(
@@ -255,6 +260,20 @@ impl Graph {
                         b.relationship_dataset(&rel_type, &from, &to, &src, &dst, &uri)
                     }
                 };
+            }
+        }
+        if let Some(indexes) = schema.get_item("indexes")? {
+            for spec in indexes.cast::<PyList>()?.iter() {
+                let spec = spec.cast::<PyDict>()?;
+                let mut pairs = Vec::new();
+                for (k, v) in spec.iter() {
+                    pairs.push((k.extract::<String>()?, v.extract::<String>()?));
+                }
+                let decl = lance_csr::IndexDecl::from_pairs(
+                    pairs.iter().map(|(k, v)| (k.as_str(), v.as_str())),
+                )
+                .map_err(|e| crate::errors::to_py(e, None))?;
+                b = b.index(decl);
             }
         }
         let g = wait(py, &Interrupts::default(), "", b.build())?;

@@ -147,3 +147,32 @@ def test_search_procedures_from_python(tmp_path):
     with pytest.raises(lance_csr.Error, match="has 2 dimensions"):
         g.query("CALL db.index.vector.queryNodes('person_embedding', 5, [1.0, 2.0]) YIELD node RETURN node")
     g.close()
+
+
+def test_tables_declare_their_search_indexes(tmp_path):
+    """from_tables takes graph.toml's [[indexes]] as dicts: pyarrow tables are searched
+    exactly, a Lance dataset written by pylance through Lance."""
+    import math
+
+    import lance
+    import pyarrow as pa
+
+    angles = [i * 0.03 for i in range(50)]
+    vectors = pa.FixedSizeListArray.from_arrays(
+        pa.array([x for a in angles for x in (math.cos(a), math.sin(a))], pa.float32()), 2
+    )
+    docs = pa.table({"id": pa.array(range(50), pa.int64()), "v": vectors})
+    schema = {
+        "nodes": {"Doc": {"table": "docs", "id": "id"}},
+        "indexes": [{"name": "doc_v", "kind": "vector", "table": "Doc", "column": "v"}],
+    }
+    q = "CALL db.index.vector.queryNodes('doc_v', 3, $v) YIELD node, score RETURN node.id ORDER BY score DESC"
+    v = [math.cos(0.31), math.sin(0.31)]
+    lance.write_dataset(docs, tmp_path / "docs.lance")
+    for tables in ({"docs": docs}, {"docs": lance.dataset(tmp_path / "docs.lance")}):
+        g = lance_csr.Graph.from_tables(tables, schema)
+        assert [i for (i,) in g.query(q, {"v": v}).rows()] == [10, 11, 9]
+        g.close()
+    bad = dict(schema, indexes=[{"name": "x", "kind": "nearest", "table": "Doc", "column": "v"}])
+    with pytest.raises(lance_csr.Error, match="unknown variant"):
+        lance_csr.Graph.from_tables({"docs": docs}, bad)

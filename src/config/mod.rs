@@ -158,6 +158,17 @@ pub struct IndexDecl {
 }
 
 impl IndexDecl {
+    /// An index from its `[[indexes]]` keys and their values, as front ends without TOML
+    /// give them (Python's dicts).
+    pub fn from_pairs<'a>(pairs: impl IntoIterator<Item = (&'a str, &'a str)>) -> Result<Self> {
+        let table: toml::Table = (pairs.into_iter())
+            .map(|(k, v)| (k.to_string(), toml::Value::String(v.to_string())))
+            .collect();
+        table
+            .try_into()
+            .map_err(|e: toml::de::Error| Error::config("<indexes>", "-", e.message().to_string()))
+    }
+
     /// The relationship tables (indexes into `relationships`) an index over relationships
     /// may name: those of its type, from and to its tables where given.
     pub fn relationship_tables(&self, relationships: &[RelTable]) -> Vec<usize> {
@@ -499,6 +510,12 @@ impl GraphConfigBuilder {
 
     pub fn base_dir(mut self, dir: impl Into<PathBuf>) -> Self {
         self.cfg.base_dir = dir.into();
+        self
+    }
+
+    /// Declares a vector or full-text index (`[[indexes]]`).
+    pub fn index(mut self, index: IndexDecl) -> Self {
+        self.cfg.indexes.push(index);
         self
     }
 

@@ -77,6 +77,13 @@ impl GraphBuilder {
         self.relationship_dataset(rel_type, from, to, src, dst, &source)
     }
 
+    /// Declares a vector or full-text index over a table (see `IndexDecl`): a table in
+    /// memory is searched exactly (vectors only), a Lance dataset through Lance.
+    pub fn index(mut self, index: crate::config::IndexDecl) -> Self {
+        self.config = self.config.index(index);
+        self
+    }
+
     pub fn options(mut self, options: GraphOptions) -> Self {
         self.options = options;
         self

@@ -447,3 +447,74 @@ async fn relationships_are_searched_like_nodes() {
         .unwrap_err();
     assert!(e.to_string().contains("indexes relationships"), "{e}");
 }
+
+/// A graph built from Arrow tables in memory searches its vectors exactly (every row's
+/// similarity, the best `k`); a full-text search needs Lance and says so.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn tables_in_memory_are_searched_exactly() {
+    use lance_csr::arrow::array::{
+        Array, FixedSizeListArray, Float32Array, Int64Array, RecordBatch, StringArray,
+    };
+    use lance_csr::arrow::datatypes::{Field, Schema};
+    use std::sync::Arc;
+    let item = Arc::new(Field::new("item", DataType::Float32, true));
+    let angles: Vec<f32> = (0..50).map(|i| i as f32 * 0.03).collect();
+    let values: Vec<f32> = angles.iter().flat_map(|a| [a.cos(), a.sin()]).collect();
+    let vectors =
+        FixedSizeListArray::try_new(item, 2, Arc::new(Float32Array::from(values)), None).unwrap();
+    let schema = Arc::new(Schema::new(vec![
+        Field::new("id", DataType::Int64, false),
+        Field::new("text", DataType::Utf8, false),
+        Field::new("v", vectors.data_type().clone(), false),
+    ]));
+    let batch = RecordBatch::try_new(
+        schema.clone(),
+        vec![
+            Arc::new(Int64Array::from_iter_values(0..50)),
+            Arc::new(StringArray::from_iter_values(
+                (0..50).map(|i| format!("doc {i}")),
+            )),
+            Arc::new(vectors),
+        ],
+    )
+    .unwrap();
+    let index = |name: &str, kind, column: &str| lance_csr::IndexDecl {
+        name: name.into(),
+        kind,
+        table: "Doc".into(),
+        column: column.into(),
+        metric: None,
+        method: None,
+        relationship: None,
+        from: None,
+        to: None,
+    };
+    let g = Graph::builder()
+        .node_table("Doc", "id", schema, vec![batch])
+        .index(index("doc_v", lance_csr::IndexKind::Vector, "v"))
+        .index(index("doc_text", lance_csr::IndexKind::Fulltext, "text"))
+        .build()
+        .await
+        .unwrap();
+    // Nearest the angle 0.31: rows 10 (0.30), 11 (0.33), 9 (0.27), in that order.
+    let params = vector_param(&[0.31f64.cos(), 0.31f64.sin()]);
+    let got = ids(
+        &g,
+        "CALL db.index.vector.queryNodes('doc_v', 3, $v) YIELD node, score RETURN node.id ORDER BY score DESC",
+        &params,
+    )
+    .await;
+    assert_eq!(got, [10, 11, 9]);
+    let e = g
+        .query(
+            "CALL db.index.fulltext.queryNodes('doc_text', 'doc') YIELD node RETURN node",
+            &Params::new(),
+        )
+        .await
+        .unwrap_err();
+    assert!(
+        e.to_string()
+            .contains("needs the table stored as a Lance dataset"),
+        "{e}"
+    );
+}
