@@ -121,12 +121,27 @@ impl TableProvider for SearchTable {
         let last = self.schema.fields().len() - 1;
         let all: Vec<usize> = (0..=last).collect();
         let wanted = projection.unwrap_or(&all);
+        if matches!(self.search, LanceSearch::Text { limit: Some(0), .. }) {
+            // Nothing asked for (Lance's ranking wants at least one row).
+            let schema = Arc::new(self.schema.project(wanted)?);
+            return Ok(Arc::new(datafusion::physical_plan::empty::EmptyExec::new(
+                schema,
+            )));
+        }
         let row_id = |i: usize| self.schema.field(i).name() == super::ROW_ID;
         let columns: Vec<&str> = wanted
             .iter()
             .filter(|&&i| i != last && !row_id(i))
             .map(|&i| stored(&self.stored, self.schema.field(i).name()))
             .collect();
+        // No search finds more rows than the table has: Lance sizes its buffers by what is
+        // asked for.
+        let rows = self
+            .dataset
+            .count_rows(None)
+            .await
+            .map_err(DataFusionError::from)?;
+        let at_most = |n: usize| n.min(rows).max(1);
         let mut scan = self.dataset.scan();
         project(&mut scan, &self.dataset, &columns).map_err(DataFusionError::from)?;
         if wanted.iter().any(|&i| row_id(i)) {
@@ -140,7 +155,8 @@ impl TableProvider for SearchTable {
                 metric,
             } => {
                 let q = Float32Array::from(query.clone());
-                scan.nearest(stored(&self.stored, column), &q, *k)
+                let k = at_most(*k);
+                scan.nearest(stored(&self.stored, column), &q, k)
                     .map_err(DataFusionError::from)?;
                 scan.distance_metric(match metric {
                     VectorMetric::Cosine => lance_linalg::distance::MetricType::Cosine,
@@ -149,7 +165,7 @@ impl TableProvider for SearchTable {
                 // A graph index searched wider than Lance's default (1.5 k candidates), and
                 // twice the rows asked for re-ranked by their exact distances (the index's are
                 // approximate): recall@10 above 0.9 for a few tenths of a millisecond.
-                scan.ef((*k * 4).max(SEARCH_WIDTH));
+                scan.ef(k.saturating_mul(4).max(SEARCH_WIDTH));
                 scan.refine(REFINE_FACTOR);
             }
             LanceSearch::Text {
@@ -161,7 +177,7 @@ impl TableProvider for SearchTable {
                     .clone()
                     .with_column(stored(&self.stored, column).to_string());
                 let mut q = FullTextSearchQuery::new_query(query);
-                q.limit = limit.map(|l| l as i64);
+                q.limit = limit.map(|l| l.min(rows) as i64);
                 scan.full_text_search(q).map_err(DataFusionError::from)?;
             }
         }

@@ -21,7 +21,11 @@ enum Tok {
 /// Parses `text`; the error says what is wrong, and where (a character offset).
 pub fn parse(text: &str) -> Result<FtsQuery, String> {
     let toks = tokens(text)?;
-    let mut p = Parser { toks, at: 0 };
+    let mut p = Parser {
+        toks,
+        at: 0,
+        depth: 0,
+    };
     let q = p.or()?;
     match p.toks.get(p.at) {
         None => Ok(q),
@@ -100,7 +104,12 @@ fn tokens(text: &str) -> Result<Vec<Tok>, String> {
 struct Parser {
     toks: Vec<Tok>,
     at: usize,
+    /// Parentheses open around the clause being read.
+    depth: usize,
 }
+
+/// Most parentheses one inside another.
+const MAX_DEPTH: usize = 64;
 
 /// How a clause takes part (Lance's `Occur`, comparable).
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -176,7 +185,14 @@ impl Parser {
             Some(Tok::Phrase(p)) => PhraseQuery::new(p).into(),
             Some(Tok::Open) => {
                 self.at += 1;
+                self.depth += 1;
+                if self.depth > MAX_DEPTH {
+                    return Err(format!(
+                        "more than {MAX_DEPTH} parentheses one inside another"
+                    ));
+                }
                 let q = self.or()?;
+                self.depth -= 1;
                 if self.peek() != Some(&Tok::Close) {
                     return Err("a parenthesis is not closed".into());
                 }
@@ -230,6 +246,7 @@ mod tests {
             "-java",
             "a & b",
             "a)",
+            &format!("{}graph{}", "(".repeat(100_000), ")".repeat(100_000)),
         ] {
             assert!(show(q).starts_with("error: "), "{q}: {}", show(q));
         }

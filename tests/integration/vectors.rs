@@ -164,6 +164,19 @@ async fn vector_search_is_exact_without_an_index_and_recalls_with_one() {
     }
     let recall = found as f64 / asked as f64;
     assert!(recall >= 0.9, "recall@10 {recall}");
+    // A prepared search and the plan cache serve each vector its own nearest nodes.
+    let prepared = g.prepare(call).unwrap();
+    for (_, q) in all.iter().step_by(131).take(3) {
+        let params = vector_param(q);
+        let r = prepared.query(&g, &params).await.unwrap();
+        let via_prepared: Vec<i64> = lance_csr::rows(&r)
+            .iter()
+            .map(|r| r[0].parse().unwrap())
+            .collect();
+        assert_eq!(via_prepared, ids(&g, call, &params).await);
+        let want = exact_top10(&all, q);
+        assert!(via_prepared.iter().filter(|i| want.contains(i)).count() >= 8);
+    }
     // The yielded nodes expand like matched ones: the same friends as matching those ids.
     let q = &all[3].1;
     let params = vector_param(q);
@@ -281,6 +294,16 @@ async fn search_errors_are_clear() {
         assert_eq!(e.kind_name(), kind, "{q}: {e}");
         assert!(e.to_string().contains(says), "{q}: {e}");
         assert!(e.render(q).contains('^'), "{q}: a position");
+    }
+    // Counts past the table's rows find every row (Lance sizes its buffers by the count).
+    let persons = ids(&g, "MATCH (p:Person) RETURN count(*)", &Params::new()).await[0];
+    for (q, want) in [
+        ("CALL db.index.vector.queryNodes('person_embedding', 9223372036854775807, [1, 2, 3, 4]) YIELD node RETURN count(*)", persons),
+        ("MATCH (p:Person) WITH p ORDER BY vector_distance(p.embedding, [1, 2, 3, 4]) LIMIT 9223372036854775807 RETURN count(*)", persons),
+        ("CALL db.index.fulltext.queryNodes('post_content', 'lance', {limit: 0}) YIELD node RETURN count(*)", 0),
+        ("CALL db.index.fulltext.queryNodes('post_content', 'lance', {limit: 3}) YIELD node RETURN count(*)", 3),
+    ] {
+        assert_eq!(ids(&g, q, &Params::new()).await, [want], "{q}");
     }
 }
 
