@@ -10,14 +10,12 @@
 //! - `query_graph.rs`: label / table inference, resolution to one label and table per
 //!   occurrence, and the semantic errors of patterns (unknown labels, types and properties,
 //!   variables of the wrong kind or bound twice, path names);
-//! - `reach.rs`: what the configured endpoints allow (tables joining two labels, labels a
-//!   variable-length walk reaches, the longest walk of an acyclic label graph).
+//! - `call.rs`: a CALL's procedure, index and constant arguments, and what its YIELD binds.
 
 pub(crate) mod call;
 pub(crate) mod names;
 pub(crate) mod query;
 pub(crate) mod query_graph;
-pub(crate) mod reach;
 
 pub(crate) use query_graph::{QueryGraph, ResolvedPath};
 

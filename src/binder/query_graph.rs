@@ -2,9 +2,9 @@
 //! and tables each can have (constraint propagation over the configured endpoints), checked
 //! for every semantic error the patterns alone can show.
 
-use super::reach::label_reach;
 use super::{Binder, BoundVar};
 use crate::catalog::Catalog;
+use crate::config::reach::label_reach;
 use crate::config::RelTable;
 use crate::error::Result;
 use crate::sem_err;

@@ -1,6 +1,7 @@
 //! Graph configuration: which tables hold which labels and relationship types (`graph.toml`).
 
 pub mod options;
+pub(crate) mod reach;
 pub mod rules;
 
 use crate::error::{Error, Result};

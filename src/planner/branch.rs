@@ -380,41 +380,7 @@ impl<'c> Lowerer<'c> {
                 .iter()
                 .position(|r| r.var.as_ref().is_some_and(|v| &v.name == name))
             {
-                let r = &qg.rels[k];
-                let b = if r.length.is_some() {
-                    Binding::RelList {
-                        rel: usize::MAX,
-                        prefix: name.clone(),
-                        elems: mx.segment_shapes.get(name).cloned(),
-                    }
-                } else {
-                    let mut tables: Vec<usize> = qg.tables[k].iter().copied().collect();
-                    if tables.is_empty() {
-                        tables = (0..self.catalog.rels.len())
-                            .filter(|&i| {
-                                r.types
-                                    .iter()
-                                    .any(|t| t.name == self.catalog.rels[i].cfg.rel_type)
-                            })
-                            .collect();
-                    }
-                    let as_rels: Vec<Binding> = tables
-                        .iter()
-                        .map(|&rel| Binding::Rel {
-                            rel,
-                            prefix: name.clone(),
-                        })
-                        .collect();
-                    match as_rels.len() {
-                        0 => Binding::Rels {
-                            rels: vec![],
-                            prefix: name.clone(),
-                            props: vec![],
-                        },
-                        _ => self.unify(name, &as_rels.iter().collect::<Vec<_>>())?,
-                    }
-                };
-                binds.push((name.clone(), b));
+                binds.push((name.clone(), self.empty_rel(qg, k, name, mx)?));
             }
         }
         let mut exprs: Vec<Expr> = st.columns().iter().map(|c| col(c)).collect();
@@ -434,6 +400,46 @@ impl<'c> Lowerer<'c> {
             scope,
             unit: false,
         })
+    }
+}
+
+impl Lowerer<'_> {
+    /// What relationship `k` of a MATCH with no match binds `name` to: a list for a
+    /// variable-length one, else a relationship of any table it could be of.
+    fn empty_rel(&self, qg: &QueryGraph, k: usize, name: &str, mx: &MatchCx) -> Result<Binding> {
+        let r = &qg.rels[k];
+        if r.length.is_some() {
+            return Ok(Binding::RelList {
+                rel: usize::MAX,
+                prefix: name.to_string(),
+                elems: mx.segment_shapes.get(name).cloned(),
+            });
+        }
+        let mut tables: Vec<usize> = qg.tables[k].iter().copied().collect();
+        if tables.is_empty() {
+            tables = (0..self.catalog.rels.len())
+                .filter(|&i| {
+                    r.types
+                        .iter()
+                        .any(|t| t.name == self.catalog.rels[i].cfg.rel_type)
+                })
+                .collect();
+        }
+        let as_rels: Vec<Binding> = tables
+            .iter()
+            .map(|&rel| Binding::Rel {
+                rel,
+                prefix: name.to_string(),
+            })
+            .collect();
+        match as_rels.len() {
+            0 => Ok(Binding::Rels {
+                rels: vec![],
+                prefix: name.to_string(),
+                props: vec![],
+            }),
+            _ => self.unify(name, &as_rels.iter().collect::<Vec<_>>()),
+        }
     }
 }
 

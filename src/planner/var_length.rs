@@ -5,7 +5,7 @@ use super::expr::col;
 use super::pattern::{bound_node, node_take, Hop, MatchCx, Search, Written};
 use super::scope::{eid_col, eids_col, pnodes_col, prels_col, prop_col, Binding, PathShape};
 use super::{Lowerer, State};
-use crate::binder::reach::longest_walk;
+use crate::config::reach::longest_walk;
 use crate::config::RelTable;
 use crate::error::Result;
 use crate::operators::csr_expand::TakeSpec;

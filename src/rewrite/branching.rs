@@ -8,9 +8,9 @@
 //! labels its entry names, nothing else. Variable-length steps keep their types (a traversal
 //! may walk several tables); only their end labels branch.
 
-use crate::binder::reach::{fits, label_reach};
 use crate::binder::{Binder, QueryGraph};
 use crate::catalog::Catalog;
+use crate::config::reach::{fits, label_reach};
 use crate::config::RelTable;
 use crate::error::Result;
 use cypher::ast;

@@ -301,12 +301,13 @@ impl<T: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin + Send> IoBox for T
 fn tls_acceptor(files: &TlsFiles) -> Result<tokio_rustls::TlsAcceptor> {
     use rustls_pki_types::pem::PemObject;
     use rustls_pki_types::{CertificateDer, PrivateKeyDer};
-    let bad = |what: &str, path: &Path, e: &dyn std::fmt::Display| {
-        Error::Other(format!("{what} {}: {e}", path.display()))
+    // The cause kept as the error's source.
+    let bad = |what: &'static str, path: &Path, e: Box<dyn std::error::Error + Send + Sync>| {
+        Error::io(what, path, std::io::Error::other(e))
     };
     let certs = CertificateDer::pem_file_iter(&files.cert)
         .and_then(|it| it.collect::<std::result::Result<Vec<_>, _>>())
-        .map_err(|e| bad("cannot read the certificates in", &files.cert, &e))?;
+        .map_err(|e| bad("read the certificates in", &files.cert, e.into()))?;
     if certs.is_empty() {
         return Err(Error::Other(format!(
             "no certificate in {}",
@@ -314,11 +315,11 @@ fn tls_acceptor(files: &TlsFiles) -> Result<tokio_rustls::TlsAcceptor> {
         )));
     }
     let key = PrivateKeyDer::from_pem_file(&files.key)
-        .map_err(|e| bad("cannot read the private key in", &files.key, &e))?;
+        .map_err(|e| bad("read the private key in", &files.key, e.into()))?;
     let provider = Arc::new(rustls::crypto::ring::default_provider());
     let config = rustls::ServerConfig::builder_with_provider(provider)
         .with_safe_default_protocol_versions()
         .and_then(|b| b.with_no_client_auth().with_single_cert(certs, key))
-        .map_err(|e| bad("cannot use the certificate", &files.cert, &e))?;
+        .map_err(|e| bad("use the certificate", &files.cert, e.into()))?;
     Ok(tokio_rustls::TlsAcceptor::from(Arc::new(config)))
 }

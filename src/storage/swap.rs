@@ -192,11 +192,10 @@ fn exchange(a: &Path, b: &Path) -> Result<bool> {
             {
                 Ok(false)
             }
-            Err(e) => Err(Error::Other(format!(
-                "cannot swap {} and {}: {e}",
-                a.display(),
-                b.display()
-            ))),
+            Err(e) => Err(Error::storage_caused(
+                format!("cannot swap {} and {}", a.display(), b.display()),
+                std::io::Error::from(e),
+            )),
         }
     }
     #[cfg(not(target_os = "linux"))]
@@ -208,11 +207,7 @@ fn exchange(a: &Path, b: &Path) -> Result<bool> {
 
 fn rename(a: &Path, b: &Path) -> Result<()> {
     std::fs::rename(a, b).map_err(|e| {
-        Error::Other(format!(
-            "cannot move {} to {}: {e}",
-            a.display(),
-            b.display()
-        ))
+        Error::storage_caused(format!("cannot move {} to {}", a.display(), b.display()), e)
     })
 }
 
