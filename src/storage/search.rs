@@ -158,6 +158,10 @@ impl TableProvider for SearchTable {
                 let k = at_most(*k);
                 scan.nearest(stored(&self.stored, column), &q, k)
                     .map_err(DataFusionError::from)?;
+                if k >= rows {
+                    // Every row: read them all rather than hope a graph search finds each.
+                    scan.use_index(false);
+                }
                 scan.distance_metric(match metric {
                     VectorMetric::Cosine => lance_linalg::distance::MetricType::Cosine,
                     VectorMetric::Euclidean => lance_linalg::distance::MetricType::L2,

@@ -850,6 +850,14 @@ fn searches_from_the_command_line() {
         "MATCH (p:Person) WITH p ORDER BY vector_distance(p.embedding, $v, 'cosine') LIMIT 3 RETURN p.id",
     ]);
     assert!(stdout(&o).contains("ANNSubIndex"), "{}", stdout(&o));
+    // verify searches through each vector index and by the exact ordering.
+    let o = run(&["verify", "--graph", cfg, "--random", "0"]);
+    let s = stdout(&o);
+    assert!(o.status.success(), "{s}");
+    assert!(
+        s.contains("40 vector searches + expansions compared with the exact ordering: recall@10 "),
+        "{s}"
+    );
     let o = run(&[
         "query",
         "--graph",

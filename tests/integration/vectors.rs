@@ -164,6 +164,13 @@ async fn vector_search_is_exact_without_an_index_and_recalls_with_one() {
     }
     let recall = found as f64 / asked as f64;
     assert!(recall >= 0.9, "recall@10 {recall}");
+    // As many as the table has: every node, not those a graph search happens to reach.
+    let every = "CALL db.index.vector.queryNodes('person_embedding', 100000, $v) YIELD node \
+                 RETURN count(DISTINCT node.id)";
+    assert_eq!(
+        ids(&g, every, &vector_param(&all[0].1)).await,
+        [all.len() as i64]
+    );
     // A prepared search and the plan cache serve each vector its own nearest nodes.
     let prepared = g.prepare(call).unwrap();
     for (_, q) in all.iter().step_by(131).take(3) {
