@@ -100,6 +100,7 @@ pub struct GraphConfig {
 /// What a declared index searches.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
+#[non_exhaustive]
 pub enum IndexKind {
     /// Nearest neighbours of a vector (`db.index.vector.queryNodes`).
     Vector,
@@ -110,6 +111,7 @@ pub enum IndexKind {
 /// How a vector index compares vectors: Neo4j's two similarity functions.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
+#[non_exhaustive]
 pub enum VectorMetric {
     #[default]
     Cosine,
@@ -119,6 +121,7 @@ pub enum VectorMetric {
 /// The structure of a vector index Lance builds.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
+#[non_exhaustive]
 pub enum VectorMethod {
     /// Partitions, each a graph of scalar-quantised vectors: high recall at low latency.
     #[default]
@@ -132,6 +135,7 @@ pub enum VectorMethod {
 /// `[[indexes]]`: a Lance index over one property of a node table.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
+#[non_exhaustive]
 pub struct IndexDecl {
     /// The name queries use (`'person_embedding'`).
     pub name: String,
@@ -159,6 +163,40 @@ pub struct IndexDecl {
 }
 
 impl IndexDecl {
+    /// An index of `kind` named `name` over property `column` of node table `table`.
+    pub fn new(name: &str, kind: IndexKind, table: &str, column: &str) -> Self {
+        Self {
+            name: name.to_string(),
+            kind,
+            table: table.to_string(),
+            column: column.to_string(),
+            metric: None,
+            method: None,
+            relationship: None,
+            from: None,
+            to: None,
+        }
+    }
+
+    /// The same index over the relationship table of `rel_type` from `from` to `to` instead.
+    pub fn over_relationships(mut self, rel_type: &str, from: &str, to: &str) -> Self {
+        self.table.clear();
+        self.relationship = Some(rel_type.to_string());
+        self.from = Some(from.to_string());
+        self.to = Some(to.to_string());
+        self
+    }
+
+    pub fn with_metric(mut self, metric: VectorMetric) -> Self {
+        self.metric = Some(metric);
+        self
+    }
+
+    pub fn with_method(mut self, method: VectorMethod) -> Self {
+        self.method = Some(method);
+        self
+    }
+
     /// An index from its `[[indexes]]` keys and their values, as front ends without TOML
     /// give them (Python's dicts).
     pub fn from_pairs<'a>(pairs: impl IntoIterator<Item = (&'a str, &'a str)>) -> Result<Self> {

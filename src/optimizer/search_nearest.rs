@@ -205,3 +205,152 @@ fn constant_vector(v: &ScalarValue) -> Option<Vec<f32>> {
         .to_vec();
     xs.iter().all(|x| x.is_finite()).then_some(xs)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::functions::CypherFn;
+    use crate::optimizer::test_util::apply_plan;
+    use arrow::array::{
+        Array, ArrayRef, FixedSizeListArray, Float32Array, Int64Array, RecordBatch,
+    };
+    use arrow::datatypes::{DataType, Field, Schema};
+    use datafusion::catalog::default_table_source::provider_as_source;
+    use datafusion::logical_expr::{col, lit, LogicalPlanBuilder, SortExpr};
+
+    /// A Lance table of 20 rows: `id`, a non-null vector `v` and a nullable one `w`.
+    fn table(dir: &std::path::Path) -> Arc<dyn datafusion::datasource::TableProvider> {
+        let rt = tokio::runtime::Runtime::new().unwrap();
+        rt.block_on(async {
+            let vectors = |nullable: bool| -> (Field, ArrayRef) {
+                let item = Arc::new(Field::new("item", DataType::Float32, true));
+                let values: Vec<f32> = (0..40).map(|i| i as f32).collect();
+                let a = FixedSizeListArray::try_new(
+                    item,
+                    2,
+                    Arc::new(Float32Array::from(values)),
+                    None,
+                )
+                .unwrap();
+                let name = if nullable { "w" } else { "v" };
+                (
+                    Field::new(name, a.data_type().clone(), nullable),
+                    Arc::new(a),
+                )
+            };
+            let (v, va) = vectors(false);
+            let (w, wa) = vectors(true);
+            let schema = Arc::new(Schema::new(vec![
+                Field::new("id", DataType::Int64, false),
+                v,
+                w,
+            ]));
+            let ids: ArrayRef = Arc::new(Int64Array::from_iter_values(0..20));
+            let batch = RecordBatch::try_new(schema.clone(), vec![ids, va, wa]).unwrap();
+            crate::storage::write_lance(dir, schema, vec![batch])
+                .await
+                .unwrap();
+            let t = crate::storage::TableHandle::open_lance(dir, false, &Default::default(), None)
+                .await
+                .unwrap();
+            t.provider
+        })
+    }
+
+    /// `Sort(key, fetch=3) <- Projection(key AS d, id) <- [Filter] <- TableScan`.
+    fn plan(
+        t: &Arc<dyn datafusion::datasource::TableProvider>,
+        measure: &str,
+        column: &str,
+        asc: bool,
+        filter_between: bool,
+    ) -> LogicalPlan {
+        let q = ScalarValue::List(ScalarValue::new_list_nullable(
+            &[
+                ScalarValue::Float64(Some(3.0)),
+                ScalarValue::Float64(Some(4.0)),
+            ],
+            &DataType::Float64,
+        ));
+        let key = CypherFn::Vector.call(vec![lit(measure), col(column), lit(q)]);
+        let mut b =
+            LogicalPlanBuilder::scan("node_Doc", provider_as_source(t.clone()), None).unwrap();
+        if filter_between {
+            b = b.filter(col("id").gt(lit(2i64))).unwrap();
+        }
+        b.project(vec![key.alias("d"), col("id")])
+            .unwrap()
+            .sort_with_limit(vec![SortExpr::new(col("d"), asc, false)], Some(3))
+            .unwrap()
+            .build()
+            .unwrap()
+    }
+
+    /// The search the plan's scan makes, if it is one.
+    fn search_of(plan: &LogicalPlan) -> Option<String> {
+        let mut found = None;
+        plan.apply(|p| {
+            if let LogicalPlan::TableScan(s) = p {
+                let provider = source_as_provider(&s.source)?;
+                found = provider
+                    .downcast_ref::<SearchTable>()
+                    .map(|t| format!("{:?}", t.search()));
+            }
+            Ok(datafusion::common::tree_node::TreeNodeRecursion::Continue)
+        })
+        .unwrap();
+        found
+    }
+
+    #[test]
+    fn the_nearest_rows_by_a_constant_are_a_lance_search() {
+        let dir = tempfile::tempdir().unwrap();
+        let t = table(dir.path());
+        for (measure, asc, metric) in [
+            ("l2", true, "Euclidean"),
+            ("cosine", true, "Cosine"),
+            ("cosine_similarity", false, "Cosine"),
+            ("euclidean_similarity", false, "Euclidean"),
+        ] {
+            let (after, _) = apply_plan(SearchNearest::new(), plan(&t, measure, "v", asc, false));
+            assert_eq!(
+                search_of(&after).as_deref(),
+                Some(
+                    format!(
+                        "Nearest {{ column: \"v\", query: [3.0, 4.0], k: 3, metric: {metric} }}"
+                    )
+                    .as_str()
+                ),
+                "{measure}"
+            );
+            // The sort and the projection above it stay as they were.
+            let text = after.display_indent().to_string();
+            assert!(
+                text.starts_with("Sort: d ASC") || text.starts_with("Sort: d DESC"),
+                "{text}"
+            );
+        }
+    }
+
+    #[test]
+    fn must_not_fire() {
+        let dir = tempfile::tempdir().unwrap();
+        let t = table(dir.path());
+        for (why, p) in [
+            ("farthest first", plan(&t, "l2", "v", false, false)),
+            (
+                "least similar first",
+                plan(&t, "cosine_similarity", "v", true, false),
+            ),
+            ("Lance's dot distance", plan(&t, "dot", "v", true, false)),
+            ("a nullable column", plan(&t, "l2", "w", true, false)),
+            (
+                "a filter between sort and scan",
+                plan(&t, "l2", "v", true, true),
+            ),
+        ] {
+            let (after, changed) = apply_plan(SearchNearest::new(), p);
+            assert!(search_of(&after).is_none() && !changed, "{why}: {after}");
+        }
+    }
+}

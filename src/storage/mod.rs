@@ -321,17 +321,9 @@ pub async fn write_graph(
                 let has = |c: &str| schema.field_with_name(c).is_ok();
                 let embedded = has(lance_csr_datasets::social::EMBEDDING);
                 let mut declare = |column: &str, kind| {
-                    cfg.indexes.push(crate::config::IndexDecl {
-                        name: format!("{}_{column}", t.name),
-                        kind,
-                        table: label.clone(),
-                        column: column.to_string(),
-                        metric: None,
-                        method: None,
-                        relationship: None,
-                        from: None,
-                        to: None,
-                    })
+                    let name = format!("{}_{column}", t.name);
+                    cfg.indexes
+                        .push(crate::config::IndexDecl::new(&name, kind, &label, column))
                 };
                 if embedded {
                     declare(

@@ -86,6 +86,12 @@ impl SearchTable {
         })
     }
 
+    /// What it searches for.
+    #[cfg(test)]
+    pub fn search(&self) -> &LanceSearch {
+        &self.search
+    }
+
     fn lance_measure(&self) -> &'static str {
         match self.search {
             LanceSearch::Nearest { .. } => "_distance",

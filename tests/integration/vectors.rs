@@ -508,17 +508,8 @@ async fn tables_in_memory_are_searched_exactly() {
         ],
     )
     .unwrap();
-    let index = |name: &str, kind, column: &str| lance_csr::IndexDecl {
-        name: name.into(),
-        kind,
-        table: "Doc".into(),
-        column: column.into(),
-        metric: None,
-        method: None,
-        relationship: None,
-        from: None,
-        to: None,
-    };
+    let index =
+        |name: &str, kind, column: &str| lance_csr::IndexDecl::new(name, kind, "Doc", column);
     let g = Graph::builder()
         .node_table("Doc", "id", schema, vec![batch])
         .index(index("doc_v", lance_csr::IndexKind::Vector, "v"))
