@@ -291,9 +291,9 @@ impl Catalog {
     /// The declared index named `name` and the table it searches.
     pub fn index(&self, name: &str) -> Option<(&IndexDecl, Indexed<'_>)> {
         let x = self.config.indexes.iter().find(|x| x.name == name)?;
-        let on = match x.relationship_tables(&self.config.relationships).as_slice() {
-            [i] if x.relationship.is_some() => Indexed::Rel(self.rels.get(*i)?),
-            _ => Indexed::Node(self.nodes.values().find(|n| n.name == x.table)?),
+        let on = match x.relationship_table(&self.config.relationships) {
+            Some(i) => Indexed::Rel(self.rels.get(i)?),
+            None => Indexed::Node(self.nodes.values().find(|n| n.name == x.table)?),
         };
         Some((x, on))
     }

@@ -7,6 +7,7 @@ use crate::error::Result;
 use crate::functions::procedures::Procedure;
 use crate::functions::value::Value;
 use crate::sem_err;
+use crate::storage::search::LanceSearch;
 use cypher::ast::{self, ExprKind};
 use cypher::Span;
 use std::collections::BTreeMap;
@@ -16,11 +17,11 @@ use std::collections::BTreeMap;
 pub(crate) struct BoundCall {
     /// The clause's span: the planner finds its CALL by it.
     pub span: Span,
-    pub procedure: Procedure,
     pub index: IndexDecl,
     /// The table searched.
     pub target: Target,
-    pub search: Search,
+    /// What Lance searches that table for (the index's column, by property name).
+    pub search: LanceSearch,
     /// The parameters the arguments read: the plan is built for their values.
     pub params: Vec<String>,
     /// (output position, variable), in YIELD's order.
@@ -34,18 +35,6 @@ pub(crate) enum Target {
     Node(String),
     /// A relationship table (its catalog index).
     Rel(usize),
-}
-
-/// What a procedure searches for.
-#[derive(Debug, Clone, PartialEq)]
-pub(crate) enum Search {
-    /// The `k` nearest vectors to `query`.
-    Nearest { k: usize, query: Vec<f32> },
-    /// Text matching `query` (parsed from Lucene's syntax), at most `limit` rows.
-    Text {
-        query: lance_index::scalar::inverted::query::FtsQuery,
-        limit: Option<usize>,
-    },
 }
 
 /// Binds `c` against `catalog`, its parameters' values in `params`.
@@ -79,18 +68,22 @@ pub(crate) fn bind_call(
         args.push(constant(a, name, params, &mut read)?);
     }
     let (index, on) = index_named(catalog, procedure, &args[0], c.args[0].span)?;
+    let column = index.column.clone();
     let search = match procedure.index_kind() {
         IndexKind::Vector => {
             let dim = (on.props().iter())
                 .find(|(p, _)| p == &index.column)
                 .and_then(|(_, t)| vector_dimension(t))
                 .unwrap_or(0);
-            Search::Nearest {
+            LanceSearch::Nearest {
+                column,
                 k: count(&args[1], c.args[1].span)?,
                 query: vector(&args[2], dim, &index.name, c.args[2].span)?,
+                metric: index.metric(),
             }
         }
-        IndexKind::Fulltext => Search::Text {
+        IndexKind::Fulltext => LanceSearch::Text {
+            column,
             query: match &args[1] {
                 Value::Str(s) => match crate::storage::text_query::parse(s) {
                     Ok(q) => q,
@@ -124,7 +117,6 @@ pub(crate) fn bind_call(
     }
     Ok(BoundCall {
         span: c.span,
-        procedure,
         index: index.clone(),
         target: match on {
             Indexed::Node(n) => Target::Node(n.label.clone()),

@@ -1480,8 +1480,10 @@ async fn vector_searches(on: &Graph, off: &Graph, seed: u64, report: &mut Report
         };
         let (name, key, column) = (&label.labels[0], &label.key, &x.column);
         let far_key = schema.labels.get(&rel.to).map_or("id", |l| l.key.as_str());
+        // Optional: a node without such a relationship is a row too, so one query per plan
+        // gives both the nodes found and their expansion.
         let expand = format!(
-            "MATCH (node)-[:`{}`]->(f) RETURN node.`{key}` AS n, f.`{far_key}` AS f",
+            "OPTIONAL MATCH (node)-[:`{}`]->(f) RETURN node.`{key}` AS n, f.`{far_key}` AS f",
             rel.rel_type
         );
         for _ in 0..20.min(label.rows) {
@@ -1510,18 +1512,15 @@ async fn vector_searches(on: &Graph, off: &Graph, seed: u64, report: &mut Report
             };
             let mut p = Params::new();
             p.insert("v".into(), v);
+            let (ann, full) = (format!("{search} {expand}"), format!("{near} {expand}"));
+            let (ann_rows, full_rows) = (on.query(&ann, &p).await?, off.query(&full, &p).await?);
             let ids = |r: &QueryResult| -> BTreeSet<String> {
                 lance_csr::rows(r)
                     .into_iter()
                     .map(|r| r[0].clone())
                     .collect()
             };
-            let by_index = ids(&on
-                .query(&format!("{search} RETURN node.`{key}`"), &p)
-                .await?);
-            let exact = ids(&off
-                .query(&format!("{near} RETURN node.`{key}`"), &p)
-                .await?);
+            let (by_index, exact) = (ids(&ann_rows), ids(&full_rows));
             let both: BTreeSet<&String> = by_index.intersection(&exact).collect();
             if k == 10 {
                 found += both.len();
@@ -1536,7 +1535,6 @@ async fn vector_searches(on: &Graph, off: &Graph, seed: u64, report: &mut Report
                 });
             }
             // The rows of the nodes both found.
-            let (ann, full) = (format!("{search} {expand}"), format!("{near} {expand}"));
             let kept = |r: &QueryResult| -> Vec<String> {
                 let mut rows: Vec<String> = (lance_csr::rows(r).into_iter())
                     .filter(|r| both.contains(&r[0]))
@@ -1545,8 +1543,7 @@ async fn vector_searches(on: &Graph, off: &Graph, seed: u64, report: &mut Report
                 rows.sort();
                 rows
             };
-            let a = kept(&on.query(&ann, &p).await?);
-            let b = kept(&off.query(&full, &p).await?);
+            let (a, b) = (kept(&ann_rows), kept(&full_rows));
             if a != b {
                 report.mismatches.push(Mismatch {
                     query: format!("{ann}  vs  {full}  ($v: the {column} of {name} row {skip})"),

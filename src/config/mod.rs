@@ -221,6 +221,14 @@ impl IndexDecl {
             .collect()
     }
 
+    /// The relationship table an index over relationships names (validation made it one).
+    pub fn relationship_table(&self, relationships: &[RelTable]) -> Option<usize> {
+        match self.relationship_tables(relationships).as_slice() {
+            [i] => Some(*i),
+            _ => None,
+        }
+    }
+
     /// What it indexes, for messages: `Person` or `:LIKES(Person->Post)`.
     pub fn target(&self) -> String {
         match &self.relationship {

@@ -30,6 +30,7 @@ use datafusion::common::tree_node::{Transformed, TreeNode};
 use datafusion::common::{Result, ScalarValue};
 use datafusion::datasource::source_as_provider;
 use datafusion::logical_expr::{Expr, LogicalPlan, TableScan};
+use datafusion::optimizer::push_down_filter::replace_cols_by_name;
 use datafusion::optimizer::{OptimizerConfig, OptimizerRule};
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -77,18 +78,12 @@ fn searched(plan: &LogicalPlan, key: &Expr, asc: bool, k: usize) -> Result<Optio
     match plan {
         LogicalPlan::Projection(p) => {
             // The key over the projection's input.
-            let by_name: HashMap<String, &Expr> = (p.schema.columns().into_iter())
+            let by_name: HashMap<String, Expr> = (p.schema.columns().into_iter())
                 .zip(&p.expr)
-                .map(|(c, e)| (c.name, e))
+                .map(|(c, e)| (c.flat_name(), e.clone().unalias()))
                 .collect();
-            let below = key.clone().transform(|e| match &e {
-                Expr::Column(c) => match by_name.get(&c.name) {
-                    Some(x) => Ok(Transformed::yes((*x).clone().unalias())),
-                    None => Ok(Transformed::no(e)),
-                },
-                _ => Ok(Transformed::no(e)),
-            })?;
-            match searched(&p.input, &below.data, asc, k)? {
+            let below = replace_cols_by_name(key.clone(), &by_name)?;
+            match searched(&p.input, &below, asc, k)? {
                 Some(input) => Ok(Some(
                     plan.clone()
                         .with_new_exprs(plan.expressions(), vec![input])?,

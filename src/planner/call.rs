@@ -4,20 +4,21 @@
 //! WHERE above. A table held in memory has no Lance index: its nearest rows are found exactly
 //! (every row's similarity, the `k` best).
 
-use super::expr::{col, ExprCtx};
-use super::scope::{dst_col, eid_col, prop_col, src_col, Binding, Scope};
+use super::expr::col;
+use super::scan::node_columns;
+use super::scope::{prop_col, Binding};
 use super::{Lowerer, State};
-use crate::binder::call::{BoundCall, Search, Target};
+use crate::binder::call::{BoundCall, Target};
 use crate::config::VectorMetric;
 use crate::error::{Error, Result};
+use crate::functions::CypherFn;
 use crate::sem_err;
 use crate::storage::search::{measure, LanceSearch, SearchTable};
-use crate::storage::ROW_ID;
 use arrow::datatypes::DataType;
 use cypher::ast;
 use datafusion::catalog::default_table_source::provider_as_source;
-use datafusion::common::TableReference;
-use datafusion::logical_expr::{cast, lit, try_cast, when, Expr, LogicalPlan};
+use datafusion::common::{ScalarValue, TableReference};
+use datafusion::logical_expr::{cast, lit, when, Expr, LogicalPlan};
 use datafusion::logical_expr::{LogicalPlanBuilder, SortExpr};
 use std::sync::Arc;
 
@@ -81,19 +82,6 @@ impl Lowerer<'_> {
         score: &str,
         span: cypher::Span,
     ) -> Result<LogicalPlan> {
-        let search = match &call.search {
-            Search::Nearest { k, query } => LanceSearch::Nearest {
-                column: call.index.column.clone(),
-                query: query.clone(),
-                k: *k,
-                metric: call.index.metric(),
-            },
-            Search::Text { query, limit } => LanceSearch::Text {
-                column: call.index.column.clone(),
-                query: query.clone(),
-                limit: *limit,
-            },
-        };
         let (provider, props) = match &call.target {
             Target::Node(label) => {
                 let n = &self.catalog.nodes[label];
@@ -104,7 +92,7 @@ impl Lowerer<'_> {
                 (r.table.data_provider(), &r.props)
             }
         };
-        let Some(table) = SearchTable::over(provider, search) else {
+        let Some(table) = SearchTable::over(provider, call.search.clone()) else {
             return self.exact_search(call, binding, score, span);
         };
         let m = cast(col(&measure(props)), DataType::Float64);
@@ -113,49 +101,46 @@ impl Lowerer<'_> {
         let m = when(m.clone().lt(lit(0.0)), lit(0.0)).otherwise(m)?;
         // Neo4j's scores: similarity in [0, 1] (cosine: (1 + cos) / 2, from Lance's
         // 1 - cos; Euclidean: 1 / (1 + d²), from Lance's squared distance); BM25 as it is.
-        let value = match (&call.search, call.index.metric()) {
-            (Search::Nearest { .. }, VectorMetric::Cosine) => lit(1.0) - m / lit(2.0),
-            (Search::Nearest { .. }, VectorMetric::Euclidean) => lit(1.0) / (lit(1.0) + m),
-            (Search::Text { .. }, _) => m,
+        let value = match &call.search {
+            LanceSearch::Nearest {
+                metric: VectorMetric::Cosine,
+                ..
+            } => lit(1.0) - m / lit(2.0),
+            LanceSearch::Nearest {
+                metric: VectorMetric::Euclidean,
+                ..
+            } => lit(1.0) / (lit(1.0) + m),
+            LanceSearch::Text { .. } => m,
         };
-        let mut exprs = self.entity_columns(binding)?;
-        exprs.push(value.alias(score));
-        Ok(LogicalPlanBuilder::scan(
-            TableReference::bare(format!("search_{}", call.index.name)),
-            provider_as_source(Arc::new(table)),
-            None,
-        )?
-        .project(exprs)?
-        .build()?)
+        let name = format!("search_{}", call.index.name);
+        self.entity_scan(&name, Arc::new(table), binding, Some(value.alias(score)))
     }
 
-    /// The columns of the entity `binding` names, from its table's columns: a node's
-    /// properties; a relationship's endpoints (cast to its nodes' key types, as a scan of
-    /// the table does), edge row and properties.
-    fn entity_columns(&self, binding: &Binding) -> Result<Vec<Expr>> {
-        Ok(match binding {
-            Binding::Node { label, prefix } => (self.catalog.nodes[label].props.iter())
-                .map(|(p, _)| col(p).alias(prop_col(prefix, p)))
-                .collect(),
-            Binding::Rel { rel, prefix } => {
-                let info = &self.catalog.rels[*rel];
-                let key = |label: &str| self.catalog.nodes[label].key_type.clone();
-                let mut exprs = vec![
-                    try_cast(col(&info.cfg.src), key(&info.cfg.from)).alias(src_col(prefix)),
-                    try_cast(col(&info.cfg.dst), key(&info.cfg.to)).alias(dst_col(prefix)),
-                    cast(col(ROW_ID), DataType::UInt64).alias(eid_col(prefix)),
-                ];
-                for (p, _) in &info.props {
-                    exprs.push(col(p).alias(prop_col(prefix, p)));
-                }
-                exprs
-            }
+    /// A scan of `provider` as the columns of the entity `binding` names, then `extra`.
+    fn entity_scan(
+        &self,
+        name: &str,
+        provider: Arc<dyn datafusion::datasource::TableProvider>,
+        binding: &Binding,
+        extra: Option<Expr>,
+    ) -> Result<LogicalPlan> {
+        let mut exprs = match binding {
+            Binding::Node { label, prefix } => node_columns(&self.catalog.nodes[label], prefix),
+            Binding::Rel { rel, prefix } => self.rel_columns(&self.catalog.rels[*rel], prefix),
             _ => {
                 return Err(Error::Internal(
                     "a search yields nodes or relationships".into(),
                 ))
             }
-        })
+        };
+        exprs.extend(extra);
+        Ok(LogicalPlanBuilder::scan(
+            TableReference::bare(name),
+            provider_as_source(provider),
+            None,
+        )?
+        .project(exprs)?
+        .build()?)
     }
 
     /// A table in memory: every row's similarity computed, the `k` best kept.
@@ -166,7 +151,13 @@ impl Lowerer<'_> {
         score: &str,
         span: cypher::Span,
     ) -> Result<LogicalPlan> {
-        let Search::Nearest { k, query } = &call.search else {
+        let LanceSearch::Nearest {
+            column,
+            query,
+            k,
+            metric,
+        } = &call.search
+        else {
             return sem_err!(
                 ProcedureCallFailed,
                 span,
@@ -175,52 +166,36 @@ impl Lowerer<'_> {
                 call.index.name
             );
         };
-        let function = match call.index.metric() {
-            VectorMetric::Cosine => "vector.similarity.cosine",
-            VectorMetric::Euclidean => "vector.similarity.euclidean",
+        let provider = match &call.target {
+            Target::Node(label) => self.catalog.nodes[label].table.provider.clone(),
+            Target::Rel(rel) => self.catalog.rels[*rel].table.provider.clone(),
         };
-        // `similarity(entity.column, [query])` lowered as any call of the function is.
-        let prefix = binding.prefix().to_string();
-        let e = |kind| ast::Expr::new(kind, span);
-        let vector = e(ast::ExprKind::List(
-            (query.iter())
-                .map(|x| e(ast::ExprKind::Literal(ast::Literal::Float(f64::from(*x)))))
-                .collect(),
-        ));
-        let property = e(ast::ExprKind::Property(
-            Box::new(e(ast::ExprKind::Variable(prefix.clone()))),
-            ast::Ident::new(call.index.column.clone(), span),
-        ));
-        let similarity = e(ast::ExprKind::Function {
-            name: function.to_string(),
-            distinct: false,
-            args: vec![property, vector],
-        });
-        let plan = match binding {
-            Binding::Node { label, .. } => self.scan_node(&self.catalog.nodes[label], &prefix)?,
-            Binding::Rel { rel, .. } => {
-                let info = &self.catalog.rels[*rel];
-                let columns = self.entity_columns(binding)?;
-                LogicalPlanBuilder::from(self.scan_rel(info, &prefix, false)?.build()?)
-                    .project(
-                        columns
-                            .iter()
-                            .map(|c| col(&c.schema_name().to_string()))
-                            .collect::<Vec<_>>(),
-                    )?
-                    .build()?
-            }
-            _ => {
-                return Err(Error::Internal(
-                    "a search yields nodes or relationships".into(),
-                ))
-            }
+        let plan = self.entity_scan(
+            &format!("exact_{}", call.index.name),
+            provider,
+            binding,
+            None,
+        )?;
+        // Neo4j's similarity, as `vector.similarity.*` computes it.
+        let measure = match metric {
+            VectorMetric::Cosine => "cosine_similarity",
+            VectorMetric::Euclidean => "euclidean_similarity",
         };
-        let mut scope = Scope::default();
-        scope.bind(&prefix, binding.clone());
-        let schema = plan.schema().clone();
-        let value = self.expr(&similarity, &ExprCtx::new(&scope, &schema))?;
-        let mut exprs: Vec<Expr> = (schema.fields().iter()).map(|f| col(f.name())).collect();
+        let values: Vec<ScalarValue> = (query.iter())
+            .map(|x| ScalarValue::Float64(Some(f64::from(*x))))
+            .collect();
+        let vector = lit(ScalarValue::List(ScalarValue::new_list_nullable(
+            &values,
+            &DataType::Float64,
+        )));
+        let value = CypherFn::Vector.call(vec![
+            lit(measure),
+            col(&prop_col(binding.prefix(), column)),
+            vector,
+        ]);
+        let mut exprs: Vec<Expr> = (plan.schema().fields().iter())
+            .map(|f| col(f.name()))
+            .collect();
         exprs.push(value.alias(score));
         Ok(LogicalPlanBuilder::from(plan)
             .project(exprs)?

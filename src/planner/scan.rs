@@ -20,19 +20,41 @@ use std::sync::Arc;
 impl<'c> Lowerer<'c> {
     /// Scans a node table as columns `{prefix}__{prop}`.
     pub fn scan_node(&self, info: &NodeInfo, prefix: &str) -> Result<LogicalPlan> {
-        let exprs: Vec<Expr> = info
-            .props
-            .iter()
-            .map(|(p, _)| col(p).alias(prop_col(prefix, p)))
-            .collect();
         let plan = LogicalPlanBuilder::scan(
             TableReference::bare(format!("node_{}", info.label)),
             provider_as_source(info.table.provider.clone()),
             None,
         )?
-        .project(exprs)?
+        .project(node_columns(info, prefix))?
         .build()?;
         Ok(plan)
+    }
+
+    /// A relationship's endpoints from its table's columns, cast to the node key types. An
+    /// endpoint no key of that type can hold (an Int64 of 2^40 for Int32 keys) is a dangling
+    /// edge, as in the index: null, so that it joins no node.
+    fn endpoints(&self, info: &RelInfo) -> (Expr, Expr) {
+        let ents = self.entities();
+        let from_t = ents.node(&info.cfg.from).key_type.clone();
+        let to_t = ents.node(&info.cfg.to).key_type.clone();
+        (
+            try_cast(col(&info.cfg.src), from_t),
+            try_cast(col(&info.cfg.dst), to_t),
+        )
+    }
+
+    /// A relationship's columns from its table's: endpoints, edge row, properties.
+    pub(super) fn rel_columns(&self, info: &RelInfo, prefix: &str) -> Vec<Expr> {
+        let (src, dst) = self.endpoints(info);
+        let mut exprs = vec![
+            src.alias(src_col(prefix)),
+            dst.alias(dst_col(prefix)),
+            cast(col(ROW_ID), DataType::UInt64).alias(eid_col(prefix)),
+        ];
+        for (p, _) in &info.props {
+            exprs.push(col(p).alias(prop_col(prefix, p)));
+        }
+        exprs
     }
 
     /// Scans a relationship table: endpoints (cast to the node key types), row id, properties,
@@ -43,26 +65,9 @@ impl<'c> Lowerer<'c> {
         prefix: &str,
         reversed: bool,
     ) -> Result<LogicalPlanBuilder> {
-        let ents = self.entities();
-        let from_t = ents.node(&info.cfg.from).key_type.clone();
-        let to_t = ents.node(&info.cfg.to).key_type.clone();
-        // An endpoint no key of that type can hold (an Int64 of 2^40 for Int32 keys) is a
-        // dangling edge, as in the index: null, so that it joins no node.
-        let src = try_cast(col(&info.cfg.src), from_t);
-        let dst = try_cast(col(&info.cfg.dst), to_t);
-        let (near, far) = if reversed {
-            (dst.clone(), src.clone())
-        } else {
-            (src.clone(), dst.clone())
-        };
-        let mut exprs = vec![
-            src.alias(src_col(prefix)),
-            dst.alias(dst_col(prefix)),
-            cast(col(ROW_ID), DataType::UInt64).alias(eid_col(prefix)),
-        ];
-        for (p, _) in &info.props {
-            exprs.push(col(p).alias(prop_col(prefix, p)));
-        }
+        let (src, dst) = self.endpoints(info);
+        let (near, far) = if reversed { (dst, src) } else { (src, dst) };
+        let mut exprs = self.rel_columns(info, prefix);
         exprs.push(near.alias(near_col(prefix)));
         exprs.push(far.alias(far_col(prefix)));
         Ok(LogicalPlanBuilder::scan(
@@ -257,6 +262,13 @@ impl<'c> Lowerer<'c> {
         }
         Ok(plan)
     }
+}
+
+/// A node's columns from its table's: `{prefix}__{prop}`.
+pub(super) fn node_columns(info: &NodeInfo, prefix: &str) -> Vec<Expr> {
+    (info.props.iter())
+        .map(|(p, _)| col(p).alias(prop_col(prefix, p)))
+        .collect()
 }
 
 /// The key in node table `label` of the node whose identity (`__nid`, `{label}\u{1f}{key}`)

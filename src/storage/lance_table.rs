@@ -26,6 +26,8 @@ pub struct LanceTable {
     row_id: Option<usize>,
     /// Property -> the column holding it, where they differ.
     stored: HashMap<String, String>,
+    /// Rows of the dataset, at the state it was opened at.
+    num_rows: usize,
 }
 
 impl LanceTable {
@@ -35,6 +37,7 @@ impl LanceTable {
         dataset: Arc<Dataset>,
         with_row_id: bool,
         columns: &BTreeMap<String, String>,
+        num_rows: usize,
     ) -> std::result::Result<Self, String> {
         let stored_schema = Schema::from(dataset.schema());
         if let Some(c) = columns
@@ -57,9 +60,78 @@ impl LanceTable {
             schema: Arc::new(Schema::new(fields)),
             row_id,
             stored: renamed,
+            num_rows,
         })
     }
 
+    pub fn num_rows(&self) -> usize {
+        self.num_rows
+    }
+
+    /// A Lance scanner reading the columns `wanted` (indices into the table's schema; the
+    /// row id's asks for Lance's), `filters` applied.
+    pub(crate) fn scanner(
+        &self,
+        wanted: &[usize],
+        filters: &[Expr],
+    ) -> Result<lance::dataset::scanner::Scanner> {
+        let columns: Vec<&str> = wanted
+            .iter()
+            .filter(|&&i| Some(i) != self.row_id)
+            .map(|&i| self.stored(self.schema.field(i).name()))
+            .collect();
+        let mut scan = self.dataset.scan();
+        project(&mut scan, &self.dataset, &columns).map_err(DataFusionError::from)?;
+        if wanted.iter().any(|&i| Some(i) == self.row_id) {
+            scan.with_row_id();
+        }
+        if let Some(filter) = filters.iter().cloned().reduce(Expr::and) {
+            scan.filter_expr(over_stored(&self.stored, filter)?);
+        }
+        Ok(scan)
+    }
+
+    /// `scan`'s plan with the columns `wanted` in that order under their property names,
+    /// then `extra` (a column of Lance's own, the name to show it under): Lance puts the row
+    /// id last and may have read every column.
+    pub(crate) async fn plan(
+        &self,
+        scan: &lance::dataset::scanner::Scanner,
+        wanted: &[usize],
+        extra: Option<(&str, &str)>,
+    ) -> Result<Arc<dyn ExecutionPlan>> {
+        let plan = scan.create_plan().await.map_err(DataFusionError::from)?;
+        let have = plan.schema();
+        let names: Vec<(&str, &str)> = (wanted.iter())
+            .map(|&i| {
+                let shown = self.schema.field(i).name().as_str();
+                (self.stored(shown), shown)
+            })
+            .chain(extra)
+            .collect();
+        let same = names.len() == have.fields().len()
+            && names
+                .iter()
+                .zip(have.fields())
+                .all(|((_, shown), f)| f.name() == shown);
+        let plan = Named::wrap(plan, self.dataset.uri());
+        if same {
+            return Ok(plan);
+        }
+        let exprs = (names.into_iter())
+            .map(|(name, shown)| {
+                let at = have.index_of(name)?;
+                Ok((
+                    Arc::new(Column::new(name, at))
+                        as Arc<dyn datafusion::physical_expr::PhysicalExpr>,
+                    shown.to_string(),
+                ))
+            })
+            .collect::<Result<Vec<_>>>()?;
+        Ok(Arc::new(ProjectionExec::try_new(exprs, plan)?))
+    }
+
+    #[cfg(feature = "distributed")]
     pub fn dataset(&self) -> &Arc<Dataset> {
         &self.dataset
     }
@@ -209,49 +281,12 @@ impl TableProvider for LanceTable {
     ) -> Result<Arc<dyn ExecutionPlan>> {
         let all: Vec<usize> = (0..self.schema.fields().len()).collect();
         let wanted = projection.unwrap_or(&all);
-        let columns: Vec<&str> = wanted
-            .iter()
-            .filter(|&&i| Some(i) != self.row_id)
-            .map(|&i| self.stored(self.schema.field(i).name()))
-            .collect();
-        let mut scan = self.dataset.scan();
-        project(&mut scan, &self.dataset, &columns).map_err(DataFusionError::from)?;
-        if wanted.iter().any(|&i| Some(i) == self.row_id) {
-            scan.with_row_id();
-        }
-        if let Some(filter) = filters.iter().cloned().reduce(Expr::and) {
-            scan.filter_expr(over_stored(&self.stored, filter)?);
-        }
+        let mut scan = self.scanner(wanted, filters)?;
         scan.limit(limit.map(|l| l as i64), None)
             .map_err(DataFusionError::from)?;
         scan.scan_in_order(true);
         let _ = state;
-        let plan = scan.create_plan().await.map_err(DataFusionError::from)?;
-        // Lance puts the row id last and may have read every column: output the columns in
-        // the order asked for, by property name.
-        let have = plan.schema();
-        let same = wanted.len() == have.fields().len()
-            && wanted
-                .iter()
-                .zip(have.fields())
-                .all(|(&i, f)| f.name() == self.schema.field(i).name());
-        let plan = Named::wrap(plan, self.dataset.uri());
-        if same {
-            return Ok(plan);
-        }
-        let exprs = wanted
-            .iter()
-            .map(|&i| {
-                let name = self.schema.field(i).name();
-                let at = have.index_of(self.stored(name))?;
-                Ok((
-                    Arc::new(Column::new(self.stored(name), at))
-                        as Arc<dyn datafusion::physical_expr::PhysicalExpr>,
-                    name.to_string(),
-                ))
-            })
-            .collect::<Result<Vec<_>>>()?;
-        Ok(Arc::new(ProjectionExec::try_new(exprs, plan)?))
+        self.plan(&scan, wanted, None).await
     }
 
     /// Lance applies pushed filters exactly (through DataFusion), planned in a session of its
@@ -304,13 +339,13 @@ fn calls_no_function(e: &Expr) -> bool {
 /// buffer` without a file). Transparent otherwise: it shows, plans and runs as the plan it
 /// wraps.
 #[derive(Debug)]
-pub(crate) struct Named {
+struct Named {
     inner: Arc<dyn ExecutionPlan>,
     uri: Arc<str>,
 }
 
 impl Named {
-    pub(crate) fn wrap(inner: Arc<dyn ExecutionPlan>, uri: &str) -> Arc<dyn ExecutionPlan> {
+    fn wrap(inner: Arc<dyn ExecutionPlan>, uri: &str) -> Arc<dyn ExecutionPlan> {
         Arc::new(Self {
             inner,
             uri: uri.into(),

@@ -140,7 +140,7 @@ impl TableHandle {
         let v = ds.version();
         let committed = v.timestamp.timestamp_nanos_opt().unwrap_or_default() as u64;
         let version = Some(state_stamp(&[v.version, committed, num_rows as u64]));
-        let provider = lance_table::LanceTable::new(Arc::new(ds), with_row_id, columns)
+        let provider = lance_table::LanceTable::new(Arc::new(ds), with_row_id, columns, num_rows)
             .map_err(|e| Error::storage_caused(format!("Lance dataset {uri}"), e))?;
         // The table's columns without the row id, by property name.
         let mut schema = provider.schema().as_ref().clone();

@@ -3,7 +3,7 @@
 //! unindexed rows exactly). Its rows are the table's columns and the search's own measure:
 //! `_distance` (smaller is nearer) or `_score` (BM25, larger is better), under [`measure`].
 
-use super::lance_table::{over_stored, project, stored, LanceTable, Named};
+use super::lance_table::{stored, LanceTable};
 use crate::config::VectorMetric;
 use arrow::array::Float32Array;
 use arrow::datatypes::{DataType, Field, Schema, SchemaRef};
@@ -11,13 +11,9 @@ use datafusion::catalog::Session;
 use datafusion::datasource::{TableProvider, TableType};
 use datafusion::error::{DataFusionError, Result};
 use datafusion::logical_expr::Expr;
-use datafusion::physical_expr::expressions::Column;
-use datafusion::physical_plan::projection::ProjectionExec;
 use datafusion::physical_plan::ExecutionPlan;
-use lance::Dataset;
 use lance_index::scalar::inverted::query::FtsQuery;
 use lance_index::scalar::FullTextSearchQuery;
-use std::collections::HashMap;
 use std::sync::Arc;
 
 /// Candidates an HNSW index search keeps at least (Lance's `ef`).
@@ -27,7 +23,7 @@ const SEARCH_WIDTH: usize = 100;
 const REFINE_FACTOR: u32 = 2;
 
 /// What to search for.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, PartialEq)]
 pub enum LanceSearch {
     /// The `k` rows whose `column` is nearest `query`.
     Nearest {
@@ -46,11 +42,9 @@ pub enum LanceSearch {
 
 #[derive(Debug)]
 pub struct SearchTable {
-    /// The table searched (a [`LanceTable`]): its filters are Lance's prefilters.
+    /// The table searched (a [`LanceTable`]): it reads the columns, and the filters it takes
+    /// are Lance's prefilters.
     table: Arc<dyn TableProvider>,
-    dataset: Arc<Dataset>,
-    /// Property -> the column holding it, where they differ.
-    stored: HashMap<String, String>,
     /// The table's columns, then the measure.
     schema: SchemaRef,
     search: LanceSearch,
@@ -70,7 +64,7 @@ impl SearchTable {
     /// `None` otherwise.
     pub fn over(table: Arc<dyn TableProvider>, search: LanceSearch) -> Option<Self> {
         let any: &dyn std::any::Any = table.as_ref();
-        let lance = any.downcast_ref::<LanceTable>()?;
+        any.downcast_ref::<LanceTable>()?;
         let shown = table.schema();
         let props: Vec<(String, DataType)> = (shown.fields().iter())
             .map(|f| (f.name().clone(), f.data_type().clone()))
@@ -78,9 +72,7 @@ impl SearchTable {
         let mut fields: Vec<Field> = shown.fields().iter().map(|f| f.as_ref().clone()).collect();
         fields.push(Field::new(measure(&props), DataType::Float32, true));
         Some(Self {
-            dataset: lance.dataset().clone(),
-            stored: lance.columns().clone(),
-            table: table.clone(),
+            table,
             schema: Arc::new(Schema::new(fields)),
             search,
         })
@@ -92,11 +84,9 @@ impl SearchTable {
         &self.search
     }
 
-    fn lance_measure(&self) -> &'static str {
-        match self.search {
-            LanceSearch::Nearest { .. } => "_distance",
-            LanceSearch::Text { .. } => "_score",
-        }
+    fn lance(&self) -> &LanceTable {
+        let any: &dyn std::any::Any = self.table.as_ref();
+        any.downcast_ref().expect("checked in `over`")
     }
 }
 
@@ -134,35 +124,23 @@ impl TableProvider for SearchTable {
                 schema,
             )));
         }
-        let row_id = |i: usize| self.schema.field(i).name() == super::ROW_ID;
-        let columns: Vec<&str> = wanted
-            .iter()
-            .filter(|&&i| i != last && !row_id(i))
-            .map(|&i| stored(&self.stored, self.schema.field(i).name()))
-            .collect();
+        let (columns, measure): (Vec<usize>, Vec<usize>) = wanted.iter().partition(|&&i| i != last);
+        let lance = self.lance();
+        let column = |property: &str| stored(lance.columns(), property).to_string();
         // No search finds more rows than the table has: Lance sizes its buffers by what is
         // asked for.
-        let rows = self
-            .dataset
-            .count_rows(None)
-            .await
-            .map_err(DataFusionError::from)?;
-        let at_most = |n: usize| n.min(rows).max(1);
-        let mut scan = self.dataset.scan();
-        project(&mut scan, &self.dataset, &columns).map_err(DataFusionError::from)?;
-        if wanted.iter().any(|&i| row_id(i)) {
-            scan.with_row_id();
-        }
-        match &self.search {
+        let rows = lance.num_rows();
+        let mut scan = lance.scanner(&columns, filters)?;
+        let lance_measure = match &self.search {
             LanceSearch::Nearest {
-                column,
+                column: c,
                 query,
                 k,
                 metric,
             } => {
                 let q = Float32Array::from(query.clone());
-                let k = at_most(*k);
-                scan.nearest(stored(&self.stored, column), &q, k)
+                let k = (*k).min(rows).max(1);
+                scan.nearest(&column(c), &q, k)
                     .map_err(DataFusionError::from)?;
                 if k >= rows {
                     // Every row: read them all rather than hope a graph search finds each.
@@ -177,49 +155,26 @@ impl TableProvider for SearchTable {
                 // approximate): recall@10 above 0.9 for a few tenths of a millisecond.
                 scan.ef(k.saturating_mul(4).max(SEARCH_WIDTH));
                 scan.refine(REFINE_FACTOR);
+                "_distance"
             }
             LanceSearch::Text {
-                column,
+                column: c,
                 query,
                 limit,
             } => {
-                let query = query
-                    .clone()
-                    .with_column(stored(&self.stored, column).to_string());
-                let mut q = FullTextSearchQuery::new_query(query);
+                let mut q = FullTextSearchQuery::new_query(query.clone().with_column(column(c)));
                 q.limit = limit.map(|l| l.min(rows) as i64);
                 scan.full_text_search(q).map_err(DataFusionError::from)?;
+                "_score"
             }
-        }
-        // Filters the table takes are applied before the search: the best rows among those
+        };
+        // The filters the table took apply before the search: the best rows among those
         // that pass.
-        if let Some(filter) = filters.iter().cloned().reduce(Expr::and) {
+        if !filters.is_empty() {
             scan.prefilter(true);
-            scan.filter_expr(over_stored(&self.stored, filter)?);
         }
-        let plan = scan.create_plan().await.map_err(DataFusionError::from)?;
-        let have = plan.schema();
-        let exprs = wanted
-            .iter()
-            .map(|&i| {
-                let shown = self.schema.field(i).name();
-                let name = match i == last {
-                    true => self.lance_measure(),
-                    false => stored(&self.stored, shown),
-                };
-                let at = have.index_of(name)?;
-                let c = Arc::new(Column::new(name, at))
-                    as Arc<dyn datafusion::physical_expr::PhysicalExpr>;
-                let c = match i == last {
-                    true => {
-                        datafusion::physical_expr::expressions::cast(c, &have, DataType::Float32)?
-                    }
-                    false => c,
-                };
-                Ok((c, shown.to_string()))
-            })
-            .collect::<Result<Vec<_>>>()?;
-        let plan = Named::wrap(plan, self.dataset.uri());
-        Ok(Arc::new(ProjectionExec::try_new(exprs, plan)?))
+        let shown = self.schema.field(last).name();
+        let extra = (!measure.is_empty()).then_some((lance_measure, shown.as_str()));
+        lance.plan(&scan, &columns, extra).await
     }
 }

@@ -19,12 +19,12 @@ use lance_index::IndexType;
 const ROWS_PER_PARTITION: usize = 100_000;
 
 async fn open(config: &GraphConfig, x: &IndexDecl) -> Result<(Dataset, String)> {
-    let (source, columns) = match x.relationship_tables(&config.relationships).as_slice() {
-        [i] if x.relationship.is_some() => {
-            let r = &config.relationships[*i];
+    let (source, columns) = match x.relationship_table(&config.relationships) {
+        Some(i) => {
+            let r = &config.relationships[i];
             (&r.source, &r.columns)
         }
-        _ => {
+        None => {
             let n = &config.nodes[&x.table];
             (&n.source, &n.columns)
         }
@@ -148,13 +148,9 @@ pub async fn status(config: &GraphConfig) -> Result<Vec<String>> {
             IndexKind::Vector => format!("vector index ({:?}, {:?})", x.metric(), x.method()),
             IndexKind::Fulltext => "full-text index".to_string(),
         };
+        let on = format!("{}: {what} on {}.{}", x.name, x.target(), x.column);
         let line = match have.iter().find(|i| i.name == x.name) {
-            None => format!(
-                "{}: {what} on {}.{}: not built (searches read every row; `lance-csr index build`)",
-                x.name,
-                x.target(),
-                x.column
-            ),
+            None => format!("{on}: not built (searches read every row; `lance-csr index build`)"),
             Some(i) => {
                 let covered = i.fragment_bitmap.clone().unwrap_or_default();
                 let mut missing = 0;
@@ -164,18 +160,10 @@ pub async fn status(config: &GraphConfig) -> Result<Vec<String>> {
                     }
                 }
                 match missing {
-                    0 => format!(
-                        "{}: {what} on {}.{}: up to date",
-                        x.name,
-                        x.target(),
-                        x.column
-                    ),
+                    0 => format!("{on}: up to date"),
                     n => format!(
-                        "{}: {what} on {}.{}: {n} rows added since it was built (searched \
-                         exactly; `lance-csr index build --force` takes them in)",
-                        x.name,
-                        x.target(),
-                        x.column
+                        "{on}: {n} rows added since it was built (searched exactly; \
+                         `lance-csr index build --force` takes them in)"
                     ),
                 }
             }

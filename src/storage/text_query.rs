@@ -1,7 +1,8 @@
 //! Full-text queries in Lucene's syntax (what Neo4j's `db.index.fulltext.queryNodes` takes)
 //! as Lance's query tree: words, `"phrases"`, `AND` / `OR` / `NOT` (also `&&`, `||`, `!`),
-//! `+word` (required) and `-word` (excluded), parentheses. Juxtaposed terms are alternatives
-//! (Lucene's default operator, OR); `AND` binds tighter than `OR`.
+//! `+word` (required) and `-word` (excluded), parentheses. Read as Lucene's classic parser
+//! reads them: juxtaposed terms are alternatives (its default operator, OR), and `AND` makes
+//! the terms on both its sides required (no precedence between AND and OR).
 
 use lance_index::scalar::inverted::query::{BooleanQuery, FtsQuery, MatchQuery, PhraseQuery};
 

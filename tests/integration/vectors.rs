@@ -5,6 +5,18 @@ use lance_csr::arrow::array::AsArray;
 use lance_csr::arrow::datatypes::{DataType, Float64Type, Int64Type};
 use lance_csr::{Graph, Params};
 
+/// A generated social network with `dim`-dimensional embeddings (and the search indexes
+/// `write_graph` declares for them, not built), in a folder kept as long as the handle.
+async fn embedded(scale: f64, seed: u64, dim: usize) -> (tempfile::TempDir, std::path::PathBuf) {
+    let dir = tempfile::tempdir().unwrap();
+    let mut tables = lance_csr_datasets::social::generate(scale, seed, &mut |_| {});
+    lance_csr_datasets::social::with_embeddings(&mut tables, dim, seed);
+    let cfg = lance_csr::write_graph(dir.path(), tables, &mut |_| {})
+        .await
+        .unwrap();
+    (dir, cfg)
+}
+
 /// Every person's id and embedding, as the engine returns them.
 async fn embeddings(g: &Graph) -> Vec<(i64, Vec<f64>)> {
     let r = g
@@ -32,12 +44,7 @@ async fn embeddings(g: &Graph) -> Vec<(i64, Vec<f64>)> {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn nearest_persons_by_distance_and_similarity_agree_with_a_direct_computation() {
-    let dir = tempfile::tempdir().unwrap();
-    let mut tables = lance_csr_datasets::social::generate(0.2, 7, &mut |_| {});
-    lance_csr_datasets::social::with_embeddings(&mut tables, 16, 7);
-    let cfg = lance_csr::write_graph(dir.path(), tables, &mut |_| {})
-        .await
-        .unwrap();
+    let (_dir, cfg) = embedded(0.2, 7, 16).await;
     let g = Graph::open(&cfg).await.unwrap();
     let all = embeddings(&g).await;
     assert!(all.len() > 100 && all.iter().all(|(_, e)| e.len() == 16));
@@ -110,12 +117,7 @@ fn exact_top10(all: &[(i64, Vec<f64>)], q: &[f64]) -> Vec<i64> {
 /// least 0.9; the nodes it yields expand on the CSR like any others.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn vector_search_is_exact_without_an_index_and_recalls_with_one() {
-    let dir = tempfile::tempdir().unwrap();
-    let mut tables = lance_csr_datasets::social::generate(0.5, 11, &mut |_| {});
-    lance_csr_datasets::social::with_embeddings(&mut tables, 16, 11);
-    let cfg = lance_csr::write_graph(dir.path(), tables, &mut |_| {})
-        .await
-        .unwrap();
+    let (_dir, cfg) = embedded(0.5, 11, 16).await;
     let call = "CALL db.index.vector.queryNodes('person_embedding', 10, $v) YIELD node, score \
                 RETURN node.id, score ORDER BY score DESC, node.id";
     let g = Graph::open(&cfg).await.unwrap();
@@ -207,12 +209,7 @@ async fn vector_search_is_exact_without_an_index_and_recalls_with_one() {
 /// satisfy the query, computed here from every post's text, with and without the index.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn full_text_search_finds_exactly_the_matching_texts() {
-    let dir = tempfile::tempdir().unwrap();
-    let mut tables = lance_csr_datasets::social::generate(0.3, 5, &mut |_| {});
-    lance_csr_datasets::social::with_embeddings(&mut tables, 4, 5);
-    let cfg = lance_csr::write_graph(dir.path(), tables, &mut |_| {})
-        .await
-        .unwrap();
+    let (_dir, cfg) = embedded(0.3, 5, 4).await;
     type Pred = fn(&[&str]) -> bool;
     let cases: [(&str, Pred); 4] = [
         ("lance AND vector", |w| {
@@ -263,12 +260,7 @@ async fn full_text_search_finds_exactly_the_matching_texts() {
 /// Errors name the problem and point at the argument.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn search_errors_are_clear() {
-    let dir = tempfile::tempdir().unwrap();
-    let mut tables = lance_csr_datasets::social::generate(0.1, 5, &mut |_| {});
-    lance_csr_datasets::social::with_embeddings(&mut tables, 4, 5);
-    let cfg = lance_csr::write_graph(dir.path(), tables, &mut |_| {})
-        .await
-        .unwrap();
+    let (_dir, cfg) = embedded(0.1, 5, 4).await;
     let g = Graph::open(&cfg).await.unwrap();
     for (q, kind, says) in [
         (
@@ -320,12 +312,7 @@ async fn search_errors_are_clear() {
 /// filters it cannot push, and a vector of another node.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn nearest_orderings_become_vector_searches() {
-    let dir = tempfile::tempdir().unwrap();
-    let mut tables = lance_csr_datasets::social::generate(0.5, 13, &mut |_| {});
-    lance_csr_datasets::social::with_embeddings(&mut tables, 16, 13);
-    let cfg = lance_csr::write_graph(dir.path(), tables, &mut |_| {})
-        .await
-        .unwrap();
+    let (_dir, cfg) = embedded(0.5, 13, 16).await;
     let mut off = lance_csr::RuleSwitches::default();
     off.switch_off(lance_csr::Rule::SearchNearest);
     let exact_options = lance_csr::GraphOptions::default().with_rules(off);
