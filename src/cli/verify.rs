@@ -1209,6 +1209,8 @@ pub struct Report {
     pub mismatches: Vec<Mismatch>,
     /// Vector searches compared with the exact ordering: (searches, recall@10 over them).
     pub searches: Option<(usize, f64)>,
+    /// Full-text searches checked against the same search unlimited and unnested.
+    pub text_searches: usize,
 }
 
 fn rows(r: &QueryResult) -> Vec<String> {
@@ -1276,6 +1278,7 @@ pub async fn run(graph: &Graph, n: usize, seed: u64, shapes: Shapes) -> Result<R
         .await?;
     let mut report = compare(&on, &off, n, seed, shapes).await?;
     vector_searches(&on, &off, seed, &mut report).await?;
+    text_searches(&on, seed, &mut report).await?;
     Ok(report)
 }
 
@@ -1450,8 +1453,97 @@ impl Report {
                  {recall:.3}, the rows of the nodes both found identical"
             );
         }
+        if self.text_searches > 0 {
+            let _ = writeln!(
+                s,
+                "{} full-text searches compared with the same search without its limit or \
+                 parentheses",
+                self.text_searches
+            );
+        }
         s
     }
+}
+
+/// For each full-text index over nodes: a word of a stored text searched with a limit (none,
+/// one, more than it finds, a huge one, zero) and inside parentheses nested up to the most a
+/// query may nest (and one more, an error). Each must find the nodes the plain search finds,
+/// as many as the limit lets.
+async fn text_searches(g: &Graph, seed: u64, report: &mut Report) -> Result<()> {
+    use std::collections::BTreeSet;
+    let schema = g.schema();
+    let mut rng = Rng(seed ^ 0x7E47);
+    for x in &g.config().indexes {
+        let Some(label) = schema.labels.get(&x.table) else {
+            continue;
+        };
+        if x.kind != lance_csr::IndexKind::Fulltext || label.rows == 0 {
+            continue;
+        }
+        let (name, key) = (&label.labels[0], &label.key);
+        for _ in 0..10 {
+            let skip = rng.below(label.rows);
+            let q = format!(
+                "MATCH (n:`{name}`) RETURN n.`{}` SKIP {skip} LIMIT 1",
+                x.column
+            );
+            let text = lance_csr::rows(&g.query(&q, &Params::new()).await?)
+                .first()
+                .map(|r| r[0].clone())
+                .unwrap_or_default();
+            let words: Vec<&str> = (text.split(|c: char| !c.is_alphanumeric()))
+                .filter(|w| !w.is_empty() && !["AND", "OR", "NOT"].contains(w))
+                .collect();
+            if words.is_empty() {
+                continue;
+            }
+            let word = words[rng.below(words.len())];
+            let search = |query: String, options: &str| {
+                format!(
+                    "CALL db.index.fulltext.queryNodes('{}', $q{options}) YIELD node RETURN node.`{key}`",
+                    x.name
+                )
+                .replace("$q", &format!("'{}'", query.replace('\'', "\\'")))
+            };
+            let ids = |r: &QueryResult| -> BTreeSet<String> {
+                lance_csr::rows(r)
+                    .into_iter()
+                    .map(|r| r[0].clone())
+                    .collect()
+            };
+            let plain = search(word.to_string(), "");
+            let all = ids(&g.query(&plain, &Params::new()).await?);
+            let depth = 1 + rng.below(64);
+            let nested = format!("{}{word}{}", "(".repeat(depth), ")".repeat(depth));
+            let limit = [0, 1, all.len() + 5, 1 << 40][rng.below(4)];
+            let mut fail = |what: String, got: String| {
+                report.mismatches.push(Mismatch {
+                    query: what,
+                    optimized: got,
+                    unoptimized: format!("{} nodes: {all:?}", all.len()),
+                })
+            };
+            let limited = search(word.to_string(), &format!(", {{limit: {limit}}}"));
+            match g.query(&limited, &Params::new()).await {
+                Ok(r) if ids(&r).is_subset(&all) && ids(&r).len() == all.len().min(limit) => {}
+                r => fail(limited, format!("{:?}", r.map(|r| ids(&r)))),
+            }
+            let inner = search(nested, "");
+            match g.query(&inner, &Params::new()).await {
+                Ok(r) if ids(&r) == all => {}
+                r => fail(inner, format!("{:?}", r.map(|r| ids(&r)))),
+            }
+            let too_deep = format!("{}{word}{}", "(".repeat(65), ")".repeat(65));
+            if g.query(&search(too_deep.clone(), ""), &Params::new())
+                .await
+                .is_ok()
+            {
+                fail(too_deep, "answered; 64 parentheses are the most".into());
+            }
+            report.text_searches += 1;
+        }
+    }
+    Ok(())
 }
 
 /// For each vector index the graph declares: searches for the `k` nodes nearest a stored

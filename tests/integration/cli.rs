@@ -855,7 +855,9 @@ fn searches_from_the_command_line() {
     let s = stdout(&o);
     assert!(o.status.success(), "{s}");
     assert!(
-        s.contains("40 vector searches + expansions compared with the exact ordering: recall@10 "),
+        s.contains("40 vector searches + expansions compared with the exact ordering: recall@10 ")
+            && s.contains("10 full-text searches compared with the same search")
+            && s.contains(" 0 mismatches"),
         "{s}"
     );
     let o = run(&[
