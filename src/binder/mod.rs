@@ -13,6 +13,8 @@
 //! - `call.rs`: a CALL's procedure, index and constant arguments, and what its YIELD binds.
 
 pub(crate) mod call;
+pub(crate) mod combos;
+pub(crate) mod matched;
 pub(crate) mod names;
 pub(crate) mod query;
 pub(crate) mod query_graph;

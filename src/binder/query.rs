@@ -57,6 +57,17 @@ pub(crate) struct BoundQuery {
     pub params: BTreeMap<String, ParamSlot>,
     /// Every CALL, bound (the planner finds each by its span).
     pub calls: Vec<BoundCall>,
+    /// Every MATCH written in the query (clauses, subqueries, pattern expressions), in the
+    /// order bound, with what was bound before it.
+    pub matches: Vec<BoundMatch>,
+}
+
+/// A MATCH and the variables bound where it stands.
+#[derive(Debug, Clone)]
+pub(crate) struct BoundMatch {
+    pub span: Span,
+    /// The variables in scope before it, in the order bound.
+    pub scope: Vec<(String, BoundVar)>,
 }
 
 /// Binds a parsed query against `catalog` with `params`: its names escaped, then every
@@ -69,12 +80,12 @@ pub(crate) fn bind(
 ) -> Result<BoundQuery> {
     let mut q = q.clone();
     super::names::escape_query(&mut q);
-    let (params, calls) =
-        bind_query(catalog, lenient, &q, params).map_err(super::names::unescape_error)?;
+    let b = bind_query(catalog, lenient, &q, params).map_err(super::names::unescape_error)?;
     Ok(BoundQuery {
         query: q,
-        params,
-        calls,
+        params: b.out,
+        calls: b.calls,
+        matches: b.matches,
     })
 }
 
@@ -106,23 +117,24 @@ impl Scope {
 
 /// Binds `q` (its variable names already escaped) against `catalog` with `params`: the
 /// parameters' slots and the bound CALLs.
-fn bind_query(
-    catalog: &Catalog,
+fn bind_query<'a>(
+    catalog: &'a Catalog,
     lenient: bool,
     q: &ast::Query,
-    params: &BTreeMap<String, Value>,
-) -> Result<(BTreeMap<String, ParamSlot>, Vec<BoundCall>)> {
+    params: &'a BTreeMap<String, Value>,
+) -> Result<QueryBinder<'a>> {
     let mut b = QueryBinder {
         catalog,
         lenient,
         params,
         out: BTreeMap::new(),
         calls: Vec::new(),
+        matches: Vec::new(),
     };
     for sq in std::iter::once(&q.first).chain(q.unions.iter().map(|(_, sq)| sq)) {
         b.single(sq)?;
     }
-    Ok((b.out, b.calls))
+    Ok(b)
 }
 
 struct QueryBinder<'a> {
@@ -132,6 +144,7 @@ struct QueryBinder<'a> {
     /// The parameters' slots so far.
     out: BTreeMap<String, ParamSlot>,
     calls: Vec<BoundCall>,
+    matches: Vec<BoundMatch>,
 }
 
 impl QueryBinder<'_> {
@@ -209,38 +222,20 @@ impl QueryBinder<'_> {
     }
 
     fn match_clause(&mut self, scope: &mut Scope, m: &ast::Match) -> Result<()> {
+        self.matches.push(BoundMatch {
+            span: m.span,
+            scope: scope.0.clone(),
+        });
         let lookup = |v: &str| scope.get(v).cloned();
-        let qg = Binder {
+        let binder = Binder {
             catalog: self.catalog,
             lenient: self.lenient,
             bound: &lookup,
-        }
-        .bind_match(m)?;
+        };
+        let qg = binder.bind_match(m)?;
         let mut inner = scope.clone();
-        for (i, n) in qg.nodes.iter().enumerate() {
-            if let Some(v) = &n.var {
-                if scope.get(&v.name).is_none() {
-                    let labels = qg.labels[i].iter().cloned().collect();
-                    inner.bind(&v.name, BoundVar::node(labels));
-                }
-            }
-        }
-        for (r, tables) in qg.rels.iter().zip(&qg.tables) {
-            if let Some(v) = &r.var {
-                let kind = match (r.length, tables.len()) {
-                    (Some(_), 1) => BoundVar::RelList {
-                        table: tables.first().copied(),
-                    },
-                    (Some(_), _) => BoundVar::RelList { table: None },
-                    (None, _) => BoundVar::Rel {
-                        tables: tables.iter().copied().collect(),
-                    },
-                };
-                inner.bind(&v.name, kind);
-            }
-        }
-        for n in m.patterns.iter().filter_map(|p| p.name.as_ref()) {
-            inner.bind(&n.name, BoundVar::Path);
+        for (name, kind) in binder.matched(&qg) {
+            inner.bind(&name, kind);
         }
         // Property maps may read any variable of the clause (checked for names only).
         for props in qg
@@ -740,5 +735,51 @@ mod tests {
             ("UndefinedVariable".into(), "x".into())
         );
         bind("UNWIND [1] AS x WITH x AS y RETURN y", &[]).unwrap();
+    }
+
+    /// What each MATCH of `q` saw bound before it: per MATCH, its variables as `name:kind`.
+    fn scopes(q: &str) -> Vec<String> {
+        let b = bind(q, &[]).unwrap_or_else(|e| panic!("{q}: {e}"));
+        let show = |(n, v): &(String, BoundVar)| match v {
+            BoundVar::Node { labels, several } => {
+                format!(
+                    "{n}:{}{}",
+                    labels.join("|"),
+                    if *several { "*" } else { "" }
+                )
+            }
+            BoundVar::Rel { tables } => format!("{n}:rel{tables:?}"),
+            BoundVar::RelList { table } => format!("{n}:list{table:?}"),
+            other => format!("{n}:{}", other.kind_name()),
+        };
+        (b.matches.iter())
+            .map(|m| m.scope.iter().map(show).collect::<Vec<_>>().join(" "))
+            .collect()
+    }
+
+    #[test]
+    fn a_match_leaves_its_variables_with_the_labels_its_rows_can_have() {
+        // Resolved to one label; a MATCH that branches leaves several (`*`), which a
+        // projection passes on and the next MATCH branches over again.
+        let s = scopes(
+            "MATCH (t:Tag {id: 300})<-[h:HAS_TAG]-(x) WITH x, t AS u \
+             MATCH (x)-[:HAS_CREATOR]->(p) MATCH (p)-[k:KNOWS*1..2]->(q) RETURN q",
+        );
+        assert_eq!(s[0], "");
+        assert_eq!(s[1], "x:Comment:Message|Forum|Post:Message* u:Tag", "{s:?}");
+        assert_eq!(s[2], "x:Comment:Message|Forum|Post:Message* u:Tag p:Person");
+        // A relationship of one table; a list of one table; a path; a value.
+        let s = scopes(
+            "MATCH r = (a:Person)-[k:KNOWS]->(b) UNWIND [1] AS v \
+             MATCH (b)-[l:KNOWS*]->(c) MATCH (c)-->(d) RETURN d",
+        );
+        assert_eq!(s[1], "a:Person k:rel[0] b:Person r:path v:value");
+        assert_eq!(s[2], format!("{} l:listSome(0) c:Person", s[1]));
+        // Nothing can match (persons create nothing): `b` has no label.
+        let s = scopes("MATCH (a:Person)-[:HAS_CREATOR]->(b) MATCH (b)-->(c) RETURN c");
+        assert_eq!(s[1], "a:Person b:", "{s:?}");
+        // Subqueries and pattern expressions see the clause's variables.
+        let s = scopes("MATCH (a:Person) WHERE exists((a)-[:KNOWS]->()) RETURN a");
+        assert_eq!(s, ["", "a:Person"]);
     }
 }

@@ -140,6 +140,8 @@ pub struct Lowerer<'c> {
     /// (`UNWIND friends AS f MATCH (f)-->()`), with the column of that value (node structs
     /// only): looked up by the key the value names where the node is a root.
     pub(crate) value_nodes: HashMap<String, String>,
+    /// The MATCHes the binder bound, with what it had bound before each.
+    pub(crate) bound_matches: Vec<crate::binder::query::BoundMatch>,
 }
 
 impl<'c> Lowerer<'c> {
@@ -227,6 +229,7 @@ impl<'c> Lowerer<'c> {
             input_order: None,
             output_order: None,
             value_nodes: HashMap::new(),
+            bound_matches: Vec::new(),
         })
     }
 
@@ -290,6 +293,7 @@ impl<'c> Lowerer<'c> {
             .map(|(k, _)| k.clone())
             .collect();
         self.calls = bound.calls.clone();
+        self.bound_matches = bound.matches.clone();
         let q = &bound.query;
         let first = self.lower_single(&q.first)?;
         let mut inputs = vec![Arc::new(first.plan)];

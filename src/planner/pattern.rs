@@ -122,6 +122,11 @@ impl<'c> Lowerer<'c> {
 
     /// The rewrites of `m` (`rewrite::prepare_match`), given what the clauses before it bound.
     fn prepare_match(&self, st: &State, m: &ast::Match, search: &Search) -> Result<PreparedMatch> {
+        // (A shortest path's search sees its ends bound: the binder bound them with it.)
+        #[cfg(debug_assertions)]
+        if search.shortest.is_none() {
+            self.check_bound_scope(st, m);
+        }
         let scope: Vec<(String, BoundVar)> = st
             .scope
             .vars
@@ -159,6 +164,47 @@ impl<'c> Lowerer<'c> {
             names: self.counter,
         };
         crate::rewrite::prepare_match(&cx, m)
+    }
+
+    /// Checks that the binder saw `m`'s variables bound as the planner has bound them.
+    #[cfg(debug_assertions)]
+    fn check_bound_scope(&self, st: &State, m: &ast::Match) {
+        let entries: Vec<_> = (self.bound_matches.iter())
+            .filter(|b| (b.span.start, b.span.end) == (m.span.start, m.span.end))
+            .collect();
+        if entries.is_empty() {
+            return;
+        }
+        let mut mentioned: Vec<&str> = Vec::new();
+        for p in &m.patterns {
+            let nodes = p.nodes().into_iter().map(|n| &n.var);
+            let rels = p.steps.iter().map(|(r, _)| &r.var);
+            for v in nodes.chain(rels).chain([&p.name]).flatten() {
+                if !v.name.starts_with("__") && !mentioned.contains(&v.name.as_str()) {
+                    mentioned.push(&v.name);
+                }
+            }
+        }
+        let planner: Vec<Option<BoundVar>> = (mentioned.iter())
+            .map(|v| st.scope.get(v).map(|b| b.bound_var()))
+            .collect();
+        let agrees = entries.iter().any(|e| {
+            mentioned.iter().zip(&planner).all(|(v, p)| {
+                let b = e.scope.iter().find(|(n, _)| n == v).map(|(_, b)| b);
+                b == p.as_ref()
+            })
+        });
+        assert!(
+            agrees,
+            "the binder and the planner disagree on what is bound before {}: {mentioned:?} are {planner:?} to the planner, {:?} to the binder",
+            ast::Clause::Match(m.clone()),
+            entries
+                .iter()
+                .map(|e| (mentioned.iter())
+                    .map(|v| e.scope.iter().find(|(n, _)| n == v).map(|(_, b)| b))
+                    .collect::<Vec<_>>())
+                .collect::<Vec<_>>()
+        );
     }
 
     /// `UNWIND friends AS f MATCH (f)<-[:T]-(m)`: a node position holding a value variable

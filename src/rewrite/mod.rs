@@ -18,10 +18,10 @@ pub mod path_names;
 pub mod pattern_order;
 pub mod rematch;
 
+use crate::binder::combos::{combinations, MAX_BRANCHES};
 use crate::binder::{Binder, BoundVar, QueryGraph, ResolvedPath};
 use crate::catalog::Catalog;
 use crate::error::{Error, Result, SemanticKind};
-use branching::MAX_BRANCHES;
 use cypher::ast;
 use path_names::PathElements;
 use std::collections::BTreeSet;
@@ -176,7 +176,7 @@ fn branches(
         graph.check_property_maps(cx.catalog)?;
     }
     let combos = if graph.satisfiable {
-        branching::combinations(cx.catalog, graph).ok_or_else(|| {
+        combinations(cx.catalog, graph).ok_or_else(|| {
             Error::semantic(
                 SemanticKind::AmbiguousPattern,
                 format!(
