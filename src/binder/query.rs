@@ -5,11 +5,11 @@
 //! name-resolution errors, with their spans, before any planning; the planner lowers the
 //! parameters from the slots of [`BoundQuery`].
 //!
-//! Each MATCH is bound again as the planner reaches it, through `rewrite::prepare_match` (its
-//! rewrites, then [`Binder::bind_match`]): a variable a branched MATCH bound has by then
-//! exactly the labels its branches gave it, which can be fewer than the candidates seen here.
-//! Type errors need the plan's column types and where an aggregate may stand depends on the
-//! projection being built: those come from the planner.
+//! Each MATCH (of a clause, a subquery or a pattern expression) is recorded with what was
+//! bound before it ([`BoundMatch`]), which the rewrites prepare it with: after a MATCH, its
+//! variables have the labels its rows can have (`matched.rs`: one where it resolves, its
+//! branches' where it branches). Type errors need the plan's column types and where an
+//! aggregate may stand depends on the projection being built: those come from the planner.
 
 use super::call::BoundCall;
 use super::{Binder, BoundVar};
@@ -62,12 +62,15 @@ pub(crate) struct BoundQuery {
     pub matches: Vec<BoundMatch>,
 }
 
-/// A MATCH and the variables bound where it stands.
+/// A MATCH and what it sees where it stands.
 #[derive(Debug, Clone)]
 pub(crate) struct BoundMatch {
-    pub span: Span,
+    pub clause: ast::Match,
     /// The variables in scope before it, in the order bound.
     pub scope: Vec<(String, BoundVar)>,
+    /// The node variable the clause after its own (in the query, not a subquery) counts
+    /// per: a root for re-rooting (counts grouped by the root are computed per root row).
+    pub grouped_by: Option<String>,
 }
 
 /// Binds a parsed query against `catalog` with `params`: its names escaped, then every
@@ -130,6 +133,7 @@ fn bind_query<'a>(
         out: BTreeMap::new(),
         calls: Vec::new(),
         matches: Vec::new(),
+        grouped_by: None,
     };
     for sq in std::iter::once(&q.first).chain(q.unions.iter().map(|(_, sq)| sq)) {
         b.single(sq)?;
@@ -145,16 +149,21 @@ struct QueryBinder<'a> {
     out: BTreeMap<String, ParamSlot>,
     calls: Vec<BoundCall>,
     matches: Vec<BoundMatch>,
+    /// What the query's clause after the one being bound counts per.
+    grouped_by: Option<String>,
 }
 
 impl QueryBinder<'_> {
     fn single(&mut self, sq: &ast::SingleQuery) -> Result<()> {
-        self.clauses(sq, Scope::default())
+        self.clauses(sq, Scope::default(), true)
     }
 
-    /// The clauses of a query, or of a subquery seeing `scope`.
-    fn clauses(&mut self, sq: &ast::SingleQuery, mut scope: Scope) -> Result<()> {
-        for c in &sq.clauses {
+    /// The clauses of a query (`top`), or of a subquery seeing `scope`.
+    fn clauses(&mut self, sq: &ast::SingleQuery, mut scope: Scope, top: bool) -> Result<()> {
+        for (i, c) in sq.clauses.iter().enumerate() {
+            if top {
+                self.grouped_by = sq.clauses.get(i + 1).and_then(counts_grouped_by);
+            }
             match c {
                 Clause::Match(m) => self.match_clause(&mut scope, m)?,
                 Clause::Unwind(u) => {
@@ -223,8 +232,9 @@ impl QueryBinder<'_> {
 
     fn match_clause(&mut self, scope: &mut Scope, m: &ast::Match) -> Result<()> {
         self.matches.push(BoundMatch {
-            span: m.span,
+            clause: m.clone(),
             scope: scope.0.clone(),
+            grouped_by: self.grouped_by.clone(),
         });
         let lookup = |v: &str| scope.get(v).cloned();
         let binder = Binder {
@@ -415,7 +425,7 @@ impl QueryBinder<'_> {
                 );
             }
         }
-        self.clauses(q, scope.clone())
+        self.clauses(q, scope.clone(), false)
     }
 
     /// Checks the names `e` uses: variables in `scope` (a sub-expression equal to one of
@@ -573,6 +583,41 @@ fn no_aggregate_in<'e>(bodies: impl IntoIterator<Item = &'e ast::Expr>, what: &s
         }
     }
     Ok(())
+}
+
+/// The node variable a WITH / RETURN counts per: every item an aggregate `count` or `v` /
+/// `v.prop` of one variable `v`.
+pub(crate) fn counts_grouped_by(c: &ast::Clause) -> Option<String> {
+    let p = match c {
+        ast::Clause::With(w) => &w.projection,
+        ast::Clause::Return(r) => r,
+        _ => return None,
+    };
+    let mut var: Option<&str> = None;
+    let mut counts = false;
+    for it in &p.items {
+        let v = match &it.expr.kind {
+            ast::ExprKind::CountStar => {
+                counts = true;
+                continue;
+            }
+            ast::ExprKind::Function { name, .. } if name.eq_ignore_ascii_case("count") => {
+                counts = true;
+                continue;
+            }
+            ast::ExprKind::Variable(v) => v.as_str(),
+            ast::ExprKind::Property(e, _) => match &e.kind {
+                ast::ExprKind::Variable(v) => v.as_str(),
+                _ => return None,
+            },
+            _ => return None,
+        };
+        if var.is_some_and(|w| w != v) {
+            return None;
+        }
+        var = Some(v);
+    }
+    var.filter(|_| counts && !p.star).map(str::to_string)
 }
 
 #[cfg(test)]

@@ -63,9 +63,10 @@ impl<'c> Lowerer<'c> {
         // Every branch names its internal columns alike (`__lookup1`, ...): what the branches
         // share (the anchor) is then the same plan, which `ShareSubplans` evaluates once. The
         // names stay inside each branch; later clauses continue after the largest.
-        let mut end = self.counter;
+        let base = self.counter;
+        let mut end = base;
         for branch in branches {
-            self.counter = branch.planned.names;
+            self.counter = base;
             let mut bst = st.clone();
             // A several-label variable the pattern names is one label in this branch.
             for (v, label) in branch.narrowed {

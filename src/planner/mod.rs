@@ -1,9 +1,11 @@
-//! Planner: lowers a bound query ([`BoundQuery`]) to a DataFusion LogicalPlan.
+//! Planner: lowers a bound query whose MATCHes the rewrites prepared
+//! (`rewrite::clause::Rewritten`) to a DataFusion LogicalPlan.
 //!
 //! One walk over the clauses: each clause takes the plan so far and the variables in scope
-//! ([`State`]) and returns the next. A MATCH comes from `rewrite::prepare_match` as a
-//! `PreparedMatch` (rewritten, bound, branched, re-rooted, resolved), lowered as it is. Hops
-//! run as joins here, or on the CSR indexes.
+//! ([`State`]) and returns the next. Each MATCH the query writes comes prepared as a
+//! `MatchPlan` (split where its parts are lowered apart; each part rewritten, bound,
+//! branched, re-rooted, resolved), lowered as it is. Hops run as joins here, or on the CSR
+//! indexes.
 
 pub mod branch;
 mod call;
@@ -27,6 +29,7 @@ use crate::catalog::{Catalog, NodeInfo, RelInfo};
 use crate::config::RelTable;
 use crate::error::{Error, Result};
 use crate::functions::value::Value;
+use crate::rewrite::clause::{MatchPlan, Rewritten};
 use crate::sem_err;
 use crate::storage::{TableHandle, ROW_ID};
 use arrow::datatypes::{DataType, Field, Schema};
@@ -140,8 +143,9 @@ pub struct Lowerer<'c> {
     /// (`UNWIND friends AS f MATCH (f)-->()`), with the column of that value (node structs
     /// only): looked up by the key the value names where the node is a root.
     pub(crate) value_nodes: HashMap<String, String>,
-    /// The MATCHes the binder bound, with what it had bound before each.
-    pub(crate) bound_matches: Vec<crate::binder::query::BoundMatch>,
+    /// The MATCHes the query writes, each with what the binder had bound before it and
+    /// as the rewrites prepared it.
+    pub(crate) matches: Vec<(crate::binder::query::BoundMatch, MatchPlan)>,
 }
 
 impl<'c> Lowerer<'c> {
@@ -229,7 +233,7 @@ impl<'c> Lowerer<'c> {
             input_order: None,
             output_order: None,
             value_nodes: HashMap::new(),
-            bound_matches: Vec::new(),
+            matches: Vec::new(),
         })
     }
 
@@ -266,8 +270,14 @@ impl<'c> Lowerer<'c> {
         self.shared - 1
     }
 
-    /// Lowers a bound query.
-    pub fn lower_query(&mut self, bound: &BoundQuery) -> Result<Lowered> {
+    /// Lowers a bound query whose MATCHes the rewrites prepared.
+    pub(crate) fn lower_query(&mut self, q: &Rewritten) -> Result<Lowered> {
+        let bound = &q.bound;
+        self.matches = (bound.matches.iter().cloned())
+            .zip(q.matches.iter().cloned())
+            .collect();
+        // Internal names continue after the rewrites'.
+        self.counter = q.names;
         // Messages name variables as the user wrote them.
         self.lower_bound(bound).map_err(names::unescape_error)
     }
@@ -293,7 +303,6 @@ impl<'c> Lowerer<'c> {
             .map(|(k, _)| k.clone())
             .collect();
         self.calls = bound.calls.clone();
-        self.bound_matches = bound.matches.clone();
         let q = &bound.query;
         let first = self.lower_single(&q.first)?;
         let mut inputs = vec![Arc::new(first.plan)];
@@ -338,7 +347,10 @@ impl<'c> Lowerer<'c> {
             }
             self.next_collects = sq.clauses.get(i + 1).is_some_and(collects);
             self.identity_collects = identity_lists::identity_collects(&sq.clauses, i);
-            self.grouped_by = sq.clauses.get(i + 1).and_then(counts_grouped_by);
+            self.grouped_by = sq
+                .clauses
+                .get(i + 1)
+                .and_then(crate::binder::query::counts_grouped_by);
             self.input_order = self.output_order.take();
             if let ast::Clause::Return(r) = clause {
                 let (st, r) = self.projection_subqueries(st, r)?;
@@ -437,41 +449,6 @@ impl<'c> Lowerer<'c> {
 }
 
 /// A WITH or RETURN whose items call `collect`.
-/// The node variable a WITH / RETURN counts per: every item an aggregate `count` or `v` /
-/// `v.prop` of one variable `v`.
-fn counts_grouped_by(c: &ast::Clause) -> Option<String> {
-    let p = match c {
-        ast::Clause::With(w) => &w.projection,
-        ast::Clause::Return(r) => r,
-        _ => return None,
-    };
-    let mut var: Option<&str> = None;
-    let mut counts = false;
-    for it in &p.items {
-        let v = match &it.expr.kind {
-            ast::ExprKind::CountStar => {
-                counts = true;
-                continue;
-            }
-            ast::ExprKind::Function { name, .. } if name.eq_ignore_ascii_case("count") => {
-                counts = true;
-                continue;
-            }
-            ast::ExprKind::Variable(v) => v.as_str(),
-            ast::ExprKind::Property(e, _) => match &e.kind {
-                ast::ExprKind::Variable(v) => v.as_str(),
-                _ => return None,
-            },
-            _ => return None,
-        };
-        if var.is_some_and(|w| w != v) {
-            return None;
-        }
-        var = Some(v);
-    }
-    var.filter(|_| counts && !p.star).map(str::to_string)
-}
-
 fn collects(c: &ast::Clause) -> bool {
     let p = match c {
         ast::Clause::With(w) => &w.projection,

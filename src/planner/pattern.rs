@@ -5,21 +5,21 @@ use super::expr::{col, ExprCtx};
 use super::path::NamedPath;
 use super::scope::PathShape;
 use super::scope::{dst_col, eid_col, eids_col, prop_col, src_col, Binding};
-use super::shortest::SearchFilters;
 use super::{Lowerer, State};
 use crate::binder::{BoundVar, ResolvedPath};
 use crate::catalog::NodeInfo;
 use crate::error::Result;
 use crate::operators::csr_expand::TakeSpec;
 use crate::operators::var_length::encode_eid;
-use crate::rewrite::{MatchContext, MatchShape, Planned, PreparedMatch};
+use crate::rewrite::clause::{MatchPlan, RewriteOptions, SearchFilters};
+use crate::rewrite::{MatchShape, Planned, PreparedMatch};
 use crate::sem_err;
 use arrow::datatypes::DataType;
 use cypher::ast::{self, Direction, ExprKind};
 use datafusion::common::JoinType;
 use datafusion::functions_nested::expr_fn as nf;
 use datafusion::logical_expr::{lit, Expr, LogicalPlanBuilder};
-use std::collections::{BTreeSet, HashMap};
+use std::collections::HashMap;
 use std::sync::Arc;
 
 /// Near / far endpoint columns of an edge scan as walked (`src`->`dst` or reversed).
@@ -72,15 +72,124 @@ impl<'c> Lowerer<'c> {
         m: &ast::Match,
         search: &Search,
     ) -> Result<State> {
-        if m.where_.as_ref().is_some_and(|w| w.contains_subquery()) {
-            return self.lower_match_then_subqueries(st, m, search);
+        let plan = match self.written_match(&st, m) {
+            Some(plan) => plan,
+            None => self.made_match(&st, m, search)?,
+        };
+        self.lower_match_plan(st, plan, search)
+    }
+
+    /// The prepared form of `m` where the query writes it (the rewrites prepared it with
+    /// what the binder had bound before it, which is what `st` binds).
+    fn written_match(&self, st: &State, m: &ast::Match) -> Option<MatchPlan> {
+        let at = (m.span.start, m.span.end);
+        let mut written = (self.matches.iter())
+            .filter(|(b, _)| (b.clause.span.start, b.clause.span.end) == at && b.clause == *m)
+            .peekable();
+        written.peek()?;
+        let mut mentioned: Vec<&str> = Vec::new();
+        for p in &m.patterns {
+            let nodes = p.nodes().map(|n| &n.var);
+            let rels = p.steps.iter().map(|(r, _)| &r.var);
+            for v in nodes.chain(rels).chain([&p.name]).flatten() {
+                if !mentioned.contains(&v.name.as_str()) {
+                    mentioned.push(&v.name);
+                }
+            }
         }
-        if let Some(m) = self.value_nodes_as_equalities(&st, m)? {
-            return self.lower_match_for(st, &m, search);
+        let here: Vec<Option<BoundVar>> = (mentioned.iter())
+            .map(|v| st.scope.get(v).map(|b| b.bound_var()))
+            .collect();
+        let found = written.find(|(b, _)| {
+            mentioned.iter().zip(&here).all(|(v, h)| {
+                let had = b.scope.iter().find(|(n, _)| n == v).map(|(_, b)| b);
+                had == h.as_ref()
+            })
+        });
+        debug_assert!(
+            found.is_some(),
+            "the binder and the planner disagree on what is bound before {}: {mentioned:?} are {here:?}",
+            ast::Clause::Match(m.clone())
+        );
+        found.map(|(_, plan)| plan.clone())
+    }
+
+    /// A MATCH the planner made (an unrolled variable-length hop's chain, a relationship
+    /// matched again for its end nodes), prepared given what `st` binds.
+    fn made_match(&mut self, st: &State, m: &ast::Match, search: &Search) -> Result<MatchPlan> {
+        let scope: Vec<(String, BoundVar)> = (st.scope.vars.iter())
+            .map(|(n, b)| (n.clone(), b.bound_var()))
+            .collect();
+        let options = self.rewrite_options();
+        crate::rewrite::clause::plan_match(
+            self.catalog,
+            &options,
+            &self.integer_params,
+            self.grouped_by.as_deref(),
+            scope,
+            m,
+            search.reroot,
+            &mut self.counter,
+        )
+    }
+
+    /// What the rewrites need to know of how this query is planned.
+    pub(crate) fn rewrite_options(&self) -> RewriteOptions {
+        RewriteOptions {
+            lenient: self.options.lenient,
+            reroot: self.options.reroot,
+            csr: self.indexes.is_some(),
+            lookup_labels: (self.catalog.nodes.values())
+                .filter(|n| self.identity_lookup(&n.label).is_some())
+                .map(|n| n.label.clone())
+                .collect(),
         }
-        if m.patterns.iter().any(|p| p.shortest.is_some()) {
-            return self.lower_shortest_match(st, m);
+    }
+
+    /// Lowers a prepared MATCH.
+    pub(super) fn lower_match_plan(
+        &mut self,
+        st: State,
+        plan: MatchPlan,
+        search: &Search,
+    ) -> Result<State> {
+        match plan {
+            MatchPlan::ThenFilter { plain, pred } => {
+                let st = self.lower_match_plan(st, *plain, search)?;
+                self.filter_with_subqueries(st, &pred)
+            }
+            MatchPlan::ValueNodes { nodes, then } => {
+                let schema = st.plan.schema().clone();
+                for (fresh, v) in nodes {
+                    let Some(Binding::Value { col: c }) = st.scope.get(&v.name) else {
+                        return Err(crate::Error::Internal(format!("`{}` is no value", v.name)));
+                    };
+                    value_may_be(&schema, c, &v, "__label", "node")?;
+                    if names_node(&schema, c) {
+                        self.value_nodes.insert(fresh, c.clone());
+                    }
+                }
+                self.lower_match_plan(st, *then, search)
+            }
+            MatchPlan::Shortest {
+                rest,
+                paths,
+                where_,
+            } => self.lower_shortest_match(st, rest, paths, where_),
+            MatchPlan::Prepared { clause, prepared } => {
+                self.lower_prepared(st, &clause, prepared, search)
+            }
         }
+    }
+
+    /// Lowers an ordinary MATCH `m` as its rewrites prepared it.
+    fn lower_prepared(
+        &mut self,
+        st: State,
+        m: &ast::Match,
+        prepared: PreparedMatch,
+        search: &Search,
+    ) -> Result<State> {
         // A single hop's variable holding a value is matched again as a relationship: the
         // value must be able to be one.
         let schema = st.plan.schema().clone();
@@ -91,7 +200,6 @@ impl<'c> Lowerer<'c> {
                 }
             }
         }
-        let prepared = self.prepare_match(&st, m, search)?;
         // Named paths: their elements named, the paths bound once the elements are.
         let mut named_paths = self.named_paths_of(prepared.paths);
         let segment_shapes = self.shape_paths(&prepared.graph, &mut named_paths)?;
@@ -102,7 +210,6 @@ impl<'c> Lowerer<'c> {
             ast::Clause::Match(m.clone())
         );
         self.notes.extend(prepared.notes);
-        self.counter = prepared.names;
         let mx = MatchCx {
             reroot: prepared.reroot,
             shortest: search.shortest.clone(),
@@ -111,167 +218,10 @@ impl<'c> Lowerer<'c> {
         };
         let graph = prepared.graph;
         match prepared.shape {
-            MatchShape::One(planned) => {
-                self.counter = planned.names;
-                self.lower_planned(st, planned, true, &mx)
-            }
+            MatchShape::One(planned) => self.lower_planned(st, planned, true, &mx),
             MatchShape::Branches(branches) => self.lower_branches(&st, &graph, branches, &mx),
             MatchShape::Empty => self.no_branches(&st, &graph, &mx),
         }
-    }
-
-    /// The rewrites of `m` (`rewrite::prepare_match`), given what the clauses before it bound.
-    fn prepare_match(&self, st: &State, m: &ast::Match, search: &Search) -> Result<PreparedMatch> {
-        // (A shortest path's search sees its ends bound: the binder bound them with it.)
-        #[cfg(debug_assertions)]
-        if search.shortest.is_none() {
-            self.check_bound_scope(st, m);
-        }
-        let scope: Vec<(String, BoundVar)> = st
-            .scope
-            .vars
-            .iter()
-            .map(|(n, b)| (n.clone(), b.bound_var()))
-            .collect();
-        let mut looked_up = BTreeSet::new();
-        let nodes = m.patterns.iter().flat_map(|p| p.nodes());
-        for n in nodes {
-            if let Some(v) = n
-                .var
-                .as_ref()
-                .filter(|v| self.value_nodes.contains_key(&v.name))
-            {
-                looked_up.insert(v.name.clone());
-            }
-        }
-        let lookup_labels: BTreeSet<String> = match looked_up.is_empty() {
-            true => BTreeSet::new(),
-            false => (self.catalog.nodes.values())
-                .filter(|n| self.identity_lookup(&n.label).is_some())
-                .map(|n| n.label.clone())
-                .collect(),
-        };
-        let cx = MatchContext {
-            catalog: self.catalog,
-            lenient: self.options.lenient,
-            scope: &scope,
-            integer_params: &self.integer_params,
-            reroot: search.reroot,
-            shortest: search.shortest.is_some(),
-            grouped_by: self.grouped_by.as_deref(),
-            looked_up: &looked_up,
-            lookup_labels: &lookup_labels,
-            names: self.counter,
-        };
-        crate::rewrite::prepare_match(&cx, m)
-    }
-
-    /// Checks that the binder saw `m`'s variables bound as the planner has bound them.
-    #[cfg(debug_assertions)]
-    fn check_bound_scope(&self, st: &State, m: &ast::Match) {
-        let entries: Vec<_> = (self.bound_matches.iter())
-            .filter(|b| (b.span.start, b.span.end) == (m.span.start, m.span.end))
-            .collect();
-        if entries.is_empty() {
-            return;
-        }
-        let mut mentioned: Vec<&str> = Vec::new();
-        for p in &m.patterns {
-            let nodes = p.nodes().into_iter().map(|n| &n.var);
-            let rels = p.steps.iter().map(|(r, _)| &r.var);
-            for v in nodes.chain(rels).chain([&p.name]).flatten() {
-                if !v.name.starts_with("__") && !mentioned.contains(&v.name.as_str()) {
-                    mentioned.push(&v.name);
-                }
-            }
-        }
-        let planner: Vec<Option<BoundVar>> = (mentioned.iter())
-            .map(|v| st.scope.get(v).map(|b| b.bound_var()))
-            .collect();
-        let agrees = entries.iter().any(|e| {
-            mentioned.iter().zip(&planner).all(|(v, p)| {
-                let b = e.scope.iter().find(|(n, _)| n == v).map(|(_, b)| b);
-                b == p.as_ref()
-            })
-        });
-        assert!(
-            agrees,
-            "the binder and the planner disagree on what is bound before {}: {mentioned:?} are {planner:?} to the planner, {:?} to the binder",
-            ast::Clause::Match(m.clone()),
-            entries
-                .iter()
-                .map(|e| (mentioned.iter())
-                    .map(|v| e.scope.iter().find(|(n, _)| n == v).map(|(_, b)| b))
-                    .collect::<Vec<_>>())
-                .collect::<Vec<_>>()
-        );
-    }
-
-    /// `UNWIND friends AS f MATCH (f)<-[:T]-(m)`: a node position holding a value variable
-    /// (a node taken from a list or map, or null) matches a fresh node equal to it. `None`
-    /// when no node position holds one; a VariableTypeConflict where the value's type
-    /// cannot hold a node (`WITH 1 AS n MATCH (n)`).
-    fn value_nodes_as_equalities(
-        &mut self,
-        st: &State,
-        m: &ast::Match,
-    ) -> Result<Option<ast::Match>> {
-        let schema = st.plan.schema().clone();
-        let mut out = m.clone();
-        let mut equalities = Vec::new();
-        for p in &mut out.patterns {
-            let nodes = p.nodes_mut();
-            for n in nodes {
-                let Some(v) = n.var.clone() else { continue };
-                let Some(Binding::Value { col: c }) = st.scope.get(&v.name) else {
-                    continue;
-                };
-                value_may_be(&schema, c, &v, "__label", "node")?;
-                let fresh = self.fresh("vnode");
-                if names_node(&schema, c) {
-                    self.value_nodes.insert(fresh.clone(), c.clone());
-                }
-                n.var = Some(ast::Ident::new(fresh.clone(), v.span));
-                let var = |name: &str| ast::Expr::new(ExprKind::Variable(name.into()), v.span);
-                equalities.push(ast::Expr::new(
-                    ExprKind::Binary(
-                        ast::BinaryOp::Eq,
-                        Box::new(var(&fresh)),
-                        Box::new(var(&v.name)),
-                    ),
-                    v.span,
-                ));
-            }
-        }
-        if equalities.is_empty() {
-            return Ok(None);
-        }
-        equalities.extend(out.where_.take());
-        out.where_ = ast::Expr::associative(ast::BinaryOp::And, equalities);
-        Ok(Some(out))
-    }
-
-    /// A MATCH whose WHERE holds pattern expressions or subqueries: the match with the
-    /// conjuncts that hold none, then those, per matched row.
-    fn lower_match_then_subqueries(
-        &mut self,
-        st: State,
-        m: &ast::Match,
-        search: &Search,
-    ) -> Result<State> {
-        let pred = m.where_.clone().expect("a WHERE");
-        let (later, now): (Vec<ast::Expr>, Vec<ast::Expr>) = pred
-            .conjuncts()
-            .into_iter()
-            .cloned()
-            .partition(|c| c.contains_subquery());
-        let plain = ast::Match {
-            where_: ast::Expr::associative(ast::BinaryOp::And, now),
-            ..m.clone()
-        };
-        let st = self.lower_match_for(st, &plain, search)?;
-        let pred = ast::Expr::associative(ast::BinaryOp::And, later).expect("a conjunct");
-        self.filter_with_subqueries(st, &pred)
     }
 
     /// Lowers one ordinary pattern of a prepared MATCH; its WHERE too when `with_where`.
@@ -770,9 +720,4 @@ fn without_property(node: &ast::NodePattern, key: &str) -> ast::NodePattern {
         entries.retain(|(k, _)| k.name != key);
     }
     node
-}
-
-/// The conjunction of `conjuncts` (each AND spanning its left operand); `None` for none.
-pub(super) fn and_all(conjuncts: Vec<ast::Expr>) -> Option<ast::Expr> {
-    ast::Expr::associative(ast::BinaryOp::And, conjuncts)
 }

@@ -5,136 +5,44 @@
 //! `shortest`, searched breadth-first on the CSRs: `operators/shortest.rs`). The MATCH's WHERE
 //! applies to the paths found.
 
+use super::pattern::Search;
 use super::{Lowerer, State};
 use crate::error::Result;
-use crate::sem_err;
-use cypher::ast::{self, Shortest};
+use crate::rewrite::clause::{MatchPlan, ShortestSearch};
+use cypher::ast;
 
 impl Lowerer<'_> {
-    /// A MATCH with shortest-path patterns.
-    pub(crate) fn lower_shortest_match(&mut self, st: State, m: &ast::Match) -> Result<State> {
-        let (shortest, rest): (Vec<_>, Vec<_>) = m
-            .patterns
-            .iter()
-            .cloned()
-            .partition(|p| p.shortest.is_some());
-        let mut st = st;
-        if !rest.is_empty() {
-            let m = ast::Match {
-                optional: false,
-                patterns: rest,
-                where_: None,
-                span: m.span,
-            };
-            st = self.lower_match(st, &m)?;
+    /// A MATCH with shortest-path patterns: the rest of it, then each path's ends and its
+    /// search, then what the searches leave of the WHERE.
+    pub(crate) fn lower_shortest_match(
+        &mut self,
+        mut st: State,
+        rest: Option<Box<MatchPlan>>,
+        paths: Vec<ShortestSearch>,
+        where_: Option<ast::Expr>,
+    ) -> Result<State> {
+        let plain = Search {
+            reroot: self.options.reroot,
+            shortest: None,
+        };
+        if let Some(rest) = rest {
+            st = self.lower_match_plan(st, *rest, &plain)?;
         }
-        let mut rest: Vec<ast::Expr> = m
-            .where_
-            .iter()
-            .flat_map(|w| w.conjuncts().into_iter().cloned())
-            .collect();
-        for p in shortest {
-            let filters = match &p.name {
-                Some(name) => search_filters(&mut rest, &name.name),
-                None => SearchFilters::default(),
+        for p in paths {
+            for end in p.ends {
+                st = self.lower_match_plan(st, end, &plain)?;
+            }
+            let search = Search {
+                reroot: self.options.reroot,
+                shortest: Some((p.mode, p.filters)),
             };
-            st = self.lower_shortest_path(st, p, filters)?;
+            st = self.lower_match_plan(st, *p.search, &search)?;
         }
-        if let Some(w) = super::pattern::and_all(rest) {
+        if let Some(w) = where_ {
             let pred = self.match_where(&st, &w)?;
             st.plan = self.filter(st.plan, pred)?;
         }
         Ok(st)
-    }
-
-    fn lower_shortest_path(
-        &mut self,
-        st: State,
-        mut p: ast::PathPattern,
-        filters: SearchFilters,
-    ) -> Result<State> {
-        let Some((mode, _)) = p.shortest.take() else {
-            return Ok(st);
-        };
-        if p.steps.len() != 1 {
-            return sem_err!(
-                Unsupported,
-                p.span,
-                "unsupported: a shortest path of more than one relationship pattern (write `(a)-[:T*]-(b)`)"
-            );
-        }
-        let rel = &mut p.steps[0].0;
-        let (lo, hi) = rel.length.unwrap_or((Some(1), Some(1)));
-        rel.length = Some((lo, hi));
-        if !matches!(mode, Shortest::K(_)) && lo.unwrap_or(1) > 1 {
-            return sem_err!(
-                InvalidArgumentValue,
-                rel.span,
-                "a shortest path's minimum length is 0 or 1"
-            );
-        }
-        if self.indexes.is_none() {
-            return sem_err!(
-                Unsupported,
-                p.span,
-                "unsupported: shortest paths search the CSR indexes, which the join mode does not use (run in csr mode, with the indexes built)"
-            );
-        }
-        // Every node named: the start is matched first, alone (each row one search).
-        for n in p.nodes_mut() {
-            if n.var.is_none() {
-                n.var = Some(ast::Ident::new(self.fresh("sn"), n.span));
-            }
-        }
-        let mut st = st;
-        // The start alone, and an end the pattern picks by its properties: the search then
-        // runs between two nodes (bidirectional, and its paths countable without building
-        // them), not to every node before a filter.
-        let end = &p.steps[0].1;
-        let end_first = end.props.is_some();
-        let mut matched = [false, false];
-        for (i, n) in std::iter::once(&p.start)
-            .chain(end_first.then_some(end))
-            .enumerate()
-        {
-            let name = &n.var.as_ref().expect("named").name;
-            if st.scope.get(name).is_some() {
-                continue;
-            }
-            matched[i] = true;
-            let m = ast::Match {
-                optional: false,
-                patterns: vec![ast::PathPattern {
-                    name: None,
-                    shortest: None,
-                    start: n.clone(),
-                    steps: vec![],
-                    span: n.span,
-                }],
-                where_: None,
-                span: p.span,
-            };
-            st = self.lower_match(st, &m)?;
-        }
-        // Their labels and properties hold already: not tested again per row (a test of a
-        // parameter would also keep the physical plan from being reused).
-        if matched[0] {
-            p.start.props = None;
-        }
-        if matched[1] {
-            p.steps[0].1.props = None;
-        }
-        let m = ast::Match {
-            optional: false,
-            span: p.span,
-            patterns: vec![p],
-            where_: None,
-        };
-        let search = super::pattern::Search {
-            reroot: self.options.reroot,
-            shortest: Some((mode, filters)),
-        };
-        self.lower_match_for(st, &m, &search)
     }
 
     /// A search filter's predicate over its element (column `col`, of type `t`): parameters
@@ -165,57 +73,4 @@ impl Lowerer<'_> {
         self.param_types.replace(types);
         e
     }
-}
-
-/// `all(x IN nodes(p) WHERE ...)` and `all(x IN relationships(p) WHERE ...)` of a shortest
-/// path `p`, whose predicates read nothing but `x`: applied during the search (a path is
-/// searched only through nodes and relationships that pass).
-#[derive(Debug, Clone, Default)]
-pub(crate) struct SearchFilters {
-    pub nodes: Vec<(ast::Ident, ast::Expr)>,
-    pub rels: Vec<(ast::Ident, ast::Expr)>,
-}
-
-/// Takes the conjuncts of `rest` the search of path `path` can apply.
-fn search_filters(rest: &mut Vec<ast::Expr>, path: &str) -> SearchFilters {
-    use ast::ExprKind;
-    let mut out = SearchFilters::default();
-    rest.retain(|c| {
-        let ExprKind::Quantifier {
-            kind: ast::Quantifier::All,
-            var,
-            list,
-            pred,
-        } = &c.kind
-        else {
-            return true;
-        };
-        let ExprKind::Function { name, args, .. } = &list.kind else {
-            return true;
-        };
-        let of_path =
-            matches!(args.as_slice(), [a] if matches!(&a.kind, ExprKind::Variable(v) if v == path));
-        let mut only_var = true;
-        pred.walk(&mut |e| {
-            match &e.kind {
-                ExprKind::Variable(v) if v != &var.name => only_var = false,
-                ExprKind::ListComprehension { .. }
-                | ExprKind::Quantifier { .. }
-                | ExprKind::Reduce { .. } => only_var = false,
-                _ => {}
-            }
-            only_var
-        });
-        if !of_path || !only_var || pred.contains_aggregate() {
-            return true;
-        }
-        let item = (var.clone(), (**pred).clone());
-        match name.to_lowercase().as_str() {
-            "nodes" => out.nodes.push(item),
-            "relationships" => out.rels.push(item),
-            _ => return true,
-        }
-        false
-    });
-    out
 }

@@ -9,10 +9,13 @@
 //! 6. `pattern_order`: each branch re-rooted at its most selective node (when switched on);
 //! 7. (resolving each branch to one label per node and one table per relationship).
 //!
-//! 1-3 take and return the MATCH's AST, 5-6 query graphs. The planner gets a
-//! [`PreparedMatch`] and lowers it as it is: it binds nothing and rewrites nothing itself.
+//! 1-3 take and return the MATCH's AST, 5-6 query graphs. `clause.rs` splits a MATCH where
+//! its parts are lowered apart (a WHERE with subqueries, values in node positions, shortest
+//! paths) and prepares each part; its `run` does so for every MATCH the binder bound. The
+//! planner lowers what it gets as it is.
 
 pub mod branching;
+pub mod clause;
 pub mod key_lookup;
 pub mod path_names;
 pub mod pattern_order;
@@ -60,7 +63,7 @@ impl MatchContext<'_> {
 }
 
 /// A MATCH after its rewrites: what the planner lowers.
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub(crate) struct PreparedMatch {
     /// The MATCH as rewritten, bound, before branching.
     pub graph: QueryGraph,
@@ -78,7 +81,7 @@ pub(crate) struct PreparedMatch {
 }
 
 /// How a prepared MATCH is lowered.
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub(crate) enum MatchShape {
     /// One ordinary pattern.
     One(Planned),
@@ -89,7 +92,7 @@ pub(crate) enum MatchShape {
 }
 
 /// One branch of a MATCH.
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub(crate) struct Branch {
     /// Variables bound earlier with several labels, each with this branch's one.
     pub narrowed: Vec<(String, String)>,
@@ -97,7 +100,7 @@ pub(crate) struct Branch {
 }
 
 /// One ordinary pattern, ready to lower.
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub(crate) struct Planned {
     /// The pattern as lowered: re-rooted, or as written.
     pub graph: QueryGraph,

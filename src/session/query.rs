@@ -35,7 +35,12 @@ impl Graph {
         let mut lowerer = Lowerer::new(&self.catalog, popts)?;
         lowerer.indexes = self.indexes.as_deref();
         lowerer.placeholders = placeholders;
-        let lowered = lowerer.lower_query(&bound).map_err(Error::while_planning)?;
+        let rewritten =
+            crate::rewrite::clause::run(&self.catalog, &lowerer.rewrite_options(), bound)
+                .map_err(|e| Error::while_planning(crate::binder::names::unescape_error(e)))?;
+        let lowered = lowerer
+            .lower_query(&rewritten)
+            .map_err(Error::while_planning)?;
         Ok((lowered, lowerer.baked.into_inner()))
     }
 
