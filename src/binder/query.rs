@@ -134,6 +134,7 @@ fn bind_query<'a>(
         calls: Vec::new(),
         matches: Vec::new(),
         grouped_by: None,
+        ends: 0,
     };
     for sq in std::iter::once(&q.first).chain(q.unions.iter().map(|(_, sq)| sq)) {
         b.single(sq)?;
@@ -151,6 +152,8 @@ struct QueryBinder<'a> {
     matches: Vec<BoundMatch>,
     /// What the query's clause after the one being bound counts per.
     grouped_by: Option<String>,
+    /// The `startNode` / `endNode` calls so far.
+    ends: usize,
 }
 
 impl QueryBinder<'_> {
@@ -359,7 +362,14 @@ impl QueryBinder<'_> {
                     args.len()
                 );
             }
-            return self.expr(&args[0], scope, resolved);
+            self.expr(&args[0], scope, resolved)?;
+            if let ExprKind::Variable(r) = &args[0].kind {
+                self.ends += 1;
+                let node = format!("__end{}", self.ends);
+                let m = end_node_match(r, lname == "startnode", &node, e.span);
+                self.match_clause(&mut scope.clone(), &m)?;
+            }
+            return Ok(());
         }
         let entry = registry::lookup(&lname);
         if let Some(f) = entry {
@@ -618,6 +628,38 @@ pub(crate) fn counts_grouped_by(c: &ast::Clause) -> Option<String> {
         var = Some(v);
     }
     var.filter(|_| counts && !p.star).map(str::to_string)
+}
+
+/// `startNode(r)` (`start`) / `endNode(r)` as a MATCH of relationship `r` again, in its own
+/// direction, its end node named `end`; at the call's `span` (which the planner finds it by).
+fn end_node_match(r: &str, start: bool, end: &str, span: Span) -> ast::Match {
+    let node = |var: Option<&str>| ast::NodePattern {
+        var: var.map(|v| ast::Ident::new(v, span)),
+        labels: vec![],
+        label_expr: None,
+        props: None,
+        span,
+    };
+    let rel = ast::RelPattern {
+        var: Some(ast::Ident::new(r, span)),
+        types: vec![],
+        direction: ast::Direction::Outgoing,
+        length: None,
+        props: None,
+        span,
+    };
+    let (first, second) = match start {
+        true => (node(Some(end)), node(None)),
+        false => (node(None), node(Some(end))),
+    };
+    let pattern = ast::PathPattern {
+        name: None,
+        shortest: None,
+        start: first,
+        steps: vec![(rel, second)],
+        span,
+    };
+    ast::Match::of_pattern(&pattern, None)
 }
 
 #[cfg(test)]

@@ -95,8 +95,6 @@ pub struct Lowerer<'c> {
     /// The parameters the query reads, as the literals that write them (from the bound
     /// query's slots; lowered like literals).
     pub params: BTreeMap<String, ast::Expr>,
-    /// The parameters whose value is an integer (a key equality on one is a lookup).
-    pub(crate) integer_params: std::collections::BTreeSet<String>,
     /// The query's CALLs, bound.
     pub(crate) calls: Vec<crate::binder::call::BoundCall>,
     /// Lowering a plan to be cached: scalar parameters (number, string, boolean) become
@@ -136,9 +134,6 @@ pub struct Lowerer<'c> {
     pub(crate) input_order: Option<String>,
     /// [`Self::input_order`] for the next clause.
     pub(crate) output_order: Option<String>,
-    /// The node variable the clause after the MATCH being lowered groups its counts by: a
-    /// root for re-rooting (counts grouped by the root are computed per root row).
-    pub(crate) grouped_by: Option<String>,
     /// The fresh node variables standing for a value variable in a node position
     /// (`UNWIND friends AS f MATCH (f)-->()`), with the column of that value (node structs
     /// only): looked up by the key the value names where the node is a root.
@@ -213,7 +208,6 @@ impl<'c> Lowerer<'c> {
             catalog,
             indexes: None,
             params: BTreeMap::new(),
-            integer_params: Default::default(),
             calls: Vec::new(),
             placeholders: false,
             param_types: Default::default(),
@@ -229,7 +223,6 @@ impl<'c> Lowerer<'c> {
             notes: Vec::new(),
             next_collects: false,
             identity_collects: Vec::new(),
-            grouped_by: None,
             input_order: None,
             output_order: None,
             value_nodes: HashMap::new(),
@@ -298,10 +291,6 @@ impl<'c> Lowerer<'c> {
             .iter()
             .map(|(k, slot)| (k.clone(), slot.literal.clone()))
             .collect();
-        self.integer_params = (self.params.iter())
-            .filter(|(_, v)| matches!(Value::from_literal(v), Some(Value::Int(_))))
-            .map(|(k, _)| k.clone())
-            .collect();
         self.calls = bound.calls.clone();
         let q = &bound.query;
         let first = self.lower_single(&q.first)?;
@@ -347,10 +336,6 @@ impl<'c> Lowerer<'c> {
             }
             self.next_collects = sq.clauses.get(i + 1).is_some_and(collects);
             self.identity_collects = identity_lists::identity_collects(&sq.clauses, i);
-            self.grouped_by = sq
-                .clauses
-                .get(i + 1)
-                .and_then(crate::binder::query::counts_grouped_by);
             self.input_order = self.output_order.take();
             if let ast::Clause::Return(r) = clause {
                 let (st, r) = self.projection_subqueries(st, r)?;

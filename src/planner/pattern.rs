@@ -12,6 +12,7 @@ use crate::error::Result;
 use crate::operators::csr_expand::TakeSpec;
 use crate::operators::var_length::encode_eid;
 use crate::rewrite::clause::{MatchPlan, RewriteOptions, SearchFilters};
+use crate::rewrite::unroll::{Chains, Traversable};
 use crate::rewrite::{MatchShape, Planned, PreparedMatch};
 use crate::sem_err;
 use arrow::datatypes::DataType;
@@ -72,21 +73,18 @@ impl<'c> Lowerer<'c> {
         m: &ast::Match,
         search: &Search,
     ) -> Result<State> {
-        let plan = match self.written_match(&st, m) {
-            Some(plan) => plan,
-            None => self.made_match(&st, m, search)?,
-        };
+        let plan = self.prepared_match(&st, m)?;
         self.lower_match_plan(st, plan, search)
     }
 
-    /// The prepared form of `m` where the query writes it (the rewrites prepared it with
-    /// what the binder had bound before it, which is what `st` binds).
-    fn written_match(&self, st: &State, m: &ast::Match) -> Option<MatchPlan> {
+    /// `m` as the rewrites prepared it, with what the binder had bound before it (which is
+    /// what `st` binds: several entries share a span where the binder saw a MATCH in
+    /// several scopes).
+    fn prepared_match(&self, st: &State, m: &ast::Match) -> Result<MatchPlan> {
         let at = (m.span.start, m.span.end);
-        let mut written = (self.matches.iter())
-            .filter(|(b, _)| (b.clause.span.start, b.clause.span.end) == at && b.clause == *m)
-            .peekable();
-        written.peek()?;
+        let same = |b: &ast::Match| {
+            (b.span.start, b.span.end) == at && b.patterns == m.patterns && b.optional == m.optional
+        };
         let mut mentioned: Vec<&str> = Vec::new();
         for p in &m.patterns {
             let nodes = p.nodes().map(|n| &n.var);
@@ -100,45 +98,63 @@ impl<'c> Lowerer<'c> {
         let here: Vec<Option<BoundVar>> = (mentioned.iter())
             .map(|v| st.scope.get(v).map(|b| b.bound_var()))
             .collect();
-        let found = written.find(|(b, _)| {
-            mentioned.iter().zip(&here).all(|(v, h)| {
-                let had = b.scope.iter().find(|(n, _)| n == v).map(|(_, b)| b);
-                had == h.as_ref()
-            })
-        });
-        debug_assert!(
-            found.is_some(),
-            "the binder and the planner disagree on what is bound before {}: {mentioned:?} are {here:?}",
-            ast::Clause::Match(m.clone())
-        );
-        found.map(|(_, plan)| plan.clone())
-    }
-
-    /// A MATCH the planner made (an unrolled variable-length hop's chain, a relationship
-    /// matched again for its end nodes), prepared given what `st` binds.
-    fn made_match(&mut self, st: &State, m: &ast::Match, search: &Search) -> Result<MatchPlan> {
-        let scope: Vec<(String, BoundVar)> = (st.scope.vars.iter())
-            .map(|(n, b)| (n.clone(), b.bound_var()))
-            .collect();
-        let options = self.rewrite_options();
-        crate::rewrite::clause::plan_match(
-            self.catalog,
-            &options,
-            &self.integer_params,
-            self.grouped_by.as_deref(),
-            scope,
-            m,
-            search.reroot,
-            &mut self.counter,
-        )
+        let found = (self.matches.iter())
+            .filter(|(b, _)| same(&b.clause))
+            .find(|(b, _)| {
+                mentioned.iter().zip(&here).all(|(v, h)| {
+                    let had = b.scope.iter().find(|(n, _)| n == v).map(|(_, b)| b);
+                    had == h.as_ref()
+                })
+            });
+        let Some((bound, plan)) = found else {
+            return Err(crate::Error::Internal(format!(
+                "{} was not prepared with {mentioned:?} bound as {here:?}",
+                ast::Clause::Match(m.clone())
+            )));
+        };
+        if bound.clause.where_ == m.where_ {
+            return Ok(plan.clone());
+        }
+        // A pattern comprehension whose WHERE reads an outer relationship value's end node
+        // has it computed first, once per outer row: the conjuncts holding it, lowered after
+        // the match, read that column instead.
+        match plan {
+            MatchPlan::ThenFilter { plain, pred } => {
+                let later: Vec<_> = (pred.conjuncts().iter())
+                    .map(|c| (c.span.start, c.span.end))
+                    .collect();
+                let conjuncts = m.where_.iter().flat_map(|w| w.conjuncts());
+                let now = conjuncts.filter(|c| later.contains(&(c.span.start, c.span.end)));
+                Ok(MatchPlan::ThenFilter {
+                    plain: plain.clone(),
+                    pred: ast::Expr::associative(ast::BinaryOp::And, now.cloned().collect())
+                        .unwrap_or_else(|| pred.clone()),
+                })
+            }
+            _ => Err(crate::Error::Internal(format!(
+                "{} was prepared with another WHERE",
+                ast::Clause::Match(m.clone())
+            ))),
+        }
     }
 
     /// What the rewrites need to know of how this query is planned.
     pub(crate) fn rewrite_options(&self) -> RewriteOptions {
+        let traversable = self.indexes.map(|idx| Traversable {
+            tables: (0..self.catalog.rels.len())
+                .filter(|&t| idx.csr(t).is_some() && idx.rel_columns.get(t).is_some())
+                .collect(),
+            keyed: (self.catalog.nodes.keys())
+                .filter(|l| idx.keys(l).is_some())
+                .cloned()
+                .collect(),
+            columns: idx.node_columns.keys().cloned().collect(),
+        });
         RewriteOptions {
             lenient: self.options.lenient,
             reroot: self.options.reroot,
-            csr: self.indexes.is_some(),
+            traversable,
+            max_var_length: self.options.max_var_length,
             lookup_labels: (self.catalog.nodes.values())
                 .filter(|n| self.identity_lookup(&n.label).is_some())
                 .map(|n| n.label.clone())
@@ -233,14 +249,15 @@ impl<'c> Lowerer<'c> {
         mx: &MatchCx,
     ) -> Result<State> {
         let m = &planned.graph.clause;
+        let chains = &planned.chains;
         if planned.resolved.iter().all(|r| r.satisfiable) {
-            return self.lower_resolved_match(st, m, planned.resolved, with_where, mx);
+            return self.lower_resolved_match(st, m, (planned.resolved, chains), with_where, mx);
         }
         // Some hop has no table for its labels: the MATCH has no rows. Planned as joins, which
         // keep every column of the chain whatever labels resolution settled on (the indexes'
         // operators need the labels they index); DataFusion turns it into an empty relation.
         let indexes = self.indexes.take();
-        let out = self.lower_resolved_match(st, m, planned.resolved, with_where, mx);
+        let out = self.lower_resolved_match(st, m, (planned.resolved, chains), with_where, mx);
         self.indexes = indexes;
         out
     }
@@ -249,17 +266,24 @@ impl<'c> Lowerer<'c> {
         &mut self,
         mut st: State,
         m: &ast::Match,
-        all_resolved: Vec<ResolvedPath>,
+        (all_resolved, chains): (Vec<ResolvedPath>, &Chains),
         with_where: bool,
         mx: &MatchCx,
     ) -> Result<State> {
         let mut acc = MatchPreds::default();
-        for (path, resolved) in m.patterns.iter().zip(all_resolved) {
+        for (pi, (path, resolved)) in m.patterns.iter().zip(all_resolved).enumerate() {
             acc.unsatisfiable |= !resolved.satisfiable;
+            // A bound node's columns are its binding's (an unrolled hop's chain names its
+            // ends apart from the variables they stand for).
             let node_prefixes: Vec<String> = path
                 .nodes()
                 .map(|n| match &n.var {
-                    Some(v) => v.name.clone(),
+                    Some(v) => match st.scope.get(&v.name) {
+                        Some(b @ (Binding::Node { .. } | Binding::Nodes { .. })) => {
+                            b.prefix().to_string()
+                        }
+                        _ => v.name.clone(),
+                    },
                     None => self.fresh("anon"),
                 })
                 .collect();
@@ -288,7 +312,8 @@ impl<'c> Lowerer<'c> {
                 };
                 if rel.length.is_some() {
                     let tables = resolved.tables[i].clone();
-                    self.var_length_hop(&mut st, &tables, &hop, &mut acc.preds, mx)?;
+                    let chains = chains.get(&(pi, i));
+                    self.var_length_hop(&mut st, (&tables, chains), &hop, &mut acc.preds, mx)?;
                     acc.lists.push((tables, hop.prefix));
                 } else {
                     self.fixed_hop(&mut st, resolved.rels[i], &hop, &mut acc)?;

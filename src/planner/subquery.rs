@@ -731,37 +731,24 @@ impl<'c> Lowerer<'c> {
                 "unsupported: startNode / endNode of an expression (give it a relationship variable)"
             );
         };
-        let node_var = self.fresh("end");
-        let node = |var: Option<&str>| ast::NodePattern {
-            var: var.map(|v| ast::Ident::new(v, span)),
-            labels: vec![],
-            label_expr: None,
-            props: None,
-            span,
-        };
-        let rel = ast::RelPattern {
-            var: Some(ast::Ident::new(r.clone(), arg.span)),
-            types: vec![],
-            direction: ast::Direction::Outgoing,
-            length: None,
-            props: None,
-            span,
-        };
-        let (first, second) = match start {
-            true => (node(Some(&node_var)), node(None)),
-            false => (node(None), node(Some(&node_var))),
-        };
-        let pattern = ast::PathPattern {
-            name: None,
-            shortest: None,
-            start: first,
-            steps: vec![(rel, second)],
-            span,
-        };
+        // The binder made the MATCH, at the call's span: the rewrites prepared it.
+        let at = (span.start, span.end);
+        let m = (self.matches.iter())
+            .map(|(b, _)| &b.clause)
+            .find(|m| (m.span.start, m.span.end) == at)
+            .filter(|m| m.patterns.len() == 1 && m.patterns[0].steps.len() == 1)
+            .cloned()
+            .ok_or_else(|| {
+                crate::error::Error::Internal(format!("`{r}`'s end node was not bound"))
+            })?;
+        let p = &m.patterns[0];
+        let end = if start { &p.start } else { &p.steps[0].1 };
+        let node_var = (end.var.as_ref().map(|v| v.name.clone()))
+            .ok_or_else(|| crate::error::Error::Internal("an end node without a name".into()))?;
         let var = ast::Expr::new(ExprKind::Variable(node_var.clone()), span);
         let query = ast::SingleQuery {
             clauses: vec![
-                Clause::Match(ast::Match::of_pattern(&pattern, None)),
+                Clause::Match(m),
                 Clause::Return(ast::Projection {
                     distinct: false,
                     star: false,

@@ -13,11 +13,14 @@ use crate::operators::shortest;
 use crate::operators::var_length::{
     encode_eid, HopEnds, PathElems, ShortestPaths, VarHop, VarLengthExpand,
 };
+use crate::rewrite::clause::MatchPlan;
+use crate::rewrite::unroll::{Chain, FAR, NEAR};
 use crate::sem_err;
 use arrow::datatypes::DataType;
 use cypher::ast::{self, Direction};
 use datafusion::functions_nested::expr_fn as nf;
 use datafusion::logical_expr::{cast, lit, Expr, Extension, LogicalPlan, LogicalPlanBuilder};
+use std::collections::BTreeMap;
 use std::sync::Arc;
 
 impl<'c> Lowerer<'c> {
@@ -29,7 +32,7 @@ impl<'c> Lowerer<'c> {
     pub(super) fn var_length_hop(
         &mut self,
         st: &mut State,
-        tables: &[usize],
+        (tables, chains): (&[usize], Option<&BTreeMap<u64, Chain>>),
         hop: &Hop<'_>,
         preds: &mut Vec<Expr>,
         mx: &MatchCx,
@@ -78,7 +81,7 @@ impl<'c> Lowerer<'c> {
                     "unsupported: a shortest path over relationships without CSR indexes (build them with `lance-csr index`)"
                 )
             }
-            _ => self.unroll_var_length(st, tables, hop, (min, max), mx)?,
+            _ => self.unroll_var_length(st, (tables, chains), hop, (min, max), mx)?,
         }
         st.scope.bind(
             prefix,
@@ -332,7 +335,7 @@ impl<'c> Lowerer<'c> {
     pub(super) fn unroll_var_length(
         &mut self,
         st: &mut State,
-        tables: &[usize],
+        (tables, chains): (&[usize], Option<&BTreeMap<u64, Chain>>),
         hop: &Hop<'_>,
         (min, max): (u64, Option<u64>),
         mx: &MatchCx,
@@ -365,13 +368,6 @@ impl<'c> Lowerer<'c> {
             .iter()
             .map(|f| f.name().clone())
             .collect();
-        let mut types: Vec<String> = Vec::new();
-        for &t in tables {
-            let ty = &self.catalog.rels[t].cfg.rel_type;
-            if !types.contains(ty) {
-                types.push(ty.clone());
-            }
-        }
         let shape = mx.segment_shapes.get(prefix).cloned();
         let list = |items: Vec<Expr>, t: &DataType| {
             if items.is_empty() {
@@ -389,7 +385,10 @@ impl<'c> Lowerer<'c> {
                 let plan = self.empty_path(st, hop, &input_cols, far_bound)?;
                 (plan, vec![], (vec![], vec![]))
             } else {
-                self.chain(st, hop, &types, k, shape.as_deref(), mx)?
+                let chain = chains.and_then(|c| c.get(&k)).ok_or_else(|| {
+                    crate::Error::Internal(format!("no chain of {k} hops for `{prefix}`"))
+                })?;
+                self.chain(st, hop, chain, shape.as_deref(), mx)?
             };
             let mut exprs: Vec<Expr> = input_cols.iter().map(|c| col(c)).collect();
             exprs.push(list(eid_exprs, &DataType::UInt64).alias(eids_col(prefix)));
@@ -473,80 +472,25 @@ impl<'c> Lowerer<'c> {
         Ok(b.build()?)
     }
 
-    /// The chain of `k` hops over `types` from the near node to the far one, lowered as a
-    /// MATCH (so it branches over the labels it can pass and keeps relationships distinct):
-    /// its plan, the expressions of its edge ids (tagged with their table) and, given a
-    /// `shape`, of its nodes after the start and its relationships as path elements.
+    /// A chain of the hop's length (prepared by the rewrites from its near node, bound as
+    /// [`NEAR`], to its far one, [`FAR`]): its plan (the far node's columns under its own
+    /// name), the expressions of its edge ids (tagged with their table) and, given a `shape`,
+    /// of its nodes after the start and its relationships as path elements.
     pub(super) fn chain(
         &mut self,
         st: &State,
         hop: &Hop<'_>,
-        types: &[String],
-        k: u64,
+        chain: &Chain,
         shape: Option<&PathShape>,
         mx: &MatchCx,
     ) -> Result<(LogicalPlan, Vec<Expr>, (Vec<Expr>, Vec<Expr>))> {
-        let &Hop {
-            rel,
-            near_prefix,
-            far_prefix,
-            far_label,
-            ..
-        } = hop;
-        let ident = |n: &str| ast::Ident::new(n, rel.span);
-        let mut steps = Vec::new();
-        let mut rels = Vec::new();
-        let mut nodes = Vec::new();
-        for j in 0..k {
-            let rv = self.fresh("vlr");
-            let last = j + 1 == k;
-            let (var, (labels, label_expr)) = if last {
-                let labels = self.catalog.table_labels(far_label, rel.span);
-                (far_prefix.to_string(), labels)
-            } else {
-                (self.fresh("vln"), (vec![], None))
-            };
-            steps.push((
-                ast::RelPattern {
-                    var: Some(ident(&rv)),
-                    types: types.iter().map(|t| ident(t)).collect(),
-                    direction: rel.direction,
-                    length: None,
-                    props: None,
-                    span: rel.span,
-                },
-                ast::NodePattern {
-                    var: Some(ident(&var)),
-                    labels,
-                    label_expr,
-                    props: None,
-                    span: rel.span,
-                },
-            ));
-            rels.push(rv);
-            nodes.push(var);
+        let far_bound = bound_node(st, hop.far)?.is_some();
+        let mut input = st.clone();
+        for (alias, var) in [(NEAR, hop.near_prefix), (FAR, hop.far_prefix)] {
+            if let Some(b) = st.scope.get(var).cloned() {
+                input.scope.bind(alias, b);
+            }
         }
-        let path = ast::PathPattern {
-            shortest: None,
-            // Named when its elements are needed as values: a path's relationships from
-            // several tables then keep their nodes' identities.
-            name: shape.map(|_| ident(&format!("__vlp{}", rels.len()))),
-            start: ast::NodePattern {
-                var: Some(ident(near_prefix)),
-                labels: vec![],
-                label_expr: None,
-                props: None,
-                span: rel.span,
-            },
-            steps,
-            span: rel.span,
-        };
-        let m = ast::Match {
-            optional: false,
-            patterns: vec![path],
-            where_: None,
-            span: rel.span,
-        };
         // The chain's own rewrites are internal: keep them out of EXPLAIN's notes.
         let notes = self.notes.len();
         // Re-rooted as the MATCH it unrolls for allows.
@@ -554,10 +498,14 @@ impl<'c> Lowerer<'c> {
             reroot: mx.reroot,
             shortest: None,
         };
-        let sub = self.lower_match_for(st.clone(), &m, &search);
+        let plan = MatchPlan::Prepared {
+            clause: chain.prepared.graph.clause.clone(),
+            prepared: (*chain.prepared).clone(),
+        };
+        let sub = self.lower_match_plan(input, plan, &search);
         self.notes.truncate(notes);
-        let sub = sub?;
-        let ids = chain_edge_ids(&sub.scope, &rels)?;
+        let mut sub = sub?;
+        let ids = chain_edge_ids(&sub.scope, &chain.rels)?;
         let mut elems = (vec![], vec![]);
         if let Some(shape) = shape {
             let get = |v: &str| {
@@ -565,10 +513,19 @@ impl<'c> Lowerer<'c> {
                     .get(v)
                     .ok_or_else(|| crate::Error::Internal(format!("chain without `{v}`")))
             };
-            for (r, n) in rels.iter().zip(&nodes) {
+            for (r, n) in chain.rels.iter().zip(&chain.nodes) {
                 elems.0.push(self.node_struct(get(n)?, shape)?);
                 elems.1.push(self.rel_struct(get(r)?, shape)?);
             }
+        }
+        if !far_bound {
+            // The far node's columns under its own name.
+            let info = self.entities().node(hop.far_label).clone();
+            let mut exprs: Vec<Expr> = sub.columns().iter().map(|c| col(c)).collect();
+            for (p, _) in &info.props {
+                exprs.push(col(&prop_col(FAR, p)).alias(prop_col(hop.far_prefix, p)));
+            }
+            sub.plan = LogicalPlanBuilder::from(sub.plan).project(exprs)?.build()?;
         }
         Ok((sub.plan, ids, elems))
     }

@@ -11,7 +11,7 @@
 //!   Shortest: MATCH (c:City); MATCH (a:Person {id: 1}); search (a)-[:KNOWS*]-(b), filtered
 //! ```
 
-use super::{prepare_match, MatchContext, MatchShape, PreparedMatch};
+use super::{prepare_match, MatchContext, PreparedMatch};
 use crate::binder::query::BoundQuery;
 use crate::binder::{Binder, BoundVar};
 use crate::catalog::Catalog;
@@ -75,8 +75,10 @@ pub(crate) struct RewriteOptions {
     pub lenient: bool,
     /// Re-rooting is switched on.
     pub reroot: bool,
-    /// The CSR indexes are used (shortest paths search them).
-    pub csr: bool,
+    /// What the CSR indexes cover (`None`: they are not used; shortest paths search them).
+    pub traversable: Option<super::unroll::Traversable>,
+    /// The most hops an unrolled variable-length hop may take.
+    pub max_var_length: u64,
     /// The labels whose key index looks a node up (a node standing for a value is looked
     /// up by the key it names).
     pub lookup_labels: BTreeSet<String>,
@@ -121,33 +123,6 @@ pub(crate) fn run(
         matches,
         names,
     })
-}
-
-/// Prepares one MATCH the planner made (not written in the query) given what is bound
-/// before it; `names`: the last internal name given (updated).
-#[allow(clippy::too_many_arguments)]
-pub(crate) fn plan_match(
-    catalog: &Catalog,
-    options: &RewriteOptions,
-    integer_params: &BTreeSet<String>,
-    grouped_by: Option<&str>,
-    scope: Vec<(String, BoundVar)>,
-    m: &ast::Match,
-    reroot: bool,
-    names: &mut usize,
-) -> Result<MatchPlan> {
-    let mut walk = Walk {
-        catalog,
-        options,
-        integer_params,
-        grouped_by,
-        scope,
-        looked_up: BTreeSet::new(),
-        names: *names,
-    };
-    let plan = walk.plan(m, reroot, None)?;
-    *names = walk.names;
-    Ok(plan)
 }
 
 /// Preparing the parts of one MATCH, in the order the planner lowers them.
@@ -214,14 +189,11 @@ impl Walk<'_> {
             looked_up: &self.looked_up,
             lookup_labels,
             names: self.names,
+            traversable: self.options.traversable.as_ref(),
+            max_var_length: self.options.max_var_length,
         };
         let prepared = prepare_match(&cx, m)?;
-        self.names = match &prepared.shape {
-            MatchShape::One(p) => p.names,
-            MatchShape::Branches(bs) => bs.iter().map(|b| b.planned.names).max().unwrap_or(0),
-            MatchShape::Empty => 0,
-        }
-        .max(prepared.names);
+        self.names = prepared.last_name();
         // What the clauses after it see.
         let scope = &self.scope;
         let lookup = |v: &str| scope.iter().find(|(n, _)| n == v).map(|(_, b)| b.clone());
@@ -333,7 +305,7 @@ impl Walk<'_> {
                 "a shortest path's minimum length is 0 or 1"
             );
         }
-        if !self.options.csr {
+        if self.options.traversable.is_none() {
             return sem_err!(
                 Unsupported,
                 p.span,
@@ -441,4 +413,106 @@ fn search_filters(rest: &mut Vec<ast::Expr>, path: &str) -> SearchFilters {
         false
     });
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::rewrite::test_util::{sample, text};
+
+    /// Each MATCH of `q`, prepared (re-rooting off, no CSR), as an outline.
+    fn outline(q: &str) -> Vec<String> {
+        let g = sample();
+        let ast = cypher::parse_query(q).unwrap();
+        let bound = crate::binder::query::bind(g.catalog(), false, &ast, &Default::default());
+        let options = RewriteOptions {
+            lenient: false,
+            reroot: false,
+            traversable: None,
+            max_var_length: 10,
+            lookup_labels: BTreeSet::new(),
+        };
+        let r = run(g.catalog(), &options, bound.unwrap()).unwrap();
+        r.matches.iter().map(show).collect()
+    }
+
+    fn show(p: &MatchPlan) -> String {
+        match p {
+            MatchPlan::Prepared { prepared, .. } => text(&prepared.graph.clause),
+            MatchPlan::ThenFilter { plain, pred } => format!("{}; then {pred}", show(plain)),
+            MatchPlan::ValueNodes { nodes, then } => {
+                let n: Vec<String> = (nodes.iter())
+                    .map(|(f, v)| format!("{f} = {}", v.name))
+                    .collect();
+                format!("[{}] {}", n.join(", "), show(then))
+            }
+            MatchPlan::Shortest {
+                rest,
+                paths,
+                where_,
+            } => {
+                let mut parts: Vec<String> = rest.iter().map(|r| show(r)).collect();
+                for p in paths {
+                    parts.extend(p.ends.iter().map(show));
+                    let filters = (p.filters.nodes.iter().chain(&p.filters.rels))
+                        .map(|(v, e)| format!("{} => {e}", v.name))
+                        .collect::<Vec<_>>();
+                    parts.push(format!("search {} {filters:?}", show(&p.search)));
+                }
+                parts.extend(where_.iter().map(|w| format!("where {w}")));
+                parts.join("; ")
+            }
+        }
+    }
+
+    #[test]
+    fn a_where_with_subqueries_is_applied_after_the_match() {
+        let o = outline(
+            "MATCH (a:Person)-[:KNOWS]->(b) WHERE exists((b)-[:KNOWS]->()) AND a.id = 1 RETURN b",
+        );
+        assert_eq!(
+            o[0],
+            "MATCH (a:Person {id: 1})-[:KNOWS]->(b); then exists((b)-[:KNOWS]->())"
+        );
+        // The pattern predicate's own MATCH, with `b` bound.
+        assert_eq!(o[1], "MATCH (b)-[:KNOWS]->()");
+    }
+
+    #[test]
+    fn values_in_node_positions_become_fresh_nodes_equal_to_them() {
+        let o = outline("MATCH (p:Person) WITH collect(p) AS ps UNWIND ps AS f MATCH (f)-[:KNOWS]->(x) RETURN x");
+        assert_eq!(
+            o[1],
+            "[__vnode1 = f] MATCH (__vnode1)-[:KNOWS]->(x) WHERE (__vnode1 = f)"
+        );
+    }
+
+    #[test]
+    fn a_shortest_path_matches_its_ends_then_searches() {
+        let q =
+            "MATCH (c:City), p = shortestPath((a:Person {id: 1})-[:KNOWS*]-(b:Person {id: 2})) \
+                 WHERE all(n IN nodes(p) WHERE n.age > 3) AND c.id > 0 RETURN p";
+        let g = sample();
+        let ast = cypher::parse_query(q).unwrap();
+        let bound =
+            crate::binder::query::bind(g.catalog(), false, &ast, &Default::default()).unwrap();
+        let mut options = RewriteOptions {
+            lenient: false,
+            reroot: false,
+            traversable: None,
+            max_var_length: 10,
+            lookup_labels: BTreeSet::new(),
+        };
+        // Shortest paths search the CSRs.
+        let e = run(g.catalog(), &options, bound.clone()).unwrap_err();
+        assert_eq!(e.kind_name(), "Unsupported");
+        options.traversable = Some(Default::default());
+        let r = run(g.catalog(), &options, bound).unwrap();
+        assert_eq!(
+            show(&r.matches[0]),
+            "MATCH (c:City); MATCH (a:Person {id: 1}); MATCH (b:Person {id: 2}); \
+             search MATCH (a:Person)-[__pr1:KNOWS*]-(b:Person) [\"n => (n.age > 3)\"]; \
+             where (c.id > 0)"
+        );
+    }
 }

@@ -20,6 +20,7 @@ pub mod key_lookup;
 pub mod path_names;
 pub mod pattern_order;
 pub mod rematch;
+pub mod unroll;
 
 use crate::binder::combos::{combinations, MAX_BRANCHES};
 use crate::binder::{Binder, BoundVar, QueryGraph, ResolvedPath};
@@ -30,6 +31,7 @@ use path_names::PathElements;
 use std::collections::BTreeSet;
 
 /// What a MATCH's rewrites need to know of where it stands.
+#[derive(Clone, Copy)]
 pub(crate) struct MatchContext<'a> {
     pub catalog: &'a Catalog,
     /// Schema-less semantics (see [`Binder::lenient`]).
@@ -50,11 +52,16 @@ pub(crate) struct MatchContext<'a> {
     pub lookup_labels: &'a BTreeSet<String>,
     /// The number of the last internal name given (fresh names continue after it).
     pub names: usize,
+    /// What the CSR indexes cover (`None`: they are not used): a variable-length hop they
+    /// do not cover is unrolled into chains of fixed hops.
+    pub traversable: Option<&'a unroll::Traversable>,
+    /// The most hops an unrolled variable-length hop may take.
+    pub max_var_length: u64,
 }
 
 impl MatchContext<'_> {
     /// What an earlier clause bound `v` to.
-    fn bound(&self, v: &str) -> Option<BoundVar> {
+    pub(crate) fn bound(&self, v: &str) -> Option<BoundVar> {
         self.scope
             .iter()
             .find(|(n, _)| n == v)
@@ -78,6 +85,19 @@ pub(crate) struct PreparedMatch {
     pub notes: Vec<String>,
     /// The number of the last internal name the rewrites of the AST gave.
     pub names: usize,
+}
+
+impl PreparedMatch {
+    /// The number of the last internal name its rewrites gave, re-rooting and chains
+    /// included.
+    pub fn last_name(&self) -> usize {
+        let planned = match &self.shape {
+            MatchShape::One(p) => p.names,
+            MatchShape::Branches(bs) => bs.iter().map(|b| b.planned.names).max().unwrap_or(0),
+            MatchShape::Empty => 0,
+        };
+        planned.max(self.names)
+    }
 }
 
 /// How a prepared MATCH is lowered.
@@ -106,7 +126,9 @@ pub(crate) struct Planned {
     pub graph: QueryGraph,
     /// Per path, a label per node and a table per relationship.
     pub resolved: Vec<ResolvedPath>,
-    /// The number of the last internal name re-rooting gave.
+    /// The chains of its variable-length hops that run as joins.
+    pub chains: unroll::Chains,
+    /// The number of the last internal name re-rooting and the chains gave.
     pub names: usize,
 }
 
@@ -143,10 +165,18 @@ pub(crate) fn prepare_match(cx: &MatchContext<'_>, m: &ast::Match) -> Result<Pre
             several.push((i, v.name.clone()));
         }
     }
+    let elems = |v: &str| needs_elems(&paths, v);
     let shape = if several.is_empty() && !(graph.satisfiable && graph.is_ambiguous()) {
-        MatchShape::One(plan_one(cx, &binder, &graph, reroot, names, &mut notes)?)
+        MatchShape::One(plan_one(
+            cx,
+            &binder,
+            &graph,
+            (reroot, &elems),
+            names,
+            &mut notes,
+        )?)
     } else {
-        branches(cx, &graph, &several, (reroot, names), &mut notes)?
+        branches(cx, &graph, &several, (reroot, &elems, names), &mut notes)?
     };
     Ok(PreparedMatch {
         graph,
@@ -164,7 +194,7 @@ fn branches(
     cx: &MatchContext<'_>,
     graph: &QueryGraph,
     several: &[(usize, String)],
-    (reroot, names): (bool, usize),
+    (reroot, elems, names): (bool, &dyn Fn(&str) -> bool, usize),
     notes: &mut Vec<String>,
 ) -> Result<MatchShape> {
     let m = &graph.clause;
@@ -217,18 +247,20 @@ fn branches(
             bound: &scope,
         };
         let pinned = branching::pin(&binder, graph, combo)?;
-        let planned = plan_one(cx, &binder, &pinned, reroot, names, notes)?;
+        let planned = plan_one(cx, &binder, &pinned, (reroot, elems), names, notes)?;
         out.push(Branch { narrowed, planned });
     }
     Ok(MatchShape::Branches(out))
 }
 
-/// One ordinary pattern: re-rooted when `reroot` holds, then resolved.
+/// One ordinary pattern: re-rooted when `reroot` holds, then resolved, its variable-length
+/// hops on the join path unrolled (`elems`: whether a relationship variable's elements are
+/// needed as values).
 fn plan_one(
     cx: &MatchContext<'_>,
     binder: &Binder<'_>,
     graph: &QueryGraph,
-    reroot: bool,
+    (reroot, elems): (bool, &dyn Fn(&str) -> bool),
     mut names: usize,
     notes: &mut Vec<String>,
 ) -> Result<Planned> {
@@ -269,9 +301,11 @@ fn plan_one(
         None => graph.clone(),
     };
     let resolved = binder.resolve(&graph)?;
+    let chains = unroll::unroll(cx, &graph, &resolved, reroot, elems, &mut names)?;
     Ok(Planned {
         graph,
         resolved,
+        chains,
         names,
     })
 }
@@ -280,15 +314,18 @@ fn plan_one(
 /// matches again) or a named path's variable-length segment is a value listed in the
 /// direction walked.
 fn keeps_walk_order(graph: &QueryGraph, paths: &[PathElements]) -> bool {
+    (graph.rels.iter())
+        .any(|r| r.length.is_some() && r.var.as_ref().is_some_and(|v| needs_elems(paths, &v.name)))
+}
+
+/// Whether a variable-length relationship's variable `v` is a list of relationships with
+/// their elements as values: the user names it (or it matches one again), or it is a
+/// named path's segment.
+fn needs_elems(paths: &[PathElements], v: &str) -> bool {
     let rebound = format!("__{}", rematch::REBOUND);
-    graph.rels.iter().any(|r| {
-        r.length.is_some()
-            && r.var.as_ref().is_some_and(|v| {
-                !v.name.starts_with("__")
-                    || v.name.starts_with(&rebound)
-                    || paths.iter().any(|p| p.elems.contains(&v.name))
-            })
-    })
+    !v.starts_with("__")
+        || v.starts_with(&rebound)
+        || paths.iter().any(|p| p.elems.iter().any(|e| e == v))
 }
 
 #[cfg(test)]
@@ -311,6 +348,8 @@ mod tests {
             looked_up: &none,
             lookup_labels: &none,
             names,
+            traversable: None,
+            max_var_length: 10,
         };
         prepare_match(&cx, &nth_match(q, 0))
     }
@@ -465,6 +504,8 @@ mod tests {
             looked_up: &none,
             lookup_labels: &none,
             names: 0,
+            traversable: None,
+            max_var_length: 10,
         };
         let m = nth_match("MATCH (a:Person)-[:LIKES*]->(m) RETURN m", 0);
         let e = prepare_match(&cx, &m).unwrap_err();
