@@ -240,7 +240,7 @@ pub async fn run(graph_path: &Path, dir: &Path, run: &Run<'_>) -> Result<Vec<Tim
         return Err(Error::Other("no parameter bindings to run with".into()));
     }
     let mut files: Vec<_> = std::fs::read_dir(dir)
-        .map_err(|e| Error::Other(format!("cannot read {}: {e}", dir.display())))?
+        .map_err(|e| Error::io("read", dir, e))?
         .filter_map(|e| e.ok().map(|e| e.path()))
         .filter(|p| p.extension().is_some_and(|x| x == "cypher"))
         .collect();

@@ -363,8 +363,7 @@ impl From<Error> for CliError {
 fn read_query(args: &QueryArgs) -> Result<String> {
     match (&args.query, &args.file) {
         (Some(q), None) => Ok(q.clone()),
-        (None, Some(f)) => std::fs::read_to_string(f)
-            .map_err(|e| Error::Other(format!("cannot read {}: {e}", f.display()))),
+        (None, Some(f)) => std::fs::read_to_string(f).map_err(|e| Error::io("read", f, e)),
         (Some(_), Some(_)) => Err(Error::Other(
             "give the query either as an argument or with --file, not both".into(),
         )),
