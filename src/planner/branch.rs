@@ -77,9 +77,11 @@ impl<'c> Lowerer<'c> {
                     bst.scope.bind(&v, Binding::Node { label, prefix });
                 }
             }
-            let saved = std::mem::replace(&mut self.missing_props_null, true);
-            let out = self.lower_planned(bst, branch.planned, false, mx);
-            self.missing_props_null = saved;
+            let bmx = MatchCx {
+                branch: true,
+                ..mx.clone()
+            };
+            let out = self.lower_planned(bst, branch.planned, false, &bmx);
             end = end.max(self.counter);
             lowered.push(out?);
         }

@@ -52,6 +52,7 @@ impl Lowerer<'_> {
             schema: &schema,
             overrides: cx.overrides,
             no_aggregates: "inside a list comprehension",
+            missing_props_null: cx.missing_props_null,
         };
         // The body is compiled on its own, past DataFusion's analyzer: its operands get the
         // analyzer's casts here (an element of the null type, `[]`, compared with a number).
@@ -188,6 +189,7 @@ impl Lowerer<'_> {
             schema: &schema,
             overrides: cx.overrides,
             no_aggregates: "inside reduce",
+            missing_props_null: cx.missing_props_null,
         };
         let body = self.expr(body, &inner)?;
         let mut rewriter = TypeCoercionRewriter::new(&schema);

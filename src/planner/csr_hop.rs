@@ -1,7 +1,7 @@
 //! A hop on a CSR index: a `CsrExpand` taking the relationship's columns and the far node's
 //! (or, when the far node is already bound, closing onto it).
 
-use super::pattern::{bound_node, node_take, Hop, Written};
+use super::pattern::{bound_node, node_take, Hop, MatchCx, Written};
 use super::scope::{dst_col, eid_col, prop_col, src_col, Binding};
 use super::{Lowerer, State};
 use crate::catalog::RelInfo;
@@ -39,6 +39,7 @@ impl<'c> Lowerer<'c> {
         orients: Vec<bool>,
         hop: &Hop<'_>,
         preds: &mut Vec<Expr>,
+        mx: &MatchCx,
     ) -> Result<()> {
         let &Hop {
             rel,
@@ -102,16 +103,17 @@ impl<'c> Lowerer<'c> {
             },
         );
         if let Some(props) = &rel.props {
-            self.property_map_preds(st, prefix, props, Written::Types(&rel.types), preds)?;
+            let written = Written::Types(&rel.types);
+            self.property_map_preds(st, prefix, props, written, preds, mx)?;
         }
         match bound {
             Some((p, _)) => {
                 if let Some(props) = &node.props {
-                    self.property_map_preds(st, &p, props, Written::Labels(node), preds)?;
+                    self.property_map_preds(st, &p, props, Written::Labels(node), preds, mx)?;
                 }
             }
             None => {
-                self.bind_node_var(st, far_prefix, far_label, node, preds)?;
+                self.bind_node_var(st, (far_prefix, far_label), node, preds, mx)?;
             }
         }
         Ok(())

@@ -46,6 +46,9 @@ pub struct ExprCtx<'a> {
     pub overrides: &'a [(ast::Expr, String)],
     /// Why aggregates are not allowed here, for the error message.
     pub no_aggregates: &'static str,
+    /// In one branch of a MATCH that branched: a property its label lacks is null (another
+    /// label of the same variable has it), not an error.
+    pub missing_props_null: bool,
 }
 
 impl<'a> ExprCtx<'a> {
@@ -55,6 +58,7 @@ impl<'a> ExprCtx<'a> {
             schema,
             overrides: &[],
             no_aggregates: "here",
+            missing_props_null: false,
         }
     }
 }
@@ -764,7 +768,7 @@ impl<'c> Lowerer<'c> {
                     }
                     let is_rel = matches!(b_kind(cx.scope.get(v)), Some(true));
                     if self.options.lenient
-                        || self.missing_props_null
+                        || cx.missing_props_null
                         || !self.unknown_written_property(v, &key.name, is_rel)
                     {
                         return Ok(null());

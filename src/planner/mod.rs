@@ -114,9 +114,6 @@ pub struct Lowerer<'c> {
     shared: usize,
     /// The column names WITH has given computed values so far in this query.
     pub(crate) with_columns: std::collections::HashSet<String>,
-    /// Lowering one branch of a MATCH: a property its label lacks is null (another label of
-    /// the same variable has it), not an error.
-    pub(crate) missing_props_null: bool,
     /// The labels (types) the user wrote for each node (relationship) variable in the query's
     /// patterns: a property none of them has is a typo (an error); where the label was only
     /// inferred, a missing property is null, as in openCypher.
@@ -218,7 +215,6 @@ impl<'c> Lowerer<'c> {
             counter: 0,
             shared: 0,
             with_columns: Default::default(),
-            missing_props_null: false,
             written_labels: HashMap::new(),
             notes: Vec::new(),
             next_collects: false,

@@ -14,7 +14,6 @@ use crate::binder::QueryGraph;
 use crate::error::{Error, Result};
 use crate::functions::registry::empty_list;
 use arrow::datatypes::{DataType, Field};
-use cypher::ast;
 use datafusion::common::ScalarValue;
 use datafusion::functions::expr_fn as f;
 use datafusion::functions_nested::expr_fn as nf;
@@ -56,11 +55,13 @@ impl Lowerer<'_> {
 
     /// The shape of each named path of `qg` (from the labels and tables its elements can
     /// have, before branching: every branch builds values of one type), and the shape each of
-    /// their variable-length relationships' elements take.
+    /// their variable-length relationships' elements take, and those of `lists` (the
+    /// variable-length relationships the user names).
     pub(crate) fn shape_paths(
         &self,
         qg: &QueryGraph,
         paths: &mut [NamedPath],
+        lists: &[String],
     ) -> Result<HashMap<String, Arc<PathShape>>> {
         let mut segments = HashMap::new();
         for p in paths.iter_mut() {
@@ -95,10 +96,8 @@ impl Lowerer<'_> {
         }
         // A variable-length relationship the user named (or a re-matched list) is a list of
         // relationships.
-        let rebound = format!("__{}", crate::rewrite::rematch::REBOUND);
-        let named = |v: &&ast::Ident| !v.name.starts_with("__") || v.name.starts_with(&rebound);
         for (k, r) in qg.rels.iter().enumerate() {
-            if let Some(v) = r.var.as_ref().filter(named) {
+            if let Some(v) = r.var.as_ref().filter(|v| lists.contains(&v.name)) {
                 if r.length.is_some() && !segments.contains_key(&v.name) {
                     let mut labels = BTreeSet::new();
                     for &t in &qg.tables[k] {

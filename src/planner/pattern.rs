@@ -41,6 +41,7 @@ pub(crate) struct Search {
 }
 
 /// One MATCH being lowered: what its hops need beyond their own pattern.
+#[derive(Clone)]
 pub(crate) struct MatchCx {
     /// Re-rooting for the MATCHes its lowering makes (an unrolled variable-length hop).
     pub reroot: bool,
@@ -52,6 +53,12 @@ pub(crate) struct MatchCx {
     /// Per variable-length relationship variable that needs its elements as values (a
     /// named path's segment, or a named list): their shape.
     pub segment_shapes: HashMap<String, Arc<PathShape>>,
+    /// One branch of a MATCH that branched: a property its label lacks is null (another
+    /// label of the same variable has it), not an error.
+    pub branch: bool,
+    /// Hops as joins and nodes as scans, not on the indexes (a pattern with no rows: the
+    /// indexes' operators need the labels they index).
+    pub joins: bool,
 }
 
 impl<'c> Lowerer<'c> {
@@ -218,7 +225,8 @@ impl<'c> Lowerer<'c> {
         }
         // Named paths: their elements named, the paths bound once the elements are.
         let mut named_paths = self.named_paths_of(prepared.paths);
-        let segment_shapes = self.shape_paths(&prepared.graph, &mut named_paths)?;
+        let segment_shapes =
+            self.shape_paths(&prepared.graph, &mut named_paths, &prepared.lists)?;
         debug_assert_eq!(
             prepared.reroot,
             search.reroot && segment_shapes.is_empty() && search.shortest.is_none(),
@@ -231,6 +239,8 @@ impl<'c> Lowerer<'c> {
             shortest: search.shortest.clone(),
             named_paths,
             segment_shapes,
+            branch: false,
+            joins: false,
         };
         let graph = prepared.graph;
         match prepared.shape {
@@ -256,10 +266,11 @@ impl<'c> Lowerer<'c> {
         // Some hop has no table for its labels: the MATCH has no rows. Planned as joins, which
         // keep every column of the chain whatever labels resolution settled on (the indexes'
         // operators need the labels they index); DataFusion turns it into an empty relation.
-        let indexes = self.indexes.take();
-        let out = self.lower_resolved_match(st, m, (planned.resolved, chains), with_where, mx);
-        self.indexes = indexes;
-        out
+        let mx = MatchCx {
+            joins: true,
+            ..mx.clone()
+        };
+        self.lower_resolved_match(st, m, (planned.resolved, chains), with_where, &mx)
     }
 
     fn lower_resolved_match(
@@ -291,9 +302,9 @@ impl<'c> Lowerer<'c> {
             self.bind_node(
                 &mut st,
                 &path.start,
-                &node_prefixes[0],
-                &resolved.labels[0],
+                (&node_prefixes[0], &resolved.labels[0]),
                 &mut acc.preds,
+                mx,
             )?;
             for (i, (rel, node)) in path.steps.iter().enumerate() {
                 // The binder checked the variable is new and written once.
@@ -316,7 +327,7 @@ impl<'c> Lowerer<'c> {
                     self.var_length_hop(&mut st, (&tables, chains), &hop, &mut acc.preds, mx)?;
                     acc.lists.push((tables, hop.prefix));
                 } else {
-                    self.fixed_hop(&mut st, resolved.rels[i], &hop, &mut acc)?;
+                    self.fixed_hop(&mut st, resolved.rels[i], &hop, &mut acc, mx)?;
                 }
             }
         }
@@ -344,6 +355,7 @@ impl<'c> Lowerer<'c> {
         rel_idx: usize,
         hop: &Hop<'_>,
         acc: &mut MatchPreds,
+        mx: &MatchCx,
     ) -> Result<()> {
         let &Hop {
             rel,
@@ -375,9 +387,9 @@ impl<'c> Lowerer<'c> {
             acc.unsatisfiable = true;
         }
         acc.rels.push((rel_idx, prefix.clone()));
-        if orients_fit {
+        if orients_fit && !mx.joins {
             if let Some(data) = self.csr_data(rel_idx, near_label, far_label) {
-                return self.csr_hop(st, &info, data, orients, hop, &mut acc.preds);
+                return self.csr_hop(st, &info, data, orients, hop, &mut acc.preds, mx);
             }
         }
         let preds = &mut acc.preds;
@@ -409,10 +421,11 @@ impl<'c> Lowerer<'c> {
             },
         );
         if let Some(props) = &rel.props {
-            self.property_map_preds(st, prefix, props, Written::Types(&rel.types), preds)?;
+            let written = Written::Types(&rel.types);
+            self.property_map_preds(st, prefix, props, written, preds, mx)?;
         }
         // Far node: join a new scan, or check a bound one.
-        self.bind_far_node(st, node, far_prefix, far_label, prefix, preds)
+        self.bind_far_node(st, node, (far_prefix, far_label), prefix, preds, mx)
     }
 
     /// A MATCH's WHERE over the variables in `st`.
@@ -432,24 +445,30 @@ impl<'c> Lowerer<'c> {
         &mut self,
         st: &mut State,
         node: &ast::NodePattern,
-        prefix: &str,
-        label: &str,
+        (prefix, label): (&str, &str),
         preds: &mut Vec<Expr>,
+        mx: &MatchCx,
     ) -> Result<()> {
         match bound_node(st, node)? {
             Some((p, _)) => {
                 if let Some(props) = &node.props {
-                    self.property_map_preds(st, &p, props, Written::Labels(node), preds)?;
+                    self.property_map_preds(st, &p, props, Written::Labels(node), preds, mx)?;
                 }
             }
             None => {
                 let info = self.entities().node(label).clone();
-                let (scan, node, extends) = match self.value_node_plan(st, node, prefix, &info)? {
-                    Some(lookup) => (lookup, node.clone(), true),
-                    None => match self.point_lookup(st, node, prefix, &info)? {
-                        Some(lookup) => (lookup, without_property(node, &info.key), true),
-                        None => (self.scan_node(&info, prefix)?, node.clone(), false),
-                    },
+                let value = match mx.joins {
+                    true => None,
+                    false => self.value_node_plan(st, node, prefix, &info)?,
+                };
+                let lookup = match (mx.joins, &value) {
+                    (false, None) => self.point_lookup(st, node, prefix, &info)?,
+                    _ => None,
+                };
+                let (scan, node, extends) = match (value, lookup) {
+                    (Some(value), _) => (value, node.clone(), true),
+                    (None, Some(lookup)) => (lookup, without_property(node, &info.key), true),
+                    (None, None) => (self.scan_node(&info, prefix)?, node.clone(), false),
                 };
                 let node = &node;
                 st.plan = if st.unit || extends {
@@ -460,7 +479,7 @@ impl<'c> Lowerer<'c> {
                         .build()?
                 };
                 st.unit = false;
-                self.bind_node_var(st, prefix, label, node, preds)?;
+                self.bind_node_var(st, (prefix, label), node, preds, mx)?;
             }
         }
         Ok(())
@@ -470,17 +489,17 @@ impl<'c> Lowerer<'c> {
         &mut self,
         st: &mut State,
         node: &ast::NodePattern,
-        prefix: &str,
-        label: &str,
+        (prefix, label): (&str, &str),
         rel_prefix: &str,
         preds: &mut Vec<Expr>,
+        mx: &MatchCx,
     ) -> Result<()> {
         match bound_node(st, node)? {
             Some((p, l)) => {
                 let key = prop_col(&p, &self.entities().node(&l).key);
                 preds.push(col(&key).eq(col(&far_col(rel_prefix))));
                 if let Some(props) = &node.props {
-                    self.property_map_preds(st, &p, props, Written::Labels(node), preds)?;
+                    self.property_map_preds(st, &p, props, Written::Labels(node), preds, mx)?;
                 }
             }
             None => {
@@ -495,7 +514,7 @@ impl<'c> Lowerer<'c> {
                         None,
                     )?
                     .build()?;
-                self.bind_node_var(st, prefix, label, node, preds)?;
+                self.bind_node_var(st, (prefix, label), node, preds, mx)?;
             }
         }
         Ok(())
@@ -505,10 +524,10 @@ impl<'c> Lowerer<'c> {
     pub(super) fn bind_node_var(
         &self,
         st: &mut State,
-        prefix: &str,
-        label: &str,
+        (prefix, label): (&str, &str),
         node: &ast::NodePattern,
         preds: &mut Vec<Expr>,
+        mx: &MatchCx,
     ) -> Result<()> {
         st.scope.bind(
             prefix,
@@ -518,7 +537,7 @@ impl<'c> Lowerer<'c> {
             },
         );
         if let Some(props) = &node.props {
-            self.property_map_preds(st, prefix, props, Written::Labels(node), preds)?;
+            self.property_map_preds(st, prefix, props, Written::Labels(node), preds, mx)?;
         }
         Ok(())
     }
@@ -531,6 +550,7 @@ impl<'c> Lowerer<'c> {
         props: &ast::Expr,
         written: Written<'_>,
         preds: &mut Vec<Expr>,
+        mx: &MatchCx,
     ) -> Result<()> {
         let ExprKind::Map(entries) = &props.kind else {
             return sem_err!(
@@ -541,7 +561,7 @@ impl<'c> Lowerer<'c> {
         };
         // A key none of the written labels (types) has is a typo; where the label is only
         // inferred, the property is null and the pattern matches nothing.
-        if !self.options.lenient && !self.missing_props_null {
+        if !self.options.lenient && !mx.branch {
             let ents = self.entities();
             for (k, _) in entries {
                 let has = |ps: &[(String, DataType)]| ps.iter().any(|(p, _)| p == &k.name);
@@ -572,6 +592,7 @@ impl<'c> Lowerer<'c> {
         let schema = st.plan.schema().clone();
         let cx = ExprCtx {
             no_aggregates: "in a pattern",
+            missing_props_null: mx.branch,
             ..ExprCtx::new(&st.scope, &schema)
         };
         for (k, v) in entries {

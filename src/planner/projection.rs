@@ -470,6 +470,7 @@ impl<'c> Lowerer<'c> {
                 schema: &post_schema,
                 overrides: key_overrides,
                 no_aggregates: "inside another aggregate",
+                missing_props_null: false,
             };
             let e = self
                 .expr(&items[*i].expr, &cx)
@@ -536,6 +537,7 @@ impl<'c> Lowerer<'c> {
             schema: &schema,
             overrides: o.overrides,
             no_aggregates: "in ORDER BY unless it is also projected",
+            missing_props_null: false,
         };
         // An ORDER BY expression around an aggregate may only reuse what a projected one
         // may (openCypher: `ORDER BY a.x + b.x + count(*)` next to `a.x + b.x AS k` is
@@ -545,6 +547,7 @@ impl<'c> Lowerer<'c> {
             schema: cx.schema,
             overrides: o.key_overrides,
             no_aggregates: cx.no_aggregates,
+            missing_props_null: false,
         };
         let mut sorts = Vec::new();
         for s in &p.order_by {

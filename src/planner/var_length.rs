@@ -50,7 +50,8 @@ impl<'c> Lowerer<'c> {
         let far_bound = bound_node(st, node)?;
         let near_info = self.entities().node(near_label).clone();
         let far_info = self.entities().node(far_label).clone();
-        match self.var_hops(tables, rel.direction, near_label, far_label) {
+        let hops = (!mx.joins).then(|| self.var_hops(tables, rel.direction, near_label, far_label));
+        match hops.flatten() {
             Some((hops, labels, start, end)) => {
                 // The far node's columns, or (bound far node) just its key to compare.
                 let (target, check) = match &far_bound {
@@ -105,7 +106,7 @@ impl<'c> Lowerer<'c> {
             );
         }
         if let Some(props) = &node.props {
-            self.property_map_preds(st, far_prefix, props, Written::Labels(node), preds)?;
+            self.property_map_preds(st, far_prefix, props, Written::Labels(node), preds, mx)?;
         }
         Ok(())
     }

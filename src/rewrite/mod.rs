@@ -76,6 +76,9 @@ pub(crate) struct PreparedMatch {
     pub graph: QueryGraph,
     /// Its named paths, as their elements' variables.
     pub paths: Vec<PathElements>,
+    /// Its variable-length relationships the user names (or that match a list again): lists
+    /// whose elements are values.
+    pub lists: Vec<String>,
     /// Re-rooting holds for this MATCH and for those its lowering makes (an unrolled
     /// variable-length hop): not where a walk's order is kept (relationship lists and
     /// paths as values, a shortest-path search).
@@ -178,9 +181,16 @@ pub(crate) fn prepare_match(cx: &MatchContext<'_>, m: &ast::Match) -> Result<Pre
     } else {
         branches(cx, &graph, &several, (reroot, &elems, names), &mut notes)?
     };
+    let rebound = format!("__{}", rematch::REBOUND);
+    let lists = (graph.rels.iter())
+        .filter(|r| r.length.is_some())
+        .filter_map(|r| r.var.as_ref().map(|v| v.name.clone()))
+        .filter(|v| !v.starts_with("__") || v.starts_with(&rebound))
+        .collect();
     Ok(PreparedMatch {
         graph,
         paths,
+        lists,
         reroot,
         shape,
         notes,
