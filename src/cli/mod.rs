@@ -286,6 +286,10 @@ pub enum Command {
         /// Which queries to generate.
         #[arg(long, value_enum, default_value_t = crate::cli::verify::Shapes::All)]
         shapes: crate::cli::verify::Shapes,
+        /// The time limit of each query in each mode; a query past it is listed, not
+        /// compared.
+        #[arg(long, value_parser = parse_duration, default_value = "60s")]
+        timeout: std::time::Duration,
     },
 }
 
@@ -571,9 +575,15 @@ async fn execute(cli: Cli) -> std::result::Result<(), CliError> {
             random,
             seed,
             shapes,
+            timeout,
         } => {
             let g = open_mode(&graph, Mode::Csr).await?;
-            let report = crate::cli::verify::run(&g, random, seed, shapes).await?;
+            let g = g
+                .with_options(g.options().clone().with_timeout(timeout))
+                .await?;
+            let watch = crate::cli::verify::Watch::start(random);
+            let report =
+                crate::cli::verify::run(&g, random, seed, shapes, &mut |p| watch.see(p)).await?;
             out!("{}", report.render());
             if !report.mismatches.is_empty() {
                 return Err(CliError::Failed);

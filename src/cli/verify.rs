@@ -16,6 +16,8 @@ use lance_csr::{Graph, Mode};
 use lance_csr::{Params, QueryResult, Result};
 use std::collections::BTreeMap;
 use std::fmt::Write;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
 
 /// Which queries to generate.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -1207,6 +1209,8 @@ pub struct Report {
     /// Queries both modes rejected (the generator made a query the subset refuses).
     pub rejected: Vec<(String, String)>,
     pub mismatches: Vec<Mismatch>,
+    /// Queries that ran past the time limit in either mode (not compared).
+    pub timed_out: Vec<String>,
     /// Vector searches compared with the exact ordering: (searches, recall@10 over them).
     pub searches: Option<(usize, f64)>,
     /// Full-text searches checked against the same search unlimited and unnested.
@@ -1265,7 +1269,14 @@ fn show(r: &std::result::Result<QueryResult, lance_csr::Error>) -> String {
 
 /// Generates `n` queries from `seed` and compares every rule on (plan cache on) against
 /// every rule off (no plan cache).
-pub async fn run(graph: &Graph, n: usize, seed: u64, shapes: Shapes) -> Result<Report> {
+/// `progress` hears of each query as it starts and ends (the CLI prints a line now and then).
+pub async fn run(
+    graph: &Graph,
+    n: usize,
+    seed: u64,
+    shapes: Shapes,
+    progress: &mut dyn FnMut(Progress),
+) -> Result<Report> {
     let on = graph.with_mode(Mode::Csr).await?;
     let off = graph
         .with_options(
@@ -1276,7 +1287,7 @@ pub async fn run(graph: &Graph, n: usize, seed: u64, shapes: Shapes) -> Result<R
                 .with_plan_cache(false),
         )
         .await?;
-    let mut report = compare(&on, &off, n, seed, shapes).await?;
+    let mut report = compare(&on, &off, n, seed, shapes, progress).await?;
     vector_searches(&on, &off, seed, &mut report).await?;
     text_searches(&on, seed, &mut report).await?;
     Ok(report)
@@ -1350,76 +1361,176 @@ fn show_params(p: &Params) -> String {
     items.join(", ")
 }
 
-/// Generates `n` queries from `seed` over `on`'s schema and compares `on` against `off`.
+/// Progress of a long run on stderr: a line every 100 queries, and each query still running
+/// after [`Watch::SLOW`], printed while it runs (so a run that stalls says on what).
+pub struct Watch {
+    total: usize,
+    started: Instant,
+    /// The query running: since when, its text, whether it was printed.
+    running: Arc<Mutex<Running>>,
+}
+
+type Running = Option<(Instant, String, bool)>;
+
+impl Watch {
+    pub const SLOW: Duration = Duration::from_secs(10);
+
+    /// Starts watching (a thread that ends with the `Watch`) a run of `total` queries.
+    pub fn start(total: usize) -> Self {
+        let running: Arc<Mutex<Running>> = Arc::default();
+        let weak = Arc::downgrade(&running);
+        std::thread::spawn(move || loop {
+            std::thread::sleep(Duration::from_millis(500));
+            let Some(running) = weak.upgrade() else {
+                return;
+            };
+            let mut running = running.lock().unwrap_or_else(|e| e.into_inner());
+            if let Some((since, q, printed)) = running.as_mut() {
+                if !*printed && since.elapsed() >= Self::SLOW {
+                    eprintln!("  still running after {:.0?}: {q}", since.elapsed());
+                    *printed = true;
+                }
+            }
+        });
+        Self {
+            total,
+            started: Instant::now(),
+            running,
+        }
+    }
+
+    pub fn see(&self, p: Progress) {
+        let mut running = self.running.lock().unwrap_or_else(|e| e.into_inner());
+        match p {
+            Progress::Running(q) => {
+                *running = Some((Instant::now(), q.to_string(), false));
+            }
+            Progress::Done(r) => {
+                if let Some((since, _, true)) = running.take() {
+                    eprintln!("  ... done after {:.1?}", since.elapsed());
+                }
+                let done = r.queries.len();
+                if done % 100 == 0 && done < self.total {
+                    eprintln!(
+                        "  {done}/{} queries, {} mismatches, {} past the time limit, {:.0?}",
+                        self.total,
+                        r.mismatches.len(),
+                        r.timed_out.len(),
+                        self.started.elapsed()
+                    );
+                }
+            }
+        }
+    }
+}
+
+/// What a run tells its caller as it goes.
+pub enum Progress<'a> {
+    /// This query starts.
+    Running(&'a str),
+    /// A query is done; what was found so far.
+    Done(&'a Report),
+}
+
+/// Generates `n` queries from `seed` over `on`'s schema and compares `on` against `off`,
+/// telling `progress` of each query as it starts and ends.
 pub async fn compare(
     on: &Graph,
     off: &Graph,
     n: usize,
     seed: u64,
     shapes: Shapes,
+    progress: &mut dyn FnMut(Progress),
 ) -> Result<Report> {
     let mut report = Report::default();
-    let p = Params::new();
     for q in generate(on, n, seed, shapes).await {
-        report.queries.push(q.clone());
-        let (a, b) = (on.query(&q, &p).await, off.query(&q, &p).await);
-        let same = match (&a, &b) {
-            // Both fail at run time with the same Cypher error (an overflow, say): agreed.
-            (Err(x @ lance_csr::Error::Runtime(_)), Err(y)) => x.kind_name() == y.kind_name(),
-            (Err(x), Err(_)) => {
-                report.rejected.push((q.clone(), x.to_string()));
-                continue;
-            }
-            (Ok(x), Ok(y)) => {
-                report.nonempty += (x.num_rows() > 0) as usize;
-                x.columns == y.columns && same_rows(x, y, q.contains(" ORDER BY "))
-            }
-            _ => false,
-        };
-        report.compared += 1;
-        // A query that reads a part twice (an OPTIONAL MATCH, a MATCH after WITH) runs again,
-        // from the plan cache: it has one answer, however often it runs.
-        if reads_twice(&q) && !on.options().no_plan_cache {
-            let again = on.query(&q, &p).await;
-            let repeats = match (&a, &again) {
-                (Ok(x), Ok(y)) => same_rows(x, y, false),
-                (Err(x), Err(y)) => x.kind_name() == y.kind_name(),
-                _ => false,
-            };
-            if same && !repeats {
-                report.mismatches.push(Mismatch {
-                    query: format!("{q}  -- run twice, the runs differ"),
-                    optimized: show(&again),
-                    unoptimized: show(&a),
-                });
-                continue;
-            }
-        }
-        if !same {
-            report.mismatches.push(Mismatch {
-                query: q.clone(),
-                optimized: show(&a),
-                unoptimized: show(&b),
-            });
-            continue;
-        }
-        // The same query with parameters, through a cached plan: the same rows.
-        let Ok(expected) = &b else { continue };
-        if let Some((pq, c)) = run_parameterized(on, &q, &p).await {
-            report.parameterized += 1;
-            let agree = c
-                .as_ref()
-                .is_ok_and(|c| same_rows(c, expected, q.contains(" ORDER BY ")));
-            if !agree {
-                report.mismatches.push(Mismatch {
-                    query: pq,
-                    optimized: show(&c),
-                    unoptimized: show(&b),
-                });
-            }
-        }
+        progress(Progress::Running(&q));
+        compare_one(on, off, q, &mut report).await;
+        progress(Progress::Done(&report));
     }
     Ok(report)
+}
+
+/// Runs `q` on both graphs (and again from the plan cache, and with parameters) and records
+/// what it finds in `report`.
+fn timed_out<T>(r: &Result<T>) -> bool {
+    matches!(
+        r,
+        Err(lance_csr::Error::Limit(lance_csr::LimitKind::Time, _))
+    )
+}
+
+async fn compare_one(on: &Graph, off: &Graph, q: String, report: &mut Report) {
+    let p = Params::new();
+    report.queries.push(q.clone());
+    let (a, b) = (on.query(&q, &p).await, off.query(&q, &p).await);
+    if timed_out(&a) || timed_out(&b) {
+        report.timed_out.push(q);
+        return;
+    }
+    let same = match (&a, &b) {
+        // Both fail at run time with the same Cypher error (an overflow, say): agreed.
+        (Err(x @ lance_csr::Error::Runtime(_)), Err(y)) => x.kind_name() == y.kind_name(),
+        (Err(x), Err(_)) => {
+            report.rejected.push((q.clone(), x.to_string()));
+            return;
+        }
+        (Ok(x), Ok(y)) => {
+            report.nonempty += (x.num_rows() > 0) as usize;
+            x.columns == y.columns && same_rows(x, y, q.contains(" ORDER BY "))
+        }
+        _ => false,
+    };
+    report.compared += 1;
+    // A query that reads a part twice (an OPTIONAL MATCH, a MATCH after WITH) runs again,
+    // from the plan cache: it has one answer, however often it runs.
+    if reads_twice(&q) && !on.options().no_plan_cache {
+        let again = on.query(&q, &p).await;
+        if timed_out(&again) {
+            report.timed_out.push(q);
+            return;
+        }
+        let repeats = match (&a, &again) {
+            (Ok(x), Ok(y)) => same_rows(x, y, false),
+            (Err(x), Err(y)) => x.kind_name() == y.kind_name(),
+            _ => false,
+        };
+        if same && !repeats {
+            report.mismatches.push(Mismatch {
+                query: format!("{q}  -- run twice, the runs differ"),
+                optimized: show(&again),
+                unoptimized: show(&a),
+            });
+            return;
+        }
+    }
+    if !same {
+        report.mismatches.push(Mismatch {
+            query: q.clone(),
+            optimized: show(&a),
+            unoptimized: show(&b),
+        });
+        return;
+    }
+    // The same query with parameters, through a cached plan: the same rows.
+    let Ok(expected) = &b else { return };
+    if let Some((pq, c)) = run_parameterized(on, &q, &p).await {
+        if timed_out(&c) {
+            report.timed_out.push(pq);
+            return;
+        }
+        report.parameterized += 1;
+        let agree = c
+            .as_ref()
+            .is_ok_and(|c| same_rows(c, expected, q.contains(" ORDER BY ")));
+        if !agree {
+            report.mismatches.push(Mismatch {
+                query: pq,
+                optimized: show(&c),
+                unoptimized: show(&b),
+            });
+        }
+    }
 }
 
 impl Report {
@@ -1430,6 +1541,9 @@ impl Report {
         for (q, e) in &self.rejected {
             let _ = writeln!(s, "REJECTED {q}\n  {e}");
         }
+        for q in &self.timed_out {
+            let _ = writeln!(s, "TIMED OUT {q}");
+        }
         for m in &self.mismatches {
             let _ = writeln!(
                 s,
@@ -1439,12 +1553,13 @@ impl Report {
         }
         let _ = writeln!(
             s,
-            "{} queries compared ({} with rows, {} also with parameters through a cached plan), {} mismatches, {} rejected by both modes",
+            "{} queries compared ({} with rows, {} also with parameters through a cached plan), {} mismatches, {} rejected by both modes, {} past the time limit",
             self.compared,
             self.nonempty,
             self.parameterized,
             self.mismatches.len(),
-            self.rejected.len()
+            self.rejected.len(),
+            self.timed_out.len()
         );
         if let Some((n, recall)) = self.searches {
             let _ = writeln!(

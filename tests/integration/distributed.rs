@@ -48,10 +48,10 @@ async fn cluster() -> &'static str {
 
 /// `tables` written as Lance datasets with their indexes: the graph.toml.
 async fn lance_graph(dir: &std::path::Path, tables: Vec<lance_csr_datasets::Table>) -> PathBuf {
-    let path = lance_csr::write_graph(dir, tables, &mut |_| {})
+    let path = lance_csr::write_graph(dir, tables, &mut |_| ())
         .await
         .unwrap();
-    Graph::build_indexes(&path, &mut |_| {}).await.unwrap();
+    Graph::build_indexes(&path, &mut |_| ()).await.unwrap();
     path
 }
 
@@ -143,9 +143,10 @@ fn case_queries_agree_on_a_standalone_cluster() {
 fn random_queries_agree_on_a_standalone_cluster() {
     run(|| async {
         let (_dir, local, remote) = sample_in_process_and_on_cluster().await;
-        let report = cli_verify::compare(&remote, &local, 70, 20261201, Shapes::Cluster)
-            .await
-            .unwrap();
+        let report =
+            cli_verify::compare(&remote, &local, 70, 20261201, Shapes::Cluster, &mut |_| ())
+                .await
+                .unwrap();
         println!("{}", report.render());
         assert!(report.mismatches.is_empty(), "{}", report.render());
         assert!(report.compared >= 66, "{}", report.render());
@@ -156,7 +157,7 @@ fn random_queries_agree_on_a_standalone_cluster() {
 fn generated_graph_queries_agree_on_a_standalone_cluster() {
     run(|| async {
         let dir = tempfile::tempdir().unwrap();
-        let tables = lance_csr_datasets::social::generate(0.5, 11, &mut |_| {});
+        let tables = lance_csr_datasets::social::generate(0.5, 11, &mut |_| ());
         let path = lance_graph(dir.path(), tables).await;
         let local = Graph::open(&path).await.unwrap();
         // Small batches and four partitions: the cluster's scans split tables of one fragment
@@ -219,7 +220,7 @@ fn generated_graph_queries_agree_on_a_standalone_cluster() {
             }
         }
         assert!(failures.is_empty(), "{}", failures.join("\n\n"));
-        let report = cli_verify::compare(&remote, &local, 60, 7, Shapes::WholeGraph)
+        let report = cli_verify::compare(&remote, &local, 60, 7, Shapes::WholeGraph, &mut |_| ())
             .await
             .unwrap();
         println!("{}", report.render());

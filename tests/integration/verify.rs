@@ -14,7 +14,7 @@ use cli_verify::Shapes;
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn random_queries_agree_with_rules_on_and_off() {
     let g = common::sample().await;
-    let report = cli_verify::run(&g, 320, 20261130, Shapes::All)
+    let report = cli_verify::run(&g, 320, 20261130, Shapes::All, &mut |_| ())
         .await
         .unwrap();
     println!("{}", report.render());
@@ -36,7 +36,7 @@ async fn random_queries_agree_with_rules_on_and_off() {
         report.render()
     );
     // The same seed gives the same queries.
-    let again = cli_verify::run(&g, 20, 20261130, Shapes::All)
+    let again = cli_verify::run(&g, 20, 20261130, Shapes::All, &mut |_| ())
         .await
         .unwrap();
     assert_eq!(again.queries, report.queries[..20]);
@@ -50,7 +50,7 @@ async fn random_queries_agree_over_loops_and_parallel_edges() {
     let g = lance_csr::Graph::from_tables(tables, Default::default())
         .await
         .unwrap();
-    let report = cli_verify::run(&g, 200, 20261201, Shapes::WholeGraph)
+    let report = cli_verify::run(&g, 200, 20261201, Shapes::WholeGraph, &mut |_| ())
         .await
         .unwrap();
     println!("{}", report.render());
@@ -97,7 +97,7 @@ async fn a_different_answer_is_reported() {
         .with_mode(Mode::Join)
         .await
         .unwrap();
-    let report = cli_verify::compare(&full, &fewer, 60, 7, Shapes::All)
+    let report = cli_verify::compare(&full, &fewer, 60, 7, Shapes::All, &mut |_| ())
         .await
         .unwrap();
     assert!(!report.mismatches.is_empty(), "{}", report.render());
@@ -310,7 +310,7 @@ async fn hostile_names_agree_with_the_reference_interpreter() {
         .collect();
     let reference = RefGraph::new(&tables);
     let dir = tempfile::tempdir().unwrap();
-    let on_lance = lance_csr::write_graph(dir.path(), tables.clone(), &mut |_| {})
+    let on_lance = lance_csr::write_graph(dir.path(), tables.clone(), &mut |_| ())
         .await
         .unwrap();
     let on_lance = lance_csr::Graph::open(on_lance).await.unwrap();
