@@ -89,6 +89,10 @@ pub enum CypherFn {
     /// `cypher_vector(measure, a, b)`: a similarity or distance of two vectors
     /// (`vector::Measure`).
     Vector,
+    /// `cypher_identity(value, key)`: the identity text of a node (`key` `"__nid"`) or a
+    /// relationship (`"__rid"`) held by a value of any kind, so that an entity and a value
+    /// compare as a hash join's keys; null for null, `""` (no entity's) for anything else.
+    Identity,
     /// `Fail(class, detail, message, typed null)`: an error of that class when evaluated on
     /// any row, of the null's type otherwise (an error only values can raise, found early).
     Fail,
@@ -127,6 +131,7 @@ impl CypherFn {
             CypherFn::Now => "cypher_now",
             CypherFn::ToText => "cypher_to_text",
             CypherFn::Vector => "cypher_vector",
+            CypherFn::Identity => "cypher_identity",
         }
     }
 
@@ -179,8 +184,9 @@ impl CypherFn {
 
 /// Every function of this module.
 #[cfg(feature = "distributed")]
-const ALL: [CypherFn; 30] = [
+const ALL: [CypherFn; 31] = [
     CypherFn::Vector,
+    CypherFn::Identity,
     CypherFn::Dynamic,
     CypherFn::Now,
     CypherFn::ToText,
@@ -278,7 +284,7 @@ impl ScalarUDFImpl for Udf {
             CypherFn::Fail => arg_types[3].clone(),
             CypherFn::ToFloat | CypherFn::Vector => DataType::Float64,
             CypherFn::ToAny | CypherFn::Properties | CypherFn::Dynamic | CypherFn::Now => any::ANY,
-            CypherFn::ToText => DataType::Utf8,
+            CypherFn::ToText | CypherFn::Identity => DataType::Utf8,
             CypherFn::AnyItems => DataType::new_list(any::ANY, true),
             CypherFn::Range => DataType::new_list(DataType::Int64, true),
             CypherFn::PercentileDisc => percentile::return_type(&arg_types[0], true),
@@ -374,6 +380,7 @@ impl Udf {
             CypherFn::Now => now(a),
             CypherFn::ToText => to_text(a),
             CypherFn::Vector => vector::eval(a),
+            CypherFn::Identity => identity_text(a),
         }
     }
 
@@ -680,6 +687,27 @@ fn properties(a: &[ArrayRef]) -> Result<ArrayRef> {
             other => other,
         };
         any::append(&mut b, &v, &mut scratch);
+    }
+    Ok(Arc::new(b.finish()))
+}
+
+/// `cypher_identity(value, key)` row by row.
+fn identity_text(a: &[ArrayRef]) -> Result<ArrayRef> {
+    let n = a[0].len();
+    let keys = arrow::compute::cast(&a[1], &DataType::Utf8)?;
+    let keys = keys.as_string::<i32>();
+    let mut b = arrow::array::StringBuilder::with_capacity(n, 24 * n);
+    for i in 0..n {
+        match value_at(a[0].as_ref(), i) {
+            Value::Null => b.append_null(),
+            v => {
+                let node = keys.value(i) == "__nid";
+                match value::identity_of(&v) {
+                    Some((is_node, id)) if is_node == node => b.append_value(id),
+                    _ => b.append_value(""),
+                }
+            }
+        }
     }
     Ok(Arc::new(b.finish()))
 }

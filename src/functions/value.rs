@@ -397,6 +397,15 @@ pub fn is_identity_field(name: &str) -> bool {
     matches!(name, "__nid" | "__rid" | "__start" | "__end")
 }
 
+/// The identity of a node or relationship value: whether it is a node, and its identity
+/// text; `None` for any other value.
+pub fn identity_of(v: &Value) -> Option<(bool, &str)> {
+    match v {
+        Value::Map(entries) => identity(entries),
+        _ => None,
+    }
+}
+
 /// The identity of a node or relationship value (a map whose first key is `__label` /
 /// `__type` and that has `__nid` / `__rid`): its kind and identity text.
 fn identity(entries: &[(String, Value)]) -> Option<(bool, &str)> {

@@ -1192,19 +1192,25 @@ impl<'c> Lowerer<'c> {
         } else {
             ("__type", "__rid")
         };
-        let holds = match cx.schema.field_with_unqualified_name(val) {
-            Ok(f) => matches!(f.data_type(), DataType::Struct(fs)
-                if fs.first().is_some_and(|x| x.name() == first)
-                    && fs.iter().any(|x| x.name() == key)),
-            Err(_) => false,
-        };
-        if !holds {
+        let Ok(field) = cx.schema.field_with_unqualified_name(val) else {
             return Ok(None);
-        }
+        };
+        let value_id = match field.data_type() {
+            DataType::Struct(fs)
+                if fs.first().is_some_and(|x| x.name() == first)
+                    && fs.iter().any(|x| x.name() == key) =>
+            {
+                f::get_field(col(val), key)
+            }
+            // A value of mixed kind (an element of a list of nodes and other things): its
+            // identity text, "" where it holds no entity of this kind.
+            t if is_any(t) => CypherFn::Identity.call(vec![col(val), lit(key)]),
+            _ => return Ok(None),
+        };
         let Some(id) = self.identity_fields(ent)?.into_iter().nth(1) else {
             return Ok(None);
         };
-        Ok(Some(id.eq(f::get_field(col(val), key))))
+        Ok(Some(id.eq(value_id)))
     }
 
     /// `x IN list`: a literal list (or list parameter) item by item, three-valued; any other

@@ -196,3 +196,24 @@ MATCH (m:Message)-[c:HAS_CREATOR]->(:Person {firstName: 'Ann'}) WITH collect(c) 
 ---- ordered
 l|same|e|again
 ['Post', 'Message']|true|Ann|['Ann']
+
+# Nodes of different labels in one list (values of mixed kind), matched again by identity in
+# a pattern predicate and after UNWIND: persons are liked by no one.
+MATCH (p:Person)<-[:HAS_CREATOR]-(m) RETURN p.firstName AS n, m.id AS m, [x IN [p, m] WHERE (x)<-[:LIKES]-() | x.id] AS k ORDER BY n, m
+---- ordered
+n|m|k
+Ann|100|[100]
+Bob|101|[]
+Bob|201|[]
+Carl|200|[200]
+Dana|102|[102]
+Eve|202|[202]
+
+MATCH (p:Person)<-[:HAS_CREATOR]-(m) WITH [p, m] AS xs UNWIND xs AS x MATCH (x)<-[:LIKES]-(q) RETURN x.id AS x, q.firstName AS q ORDER BY x, q
+---- ordered
+x|q
+100|Bob
+100|Carl
+102|Ann
+200|Dana
+202|Ann
