@@ -970,6 +970,44 @@ mod tests {
     }
 
     #[test]
+    fn identity_text_is_an_entity_of_the_kind_asked_for() {
+        let entity = |first: &str, kind: &str, id_key: &str, id: &str| {
+            Value::Map(vec![
+                (first.to_string(), Value::Str(kind.to_string())),
+                (id_key.to_string(), Value::Str(id.to_string())),
+                ("name".to_string(), Value::Str("x".to_string())),
+            ])
+        };
+        let values = [
+            entity("__label", "Person", "__nid", "Person1"),
+            entity("__type", "KNOWS", "__rid", "KNOWS7"),
+            Value::Int(1),
+            Value::Null,
+            Value::List(vec![entity("__label", "Person", "__nid", "Person1")]),
+        ];
+        let mut b = LargeBinaryBuilder::new();
+        let mut scratch = Vec::new();
+        for v in &values {
+            any::append(&mut b, v, &mut scratch);
+        }
+        let cells: ArrayRef = Arc::new(b.finish());
+        let texts = |key: &str| -> Vec<Option<String>> {
+            let keys: ArrayRef = Arc::new(StringArray::from(vec![key; values.len()]));
+            let out = eval(CypherFn::Identity, vec![cells.clone(), keys]).unwrap();
+            (out.as_string::<i32>().iter())
+                .map(|s| s.map(str::to_string))
+                .collect()
+        };
+        let s = |x: &str| Some(x.to_string());
+        // A relationship, a number or a list is no node: "" (equal to no node's identity).
+        assert_eq!(
+            texts("__nid"),
+            vec![s("Person1"), s(""), s(""), None, s("")]
+        );
+        assert_eq!(texts("__rid"), vec![s(""), s("KNOWS7"), s(""), None, s("")]);
+    }
+
+    #[test]
     fn negative_arguments_are_errors() {
         let x: ArrayRef = Arc::new(Int64Array::from(vec![Some(2), None, Some(-1)]));
         let e = eval(CypherFn::NonNegative, vec![x]).unwrap_err();
