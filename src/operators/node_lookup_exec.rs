@@ -14,7 +14,7 @@ use datafusion::physical_plan::{
 };
 use futures::StreamExt;
 use std::fmt;
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 #[derive(Debug)]
 pub struct LookupSpec {
@@ -28,6 +28,10 @@ pub struct LookupSpec {
     pub take_out: Vec<String>,
     /// Rows with a null key are kept, with null columns (keys known to be nodes or null).
     pub keep_nulls: bool,
+    /// `take`'s columns, read from `columns` at the first lookup: the queries that run this
+    /// spec again (a cached plan) read them without taking the store's lock, which
+    /// concurrent point lookups would otherwise all contend for.
+    pub taken: OnceLock<Vec<ArrayRef>>,
 }
 
 #[derive(Debug)]
@@ -85,8 +89,17 @@ impl LookupSpec {
             .iter()
             .map(|a| arrow::compute::take(a.as_ref(), &rows, None))
             .collect::<std::result::Result<_, _>>()?;
-        for name in &self.take {
-            let a = self.columns.get(name).map_err(ext)?;
+        let taken = match self.taken.get() {
+            Some(t) => t,
+            None => {
+                let t = (self.take.iter())
+                    .map(|name| self.columns.get(name))
+                    .collect::<crate::error::Result<Vec<_>>>()
+                    .map_err(ext)?;
+                self.taken.get_or_init(|| t)
+            }
+        };
+        for a in taken {
             cols.push(arrow::compute::take(a.as_ref(), &ords, None)?);
         }
         Ok(RecordBatch::try_new_with_options(

@@ -273,6 +273,7 @@ async fn plan_lookup(
         take_out: n.target.output().map(|(_, o, _)| o.clone()).collect(),
         take,
         keep_nulls: n.keys_exist,
+        taken: Default::default(),
     };
     let schema = Arc::new(n.schema.as_arrow().clone());
     Ok(Arc::new(NodeLookupExec::try_new(input, spec, schema)?))
