@@ -290,8 +290,10 @@ impl Graph {
     ) -> PyResult<QueryResult> {
         let p = self::params(params)?;
         let g = read(py, &self.inner)?;
-        let r = wait(py, &self.interrupts, query, g.query(query, &p))?;
-        QueryResult::new(r)
+        // The result is made, and the lock and parameters let go, with the GIL released.
+        wait(py, &self.interrupts, query, async move {
+            QueryResult::new(g.query(query, &p).await?)
+        })
     }
 
     /// Runs `query` and returns its result as it is computed ([`ResultStream`]).
@@ -440,13 +442,9 @@ impl PreparedQuery {
         let p = self::params(params)?;
         let prepared = &self.prepared;
         let g = read(py, &self.graph)?;
-        let r = wait(
-            py,
-            &self.interrupts,
-            prepared.text(),
-            prepared.query(&g, &p),
-        )?;
-        QueryResult::new(r)
+        wait(py, &self.interrupts, prepared.text(), async move {
+            QueryResult::new(prepared.query(&g, &p).await?)
+        })
     }
 
     /// Runs the query with `params`, its result as it is computed.

@@ -21,13 +21,14 @@ pub struct QueryResult {
 }
 
 impl QueryResult {
-    pub fn new(r: lance_csr::QueryResult) -> PyResult<Self> {
+    /// The engine's result under its column names (no Python involved: built while the
+    /// GIL is released).
+    pub fn new(r: lance_csr::QueryResult) -> lance_csr::Result<Self> {
         let schema = named_schema(&r.columns, &r.schema);
-        let batches = r
-            .batches
-            .iter()
-            .map(|b| renamed(&schema, b))
-            .collect::<PyResult<Vec<_>>>()?;
+        let batches = (r.batches.iter())
+            .map(|b| RecordBatch::try_new(schema.clone(), b.columns().to_vec()))
+            .collect::<Result<Vec<_>, ArrowError>>()
+            .map_err(|e| lance_csr::Error::Internal(e.to_string()))?;
         Ok(Self {
             rows: batches.iter().map(|b| b.num_rows()).sum(),
             columns: r.columns,
@@ -156,10 +157,6 @@ pub fn named_schema(columns: &[String], schema: &SchemaRef) -> SchemaRef {
         .map(|(f, name)| f.as_ref().clone().with_name(name))
         .collect();
     Arc::new(Schema::new(fields))
-}
-
-fn renamed(schema: &SchemaRef, b: &RecordBatch) -> PyResult<RecordBatch> {
-    RecordBatch::try_new(schema.clone(), b.columns().to_vec()).map_err(arrow_err)
 }
 
 /// Values of mixed kind travel as encoded binary (an engine format): Arrow readers get their
