@@ -187,7 +187,52 @@ impl fmt::Display for CacheUse {
 
 #[cfg(test)]
 mod tests {
+    use super::{CachedPlan, PlanCache, PlanKey};
+    use crate::operators::params::Reuse;
     use crate::{param, Graph, Params};
+    use std::sync::Arc;
+
+    fn plan() -> Arc<CachedPlan> {
+        let empty = datafusion::logical_expr::LogicalPlanBuilder::empty(false)
+            .build()
+            .unwrap();
+        Arc::new(CachedPlan {
+            columns: vec![],
+            schema: Arc::new(arrow::datatypes::Schema::empty()),
+            baked: vec![],
+            logical: empty,
+            physical: None,
+            reuse: Reuse::Logical,
+        })
+    }
+
+    /// Each thread finds the plans it put (in its own shard, or one it shares), and `clear`
+    /// forgets them in every shard.
+    #[test]
+    fn threads_find_their_plans_until_cleared() {
+        let cache = PlanCache::new(4);
+        let none = Params::new();
+        let keys: Vec<PlanKey> = (0..8)
+            .map(|i| PlanKey::new(&format!("RETURN {i}"), &none))
+            .collect();
+        std::thread::scope(|s| {
+            for k in &keys {
+                let (cache, none) = (&cache, &none);
+                s.spawn(move || {
+                    assert!(cache.get(k, none).is_none());
+                    cache.insert(k.clone(), plan());
+                    assert!(cache.get(k, none).is_some());
+                });
+            }
+        });
+        cache.clear();
+        std::thread::scope(|s| {
+            for k in &keys {
+                let (cache, none) = (&cache, &none);
+                s.spawn(move || assert!(cache.get(k, none).is_none()));
+            }
+        });
+    }
 
     /// The plan-cache line EXPLAIN ends with, for `q` run with `params`.
     async fn cache_line(g: &Graph, q: &str, params: &Params) -> String {
