@@ -13,7 +13,7 @@ use crate::operators::csr_expand::TakeSpec;
 use crate::operators::var_length::encode_eid;
 use crate::rewrite::clause::{MatchPlan, RewriteOptions, SearchFilters};
 use crate::rewrite::unroll::{Chains, Traversable};
-use crate::rewrite::{MatchShape, Planned, PreparedMatch};
+use crate::rewrite::{KeyLookups, MatchShape, Planned, PreparedMatch};
 use crate::sem_err;
 use arrow::datatypes::DataType;
 use cypher::ast::{self, Direction, ExprKind};
@@ -146,26 +146,20 @@ impl<'c> Lowerer<'c> {
     }
 
     /// What the rewrites need to know of how this query is planned.
-    pub(crate) fn rewrite_options(&self) -> RewriteOptions {
-        let traversable = self.indexes.map(|idx| Traversable {
-            tables: (0..self.catalog.rels.len())
-                .filter(|&t| idx.csr(t).is_some() && idx.rel_columns.get(t).is_some())
-                .collect(),
-            keyed: (self.catalog.nodes.keys())
-                .filter(|l| idx.keys(l).is_some())
-                .cloned()
-                .collect(),
-            columns: idx.node_columns.keys().cloned().collect(),
-        });
+    pub(crate) fn rewrite_options(&self) -> RewriteOptions<'c> {
         RewriteOptions {
             lenient: self.options.lenient,
             reroot: self.options.reroot,
-            traversable,
+            // Both read a deferred index only when a query's hop or lookup asks for it.
+            traversable: self.indexes.map(|indexes| Traversable { indexes }),
             max_var_length: self.options.max_var_length,
-            lookup_labels: (self.catalog.nodes.values())
-                .filter(|n| self.identity_lookup(&n.label).is_some())
-                .map(|n| n.label.clone())
-                .collect(),
+            lookup_labels: KeyLookups {
+                candidates: (self.catalog.nodes.values())
+                    .filter(|n| self.identity_lookup_possible(&n.label))
+                    .map(|n| n.label.clone())
+                    .collect(),
+                indexes: self.indexes,
+            },
         }
     }
 

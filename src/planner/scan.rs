@@ -156,10 +156,16 @@ impl<'c> Lowerer<'c> {
         &self,
         label: &str,
     ) -> Option<(Arc<crate::csr::NodeKeys>, &'c Arc<crate::csr::TableColumns>)> {
-        if !self.options.one_process || !self.entities().node(label).key_type.is_integer() {
+        if !self.identity_lookup_possible(label) {
             return None;
         }
         self.key_index(label)
+    }
+
+    /// Whether table `label`'s nodes can be looked up by identity at all (integer keys, one
+    /// process), whether or not its key index is read yet.
+    pub(super) fn identity_lookup_possible(&self, label: &str) -> bool {
+        self.options.one_process && self.entities().node(label).key_type.is_integer()
     }
 
     /// `UNWIND friends AS f MATCH (f)-->()`: the node standing for value `f`, looked up in

@@ -70,18 +70,18 @@ pub(crate) struct SearchFilters {
 }
 
 /// What preparing MATCHes needs beyond each one's scope.
-pub(crate) struct RewriteOptions {
+pub(crate) struct RewriteOptions<'a> {
     /// Schema-less semantics (see [`Binder::lenient`]).
     pub lenient: bool,
     /// Re-rooting is switched on.
     pub reroot: bool,
     /// What the CSR indexes cover (`None`: they are not used; shortest paths search them).
-    pub traversable: Option<super::unroll::Traversable>,
+    pub traversable: Option<super::unroll::Traversable<'a>>,
     /// The most hops an unrolled variable-length hop may take.
     pub max_var_length: u64,
     /// The labels whose key index looks a node up (a node standing for a value is looked
     /// up by the key it names).
-    pub lookup_labels: BTreeSet<String>,
+    pub lookup_labels: super::KeyLookups<'a>,
 }
 
 /// A bound query with each of its MATCHes prepared (in the binder's order).
@@ -96,7 +96,7 @@ pub(crate) struct Rewritten {
 /// Prepares every MATCH of `bound`.
 pub(crate) fn run(
     catalog: &Catalog,
-    options: &RewriteOptions,
+    options: &RewriteOptions<'_>,
     bound: BoundQuery,
 ) -> Result<Rewritten> {
     let integer_params: BTreeSet<String> = (bound.params.iter())
@@ -128,7 +128,7 @@ pub(crate) fn run(
 /// Preparing the parts of one MATCH, in the order the planner lowers them.
 struct Walk<'a> {
     catalog: &'a Catalog,
-    options: &'a RewriteOptions,
+    options: &'a RewriteOptions<'a>,
     integer_params: &'a BTreeSet<String>,
     grouped_by: Option<&'a str>,
     /// What is bound before the part being prepared.
@@ -189,7 +189,7 @@ impl Walk<'_> {
             looked_up: &self.looked_up,
             lookup_labels,
             names: self.names,
-            traversable: self.options.traversable.as_ref(),
+            traversable: self.options.traversable,
             max_var_length: self.options.max_var_length,
         };
         let prepared = prepare_match(&cx, m)?;
@@ -430,7 +430,7 @@ mod tests {
             reroot: false,
             traversable: None,
             max_var_length: 10,
-            lookup_labels: BTreeSet::new(),
+            lookup_labels: Default::default(),
         };
         let r = run(g.catalog(), &options, bound.unwrap()).unwrap();
         r.matches.iter().map(show).collect()
@@ -501,12 +501,15 @@ mod tests {
             reroot: false,
             traversable: None,
             max_var_length: 10,
-            lookup_labels: BTreeSet::new(),
+            lookup_labels: Default::default(),
         };
         // Shortest paths search the CSRs.
         let e = run(g.catalog(), &options, bound.clone()).unwrap_err();
         assert_eq!(e.kind_name(), "Unsupported");
-        options.traversable = Some(Default::default());
+        let no_indexes = crate::csr::GraphIndexes::default();
+        options.traversable = Some(crate::rewrite::unroll::Traversable {
+            indexes: &no_indexes,
+        });
         let r = run(g.catalog(), &options, bound).unwrap();
         assert_eq!(
             show(&r.matches[0]),

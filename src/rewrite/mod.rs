@@ -49,14 +49,33 @@ pub(crate) struct MatchContext<'a> {
     /// Node variables standing for a value, looked up by the key that value names.
     pub looked_up: &'a BTreeSet<String>,
     /// The labels whose key index can look such a node up.
-    pub lookup_labels: &'a BTreeSet<String>,
+    pub lookup_labels: &'a KeyLookups<'a>,
     /// The number of the last internal name given (fresh names continue after it).
     pub names: usize,
     /// What the CSR indexes cover (`None`: they are not used): a variable-length hop they
     /// do not cover is unrolled into chains of fixed hops.
-    pub traversable: Option<&'a unroll::Traversable>,
+    pub traversable: Option<unroll::Traversable<'a>>,
     /// The most hops an unrolled variable-length hop may take.
     pub max_var_length: u64,
+}
+
+/// The labels whose key index looks a node up (a node standing for a value is looked up by
+/// the key it names). Asked per label, so that a graph opened with deferred indexes reads
+/// only the key indexes the query's lookups need.
+#[derive(Debug, Default)]
+pub(crate) struct KeyLookups<'a> {
+    /// The labels whose nodes can be looked up by key at all (integer keys, one process).
+    pub candidates: BTreeSet<String>,
+    pub indexes: Option<&'a crate::csr::GraphIndexes>,
+}
+
+impl KeyLookups<'_> {
+    pub fn contains(&self, label: &str) -> bool {
+        self.candidates.contains(label)
+            && self.indexes.is_some_and(|idx| {
+                idx.node_columns.contains_key(label) && idx.keys(label).is_some()
+            })
+    }
 }
 
 impl MatchContext<'_> {
@@ -356,7 +375,7 @@ mod tests {
             shortest: false,
             grouped_by: None,
             looked_up: &none,
-            lookup_labels: &none,
+            lookup_labels: &KeyLookups::default(),
             names,
             traversable: None,
             max_var_length: 10,
@@ -512,7 +531,7 @@ mod tests {
             shortest: true,
             grouped_by: None,
             looked_up: &none,
-            lookup_labels: &none,
+            lookup_labels: &KeyLookups::default(),
             names: 0,
             traversable: None,
             max_var_length: 10,

@@ -16,6 +16,7 @@ use super::{prepare_match, MatchContext, PreparedMatch};
 use crate::binder::{BoundVar, QueryGraph, ResolvedPath};
 use crate::config::reach::longest_walk;
 use crate::config::RelTable;
+use crate::csr::GraphIndexes;
 use crate::error::Result;
 use cypher::ast;
 use std::collections::{BTreeMap, BTreeSet};
@@ -26,21 +27,21 @@ pub(crate) const NEAR: &str = "__near";
 pub(crate) const FAR: &str = "__far";
 
 /// What the CSR indexes cover: a variable-length hop runs on them when all its tables have
-/// one and its end labels have their keys and columns indexed.
-#[derive(Debug, Clone, Default)]
-pub(crate) struct Traversable {
-    pub tables: BTreeSet<usize>,
-    /// Labels whose keys are indexed (a traversal starts there).
-    pub keyed: BTreeSet<String>,
-    /// Labels whose columns are indexed (a traversal ends there).
-    pub columns: BTreeSet<String>,
+/// one and its end labels have their keys and columns indexed. Asked per hop, so that a
+/// graph opened with deferred indexes reads only the ones the query's hops need.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Traversable<'a> {
+    pub indexes: &'a GraphIndexes,
 }
 
-impl Traversable {
+impl Traversable<'_> {
     pub fn covers(&self, tables: &[usize], near: &str, far: &str) -> bool {
-        self.keyed.contains(near)
-            && self.columns.contains(far)
-            && tables.iter().all(|t| self.tables.contains(t))
+        let idx = self.indexes;
+        // What needs no index read first.
+        idx.node_columns.contains_key(far)
+            && tables.iter().all(|&t| idx.rel_columns.get(t).is_some())
+            && tables.iter().all(|&t| idx.csr(t).is_some())
+            && idx.keys(near).is_some()
     }
 }
 
@@ -250,19 +251,20 @@ mod tests {
     use crate::rewrite::test_util::{nth_match, sample, text};
     use crate::rewrite::MatchShape;
 
-    /// The chains of `q`'s first MATCH per (path, step), as `k: MATCH ...`, with `covered`
-    /// the tables a CSR covers.
-    fn chains(q: &str, covered: &[&str]) -> Vec<String> {
+    /// The chains of `q`'s first MATCH per (path, step), as `k: MATCH ...`; `covered`: the
+    /// sample's CSR indexes cover every hop, else none does.
+    fn chains(q: &str, covered: bool) -> Vec<String> {
         let g = sample();
         let cat = g.catalog();
+        let no_indexes = GraphIndexes::default();
         let traversable = Traversable {
-            tables: (0..cat.rels.len())
-                .filter(|&t| covered.contains(&cat.rels[t].cfg.rel_type.as_str()))
-                .collect(),
-            keyed: cat.nodes.keys().cloned().collect(),
-            columns: cat.nodes.keys().cloned().collect(),
+            indexes: match covered {
+                true => g.indexes().expect("the sample's indexes"),
+                false => &no_indexes,
+            },
         };
         let none = BTreeSet::new();
+        let no_lookups = crate::rewrite::KeyLookups::default();
         let cx = MatchContext {
             catalog: cat,
             lenient: false,
@@ -272,9 +274,9 @@ mod tests {
             shortest: false,
             grouped_by: None,
             looked_up: &none,
-            lookup_labels: &none,
+            lookup_labels: &no_lookups,
             names: 0,
-            traversable: Some(&traversable),
+            traversable: Some(traversable),
             max_var_length: 3,
         };
         let p = prepare_match(&cx, &nth_match(q, 0)).unwrap();
@@ -296,27 +298,27 @@ mod tests {
     fn a_hop_no_csr_covers_is_a_chain_per_length() {
         let q = "MATCH (a:Person)-[:KNOWS*1..2]->(b:Person), (b)-[:LIKES]->(m:Post) RETURN m";
         assert_eq!(
-            chains(q, &[]),
+            chains(q, false),
             [
                 "(0, 0) 1: MATCH (__near)-[__vlr1:KNOWS]->(__far:Person) [\"__vlr1\"] []",
                 "(0, 0) 2: MATCH (__near)-[__vlr2:KNOWS]->(__vln3)-[__vlr4:KNOWS]->(__far:Person) [\"__vlr2\", \"__vlr4\"] []"
             ]
         );
         // Covered: a traversal, no chains.
-        assert!(chains(q, &["KNOWS"]).is_empty());
+        assert!(chains(q, true).is_empty());
     }
 
     #[test]
     fn lengths_stop_where_the_planner_refuses_and_lists_are_named_paths() {
         // Beyond the maximum depth (3): the planner reports it, no chains.
-        assert!(chains("MATCH (a:Person)-[:KNOWS*1..5]->(b:Person) RETURN b", &[]).is_empty());
+        assert!(chains("MATCH (a:Person)-[:KNOWS*1..5]->(b:Person) RETURN b", false).is_empty());
         // The zero-length path needs no chain.
-        let c = chains("MATCH (a:Person)-[:KNOWS*0..1]->(b:Person) RETURN b", &[]);
+        let c = chains("MATCH (a:Person)-[:KNOWS*0..1]->(b:Person) RETURN b", false);
         assert_eq!(c.len(), 1, "{c:?}");
         // A named list needs its elements: the chain is a named path.
         let c = chains(
             "MATCH (a:Person)-[rs:KNOWS*1..1]->(b:Person) RETURN rs",
-            &[],
+            false,
         );
         assert!(c[0].ends_with("[\"__vlr1\"] [\"__vlp2\"]"), "{c:?}");
     }

@@ -288,6 +288,12 @@ impl Graph {
         self.catalog.schema()
     }
 
+    /// The indexes, for the rewrites' tests.
+    #[cfg(test)]
+    pub(crate) fn indexes(&self) -> Option<&crate::csr::GraphIndexes> {
+        self.indexes.as_deref()
+    }
+
     /// Whether every relationship table has its CSR index (CSR mode, integer node keys): no
     /// hop of this graph falls back to joins.
     pub fn has_all_indexes(&self) -> bool {
