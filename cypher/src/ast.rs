@@ -733,6 +733,16 @@ impl Expr {
 }
 
 impl PathPattern {
+    /// The variables the pattern declares: its name, then each node's and relationship's in
+    /// the order written.
+    pub fn variables(&self) -> impl Iterator<Item = &Ident> {
+        let steps = self
+            .steps
+            .iter()
+            .flat_map(|(r, n)| r.var.iter().chain(n.var.iter()));
+        self.name.iter().chain(self.start.var.iter()).chain(steps)
+    }
+
     /// The variables of the pattern and those its property maps read.
     pub fn mentioned_names<'a>(&'a self, out: &mut Vec<&'a str>) {
         out.extend(self.name.iter().map(|n| n.name.as_str()));

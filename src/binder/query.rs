@@ -394,12 +394,7 @@ impl QueryBinder<'_> {
 
     /// A pattern predicate: it tests the variables it is given; it introduces none.
     fn pattern_predicate(&mut self, p: &ast::PathPattern, scope: &Scope) -> Result<()> {
-        let declared = p.name.iter().chain(p.start.var.iter()).chain(
-            p.steps
-                .iter()
-                .flat_map(|(r, n)| r.var.iter().chain(n.var.iter())),
-        );
-        for v in declared {
+        for v in p.variables() {
             if scope.get(&v.name).is_none() {
                 return sem_err!(
                     UndefinedVariable,

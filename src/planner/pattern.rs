@@ -93,13 +93,9 @@ impl<'c> Lowerer<'c> {
             (b.span.start, b.span.end) == at && b.patterns == m.patterns && b.optional == m.optional
         };
         let mut mentioned: Vec<&str> = Vec::new();
-        for p in &m.patterns {
-            let nodes = p.nodes().map(|n| &n.var);
-            let rels = p.steps.iter().map(|(r, _)| &r.var);
-            for v in nodes.chain(rels).chain([&p.name]).flatten() {
-                if !mentioned.contains(&v.name.as_str()) {
-                    mentioned.push(&v.name);
-                }
+        for v in m.patterns.iter().flat_map(|p| p.variables()) {
+            if !mentioned.contains(&v.name.as_str()) {
+                mentioned.push(&v.name);
             }
         }
         let here: Vec<Option<BoundVar>> = (mentioned.iter())
