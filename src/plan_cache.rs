@@ -86,24 +86,22 @@ pub fn param_values(params: &Params) -> crate::Result<ParamValues> {
     Ok(ParamValues(values))
 }
 
-/// A graph's plan cache, in shards: each thread looks in and fills the shard of its own slot
-/// (threads take slots in the order they first plan), and so runs plans it made itself.
-/// Concurrent callers (Python threads, a server's workers, several tasks) then share no plan,
-/// no reference count and no recency bookkeeping: on two cores that sharing cost a third of
-/// a short read's time. A shard plans what it lacks on its own, so a query repeated from
-/// `n` threads is planned up to `n` times and held as often.
-pub struct PlanCache {
-    shards: Vec<Shard>,
+/// One `T` per thread slot, each on cache lines of its own: a thread takes a slot the first
+/// time it asks (in that order) and uses only that slot's `T`, so concurrent callers (Python
+/// threads, a server's workers, several tasks) share no plan, no reference count and no
+/// lock. On two cores that sharing cost a third of a short read's time. Threads past the
+/// slot count share slots.
+pub struct PerThread<T> {
+    slots: Vec<Slot<T>>,
 }
 
-/// One shard, on cache lines of its own.
 #[repr(align(128))]
-struct Shard(moka::sync::Cache<PlanKey, Arc<CachedPlan>>);
+struct Slot<T>(T);
 
-/// At most this many shards: threads past it share shards.
-const MAX_SHARDS: usize = 16;
+/// At most this many slots.
+const MAX_SLOTS: usize = 16;
 
-/// This thread's slot: 0 for the first thread that plans, 1 for the next, ...
+/// This thread's slot: 0 for the first thread that asks, 1 for the next, ...
 fn thread_slot() -> usize {
     static NEXT: AtomicUsize = AtomicUsize::new(0);
     thread_local! {
@@ -112,27 +110,61 @@ fn thread_slot() -> usize {
     SLOT.with(|s| *s)
 }
 
-impl PlanCache {
-    /// A cache of up to `entries` plans per shard.
-    pub fn new(entries: u64) -> Self {
+impl<T> PerThread<T> {
+    /// Twice as many slots as cores (at most [`MAX_SLOTS`]), each made by `make`.
+    pub fn new(mut make: impl FnMut() -> T) -> Self {
         let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
-        let shards = (2 * cores).clamp(1, MAX_SHARDS);
         Self {
-            shards: (0..shards)
-                .map(|_| {
-                    Shard(
-                        moka::sync::Cache::builder()
-                            .max_capacity(entries)
-                            .eviction_policy(moka::policy::EvictionPolicy::lru())
-                            .build(),
-                    )
-                })
+            slots: (0..(2 * cores).clamp(1, MAX_SLOTS))
+                .map(|_| Slot(make()))
                 .collect(),
         }
     }
 
+    /// This thread's `T`.
+    pub fn get(&self) -> &T {
+        &self.slots[self.index()].0
+    }
+
+    /// Which slot is this thread's.
+    pub fn index(&self) -> usize {
+        thread_slot() % self.slots.len()
+    }
+
+    /// Every slot's `T`.
+    pub fn all(&self) -> impl Iterator<Item = &T> {
+        self.slots.iter().map(|s| &s.0)
+    }
+}
+
+impl<T: Default> Default for PerThread<T> {
+    fn default() -> Self {
+        Self::new(T::default)
+    }
+}
+
+/// A graph's plan cache, a shard per thread slot ([`PerThread`]): each thread runs plans it
+/// made itself. A shard plans what it lacks on its own, so a query repeated from `n` threads
+/// is planned up to `n` times and held as often.
+pub struct PlanCache {
+    shards: PerThread<moka::sync::Cache<PlanKey, Arc<CachedPlan>>>,
+}
+
+impl PlanCache {
+    /// A cache of up to `entries` plans per shard.
+    pub fn new(entries: u64) -> Self {
+        Self {
+            shards: PerThread::new(|| {
+                moka::sync::Cache::builder()
+                    .max_capacity(entries)
+                    .eviction_policy(moka::policy::EvictionPolicy::lru())
+                    .build()
+            }),
+        }
+    }
+
     fn shard(&self) -> &moka::sync::Cache<PlanKey, Arc<CachedPlan>> {
-        &self.shards[thread_slot() % self.shards.len()].0
+        self.shards.get()
     }
 
     /// The plan for `key` that serves `params`, from this thread's shard.
@@ -146,8 +178,8 @@ impl PlanCache {
 
     /// Forgets every plan (the graph's data changed).
     pub fn clear(&self) {
-        for s in &self.shards {
-            s.0.invalidate_all();
+        for s in self.shards.all() {
+            s.invalidate_all();
         }
     }
 }
@@ -232,6 +264,72 @@ mod tests {
                 s.spawn(move || assert!(cache.get(k, none).is_none()));
             }
         });
+    }
+
+    /// A thread keeps its slot, and what it puts there is found there.
+    #[test]
+    fn threads_keep_their_slots() {
+        let slots = super::PerThread::new(std::sync::Mutex::<Vec<usize>>::default);
+        let n = slots.all().count();
+        assert!(n >= 2);
+        let taken: Vec<usize> = std::thread::scope(|s| {
+            let ts: Vec<_> = (0..n)
+                .map(|t| {
+                    let slots = &slots;
+                    s.spawn(move || {
+                        let at = slots.index();
+                        slots.get().lock().unwrap().push(t);
+                        assert_eq!(slots.index(), at);
+                        at
+                    })
+                })
+                .collect();
+            ts.into_iter().map(|t| t.join().unwrap()).collect()
+        });
+        for (i, slot) in slots.all().enumerate() {
+            let mut want: Vec<usize> = (0..n).filter(|&t| taken[t] == i).collect();
+            let mut got = slot.lock().unwrap().clone();
+            got.sort();
+            want.sort();
+            assert_eq!(got, want, "slot {i}");
+        }
+    }
+
+    /// Threads sharing a prepared query plan it each for themselves and answer alike.
+    #[test]
+    fn prepared_queries_plan_per_thread() {
+        let rt = tokio::runtime::Runtime::new().unwrap();
+        let g = rt.block_on(Graph::sample()).unwrap();
+        let p = g
+            .prepare("MATCH (p:Person {id: $id})-[:KNOWS]->(f) RETURN f.id ORDER BY f.id")
+            .unwrap();
+        let runs: Vec<_> = std::thread::scope(|s| {
+            let runs: Vec<_> = (0..2)
+                .map(|_| {
+                    let (rt, g, p) = (&rt, &g, &p);
+                    s.spawn(move || {
+                        let answers = (1..=3)
+                            .map(|id| {
+                                let params = Params::from([("id".to_string(), param(id))]);
+                                crate::rows(&rt.block_on(p.query(g, &params)).unwrap())
+                            })
+                            .collect::<Vec<_>>();
+                        (answers, p.planned_slots().1)
+                    })
+                })
+                .collect();
+            runs.into_iter().map(|r| r.join().unwrap()).collect()
+        });
+        assert_eq!(runs[0].0, runs[1].0);
+        assert_eq!(
+            runs[0].0[0],
+            vec![vec!["2".to_string()], vec!["3".to_string()]]
+        );
+        // A plan in each thread's slot and nowhere else.
+        let mut used = vec![runs[0].1, runs[1].1];
+        used.dedup();
+        used.sort();
+        assert_eq!(p.planned_slots().0, used);
     }
 
     /// The plan-cache line EXPLAIN ends with, for `q` run with `params`.

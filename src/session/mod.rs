@@ -26,7 +26,7 @@ use crate::operators::params::{
 use crate::optimizer::session::cluster_options;
 use crate::optimizer::session::session;
 use crate::optimizer::RuleCounters;
-use crate::plan_cache::{param_values, CacheUse, CachedPlan, PlanCache, PlanKey};
+use crate::plan_cache::{param_values, CacheUse, CachedPlan, PerThread, PlanCache, PlanKey};
 use crate::planner::{Lowerer, Params};
 use arrow::array::RecordBatch;
 use arrow::datatypes::SchemaRef;

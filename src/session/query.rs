@@ -325,10 +325,11 @@ impl Graph {
 /// A query prepared for repeated execution ([`Graph::prepare`]): one plan per kind of
 /// parameters it was executed with, kept for as long as the handle lives (not evicted like
 /// the plan cache's), and planned anew for another graph or after [`Graph::refresh`].
+/// Threads sharing the handle keep plans of their own, as the plan cache does.
 pub struct Prepared {
     text: Arc<str>,
     /// By parameter kinds: the graph generation it was planned for, and the plan.
-    plans: std::sync::Mutex<Vec<(PlanKey, u64, Arc<CachedPlan>)>>,
+    plans: PerThread<std::sync::Mutex<Vec<(PlanKey, u64, Arc<CachedPlan>)>>>,
 }
 
 impl Prepared {
@@ -340,7 +341,7 @@ impl Prepared {
     pub(super) async fn plan(&self, graph: &Graph, params: &Params) -> Result<Arc<CachedPlan>> {
         let key = PlanKey::new(&self.text, params);
         let found = {
-            let plans = self.plans.lock().expect("prepared plans lock");
+            let plans = self.plans.get().lock().expect("prepared plans lock");
             plans
                 .iter()
                 .find(|(k, g, p)| k == &key && *g == graph.generation && p.serves(params))
@@ -351,11 +352,21 @@ impl Prepared {
         }
         let plan = Arc::new(graph.plan_reusable(&self.text, params).await?);
         if plan.reuse != Reuse::None {
-            let mut plans = self.plans.lock().expect("prepared plans lock");
+            let mut plans = self.plans.get().lock().expect("prepared plans lock");
             plans.retain(|(k, g, _)| k != &key && *g == graph.generation);
             plans.push((key, graph.generation, plan.clone()));
         }
         Ok(plan)
+    }
+
+    /// Which slots hold a plan, and this thread's slot.
+    #[cfg(test)]
+    pub(crate) fn planned_slots(&self) -> (Vec<usize>, usize) {
+        let planned = (self.plans.all().enumerate())
+            .filter(|(_, p)| !p.lock().expect("prepared plans lock").is_empty())
+            .map(|(i, _)| i)
+            .collect();
+        (planned, self.plans.index())
     }
 
     /// Runs the query on `graph` with `params` and collects its result.
