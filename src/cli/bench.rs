@@ -66,31 +66,50 @@ pub struct Throughput {
     pub p99_ms: f64,
 }
 
-/// Runs `query` on `graph` from `workers` concurrent tasks for `duration`, each run with the
-/// next of `bindings` (shared round robin).
+/// A throughput run: concurrent workers, for how long, and how they run the query.
+#[derive(Debug, Clone, Copy)]
+pub struct Load {
+    pub workers: usize,
+    pub duration: Duration,
+    /// The workers share one prepared query (`Graph::prepare`), as threads sharing a Python
+    /// `PreparedQuery` do, instead of each call going through the plan cache.
+    pub prepared: bool,
+}
+
+/// Runs `query` on `graph` from `load.workers` concurrent tasks for `load.duration`, each run
+/// with the next of `bindings` (shared round robin).
 pub async fn throughput(
     graph: Arc<Graph>,
     name: &str,
     query: &str,
     bindings: Arc<Vec<Params>>,
-    workers: usize,
-    duration: Duration,
+    load: Load,
 ) -> Result<Throughput> {
-    graph.query(query, &bindings[0]).await?;
-    let next = Arc::new(AtomicUsize::new(0));
+    let prepared = match load.prepared {
+        true => Some(Arc::new(graph.prepare(query)?)),
+        false => None,
+    };
     let query: Arc<str> = query.into();
+    call(&graph, prepared.as_deref(), &query, &bindings[0]).await?;
+    let next = Arc::new(AtomicUsize::new(0));
     let start = Instant::now();
-    let end = start + duration;
-    let tasks: Vec<_> = (0..workers.max(1))
+    let end = start + load.duration;
+    let tasks: Vec<_> = (0..load.workers.max(1))
         .map(|_| {
-            let (graph, bindings, next, query) =
-                (graph.clone(), bindings.clone(), next.clone(), query.clone());
+            let (graph, prepared, bindings, next, query) = (
+                graph.clone(),
+                prepared.clone(),
+                bindings.clone(),
+                next.clone(),
+                query.clone(),
+            );
             tokio::spawn(async move {
                 let mut ms = Vec::new();
                 while Instant::now() < end {
                     let i = next.fetch_add(1, Ordering::Relaxed);
                     let t = Instant::now();
-                    graph.query(&query, &bindings[i % bindings.len()]).await?;
+                    let params = &bindings[i % bindings.len()];
+                    call(&graph, prepared.as_deref(), &query, params).await?;
                     ms.push(t.elapsed().as_secs_f64() * 1e3);
                 }
                 Ok::<_, Error>(ms)
@@ -110,12 +129,25 @@ pub async fn throughput(
     Ok(Throughput {
         query: name.to_string(),
         mode: graph.options().mode,
-        workers: workers.max(1),
+        workers: load.workers.max(1),
         queries: ms.len(),
         per_second: ms.len() as f64 / elapsed,
         p50_ms: pct(0.50),
         p99_ms: pct(0.99),
     })
+}
+
+/// One call of a throughput run.
+async fn call(
+    graph: &Graph,
+    prepared: Option<&lance_csr::Prepared>,
+    query: &str,
+    params: &Params,
+) -> Result<lance_csr::QueryResult> {
+    match prepared {
+        Some(p) => p.query(graph, params).await,
+        None => graph.query(query, params).await,
+    }
 }
 
 /// The throughput report: a table, or CSV lines.
@@ -214,7 +246,7 @@ pub struct Run<'a> {
     /// Parameters of the runs, taken in turn (one binding: every run the same).
     pub bindings: &'a [Params],
     /// Concurrent workers and how long they run: a throughput run instead of medians.
-    pub load: Option<(usize, Duration)>,
+    pub load: Option<Load>,
     pub format: Format,
     /// One mode only (default: both).
     pub only: Option<Mode>,
@@ -271,7 +303,7 @@ pub async fn run(graph_path: &Path, dir: &Path, run: &Run<'_>) -> Result<Vec<Tim
         on.push(Arc::new(super::on_cluster(g, cluster.as_deref()).await?));
     }
     let graphs = on;
-    if let Some((workers, duration)) = load {
+    if let Some(load) = load {
         let shared = Arc::new(bindings.to_vec());
         let mut rows = Vec::new();
         for f in &files {
@@ -285,7 +317,7 @@ pub async fn run(graph_path: &Path, dir: &Path, run: &Run<'_>) -> Result<Vec<Tim
             };
             for g in &graphs {
                 eprintln!("  {name} [{}] ...", g.options().mode.name());
-                let t = throughput(g.clone(), &name, &query, shared.clone(), workers, duration)
+                let t = throughput(g.clone(), &name, &query, shared.clone(), load)
                     .await
                     .map_err(|e| Error::Other(format!("{name}: {}", e.render(&query))))?;
                 rows.push(t);

@@ -188,6 +188,10 @@ pub enum Command {
         /// How long a --concurrency run lasts (`10s`, `500ms`, `1m`).
         #[arg(long, value_parser = parse_duration, default_value = "10s")]
         duration: std::time::Duration,
+        /// With --concurrency: the workers share one prepared query (as threads sharing a
+        /// Python `PreparedQuery` do) instead of each call using the plan cache.
+        #[arg(long, requires = "concurrency")]
+        prepared: bool,
         /// Run on the Ballista cluster whose scheduler is at this address (`df://host:port`).
         #[arg(long, value_name = "URL")]
         cluster: Option<String>,
@@ -501,6 +505,7 @@ async fn execute(cli: Cli) -> std::result::Result<(), CliError> {
             params_file,
             concurrency,
             duration,
+            prepared,
             cluster,
             limits,
         } => {
@@ -527,7 +532,11 @@ async fn execute(cli: Cli) -> std::result::Result<(), CliError> {
             let run = crate::cli::bench::Run {
                 runs,
                 bindings: &bindings,
-                load: concurrency.map(|n| (n, duration)),
+                load: concurrency.map(|workers| crate::cli::bench::Load {
+                    workers,
+                    duration,
+                    prepared,
+                }),
                 format,
                 only: mode,
                 options,

@@ -396,6 +396,39 @@ fn index_build_status_and_bench() {
         f[6].parse().unwrap(),
     );
     assert!(n > 0 && qps > 0.0 && p99 >= p50 && p50 > 0.0, "{s}");
+    // Workers sharing one prepared query; a syntax error is reported as it is prepared.
+    let o = bench(&[
+        "--concurrency",
+        "2",
+        "--duration",
+        "300ms",
+        "--mode",
+        "csr",
+        "--prepared",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(
+        stdout(&o)
+            .lines()
+            .nth(1)
+            .unwrap()
+            .starts_with("friends,csr,2,"),
+        "{}",
+        stdout(&o)
+    );
+    std::fs::write(by_id.join("broken.cypher"), "MATCH (p RETURN p").unwrap();
+    let o = bench(&[
+        "--concurrency",
+        "1",
+        "--duration",
+        "100ms",
+        "--mode",
+        "csr",
+        "--prepared",
+    ]);
+    assert!(!o.status.success());
+    assert!(stderr(&o).contains("broken"), "{}", stderr(&o));
+    std::fs::remove_file(by_id.join("broken.cypher")).unwrap();
     // A bindings file whose header names no parameter, or with no lines, is an error.
     std::fs::write(dir.path().join("bad.csv"), "id\n").unwrap();
     let o = run(&[
