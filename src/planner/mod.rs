@@ -30,6 +30,7 @@ use crate::config::RelTable;
 use crate::error::{Error, Result};
 use crate::functions::value::Value;
 use crate::rewrite::clause::{MatchPlan, Rewritten};
+use crate::rewrite::Names;
 use crate::sem_err;
 use crate::storage::{TableHandle, ROW_ID};
 use arrow::datatypes::{DataType, Field, Schema};
@@ -109,7 +110,7 @@ pub struct Lowerer<'c> {
     pub options: PlannerOptions,
     empty_node: NodeInfo,
     empty_rel: RelInfo,
-    pub(crate) counter: usize,
+    pub(crate) counter: Names,
     /// The shared subplans made so far (their ids).
     shared: usize,
     /// The column names WITH has given computed values so far in this query.
@@ -212,7 +213,7 @@ impl<'c> Lowerer<'c> {
             options,
             empty_node,
             empty_rel,
-            counter: 0,
+            counter: Names::default(),
             shared: 0,
             with_columns: Default::default(),
             written_labels: HashMap::new(),
@@ -249,8 +250,7 @@ impl<'c> Lowerer<'c> {
 
     /// A fresh internal name (anonymous variables, helper columns).
     pub fn fresh(&mut self, what: &str) -> String {
-        self.counter += 1;
-        format!("__{what}{}", self.counter)
+        self.counter.fresh(what)
     }
 
     /// A new id for a shared subplan.

@@ -267,8 +267,7 @@ impl<'c> Lowerer<'c> {
             let computed = !matches!(it.expr.kind, ExprKind::Variable(_));
             let reused = name_taken(in_schema, &it.name) || self.with_columns.contains(&it.name);
             let name = if computed && reused && !is_return {
-                self.counter += 1;
-                format!("{}#{}", it.name, self.counter)
+                format!("{}#{}", it.name, self.counter.next())
             } else {
                 it.name.clone()
             };

@@ -11,7 +11,7 @@
 //!   Shortest: MATCH (c:City); MATCH (a:Person {id: 1}); search (a)-[:KNOWS*]-(b), filtered
 //! ```
 
-use super::{prepare_match, MatchContext, PreparedMatch};
+use super::{prepare_match, MatchContext, Names, PreparedMatch};
 use crate::binder::query::BoundQuery;
 use crate::binder::{Binder, BoundVar};
 use crate::catalog::Catalog;
@@ -90,7 +90,7 @@ pub(crate) struct Rewritten {
     pub bound: BoundQuery,
     pub matches: Vec<MatchPlan>,
     /// The number of the last internal name the rewrites gave (the planner's continue).
-    pub names: usize,
+    pub names: Names,
 }
 
 /// Prepares every MATCH of `bound`.
@@ -103,7 +103,7 @@ pub(crate) fn run(
         .filter(|(_, slot)| matches!(Value::from_literal(&slot.literal), Some(Value::Int(_))))
         .map(|(k, _)| k.clone())
         .collect();
-    let mut names = 0;
+    let mut names = Names::default();
     let mut matches = Vec::new();
     for m in &bound.matches {
         let mut walk = Walk {
@@ -135,13 +135,12 @@ struct Walk<'a> {
     scope: Vec<(String, BoundVar)>,
     /// Fresh nodes standing for values.
     looked_up: BTreeSet<String>,
-    names: usize,
+    names: Names,
 }
 
 impl Walk<'_> {
     fn fresh(&mut self, what: &str) -> String {
-        self.names += 1;
-        format!("__{what}{}", self.names)
+        self.names.fresh(what)
     }
 
     fn bound(&self, v: &str) -> Option<&BoundVar> {

@@ -50,8 +50,8 @@ pub(crate) struct MatchContext<'a> {
     pub looked_up: &'a BTreeSet<String>,
     /// The labels whose key index can look such a node up.
     pub lookup_labels: &'a KeyLookups<'a>,
-    /// The number of the last internal name given (fresh names continue after it).
-    pub names: usize,
+    /// The internal names given so far (fresh names continue after them).
+    pub names: Names,
     /// What the CSR indexes cover (`None`: they are not used): a variable-length hop they
     /// do not cover is unrolled into chains of fixed hops.
     pub traversable: Option<unroll::Traversable<'a>>,
@@ -105,18 +105,19 @@ pub(crate) struct PreparedMatch {
     pub shape: MatchShape,
     /// What the rewrites did, for EXPLAIN.
     pub notes: Vec<String>,
-    /// The number of the last internal name the rewrites of the AST gave.
-    pub names: usize,
+    /// The internal names the rewrites of the AST gave.
+    pub names: Names,
 }
 
 impl PreparedMatch {
-    /// The number of the last internal name its rewrites gave, re-rooting and chains
-    /// included.
-    pub fn last_name(&self) -> usize {
+    /// The internal names its rewrites gave, re-rooting and chains included.
+    pub fn last_name(&self) -> Names {
         let planned = match &self.shape {
             MatchShape::One(p) => p.names,
-            MatchShape::Branches(bs) => bs.iter().map(|b| b.planned.names).max().unwrap_or(0),
-            MatchShape::Empty => 0,
+            MatchShape::Branches(bs) => {
+                (bs.iter().map(|b| b.planned.names).max()).unwrap_or_default()
+            }
+            MatchShape::Empty => Names::default(),
         };
         planned.max(self.names)
     }
@@ -150,8 +151,26 @@ pub(crate) struct Planned {
     pub resolved: Vec<ResolvedPath>,
     /// The chains of its variable-length hops that run as joins.
     pub chains: unroll::Chains,
-    /// The number of the last internal name re-rooting and the chains gave.
-    pub names: usize,
+    /// The internal names re-rooting and the chains gave.
+    pub names: Names,
+}
+
+/// The numbering of a query's internal names (`__anon3`, `__vlr7`, ...): every rewrite and
+/// then the planner continue it, so no two names they give collide.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, PartialOrd, Ord)]
+pub struct Names(usize);
+
+impl Names {
+    /// A new name `__{what}{n}`.
+    pub fn fresh(&mut self, what: &str) -> String {
+        format!("__{what}{}", self.next())
+    }
+
+    /// A new number, for a name of another form.
+    pub fn next(&mut self) -> usize {
+        self.0 += 1;
+        self.0
+    }
 }
 
 /// Runs a MATCH's rewrites, in order, and binds it: what the planner lowers.
@@ -161,14 +180,10 @@ pub(crate) fn prepare_match(cx: &MatchContext<'_>, m: &ast::Match) -> Result<Pre
     let integer = |p: &str| cx.integer_params.contains(p);
     let m = key_lookup::key_equalities_into_maps(m, cx.catalog, &integer);
     let rematched = rematch::rematch_bound_relationships(&m, cx.catalog, &scope, &mut || {
-        names += 1;
-        format!("__{}{names}", rematch::REBOUND)
+        names.fresh(rematch::REBOUND)
     });
     let m = rematched.as_ref().unwrap_or(&m);
-    let (m, paths) = path_names::name_path_elements(m, &mut |what| {
-        names += 1;
-        format!("__{what}{names}")
-    });
+    let (m, paths) = path_names::name_path_elements(m, &mut |what| names.fresh(what));
     let binder = Binder {
         catalog: cx.catalog,
         lenient: cx.lenient,
@@ -223,7 +238,7 @@ fn branches(
     cx: &MatchContext<'_>,
     graph: &QueryGraph,
     several: &[(usize, String)],
-    (reroot, elems, names): (bool, &dyn Fn(&str) -> bool, usize),
+    (reroot, elems, names): (bool, &dyn Fn(&str) -> bool, Names),
     notes: &mut Vec<String>,
 ) -> Result<MatchShape> {
     let m = &graph.clause;
@@ -290,7 +305,7 @@ fn plan_one(
     binder: &Binder<'_>,
     graph: &QueryGraph,
     (reroot, elems): (bool, &dyn Fn(&str) -> bool),
-    mut names: usize,
+    mut names: Names,
     notes: &mut Vec<String>,
 ) -> Result<Planned> {
     let lookups = |v: &str, label: Option<&str>| {
@@ -306,8 +321,7 @@ fn plan_one(
     };
     let reordered = if reroot {
         pattern_order::reorder(graph, binder, cx.grouped_by, &lookups, &mut || {
-            names += 1;
-            format!("__anon{names}")
+            names.fresh("anon")
         })
         .transpose()?
     } else {
@@ -376,7 +390,7 @@ mod tests {
             grouped_by: None,
             looked_up: &none,
             lookup_labels: &KeyLookups::default(),
-            names,
+            names: Names(names),
             traversable: None,
             max_var_length: 10,
         };
@@ -515,7 +529,7 @@ mod tests {
         let p = prepare("MATCH p = (a)-[r]->() RETURN p", &scope, 7).unwrap();
         // The relationship matched again, then the path's anonymous node named.
         assert_eq!(p.paths[0].elems, ["a", "__rebound8", "__pn9"]);
-        assert_eq!(p.names, 9);
+        assert_eq!(p.names, Names(9));
     }
 
     #[test]
@@ -532,7 +546,7 @@ mod tests {
             grouped_by: None,
             looked_up: &none,
             lookup_labels: &KeyLookups::default(),
-            names: 0,
+            names: Names::default(),
             traversable: None,
             max_var_length: 10,
         };

@@ -60,11 +60,8 @@ mod tests {
             "MATCH p = (a)-[:KNOWS]->()<-[r]-(:Person), (x)-->(y) RETURN p",
             0,
         );
-        let mut n = 0;
-        let (m, paths) = name_path_elements(&m, &mut |what| {
-            n += 1;
-            format!("__{what}{n}")
-        });
+        let mut names = crate::rewrite::Names::default();
+        let (m, paths) = name_path_elements(&m, &mut |what| names.fresh(what));
         assert_eq!(
             text(&m),
             "MATCH (a)-[__pr1:KNOWS]->(__pn2)<-[r]-(__pn3:Person), (x)-[]->(y)"

@@ -446,10 +446,9 @@ mod graph_tests {
             lenient: false,
             bound: &none,
         };
-        let mut n = 0;
+        let mut names = crate::rewrite::Names::default();
         let r = reorder(&qg, &binder, grouped, &|_, _| false, &mut || {
-            n += 1;
-            format!("__anon{n}")
+            names.fresh("anon")
         })?
         .unwrap();
         let roots = r

@@ -98,12 +98,9 @@ mod tests {
     fn rewrite(q: &str, bound: &dyn Fn(&str) -> Option<BoundVar>) -> Option<String> {
         let g = sample();
         let m = nth_match(q, 0);
-        let mut n = 0;
-        rematch_bound_relationships(&m, g.catalog(), bound, &mut || {
-            n += 1;
-            format!("__{REBOUND}{n}")
-        })
-        .map(|m| text(&m))
+        let mut names = crate::rewrite::Names::default();
+        rematch_bound_relationships(&m, g.catalog(), bound, &mut || names.fresh(REBOUND))
+            .map(|m| text(&m))
     }
 
     #[test]

@@ -12,7 +12,7 @@
 //! `__near` stands for the node the hop starts from (bound), `__far` for its other end
 //! (bound too where the walk bound it before).
 
-use super::{prepare_match, MatchContext, PreparedMatch};
+use super::{prepare_match, MatchContext, Names, PreparedMatch};
 use crate::binder::{BoundVar, QueryGraph, ResolvedPath};
 use crate::config::reach::longest_walk;
 use crate::config::RelTable;
@@ -69,7 +69,7 @@ pub(crate) fn unroll(
     resolved: &[ResolvedPath],
     reroot: bool,
     elems: &dyn Fn(&str) -> bool,
-    names: &mut usize,
+    names: &mut Names,
 ) -> Result<Chains> {
     let mut out = Chains::new();
     let satisfiable = resolved.iter().all(|r| r.satisfiable);
@@ -155,12 +155,9 @@ fn chain(
     tables: &[usize],
     hop: Hop<'_>,
     reroot: bool,
-    names: &mut usize,
+    names: &mut Names,
 ) -> Result<Chain> {
-    let mut fresh = |what: &str| {
-        *names += 1;
-        format!("__{what}{names}")
-    };
+    let mut fresh = |what: &str| names.fresh(what);
     let ident = |n: &str| ast::Ident::new(n, rel.span);
     let mut types: Vec<&str> = Vec::new();
     for &t in tables {
@@ -275,7 +272,7 @@ mod tests {
             grouped_by: None,
             looked_up: &none,
             lookup_labels: &no_lookups,
-            names: 0,
+            names: Names::default(),
             traversable: Some(traversable),
             max_var_length: 3,
         };
