@@ -284,6 +284,24 @@ impl GraphIndexes {
     pub fn csr(&self, rel: usize) -> Option<Arc<CsrIndex>> {
         self.csr.get(rel)?.as_ref()?.get()
     }
+
+    /// What looks a node of `label` up by key: its key index (read now if deferred) and
+    /// columns.
+    pub fn key_lookup(&self, label: &str) -> Option<(Arc<NodeKeys>, &Arc<TableColumns>)> {
+        let columns = self.node_columns.get(label)?;
+        Some((self.keys(label)?, columns))
+    }
+
+    /// Whether a variable-length hop over `tables` from `near` to `far` nodes runs on the
+    /// CSRs: every table has one and its columns, the near label its keys, the far label its
+    /// columns. What needs no index read is asked first, so a deferred index is read only
+    /// when the rest holds.
+    pub fn traverses(&self, tables: &[usize], near: &str, far: &str) -> bool {
+        self.node_columns.contains_key(far)
+            && tables.iter().all(|&t| self.rel_columns.get(t).is_some())
+            && tables.iter().all(|&t| self.csr(t).is_some())
+            && self.keys(near).is_some()
+    }
 }
 
 /// The runs of equal values two sorted lists share: `out(i, ri, j, rj)` for each value found

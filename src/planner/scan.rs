@@ -83,8 +83,7 @@ impl<'c> Lowerer<'c> {
         &self,
         label: &str,
     ) -> Option<(Arc<crate::csr::NodeKeys>, &'c Arc<crate::csr::TableColumns>)> {
-        let idx = self.indexes?;
-        Some((idx.keys(label)?, idx.node_columns.get(label)?))
+        self.indexes?.key_lookup(label)
     }
 
     /// `(a:L {key: 42})`: look the node up by key instead of scanning its table (CSR mode,

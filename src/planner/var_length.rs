@@ -289,8 +289,10 @@ impl<'c> Lowerer<'c> {
         far_label: &str,
     ) -> Option<(Vec<VarHop>, Vec<String>, usize, usize)> {
         let idx = self.indexes?;
-        idx.keys(near_label)?;
-        idx.node_columns.get(far_label)?;
+        // The same test as the rewrites' (which unrolled the hop where it fails).
+        if !idx.traverses(tables, near_label, far_label) {
+            return None;
+        }
         let mut labels: Vec<String> = vec![near_label.to_string()];
         let slot = |l: &str, labels: &mut Vec<String>| match labels.iter().position(|x| x == l) {
             Some(i) => i,

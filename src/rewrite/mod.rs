@@ -72,9 +72,9 @@ pub(crate) struct KeyLookups<'a> {
 impl KeyLookups<'_> {
     pub fn contains(&self, label: &str) -> bool {
         self.candidates.contains(label)
-            && self.indexes.is_some_and(|idx| {
-                idx.node_columns.contains_key(label) && idx.keys(label).is_some()
-            })
+            && self
+                .indexes
+                .is_some_and(|idx| idx.key_lookup(label).is_some())
     }
 }
 

@@ -36,12 +36,7 @@ pub(crate) struct Traversable<'a> {
 
 impl Traversable<'_> {
     pub fn covers(&self, tables: &[usize], near: &str, far: &str) -> bool {
-        let idx = self.indexes;
-        // What needs no index read first.
-        idx.node_columns.contains_key(far)
-            && tables.iter().all(|&t| idx.rel_columns.get(t).is_some())
-            && tables.iter().all(|&t| idx.csr(t).is_some())
-            && idx.keys(near).is_some()
+        self.indexes.traverses(tables, near, far)
     }
 }
 
