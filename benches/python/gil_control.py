@@ -18,7 +18,7 @@ import sys
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from point_lookup import threaded  # noqa: E402
+from point_lookup import ratio  # noqa: E402
 
 DATA = b"x" * 16000
 
@@ -33,6 +33,7 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--held", type=int, default=0)
     ap.add_argument("--seconds", type=float, default=3)
+    ap.add_argument("--rounds", type=int, default=5)
     a = ap.parse_args()
     start = time.perf_counter()
     for i in range(10000):
@@ -41,10 +42,9 @@ def main():
     # The harness point_lookup.py measures threads with, so the ratios compare.
     work = lambda i: call(i, a.held)  # noqa: E731
     inputs = list(range(1000))
-    one = threaded(work, inputs, a.seconds, 1)
-    for threads in (1, 2, 4):
-        r = one if threads == 1 else threaded(work, inputs, a.seconds, threads)
-        print(f"{threads} threads: {r:,.0f} calls/s, {r / one:.2f}x")
+    for threads in (2, 4):
+        one, many = ratio(work, inputs, a.seconds, threads, a.rounds)
+        print(f"{threads} threads: {many:,.0f} calls/s against {one:,.0f} on 1, {many / one:.2f}x")
 
 
 if __name__ == "__main__":
