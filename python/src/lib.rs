@@ -102,7 +102,10 @@ fn parse_literal(py: Python<'_>, text: &str) -> PyResult<Py<PyAny>> {
     values::to_python(py, &v)
 }
 
-#[pymodule]
+/// `gil_used = false`: on a free-threaded CPython (3.13t and later) importing the module leaves
+/// the GIL off. Its state is Rust's own synchronised types (the graph behind a read-write
+/// lock, prepared plans per thread, atomics), shared by Python threads with or without a GIL.
+#[pymodule(gil_used = false)]
 fn _lance_csr(m: &Bound<'_, PyModule>) -> PyResult<()> {
     errors::register(m)?;
     m.add_class::<graph::Graph>()?;
