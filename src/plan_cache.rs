@@ -11,6 +11,7 @@ use crate::planner::Params;
 use arrow::datatypes::SchemaRef;
 use datafusion::logical_expr::LogicalPlan;
 use datafusion::physical_plan::ExecutionPlan;
+use std::borrow::Cow;
 use std::fmt;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
@@ -22,11 +23,12 @@ pub const PLAN_CACHE_ENTRIES: u64 = 1024;
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct PlanKey {
     text: Arc<str>,
-    kinds: Vec<(String, String)>,
+    kinds: Vec<(String, Cow<'static, str>)>,
 }
 
 impl PlanKey {
-    pub fn new(text: &str, params: &Params) -> Self {
+    /// A prepared query passes the `Arc` it holds, so its key shares the text, not a copy.
+    pub fn new(text: impl Into<Arc<str>>, params: &Params) -> Self {
         Self {
             text: text.into(),
             kinds: params.iter().map(|(k, v)| (k.clone(), kind(v))).collect(),
@@ -34,8 +36,9 @@ impl PlanKey {
     }
 }
 
-/// A parameter value's kind: values of one kind lower to the same placeholder type.
-fn kind(v: &Value) -> String {
+/// A parameter value's kind: values of one kind lower to the same placeholder type. Every
+/// call of a cached query builds its key, so the common kinds are not allocated.
+fn kind(v: &Value) -> Cow<'static, str> {
     match v {
         Value::Null => "null".into(),
         Value::Bool(_) => "bool".into(),
@@ -45,7 +48,7 @@ fn kind(v: &Value) -> String {
         Value::List(_) => "list".into(),
         Value::Map(_) => "map".into(),
         Value::Temporal(t) => t.kind().name().into(),
-        Value::Other(s) => s.data_type().to_string(),
+        Value::Other(s) => s.data_type().to_string().into(),
     }
 }
 
@@ -241,7 +244,7 @@ mod tests {
         let cache = PlanCache::new(4);
         let none = Params::new();
         let keys: Vec<PlanKey> = (0..8)
-            .map(|i| PlanKey::new(&format!("RETURN {i}"), &none))
+            .map(|i| PlanKey::new(format!("RETURN {i}"), &none))
             .collect();
         std::thread::scope(|s| {
             for k in &keys {

@@ -89,7 +89,7 @@ pub(crate) struct RewriteOptions<'a> {
 pub(crate) struct Rewritten {
     pub bound: BoundQuery,
     pub matches: Vec<MatchPlan>,
-    /// The number of the last internal name the rewrites gave (the planner's continue).
+    /// The internal names the rewrites gave (the planner continues the numbering).
     pub names: Names,
 }
 
@@ -192,7 +192,7 @@ impl Walk<'_> {
             max_var_length: self.options.max_var_length,
         };
         let prepared = prepare_match(&cx, m)?;
-        self.names = prepared.last_name();
+        self.names = prepared.names_given();
         // What the clauses after it see.
         let scope = &self.scope;
         let lookup = |v: &str| scope.iter().find(|(n, _)| n == v).map(|(_, b)| b.clone());

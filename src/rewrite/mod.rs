@@ -111,7 +111,7 @@ pub(crate) struct PreparedMatch {
 
 impl PreparedMatch {
     /// The internal names its rewrites gave, re-rooting and chains included.
-    pub fn last_name(&self) -> Names {
+    pub fn names_given(&self) -> Names {
         let planned = match &self.shape {
             MatchShape::One(p) => p.names,
             MatchShape::Branches(bs) => {

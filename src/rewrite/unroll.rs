@@ -218,7 +218,7 @@ fn chain(
         },
         &m,
     )?;
-    *names = prepared.last_name();
+    *names = prepared.names_given();
     Ok(Chain {
         rels,
         nodes,

@@ -339,7 +339,7 @@ impl Prepared {
     }
 
     pub(super) async fn plan(&self, graph: &Graph, params: &Params) -> Result<Arc<CachedPlan>> {
-        let key = PlanKey::new(&self.text, params);
+        let key = PlanKey::new(self.text.clone(), params);
         let found = {
             let plans = self.plans.get().lock().expect("prepared plans lock");
             plans
