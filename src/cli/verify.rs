@@ -780,7 +780,68 @@ fn value_classes(rng: &mut Rng) -> Option<String> {
         let xs: Vec<&str> = (0..1 + rng.below(5)).map(|_| *rng.pick(items)).collect();
         format!("[{}]", xs.join(", "))
     };
-    Some(match rng.below(8) {
+    Some(match rng.below(10) {
+        // Values of mixed kind where DataFusion's coercion or a static type would decide:
+        // simple CASE, `+` of a list and a list held in a mixed value, UNWIND of one, and
+        // COLLECT keeping its subquery's order.
+        9 => {
+            let items = [
+                "1", "'1'", "1.0", "true", "[1]", "null", "[1, 2]", "'a'", "-10", "[]",
+            ];
+            let list = pick_list(rng, &items);
+            match rng.below(4) {
+                0 => format!(
+                    "UNWIND {list} AS x RETURN x, CASE x WHEN {} THEN 'a' WHEN {} THEN 'b' ELSE 'c' END AS k",
+                    rng.pick(&items),
+                    rng.pick(&items)
+                ),
+                1 => format!(
+                    "WITH {list} AS xs UNWIND range(0, size(xs) - 1) AS i RETURN i, {} + xs[i] AS l, xs[i] + {} AS r",
+                    rng.pick(&["[0]", "[[0], 'z']", "[]"]),
+                    rng.pick(&["[9]", "['y', [8]]", "[]"])
+                ),
+                2 => format!("UNWIND {list} AS x UNWIND x AS y RETURN y"),
+                _ => format!(
+                    "RETURN COLLECT {{ UNWIND {} AS y RETURN y ORDER BY y{} }} AS c",
+                    pick_list(rng, &["3", "1", "2", "null", "5", "-4"]),
+                    if rng.chance(50) { " DESC" } else { "" }
+                ),
+            }
+        }
+        // round: ties, the shortest decimal form, precisions and Java's rounding modes.
+        8 => {
+            let xs = pick_list(
+                rng,
+                &[
+                    "-1.5",
+                    "-2.5",
+                    "2.5",
+                    "2.675",
+                    "-1.55",
+                    "0.125",
+                    "1.005",
+                    "-0.4",
+                    "7",
+                    "1234.5678",
+                    "0.0005",
+                    "-9.95",
+                    "null",
+                ],
+            );
+            let p = rng.below(4);
+            let mode = *rng.pick(&[
+                "HALF_UP",
+                "HALF_DOWN",
+                "HALF_EVEN",
+                "UP",
+                "DOWN",
+                "CEILING",
+                "FLOOR",
+            ]);
+            format!(
+                "UNWIND {xs} AS x RETURN x, round(x) AS a, round(x, {p}) AS b, round(x, {p}, '{mode}') AS c"
+            )
+        }
         // reduce: the accumulator's kind may change (an integer plus a float), nulls, and a
         // body reading the row.
         7 => {

@@ -19,6 +19,9 @@ fn argument_error(message: String) -> RuntimeError {
 
 /// `op` applied to `args` (one row's values).
 pub fn eval(op: &str, args: &[Value]) -> Result<Value, RuntimeError> {
+    if let Some(name) = op.strip_prefix("agg.") {
+        return aggregate(name, &args[0]);
+    }
     if let Some(key) = op.strip_prefix('.') {
         return component(&args[0], key);
     }
@@ -146,6 +149,85 @@ fn component(x: &Value, key: &str) -> Result<Value, RuntimeError> {
         other => Err(type_error(format!(
             "cannot read property `{key}` of {other}"
         ))),
+    }
+}
+
+/// An aggregate (`sum`, `avg`, `stdev`, `stdevp`) of a group's values of mixed kind,
+/// collected without their nulls: numbers (integers summed exactly, checked for overflow) or
+/// durations.
+fn aggregate(name: &str, values: &Value) -> Result<Value, RuntimeError> {
+    use super::temporal::Temporal as T;
+    // No values at all (an empty group) collect to null.
+    let xs: Vec<&Value> = match values {
+        Value::List(xs) => xs.iter().filter(|x| !matches!(x, Value::Null)).collect(),
+        _ => Vec::new(),
+    };
+    let number = |x: &Value| match x {
+        Value::Int(i) => Ok(*i as f64),
+        Value::Float(f) => Ok(*f),
+        other => Err(type_error(format!(
+            "{name}() expects numbers, got {}",
+            kind_name(other)
+        ))),
+    };
+    match name {
+        "sum" | "avg" => {
+            let durations = xs
+                .iter()
+                .any(|x| matches!(x, Value::Temporal(T::Duration(_))));
+            for x in &xs {
+                let fits = match x {
+                    Value::Int(_) | Value::Float(_) => !durations,
+                    Value::Temporal(T::Duration(_)) => true,
+                    _ => false,
+                };
+                if !fits {
+                    return Err(type_error(format!(
+                        "{name}() expects numbers or durations (not both), got {}",
+                        kind_name(x)
+                    )));
+                }
+            }
+            if xs.iter().all(|x| matches!(x, Value::Int(_))) {
+                // Exact, whatever the order the rows come in.
+                let total: i128 = xs
+                    .iter()
+                    .map(|x| match x {
+                        Value::Int(i) => *i as i128,
+                        _ => 0,
+                    })
+                    .sum();
+                return Ok(match name {
+                    "sum" => Value::Int(i64::try_from(total).map_err(|_| overflow("sum"))?),
+                    _ if xs.is_empty() => Value::Null,
+                    _ => Value::Float(total as f64 / xs.len() as f64),
+                });
+            }
+            let mut total = xs[0].clone();
+            for x in &xs[1..] {
+                total = arithmetic("+", &total, x)?;
+            }
+            match name {
+                "sum" => Ok(total),
+                _ if durations => arithmetic("/", &total, &Value::Int(xs.len() as i64)),
+                _ => Ok(Value::Float(number(&total)? / xs.len() as f64)),
+            }
+        }
+        "stdev" | "stdevp" => {
+            let v = xs
+                .iter()
+                .map(|x| number(x))
+                .collect::<Result<Vec<f64>, _>>()?;
+            let n = v.len() as f64;
+            let d = if name == "stdev" { n - 1.0 } else { n };
+            if d <= 0.0 {
+                return Ok(Value::Float(0.0));
+            }
+            let mean = v.iter().sum::<f64>() / n;
+            let sq = v.iter().map(|x| (x - mean) * (x - mean)).sum::<f64>();
+            Ok(Value::Float((sq / d).sqrt()))
+        }
+        _ => Err(argument_error(format!("{name}() of values of mixed kind"))),
     }
 }
 

@@ -11,6 +11,7 @@ mod dynamic;
 mod percentile;
 pub(crate) mod procedures;
 pub(crate) mod registry;
+mod rounding;
 pub mod temporal;
 pub mod value;
 pub mod vector;
@@ -61,7 +62,8 @@ pub enum CypherFn {
     ToFloat,
     /// Any value as a value of mixed kind (`any::ANY`).
     ToAny,
-    /// A list as a list of values of mixed kind.
+    /// A list as a list of values of mixed kind; any other value (of mixed kind) as a list
+    /// of itself, null as null (what UNWIND reads).
     AnyItems,
     /// A node / relationship value's properties as a map (of mixed kind: absent properties,
     /// stored as nulls, are not keys).
@@ -93,6 +95,9 @@ pub enum CypherFn {
     /// relationship (`"__rid"`) held by a value of any kind, so that an entity and a value
     /// compare as a hash join's keys; null for null, `""` (no entity's) for anything else.
     Identity,
+    /// `cypher_round(x, precision, mode)`: Neo4j's `round` (`rounding.rs`); `mode` null for
+    /// the default.
+    Round,
     /// `Fail(class, detail, message, typed null)`: an error of that class when evaluated on
     /// any row, of the null's type otherwise (an error only values can raise, found early).
     Fail,
@@ -132,6 +137,7 @@ impl CypherFn {
             CypherFn::ToText => "cypher_to_text",
             CypherFn::Vector => "cypher_vector",
             CypherFn::Identity => "cypher_identity",
+            CypherFn::Round => "cypher_round",
         }
     }
 
@@ -141,7 +147,8 @@ impl CypherFn {
             CypherFn::Range
             | CypherFn::PercentileDisc
             | CypherFn::PercentileCont
-            | CypherFn::Vector => 3,
+            | CypherFn::Vector
+            | CypherFn::Round => 3,
             CypherFn::NonNegative
             | CypherFn::ToInt64
             | CypherFn::ToBoolean
@@ -184,7 +191,8 @@ impl CypherFn {
 
 /// Every function of this module.
 #[cfg(feature = "distributed")]
-const ALL: [CypherFn; 31] = [
+const ALL: [CypherFn; 32] = [
+    CypherFn::Round,
     CypherFn::Vector,
     CypherFn::Identity,
     CypherFn::Dynamic,
@@ -282,7 +290,7 @@ impl ScalarUDFImpl for Udf {
             | CypherFn::ToInt64 => DataType::Int64,
             CypherFn::NonNegative => arg_types[0].clone(),
             CypherFn::Fail => arg_types[3].clone(),
-            CypherFn::ToFloat | CypherFn::Vector => DataType::Float64,
+            CypherFn::ToFloat | CypherFn::Vector | CypherFn::Round => DataType::Float64,
             CypherFn::ToAny | CypherFn::Properties | CypherFn::Dynamic | CypherFn::Now => any::ANY,
             CypherFn::ToText | CypherFn::Identity => DataType::Utf8,
             CypherFn::AnyItems => DataType::new_list(any::ANY, true),
@@ -381,6 +389,7 @@ impl Udf {
             CypherFn::ToText => to_text(a),
             CypherFn::Vector => vector::eval(a),
             CypherFn::Identity => identity_text(a),
+            CypherFn::Round => rounding::eval(a),
         }
     }
 
@@ -725,7 +734,11 @@ fn any_items(a: &[ArrayRef]) -> Result<ArrayRef> {
                 }
                 b.append(true);
             }
-            _ => b.append(false),
+            Value::Null => b.append(false),
+            x => {
+                any::append(b.values(), &x, &mut scratch);
+                b.append(true);
+            }
         }
     }
     Ok(Arc::new(b.finish()))

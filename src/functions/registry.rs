@@ -56,6 +56,24 @@ pub(crate) fn is_list(t: &DataType) -> bool {
     )
 }
 
+/// What a value of type `t` is, as messages name it.
+pub(crate) fn kind_name(t: &DataType) -> &'static str {
+    match t {
+        _ if is_path(t) => "a Path",
+        DataType::Struct(f) => match f.first().map(|f| f.name().as_str()) {
+            Some("__label") => "a Node",
+            Some("__type") => "a Relationship",
+            _ => "a Map",
+        },
+        _ if is_list(t) => "a List",
+        _ if is_string(t) => "a String",
+        DataType::Boolean => "a Boolean",
+        _ if t.is_integer() => "an Integer",
+        _ if t.is_floating() => "a Float",
+        _ => "a value",
+    }
+}
+
 /// The kinds of argument a scalar function takes.
 #[derive(Clone, Copy)]
 pub(crate) enum ArgKind {
@@ -213,6 +231,15 @@ static SCALAR_FUNCTIONS: &[ScalarFn] = &[
                     CypherFn::ToText.call(vec![c.x(0)])
                 } else if c.types[0] == DataType::Boolean {
                     when(c.x(0), lit("true")).otherwise(lit("false"))?
+                } else if matches!(t, DataType::Struct(_)) || is_list(t) {
+                    return sem_err!(
+                        InvalidArgumentType,
+                        c.spans[0],
+                        "Type mismatch: {}() expects a boolean, number, string or temporal \
+                         value, but was {}",
+                        c.name,
+                        kind_name(t)
+                    );
                 } else {
                     cast(c.x(0), DataType::Utf8)
                 },
@@ -247,7 +274,15 @@ static SCALAR_FUNCTIONS: &[ScalarFn] = &[
     }),
     ScalarFn::new(&["ceil"], (1, 1), &[Num], |c| Ok(f::ceil(c.f64(0)))),
     ScalarFn::new(&["floor"], (1, 1), &[Num], |c| Ok(f::floor(c.f64(0)))),
-    ScalarFn::new(&["round"], (1, 1), &[Num], |c| Ok(f::round(vec![c.f64(0)]))),
+    ScalarFn::new(&["round"], (1, 3), &[Num, Int, Str], |c| {
+        let precision = if c.args.len() > 1 {
+            c.i64(1)
+        } else {
+            lit(0i64)
+        };
+        let mode = c.args.get(2).cloned().unwrap_or_else(null);
+        Ok(CypherFn::Round.call(vec![c.f64(0), precision, mode]))
+    }),
     ScalarFn::new(&["sqrt"], (1, 1), &[Num], |c| Ok(f::sqrt(c.f64(0)))),
     // Vectors: Neo4j's similarities, and Lance's distances (`l2` squared, `cosine`, `dot`).
     ScalarFn::new(&["vector.similarity.cosine"], (2, 2), &[List, List], |c| {

@@ -47,6 +47,11 @@ impl<'c> Lowerer<'c> {
             DataType::List(_) | DataType::LargeList(_) | DataType::FixedSizeList(_, _) => x,
             // UNWIND null gives no rows.
             DataType::Null => empty_list(&DataType::Null),
+            // A value of mixed kind: its items where a row holds a list, else itself (null:
+            // no rows).
+            t if crate::functions::any::is_any(&t) => {
+                crate::functions::CypherFn::AnyItems.call(vec![x])
+            }
             _ => nf::make_array(vec![x]),
         };
         let mut exprs: Vec<Expr> = st.columns().iter().map(|c| col(c)).collect();

@@ -15,7 +15,7 @@ use cypher::Span;
 use datafusion::common::{Column, DFSchema, ScalarValue};
 use datafusion::functions::expr_fn as f;
 use datafusion::functions_nested::expr_fn as nf;
-use datafusion::logical_expr::{binary_expr, case, cast, lit, when, Expr, ExprSchemable, Operator};
+use datafusion::logical_expr::{binary_expr, cast, lit, when, Expr, ExprSchemable, Operator};
 use std::sync::Arc;
 
 /// A column reference by exact name (never parsed, so names may contain any character).
@@ -194,7 +194,20 @@ impl<'c> Lowerer<'c> {
 
     /// `a + b` where one side is a list: concatenation, or appending / prepending an element;
     /// a list of mixed kind when the items don't share a type (`[1] + 'a'`).
-    fn list_add(&self, a: Expr, ta: &DataType, b: Expr, tb: &DataType) -> Expr {
+    fn list_add(&self, a: Expr, ta: &DataType, b: Expr, tb: &DataType) -> Result<Expr> {
+        // A value of mixed kind may hold a list (an element of `[5, [6, 7]]`): whether `+`
+        // concatenates or appends is the row's to tell. Beside a list the result is a list
+        // whatever the row holds (its items, or itself), null where the value is null.
+        if is_any(ta) && is_any(tb) {
+            return Ok(value_arith("+", a, b));
+        }
+        if is_any(ta) || is_any(tb) {
+            let value = if is_any(ta) { a.clone() } else { b.clone() };
+            let items = |x: Expr| CypherFn::AnyItems.call(vec![x]);
+            let list = nf::array_concat(vec![items(a), items(b)]);
+            let null_list = lit(ScalarValue::try_from(&DataType::new_list(ANY, true))?);
+            return Ok(when(value.is_null(), null_list).otherwise(list)?);
+        }
         let item = |t: &DataType| match t {
             DataType::List(f) | DataType::LargeList(f) | DataType::FixedSizeList(f, _) => {
                 f.data_type().clone()
@@ -208,11 +221,11 @@ impl<'c> Lowerer<'c> {
             (false, false) => to_any(x),
         };
         let (a, b) = (side(a, ta), side(b, tb));
-        match (is_list(ta), is_list(tb)) {
+        Ok(match (is_list(ta), is_list(tb)) {
             (true, true) => nf::array_concat(vec![a, b]),
             (true, false) => nf::array_append(a, b),
             _ => nf::array_prepend(a, b),
-        }
+        })
     }
 
     /// Lowers `e`; errors carry the span of the culprit.
@@ -506,9 +519,28 @@ impl<'c> Lowerer<'c> {
         else_: Option<&ast::Expr>,
         cx: &ExprCtx<'_>,
     ) -> Result<Expr> {
+        // `CASE x WHEN v` compares as `x = v` does in Cypher (`'0'` is not `0`; kinds that
+        // differ are not equal), never through DataFusion's coercion of the operand.
+        let operand = match operand {
+            Some(o) => {
+                let x = self.expr(o, cx)?;
+                let t = self.type_of(&x, cx.schema)?;
+                Some((x, t))
+            }
+            None => None,
+        };
         let conds = whens
             .iter()
-            .map(|(w, _)| self.expr(w, cx))
+            .map(|(w, _)| {
+                let v = self.expr(w, cx)?;
+                match &operand {
+                    Some((x, tx)) => {
+                        let tv = self.type_of(&v, cx.schema)?;
+                        self.comparison(BinaryOp::Eq, x.clone(), v, tx, &tv)
+                    }
+                    None => Ok(v),
+                }
+            })
             .collect::<Result<Vec<_>>>()?;
         let mut results = whens
             .iter()
@@ -547,10 +579,7 @@ impl<'c> Lowerer<'c> {
         let (otherwise, thens) = results.split_last().expect("an else");
         let mut pairs = conds.into_iter().zip(thens.iter().cloned());
         let (w0, t0) = pairs.next().expect("CASE has a WHEN");
-        let mut builder = match operand {
-            Some(o) => case(self.expr(o, cx)?).when(w0, t0),
-            None => when(w0, t0),
-        };
+        let mut builder = when(w0, t0);
         for (w, t) in pairs {
             builder = builder.when(w, t);
         }
@@ -1083,7 +1112,7 @@ impl<'c> Lowerer<'c> {
         Ok(match op {
             BinaryOp::Add => {
                 if is_list(ta) || is_list(tb) {
-                    self.list_add(a, ta, b, tb)
+                    self.list_add(a, ta, b, tb)?
                 } else if dynamic(ta) || dynamic(tb) {
                     value_arith("+", a, b)
                 } else if is_string(ta) || is_string(tb) {

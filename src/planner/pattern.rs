@@ -556,11 +556,17 @@ impl<'c> Lowerer<'c> {
             for (k, _) in entries {
                 let has = |ps: &[(String, DataType)]| ps.iter().any(|(p, _)| p == &k.name);
                 let (typo, what) = match written {
-                    Written::Labels(node) => (
-                        node.has_label_test()
-                            && !self.catalog.tables_for(node).iter().any(|n| has(&n.props)),
-                        "label",
-                    ),
+                    // No table with every written label (`:Post:Comment`): nothing to match,
+                    // so no key is a typo.
+                    Written::Labels(node) => {
+                        let tables = self.catalog.tables_for(node);
+                        (
+                            node.has_label_test()
+                                && !tables.is_empty()
+                                && !tables.iter().any(|n| has(&n.props)),
+                            "label",
+                        )
+                    }
                     Written::Types(ts) => (
                         !ts.is_empty()
                             && !ents.catalog.rels.iter().any(|r| {

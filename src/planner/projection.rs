@@ -733,9 +733,22 @@ impl<'c> Lowerer<'c> {
             }
         }
         let (x, t) = self.aggregate_argument(call, (&name, &args[0]), &cx)?;
-        if crate::functions::any::is_any(&t)
-            && !matches!(name.as_str(), "count" | "collect" | "min" | "max")
-        {
+        let dynamic =
+            crate::functions::any::is_any(&t) || crate::functions::temporal::is_temporal_type(&t);
+        if dynamic && matches!(name.as_str(), "sum" | "avg" | "stdev" | "stdevp") {
+            // Integers from `reduce`, a temporal value's components, durations: the kind is
+            // the values', so the group's values are collected and summed as values.
+            let values = af::array_agg(x.clone()).filter(x.is_not_null()).build()?;
+            let values = if distinct {
+                datafusion::functions_nested::expr_fn::array_distinct(values)
+            } else {
+                values
+            };
+            return Ok(
+                crate::functions::CypherFn::Dynamic.call(vec![lit(format!("agg.{name}")), values])
+            );
+        }
+        if dynamic && !matches!(name.as_str(), "count" | "collect" | "min" | "max") {
             return super::expr::mixed_kind(args[0].span, &format!("{name}()"));
         }
         let numeric = |what: &str| -> Result<()> {

@@ -357,40 +357,8 @@ impl<'c> Lowerer<'c> {
         span: cypher::Span,
     ) -> Result<(State, String)> {
         let (elements, keys) = self.comprehension_rows(&st, base, var, list, (&filter, &map))?;
-        // Element positions 0..size(list) - 1 as rows, then the element at each.
-        let at = |k: ExprKind| ast::Expr::new(k, span);
-        let call = |name: &str, args: Vec<ast::Expr>| {
-            at(ExprKind::Function {
-                name: name.into(),
-                distinct: false,
-                args,
-            })
-        };
-        let int = |i: i64| at(ExprKind::Literal(ast::Literal::Integer(i)));
-        let last = at(ExprKind::Binary(
-            ast::BinaryOp::Sub,
-            Box::new(call("size", vec![list.clone()])),
-            Box::new(int(1)),
-        ));
-        let idx = self.fresh("idx");
-        let positions = ast::Unwind {
-            expr: call("range", vec![int(0), last]),
-            alias: ast::Ident::new(&idx, span),
-            span,
-        };
-        let mut inner = self.lower_unwind(elements, &positions)?;
-        let element = at(ExprKind::Index(
-            Box::new(list.clone()),
-            Box::new(at(ExprKind::Variable(idx.clone()))),
-        ));
-        let schema = inner.plan.schema().clone();
-        let element = self.expr(&element, &ExprCtx::new(&inner.scope, &schema))?;
-        let x = self.fresh("elem");
-        let mut cols: Vec<Expr> = inner.columns().iter().map(|c| col(c)).collect();
-        cols.push(element.alias(&x));
-        inner.plan = LogicalPlanBuilder::from(inner.plan)
-            .project(cols)?
-            .build()?;
+        let (mut inner, (x, idx)) =
+            self.comprehension_elements(elements, &keys, var, list, (&filter, &map))?;
         inner.scope.bind(&var.name, Binding::Value { col: x });
         if let Some(mut f) = filter {
             inner = self.subquery_columns(inner, vec![&mut f])?;
@@ -399,7 +367,8 @@ impl<'c> Lowerer<'c> {
             self.check_boolean(&p, &schema, f.span)?;
             inner.plan = self.filter(inner.plan, p)?;
         }
-        let mut m = map.unwrap_or_else(|| at(ExprKind::Variable(var.name.clone())));
+        let mut m =
+            map.unwrap_or_else(|| ast::Expr::new(ExprKind::Variable(var.name.clone()), span));
         inner = self.subquery_columns(inner, vec![&mut m])?;
         let schema = inner.plan.schema().clone();
         let value = self.expr(&m, &ExprCtx::new(&inner.scope, &schema))?;
@@ -435,6 +404,75 @@ impl<'c> Lowerer<'c> {
         .when(col(&agg_col).is_null(), empty_list(&t))
         .otherwise(col(&agg_col))?;
         self.bind_result(plan, st.scope, &agg_col, result)
+    }
+
+    /// The list's elements as rows beside their position (columns returned), each with the
+    /// keys back to its input row and the columns of the outer variables the body reads:
+    /// only those, so that no row of an element copies the list or anything else it holds.
+    fn comprehension_elements(
+        &mut self,
+        elements: State,
+        keys: &[String],
+        var: &ast::Ident,
+        list: &ast::Expr,
+        (filter, map): (&Option<ast::Expr>, &Option<ast::Expr>),
+    ) -> Result<(State, (String, String))> {
+        let schema = elements.plan.schema().clone();
+        let lv = self.expr(list, &ExprCtx::new(&elements.scope, &schema))?;
+        let lv = match self.type_of(&lv, &schema)? {
+            t if crate::functions::registry::is_list(&t) => lv,
+            t if crate::functions::any::is_any(&t) => {
+                crate::functions::CypherFn::AnyItems.call(vec![lv])
+            }
+            DataType::Null => empty_list(&DataType::Null),
+            t => {
+                return sem_err!(
+                    InvalidArgumentType,
+                    list.span,
+                    "a list comprehension needs a list, got {t}"
+                )
+            }
+        };
+        let last = crate::functions::CypherFn::Size.call(vec![lv.clone()]) - lit(1i64);
+        let positions = crate::functions::CypherFn::Range.call(vec![lit(0i64), last, lit(1i64)]);
+        let mut names = Vec::new();
+        filter
+            .iter()
+            .chain(map.iter())
+            .for_each(|e| e.mentioned_names(&mut names));
+        let ents = self.entities();
+        let mut scope = super::scope::Scope::default();
+        let mut cols: Vec<String> = keys.to_vec();
+        for (name, b) in &elements.scope.vars {
+            if name != &var.name && names.contains(&name.as_str()) {
+                scope.bind(name, b.clone());
+                for (c, _) in ents.columns(b) {
+                    if !cols.contains(&c) {
+                        cols.push(c);
+                    }
+                }
+            }
+        }
+        let (x, idx) = (self.fresh("elem"), self.fresh("idx"));
+        let mut exprs: Vec<Expr> = cols.iter().map(|c| col(c)).collect();
+        exprs.push(lv.alias(&x));
+        exprs.push(positions.alias(&idx));
+        let plan = LogicalPlanBuilder::from(elements.plan)
+            .project(exprs)?
+            .unnest_columns_with_options(
+                vec![
+                    datafusion::common::Column::new_unqualified(&x),
+                    datafusion::common::Column::new_unqualified(&idx),
+                ],
+                datafusion::common::UnnestOptions::new().with_preserve_nulls(false),
+            )?
+            .build()?;
+        let st = State {
+            plan,
+            scope,
+            unit: false,
+        };
+        Ok((st, (x, idx)))
     }
 
     /// The rows a comprehension's elements come from, with their keys back to the input:
@@ -817,7 +855,8 @@ impl<'c> Lowerer<'c> {
                 v
             }
         };
-        let (rows, value) = self.lower_subquery_body(inner, kind, body, row.as_deref(), &carry)?;
+        let (rows, value, order) =
+            self.lower_subquery_body(inner, kind, body, row.as_deref(), &carry)?;
         let value_type = match &value {
             Some(v) => Some(self.type_of(v, rows.plan.schema())?),
             None => None,
@@ -825,7 +864,13 @@ impl<'c> Lowerer<'c> {
         // Per outer row (per distinct outer values): how many rows, or their values.
         let agg_col = self.fresh("sub");
         let agg = match &value {
-            Some(v) => af::array_agg(v.clone()),
+            // In the order the subquery's ORDER BY gave its rows.
+            Some(v) => match &order {
+                Some(seq) => af::array_agg(v.clone())
+                    .order_by(vec![col(seq).sort(true, false)])
+                    .build()?,
+                None => af::array_agg(v.clone()),
+            },
             None => af::count(lit(1)),
         };
         let grouped = LogicalPlanBuilder::from(rows.plan)
@@ -904,13 +949,41 @@ impl<'c> Lowerer<'c> {
         body: &ast::SingleQuery,
         row: Option<&str>,
         carry: &[String],
-    ) -> Result<(State, Option<Expr>)> {
+    ) -> Result<(State, Option<Expr>, Option<String>)> {
+        // The order of rows a WITH ... ORDER BY gives is the enclosing clause's business
+        // outside this body, and this body's inside it.
+        let saved = (
+            self.next_collects,
+            self.input_order.take(),
+            self.output_order.take(),
+        );
+        let out = self.lower_subquery_clauses(inner, kind, body, row, carry);
+        (self.next_collects, self.input_order, self.output_order) = saved;
+        out
+    }
+
+    fn lower_subquery_clauses(
+        &mut self,
+        inner: State,
+        kind: SubqueryKind,
+        body: &ast::SingleQuery,
+        row: Option<&str>,
+        carry: &[String],
+    ) -> Result<(State, Option<Expr>, Option<String>)> {
         let mut st = inner;
         if let Some(row) = row {
             st.scope.bind(row, Binding::Value { col: row.into() });
         }
+        let mut carry = carry.to_vec();
+        // The column numbering the rows in the order the last WITH ... ORDER BY gave them:
+        // COLLECT keeps it in its list.
+        let mut order: Option<String> = None;
         let mut ret = None;
-        for c in &body.clauses {
+        for (i, c) in body.clauses.iter().enumerate() {
+            let next = body.clauses.get(i + 1);
+            self.next_collects = next.is_some_and(super::collects)
+                || (kind == SubqueryKind::Collect && matches!(next, Some(Clause::Return(_))));
+            self.input_order = self.output_order.take();
             st = match c {
                 Clause::Return(r) => {
                     ret = Some(r);
@@ -924,32 +997,26 @@ impl<'c> Lowerer<'c> {
                             "unsupported: SKIP or LIMIT in a WITH inside a subquery"
                         );
                     }
-                    let mut w = w.clone();
-                    for name in carry {
-                        let item = w.projection.items.iter().find(|i| &i.name() == name);
-                        match item.map(|i| &i.expr.kind) {
-                            Some(ExprKind::Variable(v)) if v == name => continue,
-                            Some(_) => {
-                                return sem_err!(
-                                    Unsupported,
-                                    w.projection.span,
-                                    "unsupported: a WITH inside a subquery binding `{}`, a \
-                                     variable of the enclosing query, to something else",
-                                    crate::binder::names::unescape(name)
-                                )
-                            }
-                            None => {}
-                        }
-                        w.projection.items.push(ast::ProjectionItem {
-                            expr: ast::Expr::new(ExprKind::Variable(name.clone()), body.span),
-                            alias: Some(ast::Ident::new(name, body.span)),
-                            text: ast::SourceText(name.clone()),
-                        });
-                    }
+                    let w = self.with_carried(w, &carry, body.span)?;
                     self.lower_clause(st, &Clause::With(w))?
                 }
                 c => self.lower_clause(st, c)?,
             };
+            if let Some(seq) = self.output_order.clone() {
+                // Passed on by every WITH after this one, as the outer variables are.
+                st.scope.bind(&seq, Binding::Value { col: seq.clone() });
+                carry.push(seq.clone());
+                order = Some(seq);
+            }
+        }
+        if let Some(r) = ret.filter(|r| r.skip.is_some() || r.limit.is_some()) {
+            if kind != SubqueryKind::Exists {
+                return sem_err!(
+                    Unsupported,
+                    r.span,
+                    "unsupported: SKIP or LIMIT in the RETURN of a COUNT or COLLECT subquery"
+                );
+            }
         }
         if kind != SubqueryKind::Collect {
             // What EXISTS / COUNT RETURN does not change whether or how many rows there are
@@ -963,27 +1030,86 @@ impl<'c> Lowerer<'c> {
                     "unsupported: an aggregating or DISTINCT RETURN in EXISTS / COUNT"
                 );
             }
-            return Ok((st, None));
+            return Ok((st, None, None));
         }
-        let Some(item) = ret.and_then(|r| r.items.first()) else {
+        let Some(first) = ret.and_then(|r| r.items.first()) else {
             return sem_err!(
                 InvalidArgumentType,
                 body.span,
                 "COLLECT {{ ... }} must end with a RETURN of exactly one column"
             );
         };
-        if let Some(r) = ret.filter(|r| r.distinct || item.expr.contains_aggregate()) {
+        let r = ret.expect("a RETURN item");
+        if r.distinct || first.expr.contains_aggregate() {
             return sem_err!(
                 Unsupported,
                 r.span,
                 "unsupported: an aggregating or DISTINCT RETURN in COLLECT"
             );
         }
-        let mut item = item.expr.clone();
+        let mut item = first.expr.clone();
+        if !r.order_by.is_empty() {
+            // `RETURN x ORDER BY k` as `WITH x AS v ORDER BY k`, its rows numbered in that
+            // order; the list collects `v` in it.
+            let name = match (&first.alias, &first.expr.kind) {
+                (Some(a), _) => a.name.clone(),
+                (None, ExprKind::Variable(v)) => v.clone(),
+                (None, _) => self.fresh("collected"),
+            };
+            let mut p = r.clone();
+            p.items = vec![ast::ProjectionItem {
+                expr: first.expr.clone(),
+                alias: Some(ast::Ident::new(&name, first.expr.span)),
+                text: first.text.clone(),
+            }];
+            let w = ast::With {
+                projection: p,
+                where_: None,
+            };
+            let w = self.with_carried(&w, &carry, body.span)?;
+            self.next_collects = true;
+            st = self.lower_clause(st, &Clause::With(w))?;
+            order = self.output_order.take().or(order);
+            item = ast::Expr::new(ExprKind::Variable(name), first.expr.span);
+        }
         st = self.subquery_columns(st, vec![&mut item])?;
         let schema = st.plan.schema().clone();
         let value = self.expr(&item, &ExprCtx::new(&st.scope, &schema))?;
-        Ok((st, Some(value)))
+        let order = order.filter(|o| schema.has_column_with_unqualified_name(o));
+        Ok((st, Some(value), order))
+    }
+
+    /// `w` passing on `carry` (what the subquery's rows join back on, and their order) as
+    /// they are; binding one of them to something else is refused.
+    fn with_carried(
+        &self,
+        w: &ast::With,
+        carry: &[String],
+        span: cypher::Span,
+    ) -> Result<ast::With> {
+        let mut w = w.clone();
+        for name in carry {
+            let item = w.projection.items.iter().find(|i| &i.name() == name);
+            match item.map(|i| &i.expr.kind) {
+                Some(ExprKind::Variable(v)) if v == name => continue,
+                Some(_) => {
+                    return sem_err!(
+                        Unsupported,
+                        w.projection.span,
+                        "unsupported: a WITH inside a subquery binding `{}`, a variable of \
+                         the enclosing query, to something else",
+                        crate::binder::names::unescape(name)
+                    )
+                }
+                None => {}
+            }
+            w.projection.items.push(ast::ProjectionItem {
+                expr: ast::Expr::new(ExprKind::Variable(name.clone()), span),
+                alias: Some(ast::Ident::new(name, span)),
+                text: ast::SourceText(name.clone()),
+            });
+        }
+        Ok(w)
     }
 }
 

@@ -21,6 +21,7 @@ pub mod path_names;
 pub mod pattern_order;
 pub mod rematch;
 pub mod unroll;
+pub mod var_length_maps;
 
 use crate::binder::combos::{combinations, MAX_BRANCHES};
 use crate::binder::{Binder, BoundVar, QueryGraph, ResolvedPath};
@@ -184,6 +185,11 @@ pub(crate) fn prepare_match(cx: &MatchContext<'_>, m: &ast::Match) -> Result<Pre
     });
     let m = rematched.as_ref().unwrap_or(&m);
     let (m, paths) = path_names::name_path_elements(m, &mut |what| names.fresh(what));
+    if !cx.lenient {
+        var_length_maps::check_keys(&m, cx.catalog)?;
+    }
+    let m =
+        var_length_maps::var_length_maps_into_where(&m, &mut |what| names.fresh(what)).into_owned();
     let binder = Binder {
         catalog: cx.catalog,
         lenient: cx.lenient,
@@ -216,10 +222,12 @@ pub(crate) fn prepare_match(cx: &MatchContext<'_>, m: &ast::Match) -> Result<Pre
         branches(cx, &graph, &several, (reroot, &elems, names), &mut notes)?
     };
     let rebound = format!("__{}", rematch::REBOUND);
+    // The lists a condition reads (`all()` over a property map's relationships) too.
+    let mapped = format!("__{}", var_length_maps::LIST);
     let lists = (graph.rels.iter())
         .filter(|r| r.length.is_some())
         .filter_map(|r| r.var.as_ref().map(|v| v.name.clone()))
-        .filter(|v| !v.starts_with("__") || v.starts_with(&rebound))
+        .filter(|v| !v.starts_with("__") || v.starts_with(&rebound) || v.starts_with(&mapped))
         .collect();
     Ok(PreparedMatch {
         graph,
@@ -362,12 +370,14 @@ fn keeps_walk_order(graph: &QueryGraph, paths: &[PathElements]) -> bool {
 }
 
 /// Whether a variable-length relationship's variable `v` is a list of relationships with
-/// their elements as values: the user names it (or it matches one again), or it is a
-/// named path's segment.
+/// their elements as values: the user names it (or it matches one again, or a condition of
+/// its property map reads it), or it is a named path's segment.
 fn needs_elems(paths: &[PathElements], v: &str) -> bool {
     let rebound = format!("__{}", rematch::REBOUND);
+    let mapped = format!("__{}", var_length_maps::LIST);
     !v.starts_with("__")
         || v.starts_with(&rebound)
+        || v.starts_with(&mapped)
         || paths.iter().any(|p| p.elems.iter().any(|e| e == v))
 }
 

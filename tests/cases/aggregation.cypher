@@ -335,3 +335,25 @@ UNWIND [2, 4, 4, 4, 5, 5, 7, 9] AS x RETURN stDevP(x) AS p, stDev(x) > stDevP(x)
 ---- rowsort
 p|wider|one
 2.0|true|0.0
+
+# sum / avg of values whose kind only rows tell: integers from reduce, temporal components,
+# durations.
+UNWIND [[1, 2], [3, 4]] AS xs RETURN sum(reduce(t = 0, x IN xs | t + x)) AS s, avg(reduce(t = 0, x IN xs | t + x)) AS a
+---- rowsort
+s|a
+10|5.0
+
+UNWIND [date('2020-01-01'), date('2022-06-01')] AS d RETURN sum(d.year) AS s, avg(d.year) AS a
+---- rowsort
+s|a
+4042|2021.0
+
+UNWIND [duration('P1D'), duration('PT12H')] AS d RETURN sum(d) AS s, avg(d) AS a
+---- rowsort
+s|a
+P1DT12H|PT18H
+
+UNWIND [1, 'a'] AS x WITH x WHERE x = 2 RETURN sum(x) AS s, avg(x) AS a
+---- rowsort
+s|a
+0|null

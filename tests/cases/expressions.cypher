@@ -167,3 +167,58 @@ RETURN [x IN [1, null] | coalesce(x, 0)] AS l, reduce(t = 0, x IN [1, null, 2] |
 ---- rowsort
 l|r
 [1, 0]|13
+
+# A simple CASE compares as `=` does: a string is not a number, a boolean not an integer.
+RETURN CASE '0' WHEN 0 THEN 'zero' ELSE 'other' END AS a, CASE true WHEN -10 THEN 'n' ELSE 'other' END AS b, CASE 1 WHEN 1.0 THEN 'one' END AS c, CASE null WHEN null THEN 'null' ELSE 'else' END AS d
+---- rowsort
+a|b|c|d
+other|other|one|else
+
+# ... also over a value of mixed kind.
+UNWIND [1, '1', [1]] AS x RETURN CASE x WHEN 1 THEN 'int' WHEN '1' THEN 'string' WHEN [1] THEN 'list' END AS k
+---- rowsort
+k
+int
+list
+string
+
+# A list + a list concatenates, also where the right side is only known to be a list per row.
+RETURN [[1], [2, 3], [4, 5]] + [5, [6, 7], [8, 9], 10][2] AS l, [5, [6, 7]][0] + [1] AS m, [1] + [5, 'a'][1] AS n
+---- rowsort
+l|m|n
+[[1], [2, 3], [4, 5], 8, 9]|[5, 1]|[1, 'a']
+
+# UNWIND of a value of mixed kind: a list unwinds, anything else is itself, null nothing.
+UNWIND [[1, 2], 3, null, 'a'] AS x UNWIND x AS y RETURN y
+---- rowsort
+y
+1
+2
+3
+a
+
+UNWIND [[1, 2], 'abc'] AS x RETURN size(x) AS s
+---- rowsort
+s
+2
+3
+
+# round as Neo4j: ties toward positive infinity at precision 0, HALF_UP on the shortest
+# decimal form past it, Java's rounding modes.
+RETURN round(-1.5) AS a, round(-2.5) AS b, round(2.5) AS c, round(-1.5, 0) AS d, round(-1.55, 1) AS e, round(2.675, 2) AS f, round(-1.5, 0, 'HALF_UP') AS g, round(2.5, 0, 'HALF_EVEN') AS h, round(7) AS i
+---- rowsort
+a|b|c|d|e|f|g|h|i
+-1.0|-2.0|3.0|-1.0|-1.6|2.68|-2.0|2.0|7.0
+
+RETURN round(1.25, 1, 'SIDEWAYS') AS r
+---- runtime-error InvalidArgumentValue
+
+RETURN round(1.25, -1) AS r
+---- runtime-error InvalidArgumentValue
+
+# toString of a map or a list is a type error, not a cast failure.
+RETURN toString({a: 1}) AS s
+---- error InvalidArgumentType
+
+RETURN toString([1, 2]) AS s
+---- error InvalidArgumentType

@@ -15,6 +15,16 @@ MATCH (m:Post:Comment) RETURN count(*) AS n
 n
 0
 
+# ... and a property map on such a node is no typo: there is nothing to match.
+MATCH (m:Post:Comment {id: 100}) RETURN m.id AS id
+---- ordered
+id
+
+MATCH (p:Person)-[:LIKES]->(m:Post:Comment {id: 100}) RETURN count(*) AS n
+---- ordered
+n
+0
+
 MATCH (m:Post:Message), (x:Message&Comment) RETURN count(DISTINCT m) AS posts, count(DISTINCT x) AS comments
 ---- ordered
 posts|comments

@@ -179,3 +179,16 @@ l|xl|c
 1|Person|4
 1|Post|2
 1|Tag|4
+
+# A property map on a variable-length relationship holds for every relationship of the path
+# (a path of length 0 has none).
+MATCH (a:Person {id: 1})-[:KNOWS*0..2 {creationDate: 1420092000000}]->(b:Person) RETURN b.firstName AS b
+---- rowsort
+b
+Ann
+Bob
+
+MATCH (a:Person {id: 1})-[r:KNOWS*1..3 {creationDate: 1420092000000}]-(b:Person) RETURN b.firstName AS b, size(r) AS n
+---- rowsort
+b|n
+Bob|1

@@ -376,8 +376,9 @@ y
 2
 a1
 
+# A string among the numbers summed: a type error, as in Neo4j.
 UNWIND [1, 'a'] AS x RETURN sum(x)
----- error Unsupported
+---- runtime-error InvalidArgumentType
 
 WITH [123, true] AS x RETURN x.num
 ---- error InvalidArgumentType

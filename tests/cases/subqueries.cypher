@@ -217,3 +217,20 @@ x|q
 102|Ann
 200|Dana
 202|Ann
+
+# COLLECT keeps its subquery's order: a RETURN ... ORDER BY, or a WITH ... ORDER BY before it.
+RETURN COLLECT { UNWIND ['b', 'c', 'a'] AS y RETURN y ORDER BY y } AS a, COLLECT { UNWIND ['b', 'c', 'a'] AS y WITH y ORDER BY y DESC RETURN y } AS b, COLLECT { UNWIND [2, 3, 1] AS y RETURN y * 10 AS z ORDER BY z DESC } AS c
+---- rowsort
+a|b|c
+['a', 'b', 'c']|['c', 'b', 'a']|[30, 20, 10]
+
+# ... per outer row, ordered by a property the RETURN does not show.
+MATCH (p:Person) WHERE p.firstName IN ['Ann', 'Dana'] RETURN p.firstName AS p, COLLECT { MATCH (p)-[:KNOWS]-(f:Person) RETURN f.firstName ORDER BY f.age DESC, f.firstName } AS fs ORDER BY p
+---- ordered
+p|fs
+Ann|['Bob', 'Dana', 'Eve', 'Carl']
+Dana|['Bob', 'Ann', 'Carl']
+
+# A LIMIT in a COLLECT's RETURN would apply per outer row: refused, not ignored.
+MATCH (p:Person) RETURN COLLECT { MATCH (p)-[:KNOWS]->(f) RETURN f.firstName LIMIT 1 } AS fs
+---- error Unsupported

@@ -1107,6 +1107,27 @@ impl RefGraph {
                 V::List(xs) => xs.into_iter().next().unwrap_or(V::Null),
                 _ => return error("head() of a non-list"),
             },
+            "round" => {
+                let x = match a.first() {
+                    Some(V::Int(i)) => *i as f64,
+                    Some(V::Float(f)) => *f,
+                    Some(V::Null) => return Ok(V::Null),
+                    _ => return error("round() of a non-number"),
+                };
+                let p = match a.get(1) {
+                    None => 0,
+                    Some(V::Int(p)) if *p >= 0 => *p,
+                    Some(V::Null) => return Ok(V::Null),
+                    _ => return error("round(): a bad precision"),
+                };
+                let mode = match a.get(2) {
+                    None => None,
+                    Some(V::Str(m)) => Some(m.to_uppercase()),
+                    Some(V::Null) => return Ok(V::Null),
+                    _ => return error("round(): a bad mode"),
+                };
+                V::Float(round_decimal(x, p, mode.as_deref())?)
+            }
             "floor" => match one(&a)? {
                 V::Null => V::Null,
                 V::Int(i) => V::Float(i as f64),
@@ -1441,13 +1462,14 @@ fn binary(op: BinaryOp, a: V, b: V) -> R<V> {
                 return Ok(V::Null);
             }
             match (op, &a, &b) {
-                (Add, V::Str(x), y) => V::Str(format!("{x}{}", to_text(y)?)),
-                (Add, x, V::Str(y)) => V::Str(format!("{}{y}", to_text(x)?)),
+                // A list on either side makes `+` a list operation (`'a' + [1]` is a list).
                 (Add, V::List(x), V::List(y)) => V::List(x.iter().chain(y).cloned().collect()),
                 (Add, V::List(x), y) => V::List(x.iter().cloned().chain([y.clone()]).collect()),
                 (Add, x, V::List(y)) => {
                     V::List([x.clone()].into_iter().chain(y.iter().cloned()).collect())
                 }
+                (Add, V::Str(x), y) => V::Str(format!("{x}{}", to_text(y)?)),
+                (Add, x, V::Str(y)) => V::Str(format!("{}{y}", to_text(x)?)),
                 (Pow, _, _) => match (num(&a), num(&b)) {
                     (Some(x), Some(y)) => V::Float(x.powf(y)),
                     _ => return error("^ of non-numbers"),
@@ -1605,4 +1627,73 @@ fn orderability(a: &V, b: &V) -> Ordering {
         }
         _ => Ordering::Equal,
     }
+}
+
+/// Neo4j's `round`, on the decimal digits Rust's `Display` writes (the shortest that read
+/// back): precision 0 without a mode takes ties up; otherwise the digit after the last kept
+/// one decides, by Java's rounding mode (HALF_UP by default).
+fn round_decimal(x: f64, p: i64, mode: Option<&str>) -> R<f64> {
+    if !x.is_finite() {
+        return Ok(x);
+    }
+    if p == 0 && mode.is_none() {
+        let f = x.floor();
+        let r = if x - f >= 0.5 { f + 1.0 } else { f };
+        return Ok(if r == 0.0 { 0.0 } else { r });
+    }
+    let text = format!("{}", x.abs());
+    let (int, frac) = text.split_once('.').unwrap_or((&text, ""));
+    let p = p as usize;
+    if frac.len() <= p {
+        return Ok(x);
+    }
+    let kept = format!("{int}{}", &frac[..p]);
+    let dropped = &frac[p..];
+    let first = dropped.as_bytes()[0] - b'0';
+    let rest = dropped[1..].bytes().any(|d| d != b'0');
+    let any = first != 0 || rest;
+    let last_odd = (kept.as_bytes()[kept.len() - 1] - b'0') % 2 == 1;
+    let neg = x < 0.0;
+    let up = match mode.unwrap_or("HALF_UP") {
+        "HALF_UP" => first >= 5,
+        "HALF_DOWN" => first > 5 || (first == 5 && rest),
+        "HALF_EVEN" => first > 5 || (first == 5 && (rest || last_odd)),
+        "UP" => any,
+        "DOWN" => false,
+        "CEILING" => any && !neg,
+        "FLOOR" => any && neg,
+        "UNNECESSARY" if any => return error("rounding necessary"),
+        "UNNECESSARY" => false,
+        _ => return error("unknown rounding mode"),
+    };
+    // The kept digits plus one in the last place, as decimal text.
+    let mut digits: Vec<u8> = kept.bytes().collect();
+    if up {
+        let mut i = digits.len();
+        loop {
+            if i == 0 {
+                digits.insert(0, b'1');
+                break;
+            }
+            i -= 1;
+            if digits[i] == b'9' {
+                digits[i] = b'0';
+            } else {
+                digits[i] += 1;
+                break;
+            }
+        }
+    }
+    let digits = String::from_utf8(digits).expect("digits");
+    let (i, f) = digits.split_at(digits.len() - p);
+    let v: f64 = format!("{}.{}0", if i.is_empty() { "0" } else { i }, f)
+        .parse()
+        .expect("a number");
+    Ok(if v == 0.0 {
+        0.0
+    } else if neg {
+        -v
+    } else {
+        v
+    })
 }
