@@ -242,6 +242,56 @@ def test_interrupt_from_another_thread_cancels_a_running_query(social_path):
         assert one(g, "MATCH (p:Person {id: 1000}) RETURN p.id") == (1000,)
 
 
+# A product of three scans: no operator of ours, DataFusion's joins under an aggregate.
+PRODUCT = ("MATCH (a:Person), (b:Person), (c:Person) WHERE a.id + b.id <> c.id "
+           "RETURN count(*) AS n")
+
+
+def cpu_seconds():
+    """This process's CPU time so far (every thread's, the engine's workers included)."""
+    import resource
+    r = resource.getrusage(resource.RUSAGE_SELF)
+    return r.ru_utime + r.ru_stime
+
+
+@pytest.mark.parametrize("query", [HEAVY, PRODUCT], ids=["paths", "product"])
+def test_an_interrupted_query_stops_using_the_cpu(social_path, query):
+    with lance_csr.Graph.open(social_path) as g:
+        outcome = []
+
+        def run():
+            try:
+                g.query(query)
+                outcome.append("finished")
+            except lance_csr.Interrupted:
+                outcome.append("interrupted")
+
+        t = threading.Thread(target=run)
+        t.start()
+        time.sleep(1.0)
+        g.interrupt()
+        t.join(timeout=30)
+        assert outcome == ["interrupted"]
+        # Nothing of the query runs on: the process's CPU time stands still (a busy
+        # worker would add up to a second per core).
+        time.sleep(0.2)
+        before = cpu_seconds()
+        time.sleep(1.0)
+        used = cpu_seconds() - before
+        assert used < 0.15, f"{used:.2f} s of CPU in the second after the interrupt"
+
+
+def test_a_timed_out_query_stops_using_the_cpu(social_path):
+    with lance_csr.Graph.open(social_path, timeout=0.5) as g:
+        with pytest.raises(lance_csr.LimitError):
+            g.query(PRODUCT)
+        time.sleep(0.2)
+        before = cpu_seconds()
+        time.sleep(1.0)
+        used = cpu_seconds() - before
+        assert used < 0.15, f"{used:.2f} s of CPU in the second after the timeout"
+
+
 def test_ctrl_c_cancels_a_running_query(social_path):
     with lance_csr.Graph.open(social_path) as g:
         timer = threading.Timer(0.5, lambda: os.kill(os.getpid(), signal.SIGINT))

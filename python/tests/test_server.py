@@ -394,6 +394,47 @@ def test_a_killed_client_stops_its_query(social_server, tmp_path):
     assert server.metric("lance_csr_connections_open") <= 2
 
 
+def server_cpu_seconds(server):
+    """The server process's CPU time so far, from /proc (user + system clock ticks)."""
+    with open(f"/proc/{server.proc.pid}/stat") as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+PRODUCT_COUNT = ("MATCH (a:Person), (b:Person), (c:Person) WHERE a.id + b.id <> c.id "
+                 "RETURN count(*) AS n")
+
+
+@pytest.mark.parametrize("query", [ENDLESS_COUNT, PRODUCT_COUNT], ids=["paths", "product"])
+def test_a_closed_connection_stops_the_servers_work(social_server, tmp_path, query):
+    server = social_server
+    script = tmp_path / "client.py"
+    script.write_text(
+        "import neo4j, sys\n"
+        f"d = neo4j.GraphDatabase.driver('bolt://127.0.0.1:{server.bolt}', auth=('{USER}', '{PASSWORD}'))\n"
+        "s = d.session()\n"
+        f"r = s.run('{query}')\n"
+        "print('running', flush=True)\n"
+        "r.single()\n"
+    )
+    client = subprocess.Popen([sys.executable, str(script)], stdout=subprocess.PIPE, text=True)
+    assert client.stdout.readline().strip() == "running"
+    time.sleep(1.0)
+    busy = server_cpu_seconds(server)
+    time.sleep(0.5)
+    assert server_cpu_seconds(server) - busy > 0.2, "the query was not running"
+    client.kill()
+    client.wait()
+    # Within a moment of the connection closing, the server's CPU time stands still.
+    time.sleep(0.5)
+    before = server_cpu_seconds(server)
+    time.sleep(1.0)
+    used = server_cpu_seconds(server) - before
+    assert used < 0.15, f"the server used {used:.2f} s of CPU in the second after the client left"
+    with server.driver() as d, d.session() as s:
+        assert s.run("RETURN 1 AS x").single()["x"] == 1
+
+
 def test_a_client_timeout_stops_the_query(social_server):
     with social_server.driver() as d, d.session() as s:
         q = neo4j.Query(ENDLESS_COUNT, timeout=0.5)

@@ -5,6 +5,7 @@
 //! A property of an arm's last node is pushed back the same way ([`Acc`]: its sum, how many
 //! values, least and greatest), then scaled by the other arms' counts.
 
+use super::cancel::Checkpoint;
 use super::count_paths::ValueKind;
 use super::csr_expand::CsrData;
 use super::csr_expand_exec::{retain, CompiledFilter};
@@ -146,17 +147,23 @@ impl CountPathsExec {
     }
 }
 
-/// Which of `n` rows (ordinals or edge rows) pass `f`; all when there is no filter.
+/// Which of `n` rows (ordinals or edge rows) pass `f`; all when there is no filter. The rows
+/// are ticked on `work` first: one evaluation over a whole table is not split.
 fn passing(
     f: &Option<CompiledFilter>,
     store: &crate::csr::TableColumns,
     n: usize,
+    work: &Work,
 ) -> Result<Option<Vec<bool>>> {
     match f {
         None => Ok(None),
-        Some(f) => Ok(Some(
-            f.mask(store, &UInt32Array::from_iter_values(0..n as u32))?,
-        )),
+        Some(f) => {
+            work.tick(n)?;
+            Ok(Some(f.mask(
+                store,
+                &UInt32Array::from_iter_values(0..n as u32),
+            )?))
+        }
     }
 }
 
@@ -238,8 +245,34 @@ impl Acc {
     }
 }
 
+/// The edges a count looked at (its `edges_scanned`), and the checkpoint its loops tick every
+/// node or edge: it stops the count once the work it may do in place is done (the count then
+/// runs again on the blocking pool), or once its query is dropped.
+#[derive(Debug, Default)]
+struct Work {
+    edges: usize,
+    cp: Checkpoint,
+}
+
+impl Work {
+    fn new(cp: Checkpoint) -> Self {
+        Self { edges: 0, cp }
+    }
+
+    /// `edges` more looked at.
+    fn add(&mut self, edges: usize) -> Result<()> {
+        self.edges += edges;
+        self.cp.tick(edges)
+    }
+
+    /// `units` of work that the metric does not count (nodes, edges counted elsewhere).
+    fn tick(&self, units: usize) -> Result<()> {
+        self.cp.tick(units)
+    }
+}
+
 /// Paths along `hops` from every near node of the first hop, counted backwards from the far end.
-fn arm_counts(hops: &[HopSpec], edges_seen: &mut usize) -> Result<Vec<u64>> {
+fn arm_counts(hops: &[HopSpec], work: &mut Work) -> Result<Vec<u64>> {
     let last = hops.last().expect("an arm has a hop");
     let far_n = last.data.far_keys.len();
     // The last hop without filters (and no self-loop an undirected walk would see twice):
@@ -251,23 +284,25 @@ fn arm_counts(hops: &[HopSpec], edges_seen: &mut usize) -> Result<Vec<u64>> {
     if degrees {
         let rest = &hops[..hops.len() - 1];
         let near_n = last.data.near_keys.len() as u32;
-        let mut v: Vec<u64> = (0..near_n).map(|x| degree(last, x)).collect();
+        let mut v: Vec<u64> = (0..near_n)
+            .map(|x| work.tick(1).map(|_| degree(last, x)))
+            .collect::<Result<_>>()?;
         if let Some(prev) = rest.last() {
-            keep_passing(prev, &mut v)?;
+            keep_passing(prev, &mut v, work)?;
         }
-        return pull(rest, v, edges_seen);
+        return pull(rest, v, work);
     }
-    let w = match passing(&last.target_filter, &last.data.target, far_n)? {
+    let w = match passing(&last.target_filter, &last.data.target, far_n, work)? {
         Some(ok) => ok.into_iter().map(u64::from).collect(),
         None => vec![1; far_n],
     };
-    pull(hops, w, edges_seen)
+    pull(hops, w, work)
 }
 
 /// A property of the far nodes of `hops` over the paths from every near node of the first.
-fn arm_values(hops: &[HopSpec], values: &Int64Array, edges_seen: &mut usize) -> Result<Vec<Acc>> {
+fn arm_values(hops: &[HopSpec], values: &Int64Array, work: &mut Work) -> Result<Vec<Acc>> {
     let last = hops.last().expect("an arm has a hop");
-    let ok = passing(&last.target_filter, &last.data.target, values.len())?;
+    let ok = passing(&last.target_filter, &last.data.target, values.len(), work)?;
     let w = (0..values.len())
         .map(
             |y| match ok.as_ref().is_some_and(|ok| !ok[y]) || values.is_null(y) {
@@ -276,17 +311,17 @@ fn arm_values(hops: &[HopSpec], values: &Int64Array, edges_seen: &mut usize) -> 
             },
         )
         .collect();
-    pull(hops, w, edges_seen)
+    pull(hops, w, work)
 }
 
 /// Weights at the near nodes of `hops[0]` from `w` at the far nodes of the last hop: pushed
 /// back hop by hop, a node between two hops dropped where it fails its filter.
-fn pull<W: Weight>(hops: &[HopSpec], mut w: Vec<W>, edges_seen: &mut usize) -> Result<Vec<W>> {
+fn pull<W: Weight>(hops: &[HopSpec], mut w: Vec<W>, work: &mut Work) -> Result<Vec<W>> {
     for k in (0..hops.len()).rev() {
-        let mut v = push_lengths(&hops[k], w, edges_seen)?;
+        let mut v = push_lengths(&hops[k], w, work)?;
         // The near node of hop k is the far node of hop k - 1: its filter applies here.
         if k > 0 {
-            keep_passing(&hops[k - 1], &mut v)?;
+            keep_passing(&hops[k - 1], &mut v, work)?;
         }
         w = v;
     }
@@ -294,8 +329,8 @@ fn pull<W: Weight>(hops: &[HopSpec], mut w: Vec<W>, edges_seen: &mut usize) -> R
 }
 
 /// `v` (over the far nodes of `h`) zeroed where a node fails `h`'s target filter.
-fn keep_passing<W: Weight>(h: &HopSpec, v: &mut [W]) -> Result<()> {
-    if let Some(ok) = passing(&h.target_filter, &h.data.target, v.len())? {
+fn keep_passing<W: Weight>(h: &HopSpec, v: &mut [W], work: &Work) -> Result<()> {
+    if let Some(ok) = passing(&h.target_filter, &h.data.target, v.len(), work)? {
         for (slot, ok) in v.iter_mut().zip(ok) {
             if !ok {
                 *slot = W::ZERO;
@@ -313,10 +348,10 @@ fn degree(h: &HopSpec, x: u32) -> u64 {
 
 /// Per near node of hop `h`: the sum of `w` over the far nodes of its walks of each length
 /// `h.lengths` allows (length 0: the node itself; its near and far nodes are of one table).
-fn push_lengths<W: Weight>(h: &HopSpec, w: Vec<W>, edges_seen: &mut usize) -> Result<Vec<W>> {
+fn push_lengths<W: Weight>(h: &HopSpec, w: Vec<W>, work: &mut Work) -> Result<Vec<W>> {
     let (min, max) = h.lengths;
     if (min, max) == (1, 1) {
-        return push_back(h, &w, edges_seen);
+        return push_back(h, &w, work);
     }
     let mut total = match min {
         0 => w.clone(),
@@ -324,7 +359,7 @@ fn push_lengths<W: Weight>(h: &HopSpec, w: Vec<W>, edges_seen: &mut usize) -> Re
     };
     let mut walks = w;
     for len in 1..=max {
-        walks = push_back(h, &walks, edges_seen)?;
+        walks = push_back(h, &walks, work)?;
         if len >= min {
             for (t, x) in total.iter_mut().zip(&walks) {
                 *t = t.plus(*x);
@@ -337,8 +372,8 @@ fn push_lengths<W: Weight>(h: &HopSpec, w: Vec<W>, edges_seen: &mut usize) -> Re
 /// Per near node of hop `h`: the sum of `w` over its far nodes, per edge passing the
 /// relationship filter (an undirected walk sees a self-loop once). Many nodes are split over
 /// the machine's cores: each node's slot depends on its own edges only.
-fn push_back<W: Weight>(h: &HopSpec, w: &[W], edges_seen: &mut usize) -> Result<Vec<W>> {
-    let edge_ok = passing(&h.edge_filter, &h.data.edges, h.data.index.table_rows)?;
+fn push_back<W: Weight>(h: &HopSpec, w: &[W], work: &mut Work) -> Result<Vec<W>> {
+    let edge_ok = passing(&h.edge_filter, &h.data.edges, h.data.index.table_rows, work)?;
     let edge_ok = edge_ok.as_deref();
     let n = h.data.near_keys.len();
     let mut v = vec![W::ZERO; n];
@@ -347,22 +382,26 @@ fn push_back<W: Weight>(h: &HopSpec, w: &[W], edges_seen: &mut usize) -> Result<
         false => 1,
     };
     if parts <= 1 {
-        *edges_seen += push_range(h, w, edge_ok, 0, &mut v);
+        work.edges += push_range(h, w, edge_ok, 0, &mut v, &work.cp)?;
         return Ok(v);
     }
     let chunk = n.div_ceil(parts);
-    let seen: usize = std::thread::scope(|s| {
+    // Each thread ticks a fork of the checkpoint: all of them stop once the query is dropped.
+    let seen: Result<usize> = std::thread::scope(|s| {
         let tasks: Vec<_> = v
             .chunks_mut(chunk)
             .enumerate()
-            .map(|(i, out)| s.spawn(move || push_range(h, w, edge_ok, i * chunk, out)))
+            .map(|(i, out)| {
+                let cp = work.cp.fork();
+                s.spawn(move || push_range(h, w, edge_ok, i * chunk, out, &cp))
+            })
             .collect();
         tasks
             .into_iter()
             .map(|t| t.join().unwrap_or_else(|e| std::panic::resume_unwind(e)))
             .sum()
     });
-    *edges_seen += seen;
+    work.edges += seen?;
     Ok(v)
 }
 
@@ -376,11 +415,13 @@ fn push_range<W: Weight>(
     edge_ok: Option<&[bool]>,
     first: usize,
     out: &mut [W],
-) -> usize {
+    cp: &Checkpoint,
+) -> Result<usize> {
     let both = h.orientations.len() == 2;
     let mut seen = 0;
     for (k, slot) in out.iter_mut().enumerate() {
         let x = (first + k) as u32;
+        let before = seen;
         for (j, &rev) in h.orientations.iter().enumerate() {
             let csr = h.data.index.direction(rev);
             for e in csr.range(x) {
@@ -395,8 +436,9 @@ fn push_range<W: Weight>(
                 *slot = slot.plus(w[y as usize]);
             }
         }
+        cp.tick(seen - before + 1)?;
     }
-    seen
+    Ok(seen)
 }
 
 /// Which of `ids` pass `f`, as a mask over `0..n` (ids not listed are false); all pass when
@@ -421,7 +463,7 @@ fn passing_among(
 
 /// Distinct far nodes of the one hop `h` from each of `roots`, through edges and to nodes
 /// passing the hop's filters (evaluated on the edges and nodes the roots reach).
-fn distinct_far(h: &HopSpec, roots: &[u32], out: &mut [u64], edges_seen: &mut usize) -> Result<()> {
+fn distinct_far(h: &HopSpec, roots: &[u32], out: &mut [u64], work: &mut Work) -> Result<()> {
     let runs = |x: u32| {
         h.orientations.iter().map(move |&rev| {
             let csr = h.data.index.direction(rev);
@@ -431,12 +473,14 @@ fn distinct_far(h: &HopSpec, roots: &[u32], out: &mut [u64], edges_seen: &mut us
     };
     let (mut far, mut rows) = (Vec::new(), Vec::new());
     for &x in roots {
+        let before = far.len();
         for (n, e) in runs(x) {
             far.extend_from_slice(n);
             rows.extend_from_slice(e);
         }
+        work.tick(far.len() - before + 1)?;
     }
-    *edges_seen += far.len();
+    work.edges += far.len();
     let target_ok = passing_among(
         &h.target_filter,
         &h.data.target,
@@ -457,6 +501,7 @@ fn distinct_far(h: &HopSpec, roots: &[u32], out: &mut [u64], edges_seen: &mut us
     for &x in roots {
         // Sorted: the distinct ones are where the value changes.
         let ys = neighbours(h, x, false, &m, &mut buf);
+        work.tick(ys.len() + 1)?;
         let distinct = ys.len() - ys.windows(2).filter(|w| w[0] == w[1]).count();
         out[x as usize] = distinct as u64;
     }
@@ -477,7 +522,7 @@ fn per_root(
     values: &[ValueSpec],
     output: CountOutput,
     roots: &[u64],
-    edges_seen: &mut usize,
+    work: &mut Work,
 ) -> Result<PerRoot> {
     let live: Vec<u32> = (0..roots.len() as u32)
         .filter(|&r| roots[r as usize] > 0)
@@ -487,11 +532,11 @@ fn per_root(
         values: vec![vec![Acc::ZERO; roots.len()]; values.len()],
     };
     if let Some(close) = close {
-        cycle_counts(arms, close, &live, &mut out.counts, edges_seen)?;
+        cycle_counts(arms, close, &live, &mut out.counts, work)?;
         return Ok(out);
     }
     if output == (CountOutput::PerRow { distinct: true }) {
-        distinct_far(&arms[0][0], &live, &mut out.counts, edges_seen)?;
+        distinct_far(&arms[0][0], &live, &mut out.counts, work)?;
         return Ok(out);
     }
     if live.len() <= FORWARD_ROOTS {
@@ -499,7 +544,7 @@ fn per_root(
             let mut counts = Vec::with_capacity(arms.len());
             let mut ends = Vec::with_capacity(arms.len());
             for arm in arms {
-                let end = forward(arm, vec![(r, 1)], edges_seen)?;
+                let end = forward(arm, vec![(r, 1)], work)?;
                 counts.push(end.iter().map(|e| e.1).fold(0, u64::saturating_add));
                 ends.push(end);
                 if counts.last() == Some(&0) {
@@ -523,7 +568,7 @@ fn per_root(
     }
     let counts = arms
         .iter()
-        .map(|arm| arm_counts(arm, edges_seen))
+        .map(|arm| arm_counts(arm, work))
         .collect::<Result<Vec<_>>>()?;
     let others_at = |r: usize, skip: usize| others(counts.iter().map(|c| c[r]), skip);
     for (r, slot) in out.counts.iter_mut().enumerate() {
@@ -537,7 +582,7 @@ fn per_root(
         let accs = match pushed.iter().find(same) {
             Some(p) => &p.2,
             None => {
-                let accs = arm_values(&arms[v.arm], &v.values, edges_seen)?;
+                let accs = arm_values(&arms[v.arm], &v.values, work)?;
                 pushed.push((v.arm, &v.values, accs));
                 &pushed.last().expect("just pushed").2
             }
@@ -558,11 +603,7 @@ fn others(counts: impl Iterator<Item = u64>, skip: usize) -> u64 {
 /// Paths along `hops` from weighted start nodes, pushed forward over just the edges reached
 /// (filters evaluated only on the nodes and edges touched): the far nodes reached, each with
 /// its number of paths.
-fn forward(
-    hops: &[HopSpec],
-    start: Vec<(u32, u64)>,
-    edges_seen: &mut usize,
-) -> Result<Vec<(u32, u64)>> {
+fn forward(hops: &[HopSpec], start: Vec<(u32, u64)>, work: &mut Work) -> Result<Vec<(u32, u64)>> {
     let mut cur = start;
     for h in hops {
         let (min, max) = h.lengths;
@@ -572,7 +613,7 @@ fn forward(
         }
         let mut walks = cur;
         for len in 1..=max {
-            walks = step(h, &walks, edges_seen)?;
+            walks = step(h, &walks, work)?;
             if len >= min {
                 for &(y, c) in &walks {
                     let slot = ends.entry(y).or_default();
@@ -592,11 +633,12 @@ fn forward(
 
 /// One step over hop `h` from weighted nodes: the far nodes reached through edges passing
 /// the relationship filter, each with the sum of its weights (sorted by node).
-fn step(h: &HopSpec, cur: &[(u32, u64)], edges_seen: &mut usize) -> Result<Vec<(u32, u64)>> {
+fn step(h: &HopSpec, cur: &[(u32, u64)], work: &mut Work) -> Result<Vec<(u32, u64)>> {
     let both = h.orientations.len() == 2;
     // (far node, edge row, weight) for every edge walked.
     let mut steps: Vec<(u32, u32, u64)> = Vec::new();
     for &(x, c) in cur {
+        work.tick(1)?;
         for (j, &rev) in h.orientations.iter().enumerate() {
             let csr = h.data.index.direction(rev);
             for e in csr.range(x) {
@@ -608,7 +650,7 @@ fn step(h: &HopSpec, cur: &[(u32, u64)], edges_seen: &mut usize) -> Result<Vec<(
             }
         }
     }
-    *edges_seen += steps.len();
+    work.add(steps.len())?;
     if let Some(f) = &h.edge_filter {
         let rows = UInt32Array::from_iter_values(steps.iter().map(|s| s.1));
         retain(&f.mask(&h.data.edges, &rows)?, [&mut steps]);
@@ -630,9 +672,9 @@ fn total(
     close: Option<&HopSpec>,
     values: &[ValueSpec],
     roots: &[u64],
-    edges_seen: &mut usize,
+    work: &mut Work,
 ) -> Result<(i64, Vec<Acc>)> {
-    let per = per_root(arms, close, values, CountOutput::Total, roots, edges_seen)?;
+    let per = per_root(arms, close, values, CountOutput::Total, roots, work)?;
     let count = roots
         .iter()
         .zip(per.counts)
@@ -677,10 +719,15 @@ struct Masks {
 }
 
 impl Masks {
-    fn of(h: &HopSpec) -> Result<Self> {
+    fn of(h: &HopSpec, work: &Work) -> Result<Self> {
         Ok(Self {
-            nodes: passing(&h.target_filter, &h.data.target, h.data.far_keys.len())?,
-            edges: passing(&h.edge_filter, &h.data.edges, h.data.index.table_rows)?,
+            nodes: passing(
+                &h.target_filter,
+                &h.data.target,
+                h.data.far_keys.len(),
+                work,
+            )?,
+            edges: passing(&h.edge_filter, &h.data.edges, h.data.index.table_rows, work)?,
         })
     }
 }
@@ -744,7 +791,7 @@ fn cycle_counts(
     close: &HopSpec,
     roots: &[u32],
     out: &mut [u64],
-    edges_seen: &mut usize,
+    work: &mut Work,
 ) -> Result<()> {
     let (p, xy, q, q_back) = match arms {
         [arm] if arm.len() == 2 => (&arm[0], &arm[1], close, true),
@@ -755,21 +802,22 @@ fn cycle_counts(
     let mq = match q_back {
         true => Masks {
             nodes: None,
-            edges: passing(&q.edge_filter, &q.data.edges, q.data.index.table_rows)?,
+            edges: passing(&q.edge_filter, &q.data.edges, q.data.index.table_rows, work)?,
         },
-        false => Masks::of(q)?,
+        false => Masks::of(q, work)?,
     };
-    let (mp, mxy) = (Masks::of(p)?, Masks::of(xy)?);
+    let (mp, mxy) = (Masks::of(p, work)?, Masks::of(xy, work)?);
     let (mut x_buf, mut y_buf, mut q_buf) = (Vec::new(), Vec::new(), Vec::new());
     for &a in roots {
         let ys = neighbours(q, a, q_back, &mq, &mut q_buf);
+        work.tick(ys.len() + 1)?;
         if ys.is_empty() {
             continue;
         }
         let mut n = 0u64;
         for &x in neighbours(p, a, false, &mp, &mut x_buf) {
             let xys = neighbours(xy, x, false, &mxy, &mut y_buf);
-            *edges_seen += xys.len() + ys.len();
+            work.add(xys.len() + ys.len())?;
             n += common(xys, ys);
         }
         out[a as usize] = n;
@@ -799,6 +847,36 @@ fn with_counts(
     }
     let all = RecordBatch::try_new(schema.clone(), cols)?;
     Ok(arrow::compute::filter_record_batch(&all, &keep)?)
+}
+
+/// The output of a count: the total (and values), or each kept input row with its count,
+/// from the rows per root node in `start`.
+fn count(
+    arms: &[Vec<HopSpec>],
+    close: Option<&HopSpec>,
+    values: &[ValueSpec],
+    output: CountOutput,
+    schema: &SchemaRef,
+    start: &[u64],
+    kept: &[(RecordBatch, Vec<Option<u32>>)],
+    work: &mut Work,
+) -> Result<Vec<RecordBatch>> {
+    Ok(match output {
+        CountOutput::Total => {
+            let (n, accs) = total(arms, close, values, start, work)?;
+            let mut cols: Vec<arrow::array::ArrayRef> = vec![Arc::new(Int64Array::from(vec![n]))];
+            for (v, acc) in values.iter().zip(accs) {
+                cols.push(value_array(v.kind, std::iter::once(Some(acc)))?);
+            }
+            vec![RecordBatch::try_new(schema.clone(), cols)?]
+        }
+        CountOutput::PerRow { .. } => {
+            let per = per_root(arms, close, values, output, start, work)?;
+            kept.iter()
+                .map(|(b, ords)| with_counts(schema, b, ords, &per, values))
+                .collect::<Result<Vec<_>>>()?
+        }
+    })
 }
 
 impl DisplayAs for CountPathsExec {
@@ -945,28 +1023,36 @@ impl ExecutionPlan for CountPathsExec {
                     kept.push((b, ordinals));
                 }
             }
-            let mut seen = 0;
+            // The count is one computation over the whole graph. It starts in place, under a
+            // budget of work; past it, it runs again on the blocking pool, where it ticks a
+            // checkpoint that stops it once this stream is dropped.
             let timer = elapsed.timer();
-            let out = match output {
-                CountOutput::Total => {
-                    let (n, accs) = total(&arms, close.as_deref(), &values, &start, &mut seen)?;
-                    let mut cols: Vec<arrow::array::ArrayRef> =
-                        vec![Arc::new(Int64Array::from(vec![n]))];
-                    for (v, acc) in values.iter().zip(accs) {
-                        cols.push(value_array(v.kind, std::iter::once(Some(acc)))?);
-                    }
-                    vec![RecordBatch::try_new(schema, cols)?]
-                }
-                CountOutput::PerRow { .. } => {
-                    let close = close.as_deref();
-                    let per = per_root(&arms, close, &values, output, &start, &mut seen)?;
-                    kept.into_iter()
-                        .map(|(b, ords)| with_counts(&schema, &b, &ords, &per, &values))
-                        .collect::<Result<Vec<_>>>()?
+            let mut work = Work::new(Checkpoint::with_budget(super::cancel::IN_POLL_UNITS));
+            let close_ref = close.as_deref();
+            let first = count(
+                &arms, close_ref, &values, output, &schema, &start, &kept, &mut work,
+            );
+            timer.done();
+            let offload = first.is_err() && work.cp.over_budget();
+            let edges = work.edges;
+            drop(work);
+            let (out, edges) = match offload {
+                false => (first?, edges),
+                true => {
+                    super::cancel::run_blocking(move |cp| {
+                        let mut work = Work::new(cp);
+                        let timer = elapsed.timer();
+                        let close = close.as_deref();
+                        let out = count(
+                            &arms, close, &values, output, &schema, &start, &kept, &mut work,
+                        );
+                        timer.done();
+                        Ok((out?, work.edges))
+                    })
+                    .await?
                 }
             };
-            timer.done();
-            edges_metric.add(seen);
+            edges_metric.add(edges);
             rows_metric.add(out.iter().map(|b| b.num_rows()).sum());
             Ok::<_, datafusion::error::DataFusionError>(futures::stream::iter(
                 out.into_iter().map(Ok),
@@ -1068,7 +1154,7 @@ mod core_tests {
         for (oa, la) in &shapes {
             for (ob, lb) in &shapes {
                 let hops = [hop(n, &a, oa.clone(), *la), hop(n, &b, ob.clone(), *lb)];
-                let got = arm_counts(&hops, &mut 0).unwrap();
+                let got = arm_counts(&hops, &mut Work::default()).unwrap();
                 let want: Vec<u64> = (0..n)
                     .map(|x| walks(x, &[(&a, oa, *la), (&b, ob, *lb)]))
                     .collect();
@@ -1085,11 +1171,53 @@ mod core_tests {
             hop(n, &a, vec![false, true], (1, 1)),
             hop(n, &a, vec![false], (1, 2)),
         ];
-        let got = arm_counts(&hops, &mut 0).unwrap();
+        let got = arm_counts(&hops, &mut Work::default()).unwrap();
         for x in [0, 1, n / 2, n - 1] {
             let want = walks(x, &[(&a, &[false, true], (1, 1)), (&a, &[false], (1, 2))]);
             assert_eq!(got[x as usize], want, "node {x}");
         }
+    }
+
+    /// With its query's flag set, a count stops with the cancelled error instead of a count:
+    /// split over the cores or not, counted backwards or forwards.
+    #[test]
+    fn a_cancelled_count_stops_with_the_cancelled_error() {
+        use crate::operators::cancel::CancelFlag;
+        let n = PARALLEL_NODES as i64 + 17;
+        let a = edges(n, 3 * n as usize, 5);
+        let hops = vec![
+            hop(n, &a, vec![false, true], (1, 1)),
+            hop(n, &a, vec![false], (1, 3)),
+        ];
+        let flag = CancelFlag::new();
+        let flagged = || Work::new(Checkpoint::cancelled_by(&flag));
+        let roots = vec![1u64; n as usize];
+        // As many roots as are walked forwards: enough edges for the checkpoint to look.
+        let few: Vec<u64> = (0..n)
+            .map(|x| u64::from(x < FORWARD_ROOTS as i64))
+            .collect();
+        // Unflagged, the same counts answer.
+        assert!(arm_counts(&hops, &mut flagged()).is_ok());
+        assert!(total(std::slice::from_ref(&hops), None, &[], &few, &mut flagged()).is_ok());
+        flag.cancel();
+        let degrees = [hop(n, &a, vec![false], (1, 1))];
+        let errors = [
+            arm_counts(&hops, &mut flagged()).map(|_| ()),
+            arm_counts(&degrees, &mut flagged()).map(|_| ()),
+            total(std::slice::from_ref(&hops), None, &[], &roots, &mut flagged()).map(|_| ()),
+            total(std::slice::from_ref(&hops), None, &[], &few, &mut flagged()).map(|_| ()),
+        ];
+        for (i, e) in errors.into_iter().enumerate() {
+            let e = e.expect_err("cancelled");
+            assert!(
+                e.to_string().contains("the query was cancelled"),
+                "{i}: {e}"
+            );
+        }
+        // Past the budget of work done in place it stops too, to run again elsewhere.
+        let mut budgeted = Work::new(Checkpoint::with_budget(1000));
+        assert!(arm_counts(&hops, &mut budgeted).is_err());
+        assert!(budgeted.cp.over_budget());
     }
 
     #[test]
@@ -1098,7 +1226,7 @@ mod core_tests {
         let a = edges(n, 8, 4);
         let arm = vec![hop(n, &a, vec![false], (1, 1))];
         let roots = [2, 0, 1, 0, 3];
-        let (count, _) = total(&[arm], None, &[], &roots, &mut 0).unwrap();
+        let (count, _) = total(&[arm], None, &[], &roots, &mut Work::default()).unwrap();
         let want: u64 = (0..n)
             .map(|x| roots[x as usize] * walks(x, &[(&a, &[false], (1, 1))]))
             .sum();

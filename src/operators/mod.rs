@@ -1,6 +1,7 @@
 //! Graph operators: logical nodes (`CsrExpand`, `NodeLookup`), their physical operators, and the
 //! `ExtensionPlanner` that turns one into the other.
 
+pub mod cancel;
 pub mod const_row;
 pub mod count_paths;
 pub mod count_paths_exec;
@@ -284,35 +285,107 @@ pub fn limited_stream(
         + Send
         + 'static,
 ) -> datafusion::physical_plan::SendableRecordBatchStream {
+    use futures::FutureExt;
+    let mut expand = expand;
+    sliced_stream(input, schema, fetch, move |slice, remaining| {
+        let timer = elapsed.timer();
+        let out = expand(&slice, remaining);
+        timer.done();
+        futures::future::ready(out).boxed()
+    })
+}
+
+/// [`limited_stream`] for expansions whose rows can each take long (a search per row): a
+/// slice runs in place under a budget of work (`cancel::IN_POLL_UNITS`, ticked on `expand`'s
+/// checkpoint); one past it runs again on the blocking pool, as does every slice after it,
+/// where dropping the stream stops it (`cancel::run_blocking`). `expand` must count its
+/// metrics only when it succeeds: a slice stopped by the budget is expanded again.
+pub fn limited_stream_offloading(
+    input: datafusion::physical_plan::SendableRecordBatchStream,
+    schema: SchemaRef,
+    fetch: Option<usize>,
+    elapsed: datafusion::physical_plan::metrics::Time,
+    expand: impl Fn(
+            &arrow::array::RecordBatch,
+            Option<usize>,
+            &cancel::Checkpoint,
+        ) -> Result<arrow::array::RecordBatch>
+        + Send
+        + Sync
+        + 'static,
+) -> datafusion::physical_plan::SendableRecordBatchStream {
+    use futures::FutureExt;
+    let expand = Arc::new(expand);
+    let mut offloaded = false;
+    sliced_stream(input, schema, fetch, move |slice, remaining| {
+        if !offloaded {
+            let cp = cancel::Checkpoint::with_budget(cancel::IN_POLL_UNITS);
+            let timer = elapsed.timer();
+            let out = (*expand)(&slice, remaining, &cp);
+            timer.done();
+            if !(out.is_err() && cp.over_budget()) {
+                return futures::future::ready(out).boxed();
+            }
+            offloaded = true;
+        }
+        let (expand, elapsed) = (expand.clone(), elapsed.clone());
+        cancel::run_blocking(move |cp| {
+            let timer = elapsed.timer();
+            let out = (*expand)(&slice, remaining, &cp);
+            timer.done();
+            out
+        })
+        .boxed()
+    })
+}
+
+/// The expansion of one slice of input rows (the rows still wanted): done in place, or a
+/// computation elsewhere to wait for.
+type SliceFuture = futures::future::BoxFuture<'static, Result<arrow::array::RecordBatch>>;
+
+/// The stream of [`limited_stream`], each slice expanded by `apply`. Slices are sized from the
+/// fan-out and from the time the last one took (about [`cancel::SLICE_TIME`]: rows that each
+/// take long, a hub's edges all filtered away, must not hold a runtime worker for long), and
+/// the stream yields once its slices took that long since it last did: a consumer that pulls
+/// without ever waiting (an aggregate) would otherwise hold its worker for the whole
+/// expansion, and a dropped query (a timeout, a client gone) would not stop until then.
+fn sliced_stream(
+    input: datafusion::physical_plan::SendableRecordBatchStream,
+    schema: SchemaRef,
+    fetch: Option<usize>,
+    apply: impl FnMut(arrow::array::RecordBatch, Option<usize>) -> SliceFuture + Send + 'static,
+) -> datafusion::physical_plan::SendableRecordBatchStream {
     use datafusion::physical_plan::stream::RecordBatchStreamAdapter;
     use futures::StreamExt;
+    use std::time::{Duration, Instant};
     struct State<F> {
         input: datafusion::physical_plan::SendableRecordBatchStream,
-        expand: F,
+        apply: F,
         /// The input batch being expanded and the next row of it.
         current: Option<(arrow::array::RecordBatch, usize)>,
         chunk: usize,
         remaining: Option<usize>,
-        elapsed: datafusion::physical_plan::metrics::Time,
+        /// Time the slices took since the stream last yielded.
+        busy: Duration,
     }
     let state = State {
         input,
-        expand,
-        elapsed,
+        apply,
         current: None,
         chunk: 1,
         remaining: fetch,
+        busy: Duration::ZERO,
     };
     let stream = futures::stream::unfold(state, |mut st| async move {
         loop {
             if st.remaining == Some(0) {
                 return None;
             }
-            // One input batch can expand into thousands of output batches: a consumer that
-            // pulls without ever waiting (an aggregate) would otherwise hold its worker
-            // thread for the whole expansion, and a dropped query (a timeout, a client gone)
-            // would not stop until then.
             tokio::task::consume_budget().await;
+            if st.busy >= cancel::SLICE_TIME {
+                st.busy = Duration::ZERO;
+                tokio::task::yield_now().await;
+            }
             let (batch, start) = match st.current.take() {
                 Some(c) => c,
                 None => match st.input.next().await? {
@@ -327,9 +400,10 @@ pub fn limited_stream(
                 continue;
             }
             let len = st.chunk.min(batch.num_rows() - start);
-            let timer = st.elapsed.timer();
-            let out = (st.expand)(&batch.slice(start, len), st.remaining);
-            timer.done();
+            let started = Instant::now();
+            let out = (st.apply)(batch.slice(start, len), st.remaining).await;
+            let took = started.elapsed();
+            st.busy += took;
             let out = match out {
                 Ok(o) => o,
                 Err(e) => {
@@ -340,9 +414,12 @@ pub fn limited_stream(
             if start + len < batch.num_rows() {
                 st.current = Some((batch, start + len));
             }
-            // Size the next slice from this one's fan-out.
+            // Size the next slice from this one's fan-out and time.
             let per_row = (out.num_rows() as f64 / len as f64).max(1e-3);
-            st.chunk = ((TARGET_BATCH_ROWS as f64 / per_row) as usize).clamp(1, 1 << 16);
+            let by_rows = TARGET_BATCH_ROWS as f64 / per_row;
+            let secs = took.as_secs_f64().max(1e-6);
+            let by_time = len as f64 * cancel::SLICE_TIME.as_secs_f64() / secs;
+            st.chunk = (by_rows.min(by_time) as usize).clamp(1, 1 << 16);
             let out = match st.remaining.as_mut() {
                 Some(r) => {
                     let out = out.slice(0, out.num_rows().min(*r));

@@ -12,6 +12,9 @@
 //!
 //! Every search counts the relationships it examines against a budget (`PlannerOptions::
 //! max_search_edges`): past it the query fails with a clear error instead of running away.
+//! It also ticks a checkpoint (`operators::cancel`) per node expanded, which stops it once its
+//! query is dropped, or once it outgrows the work done in place (it then runs again off the
+//! runtime's workers).
 
 use super::path_elems;
 use super::var_length_exec::TraversalSpec;
@@ -55,6 +58,7 @@ pub struct ShortestSpec {
 /// A search over `spec`'s hops, counting examined relationships.
 pub struct Search<'a> {
     spec: &'a TraversalSpec,
+    cp: &'a super::cancel::Checkpoint,
     budget: usize,
     to_slot: Vec<Vec<usize>>,
     examined: usize,
@@ -217,7 +221,11 @@ impl Side {
 }
 
 impl<'a> Search<'a> {
-    pub fn new(spec: &'a TraversalSpec, sh: &'a ShortestSpec) -> Self {
+    pub fn new(
+        spec: &'a TraversalSpec,
+        sh: &'a ShortestSpec,
+        cp: &'a super::cancel::Checkpoint,
+    ) -> Self {
         let mut to_slot = vec![Vec::new(); spec.from_slot.len()];
         for (i, h) in spec.hops.iter().enumerate() {
             to_slot[h.to].push(i);
@@ -225,6 +233,7 @@ impl<'a> Search<'a> {
         let filtered = sh.node_filter.is_some() || sh.rel_filter.is_some();
         Self {
             spec,
+            cp,
             budget: sh.budget,
             to_slot,
             examined: 0,
@@ -256,6 +265,7 @@ impl<'a> Search<'a> {
             &self.spec.from_slot[k.0]
         };
         let first = out.len();
+        let before = self.examined;
         for &h in hops {
             let hop = &self.spec.hops[h];
             let csr = hop.index.direction(hop.reverse != backwards);
@@ -273,6 +283,7 @@ impl<'a> Search<'a> {
         if self.examined > self.budget {
             return Err(runaway(self.budget));
         }
+        self.cp.tick(self.examined - before + 1)?;
         if let Some(f) = &mut self.filters {
             let mut new = out.split_off(first);
             f.retain(self.spec, &mut new)?;

@@ -116,6 +116,41 @@ async fn limited_stream_does_no_work_after_the_consumer_stops() {
     assert!(after_first <= 2, "{after_first}");
 }
 
+/// A slice that spends the budget of work done in place is expanded again on the blocking
+/// pool, whole, and so is every slice after it: every row once, in order.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_slice_past_its_budget_runs_again_on_the_blocking_pool() {
+    use arrow::array::AsArray;
+    use arrow::datatypes::Int64Type;
+    let (schema, b) = ints(100);
+    let calls = Arc::new(AtomicUsize::new(0));
+    let c = calls.clone();
+    let input = MemoryStream::try_new(vec![b], schema.clone(), None).unwrap();
+    let s = super::limited_stream_offloading(
+        Box::pin(input),
+        schema,
+        None,
+        datafusion::physical_plan::metrics::Time::new(),
+        move |b, _, cp| {
+            c.fetch_add(1, Ordering::Relaxed);
+            for &x in b.column(0).as_primitive::<Int64Type>().values().iter() {
+                // The last rows each do more than a slice may do in place.
+                let heavy = super::cancel::IN_POLL_UNITS as usize + 1;
+                cp.tick(if x >= 97 { heavy } else { 1 })?;
+            }
+            Ok(b.clone())
+        },
+    );
+    let out: Vec<RecordBatch> = s.map(|b| b.unwrap()).collect().await;
+    let xs: Vec<i64> = out
+        .iter()
+        .flat_map(|b| b.column(0).as_primitive::<Int64Type>().values().to_vec())
+        .collect();
+    assert_eq!(xs, (0..100).collect::<Vec<i64>>());
+    // The slice with the heavy rows was expanded twice.
+    assert!(calls.load(Ordering::Relaxed) >= 3, "{calls:?}");
+}
+
 /// The sample graph, the physical plan of `q` and its first operator named `name`.
 async fn operator(q: &str, name: &str) -> (Graph, Arc<dyn ExecutionPlan>) {
     let g = Graph::sample().await.unwrap();

@@ -130,14 +130,20 @@ impl TraversalSpec {
     }
 
     /// Distinct end nodes reachable within the bounds (directed, `min <= 1`), breadth-first
-    /// with a visited bitmap per label.
-    pub fn reachable(&self, start: u32, emit: &mut dyn FnMut(u32) -> bool) -> usize {
+    /// with a visited bitmap per label; the edges examined. Each node expanded ticks `cp`
+    /// (a search can cover the whole graph), whose error stops it.
+    pub fn reachable(
+        &self,
+        start: u32,
+        cp: &super::cancel::Checkpoint,
+        emit: &mut dyn FnMut(u32) -> bool,
+    ) -> datafusion::common::Result<usize> {
         let max = self.max.unwrap_or(u64::MAX);
         let mut visited = vec![roaring::RoaringBitmap::new(); self.from_slot.len()];
         if self.min == 0 && self.start == self.end {
             visited[self.start].insert(start);
             if !emit(start) {
-                return 0;
+                return Ok(0);
             }
         }
         let mut frontier = vec![(self.start, start)];
@@ -147,6 +153,7 @@ impl TraversalSpec {
             depth += 1;
             let mut next = Vec::new();
             for &(slot, n) in &frontier {
+                let before = examined;
                 for &h in &self.from_slot[slot] {
                     let hop = &self.hops[h];
                     let csr = hop.index.direction(hop.reverse);
@@ -155,16 +162,17 @@ impl TraversalSpec {
                         let m = csr.neighbors[e];
                         if visited[hop.to].insert(m) {
                             if hop.to == self.end && !emit(m) {
-                                return examined;
+                                return Ok(examined);
                             }
                             next.push((hop.to, m));
                         }
                     }
                 }
+                cp.tick(examined - before + 1)?;
             }
             frontier = next;
         }
-        examined
+        Ok(examined)
     }
 
     /// The start node of row `i`: its key's ordinal, if the key is a node of the start label.
@@ -304,18 +312,21 @@ mod tests {
         // A diamond 0 -> {1, 2} -> 3, then 3 -> 0.
         let s = spec(4, &[(0, 1), (0, 2), (1, 3), (2, 3), (3, 0)], 1, Some(2));
         let mut ends = Vec::new();
-        s.reachable(0, &mut |n| {
+        let cp = crate::operators::cancel::Checkpoint::unlimited();
+        s.reachable(0, &cp, &mut |n| {
             ends.push(n);
             true
-        });
+        })
+        .unwrap();
         assert_eq!(ends, [1, 2, 3]);
         // Within 3 steps the start comes back once; stopping early stops.
         let s = spec(4, &[(0, 1), (0, 2), (1, 3), (2, 3), (3, 0)], 1, Some(3));
         let mut ends = Vec::new();
-        s.reachable(0, &mut |n| {
+        s.reachable(0, &cp, &mut |n| {
             ends.push(n);
             ends.len() < 2
-        });
+        })
+        .unwrap();
         assert_eq!(ends, [1, 2]);
     }
 }

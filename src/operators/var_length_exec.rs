@@ -2,6 +2,7 @@
 //! relationship at most once per path, one output row per path within the length bounds; in
 //! distinct mode, breadth-first with a visited bitmap, one row per reachable end node.
 
+use super::cancel::Checkpoint;
 pub use super::traversal::{PathWalk, TraversalSpec};
 use super::var_length::{encode_eid, EID_TABLE_SHIFT};
 use crate::csr::as_i64;
@@ -81,16 +82,19 @@ impl VarLengthExec {
 
 impl TraversalSpec {
     /// The distinct ends reachable from each row of `batch`, stopping once `limit` rows are
-    /// out (distinct mode: a row's output is at most one row per node).
+    /// out (distinct mode: a row's output is at most one row per node). Its searches tick
+    /// `cp`; the edges they examined are counted once it succeeds.
     fn expand_distinct(
         &self,
         batch: &RecordBatch,
         schema: &SchemaRef,
         edges_seen: &datafusion::physical_plan::metrics::Count,
         limit: usize,
+        cp: &Checkpoint,
     ) -> Result<RecordBatch> {
         let keys = as_i64(batch.column(self.key_idx).as_ref()).map_err(ext)?;
         let mut out = Out::default();
+        let mut examined = 0;
         for i in 0..batch.num_rows() {
             if out.rows.len() >= limit {
                 break;
@@ -98,35 +102,39 @@ impl TraversalSpec {
             let Some(o) = self.start_of(&keys, i) else {
                 continue;
             };
-            let n = self.reachable(o, &mut |end| {
+            examined += self.reachable(o, cp, &mut |end| {
                 out.push(i as u32, end);
                 out.rows.len() < limit
-            });
-            edges_seen.add(n);
+            })?;
         }
-        self.build(batch, schema, out)
+        let built = self.build(batch, schema, out)?;
+        edges_seen.add(examined);
+        Ok(built)
     }
 
     /// Each row of `batch` with paths and their number (appended as the last column), up to
     /// `limit` rows: the shortest paths a search finds are counted through its predecessors,
-    /// without building one.
+    /// without building one. Its searches tick `cp`; the edges they examined are counted once
+    /// it succeeds.
     fn counts(
         &self,
         batch: &RecordBatch,
         schema: &SchemaRef,
         edges_seen: &datafusion::physical_plan::metrics::Count,
         limit: usize,
+        cp: &Checkpoint,
     ) -> Result<RecordBatch> {
         let keys = as_i64(batch.column(self.key_idx).as_ref()).map_err(ext)?;
         let mut rows = Vec::new();
         let mut counts = Vec::new();
+        let mut total = 0;
         for i in 0..batch.num_rows() {
             if rows.len() >= limit {
                 break;
             }
             let mut out = Out::default();
-            let (walk, examined) = self.start_walk((batch, &keys), i, &mut out)?;
-            edges_seen.add(examined);
+            let (walk, examined) = self.start_walk((batch, &keys), i, &mut out, cp)?;
+            total += examined;
             let n = match walk {
                 Some(Walking::Shortest(_, found, _)) => found.count(),
                 // `SHORTEST k`: its few paths are out already.
@@ -157,21 +165,24 @@ impl TraversalSpec {
             .map(|a| arrow::compute::take(a.as_ref(), &rows, None))
             .collect::<std::result::Result<_, _>>()?;
         cols.push(Arc::new(arrow::array::Int64Array::from(counts)));
-        Ok(RecordBatch::try_new_with_options(
+        let built = RecordBatch::try_new_with_options(
             schema.clone(),
             cols,
             &arrow::array::RecordBatchOptions::new().with_row_count(Some(rows.len())),
-        )?)
+        )?;
+        edges_seen.add(total);
+        Ok(built)
     }
 
     /// The walk of row `i` of `batch`: every path from its start node, or the shortest paths
     /// its search found (`SHORTEST k` paths, few, go into `out` at once); the relationships
-    /// the search examined.
+    /// the search examined. The search ticks `cp`.
     fn start_walk(
         &self,
         (batch, keys): (&RecordBatch, &arrow::array::Int64Array),
         i: usize,
         out: &mut Out,
+        cp: &Checkpoint,
     ) -> Result<(Option<Walking>, usize)> {
         use cypher::ast::Shortest;
         let Some(o) = self.start_of(keys, i) else {
@@ -181,7 +192,7 @@ impl TraversalSpec {
         let Some(sh) = &self.shortest else {
             return Ok((Some(Walking::Paths(row, self.walk(o))), 0));
         };
-        let mut search = super::shortest::Search::new(self, sh);
+        let mut search = super::shortest::Search::new(self, sh, cp);
         let source = (self.start, o);
         let found = match sh.target_idx {
             Some(t) => {
@@ -376,6 +387,19 @@ impl Out {
         o
     }
 
+    /// The first `n` rows only (the paths of a row whose search starts again elsewhere).
+    fn truncate(&mut self, n: usize) {
+        if n >= self.rows.len() {
+            return;
+        }
+        self.rows.truncate(n);
+        self.ends.truncate(n);
+        self.offsets.truncate(n + 1);
+        let steps = self.offsets[n] as usize;
+        self.values.truncate(steps);
+        self.steps.truncate(steps);
+    }
+
     fn push(&mut self, row: u32, end: u32) {
         self.rows.push(row);
         self.ends.push(end);
@@ -399,9 +423,6 @@ impl Out {
 /// no path matched.
 const WALK_BUDGET: usize = 1 << 20;
 
-/// How long building a batch may take before the stream yields once.
-const YIELD_AFTER: std::time::Duration = std::time::Duration::from_millis(20);
-
 /// Path steps (edge ids) an output batch holds at most: long paths (`*` without an upper
 /// bound) make batches of fewer rows, so a batch stays a few MB however long its paths.
 const BATCH_PATH_STEPS: usize = 1 << 20;
@@ -421,7 +442,8 @@ impl TraversalSpec {
 
 /// Paths of `rows`' rows into `out`: the paused `walk` resumed, then walks started from row
 /// `next` on, until `out` holds `cap` rows (or its share of path steps) or the walk budget is
-/// spent. Returns the edges examined.
+/// spent. Returns the edges examined. A search stopped by `cp`'s budget is undone (its row
+/// is `next` again, its paths gone from `out`): it starts again on the blocking pool.
 fn fill(
     spec: &TraversalSpec,
     rows: (&RecordBatch, &arrow::array::Int64Array),
@@ -429,6 +451,7 @@ fn fill(
     walk: &mut Option<Walking>,
     cap: usize,
     out: &mut Out,
+    cp: &Checkpoint,
 ) -> Result<usize> {
     let mut examined = 0;
     let steps = spec.batch_steps();
@@ -440,7 +463,16 @@ fn fill(
             }
             let i = *next;
             *next += 1;
-            let (w, n) = spec.start_walk(rows, i, out)?;
+            let kept = out.rows.len();
+            let (w, n) = match spec.start_walk(rows, i, out, cp) {
+                Ok(started) => started,
+                Err(_) if cp.over_budget() => {
+                    out.truncate(kept);
+                    *next = i;
+                    break;
+                }
+                Err(e) => return Err(e),
+            };
             *walk = w;
             examined += n;
             continue;
@@ -452,17 +484,58 @@ fn fill(
     Ok(examined)
 }
 
-/// Where a traversal's stream is: its input, the input batch being walked (with its keys,
-/// its next row, and the walk of the row before it), the rows still wanted.
+/// An input batch being walked: its keys, its next row, and the walk of the row before it.
+struct Walked {
+    batch: RecordBatch,
+    keys: arrow::array::Int64Array,
+    next: usize,
+    walk: Option<Walking>,
+}
+
+impl Walked {
+    fn exhausted(&self) -> bool {
+        self.walk.is_none() && self.next >= self.batch.num_rows()
+    }
+
+    /// [`fill`] up to `cap` rows, and the batch of their paths (none without a path); the
+    /// edges examined.
+    fn fill_batch(
+        &mut self,
+        spec: &TraversalSpec,
+        schema: &SchemaRef,
+        cap: usize,
+        cp: &Checkpoint,
+    ) -> Result<(usize, Option<RecordBatch>)> {
+        let mut out = Out::default();
+        let rows = (&self.batch, &self.keys);
+        let examined = fill(
+            spec,
+            rows,
+            &mut self.next,
+            &mut self.walk,
+            cap,
+            &mut out,
+            cp,
+        )?;
+        let built = match out.rows.is_empty() {
+            true => None,
+            false => Some(spec.build(&self.batch, schema, out)?),
+        };
+        Ok((examined, built))
+    }
+}
+
+/// Where a traversal's stream is: its input, the input batch being walked, the rows still
+/// wanted.
 struct StreamState {
     input: SendableRecordBatchStream,
-    current: Option<(
-        RecordBatch,
-        arrow::array::Int64Array,
-        usize,
-        Option<Walking>,
-    )>,
+    current: Option<Walked>,
     remaining: Option<usize>,
+    /// A search outgrew the work done in place: from then on batches are filled on the
+    /// blocking pool, where dropping the stream stops them (`cancel::run_blocking`).
+    offloaded: bool,
+    /// Time spent filling batches since the stream last yielded.
+    busy: std::time::Duration,
 }
 
 /// The paths of every input row, in batches of about [`super::TARGET_BATCH_ROWS`] rows however
@@ -482,6 +555,8 @@ fn path_stream(
         input,
         current: None,
         remaining: fetch,
+        offloaded: false,
+        busy: std::time::Duration::ZERO,
     };
     let out_schema = schema.clone();
     let stream = futures::stream::unfold(st, move |mut st| {
@@ -498,13 +573,24 @@ fn path_stream(
                     return None;
                 }
                 // A consumer that pulls without ever waiting (an aggregate) would otherwise
-                // keep this task from seeing that the query was dropped (a timeout).
+                // keep this task from seeing that the query was dropped (a timeout); so would
+                // batches of long paths, each long to build: let a timeout (and other tasks)
+                // in once they took a slice of time.
                 tokio::task::consume_budget().await;
-                let (batch, keys, mut next, mut walk) = match st.current.take() {
+                if st.busy >= super::cancel::SLICE_TIME {
+                    st.busy = std::time::Duration::ZERO;
+                    tokio::task::yield_now().await;
+                }
+                let mut walked = match st.current.take() {
                     Some(c) => c,
                     None => match st.input.next().await? {
                         Ok(b) => match as_i64(b.column(spec.key_idx).as_ref()) {
-                            Ok(k) => (b, k, 0, None),
+                            Ok(keys) => Walked {
+                                batch: b,
+                                keys,
+                                next: 0,
+                                walk: None,
+                            },
                             Err(e) => {
                                 st.remaining = Some(0);
                                 return Some((Err(ext(e)), st));
@@ -516,45 +602,51 @@ fn path_stream(
                         }
                     },
                 };
-                let timer = elapsed.timer();
                 let started = std::time::Instant::now();
                 let cap = super::TARGET_BATCH_ROWS.min(st.remaining.unwrap_or(usize::MAX));
-                let mut out = Out::default();
-                let filled = fill(&spec, (&batch, &keys), &mut next, &mut walk, cap, &mut out);
-                let examined = match filled {
-                    Ok(n) => n,
+                let (walked, filled) = if st.offloaded {
+                    let (spec, schema, elapsed) = (spec.clone(), schema.clone(), elapsed.clone());
+                    let job = super::cancel::run_blocking(move |cp| {
+                        let timer = elapsed.timer();
+                        let filled = walked.fill_batch(&spec, &schema, cap, &cp);
+                        timer.done();
+                        Ok((walked, filled))
+                    });
+                    match job.await {
+                        Ok(done) => done,
+                        Err(e) => {
+                            st.remaining = Some(0);
+                            return Some((Err(e), st));
+                        }
+                    }
+                } else {
+                    let timer = elapsed.timer();
+                    let cp = Checkpoint::with_budget(super::cancel::IN_POLL_UNITS);
+                    let filled = walked.fill_batch(&spec, &schema, cap, &cp);
+                    timer.done();
+                    st.offloaded = cp.over_budget();
+                    (walked, filled)
+                };
+                st.busy += started.elapsed();
+                let (examined, produced) = match filled {
+                    Ok(f) => f,
                     Err(e) => {
                         st.remaining = Some(0);
                         return Some((Err(e), st));
                     }
                 };
                 edges.add(examined);
-                let exhausted = walk.is_none() && next >= batch.num_rows();
-                let produced = if out.rows.is_empty() {
-                    None
-                } else {
-                    Some(spec.build(&batch, &schema, out))
-                };
+                let exhausted = walked.exhausted();
                 if !exhausted {
-                    st.current = Some((batch, keys, next, walk));
-                }
-                timer.done();
-                // Building a batch of long paths can take long: let a timeout (and other
-                // tasks) in before handing it on, as a consumer that pulls in a loop would not.
-                if started.elapsed() > YIELD_AFTER {
-                    tokio::task::yield_now().await;
+                    st.current = Some(walked);
                 }
                 match produced {
-                    Some(Ok(b)) => {
+                    Some(b) => {
                         out_rows.add(b.num_rows());
                         if let Some(r) = st.remaining.as_mut() {
                             *r -= b.num_rows();
                         }
                         return Some((Ok(b), st));
-                    }
-                    Some(Err(e)) => {
-                        st.remaining = Some(0);
-                        return Some((Err(e), st));
                     }
                     // A long walk without output: let other tasks (a timeout) run.
                     None if !exhausted => tokio::task::yield_now().await,
@@ -648,15 +740,17 @@ impl ExecutionPlan for VarLengthExec {
         let elapsed = MetricBuilder::new(&self.metrics).elapsed_compute(partition);
         let spec = self.spec.clone();
         let schema = self.schema.clone();
+        // A row's search (the shortest paths, the distinct ends) can cover the whole graph:
+        // past a budget of work its slice runs on the blocking pool, where it can be stopped.
         if spec.count {
             let out_schema = schema.clone();
-            return Ok(super::limited_stream(
+            return Ok(super::limited_stream_offloading(
                 input,
                 out_schema,
                 self.fetch,
                 elapsed,
-                move |b, limit| {
-                    let r = spec.counts(b, &schema, &edges, limit.unwrap_or(usize::MAX))?;
+                move |b, limit, cp| {
+                    let r = spec.counts(b, &schema, &edges, limit.unwrap_or(usize::MAX), cp)?;
                     out_rows.add(r.num_rows());
                     Ok(r)
                 },
@@ -668,13 +762,14 @@ impl ExecutionPlan for VarLengthExec {
             ));
         }
         let out_schema = schema.clone();
-        Ok(super::limited_stream(
+        Ok(super::limited_stream_offloading(
             input,
             out_schema,
             self.fetch,
             elapsed,
-            move |b, limit| {
-                let r = spec.expand_distinct(b, &schema, &edges, limit.unwrap_or(usize::MAX))?;
+            move |b, limit, cp| {
+                let limit = limit.unwrap_or(usize::MAX);
+                let r = spec.expand_distinct(b, &schema, &edges, limit, cp)?;
                 out_rows.add(r.num_rows());
                 Ok(r)
             },

@@ -12,6 +12,7 @@ pub mod search_nearest;
 pub mod session;
 pub mod share_subplans;
 pub mod var_length_distinct_ends;
+pub mod yield_points;
 
 pub use counters::RuleCounters;
 pub use factorize_counts::FactorizeCounts;
@@ -24,6 +25,7 @@ pub use push_csr_target_filters::PushCsrTargetFilters;
 pub use search_nearest::SearchNearest;
 pub use share_subplans::ShareSubplans;
 pub use var_length_distinct_ends::VarLengthDistinctEnds;
+pub use yield_points::YieldPoints;
 
 #[cfg(test)]
 mod tests;

@@ -6,7 +6,7 @@
 use super::{
     FactorizeCounts, FoldConstants, IntersectCycles, KeepHeavyRowsApart, PruneCsrTargetColumns,
     PruneSharedSubplans, PushCsrTargetFilters, RuleCounters, SearchNearest, ShareSubplans,
-    VarLengthDistinctEnds,
+    VarLengthDistinctEnds, YieldPoints,
 };
 use crate::config::options::GraphOptions;
 use crate::config::rules::{Mode, RuleSwitches};
@@ -82,7 +82,9 @@ pub fn rules(
         .collect()
 }
 
-/// DataFusion's physical rules without `aggregate_statistics`, then ours.
+/// DataFusion's physical rules without `aggregate_statistics`, then ours. The cluster's sessions
+/// run them too (`cluster_state`): DataFusion's plan format carries the `CooperativeExec`s
+/// `YieldPoints` adds.
 pub fn physical_rules() -> Vec<Arc<dyn PhysicalOptimizerRule + Send + Sync>> {
     // `aggregate_statistics` answers count(DISTINCT col) from the column's distinct-count
     // statistic, which counts NULL as a value (`OPTIONAL MATCH (a) RETURN count(DISTINCT a)`
@@ -92,8 +94,13 @@ pub fn physical_rules() -> Vec<Arc<dyn PhysicalOptimizerRule + Send + Sync>> {
         .into_iter()
         .filter(|r| r.name() != "aggregate_statistics")
         .collect();
-    // Last: the repartitions and filters it looks at are in place.
+    // After DataFusion's: the repartitions and filters it looks at are in place.
     rules.push(Arc::new(KeepHeavyRowsApart));
+    // Last: the joins and traversals it wraps are final (no rule after it looks past a
+    // `CooperativeExec` for them, as `KeepHeavyRowsApart` looks for a traversal right below a
+    // filter), and after DataFusion's `EnsureCooperative`, which would not wrap a leaf below
+    // one of its wrappers (the leaf would then spend no budget of its own).
+    rules.push(Arc::new(YieldPoints));
     rules
 }
 

@@ -38,11 +38,11 @@ impl ResultStream {
                 // Past the deadline even when a batch is ready: a reader slower than the query
                 // (printing) would otherwise always find one.
                 if tokio::time::Instant::now() >= d {
-                    return Err(self.time_limit_error(limit));
+                    return Err(self.stop_at_time_limit(limit));
                 }
                 match tokio::time::timeout_at(d, self.stream.next()).await {
                     Ok(next) => next,
-                    Err(_) => return Err(self.time_limit_error(limit)),
+                    Err(_) => return Err(self.stop_at_time_limit(limit)),
                 }
             }
             _ => self.stream.next().await,
@@ -57,6 +57,14 @@ impl ResultStream {
             }
         }
         next
+    }
+
+    /// The query stopped at its time limit: its plan dropped at once (work off the runtime
+    /// sees its cancellation, whether or not the caller keeps this stream), and the error.
+    fn stop_at_time_limit(&mut self, limit: std::time::Duration) -> Error {
+        let empty = datafusion::physical_plan::EmptyRecordBatchStream::new(self.schema.clone());
+        self.stream = Box::pin(empty);
+        self.time_limit_error(limit)
     }
 
     /// The time limit's error; for a cluster job (which is cancelled), what to check.

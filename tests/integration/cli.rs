@@ -908,3 +908,56 @@ fn searches_from_the_command_line() {
         stderr(&o)
     );
 }
+
+/// A query stopped by `--timeout` or by Ctrl-C ends the process within moments, whatever
+/// operator was running: a path count (our counting operator) or a product of scans
+/// (DataFusion's joins under an aggregate).
+#[test]
+fn a_timeout_or_ctrl_c_stops_a_running_query() {
+    use std::time::{Duration, Instant};
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("g");
+    let o = run(&["generate", "--scale", "1", "--out", out.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let cfg = out.join("graph.toml");
+    let cfg = cfg.to_str().unwrap();
+    let queries = [
+        "MATCH (a:Person), (b:Person), (c:Person) WHERE a.id + b.id <> c.id RETURN count(*) AS n",
+        "MATCH (a:Person)-[:KNOWS*1..6]-(b:Person) RETURN count(*) AS n",
+    ];
+    for q in queries {
+        let start = Instant::now();
+        let o = run(&["query", "--graph", cfg, "--timeout", "1s", q]);
+        assert!(!o.status.success(), "{q}: finished within its time limit");
+        assert!(stderr(&o).contains("time limit"), "{q}: {}", stderr(&o));
+        assert!(
+            start.elapsed() < Duration::from_secs(20),
+            "{q}: {:?}",
+            start.elapsed()
+        );
+        let mut child = bin()
+            .args(["query", "--graph", cfg, q])
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        std::thread::sleep(Duration::from_millis(1500));
+        assert!(child.try_wait().unwrap().is_none(), "{q}: ended too soon");
+        let interrupted = Instant::now();
+        let kill = std::process::Command::new("kill")
+            .args(["-INT", &child.id().to_string()])
+            .status()
+            .unwrap();
+        assert!(kill.success());
+        loop {
+            if child.try_wait().unwrap().is_some() {
+                break;
+            }
+            if interrupted.elapsed() > Duration::from_secs(10) {
+                let _ = child.kill();
+                panic!("{q}: still running 10 s after Ctrl-C");
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+}
