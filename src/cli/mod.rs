@@ -244,12 +244,21 @@ pub enum Command {
         /// Output folder.
         #[arg(long)]
         out: PathBuf,
-        /// A node file: LABEL[,LABEL..][:IDCOL]=FILE (id column defaults to `id`; the first label names the table, the others are labels its nodes carry too).
+        /// A node file: LABEL[,LABEL..][:IDCOL]=FILE (id column defaults to a neo4j-admin header's `:ID` field, else `id`; the first label names the table, the others are labels its nodes carry too; `=FILE` alone where a `:LABEL` column or --node-label-column gives each row's labels).
         #[arg(long = "node")]
         nodes: Vec<String>,
-        /// A relationship file: TYPE:FROM:TO[:SRCCOL:DSTCOL]=FILE (defaults `src`, `dst`).
+        /// A relationship file: TYPE[:FROM:TO[:SRCCOL:DSTCOL]]=FILE (columns default to a neo4j-admin header's `:START_ID` / `:END_ID` fields, else `src`, `dst`; FROM and TO may be left out where the header names ID spaces, `:START_ID(Person)`; TYPE too, `=FILE`, where a `:TYPE` column gives each row's). An end whose label several node tables carry is split by the table holding each row's key.
         #[arg(long = "rel")]
         rels: Vec<String>,
+        /// The field delimiter of every CSV file: one character (`\t` or TAB for a tab).
+        #[arg(long, default_value = ",", value_parser = parse_delimiter)]
+        delimiter: u8,
+        /// The delimiter of the values of an array field (`tags:string[]`) and of the labels of a `:LABEL` field.
+        #[arg(long, default_value = ";", value_parser = parse_array_delimiter)]
+        array_delimiter: char,
+        /// A column of the node files holding each row's label: a file that has it becomes one table per label (the labels of its --node added to each), the column dropped.
+        #[arg(long, value_name = "COLUMN")]
+        node_label_column: Option<String>,
         /// Skip building the CSR indexes.
         #[arg(long)]
         no_index: bool,
@@ -365,6 +374,33 @@ enum CliError {
 impl From<Error> for CliError {
     fn from(e: Error) -> Self {
         CliError::Plain(e)
+    }
+}
+
+/// `--delimiter`: one ASCII character, `\t` or TAB for a tab.
+fn parse_delimiter(s: &str) -> std::result::Result<u8, String> {
+    let c = match s {
+        "\\t" | "TAB" | "tab" => '\t',
+        _ => one_char(s)?,
+    };
+    match c.is_ascii() && !matches!(c, '"' | '\n' | '\r') {
+        true => Ok(c as u8),
+        false => Err(format!(
+            "`{s}` can't delimit fields (one ASCII character other than a quote or a line break)"
+        )),
+    }
+}
+
+/// `--array-delimiter`: one character.
+fn parse_array_delimiter(s: &str) -> std::result::Result<char, String> {
+    one_char(s)
+}
+
+fn one_char(s: &str) -> std::result::Result<char, String> {
+    let mut cs = s.chars();
+    match (cs.next(), cs.next()) {
+        (Some(c), None) => Ok(c),
+        _ => Err(format!("`{s}` is not one character")),
     }
 }
 
@@ -549,16 +585,30 @@ async fn execute(cli: Cli) -> std::result::Result<(), CliError> {
             out,
             nodes,
             rels,
+            delimiter,
+            array_delimiter,
+            node_label_column,
             no_index,
             overwrite,
         } => {
+            if array_delimiter == delimiter as char {
+                return Err(Error::Other(format!(
+                    "--array-delimiter `{array_delimiter}` is the field delimiter too"
+                ))
+                .into());
+            }
             let nodes = nodes
                 .iter()
-                .map(|s| NodeSpec::parse(s))
+                .map(|s| {
+                    NodeSpec::parse(s).map(|n| {
+                        n.with_csv(delimiter, array_delimiter)
+                            .with_label_column(node_label_column.clone())
+                    })
+                })
                 .collect::<Result<Vec<_>>>()?;
             let rels = rels
                 .iter()
-                .map(|s| RelSpec::parse(s))
+                .map(|s| RelSpec::parse(s).map(|r| r.with_csv(delimiter, array_delimiter)))
                 .collect::<Result<Vec<_>>>()?;
             if nodes.is_empty() {
                 return Err(Error::Other("import needs at least one --node".into()).into());

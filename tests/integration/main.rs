@@ -10,6 +10,7 @@ mod cli;
 mod distributed;
 mod equivalence;
 mod generated;
+mod import;
 mod index;
 mod ldbc;
 mod limit;
