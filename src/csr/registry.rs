@@ -37,14 +37,18 @@ pub struct IndexReport {
     pub corrupt: usize,
 }
 
-/// The file of a relationship table's CSR: its source, endpoint columns, and the key
-/// columns of the endpoint labels (what maps endpoints to ordinals).
+/// The file of a relationship table's CSR: its source, endpoint columns, and the endpoint
+/// tables with their key columns (what maps endpoints to ordinals): two types over one
+/// dataset whose ends are other tables (`IS_LOCATED_IN` to cities and to countries) index
+/// different ordinals, so they never share a file.
 fn csr_file(dir: &Path, catalog: &Catalog, r: &crate::catalog::RelInfo) -> std::path::PathBuf {
     let cols = [
         r.cfg.src.as_str(),
         r.cfg.dst.as_str(),
         catalog.nodes[&r.cfg.from].key.as_str(),
         catalog.nodes[&r.cfg.to].key.as_str(),
+        r.cfg.from.as_str(),
+        r.cfg.to.as_str(),
     ];
     file_for(dir, &r.cfg.source, &cols, "csr")
 }

@@ -109,6 +109,22 @@ fn render_json(result: &QueryResult) -> String {
     render_streamed(result, Format::Json)
 }
 
+/// One row as a pretty-printed JSON object, its keys in the order the columns have (a
+/// `serde_json::Map` would sort them).
+fn json_row<'a>(cells: impl Iterator<Item = (&'a str, serde_json::Value)>) -> String {
+    let mut text = String::from("{");
+    for (i, (name, v)) in cells.enumerate() {
+        let key = serde_json::Value::String(name.to_string()).to_string();
+        let value = serde_json::to_string_pretty(&v).unwrap_or_default();
+        text.push_str(if i == 0 { "\n  " } else { ",\n  " });
+        text.push_str(&key);
+        text.push_str(": ");
+        text.push_str(&value.replace('\n', "\n  "));
+    }
+    text.push_str(if text.len() > 1 { "\n}" } else { "}" });
+    text
+}
+
 fn render_streamed(result: &QueryResult, format: Format) -> String {
     let mut w = RowWriter::new(format, &result.columns);
     let mut out = w.header();
@@ -156,12 +172,12 @@ impl RowWriter {
             match self.format {
                 Format::Csv => out.push_str(&csv_record(cells(b, r).iter().map(String::as_str))),
                 Format::Json => {
-                    let mut obj = serde_json::Map::new();
-                    for (c, name) in self.columns.iter().enumerate() {
-                        obj.insert(name.clone(), to_json(b.column(c).as_ref(), r));
-                    }
-                    let text = serde_json::to_string_pretty(&serde_json::Value::Object(obj))
-                        .unwrap_or_default();
+                    let text = json_row(
+                        self.columns
+                            .iter()
+                            .enumerate()
+                            .map(|(c, name)| (name.as_str(), to_json(b.column(c).as_ref(), r))),
+                    );
                     // An element of a pretty-printed array: after `[` or `,`, indented by two.
                     out.push_str(if self.rows == 0 { "[\n" } else { ",\n" });
                     let indented: Vec<String> = text.lines().map(|l| format!("  {l}")).collect();
@@ -266,6 +282,26 @@ mod tests {
                 a.data_type()
             );
         }
+    }
+
+    #[test]
+    fn json_rows_keep_the_columns_order() {
+        let row = json_row(
+            [
+                ("zeta", serde_json::json!(1)),
+                ("alpha", serde_json::json!({"k": [1, 2]})),
+                ("m\"q", serde_json::Value::Null),
+            ]
+            .into_iter(),
+        );
+        let back: serde_json::Value = serde_json::from_str(&row).unwrap();
+        assert_eq!(
+            back,
+            serde_json::json!({"zeta": 1, "alpha": {"k": [1, 2]}, "m\"q": null})
+        );
+        let zeta = row.find("\"zeta\"").unwrap();
+        assert!(zeta < row.find("\"alpha\"").unwrap(), "{row}");
+        assert_eq!(json_row(std::iter::empty()), "{}");
     }
 
     #[test]

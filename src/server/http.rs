@@ -312,6 +312,13 @@ fn from_json(v: &Json) -> Result<Value, String> {
         Json::Bool(b) => Value::Bool(*b),
         Json::Number(n) => match n.as_i64() {
             Some(i) => Value::Int(i),
+            // An integer past 2^63 - 1 is an error, not a float near it (as in Neo4j).
+            None if n.is_u64() => {
+                return Err(format!(
+                    "the integer {n} is out of range (a 64-bit signed integer's largest is {})",
+                    i64::MAX
+                ))
+            }
             None => Value::Float(n.as_f64().ok_or("a number out of range")?),
         },
         Json::String(s) => Value::Str(s.clone()),
@@ -520,5 +527,9 @@ mod tests {
                 Value::List(vec![Value::Int(1), Value::Float(2.5), Value::Null])
             )])
         );
+        assert_eq!(from_json(&json!(i64::MAX)).unwrap(), Value::Int(i64::MAX));
+        let past: Json = serde_json::from_str("9223372036854775808").unwrap();
+        assert!(from_json(&past).unwrap_err().contains("out of range"));
+        assert!(from_json(&json!([1, u64::MAX])).is_err());
     }
 }

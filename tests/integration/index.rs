@@ -463,3 +463,73 @@ async fn kept_plans_read_lance_scans_afresh_each_run() {
         assert_eq!(futures::future::join_all(runs).await, expected, "{q}");
     }
 }
+
+/// Two relationship types over one dataset whose ends are different tables keyed by columns
+/// of one name index different ordinals: each has its own file, so a second open reads both
+/// instead of rebuilding one over the other.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn types_over_one_dataset_with_other_ends_keep_their_own_files() {
+    use lance_csr_datasets::social::{batch, edge_batch};
+    use std::sync::Arc;
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let int64s =
+        |v: Vec<i64>| -> arrow::array::ArrayRef { Arc::new(arrow::array::Int64Array::from(v)) };
+    for (name, ids) in [
+        ("a", vec![1, 2]),
+        ("c", vec![10, 20, 30]),
+        ("e", vec![30, 10]),
+    ] {
+        let b = batch(vec![("id", int64s(ids))]);
+        lance_csr::write_lance(&d.join(format!("{name}.lance")), b.schema(), vec![b])
+            .await
+            .unwrap();
+    }
+    let l = edge_batch(vec![1, 2, 2], vec![10, 30, 20], None);
+    lance_csr::write_lance(&d.join("l.lance"), l.schema(), vec![l])
+        .await
+        .unwrap();
+    let cfg = d.join("graph.toml");
+    std::fs::write(
+        &cfg,
+        r#"
+[nodes.A]
+source = "a.lance"
+id = "id"
+[nodes.C]
+source = "c.lance"
+id = "id"
+[nodes.E]
+source = "e.lance"
+id = "id"
+[[relationships]]
+type = "TO_C"
+from = "A"
+to = "C"
+source = "l.lance"
+src = "src"
+dst = "dst"
+[[relationships]]
+type = "TO_E"
+from = "A"
+to = "E"
+source = "l.lance"
+src = "src"
+dst = "dst"
+"#,
+    )
+    .unwrap();
+    let first = Graph::build_indexes(&cfg, &mut |_| {}).await.unwrap();
+    assert!(first.built > 0, "{first:?}");
+    let again = Graph::build_indexes(&cfg, &mut |_| {}).await.unwrap();
+    assert_eq!(again.built, 0, "{again:?}");
+    let g = Graph::open(&cfg).await.unwrap();
+    assert_eq!(
+        ids(&g, "MATCH (a:A)-[:TO_C]->(c:C) RETURN a.id, c.id").await,
+        vec!["1|10", "2|20", "2|30"]
+    );
+    assert_eq!(
+        ids(&g, "MATCH (a:A)-[:TO_E]->(e:E) RETURN a.id, e.id").await,
+        vec!["1|10", "2|30"]
+    );
+}
