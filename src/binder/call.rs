@@ -78,7 +78,7 @@ pub(crate) fn bind_call(
             LanceSearch::Nearest {
                 column,
                 k: count(&args[1], c.args[1].span)?,
-                query: vector(&args[2], dim, &index.name, c.args[2].span)?,
+                query: vector(&args[2], dim, (&index.name, index.metric()), c.args[2].span)?,
                 metric: index.metric(),
             }
         }
@@ -235,7 +235,15 @@ fn count(v: &Value, span: Span) -> Result<usize> {
     }
 }
 
-fn vector(v: &Value, dim: usize, index: &str, span: Span) -> Result<Vec<f32>> {
+/// The query vector of a search through `index` (of `metric`), as Lance compares it: for a
+/// cosine index its direction, normalised in f64 (a zero vector has none: an error); for a
+/// Euclidean one its values, each representable as a 32-bit float.
+fn vector(
+    v: &Value,
+    dim: usize,
+    (index, metric): (&str, crate::config::VectorMetric),
+    span: Span,
+) -> Result<Vec<f32>> {
     let Value::List(xs) = v else {
         return sem_err!(
             InvalidArgumentType,
@@ -243,11 +251,11 @@ fn vector(v: &Value, dim: usize, index: &str, span: Span) -> Result<Vec<f32>> {
             "the query vector must be a list of numbers, got {v}"
         );
     };
-    let mut out = Vec::with_capacity(xs.len());
+    let mut wide = Vec::with_capacity(xs.len());
     for x in xs {
         match x {
-            Value::Int(i) => out.push(*i as f32),
-            Value::Float(f) if f.is_finite() => out.push(*f as f32),
+            Value::Int(i) => wide.push(*i as f64),
+            Value::Float(f) if f.is_finite() => wide.push(*f),
             x => {
                 return sem_err!(
                     InvalidArgumentType,
@@ -257,16 +265,33 @@ fn vector(v: &Value, dim: usize, index: &str, span: Span) -> Result<Vec<f32>> {
             }
         }
     }
-    if out.len() != dim {
+    if wide.len() != dim {
         return sem_err!(
             InvalidArgumentValue,
             span,
             "the query vector has {} dimension{}; index `{index}` holds vectors of {dim}",
-            out.len(),
-            if out.len() == 1 { "" } else { "s" }
+            wide.len(),
+            if wide.len() == 1 { "" } else { "s" }
         );
     }
-    Ok(out)
+    if metric == crate::config::VectorMetric::Cosine {
+        return match crate::functions::vector::unit_f32(&wide) {
+            Some(v) => Ok(v),
+            None => sem_err!(
+                InvalidArgumentValue,
+                span,
+                "the query vector of a cosine index must not be all zeros (it has no direction)"
+            ),
+        };
+    }
+    match wide.iter().find(|x| !(**x as f32).is_finite()) {
+        Some(x) => sem_err!(
+            InvalidArgumentValue,
+            span,
+            "the query vector holds {x}, which a 32-bit float (what index `{index}` holds) cannot represent"
+        ),
+        None => Ok(wide.into_iter().map(|x| x as f32).collect()),
+    }
 }
 
 /// The options map of a full-text query: `{limit: n}` (Neo4j's; `skip` and the analyzer's

@@ -41,11 +41,15 @@ impl Measure {
     fn of(self, a: &[f64], b: &[f64]) -> Option<f64> {
         let dot = || a.iter().zip(b).map(|(x, y)| x * y).sum::<f64>();
         let squared = || a.iter().zip(b).map(|(x, y)| (x - y) * (x - y)).sum::<f64>();
-        // One square root of the norms' product: parallel vectors give exactly 1.
+        // Each vector scaled by its largest magnitude first (squares of 1e-200 or 1e200
+        // leave f64's range; the direction is what counts), then one square root of the
+        // norms' product: parallel vectors give exactly 1.
         let cos = || {
+            let (a, b) = (scaled(a)?, scaled(b)?);
             let na = a.iter().map(|x| x * x).sum::<f64>();
             let nb = b.iter().map(|x| x * x).sum::<f64>();
-            (na > 0.0 && nb > 0.0).then(|| (dot() / (na * nb).sqrt()).clamp(-1.0, 1.0))
+            let dot = a.iter().zip(&b).map(|(x, y)| x * y).sum::<f64>();
+            Some((dot / (na * nb).sqrt()).clamp(-1.0, 1.0))
         };
         match self {
             Measure::CosineSimilarity => cos().map(|c| (1.0 + c) / 2.0),
@@ -55,6 +59,22 @@ impl Measure {
             Measure::Dot => Some(1.0 - dot()),
         }
     }
+}
+
+/// `xs` divided by its largest magnitude; `None` for a zero vector (no direction) or one
+/// holding a non-finite number.
+fn scaled(xs: &[f64]) -> Option<Vec<f64>> {
+    let max = xs.iter().fold(0.0f64, |m, x| m.max(x.abs()));
+    (max > 0.0 && max.is_finite()).then(|| xs.iter().map(|x| x / max).collect())
+}
+
+/// `xs` as a unit vector of 32-bit floats, for a cosine search (Lance compares `f32`s: a
+/// vector of 1e-30s or 2^62s must not underflow or overflow on the way): scaled and
+/// normalised in f64. `None` for a zero vector or one holding a non-finite number.
+pub fn unit_f32(xs: &[f64]) -> Option<Vec<f32>> {
+    let s = scaled(xs)?;
+    let norm = s.iter().map(|x| x * x).sum::<f64>().sqrt();
+    Some(s.iter().map(|x| (x / norm) as f32).collect())
 }
 
 /// `cypher_vector(measure, a, b)` per row: null where a vector or the measure is null;
@@ -172,6 +192,19 @@ impl<'a> Vectors<'a> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn cosine_takes_the_direction_whatever_the_magnitude() {
+        let half = [0.5; 16];
+        for v in [[1e-30; 16], [2f64.powi(62); 16], [1e300; 16], [1e-300; 16]] {
+            assert_eq!(Measure::CosineSimilarity.of(&v, &half), Some(1.0), "{}", v[0]);
+            let unit = unit_f32(&v).unwrap();
+            assert_eq!(unit, unit_f32(&half).unwrap(), "{}", v[0]);
+        }
+        assert_eq!(unit_f32(&[0.0; 4]), None);
+        assert_eq!(unit_f32(&[f64::INFINITY, 1.0]), None);
+        assert_eq!(Measure::Cosine.of(&[0.0, 0.0], &[1.0, 1.0]), None);
+    }
 
     #[test]
     fn measures_follow_neo4j_and_lance() {

@@ -174,15 +174,17 @@ fn nearest_key(key: &Expr) -> Option<(Measure, String, Vec<f32>)> {
     let measure = Measure::named(name)?;
     let (column, query) = match (&f.args[1], &f.args[2]) {
         (Expr::Column(c), Expr::Literal(v, _)) | (Expr::Literal(v, _), Expr::Column(c)) => {
-            (c.name.clone(), constant_vector(v)?)
+            (c.name.clone(), constant_vector(v, measure)?)
         }
         _ => return None,
     };
     Some((measure, column, query))
 }
 
-/// A list literal of finite numbers as floats.
-fn constant_vector(v: &ScalarValue) -> Option<Vec<f32>> {
+/// A list literal of finite numbers as the 32-bit floats Lance compares: for a cosine
+/// measure its direction (normalised in f64; none for a zero vector), else its values where
+/// each is representable.
+fn constant_vector(v: &ScalarValue, measure: Measure) -> Option<Vec<f32>> {
     let values = match v {
         ScalarValue::List(a) => a.value(0),
         ScalarValue::LargeList(a) => a.value(0),
@@ -192,13 +194,14 @@ fn constant_vector(v: &ScalarValue) -> Option<Vec<f32>> {
     if values.null_count() > 0 {
         return None;
     }
-    let values = arrow::compute::cast(&values, &arrow::datatypes::DataType::Float32).ok()?;
+    let values = arrow::compute::cast(&values, &arrow::datatypes::DataType::Float64).ok()?;
     use arrow::array::AsArray;
-    let xs: Vec<f32> = values
-        .as_primitive::<arrow::datatypes::Float32Type>()
-        .values()
-        .to_vec();
-    xs.iter().all(|x| x.is_finite()).then_some(xs)
+    let xs = values.as_primitive::<arrow::datatypes::Float64Type>().values();
+    if matches!(measure, Measure::Cosine | Measure::CosineSimilarity) {
+        return crate::functions::vector::unit_f32(xs);
+    }
+    let narrow: Vec<f32> = xs.iter().map(|x| *x as f32).collect();
+    narrow.iter().all(|x| x.is_finite()).then_some(narrow)
 }
 
 #[cfg(test)]

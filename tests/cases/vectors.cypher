@@ -37,3 +37,10 @@ RETURN vector_distance([1, 2], [1, 2], 'manhattan') AS d
 # And a vector that is not a list.
 RETURN vector.similarity.cosine('a', [1]) AS d
 ---- runtime-error InvalidArgumentType
+
+# Only the direction counts for cosine, however small or large the numbers (squares of 1e-200
+# or 1e200 leave f64's range).
+RETURN vector.similarity.cosine([1e-200, 1e-200], [0.5, 0.5]) AS tiny, vector.similarity.cosine([1e200, 1e200], [0.5, 0.5]) AS huge, vector_distance([4611686018427387904, 4611686018427387904], [0.5, 0.5], 'cosine') AS big
+---- rowsort
+tiny|huge|big
+1.0|1.0|0.0

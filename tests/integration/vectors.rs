@@ -140,7 +140,21 @@ async fn vector_search_is_exact_without_an_index_and_recalls_with_one() {
             .unwrap();
         let got: f64 = scored[0][1].parse().unwrap();
         assert!((got - exact).abs() < 1e-5, "{got} vs {exact}");
+        // Only the direction counts: the same vector scaled far below or above what a
+        // 32-bit float holds finds the same nodes.
+        for scale in [1e-30, 2f64.powi(62), 1e300] {
+            let scaled: Vec<f64> = q.iter().map(|x| x * scale).collect();
+            assert_eq!(
+                ids(&g, call, &vector_param(&scaled)).await,
+                want,
+                "scaled by {scale}"
+            );
+        }
     }
+    // A zero vector has no direction: a clear error, not an empty answer.
+    let zero = vector_param(&[0.0; 16]);
+    let e = g.query(call, &zero).await.unwrap_err();
+    assert!(e.to_string().contains("all zeros"), "{e}");
     drop(g);
     let report = Graph::build_indexes(&cfg, &mut |_| {}).await.unwrap();
     assert!(
