@@ -1183,7 +1183,7 @@ fn after_aggregate(
     let q = to_props.iter().find(|p| p.integer).map(|p| p.name.clone());
     let opt = if rng.chance(70) { "OPTIONAL " } else { "" };
     let dir = if rng.chance(50) { "-" } else { "->" };
-    Some(match rng.below(5) {
+    Some(match rng.below(6) {
         0 => format!(
             "MATCH (a:`{from}`)-[:`{t}`*1..2]{dir}(b) WITH DISTINCT a WITH collect(a.{p}) AS vs {opt}MATCH (x:`{from}`) WHERE x.{p} IN vs RETURN count(x) AS n, size(vs) AS s"
         ),
@@ -1217,6 +1217,15 @@ fn after_aggregate(
             let q = q?;
             format!(
                 "MATCH (a:`{from}`)-[:`{t}`]->(b:`{to}`) WITH a, sum(toFloat(b.{q})) / 3.0 AS f {opt}MATCH (a)-[:`{t}`]->(c:`{to}`) WHERE toFloat(c.{q}) <= f RETURN a.{p} AS v, count(c) AS n ORDER BY v, n"
+            )
+        }
+        // An ORDER BY under WITH over rows of every table an unlabeled end may be (a union),
+        // then grouped: the sort DataFusion drops must not take the grouping's repartition.
+        4 => {
+            let r = (!to_props.is_empty()).then(|| rng.pick(to_props).name.clone())?;
+            format!(
+                "MATCH (a:`{from}`)-[:`{t}`]{dir}(b) WITH b ORDER BY b.{r}{} RETURN b.{r} AS v, count(*) AS n ORDER BY v, n",
+                if rng.chance(50) { " DESC" } else { "" }
             )
         }
         // Unlabeled: the second MATCH branches over every table the type has.

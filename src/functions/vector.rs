@@ -197,7 +197,12 @@ mod tests {
     fn cosine_takes_the_direction_whatever_the_magnitude() {
         let half = [0.5; 16];
         for v in [[1e-30; 16], [2f64.powi(62); 16], [1e300; 16], [1e-300; 16]] {
-            assert_eq!(Measure::CosineSimilarity.of(&v, &half), Some(1.0), "{}", v[0]);
+            assert_eq!(
+                Measure::CosineSimilarity.of(&v, &half),
+                Some(1.0),
+                "{}",
+                v[0]
+            );
             let unit = unit_f32(&v).unwrap();
             assert_eq!(unit, unit_f32(&half).unwrap(), "{}", v[0]);
         }

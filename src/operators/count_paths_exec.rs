@@ -1204,7 +1204,14 @@ mod core_tests {
         let errors = [
             arm_counts(&hops, &mut flagged()).map(|_| ()),
             arm_counts(&degrees, &mut flagged()).map(|_| ()),
-            total(std::slice::from_ref(&hops), None, &[], &roots, &mut flagged()).map(|_| ()),
+            total(
+                std::slice::from_ref(&hops),
+                None,
+                &[],
+                &roots,
+                &mut flagged(),
+            )
+            .map(|_| ()),
             total(std::slice::from_ref(&hops), None, &[], &few, &mut flagged()).map(|_| ()),
         ];
         for (i, e) in errors.into_iter().enumerate() {

@@ -196,7 +196,9 @@ fn constant_vector(v: &ScalarValue, measure: Measure) -> Option<Vec<f32>> {
     }
     let values = arrow::compute::cast(&values, &arrow::datatypes::DataType::Float64).ok()?;
     use arrow::array::AsArray;
-    let xs = values.as_primitive::<arrow::datatypes::Float64Type>().values();
+    let xs = values
+        .as_primitive::<arrow::datatypes::Float64Type>()
+        .values();
     if matches!(measure, Measure::Cosine | Measure::CosineSimilarity) {
         return crate::functions::vector::unit_f32(xs);
     }

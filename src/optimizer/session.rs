@@ -5,8 +5,8 @@
 
 use super::{
     FactorizeCounts, FoldConstants, IntersectCycles, KeepHeavyRowsApart, PruneCsrTargetColumns,
-    PruneSharedSubplans, PushCsrTargetFilters, RuleCounters, SearchNearest, ShareSubplans,
-    VarLengthDistinctEnds, YieldPoints,
+    PruneSharedSubplans, PushCsrTargetFilters, RepairDistribution, RuleCounters, SearchNearest,
+    ShareSubplans, VarLengthDistinctEnds, YieldPoints,
 };
 use crate::config::options::GraphOptions;
 use crate::config::rules::{Mode, RuleSwitches};
@@ -94,6 +94,13 @@ pub fn physical_rules() -> Vec<Arc<dyn PhysicalOptimizerRule + Send + Sync>> {
         .into_iter()
         .filter(|r| r.name() != "aggregate_statistics")
         .collect();
+    // Right before DataFusion's last check: `EnforceSorting` can take away a repartition an
+    // aggregate needs (see the rule), and every rule before may have moved inputs.
+    let check = rules
+        .iter()
+        .position(|r| r.name() == "SanityCheckPlan")
+        .unwrap_or(rules.len());
+    rules.insert(check, Arc::new(RepairDistribution));
     // After DataFusion's: the repartitions and filters it looks at are in place.
     rules.push(Arc::new(KeepHeavyRowsApart));
     // Last: the joins and traversals it wraps are final (no rule after it looks past a

@@ -106,3 +106,20 @@ MATCH (a:Forum)-[:HAS_TAG*1..2]-(b:Post) RETURN count(*) AS n
 ---- ordered
 n
 4
+
+# An ORDER BY under WITH before an aggregate over a label several tables carry: DataFusion's
+# sort removal took the aggregate's repartition away (a planning error, or a key counted in
+# two groups).
+MATCH (m:Message) WITH m ORDER BY m.id RETURN m.language AS b, count(*) AS c ORDER BY b
+---- ordered
+b|c
+de|1
+en|2
+null|3
+
+MATCH (p:Person)<-[:HAS_CREATOR]-(m:Message) WITH m ORDER BY m.id DESC RETURN m.language AS b, count(*) AS c ORDER BY b
+---- ordered
+b|c
+de|1
+en|2
+null|3
