@@ -95,6 +95,10 @@ pub enum CypherFn {
     /// relationship (`"__rid"`) held by a value of any kind, so that an entity and a value
     /// compare as a hash join's keys; null for null, `""` (no entity's) for anything else.
     Identity,
+    /// `cypher_gather(list, positions)`: the list's elements at the positions (from 0, a
+    /// list of integers), in their order; null where either is null. What a comprehension
+    /// over rows keeps of its list, gathered without collecting the elements themselves.
+    Gather,
     /// `cypher_round(x, precision, mode)`: Neo4j's `round` (`rounding.rs`); `mode` null for
     /// the default.
     Round,
@@ -138,6 +142,7 @@ impl CypherFn {
             CypherFn::Vector => "cypher_vector",
             CypherFn::Identity => "cypher_identity",
             CypherFn::Round => "cypher_round",
+            CypherFn::Gather => "cypher_gather",
         }
     }
 
@@ -191,7 +196,8 @@ impl CypherFn {
 
 /// Every function of this module.
 #[cfg(feature = "distributed")]
-const ALL: [CypherFn; 32] = [
+const ALL: [CypherFn; 33] = [
+    CypherFn::Gather,
     CypherFn::Round,
     CypherFn::Vector,
     CypherFn::Identity,
@@ -288,7 +294,7 @@ impl ScalarUDFImpl for Udf {
             | CypherFn::ToInteger
             | CypherFn::Size
             | CypherFn::ToInt64 => DataType::Int64,
-            CypherFn::NonNegative => arg_types[0].clone(),
+            CypherFn::NonNegative | CypherFn::Gather => arg_types[0].clone(),
             CypherFn::Fail => arg_types[3].clone(),
             CypherFn::ToFloat | CypherFn::Vector | CypherFn::Round => DataType::Float64,
             CypherFn::ToAny | CypherFn::Properties | CypherFn::Dynamic | CypherFn::Now => any::ANY,
@@ -390,6 +396,7 @@ impl Udf {
             CypherFn::Vector => vector::eval(a),
             CypherFn::Identity => identity_text(a),
             CypherFn::Round => rounding::eval(a),
+            CypherFn::Gather => gather(a),
         }
     }
 
@@ -744,6 +751,64 @@ fn any_items(a: &[ArrayRef]) -> Result<ArrayRef> {
     Ok(Arc::new(b.finish()))
 }
 
+/// `cypher_gather(list, positions)` row by row, through one `take` over the lists' values.
+fn gather(a: &[ArrayRef]) -> Result<ArrayRef> {
+    use arrow::array::{GenericListArray, OffsetSizeTrait};
+    use arrow::buffer::{NullBuffer, OffsetBuffer};
+    fn run<O: OffsetSizeTrait>(list: &GenericListArray<O>, at: &ArrayRef) -> Result<ArrayRef> {
+        let positions = arrow::compute::cast(at, &DataType::new_list(DataType::Int64, true))?;
+        let positions = positions.as_list::<i32>();
+        let mut indices: Vec<u64> = Vec::new();
+        let mut lengths = Vec::with_capacity(list.len());
+        let mut valid = Vec::with_capacity(list.len());
+        for i in 0..list.len() {
+            let present = list.is_valid(i) && positions.is_valid(i);
+            valid.push(present);
+            if !present {
+                lengths.push(0);
+                continue;
+            }
+            let start = list.value_offsets()[i].as_usize();
+            let len = list.value_length(i).as_usize();
+            let ps = positions.value(i);
+            let ps = ps.as_primitive::<arrow::datatypes::Int64Type>();
+            let before = indices.len();
+            for p in ps.iter().flatten() {
+                if p < 0 || p as usize >= len {
+                    return Err(datafusion::error::DataFusionError::Internal(format!(
+                        "gather: position {p} of a list of {len}"
+                    )));
+                }
+                indices.push((start + p as usize) as u64);
+            }
+            lengths.push(indices.len() - before);
+        }
+        let taken = arrow::compute::take(
+            list.values().as_ref(),
+            &arrow::array::UInt64Array::from(indices),
+            None,
+        )?;
+        let field = match list.data_type() {
+            DataType::List(f) | DataType::LargeList(f) => f.clone(),
+            _ => unreachable!("a list"),
+        };
+        Ok(Arc::new(GenericListArray::<O>::try_new(
+            field,
+            OffsetBuffer::<O>::from_lengths(lengths),
+            taken,
+            Some(NullBuffer::from(valid)),
+        )?))
+    }
+    match a[0].data_type() {
+        DataType::List(_) => run(a[0].as_list::<i32>(), &a[1]),
+        DataType::LargeList(_) => run(a[0].as_list::<i64>(), &a[1]),
+        DataType::Null => Ok(a[0].clone()),
+        t => Err(datafusion::error::DataFusionError::Internal(format!(
+            "gather from a {t}"
+        ))),
+    }
+}
+
 /// `toFloat`: numbers and numeric strings; null otherwise.
 fn to_float(a: &[ArrayRef]) -> Result<ArrayRef> {
     let n = a[0].len();
@@ -937,6 +1002,43 @@ mod tests {
 
     fn eval(f: CypherFn, args: Vec<ArrayRef>) -> Result<ArrayRef> {
         Udf::new(f).eval(&args, &Default::default())
+    }
+
+    #[test]
+    fn gather_takes_the_positions_of_each_list() {
+        use arrow::array::{ListArray, StringArray};
+        use arrow::datatypes::Int64Type;
+        let lists = ListArray::from_iter_primitive::<Int64Type, _, _>(vec![
+            Some(vec![Some(10), Some(11), Some(12)]),
+            None,
+            Some(vec![Some(20)]),
+            Some(vec![]),
+        ]);
+        let at = ListArray::from_iter_primitive::<Int64Type, _, _>(vec![
+            Some(vec![Some(0), Some(2)]),
+            Some(vec![Some(0)]),
+            Some(vec![]),
+            None,
+        ]);
+        let out = eval(CypherFn::Gather, vec![Arc::new(lists), Arc::new(at)]).unwrap();
+        let out = out.as_list::<i32>();
+        let row = |i: usize| -> Option<Vec<i64>> {
+            out.is_valid(i)
+                .then(|| out.value(i).as_primitive::<Int64Type>().values().to_vec())
+        };
+        assert_eq!(row(0), Some(vec![10, 12]));
+        assert_eq!(row(1), None);
+        assert_eq!(row(2), Some(vec![]));
+        assert_eq!(row(3), None);
+        // Lists of strings too, and a position past the end is a broken invariant.
+        let words = ListArray::new(
+            Arc::new(arrow::datatypes::Field::new("item", DataType::Utf8, true)),
+            arrow::buffer::OffsetBuffer::from_lengths([2]),
+            Arc::new(StringArray::from(vec!["a", "b"])),
+            None,
+        );
+        let bad = ListArray::from_iter_primitive::<Int64Type, _, _>(vec![Some(vec![Some(2)])]);
+        assert!(eval(CypherFn::Gather, vec![Arc::new(words), Arc::new(bad)]).is_err());
     }
 
     #[test]

@@ -367,11 +367,23 @@ impl<'c> Lowerer<'c> {
             self.check_boolean(&p, &schema, f.span)?;
             inner.plan = self.filter(inner.plan, p)?;
         }
+        // The elements themselves kept (a filter only): their positions are collected and the
+        // elements gathered from the list afterwards, never collected as values (a list of
+        // nodes collected per element held the list's memory once per element).
+        let keeps_elements = match &map {
+            None => true,
+            Some(m) => matches!(&m.kind, ExprKind::Variable(v) if v == &var.name),
+        };
         let mut m =
             map.unwrap_or_else(|| ast::Expr::new(ExprKind::Variable(var.name.clone()), span));
-        inner = self.subquery_columns(inner, vec![&mut m])?;
+        let value = if keeps_elements {
+            col(&idx)
+        } else {
+            inner = self.subquery_columns(inner, vec![&mut m])?;
+            let schema = inner.plan.schema().clone();
+            self.expr(&m, &ExprCtx::new(&inner.scope, &schema))?
+        };
         let schema = inner.plan.schema().clone();
-        let value = self.expr(&m, &ExprCtx::new(&inner.scope, &schema))?;
         let t = self.type_of(&value, &schema)?;
         let agg_col = self.fresh("sub");
         let agg = af::array_agg(value)
@@ -392,6 +404,23 @@ impl<'c> Lowerer<'c> {
         // A null list gives null; no kept element [].
         let schema = plan.schema().clone();
         let list_value = self.expr(list, &ExprCtx::new(&st.scope, &schema))?;
+        if keeps_elements {
+            let lt = self.type_of(&list_value, &schema)?;
+            let whole = self.comprehension_list(list_value.clone(), &lt, list.span)?;
+            let out_type = self.type_of(&whole, &schema)?;
+            let elem = match &out_type {
+                DataType::List(f) => f.data_type().clone(),
+                _ => DataType::Null,
+            };
+            let gathered = crate::functions::CypherFn::Gather.call(vec![whole, col(&agg_col)]);
+            let result = when(
+                list_value.is_null(),
+                lit(datafusion::common::ScalarValue::try_from(&out_type)?),
+            )
+            .when(col(&agg_col).is_null(), empty_list(&elem))
+            .otherwise(gathered)?;
+            return self.bind_result(plan, st.scope, &agg_col, result);
+        }
         let out_type = DataType::List(std::sync::Arc::new(arrow::datatypes::Field::new(
             "item",
             t.clone(),
@@ -404,6 +433,28 @@ impl<'c> Lowerer<'c> {
         .when(col(&agg_col).is_null(), empty_list(&t))
         .otherwise(col(&agg_col))?;
         self.bind_result(plan, st.scope, &agg_col, result)
+    }
+
+    /// The list a comprehension walks, from its value `lv` of type `t`: a list as a `List`,
+    /// the list a value of mixed kind holds (anything else a list of itself), null as [].
+    fn comprehension_list(&self, lv: Expr, t: &DataType, span: cypher::Span) -> Result<Expr> {
+        Ok(match t {
+            DataType::List(_) | DataType::LargeList(_) => lv,
+            DataType::FixedSizeList(f, _) => {
+                datafusion::logical_expr::cast(lv, DataType::List(f.clone()))
+            }
+            t if crate::functions::any::is_any(t) => {
+                crate::functions::CypherFn::AnyItems.call(vec![lv])
+            }
+            DataType::Null => empty_list(&DataType::Null),
+            t => {
+                return sem_err!(
+                    InvalidArgumentType,
+                    span,
+                    "a list comprehension needs a list, got {t}"
+                )
+            }
+        })
     }
 
     /// The list's elements as rows beside their position (columns returned), each with the
@@ -419,20 +470,8 @@ impl<'c> Lowerer<'c> {
     ) -> Result<(State, (String, String))> {
         let schema = elements.plan.schema().clone();
         let lv = self.expr(list, &ExprCtx::new(&elements.scope, &schema))?;
-        let lv = match self.type_of(&lv, &schema)? {
-            t if crate::functions::registry::is_list(&t) => lv,
-            t if crate::functions::any::is_any(&t) => {
-                crate::functions::CypherFn::AnyItems.call(vec![lv])
-            }
-            DataType::Null => empty_list(&DataType::Null),
-            t => {
-                return sem_err!(
-                    InvalidArgumentType,
-                    list.span,
-                    "a list comprehension needs a list, got {t}"
-                )
-            }
-        };
+        let lt = self.type_of(&lv, &schema)?;
+        let lv = self.comprehension_list(lv, &lt, list.span)?;
         let last = crate::functions::CypherFn::Size.call(vec![lv.clone()]) - lit(1i64);
         let positions = crate::functions::CypherFn::Range.call(vec![lit(0i64), last, lit(1i64)]);
         let mut names = Vec::new();

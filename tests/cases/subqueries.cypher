@@ -234,3 +234,17 @@ Dana|['Bob', 'Ann', 'Carl']
 # A LIMIT in a COLLECT's RETURN would apply per outer row: refused, not ignored.
 MATCH (p:Person) RETURN COLLECT { MATCH (p)-[:KNOWS]->(f) RETURN f.firstName LIMIT 1 } AS fs
 ---- error Unsupported
+
+# A comprehension whose filter is a pattern keeps the list's own elements, in the list's order
+# (gathered by position, not collected as values).
+MATCH (p:Person) WITH p ORDER BY p.id DESC WITH collect(p) AS ps RETURN [n IN [x IN ps WHERE (x)-[:KNOWS]->(:Person {firstName: 'Ann'})] | n.firstName] AS kept, size([x IN ps WHERE (x)-[:KNOWS]->()]) AS k, [x IN ps WHERE (x)-[:KNOWS]->(:Person {firstName: 'Nobody'})] AS none
+---- rowsort
+kept|k|none
+['Eve', 'Dana']|5|[]
+
+UNWIND [[1, 2, 3], null, []] AS xs RETURN xs, [x IN xs WHERE EXISTS { MATCH (p:Person {id: x}) }] AS kept
+---- rowsort
+xs|kept
+[1, 2, 3]|[1, 2, 3]
+[]|[]
+null|null
