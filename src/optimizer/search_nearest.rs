@@ -306,20 +306,20 @@ mod tests {
     fn the_nearest_rows_by_a_constant_are_a_lance_search() {
         let dir = tempfile::tempdir().unwrap();
         let t = table(dir.path());
-        for (measure, asc, metric) in [
-            ("l2", true, "Euclidean"),
-            ("cosine", true, "Cosine"),
-            ("cosine_similarity", false, "Cosine"),
-            ("euclidean_similarity", false, "Euclidean"),
+        // A cosine search takes the constant's direction (normalised), a Euclidean one its
+        // values.
+        for (measure, asc, metric, query) in [
+            ("l2", true, "Euclidean", "[3.0, 4.0]"),
+            ("cosine", true, "Cosine", "[0.6, 0.8]"),
+            ("cosine_similarity", false, "Cosine", "[0.6, 0.8]"),
+            ("euclidean_similarity", false, "Euclidean", "[3.0, 4.0]"),
         ] {
             let (after, _) = apply_plan(SearchNearest::new(), plan(&t, measure, "v", asc, false));
             assert_eq!(
                 search_of(&after).as_deref(),
                 Some(
-                    format!(
-                        "Nearest {{ column: \"v\", query: [3.0, 4.0], k: 3, metric: {metric} }}"
-                    )
-                    .as_str()
+                    format!("Nearest {{ column: \"v\", query: {query}, k: 3, metric: {metric} }}")
+                        .as_str()
                 ),
                 "{measure}"
             );

@@ -205,8 +205,49 @@ async fn query(req: Request<Incoming>, shared: Arc<Shared>, db: &str) -> Respons
     r
 }
 
+/// The first integer of a JSON text (outside its strings) that a 64-bit signed integer does
+/// not hold: JSON's parser would read it as a float near it.
+fn oversized_integer(body: &[u8]) -> Option<String> {
+    let (mut in_string, mut escaped) = (false, false);
+    let mut token = String::new();
+    let oversized = |t: &str| {
+        let integer = !t.is_empty() && !t.contains(['.', 'e', 'E']);
+        (integer && t.parse::<i64>().is_err()).then(|| t.to_string())
+    };
+    for &b in body {
+        if in_string {
+            match (escaped, b) {
+                (true, _) => escaped = false,
+                (false, b'\\') => escaped = true,
+                (false, b'"') => in_string = false,
+                _ => {}
+            }
+            continue;
+        }
+        if b.is_ascii_digit() || matches!(b, b'-' | b'+' | b'.' | b'e' | b'E') {
+            token.push(b as char);
+            continue;
+        }
+        if let Some(t) = oversized(&token) {
+            return Some(t);
+        }
+        token.clear();
+        in_string = b == b'"';
+    }
+    oversized(&token)
+}
+
 /// The body of a query request: its statement and parameters.
 fn parse_request(body: &[u8]) -> std::result::Result<(String, crate::planner::Params), Failure> {
+    if let Some(n) = oversized_integer(body) {
+        return Err(Failure::new(
+            "Neo.ClientError.Request.Invalid",
+            format!(
+                "the integer {n} is out of range (a 64-bit signed integer's largest is {})",
+                i64::MAX
+            ),
+        ));
+    }
     let request: Json = serde_json::from_slice(body)
         .map_err(|e| Failure::invalid(format!("the body is not JSON: {e}")))?;
     let Some(statement) = request.get("statement").and_then(Json::as_str) else {
@@ -531,5 +572,26 @@ mod tests {
         let past: Json = serde_json::from_str("9223372036854775808").unwrap();
         assert!(from_json(&past).unwrap_err().contains("out of range"));
         assert!(from_json(&json!([1, u64::MAX])).is_err());
+        // Past what any JSON number type of the parser holds: found in the text.
+        for (body, found) in [
+            (
+                r#"{"statement": "RETURN $x", "parameters": {"x": 123456789012345678901234}}"#,
+                Some("123456789012345678901234"),
+            ),
+            (
+                r#"{"statement": "RETURN 99999999999999999999", "parameters": {"x": [1, -9223372036854775809]}}"#,
+                Some("-9223372036854775809"),
+            ),
+            (
+                r#"{"statement": "x", "parameters": {"x": 1e300, "y": 9223372036854775807, "s": "1\"99999999999999999999"}}"#,
+                None,
+            ),
+        ] {
+            assert_eq!(
+                oversized_integer(body.as_bytes()).as_deref(),
+                found,
+                "{body}"
+            );
+        }
     }
 }
