@@ -789,7 +789,22 @@ fn value_classes(rng: &mut Rng) -> Option<String> {
                 "1", "'1'", "1.0", "true", "[1]", "null", "[1, 2]", "'a'", "-10", "[]",
             ];
             let list = pick_list(rng, &items);
-            match rng.below(4) {
+            match rng.below(6) {
+                // Cosine takes the direction however small or large the numbers.
+                4 => {
+                    let xs = ["1e-200", "1e200", "3", "-2", "0.5", "0", "4611686018427387904"];
+                    let v = |rng: &mut Rng| format!("[{}, {}]", rng.pick(&xs), rng.pick(&xs));
+                    format!(
+                        "RETURN vector.similarity.cosine({}, {}) AS s",
+                        v(rng),
+                        v(rng)
+                    )
+                }
+                // toString of a value it cannot write: a type error.
+                5 => format!(
+                    "RETURN toString({}) AS s",
+                    rng.pick(&["{a: 1}", "[1, 2]", "[]"])
+                ),
                 0 => format!(
                     "UNWIND {list} AS x RETURN x, CASE x WHEN {} THEN 'a' WHEN {} THEN 'b' ELSE 'c' END AS k",
                     rng.pick(&items),

@@ -988,6 +988,12 @@ impl ExecutionPlan for CountPathsExec {
         partition: usize,
         context: Arc<TaskContext>,
     ) -> Result<SendableRecordBatchStream> {
+        // What grows with the data (a start count per node, and the input rows kept until
+        // their counts are known) is reserved from the query's memory pool.
+        let reservation = datafusion::execution::memory_pool::MemoryConsumer::new(format!(
+            "CountPathsExec[{partition}]"
+        ))
+        .register(context.memory_pool());
         let mut input = self.input.execute(partition, context)?;
         let arms = self.arms.clone();
         let key_idx = self.key_idx;
@@ -1001,6 +1007,7 @@ impl ExecutionPlan for CountPathsExec {
         let values = self.values.clone();
         let fut = async move {
             let near = &arms[0][0].data.near_keys;
+            reservation.try_grow(near.len() * std::mem::size_of::<u64>())?;
             let mut start = vec![0u64; near.len()];
             // Per row: the rows are kept, with their root ordinals, until the counts are known.
             let mut kept: Vec<(RecordBatch, Vec<Option<u32>>)> = Vec::new();
@@ -1020,6 +1027,10 @@ impl ExecutionPlan for CountPathsExec {
                     start[*o as usize] += 1;
                 }
                 if output != CountOutput::Total {
+                    reservation.try_grow(
+                        b.get_array_memory_size()
+                            + ordinals.len() * std::mem::size_of::<Option<u32>>(),
+                    )?;
                     kept.push((b, ordinals));
                 }
             }
@@ -1054,6 +1065,7 @@ impl ExecutionPlan for CountPathsExec {
             };
             edges_metric.add(edges);
             rows_metric.add(out.iter().map(|b| b.num_rows()).sum());
+            drop(reservation);
             Ok::<_, datafusion::error::DataFusionError>(futures::stream::iter(
                 out.into_iter().map(Ok),
             ))

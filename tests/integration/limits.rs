@@ -137,3 +137,44 @@ async fn a_comprehension_over_a_big_list_answers_in_memory_proportional_to_it() 
     // Nodes 1..9 have an edge to 0; keys 1..9 of each 20 pass: 9,000 of 20,000.
     assert_eq!(common::lines(&r), vec!["20000|9000|9"]);
 }
+
+/// A chain of `n` nodes (`i -> i + 1`) written as Lance datasets in `dir`, opened with
+/// `options` (a count over it loads no column: only what the count holds takes memory).
+async fn chain(dir: &std::path::Path, n: i64, options: GraphOptions) -> Graph {
+    use lance_csr_datasets::social::{batch, edge_batch};
+    use lance_csr_datasets::Table;
+    let nodes = batch(vec![(
+        "id",
+        Arc::new(Int64Array::from((0..n).collect::<Vec<_>>())) as ArrayRef,
+    )]);
+    let edges = edge_batch((0..n - 1).collect(), (1..n).collect(), None);
+    let tables = vec![Table::node("N", nodes), Table::rel("E", "N", "N", edges)];
+    let cfg = lance_csr::write_graph(dir, tables, &mut |_| {})
+        .await
+        .unwrap();
+    Graph::open_with(&cfg, options).await.unwrap()
+}
+
+/// A count pushed along the hops holds a number per node and the rows it counts for: both
+/// come from the query's memory pool, so a limit below them is an error naming it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_factorized_count_reserves_what_it_holds() {
+    let dir = tempfile::tempdir().unwrap();
+    let q = "MATCH (a:N)-[:E]->(b)-[:E]->(c) RETURN count(*) AS n";
+    let free = chain(dir.path(), 50_000, GraphOptions::default()).await;
+    assert_eq!(common::lines(&common::run(&free, q).await), vec!["49998"]);
+    drop(free);
+    let tight = Graph::open_with(
+        dir.path().join("graph.toml"),
+        GraphOptions::default().with_memory_limit(64 << 10),
+    )
+    .await
+    .unwrap();
+    match tight.query(q, &Params::new()).await {
+        Err(Error::Limit(LimitKind::Memory, m)) => {
+            assert!(m.contains("limit of 64 KB (--memory-limit)"), "{m}");
+            assert!(m.contains("CountPathsExec"), "{m}");
+        }
+        other => panic!("expected a memory limit error, got {other:?}"),
+    }
+}

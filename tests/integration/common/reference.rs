@@ -1107,6 +1107,27 @@ impl RefGraph {
                 V::List(xs) => xs.into_iter().next().unwrap_or(V::Null),
                 _ => return error("head() of a non-list"),
             },
+            "vector.similarity.cosine" => match (a.first(), a.get(1)) {
+                (Some(V::List(x)), Some(V::List(y))) if x.len() == y.len() => {
+                    let nums = |v: &[V]| -> R<Vec<f64>> {
+                        v.iter()
+                            .map(|e| num(e).ok_or(RefError::Error("a vector of numbers".into())))
+                            .collect()
+                    };
+                    let (x, y) = (nums(x)?, nums(y)?);
+                    // Norms by hypot (no square leaves f64's range), then the unit vectors' dot.
+                    let norm = |v: &[f64]| v.iter().fold(0.0f64, |n, e| n.hypot(*e));
+                    let (nx, ny) = (norm(&x), norm(&y));
+                    if nx == 0.0 || ny == 0.0 {
+                        V::Null
+                    } else {
+                        let c: f64 = x.iter().zip(&y).map(|(a, b)| (a / nx) * (b / ny)).sum();
+                        V::Float((1.0 + c.clamp(-1.0, 1.0)) / 2.0)
+                    }
+                }
+                (Some(V::Null), _) | (_, Some(V::Null)) => V::Null,
+                _ => return error("vector.similarity.cosine of non-vectors"),
+            },
             "round" => {
                 let x = match a.first() {
                     Some(V::Int(i)) => *i as f64,
