@@ -789,7 +789,19 @@ fn value_classes(rng: &mut Rng) -> Option<String> {
                 "1", "'1'", "1.0", "true", "[1]", "null", "[1, 2]", "'a'", "-10", "[]",
             ];
             let list = pick_list(rng, &items);
-            match rng.below(6) {
+            match rng.below(7) {
+                // DISTINCT, grouping and count(DISTINCT) compare numbers by value.
+                6 => {
+                    let nums = ["1", "1.0", "2", "2.0", "'1'", "[1]", "[1.0]", "null"];
+                    let xs = pick_list(rng, &nums);
+                    match rng.below(3) {
+                        0 => format!("UNWIND {xs} AS x WITH DISTINCT x RETURN count(*) AS n"),
+                        1 => format!("UNWIND {xs} AS x RETURN count(DISTINCT x) AS n"),
+                        _ => format!(
+                            "UNWIND {xs} AS x WITH x, count(*) AS c RETURN c, count(*) AS g ORDER BY c"
+                        ),
+                    }
+                }
                 // Cosine takes the direction however small or large the numbers.
                 4 => {
                     let xs = ["1e-200", "1e200", "3", "-2", "0.5", "0", "4611686018427387904"];

@@ -95,6 +95,9 @@ pub enum CypherFn {
     /// relationship (`"__rid"`) held by a value of any kind, so that an entity and a value
     /// compare as a hash join's keys; null for null, `""` (no entity's) for anything else.
     Identity,
+    /// `cypher_group_key(x)`: a value of mixed kind as DISTINCT and grouping compare it:
+    /// numbers by value (`1` and `1.0` one key), inside lists and maps too.
+    GroupKey,
     /// `cypher_gather(list, positions)`: the list's elements at the positions (from 0, a
     /// list of integers), in their order; null where either is null. What a comprehension
     /// over rows keeps of its list, gathered without collecting the elements themselves.
@@ -143,6 +146,7 @@ impl CypherFn {
             CypherFn::Identity => "cypher_identity",
             CypherFn::Round => "cypher_round",
             CypherFn::Gather => "cypher_gather",
+            CypherFn::GroupKey => "cypher_group_key",
         }
     }
 
@@ -164,6 +168,7 @@ impl CypherFn {
             | CypherFn::AnyItems
             | CypherFn::Size
             | CypherFn::ToText
+            | CypherFn::GroupKey
             | CypherFn::Abs => 1,
             _ => 2,
         }
@@ -196,7 +201,8 @@ impl CypherFn {
 
 /// Every function of this module.
 #[cfg(feature = "distributed")]
-const ALL: [CypherFn; 33] = [
+const ALL: [CypherFn; 34] = [
+    CypherFn::GroupKey,
     CypherFn::Gather,
     CypherFn::Round,
     CypherFn::Vector,
@@ -297,7 +303,11 @@ impl ScalarUDFImpl for Udf {
             CypherFn::NonNegative | CypherFn::Gather => arg_types[0].clone(),
             CypherFn::Fail => arg_types[3].clone(),
             CypherFn::ToFloat | CypherFn::Vector | CypherFn::Round => DataType::Float64,
-            CypherFn::ToAny | CypherFn::Properties | CypherFn::Dynamic | CypherFn::Now => any::ANY,
+            CypherFn::ToAny
+            | CypherFn::Properties
+            | CypherFn::Dynamic
+            | CypherFn::Now
+            | CypherFn::GroupKey => any::ANY,
             CypherFn::ToText | CypherFn::Identity => DataType::Utf8,
             CypherFn::AnyItems => DataType::new_list(any::ANY, true),
             CypherFn::Range => DataType::new_list(DataType::Int64, true),
@@ -397,6 +407,7 @@ impl Udf {
             CypherFn::Identity => identity_text(a),
             CypherFn::Round => rounding::eval(a),
             CypherFn::Gather => gather(a),
+            CypherFn::GroupKey => group_key(a),
         }
     }
 
@@ -683,6 +694,28 @@ fn to_any(a: &[ArrayRef]) -> Result<ArrayRef> {
     let mut scratch = Vec::new();
     for i in 0..n {
         any::append(&mut b, &value_at(a[0].as_ref(), i), &mut scratch);
+    }
+    Ok(Arc::new(b.finish()))
+}
+
+/// `cypher_group_key(x)` row by row: each value with its integral floats (in the 64-bit
+/// range) written as integers, so that numbers equal by value encode alike.
+fn group_key(a: &[ArrayRef]) -> Result<ArrayRef> {
+    fn canonical(v: Value) -> Value {
+        match v {
+            Value::Float(x) if x.fract() == 0.0 && x >= -value::TWO_63 && x < value::TWO_63 => {
+                Value::Int(x as i64)
+            }
+            Value::List(xs) => Value::List(xs.into_iter().map(canonical).collect()),
+            Value::Map(kv) => Value::Map(kv.into_iter().map(|(k, v)| (k, canonical(v))).collect()),
+            v => v,
+        }
+    }
+    let n = a[0].len();
+    let mut b = LargeBinaryBuilder::with_capacity(n, 16 * n);
+    let mut scratch = Vec::new();
+    for i in 0..n {
+        any::append(&mut b, &canonical(value_at(a[0].as_ref(), i)), &mut scratch);
     }
     Ok(Arc::new(b.finish()))
 }

@@ -430,8 +430,22 @@ impl<'c> Lowerer<'c> {
             aggs.push(self.aggregate(call, &st.scope, &in_schema)?.alias(&name));
             agg_overrides.push((call.clone(), name));
         }
+        // A key of mixed kind groups by value (`1` and `1.0` are one group, as DISTINCT
+        // and grouping compare them), and shows the first value its group saw.
+        let mut keys = Vec::with_capacity(key_exprs.len());
+        for (i, k) in key_exprs.into_iter().enumerate() {
+            let mixed = crate::functions::any::is_any(&self.type_of(&k, &in_schema)?);
+            let (Expr::Alias(a), true) = (&k, mixed) else {
+                keys.push(k);
+                continue;
+            };
+            let value = a.expr.as_ref().clone();
+            let by_value = crate::functions::CypherFn::GroupKey.call(vec![value.clone()]);
+            keys.push(by_value.alias(format!("__aggkey{i}")));
+            aggs.push(af::first_value(value, vec![]).alias(a.name.clone()));
+        }
         let b = LogicalPlanBuilder::from(plan);
-        plan = b.aggregate(key_exprs.clone(), aggs)?.build()?;
+        plan = b.aggregate(keys, aggs)?.build()?;
         plan = Self::with_lookups(plan, lookups.into_iter().map(|l| l.lookup))?;
         // Items built from aggregates (and keys).
         let post_schema = plan.schema().clone();
@@ -770,6 +784,11 @@ impl<'c> Lowerer<'c> {
             }
         };
         let out = match name.as_str() {
+            // Values of mixed kind are distinct by value (`1` and `1.0` are one).
+            "count" if distinct && crate::functions::any::is_any(&t) => {
+                let by_value = crate::functions::CypherFn::GroupKey.call(vec![x]);
+                af::count(by_value).distinct().build()?
+            }
             "count" => maybe_distinct(af::count(x))?,
             "sum" => {
                 numeric("sum")?;

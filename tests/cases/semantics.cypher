@@ -478,3 +478,21 @@ KNOWS|['Person']
 
 UNWIND [1, 'a'] AS x RETURN type(x) AS t
 ---- runtime-error InvalidArgumentValue
+
+# DISTINCT, grouping and count(DISTINCT) compare values of mixed kind by value: 1 and 1.0
+# are one (as in Neo4j), inside lists too; a string is not a number.
+UNWIND [1, 1.0, '1', [1], [1.0], 2] AS x RETURN count(DISTINCT x) AS n
+---- rowsort
+n
+4
+
+UNWIND [2, 2.0, '2', 2.5, [2], [2.0]] AS x WITH DISTINCT x RETURN count(*) AS n
+---- rowsort
+n
+4
+
+UNWIND [2, 2.0, '2', 2.5, [2], [2.0]] AS x WITH x, count(*) AS c RETURN c, count(*) AS groups ORDER BY c
+---- ordered
+c|groups
+1|2
+2|2

@@ -1325,8 +1325,18 @@ fn has_aggregate(e: &ast::Expr) -> bool {
     found
 }
 
-/// Grouping / DISTINCT identity of values (null equals null here, as in grouping).
+/// Grouping / DISTINCT identity of values (null equals null here, as in grouping; numbers
+/// by value, so `1` and `1.0` are one, inside lists and maps too).
 fn group_key(vals: &[V]) -> String {
+    fn by_value(v: &V) -> V {
+        match v {
+            V::Float(x) if x.fract() == 0.0 && x.abs() < 9.2e18 => V::Int(*x as i64),
+            V::List(xs) => V::List(xs.iter().map(by_value).collect()),
+            V::Map(kv) => V::Map(kv.iter().map(|(k, x)| (k.clone(), by_value(x))).collect()),
+            other => other.clone(),
+        }
+    }
+    let vals: Vec<V> = vals.iter().map(by_value).collect();
     format!("{vals:?}")
 }
 
