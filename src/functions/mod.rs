@@ -98,6 +98,9 @@ pub enum CypherFn {
     /// `cypher_group_key(x)`: a value of mixed kind as DISTINCT and grouping compare it:
     /// numbers by value (`1` and `1.0` one key), inside lists and maps too.
     GroupKey,
+    /// `cypher_unique_by_value(list)`: a list of values of mixed kind with each value's first
+    /// occurrence only, values compared as [`CypherFn::GroupKey`] does (`collect(DISTINCT x)`).
+    UniqueByValue,
     /// `cypher_gather(list, positions)`: the list's elements at the positions (from 0, a
     /// list of integers), in their order; null where either is null. What a comprehension
     /// over rows keeps of its list, gathered without collecting the elements themselves.
@@ -147,6 +150,7 @@ impl CypherFn {
             CypherFn::Round => "cypher_round",
             CypherFn::Gather => "cypher_gather",
             CypherFn::GroupKey => "cypher_group_key",
+            CypherFn::UniqueByValue => "cypher_unique_by_value",
         }
     }
 
@@ -169,6 +173,7 @@ impl CypherFn {
             | CypherFn::Size
             | CypherFn::ToText
             | CypherFn::GroupKey
+            | CypherFn::UniqueByValue
             | CypherFn::Abs => 1,
             _ => 2,
         }
@@ -201,7 +206,8 @@ impl CypherFn {
 
 /// Every function of this module.
 #[cfg(feature = "distributed")]
-const ALL: [CypherFn; 34] = [
+const ALL: [CypherFn; 35] = [
+    CypherFn::UniqueByValue,
     CypherFn::GroupKey,
     CypherFn::Gather,
     CypherFn::Round,
@@ -301,6 +307,7 @@ impl ScalarUDFImpl for Udf {
             | CypherFn::Size
             | CypherFn::ToInt64 => DataType::Int64,
             CypherFn::NonNegative | CypherFn::Gather => arg_types[0].clone(),
+            CypherFn::UniqueByValue => DataType::new_list(any::ANY, true),
             CypherFn::Fail => arg_types[3].clone(),
             CypherFn::ToFloat | CypherFn::Vector | CypherFn::Round => DataType::Float64,
             CypherFn::ToAny
@@ -408,6 +415,7 @@ impl Udf {
             CypherFn::Round => rounding::eval(a),
             CypherFn::Gather => gather(a),
             CypherFn::GroupKey => group_key(a),
+            CypherFn::UniqueByValue => unique_by_value(a),
         }
     }
 
@@ -698,24 +706,47 @@ fn to_any(a: &[ArrayRef]) -> Result<ArrayRef> {
     Ok(Arc::new(b.finish()))
 }
 
-/// `cypher_group_key(x)` row by row: each value with its integral floats (in the 64-bit
-/// range) written as integers, so that numbers equal by value encode alike.
-fn group_key(a: &[ArrayRef]) -> Result<ArrayRef> {
-    fn canonical(v: Value) -> Value {
-        match v {
-            Value::Float(x) if x.fract() == 0.0 && x >= -value::TWO_63 && x < value::TWO_63 => {
-                Value::Int(x as i64)
-            }
-            Value::List(xs) => Value::List(xs.into_iter().map(canonical).collect()),
-            Value::Map(kv) => Value::Map(kv.into_iter().map(|(k, v)| (k, canonical(v))).collect()),
-            v => v,
+/// `v` with its integral floats (in the 64-bit range) written as integers, inside lists and
+/// maps too: numbers equal by value encode alike.
+fn by_value(v: Value) -> Value {
+    match v {
+        Value::Float(x) if x.fract() == 0.0 && (-value::TWO_63..value::TWO_63).contains(&x) => {
+            Value::Int(x as i64)
         }
+        Value::List(xs) => Value::List(xs.into_iter().map(by_value).collect()),
+        Value::Map(kv) => Value::Map(kv.into_iter().map(|(k, v)| (k, by_value(v))).collect()),
+        v => v,
     }
+}
+
+/// `cypher_unique_by_value(list)` row by row.
+fn unique_by_value(a: &[ArrayRef]) -> Result<ArrayRef> {
+    let n = a[0].len();
+    let mut b = ListBuilder::new(LargeBinaryBuilder::new());
+    let mut scratch = Vec::new();
+    for i in 0..n {
+        let Value::List(items) = value_at(a[0].as_ref(), i) else {
+            b.append(false);
+            continue;
+        };
+        let mut seen = std::collections::HashSet::new();
+        for x in items {
+            if seen.insert(any::encode(&by_value(x.clone()))) {
+                any::append(b.values(), &x, &mut scratch);
+            }
+        }
+        b.append(true);
+    }
+    Ok(Arc::new(b.finish()))
+}
+
+/// `cypher_group_key(x)` row by row: each value [`by_value`], encoded.
+fn group_key(a: &[ArrayRef]) -> Result<ArrayRef> {
     let n = a[0].len();
     let mut b = LargeBinaryBuilder::with_capacity(n, 16 * n);
     let mut scratch = Vec::new();
     for i in 0..n {
-        any::append(&mut b, &canonical(value_at(a[0].as_ref(), i)), &mut scratch);
+        any::append(&mut b, &by_value(value_at(a[0].as_ref(), i)), &mut scratch);
     }
     Ok(Arc::new(b.finish()))
 }
@@ -1031,15 +1062,58 @@ pub(crate) fn variadic_signature(volatile: bool) -> Signature {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use arrow::array::{Int64Array, StringArray};
+    use arrow::array::{Int64Array, ListArray, StringArray};
 
     fn eval(f: CypherFn, args: Vec<ArrayRef>) -> Result<ArrayRef> {
         Udf::new(f).eval(&args, &Default::default())
     }
 
     #[test]
+    fn numbers_equal_by_value_share_a_group_key() {
+        let cells = |vs: &[Value]| -> ArrayRef {
+            let mut b = LargeBinaryBuilder::new();
+            let mut scratch = Vec::new();
+            for v in vs {
+                any::append(&mut b, v, &mut scratch);
+            }
+            Arc::new(b.finish())
+        };
+        let vs = [
+            Value::Int(1),
+            Value::Float(1.0),
+            Value::Str("1".into()),
+            Value::List(vec![Value::Float(2.0)]),
+            Value::List(vec![Value::Int(2)]),
+            Value::Float(1.5),
+        ];
+        let keys = eval(CypherFn::GroupKey, vec![cells(&vs)]).unwrap();
+        let keys = keys.as_binary::<i64>();
+        assert_eq!(keys.value(0), keys.value(1));
+        assert_ne!(keys.value(0), keys.value(2));
+        assert_eq!(keys.value(3), keys.value(4));
+        assert_ne!(keys.value(0), keys.value(5));
+        // A list keeps each value's first occurrence.
+        let list = ListArray::new(
+            Arc::new(arrow::datatypes::Field::new("item", any::ANY, true)),
+            arrow::buffer::OffsetBuffer::from_lengths([6]),
+            cells(&vs),
+            None,
+        );
+        let out = eval(CypherFn::UniqueByValue, vec![Arc::new(list)]).unwrap();
+        assert_eq!(
+            value_at(out.as_ref(), 0),
+            Value::List(vec![
+                Value::Int(1),
+                Value::Str("1".into()),
+                Value::List(vec![Value::Float(2.0)]),
+                Value::Float(1.5),
+            ])
+        );
+    }
+
+    #[test]
     fn gather_takes_the_positions_of_each_list() {
-        use arrow::array::{ListArray, StringArray};
+        use arrow::array::StringArray;
         use arrow::datatypes::Int64Type;
         let lists = ListArray::from_iter_primitive::<Int64Type, _, _>(vec![
             Some(vec![Some(10), Some(11), Some(12)]),

@@ -315,7 +315,7 @@ impl<'c> Lowerer<'c> {
             )?)
         };
         if q.unions.iter().any(|(all, _)| !all) {
-            plan = LogicalPlanBuilder::from(plan).distinct()?.build()?;
+            plan = distinct_by_value(plan)?;
         }
         Ok(Lowered {
             plan,
@@ -430,6 +430,42 @@ impl<'c> Lowerer<'c> {
 }
 
 /// A WITH or RETURN whose items call `collect`.
+/// `plan`'s distinct rows, values of mixed kind compared by value (`1` and `1.0` are one
+/// row), as DISTINCT compares them: a group shows its least encoding (an integer before an
+/// equal float), the same whatever order parallel inputs come in.
+fn distinct_by_value(plan: LogicalPlan) -> Result<LogicalPlan> {
+    use crate::functions::{any::is_any, CypherFn};
+    let schema = plan.schema().clone();
+    if !schema.fields().iter().any(|f| is_any(f.data_type())) {
+        return Ok(LogicalPlanBuilder::from(plan).distinct()?.build()?);
+    }
+    let (mut keys, mut firsts) = (Vec::new(), Vec::new());
+    for (i, f) in schema.fields().iter().enumerate() {
+        let c = datafusion::logical_expr::Expr::Column(datafusion::common::Column::from(
+            schema.qualified_field(i),
+        ));
+        if is_any(f.data_type()) {
+            keys.push(
+                CypherFn::GroupKey
+                    .call(vec![c.clone()])
+                    .alias(format!("__aggkey{i}")),
+            );
+            firsts.push(datafusion::functions_aggregate::expr_fn::min(c).alias(f.name()));
+        } else {
+            keys.push(c);
+        }
+    }
+    let names: Vec<_> = schema
+        .fields()
+        .iter()
+        .map(|f| expr::col(f.name()))
+        .collect();
+    Ok(LogicalPlanBuilder::from(plan)
+        .aggregate(keys, firsts)?
+        .project(names)?
+        .build()?)
+}
+
 fn collects(c: &ast::Clause) -> bool {
     let p = match c {
         ast::Clause::With(w) => &w.projection,

@@ -431,7 +431,8 @@ impl<'c> Lowerer<'c> {
             agg_overrides.push((call.clone(), name));
         }
         // A key of mixed kind groups by value (`1` and `1.0` are one group, as DISTINCT
-        // and grouping compare them), and shows the first value its group saw.
+        // and grouping compare them), and shows its group's least encoding (an integer
+        // before an equal float: the same whatever order the rows come in).
         let mut keys = Vec::with_capacity(key_exprs.len());
         for (i, k) in key_exprs.into_iter().enumerate() {
             let mixed = crate::functions::any::is_any(&self.type_of(&k, &in_schema)?);
@@ -442,7 +443,7 @@ impl<'c> Lowerer<'c> {
             let value = a.expr.as_ref().clone();
             let by_value = crate::functions::CypherFn::GroupKey.call(vec![value.clone()]);
             keys.push(by_value.alias(format!("__aggkey{i}")));
-            aggs.push(af::first_value(value, vec![]).alias(a.name.clone()));
+            aggs.push(af::min(value).alias(a.name.clone()));
         }
         let b = LogicalPlanBuilder::from(plan);
         plan = b.aggregate(keys, aggs)?.build()?;
@@ -910,7 +911,10 @@ impl<'c> Lowerer<'c> {
         // or list (a node: ~30 us a row); `array_distinct` compares the collected values by
         // their row encoding.
         let nested = t.is_nested();
-        let list = if distinct && (order.is_some() || nested) {
+        let list = if distinct && crate::functions::any::is_any(t) {
+            // Values of mixed kind are distinct by value (`1` and `1.0` are one).
+            crate::functions::CypherFn::UniqueByValue.call(vec![agg.build()?])
+        } else if distinct && (order.is_some() || nested) {
             datafusion::functions_nested::expr_fn::array_distinct(agg.build()?)
         } else if distinct {
             agg.distinct().build()?

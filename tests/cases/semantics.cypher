@@ -496,3 +496,14 @@ UNWIND [2, 2.0, '2', 2.5, [2], [2.0]] AS x WITH x, count(*) AS c RETURN c, count
 c|groups
 1|2
 2|2
+
+UNWIND [2, 2.0, '2', 2.5, [2], [2.0], null] AS x RETURN size(collect(DISTINCT x)) AS n
+---- rowsort
+n
+4
+
+RETURN [1, 'a'][0] AS x UNION RETURN [1.0, 'a'][0] AS x UNION RETURN ['1', 2][0] AS x
+---- rowsort
+x
+1
+1
