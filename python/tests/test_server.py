@@ -370,20 +370,26 @@ def test_closing_a_session_stops_its_query(social_server):
             assert s.run("RETURN 1 AS x").single()["x"] == 1
 
 
-def test_a_killed_client_stops_its_query(social_server, tmp_path):
-    server = social_server
+def running_client(server, tmp_path, query):
+    """A driver in a process of its own, once it has sent `query` and waits for its result."""
     script = tmp_path / "client.py"
     script.write_text(
         "import neo4j, sys\n"
         f"d = neo4j.GraphDatabase.driver('bolt://127.0.0.1:{server.bolt}', auth=('{USER}', '{PASSWORD}'))\n"
         "s = d.session()\n"
-        f"r = s.run('{ENDLESS_COUNT}')\n"
+        f"r = s.run('{query}')\n"
         "print('running', flush=True)\n"
         "r.single()\n"
     )
-    failures = server.metric('lance_csr_query_failures_total{protocol="bolt"}')
     client = subprocess.Popen([sys.executable, str(script)], stdout=subprocess.PIPE, text=True)
     assert client.stdout.readline().strip() == "running"
+    return client
+
+
+def test_a_killed_client_stops_its_query(social_server, tmp_path):
+    server = social_server
+    failures = server.metric('lance_csr_query_failures_total{protocol="bolt"}')
+    client = running_client(server, tmp_path, ENDLESS_COUNT)
     time.sleep(0.5)
     client.kill()
     client.wait()
@@ -408,17 +414,7 @@ PRODUCT_COUNT = ("MATCH (a:Person), (b:Person), (c:Person) WHERE a.id + b.id <> 
 @pytest.mark.parametrize("query", [ENDLESS_COUNT, PRODUCT_COUNT], ids=["paths", "product"])
 def test_a_closed_connection_stops_the_servers_work(social_server, tmp_path, query):
     server = social_server
-    script = tmp_path / "client.py"
-    script.write_text(
-        "import neo4j, sys\n"
-        f"d = neo4j.GraphDatabase.driver('bolt://127.0.0.1:{server.bolt}', auth=('{USER}', '{PASSWORD}'))\n"
-        "s = d.session()\n"
-        f"r = s.run('{query}')\n"
-        "print('running', flush=True)\n"
-        "r.single()\n"
-    )
-    client = subprocess.Popen([sys.executable, str(script)], stdout=subprocess.PIPE, text=True)
-    assert client.stdout.readline().strip() == "running"
+    client = running_client(server, tmp_path, query)
     time.sleep(1.0)
     busy = server_cpu_seconds(server)
     time.sleep(0.5)
