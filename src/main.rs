@@ -5,10 +5,12 @@ mod cli;
 use clap::Parser;
 use cli::{run, Cli};
 
+/// Counted, for the memory limit's backstop.
 #[global_allocator]
-static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+static ALLOCATOR: cap::Cap<mimalloc::MiMalloc> = cap::Cap::new(mimalloc::MiMalloc, usize::MAX);
 
 fn main() {
+    lance_csr::install_allocation_meter(|| ALLOCATOR.allocated());
     let cli = Cli::parse();
     // Plans are (de)serialized recursively on the workers (a cluster's scheduler and
     // executors, `query --cluster`): deep plans need more than tokio's 2 MiB stacks.

@@ -217,6 +217,27 @@ def test_a_timeout_is_a_limit_error(social_path):
         assert one(g, "MATCH (p:Person) RETURN count(*) AS n") == (1000,)
 
 
+def test_memory_no_reservation_covers_fails_the_query_not_the_process(social_path):
+    # The module counts its allocations. Memory the process gains while a query with a limit
+    # runs, past the limit and its margin (the pool sees none of it: another graph's result),
+    # fails that query at its next look; the process and later queries go on.
+    q = "UNWIND range(1, 100000) AS x RETURN x"
+    with lance_csr.Graph.open(social_path, memory_limit=1 << 20) as limited:
+        with lance_csr.Graph.open(social_path) as free:
+            stream = iter(limited.query_stream(q))
+            assert next(stream).num_rows > 0
+            # 2,000 strings of 100 KB: 200 MB.
+            held = free.query(
+                "UNWIND range(1, 2000) AS x RETURN $s + toString(x) AS s", {"s": "a" * 100_000}
+            )
+            with pytest.raises(lance_csr.LimitError, match="counted by the allocator"):
+                for _ in stream:
+                    pass
+            assert len(held) == 2000
+            del held
+        assert sum(b.num_rows for b in limited.query_stream(q)) == 100000
+
+
 def test_interrupt_from_another_thread_cancels_a_running_query(social_path):
     with lance_csr.Graph.open(social_path) as g:
         started = threading.Event()

@@ -129,8 +129,10 @@ impl Checkpoint {
         self.check()
     }
 
-    /// An error once the query was cancelled or the budget is spent.
+    /// An error once the query was cancelled, the budget is spent or the process holds more
+    /// than the running queries may use ([`super::backstop`]).
     pub fn check(&self) -> Result<()> {
+        super::backstop::check()?;
         if self.flag.as_ref().is_some_and(CancelFlag::is_cancelled) {
             return Err(cancelled());
         }

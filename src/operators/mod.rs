@@ -1,6 +1,7 @@
 //! Graph operators: logical nodes (`CsrExpand`, `NodeLookup`), their physical operators, and the
 //! `ExtensionPlanner` that turns one into the other.
 
+pub mod backstop;
 pub mod cancel;
 pub mod const_row;
 pub mod count_paths;

@@ -223,6 +223,7 @@ impl Graph {
         &self,
         physical: Arc<dyn ExecutionPlan>,
     ) -> Result<Vec<arrow::array::RecordBatch>> {
+        let _watched = crate::operators::backstop::BACKSTOP.watch(self.options.memory_limit);
         self.limited(async {
             collect(physical, self.task_ctx.clone())
                 .await
@@ -265,6 +266,7 @@ impl Graph {
             Output = Result<(Vec<String>, SchemaRef, Arc<dyn ExecutionPlan>)>,
         >,
     ) -> Result<ResultStream> {
+        let watched = crate::operators::backstop::BACKSTOP.watch(self.options.memory_limit);
         let deadline = self
             .options
             .timeout
@@ -283,6 +285,7 @@ impl Graph {
             deadline,
             timeout: self.options.timeout,
             memory_limit: self.options.memory_limit,
+            _watched: watched,
             #[cfg(feature = "distributed")]
             job: self
                 .cluster

@@ -11,6 +11,8 @@ pub struct ResultStream {
     pub(super) deadline: Option<tokio::time::Instant>,
     pub(super) timeout: Option<std::time::Duration>,
     pub(super) memory_limit: Option<usize>,
+    /// The memory backstop's watch of the query, for as long as its stream lives.
+    pub(super) _watched: Option<crate::operators::backstop::Watched>,
     /// The cluster job behind the stream, cancelled if the stream ends early.
     #[cfg(feature = "distributed")]
     pub(super) job: Option<crate::distributed::cluster::JobGuard>,
@@ -49,6 +51,7 @@ impl ResultStream {
         };
         let next = next
             .transpose()
+            .and_then(|b| crate::operators::backstop::check().map(|()| b))
             .map_err(|e| memory_error(self.memory_limit, e));
         #[cfg(feature = "distributed")]
         if matches!(next, Ok(None) | Err(_)) {
