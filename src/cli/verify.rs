@@ -993,7 +993,80 @@ fn whole_graph(
         return None;
     }
     let pa = rng.pick(from_props).name.clone();
-    Some(match rng.below(5) {
+    Some(match rng.below(7) {
+        // A tree: hops out of `b` (either side of their types) besides the one into it,
+        // maybe one more from a node reached, counted in total or per `a`.
+        6 => {
+            let around: Vec<String> = s
+                .rels
+                .iter()
+                .filter_map(|(t, f, to2, _)| match (f == to, to2 == to) {
+                    (true, _) => Some(format!("(b)-[:`{t}`]->(:`{to2}`)")),
+                    (false, true) => Some(format!("(b)<-[:`{t}`]-(:`{f}`)")),
+                    _ => None,
+                })
+                .collect();
+            if around.is_empty() {
+                return None;
+            }
+            let mut parts = vec![format!("(a:`{from}`){l}[:`{t}`]{r}(b:`{to}`)")];
+            for _ in 0..1 + rng.below(3) {
+                parts.push(rng.pick(&around).clone());
+            }
+            let w = filter(rng, "b", to_props);
+            let pattern = format!("MATCH {}{w}", parts.join(", "));
+            match rng.chance(50) {
+                true => format!("{pattern} RETURN a.{pa} AS x, count(*) AS n ORDER BY x, n"),
+                false => format!("{pattern} RETURN count(*) AS n"),
+            }
+        }
+        // A chain within a label whose ends two hops apart must differ or not be adjacent
+        // (counted by subtracting the excluded paths), then maybe a hop out of the label.
+        5 => {
+            let within: Vec<&(String, String, String, Vec<Prop>)> =
+                s.rels.iter().filter(|x| x.1 == x.2).collect();
+            if within.is_empty() {
+                return None;
+            }
+            let (t1, lab, _, _) = (*rng.pick(&within)).clone();
+            let same: Vec<_> = within.into_iter().filter(|x| x.1 == lab).collect();
+            let (t2, t3) = (rng.pick(&same).0.clone(), rng.pick(&same).0.clone());
+            let hop = |rng: &mut Rng, t: &str| match dir(rng) {
+                "->" => format!("-[:`{t}`]->"),
+                "<-" => format!("<-[:`{t}`]-"),
+                _ => format!("-[:`{t}`]-"),
+            };
+            let (h1, h2, h3) = (hop(rng, &t1), hop(rng, &t2), hop(rng, &t3));
+            let out = match s.rels.iter().find(|x| x.1 == lab && x.2 != lab) {
+                Some((t, _, to, _)) if rng.chance(50) => format!("-[:`{t}`]->(d:`{to}`)"),
+                _ => String::new(),
+            };
+            let mut conds = Vec::new();
+            if rng.chance(60) {
+                conds.push("a <> c".to_string());
+            }
+            if rng.chance(50) {
+                conds.push(format!("NOT (a){h3}(c)"));
+            }
+            let props = s.labels.get(&lab).cloned().unwrap_or_default();
+            if rng.chance(30) {
+                if let Some(p) = props.first() {
+                    conds.push(predicate(rng, "b", p));
+                }
+            }
+            let w = match conds.is_empty() {
+                true => String::new(),
+                false => format!(" WHERE {}", conds.join(" AND ")),
+            };
+            let pattern = format!("MATCH (a:`{lab}`){h1}(b:`{lab}`){h2}(c:`{lab}`){out}{w}");
+            match props.first() {
+                Some(p) if rng.chance(40) => format!(
+                    "{pattern} RETURN a.{} AS x, count(*) AS n ORDER BY x, n",
+                    p.name
+                ),
+                _ => format!("{pattern} RETURN count(*) AS n"),
+            }
+        }
         0 => {
             let w = if rng.chance(50) {
                 filter(rng, "a", from_props)

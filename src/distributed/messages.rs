@@ -8,7 +8,7 @@ use super::codec::{err, proto_err, Bytes};
 use super::planned::EmptyRows;
 use super::registry::{self, Opened, Part};
 use crate::operators::const_row::ConstRow;
-use crate::operators::count_paths::{CountHop, CountPaths, PathValue, ValueKind};
+use crate::operators::count_paths::{CountHop, CountPaths, Fold, PathValue, ValueKind};
 use crate::operators::csr_expand::{CsrData, CsrExpand, TakeSpec};
 use crate::operators::csr_intersect::{CsrIntersect, CycleCount};
 use crate::operators::node::GraphNode;
@@ -193,6 +193,17 @@ impl<T: Wire> Wire for Option<T> {
     }
     fn decode(m: &Self::Msg, d: &Dec) -> Result<Self> {
         m.as_ref().map(|x| T::decode(x, d)).transpose()
+    }
+}
+
+/// A recursive value (a message that holds one of its own kind).
+impl<T: Wire> Wire for Box<T> {
+    type Msg = Box<T::Msg>;
+    fn encode(&self, e: &mut Enc) -> Result<Self::Msg> {
+        Ok(Box::new(self.as_ref().encode(e)?))
+    }
+    fn decode(m: &Self::Msg, d: &Dec) -> Result<Self> {
+        Ok(Box::new(T::decode(m, d)?))
     }
 }
 
@@ -444,6 +455,14 @@ wire!(CountHop as CountHopMsg {
     target_filter: Option<Expr>,
     edge_filter: Option<Expr>,
     lengths: (u64, u64),
+    fold: Option<Fold>,
+    branches: Vec<Vec<CountHop>>,
+});
+
+wire!(Fold as FoldMsg {
+    distinct_ends: bool,
+    distinct_edges: bool,
+    absent: Option<Box<CountHop>>,
 });
 
 wire!(PathValue as PathValueMsg {

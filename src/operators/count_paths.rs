@@ -12,6 +12,12 @@
 //! A hop may be taken `min..=max` times (a variable-length hop from a label to itself):
 //! counts are pushed back over it once per length and added up.
 //!
+//! Exclusions (`CountHop::fold`): a hop and the next one of its arm may exclude paths by what
+//! joins the node before the hop (`x`) to the node after the next (`z`): `x <> z`,
+//! relationship uniqueness between the two hops, `NOT (x)-[:R]-(z)`. The paths of the
+//! excluded kind are counted as well (each closes a cycle of length two or three through `x`)
+//! and subtracted, by inclusion and exclusion, so the count stays factorized.
+//!
 //! Values (`values`): sums, non-null counts, least and greatest values of an integer property
 //! of an arm's last node over the paths, pushed back along the arm the same way (a sum adds
 //! up over edges like a count; the least value takes the minimum), then multiplied by the
@@ -37,6 +43,81 @@ pub struct CountHop {
     /// How many times the hop is taken, `min..=max` (`(1, 1)`; more for a variable-length
     /// hop over a table from a label to itself, whose paths are then exactly its walks).
     pub lengths: (u64, u64),
+    /// Paths this hop and the next of its arm exclude.
+    pub fold: Option<Fold>,
+    /// Arms hanging from this hop's far node (a tree-shaped pattern): each path through the
+    /// node combines with each of theirs.
+    pub branches: Vec<Vec<CountHop>>,
+}
+
+/// Branches as a comparable value (they nest).
+fn branches_sig(branches: &[Vec<CountHop>]) -> String {
+    let hop = |h: &CountHop| {
+        format!(
+            "{}|{:?}|{:?}|{:?}|{:?}|{:?}|{:?}|[{}]",
+            h.rel_type,
+            h.orientations,
+            h.target_filter,
+            h.edge_filter,
+            h.target,
+            h.edge,
+            h.lengths,
+            branches_sig(&h.branches)
+        )
+    };
+    let arm = |a: &Vec<CountHop>| a.iter().map(hop).collect::<Vec<_>>().join(",");
+    branches.iter().map(arm).collect::<Vec<_>>().join(";")
+}
+
+/// Paths a hop (from `x` to `y`) and the next hop of its arm (from `y` to `z`) exclude. Each
+/// kind is subtracted from the arm's counts at `x`: paths with `z = x` (reached back over the
+/// next hop), paths walking one relationship there and back, paths whose `z` is adjacent to
+/// `x`. Without self-loops in the tables involved, walking one relationship back implies
+/// `z = x`, and `z = x` is never adjacent to `x`: the kinds only overlap where one contains
+/// the other.
+#[derive(Debug, Clone, Default)]
+pub struct Fold {
+    /// `x <> z`.
+    pub distinct_ends: bool,
+    /// The two hops (over one table) walk different relationships.
+    pub distinct_edges: bool,
+    /// `NOT (x)-[:R]-(z)`: the hop from `x` to `z` that must not exist (its relationship
+    /// filter included; walked from `x`).
+    pub absent: Option<Box<CountHop>>,
+}
+
+impl Fold {
+    fn describe(&self) -> String {
+        let mut parts = Vec::new();
+        if self.distinct_ends {
+            parts.push("ends differ".to_string());
+        } else if self.distinct_edges {
+            parts.push("edges differ".to_string());
+        }
+        if let Some(h) = &self.absent {
+            let mut s = format!("no {}", h.rel_type);
+            if h.orientations.len() == 2 {
+                s.push_str(" (both)");
+            } else if h.orientations[0] {
+                s.push_str(" (in)");
+            }
+            if let Some(p) = &h.edge_filter {
+                s.push_str(&format!(" edge_filter={p}"));
+            }
+            parts.push(s);
+        }
+        format!(" then [{}]", parts.join(", "))
+    }
+
+    fn sig(&self) -> impl Hash + PartialOrd + '_ {
+        (
+            self.distinct_ends,
+            self.distinct_edges,
+            self.absent
+                .as_ref()
+                .map(|h| (&h.rel_type, &h.orientations, &h.edge_filter)),
+        )
+    }
 }
 
 /// What is computed of a property over the paths.
@@ -203,6 +284,8 @@ impl CountPaths {
                             &h.target,
                             &h.edge,
                             h.lengths,
+                            h.fold.as_ref().map(Fold::sig),
+                            branches_sig(&h.branches),
                         )
                     })
                     .collect()
@@ -223,6 +306,39 @@ impl CountPaths {
     }
 }
 
+/// An arm as EXPLAIN shows it: each hop's type, direction, filters, exclusions, branches.
+fn explain_arm(hops: &[CountHop]) -> String {
+    let hops: Vec<String> = hops
+        .iter()
+        .map(|h| {
+            let mut s = h.rel_type.clone();
+            if h.lengths != (1, 1) {
+                s.push_str(&format!("*{}..{}", h.lengths.0, h.lengths.1));
+            }
+            if h.orientations.len() == 2 {
+                s.push_str(" (both)");
+            } else if h.orientations[0] {
+                s.push_str(" (in)");
+            }
+            if let Some(p) = &h.target_filter {
+                s.push_str(&format!(" filter={p}"));
+            }
+            if let Some(p) = &h.edge_filter {
+                s.push_str(&format!(" edge_filter={p}"));
+            }
+            if let Some(f) = &h.fold {
+                s.push_str(&f.describe());
+            }
+            if !h.branches.is_empty() {
+                let b: Vec<String> = h.branches.iter().map(|a| explain_arm(a)).collect();
+                s.push_str(&format!(" with {}", b.join(", ")));
+            }
+            s
+        })
+        .collect();
+    format!("[{}]", hops.join(", "))
+}
+
 super::node_identity!(CountPaths);
 
 impl super::UnaryNode for CountPaths {
@@ -237,30 +353,7 @@ impl super::UnaryNode for CountPaths {
     }
 
     fn explain(&self, f: &mut fmt::Formatter) -> fmt::Result {
-        let arm = |hops: &Vec<CountHop>| -> String {
-            let hops: Vec<String> = hops
-                .iter()
-                .map(|h| {
-                    let mut s = h.rel_type.clone();
-                    if h.lengths != (1, 1) {
-                        s.push_str(&format!("*{}..{}", h.lengths.0, h.lengths.1));
-                    }
-                    if h.orientations.len() == 2 {
-                        s.push_str(" (both)");
-                    } else if h.orientations[0] {
-                        s.push_str(" (in)");
-                    }
-                    if let Some(p) = &h.target_filter {
-                        s.push_str(&format!(" filter={p}"));
-                    }
-                    if let Some(p) = &h.edge_filter {
-                        s.push_str(&format!(" edge_filter={p}"));
-                    }
-                    s
-                })
-                .collect();
-            format!("[{}]", hops.join(", "))
-        };
+        let arm = |hops: &Vec<CountHop>| explain_arm(hops);
         let mut arms: Vec<String> = self.arms.iter().map(arm).collect();
         if let Some(h) = &self.close {
             let back = arm(&vec![h.clone()]);

@@ -35,6 +35,57 @@ pub struct HopSpec {
     pub edge_filter: Option<CompiledFilter>,
     /// Taken `min..=max` times (`count_paths::CountHop::lengths`).
     pub lengths: (u64, u64),
+    /// Paths this hop and the next of its arm exclude.
+    pub fold: Option<FoldSpec>,
+    /// Arms hanging from this hop's far node (`count_paths::CountHop::branches`).
+    pub branches: Vec<Vec<HopSpec>>,
+}
+
+/// Paths a hop and the next of its arm exclude (`count_paths::Fold`); counts only.
+#[derive(Debug, Clone)]
+pub struct FoldSpec {
+    pub distinct_ends: bool,
+    pub distinct_edges: bool,
+    /// The hop from the near node of the fold's hop that must not reach the far node of the
+    /// next (its relationship filter compiled).
+    pub absent: Option<Box<HopSpec>>,
+}
+
+/// Whether the exclusions of `arm` can be computed: each on a hop taken once followed by
+/// another taken once, no two on consecutive hops (their exclusions would overlap), `z = x`
+/// only between nodes of one table, the absent hop from the first node's table to the
+/// last's, and no self-loop in the tables involved.
+fn folds_valid(arm: &[HopSpec]) -> bool {
+    let branches_ok = |h: &HopSpec| h.branches.iter().all(|b| !b.is_empty() && folds_valid(b));
+    arm.iter().all(branches_ok)
+        && arm.iter().enumerate().all(|(k, h)| {
+            let Some(f) = &h.fold else { return true };
+            let Some(next) = arm.get(k + 1) else {
+                return false;
+            };
+            let same =
+                |a: &Arc<crate::csr::NodeKeys>, b: &Arc<crate::csr::NodeKeys>| Arc::ptr_eq(a, b);
+            // A self-loop joins a node to itself: only between nodes of one table.
+            let loops = |h: &HopSpec| {
+                same(&h.data.near_keys, &h.data.far_keys) && h.data.index.has_self_loops()
+            };
+            let absent_ok = f.absent.as_deref().is_none_or(|a| {
+                same(&a.data.near_keys, &h.data.near_keys)
+                    && same(&a.data.far_keys, &next.data.far_keys)
+                    && a.lengths == (1, 1)
+                    && a.fold.is_none()
+                    && !loops(a)
+            });
+            h.lengths == (1, 1)
+                && h.branches.is_empty()
+                && next.lengths == (1, 1)
+                && next.fold.is_none()
+                && !loops(h)
+                && !loops(next)
+                && (!(f.distinct_ends || f.distinct_edges)
+                    || same(&h.data.near_keys, &next.data.far_keys))
+                && absent_ok
+        })
 }
 
 /// A property of an arm's last node computed over the paths (`count_paths::PathValue`).
@@ -85,8 +136,11 @@ impl CountPathsExec {
         {
             return datafusion::common::internal_err!("CountPathsExec: bad cycle");
         }
-        if !self.values.is_empty() {
-            return datafusion::common::internal_err!("CountPathsExec: values of a cycle");
+        let extra = |h: &HopSpec| h.fold.is_some() || !h.branches.is_empty();
+        if !self.values.is_empty() || self.arms.iter().flatten().any(extra) {
+            return datafusion::common::internal_err!(
+                "CountPathsExec: values or exclusions of a cycle"
+            );
         }
         self.close = Some(Arc::new(close));
         Ok(self)
@@ -98,7 +152,9 @@ impl CountPathsExec {
             let last = self.arms.get(v.arm).and_then(|a| a.last());
             last.is_none_or(|h| v.values.len() != h.data.far_keys.len())
         });
-        if bad || (!values.is_empty() && self.output == (CountOutput::PerRow { distinct: true })) {
+        let folds = self.arms.iter().flatten().any(|h| h.fold.is_some());
+        let distinct = self.output == (CountOutput::PerRow { distinct: true });
+        if bad || (!values.is_empty() && (distinct || folds)) {
             return datafusion::common::internal_err!("CountPathsExec: bad values");
         }
         self.values = Arc::new(values);
@@ -112,7 +168,10 @@ impl CountPathsExec {
         output: CountOutput,
         schema: SchemaRef,
     ) -> Result<Self> {
-        let one_hop = arms.len() == 1 && arms[0].len() == 1 && arms[0][0].lengths == (1, 1);
+        let one_hop = arms.len() == 1
+            && arms[0].len() == 1
+            && arms[0][0].lengths == (1, 1)
+            && arms[0][0].branches.is_empty();
         // A hop taken several times goes from a node table to itself.
         let repeatable = |h: &HopSpec| {
             let (min, max) = h.lengths;
@@ -124,6 +183,7 @@ impl CountPathsExec {
             || !arms.iter().flatten().all(repeatable)
             || key_idx >= input.schema().fields().len()
             || (output == CountOutput::PerRow { distinct: true } && !one_hop)
+            || !arms.iter().all(|a| folds_valid(a))
         {
             return datafusion::common::internal_err!("CountPathsExec: bad arguments");
         }
@@ -149,7 +209,7 @@ impl CountPathsExec {
 
 /// Which of `n` rows (ordinals or edge rows) pass `f`; all when there is no filter. The rows
 /// are ticked on `work` first: one evaluation over a whole table is not split.
-fn passing(
+pub(super) fn passing(
     f: &Option<CompiledFilter>,
     store: &crate::csr::TableColumns,
     n: usize,
@@ -171,12 +231,41 @@ fn passing(
 trait Weight: Copy + Send + Sync {
     const ZERO: Self;
     fn plus(self, other: Self) -> Self;
+    /// The same paths, each combined with `c` paths of a branch.
+    fn times(self, c: u64) -> Self;
+
+    /// `v` less the paths `fold` excludes ([`count_paths_exclude`](super::count_paths_exclude)):
+    /// counts only.
+    fn exclude(
+        _h: &HopSpec,
+        _next: &HopSpec,
+        _fold: &FoldSpec,
+        _after: &[Self],
+        _v: &mut [Self],
+        _work: &mut Work,
+    ) -> Result<()> {
+        datafusion::common::internal_err!("CountPathsExec: exclusions of values")
+    }
 }
 
 impl Weight for u64 {
     const ZERO: Self = 0;
     fn plus(self, other: Self) -> Self {
         self.saturating_add(other)
+    }
+    fn times(self, c: u64) -> Self {
+        self.saturating_mul(c)
+    }
+
+    fn exclude(
+        h: &HopSpec,
+        next: &HopSpec,
+        fold: &FoldSpec,
+        after: &[Self],
+        v: &mut [Self],
+        work: &mut Work,
+    ) -> Result<()> {
+        super::count_paths_exclude::subtract_excluded(h, next, fold, after, v, work)
     }
 }
 
@@ -197,6 +286,9 @@ impl Weight for Acc {
         lo: i64::MAX,
         hi: i64::MIN,
     };
+    fn times(self, c: u64) -> Self {
+        Acc::times(self, c)
+    }
     fn plus(self, o: Self) -> Self {
         Acc {
             sum: self.sum.saturating_add(o.sum),
@@ -249,7 +341,7 @@ impl Acc {
 /// node or edge: it stops the count once the work it may do in place is done (the count then
 /// runs again on the blocking pool), or once its query is dropped.
 #[derive(Debug, Default)]
-struct Work {
+pub(super) struct Work {
     edges: usize,
     cp: Checkpoint,
 }
@@ -260,13 +352,13 @@ impl Work {
     }
 
     /// `edges` more looked at.
-    fn add(&mut self, edges: usize) -> Result<()> {
+    pub(super) fn add(&mut self, edges: usize) -> Result<()> {
         self.edges += edges;
         self.cp.tick(edges)
     }
 
     /// `units` of work that the metric does not count (nodes, edges counted elsewhere).
-    fn tick(&self, units: usize) -> Result<()> {
+    pub(super) fn tick(&self, units: usize) -> Result<()> {
         self.cp.tick(units)
     }
 }
@@ -277,8 +369,11 @@ fn arm_counts(hops: &[HopSpec], work: &mut Work) -> Result<Vec<u64>> {
     let far_n = last.data.far_keys.len();
     // The last hop without filters (and no self-loop an undirected walk would see twice):
     // its counts are the nodes' degrees, read from the offsets.
+    let before_last = hops.len().checked_sub(2).map(|k| &hops[k]);
     let degrees = last.target_filter.is_none()
         && last.edge_filter.is_none()
+        && before_last.is_none_or(|h| h.fold.is_none())
+        && last.branches.is_empty()
         && last.lengths == (1, 1)
         && !(last.orientations.len() == 2 && last.data.index.has_self_loops());
     if degrees {
@@ -317,8 +412,16 @@ fn arm_values(hops: &[HopSpec], values: &Int64Array, work: &mut Work) -> Result<
 /// Weights at the near nodes of `hops[0]` from `w` at the far nodes of the last hop: pushed
 /// back hop by hop, a node between two hops dropped where it fails its filter.
 fn pull<W: Weight>(hops: &[HopSpec], mut w: Vec<W>, work: &mut Work) -> Result<Vec<W>> {
+    // The weights at the far nodes of the hop after hop k, when hop k excludes paths.
+    let mut after: Option<Vec<W>> = None;
     for k in (0..hops.len()).rev() {
+        times_branches(&hops[k], &mut w, work)?;
+        let kept = (k > 0 && hops[k - 1].fold.is_some()).then(|| w.clone());
         let mut v = push_lengths(&hops[k], w, work)?;
+        if let (Some(fold), Some(after)) = (&hops[k].fold, after.take()) {
+            W::exclude(&hops[k], &hops[k + 1], fold, &after, &mut v, work)?;
+        }
+        after = kept;
         // The near node of hop k is the far node of hop k - 1: its filter applies here.
         if k > 0 {
             keep_passing(&hops[k - 1], &mut v, work)?;
@@ -326,6 +429,47 @@ fn pull<W: Weight>(hops: &[HopSpec], mut w: Vec<W>, work: &mut Work) -> Result<V
         w = v;
     }
     Ok(w)
+}
+
+/// `w` (over the far nodes of `h`) times the paths of each branch hanging from them.
+fn times_branches<W: Weight>(h: &HopSpec, w: &mut [W], work: &mut Work) -> Result<()> {
+    for b in &h.branches {
+        let counts = arm_counts(b, work)?;
+        for (slot, c) in w.iter_mut().zip(counts) {
+            *slot = slot.times(c);
+        }
+    }
+    Ok(())
+}
+
+/// The far nodes reached `cur`, each with its paths times those of each branch hanging from
+/// it (nodes without are dropped): walked forward from few nodes, else read from the
+/// branch's backward counts.
+fn forward_branches(
+    h: &HopSpec,
+    mut cur: Vec<(u32, u64)>,
+    work: &mut Work,
+) -> Result<Vec<(u32, u64)>> {
+    for b in &h.branches {
+        if cur.len() <= FORWARD_ROOTS {
+            let mut suffixes = Vec::new();
+            for slot in cur.iter_mut() {
+                slot.1 = slot.1.saturating_mul(forward_count(
+                    b,
+                    vec![(slot.0, 1)],
+                    work,
+                    &mut suffixes,
+                )?);
+            }
+        } else {
+            let counts = arm_counts(b, work)?;
+            for slot in cur.iter_mut() {
+                slot.1 = slot.1.saturating_mul(counts[slot.0 as usize]);
+            }
+        }
+        cur.retain(|s| s.1 > 0);
+    }
+    Ok(cur)
 }
 
 /// `v` (over the far nodes of `h`) zeroed where a node fails `h`'s target filter.
@@ -375,25 +519,40 @@ fn push_lengths<W: Weight>(h: &HopSpec, w: Vec<W>, work: &mut Work) -> Result<Ve
 fn push_back<W: Weight>(h: &HopSpec, w: &[W], work: &mut Work) -> Result<Vec<W>> {
     let edge_ok = passing(&h.edge_filter, &h.data.edges, h.data.index.table_rows, work)?;
     let edge_ok = edge_ok.as_deref();
-    let n = h.data.near_keys.len();
-    let mut v = vec![W::ZERO; n];
+    let mut v = vec![W::ZERO; h.data.near_keys.len()];
+    over_cores(&mut v, work, |first, out, cp| {
+        push_range(h, w, edge_ok, first, out, cp)
+    })?;
+    Ok(v)
+}
+
+/// `f` over the slots of `v` (one per node, each depending on its node alone), split into
+/// ranges over the machine's cores when there are many; `f(first, slots, checkpoint)` returns
+/// the edges it looked at. Each thread ticks a fork of the checkpoint: all of them stop once
+/// the query is dropped.
+pub(super) fn over_cores<T: Send>(
+    v: &mut [T],
+    work: &mut Work,
+    f: impl Fn(usize, &mut [T], &Checkpoint) -> Result<usize> + Sync,
+) -> Result<()> {
+    let n = v.len();
     let parts = match n >= PARALLEL_NODES {
         true => std::thread::available_parallelism().map_or(1, |p| p.get().min(4)),
         false => 1,
     };
     if parts <= 1 {
-        work.edges += push_range(h, w, edge_ok, 0, &mut v, &work.cp)?;
-        return Ok(v);
+        work.edges += f(0, v, &work.cp)?;
+        return Ok(());
     }
     let chunk = n.div_ceil(parts);
-    // Each thread ticks a fork of the checkpoint: all of them stop once the query is dropped.
+    let f = &f;
     let seen: Result<usize> = std::thread::scope(|s| {
         let tasks: Vec<_> = v
             .chunks_mut(chunk)
             .enumerate()
             .map(|(i, out)| {
                 let cp = work.cp.fork();
-                s.spawn(move || push_range(h, w, edge_ok, i * chunk, out, &cp))
+                s.spawn(move || f(i * chunk, out, &cp))
             })
             .collect();
         tasks
@@ -402,7 +561,7 @@ fn push_back<W: Weight>(h: &HopSpec, w: &[W], work: &mut Work) -> Result<Vec<W>>
             .sum()
     });
     work.edges += seen?;
-    Ok(v)
+    Ok(())
 }
 
 /// Nodes from which a backward pass is split over the cores.
@@ -540,10 +699,20 @@ fn per_root(
         return Ok(out);
     }
     if live.len() <= FORWARD_ROOTS {
+        let mut suffixes: Vec<Suffixes> = vec![Vec::new(); arms.len()];
         for &r in &live {
             let mut counts = Vec::with_capacity(arms.len());
             let mut ends = Vec::with_capacity(arms.len());
-            for arm in arms {
+            for (arm, suffixes) in arms.iter().zip(&mut suffixes) {
+                // An arm that excludes paths has no values: only its count is wanted.
+                if arm.iter().any(|h| h.fold.is_some()) {
+                    counts.push(forward_count(arm, vec![(r, 1)], work, suffixes)?);
+                    ends.push(Vec::new());
+                    if counts.last() == Some(&0) {
+                        break;
+                    }
+                    continue;
+                }
                 let end = forward(arm, vec![(r, 1)], work)?;
                 counts.push(end.iter().map(|e| e.1).fold(0, u64::saturating_add));
                 ends.push(end);
@@ -626,9 +795,63 @@ fn forward(hops: &[HopSpec], start: Vec<(u32, u64)>, work: &mut Work) -> Result<
             let ids = UInt32Array::from_iter_values(next.iter().map(|n| n.0));
             retain(&f.mask(&h.data.target, &ids)?, [&mut next]);
         }
-        cur = next;
+        cur = forward_branches(h, next, work)?;
     }
     Ok(cur)
+}
+
+/// The backward counts of an arm's hops from position `k` on, computed once per count.
+type Suffixes = Vec<(usize, Vec<u64>)>;
+
+/// Paths along `hops`, some of which exclude paths, from weighted start nodes: walked
+/// forward, a pair of hops around an exclusion walked pair by pair while that is cheaper
+/// than counting the rest of the arm backwards over whole tables, else finished with those
+/// backward counts (kept in `suffixes` for the next start).
+fn forward_count(
+    hops: &[HopSpec],
+    start: Vec<(u32, u64)>,
+    work: &mut Work,
+    suffixes: &mut Suffixes,
+) -> Result<u64> {
+    let mut cur = start;
+    let mut k = 0;
+    while k < hops.len() {
+        let h = &hops[k];
+        let Some(fold) = &h.fold else {
+            cur = forward(&hops[k..=k], cur, work)?;
+            k += 1;
+            continue;
+        };
+        let pairs: u64 = cur
+            .iter()
+            .flat_map(|&(x, _)| {
+                h.orientations.iter().flat_map(move |&rev| {
+                    let csr = h.data.index.direction(rev);
+                    csr.range(x).map(move |e| csr.neighbors[e])
+                })
+            })
+            .map(|y| degree(&hops[k + 1], y))
+            .sum();
+        let backwards: u64 = (hops[k..].iter())
+            .map(|h| (h.data.index.out.neighbors.len() * h.orientations.len()) as u64)
+            .sum();
+        if pairs <= backwards {
+            cur = super::count_paths_exclude::step_pair(h, &hops[k + 1], fold, &cur, work)?;
+            cur = forward_branches(&hops[k + 1], cur, work)?;
+            k += 2;
+            continue;
+        }
+        if !suffixes.iter().any(|s| s.0 == k) {
+            let counts = arm_counts(&hops[k..], work)?;
+            suffixes.push((k, counts));
+        }
+        let (_, counts) = suffixes.iter().find(|s| s.0 == k).expect("just computed");
+        let paths = cur
+            .iter()
+            .map(|&(x, c)| c.saturating_mul(counts[x as usize]));
+        return Ok(paths.fold(0, u64::saturating_add));
+    }
+    Ok(cur.iter().map(|e| e.1).fold(0, u64::saturating_add))
 }
 
 /// One step over hop `h` from weighted nodes: the far nodes reached through edges passing
@@ -1121,6 +1344,154 @@ mod core_tests {
             target_filter: None,
             edge_filter: None,
             lengths,
+            fold: None,
+            branches: vec![],
+        }
+    }
+
+    /// The steps from `y` over `edges` walked in `orient`: (far node, edge index).
+    fn steps(edges: &[(i64, i64)], orient: &[bool], y: i64) -> Vec<(i64, usize)> {
+        let mut out = Vec::new();
+        for (i, &(a, b)) in edges.iter().enumerate() {
+            if orient.contains(&false) && a == y {
+                out.push((b, i));
+            }
+            if orient.contains(&true) && b == y && !(orient.len() == 2 && a == b) {
+                out.push((a, i));
+            }
+        }
+        out
+    }
+
+    /// Paths `x -a-> y -b-> z -c-> w` counted one by one, without those where `z = x`
+    /// (`ends`), where `a` and `b` walk one edge (`edges`, both hops over `a`'s edges), or
+    /// where `z` is adjacent to `x` over `r`.
+    #[allow(clippy::type_complexity)]
+    fn excluded_walks(
+        x: i64,
+        hops: [(&[(i64, i64)], &[bool]); 3],
+        ends: bool,
+        one_edge: bool,
+        r: Option<(&[(i64, i64)], &[bool])>,
+    ) -> u64 {
+        let [(a, oa), (b, ob), (c, oc)] = hops;
+        let mut n = 0;
+        for (y, e1) in steps(a, oa, x) {
+            for (z, e2) in steps(b, ob, y) {
+                let adjacent = r.is_some_and(|(r, or)| steps(r, or, x).iter().any(|s| s.0 == z));
+                if (ends && z == x) || (one_edge && e1 == e2) || adjacent {
+                    continue;
+                }
+                n += steps(c, oc, z).len() as u64;
+            }
+        }
+        n
+    }
+
+    #[test]
+    fn branches_multiply_the_paths_through_their_node() {
+        let n = 9;
+        let (a, b, c) = (edges(n, 30, 11), edges(n, 20, 12), edges(n, 25, 13));
+        let orientations: [&[bool]; 3] = [&[false], &[true], &[false, true]];
+        for ob in orientations {
+            // x -a-> y, then y -b-> u (a branch, itself branched at u by c) and y -c-> z.
+            let mut deep = hop(n, &b, ob.to_vec(), (1, 1));
+            deep.branches = vec![vec![hop(n, &c, vec![true], (1, 1))]];
+            let mut first = hop(n, &a, vec![false, true], (1, 1));
+            first.branches = vec![vec![deep]];
+            let hops = [first, hop(n, &c, vec![false], (1, 2))];
+            let want: Vec<u64> = (0..n)
+                .map(|x| {
+                    steps(&a, &[false, true], x)
+                        .iter()
+                        .map(|&(y, _)| {
+                            let branch: u64 = steps(&b, ob, y)
+                                .iter()
+                                .map(|&(u, _)| steps(&c, &[true], u).len() as u64)
+                                .sum();
+                            branch * walks(y, &[(&c, &[false], (1, 2))])
+                        })
+                        .sum()
+                })
+                .collect();
+            assert_eq!(
+                arm_counts(&hops, &mut Work::default()).unwrap(),
+                want,
+                "{ob:?}"
+            );
+            let forwards: Vec<u64> = (0..n as u32)
+                .map(|x| {
+                    let ends = forward(&hops, vec![(x, 1)], &mut Work::default()).unwrap();
+                    ends.iter().map(|e| e.1).sum()
+                })
+                .collect();
+            assert_eq!(forwards, want, "forwards {ob:?}");
+        }
+    }
+
+    #[test]
+    fn exclusions_agree_with_paths_counted_one_by_one() {
+        let n = 9;
+        // No self-loops (exclusions need none); parallel edges kept.
+        let no_loops = |e: Vec<(i64, i64)>| -> Vec<(i64, i64)> {
+            e.into_iter().filter(|(a, b)| a != b).collect()
+        };
+        let (a, b, r) = (
+            no_loops(edges(n, 30, 7)),
+            no_loops(edges(n, 25, 8)),
+            no_loops(edges(n, 12, 9)),
+        );
+        let orientations: [&[bool]; 3] = [&[false], &[true], &[false, true]];
+        for oa in orientations {
+            for ob in orientations {
+                for (ends, one_edge, absent) in [
+                    (true, false, false),
+                    (false, true, false),
+                    (false, false, true),
+                    (true, false, true),
+                    (true, true, false),
+                ] {
+                    // Relationship uniqueness is between hops over one table.
+                    let b = if one_edge { &a } else { &b };
+                    let fold = FoldSpec {
+                        distinct_ends: ends,
+                        distinct_edges: one_edge,
+                        absent: absent.then(|| Box::new(hop(n, &r, vec![false, true], (1, 1)))),
+                    };
+                    let mut first = hop(n, &a, oa.to_vec(), (1, 1));
+                    first.fold = Some(fold);
+                    let hops = [
+                        first,
+                        hop(n, b, ob.to_vec(), (1, 1)),
+                        hop(n, &a, vec![false], (1, 1)),
+                    ];
+                    let r = absent.then_some((&r[..], &[false, true][..]));
+                    let want: Vec<u64> = (0..n)
+                        .map(|x| {
+                            let hops = [(&a[..], oa), (&b[..], ob), (&a[..], &[false][..])];
+                            excluded_walks(x, hops, ends, one_edge, r)
+                        })
+                        .collect();
+                    let what = format!("{oa:?} {ob:?} ends={ends} edges={one_edge} {absent}");
+                    let got = arm_counts(&hops, &mut Work::default()).unwrap();
+                    assert_eq!(got, want, "backwards: {what}");
+                    // Pair by pair, and finished backwards (more pairs than edges from 3 starts).
+                    let mut suffixes = Vec::new();
+                    let forwards: Vec<u64> = (0..n as u32)
+                        .map(|x| {
+                            let w = &mut Work::default();
+                            forward_count(&hops, vec![(x, 1)], w, &mut suffixes).unwrap()
+                        })
+                        .collect();
+                    assert_eq!(forwards, want, "forwards: {what}");
+                    let starts: Vec<(u32, u64)> =
+                        (0..n as u32).map(|x| (x, 1 + x as u64)).collect();
+                    let weighted: u64 = (0..n as usize).map(|x| want[x] * (1 + x as u64)).sum();
+                    let w = &mut Work::default();
+                    let all = forward_count(&hops, starts, w, &mut Vec::new()).unwrap();
+                    assert_eq!(all, weighted, "all forwards: {what}");
+                }
+            }
         }
     }
 

@@ -5,6 +5,7 @@ pub mod backstop;
 pub mod cancel;
 pub mod const_row;
 pub mod count_paths;
+pub mod count_paths_exclude;
 pub mod count_paths_exec;
 pub mod csr_expand;
 pub mod csr_expand_exec;

@@ -2,7 +2,7 @@
 //! filters against just those columns, and builds `CsrExpandExec` / `NodeLookupExec`.
 
 use super::count_paths::{CountHop, CountPaths};
-use super::count_paths_exec::{CountOutput, CountPathsExec, HopSpec, ValueSpec};
+use super::count_paths_exec::{CountOutput, CountPathsExec, FoldSpec, HopSpec, ValueSpec};
 use super::csr_expand::{CsrExpand, TakeSpec};
 use super::csr_expand_exec::{CompiledFilter, CsrExpandExec, ExpandSpec};
 use super::csr_intersect::CsrIntersect;
@@ -368,6 +368,28 @@ async fn count_hop(h: &CountHop, state: &SessionState) -> Result<HopSpec> {
         target_filter: compile(&h.target_filter, &h.target, &h.data.target)?,
         edge_filter: compile(&h.edge_filter, &h.edge, &h.data.edges)?,
         lengths: h.lengths,
+        branches: {
+            let mut arms = Vec::with_capacity(h.branches.len());
+            for arm in &h.branches {
+                let mut hops = Vec::with_capacity(arm.len());
+                for b in arm {
+                    hops.push(Box::pin(count_hop(b, state)).await?);
+                }
+                arms.push(hops);
+            }
+            arms
+        },
+        fold: match &h.fold {
+            None => None,
+            Some(f) => Some(FoldSpec {
+                distinct_ends: f.distinct_ends,
+                distinct_edges: f.distinct_edges,
+                absent: match f.absent.as_deref() {
+                    None => None,
+                    Some(a) => Some(Box::new(Box::pin(count_hop(a, state)).await?)),
+                },
+            }),
+        },
     })
 }
 

@@ -69,7 +69,7 @@
 //! two, unbounded, of several types or tables, over a table with a self-loop, with distinct
 //! ends, or whose path or relationships are read.
 
-use crate::operators::count_paths::{CountHop, CountPaths, PathValue, ValueKind};
+use crate::operators::count_paths::{CountHop, CountPaths, Fold, PathValue, ValueKind};
 use crate::operators::csr_expand::{CsrData, CsrExpand, TakeSpec};
 use crate::operators::var_length::VarLengthExpand;
 use arrow::datatypes::DataType;
@@ -231,12 +231,54 @@ fn edge_id_col(n: &CsrExpand) -> Option<&str> {
     n.edge.all.get(2).map(|c| c.1.as_str())
 }
 
-/// `plan` below column-only projections and uniqueness filters (their inequalities added to
-/// `uniqueness`); `None` at a filter of anything else.
-fn skip<'p>(
-    mut plan: &'p LogicalPlan,
-    uniqueness: &mut Vec<(String, String)>,
-) -> Option<&'p LogicalPlan> {
+/// What the filters above and between the hops require: inequalities between columns
+/// (relationship uniqueness between edge ids, `a <> c` between node keys), counts required
+/// to be zero, and the counting hops closing onto a bound node those counts come from
+/// (`NOT (a)-[:R]-(c)`).
+#[derive(Default)]
+struct Conditions<'a> {
+    unequal: Vec<(String, String)>,
+    zero: Vec<String>,
+    closing: Vec<&'a CsrExpand>,
+}
+
+impl<'a> Conditions<'a> {
+    /// The counting hops whose count must be zero: edges that must be absent.
+    fn absent(&self) -> Option<Vec<&'a CsrExpand>> {
+        let mut out = Vec::new();
+        for n in &self.closing {
+            let count = n.count.as_ref()?;
+            // A count read otherwise (its filter `> 0`, say) stops `skip` before it gets here.
+            if !self.zero.contains(count) || n.target_filter.is_some() {
+                return None;
+            }
+            out.push(*n);
+        }
+        Some(out)
+    }
+}
+
+/// `c <= 0`, `c = 0` or `c < 1` of a column: the column.
+fn zero_column(e: &Expr) -> Option<String> {
+    let Expr::BinaryExpr(b) = e else { return None };
+    let (Expr::Column(c), Expr::Literal(v, _)) = (b.left.as_ref(), b.right.as_ref()) else {
+        return None;
+    };
+    let v = match v {
+        datafusion::scalar::ScalarValue::Int64(Some(v)) => *v,
+        _ => return None,
+    };
+    matches!(
+        (b.op, v),
+        (Operator::LtEq, 0) | (Operator::Eq, 0) | (Operator::Lt, 1)
+    )
+    .then(|| c.name.clone())
+}
+
+/// `plan` below column-only projections, filters of inequalities and zero counts, and
+/// counting hops closing onto a bound node (all added to `cond`); `None` at a filter of
+/// anything else.
+fn skip<'p>(mut plan: &'p LogicalPlan, cond: &mut Conditions<'p>) -> Option<&'p LogicalPlan> {
     loop {
         match plan {
             LogicalPlan::Projection(p) if p.expr.iter().all(|e| matches!(e, Expr::Column(_))) => {
@@ -244,27 +286,40 @@ fn skip<'p>(
             }
             LogicalPlan::Filter(f) => {
                 for c in split_conjunction(&f.predicate) {
-                    uniqueness.push(column_inequality(c)?);
+                    match (column_inequality(c), zero_column(c)) {
+                        (Some(pair), _) => cond.unequal.push(pair),
+                        (None, Some(z)) => cond.zero.push(z),
+                        (None, None) => return None,
+                    }
                 }
                 plan = f.input.as_ref();
+            }
+            LogicalPlan::Extension(Extension { node }) => {
+                match node.as_any().downcast_ref::<CsrExpand>() {
+                    Some(n) if n.count.is_some() && n.close.is_some() => {
+                        cond.closing.push(n);
+                        plan = &n.input;
+                    }
+                    _ => return Some(plan),
+                }
             }
             _ => return Some(plan),
         }
     }
 }
 
-/// The hops under an aggregate, first hop first, and the relationship-uniqueness
-/// inequalities of the filters above and between them (column-only projections skipped).
-fn hop_chain(input: &LogicalPlan) -> Option<(Vec<&CsrExpand>, Vec<(String, String)>)> {
-    let mut uniqueness: Vec<(String, String)> = Vec::new();
+/// The hops under an aggregate, first hop first, and the conditions of the filters above
+/// and between them (column-only projections skipped).
+fn hop_chain(input: &LogicalPlan) -> Option<(Vec<&CsrExpand>, Conditions<'_>)> {
+    let mut cond = Conditions::default();
     let mut chain: Vec<&CsrExpand> = Vec::new();
-    let mut cur = skip(input, &mut uniqueness)?;
+    let mut cur = skip(input, &mut cond)?;
     while let Some(n) = csr(cur) {
         chain.push(n);
         cur = &n.input;
         if csr(cur).is_none() {
             // Below the first hop: the root's rows, whatever they are.
-            let below = skip(cur, &mut uniqueness);
+            let below = skip(cur, &mut cond);
             match below.and_then(csr) {
                 Some(_) => cur = below.expect("a hop"),
                 None => break,
@@ -272,43 +327,66 @@ fn hop_chain(input: &LogicalPlan) -> Option<(Vec<&CsrExpand>, Vec<(String, Strin
         }
     }
     chain.reverse();
-    (!chain.is_empty()).then_some((chain, uniqueness))
+    (!chain.is_empty()).then_some((chain, cond))
 }
 
-/// Arms: chains of hops (indexes into `chain`) out of the root (the first hop's key). A hop
-/// continues the arm whose last hop ended at its key, or starts a new arm at the root.
-fn arms_of(chain: &[&CsrExpand]) -> Option<Vec<Vec<usize>>> {
+/// Arms: chains of hops (indexes into `chain`) out of the root (the first hop's key), and
+/// the branches of a tree-shaped pattern: arms hanging from the far node of a hop (by the
+/// hop's index). A hop continues the arm or branch whose last hop ended at its key, starts a
+/// new arm at the root, or starts a branch at the hop that reached its key.
+#[allow(clippy::type_complexity)]
+fn arms_of(chain: &[&CsrExpand]) -> Option<(Vec<Vec<usize>>, Vec<(usize, Vec<usize>)>)> {
     let root = chain[0].key.as_str();
     let mut arms: Vec<Vec<usize>> = Vec::new();
+    let mut branches: Vec<(usize, Vec<usize>)> = Vec::new();
+    let ends_at = |i: usize, key: &str| target_key(chain[i]).as_deref() == Some(key);
     for (i, n) in chain.iter().enumerate() {
-        if n.key == root {
+        let key = n.key.as_str();
+        if key == root {
             arms.push(vec![i]);
             continue;
         }
-        let arm = arms.iter_mut().find(|a| {
-            target_key(chain[*a.last().expect("non-empty")]).as_deref() == Some(n.key.as_str())
-        })?;
-        arm.push(i);
+        let last = |a: &Vec<usize>| *a.last().expect("non-empty");
+        if let Some(arm) = arms.iter_mut().find(|a| ends_at(last(a), key)) {
+            arm.push(i);
+        } else if let Some((_, b)) = branches.iter_mut().find(|(_, b)| ends_at(last(b), key)) {
+            b.push(i);
+        } else {
+            let at = (0..i).find(|&j| ends_at(j, key))?;
+            branches.push((at, vec![i]));
+        }
     }
-    Some(arms)
+    Some((arms, branches))
+}
+
+/// The `CountHop`s of the hops `idx`, each with the branches hanging from it.
+fn hops_with_branches(
+    chain: &[&CsrExpand],
+    idx: &[usize],
+    branches: &[(usize, Vec<usize>)],
+) -> Vec<CountHop> {
+    idx.iter()
+        .map(|&i| {
+            let mut h = count_hop(chain[i]);
+            h.branches = (branches.iter())
+                .filter(|(at, _)| *at == i)
+                .map(|(_, b)| hops_with_branches(chain, b, branches))
+                .collect();
+            h
+        })
+        .collect()
 }
 
 /// Relationship uniqueness between two hops of one table can only be ignored when no path
-/// can use one edge for both (the table has no self-loops, each hop walks one way): two
-/// consecutive hops of an arm walked the same way, or the first hops of two arms walked
-/// opposite ways. Hops over one table must carry their uniqueness filter (else it was
-/// dropped elsewhere).
+/// can use one edge for both (the table has no self-loops, each hop walks one way): two hops
+/// one after the other walked the same way, or two hops out of one node walked opposite
+/// ways. Pairs in `folded` are subtracted instead. Hops over one table must carry their
+/// uniqueness filter (else it was dropped elsewhere).
 fn uniqueness_implied(
     chain: &[&CsrExpand],
-    arms: &[Vec<usize>],
     uniqueness: &[(String, String)],
+    folded: &[(String, String)],
 ) -> bool {
-    let place = |i: usize| {
-        arms.iter()
-            .enumerate()
-            .find_map(|(a, hops)| hops.iter().position(|&h| h == i).map(|p| (a, p)))
-            .expect("every hop is in an arm")
-    };
     let safe = |i: usize, j: usize| {
         let (a, b) = (chain[i], chain[j]);
         if a.rel != b.rel {
@@ -317,14 +395,19 @@ fn uniqueness_implied(
         if a.orientations.len() != 1 || b.orientations.len() != 1 || a.data.index.has_self_loops() {
             return false;
         }
-        let ((ai, pi), (aj, pj)) = (place(i), place(j));
-        (ai == aj && pi.abs_diff(pj) == 1 && a.orientations == b.orientations)
-            || (ai != aj && pi == 0 && pj == 0 && a.orientations != b.orientations)
+        // One after the other the same way, or out of one node opposite ways.
+        let follows = |x: &CsrExpand, y: &CsrExpand| target_key(x).as_deref() == Some(&y.key);
+        ((follows(a, b) || follows(b, a)) && a.orientations == b.orientations)
+            || (a.key == b.key && a.orientations != b.orientations)
     };
     let find = |c: &str| chain.iter().position(|n| edge_id_col(n) == Some(c));
-    let all_safe = uniqueness.iter().all(|(x, y)| match (find(x), find(y)) {
-        (Some(i), Some(j)) => safe(i, j),
-        _ => false,
+    let all_safe = uniqueness.iter().all(|(x, y)| {
+        let pair = (x.clone(), y.clone());
+        folded.contains(&pair)
+            || match (find(x), find(y)) {
+                (Some(i), Some(j)) => safe(i, j),
+                _ => false,
+            }
     });
     all_safe && carries_uniqueness(chain, uniqueness)
 }
@@ -395,6 +478,8 @@ fn count_hop(n: &CsrExpand) -> CountHop {
         target_filter: n.target_filter.clone(),
         edge_filter: n.edge_filter.clone(),
         lengths: (1, 1),
+        fold: None,
+        branches: vec![],
     }
 }
 
@@ -406,39 +491,183 @@ struct Shape<'a> {
     arms: Vec<Vec<CountHop>>,
     close: Option<CountHop>,
     never_null: Vec<String>,
+    /// Some hop excludes paths (counts only).
+    folded: bool,
 }
 
-/// The shape of a chain of `CsrExpand`s, if relationship uniqueness can't exclude a path
-/// of it.
-fn chain_shape<'a>(
-    mut chain: Vec<&'a CsrExpand>,
-    uniqueness: Vec<(String, String)>,
-) -> Option<Shape<'a>> {
+/// The shape of a chain of `CsrExpand`s, if the conditions on it can be counted: relationship
+/// uniqueness implied or excluded, inequalities between nodes and absent edges excluded by
+/// [`folds`].
+fn chain_shape<'a>(mut chain: Vec<&'a CsrExpand>, cond: Conditions<'a>) -> Option<Shape<'a>> {
     let mut never_null = vec![chain[0].key.clone()];
     for n in &chain {
         never_null.extend(edge_id_col(n).map(str::to_string));
         never_null.extend(target_key(n));
     }
+    let absent = cond.absent()?;
     let mut close = None;
     if chain.iter().any(|n| n.close.is_some()) {
-        chain = triangle(&chain, &uniqueness)?;
+        if !absent.is_empty() {
+            return None;
+        }
+        chain = triangle(&chain, &cond.unequal)?;
         close = chain.pop().map(count_hop);
     }
-    let arms = arms_of(&chain)?;
-    if close.is_none() && !uniqueness_implied(&chain, &arms, &uniqueness) {
+    let (arm_idx, branches) = arms_of(&chain)?;
+    if close.is_some() && !branches.is_empty() {
         return None;
     }
-    let arms = arms
+    let mut arms: Vec<Vec<CountHop>> = arm_idx
         .iter()
-        .map(|a| a.iter().map(|&i| count_hop(chain[i])).collect())
+        .map(|a| hops_with_branches(&chain, a, &branches))
         .collect();
+    let mut folded = false;
+    if close.is_none() {
+        let (uniqueness, handled) = folds(&chain, &arm_idx, &cond.unequal, &absent, &mut arms)?;
+        if !uniqueness_implied(&chain, &uniqueness, &handled) {
+            return None;
+        }
+        folded = arms.iter().flatten().any(|h| h.fold.is_some());
+    }
     Some(Shape {
         input: &chain[0].input,
         key: chain[0].key.clone(),
         arms,
         close,
         never_null,
+        folded,
     })
+}
+
+/// The node of `arms[a]` at position `p` (0: the root; `p`: the far node of its hop `p - 1`)
+/// whose key column is `col`, for every arm holding it.
+fn places(chain: &[&CsrExpand], arms: &[Vec<usize>], col: &str) -> Vec<(usize, usize)> {
+    let mut out = Vec::new();
+    for (a, hops) in arms.iter().enumerate() {
+        if chain[hops[0]].key == col {
+            out.push((a, 0));
+        }
+        for (p, &i) in hops.iter().enumerate() {
+            if target_key(chain[i]).as_deref() == Some(col) {
+                out.push((a, p + 1));
+            }
+        }
+    }
+    out
+}
+
+/// The hop of an arm whose near node is `x` and after which the next hop reaches `z`: (arm,
+/// position of the hop, whether `x` and `z` were given the other way round).
+fn fold_at(
+    chain: &[&CsrExpand],
+    arms: &[Vec<usize>],
+    x: &str,
+    z: &str,
+) -> Option<(usize, usize, bool)> {
+    let (xs, zs) = (places(chain, arms, x), places(chain, arms, z));
+    xs.iter().find_map(|&(a, p)| {
+        zs.iter().find_map(|&(b, q)| match a == b {
+            true if q == p + 2 => Some((a, p, false)),
+            true if p == q + 2 => Some((a, q, true)),
+            _ => None,
+        })
+    })
+}
+
+/// The conditions that exclude paths, as folds on the arms' hops: `x <> z` between the ends
+/// of two consecutive hops, relationship uniqueness between two consecutive hops over one
+/// table (unless implied), `NOT (x)-[:R]-(z)` between the ends of two consecutive hops.
+/// The uniqueness pairs left to [`uniqueness_implied`] and those the folds handle; `None`
+/// for a condition that fits no fold, and for folds on consecutive hops (their exclusions
+/// would overlap).
+#[allow(clippy::type_complexity)]
+fn folds(
+    chain: &[&CsrExpand],
+    arm_idx: &[Vec<usize>],
+    unequal: &[(String, String)],
+    absent: &[&CsrExpand],
+    arms: &mut [Vec<CountHop>],
+) -> Option<(Vec<(String, String)>, Vec<(String, String)>)> {
+    fn fold(arms: &mut [Vec<CountHop>], a: usize, p: usize) -> &mut Fold {
+        arms[a][p].fold.get_or_insert_with(Fold::default)
+    }
+    let is_edge = |c: &str| chain.iter().any(|n| edge_id_col(n) == Some(c));
+    let mut uniqueness = Vec::new();
+    let mut handled = Vec::new();
+    for (x, z) in unequal {
+        match (is_edge(x), is_edge(z)) {
+            (true, true) => {
+                uniqueness.push((x.clone(), z.clone()));
+                let hop = |c: &str| chain.iter().position(|n| edge_id_col(n) == Some(c));
+                let (i, j) = (hop(x)?, hop(z)?);
+                let consecutive = arm_idx.iter().enumerate().find_map(|(a, hops)| {
+                    let (pi, pj) = (
+                        hops.iter().position(|&h| h == i)?,
+                        hops.iter().position(|&h| h == j)?,
+                    );
+                    (pi.abs_diff(pj) == 1).then(|| (a, pi.min(pj)))
+                });
+                let implied = uniqueness_implied(chain, &[(x.clone(), z.clone())], &[]);
+                if let (Some((a, p)), false) = (consecutive, implied) {
+                    fold(arms, a, p).distinct_edges = true;
+                    handled.push((x.clone(), z.clone()));
+                }
+            }
+            (false, false) => {
+                let (a, p, _) = fold_at(chain, arm_idx, x, z)?;
+                fold(arms, a, p).distinct_ends = true;
+            }
+            _ => return None,
+        }
+    }
+    for n in absent {
+        let (a, p, flipped) = fold_at(chain, arm_idx, &n.key, n.close.as_deref()?)?;
+        let f = fold(arms, a, p);
+        if f.absent.is_some() {
+            return None;
+        }
+        let mut hop = count_hop(n);
+        if flipped {
+            hop.orientations = hop.orientations.iter().map(|r| !r).collect();
+            std::mem::swap(&mut hop.data.near_keys, &mut hop.data.far_keys);
+        }
+        f.absent = Some(Box::new(hop));
+    }
+    let overlapping = arms.iter().any(|a| {
+        a.windows(2)
+            .any(|w| w[0].fold.is_some() && w[1].fold.is_some())
+    });
+    let last_folded = arms
+        .iter()
+        .any(|a| a.last().is_some_and(|h| h.fold.is_some()));
+    let computable = arms
+        .iter()
+        .all(|a| a.windows(2).all(|w| fold_computable(&w[0], &w[1])));
+    (!overlapping && !last_folded && computable).then_some((uniqueness, handled))
+}
+
+/// Whether the exclusions of hop `h` (followed by `next`) can be counted: both hops and the
+/// absent one taken once without self-loops, `z = x` between nodes of one table,
+/// the absent hop from the first node's table to the last's (as `CountPathsExec` checks).
+fn fold_computable(h: &CountHop, next: &CountHop) -> bool {
+    let Some(f) = &h.fold else { return true };
+    let same = Arc::ptr_eq;
+    // A self-loop joins a node to itself: only between nodes of one table.
+    let loops =
+        |h: &CountHop| same(&h.data.near_keys, &h.data.far_keys) && h.data.index.has_self_loops();
+    let plain = |h: &CountHop| h.lengths == (1, 1) && !loops(h);
+    // The node between the two hops weighs one path: no branches hang from it.
+    if !h.branches.is_empty() {
+        return false;
+    }
+    let ends =
+        !(f.distinct_ends || f.distinct_edges) || same(&h.data.near_keys, &next.data.far_keys);
+    let absent = f.absent.as_deref().is_none_or(|a| {
+        plain(a)
+            && same(&a.data.near_keys, &h.data.near_keys)
+            && same(&a.data.far_keys, &next.data.far_keys)
+    });
+    plain(h) && plain(next) && ends && absent
 }
 
 /// A variable-length hop `*min..max` (max <= 2) over one table from a label to itself, walked
@@ -446,15 +675,16 @@ fn chain_shape<'a>(
 /// has no self-loops: a walk of at most two edges one way repeats an edge only by taking a
 /// self-loop twice. Under column-only projections, no filter.
 fn var_length_shape(input: &LogicalPlan) -> Option<Shape<'_>> {
-    let mut filters = Vec::new();
-    let plan = skip(input, &mut filters)?;
+    let mut cond = Conditions::default();
+    let plan = skip(input, &mut cond)?;
+    let filters_none = cond.unequal.is_empty() && cond.zero.is_empty() && cond.closing.is_empty();
     let LogicalPlan::Extension(Extension { node }) = plan else {
         return None;
     };
     let v = node.as_any().downcast_ref::<VarLengthExpand>()?;
     let [h] = v.hops.as_slice() else { return None };
     let max = v.max?;
-    let ok = filters.is_empty()
+    let ok = filters_none
         && v.min <= max
         && (1..=2).contains(&max)
         && h.from == h.to
@@ -487,6 +717,8 @@ fn var_length_shape(input: &LogicalPlan) -> Option<Shape<'_>> {
         target_filter: v.target_filter.clone(),
         edge_filter: None,
         lengths: (v.min, max),
+        fold: None,
+        branches: vec![],
     };
     let mut never_null = vec![v.key.clone(), v.eids.clone()];
     never_null.extend(v.target.key.map(|k| v.target.all[k].1.clone()));
@@ -496,6 +728,7 @@ fn var_length_shape(input: &LogicalPlan) -> Option<Shape<'_>> {
         arms: vec![vec![hop]],
         close: None,
         never_null,
+        folded: false,
     })
 }
 
@@ -506,7 +739,7 @@ fn factorize(agg: &datafusion::logical_expr::Aggregate) -> Option<Result<Logical
     }
     let (mut wants, distinct) = all_wanted(agg)?;
     let shape = match hop_chain(&agg.input) {
-        Some((chain, uniqueness)) => chain_shape(chain, uniqueness)?,
+        Some((chain, cond)) => chain_shape(chain, cond)?,
         None => var_length_shape(&agg.input)?,
     };
     count_values_not_paths(&mut wants, &shape.never_null);
@@ -515,10 +748,11 @@ fn factorize(agg: &datafusion::logical_expr::Aggregate) -> Option<Result<Logical
         key,
         arms,
         close,
+        folded,
         ..
     } = shape;
     let values = path_values(&arms, &wants)?;
-    if !values.is_empty() && close.is_some() {
+    if !values.is_empty() && (close.is_some() || folded) {
         return None;
     }
     let count_out = wants
@@ -538,8 +772,7 @@ fn factorize(agg: &datafusion::logical_expr::Aggregate) -> Option<Result<Logical
     };
     let input = root_rows.clone();
     let node = if grouping {
-        let one_hop =
-            matches!(arms.as_slice(), [arm] if arm.len() == 1 && arm[0].lengths == (1, 1));
+        let one_hop = matches!(arms.as_slice(), [arm] if arm.len() == 1 && arm[0].lengths == (1, 1) && arm[0].branches.is_empty());
         let far_key = arms[0][0]
             .target
             .key
@@ -567,6 +800,89 @@ fn factorize(agg: &datafusion::logical_expr::Aggregate) -> Option<Result<Logical
         Err(e) => return Some(Err(e)),
     };
     Some(finish(agg, plan, per_node, &wants, &count_out))
+}
+
+/// A total over a UNION ALL of branches (a union label, branched per table): each branch
+/// counted alone (every one must be factorizable), the counts and sums added up, the least
+/// and greatest values folded.
+fn factorize_union(agg: &datafusion::logical_expr::Aggregate) -> Option<Result<LogicalPlan>> {
+    // Filters, column-only projections and closing counting hops above the union apply to
+    // each branch alike: they are moved into the branches.
+    let mut above: Vec<&LogicalPlan> = Vec::new();
+    let mut cur = agg.input.as_ref();
+    let u = loop {
+        match cur {
+            LogicalPlan::Union(u) => break u,
+            LogicalPlan::Projection(p) if p.expr.iter().all(|e| matches!(e, Expr::Column(_))) => {}
+            LogicalPlan::Filter(_) => {}
+            LogicalPlan::Extension(Extension { node })
+                if node
+                    .as_any()
+                    .downcast_ref::<CsrExpand>()
+                    .is_some_and(|n| n.count.is_some() && n.close.is_some()) => {}
+            _ => return None,
+        }
+        above.push(cur);
+        cur = cur.inputs().first()?;
+    };
+    if !agg.group_expr.is_empty() || agg.aggr_expr.is_empty() {
+        return None;
+    }
+    let (wants, distinct) = all_wanted(agg)?;
+    if distinct {
+        return None;
+    }
+    let mut parts = Vec::with_capacity(u.inputs.len());
+    for input in &u.inputs {
+        // The pruned projection of a branch whose columns no aggregate reads.
+        let mut branch = match input.as_ref() {
+            LogicalPlan::Projection(p) if p.expr.is_empty() => p.input.clone(),
+            other => Arc::new(other.clone()),
+        };
+        for node in above.iter().rev() {
+            match node.with_new_exprs(node.expressions(), vec![branch.as_ref().clone()]) {
+                Ok(p) => branch = Arc::new(p),
+                Err(_) => return None,
+            }
+        }
+        let one =
+            datafusion::logical_expr::Aggregate::try_new(branch, vec![], agg.aggr_expr.clone())
+                .ok()?;
+        match factorize(&one)? {
+            Ok(p) => parts.push(p),
+            Err(e) => return Some(Err(e)),
+        }
+    }
+    let combine = || -> Result<LogicalPlan> {
+        let mut parts = parts.into_iter();
+        let mut b = LogicalPlanBuilder::from(parts.next().expect("a union has inputs"));
+        for p in parts {
+            b = b.union(p)?;
+        }
+        let names: Vec<String> = agg
+            .schema
+            .fields()
+            .iter()
+            .map(|f| f.name().clone())
+            .collect();
+        let totals = wants.iter().zip(&names).map(|(w, out)| {
+            match w {
+                Wanted::Value {
+                    kind: ValueKind::Min,
+                    ..
+                } => min(ucol(out)),
+                Wanted::Value {
+                    kind: ValueKind::Max,
+                    ..
+                } => max(ucol(out)),
+                _ => sum(ucol(out)),
+            }
+            .alias(out)
+        });
+        b.aggregate(Vec::<Expr>::new(), totals.collect::<Vec<_>>())?
+            .build()
+    };
+    Some(combine())
 }
 
 /// What each of `agg`'s aggregates wants, its output type checked; and whether it is the one
@@ -830,7 +1146,10 @@ impl OptimizerRule for FactorizeCounts {
         _config: &dyn OptimizerConfig,
     ) -> Result<Transformed<LogicalPlan>> {
         plan.transform_down(|node| match &node {
-            LogicalPlan::Aggregate(a) => match factorize(a).or_else(|| factorize_shortest(a)) {
+            LogicalPlan::Aggregate(a) => match factorize(a)
+                .or_else(|| factorize_union(a))
+                .or_else(|| factorize_shortest(a))
+            {
                 Some(p) => Ok(Transformed::yes(p?)),
                 None => Ok(Transformed::no(node)),
             },
@@ -959,6 +1278,34 @@ mod tests {
         assert!(p.contains("arms=[[KNOWS*0..2 (in)]] ->"), "{p}");
     }
 
+    /// Conditions between nodes two hops apart are subtracted (`then [...]` on the first hop);
+    /// hops out of an inner node hang from it (`with [...]`).
+    #[test]
+    fn exclusions_and_branches() {
+        for (q, shown) in [
+            // Undirected over one table: a path could walk an edge back.
+            (
+                "MATCH (a:Person)-[:KNOWS]-(b:Person)-[:KNOWS]-(c:Person) RETURN count(*)",
+                "KNOWS (both) then [edges differ], KNOWS (both)",
+            ),
+            (
+                "MATCH (a:Person)-[:KNOWS]->(b:Person)-[:KNOWS]->(c:Person) WHERE a <> c RETURN count(*)",
+                "KNOWS then [ends differ], KNOWS",
+            ),
+            (
+                "MATCH (a:Person)-[:KNOWS]->(b:Person)-[:KNOWS]->(c:Person) WHERE NOT (a)-[:KNOWS]-(c) RETURN count(*)",
+                "KNOWS then [no KNOWS (both)], KNOWS",
+            ),
+            (
+                "MATCH (a:Person)-[:KNOWS]->(b:Person)-[:KNOWS]->(c:Person), (b)-[:LIKES]->(m) RETURN count(*)",
+                "LIKES (in) with [KNOWS], KNOWS (in)",
+            ),
+        ] {
+            let p = optimized(q);
+            assert!(p.contains(shown), "{q}\n{p}");
+        }
+    }
+
     #[test]
     fn must_not_fire() {
         for q in [
@@ -990,8 +1337,6 @@ mod tests {
             "MATCH (a:Person)-[:KNOWS]-(b:Person)-[:KNOWS]-(c:Person)-[:KNOWS]-(d:Person)-[:KNOWS]-(a) RETURN count(*)",
             // A filter that reads two hops' nodes stays between them.
             "MATCH (a:Person)-[:KNOWS]->(b:Person)-[:KNOWS]->(c:Person) WHERE a.age < c.age RETURN count(*)",
-            // Undirected over one table: a path could walk an edge back.
-            "MATCH (a:Person)-[:KNOWS]-(b:Person)-[:KNOWS]-(c:Person) RETURN count(*)",
             // Three hops of one table: a-b-a-b repeats an edge.
             "MATCH (a:Person)-[:KNOWS]->(b:Person)-[:KNOWS]->(c:Person)-[:KNOWS]->(d:Person) RETURN count(*)",
             // A closing hop that is not a triangle's.

@@ -507,3 +507,119 @@ fn distinct_ends_leave_counted_paths_alone() {
     // 1->2, 1->3, 1->2->3 and 2->3.
     assert_eq!(run(plan), ["4"]);
 }
+
+/// `(a)-[k]-(b)-[k2]-(c)` over [`GRAPH`] walked both ways from `a__id` 1 and 2.
+fn undirected_two_hops() -> LogicalPlan {
+    let step = |input: LogicalPlan, key: &str, edge: &str, target: &str| {
+        let node = CsrExpand::try_new(
+            input,
+            key.into(),
+            "KNOWS".into(),
+            0,
+            vec![false, true],
+            take(edge, &["src", "dst", "since"], None),
+            take(target, &["id", "age"], Some(0)),
+            None,
+            GRAPH.clone(),
+        )
+        .unwrap();
+        LogicalPlan::Extension(Extension {
+            node: Arc::new(node),
+        })
+    };
+    let LogicalPlan::Extension(first) = hop() else {
+        unreachable!("hop() is an extension")
+    };
+    let input = first.node.inputs()[0].clone();
+    step(step(input, "a__id", "k", "b"), "b__id", "k2", "c")
+}
+
+fn counted(plan: LogicalPlanBuilder) -> LogicalPlan {
+    plan.aggregate(Vec::<Expr>::new(), vec![count(lit(1i64)).alias("__agg0")])
+        .unwrap()
+        .build()
+        .unwrap()
+}
+
+#[test]
+fn factorize_subtracts_paths_whose_ends_meet() {
+    // `k__since` stands for the edge id (the third edge column).
+    let plan = counted(
+        LogicalPlanBuilder::from(undirected_two_hops())
+            .filter(
+                col("a__id")
+                    .not_eq(col("c__id"))
+                    .and(col("k2__since").not_eq(col("k__since"))),
+            )
+            .unwrap(),
+    );
+    let (after, changed) = apply_plan(FactorizeCounts::new(), plan.clone());
+    assert!(changed);
+    insta::assert_snapshot!(after.display_indent(), @r"
+    Projection: __agg0 AS __agg0
+      CountPaths: key=a__id, arms=[[KNOWS (both) then [ends differ], KNOWS (both)]] -> __agg0
+        Projection: column1 AS a__id
+          Values: (Int64(1)), (Int64(2))
+    ");
+    // In the triangle 1, 2, 3: from 1 to 3 through 2 and to 2 through 3; from 2 likewise.
+    assert_eq!(run(plan), ["4"]);
+    assert_eq!(run(after), ["4"]);
+}
+
+#[test]
+fn factorize_subtracts_paths_closed_by_an_absent_edge() {
+    // NOT (a)-[:KNOWS]-(c): a counting hop closing onto c, its count required zero.
+    let absent = CsrExpand::try_new(
+        undirected_two_hops(),
+        "a__id".into(),
+        "KNOWS".into(),
+        0,
+        vec![false, true],
+        take("k3", &["src", "dst", "since"], None),
+        take("c", &["id"], Some(0)),
+        Some("c__id".into()),
+        GRAPH.clone(),
+    )
+    .unwrap()
+    .counting("__sub".into())
+    .unwrap();
+    let plan = counted(
+        LogicalPlanBuilder::from(LogicalPlan::Extension(Extension {
+            node: Arc::new(absent),
+        }))
+        .filter(
+            col("__sub")
+                .lt_eq(lit(0i64))
+                .and(col("k2__since").not_eq(col("k__since"))),
+        )
+        .unwrap(),
+    );
+    let (after, changed) = apply_plan(FactorizeCounts::new(), plan.clone());
+    assert!(changed);
+    insta::assert_snapshot!(after.display_indent(), @r"
+    Projection: __agg0 AS __agg0
+      CountPaths: key=a__id, arms=[[KNOWS (both) then [edges differ, no KNOWS (both)], KNOWS (both)]] -> __agg0
+        Projection: column1 AS a__id
+          Values: (Int64(1)), (Int64(2))
+    ");
+    // Every two nodes of the triangle are adjacent, and no walk goes back over its edge.
+    assert_eq!(run(plan), ["0"]);
+    assert_eq!(run(after), ["0"]);
+}
+
+#[test]
+fn factorize_leaves_conditions_it_cannot_subtract_alone() {
+    // Neighbours that must differ (one hop apart), and a property inequality.
+    for cond in [
+        col("a__id").not_eq(col("b__id")),
+        col("b__age").not_eq(col("c__age")),
+    ] {
+        let plan = counted(
+            LogicalPlanBuilder::from(undirected_two_hops())
+                .filter(cond)
+                .unwrap(),
+        );
+        let (_, changed) = apply(FactorizeCounts::new(), plan);
+        assert!(!changed);
+    }
+}

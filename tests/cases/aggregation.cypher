@@ -357,3 +357,43 @@ UNWIND [1, 'a'] AS x WITH x WHERE x = 2 RETURN sum(x) AS s, avg(x) AS a
 ---- rowsort
 s|a
 0|null
+
+# Counted factorized, the paths whose ends meet subtracted (LSQB q6's shape).
+MATCH (a:Person)-[:KNOWS]-(b:Person)-[:KNOWS]-(c:Person)-[:HAS_INTEREST]->(t:Tag) WHERE a <> c RETURN count(*) AS n
+---- ordered
+n
+26
+
+# Two hops each way but not a third: the paths closed by an edge subtracted (LSQB q9's shape), per root.
+MATCH (a:Person)-[:KNOWS]-(b:Person)-[:KNOWS]-(c:Person)-[:HAS_INTEREST]->(t:Tag) WHERE NOT (a)-[:KNOWS]-(c) AND a <> c RETURN a.firstName AS name, count(*) AS n ORDER BY name
+---- ordered
+name|n
+Eve|2
+
+# Directed, the absent edge one way.
+MATCH (a:Person)-[:KNOWS]->(b:Person)-[:KNOWS]->(c:Person) WHERE NOT (a)-[:KNOWS]->(c) RETURN count(*) AS n
+---- ordered
+n
+8
+
+# Both ways with distinct ends.
+MATCH (a:Person)-[:KNOWS]-(b:Person)-[:KNOWS]-(c:Person) WHERE a <> c RETURN count(*) AS n
+---- ordered
+n
+30
+
+# Undirected over one table: the walks back over an edge subtracted.
+MATCH (a:Person)-[:KNOWS]-(b:Person)-[:KNOWS]-(c:Person) RETURN count(*) AS n
+---- ordered
+n
+30
+
+# A tree: the messages of the middle node multiply its paths.
+MATCH (a:Person)-[:KNOWS]->(b:Person)-[:KNOWS]->(c:Person), (b)<-[:HAS_CREATOR]-(m:Message) RETURN a.firstName AS name, count(*) AS n ORDER BY name
+---- ordered
+name|n
+Ann|5
+Bob|2
+Carl|1
+Dana|2
+Eve|2

@@ -1,0 +1,21 @@
+SELECT count(*)
+FROM City AS CityA
+JOIN City AS CityB
+  ON CityB.isPartOf_CountryId = CityA.isPartOf_CountryId
+JOIN City AS CityC
+  ON CityC.isPartOf_CountryId = CityA.isPartOf_CountryId
+JOIN Person AS PersonA
+  ON PersonA.isLocatedIn_CityId = CityA.CityId
+JOIN Person AS PersonB
+  ON PersonB.isLocatedIn_CityId = CityB.CityId
+JOIN Person AS PersonC
+  ON PersonC.isLocatedIn_CityId = CityC.CityId
+JOIN Person_knows_Person AS pkp1
+  ON pkp1.Person1Id = PersonA.PersonId
+ AND pkp1.Person2Id = PersonB.PersonId
+JOIN Person_knows_Person AS pkp2
+  ON pkp2.Person1Id = PersonB.PersonId
+ AND pkp2.Person2Id = PersonC.PersonId
+JOIN Person_knows_Person AS pkp3
+  ON pkp3.Person1Id = PersonC.PersonId
+ AND pkp3.Person2Id = PersonA.PersonId;

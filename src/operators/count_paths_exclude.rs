@@ -1,0 +1,259 @@
+//! The paths a hop and the next one of its arm exclude (`count_paths::Fold`), for
+//! `CountPathsExec`: counted and subtracted when counts are pushed back over the whole
+//! tables, skipped while walking forward from a few roots.
+//!
+//! With `x` the near node of the hop, `y` its far node and `z` the far node of the next hop,
+//! and `after[z]` the paths from `z` to the arm's end, the paths to subtract at `x` are
+//! - `z = x`: `after[x]` times the pairs of edges `x -> y -> x` (one per edge of the next hop
+//!   from `y` back to `x`: a binary search in `y`'s sorted run);
+//! - one relationship walked there and back: `after[x]` times the edges `x -> y` the next hop
+//!   walks back from `y`;
+//! - `z` adjacent to `x` by the absent hop: for every `x -> y`, the sum of `after[z]` over the
+//!   `z` common to `y`'s run and `x`'s run of the absent hop (sorted lists intersected).
+
+use super::cancel::Checkpoint;
+use super::count_paths_exec::{over_cores, passing, FoldSpec, HopSpec, Work};
+use crate::csr::matching_runs;
+use datafusion::common::Result;
+use std::collections::BTreeMap;
+
+/// A hop's far nodes per near node over its orientations, through edges passing its
+/// relationship filter, each run sorted by (node, edge row); one entry per edge (an
+/// undirected walk sees a self-loop once). A hop walked one way without a filter borrows
+/// its CSR's runs, which are sorted so.
+enum Runs<'a> {
+    Csr(&'a crate::csr::Csr),
+    Built {
+        offsets: Vec<usize>,
+        nodes: Vec<u32>,
+        rows: Vec<u32>,
+    },
+}
+
+impl<'a> Runs<'a> {
+    fn of(h: &'a HopSpec, work: &Work) -> Result<Self> {
+        let edge_ok = passing(&h.edge_filter, &h.data.edges, h.data.index.table_rows, work)?;
+        if let ([rev], None) = (h.orientations.as_slice(), &edge_ok) {
+            return Ok(Self::Csr(h.data.index.direction(*rev)));
+        }
+        let both = h.orientations.len() == 2;
+        let n = h.data.near_keys.len();
+        let mut offsets = Vec::with_capacity(n + 1);
+        offsets.push(0);
+        let mut pairs: Vec<(u32, u32)> = Vec::new();
+        for x in 0..n as u32 {
+            let start = pairs.len();
+            for (j, &rev) in h.orientations.iter().enumerate() {
+                let csr = h.data.index.direction(rev);
+                for e in csr.range(x) {
+                    let (y, row) = (csr.neighbors[e], csr.edge_rows[e]);
+                    let ok = edge_ok.as_ref().is_none_or(|ok| ok[row as usize]);
+                    if ok && !(both && j == 1 && y == x) {
+                        pairs.push((y, row));
+                    }
+                }
+            }
+            if both {
+                pairs[start..].sort_unstable();
+            }
+            work.tick(pairs.len() - start + 1)?;
+            offsets.push(pairs.len());
+        }
+        let (nodes, rows) = pairs.into_iter().unzip();
+        Ok(Self::Built {
+            offsets,
+            nodes,
+            rows,
+        })
+    }
+
+    /// The far nodes of `x` and the edge rows that reach them.
+    fn of_node(&self, x: u32) -> (&[u32], &[u32]) {
+        match self {
+            Self::Csr(c) => {
+                let r = c.range(x);
+                (&c.neighbors[r.clone()], &c.edge_rows[r])
+            }
+            Self::Built {
+                offsets,
+                nodes,
+                rows,
+            } => {
+                let r = offsets[x as usize]..offsets[x as usize + 1];
+                (&nodes[r.clone()], &rows[r])
+            }
+        }
+    }
+}
+
+/// The positions of `x` in the sorted `nodes`.
+fn positions_of(nodes: &[u32], x: u32) -> std::ops::Range<usize> {
+    nodes.partition_point(|&z| z < x)..nodes.partition_point(|&z| z <= x)
+}
+
+/// `v` (paths at the near nodes of `h`) less the paths `fold` excludes, `after` the paths
+/// at the far nodes of `next` (the hop after `h`).
+pub(super) fn subtract_excluded(
+    h: &HopSpec,
+    next: &HopSpec,
+    fold: &FoldSpec,
+    after: &[u64],
+    v: &mut [u64],
+    work: &mut Work,
+) -> Result<()> {
+    let mid = passing(
+        &h.target_filter,
+        &h.data.target,
+        h.data.far_keys.len(),
+        work,
+    )?;
+    let (here, there) = (Runs::of(h, work)?, Runs::of(next, work)?);
+    let absent = fold
+        .absent
+        .as_deref()
+        .map(|a| Runs::of(a, work))
+        .transpose()?;
+    let mid = mid.as_deref();
+    over_cores(v, work, |first, out, cp: &Checkpoint| {
+        let mut seen = 0;
+        for (i, slot) in out.iter_mut().enumerate() {
+            let x = (first + i) as u32;
+            let near = absent.as_ref().map(|a| a.of_node(x).0);
+            let (ys, rows) = here.of_node(x);
+            let mut excluded = 0u64;
+            for (&y, &row) in ys.iter().zip(rows) {
+                if mid.is_some_and(|ok| !ok[y as usize]) {
+                    continue;
+                }
+                let (zs, back_rows) = there.of_node(y);
+                seen += zs.len();
+                let back = positions_of(zs, x);
+                let pairs = match (fold.distinct_ends, fold.distinct_edges) {
+                    (true, _) => back.len(),
+                    (false, true) => back_rows[back].iter().filter(|&&r| r == row).count(),
+                    _ => 0,
+                };
+                let at_x = after.get(x as usize).copied().unwrap_or(0);
+                excluded = excluded.saturating_add(at_x.saturating_mul(pairs as u64));
+                if let Some(near) = near {
+                    matching_runs(zs, near, |i, ri, _, _| {
+                        let w = after[zs[i] as usize].saturating_mul(ri as u64);
+                        excluded = excluded.saturating_add(w);
+                    });
+                }
+            }
+            *slot = slot.saturating_sub(excluded);
+            cp.tick(ys.len() + 1)?;
+        }
+        Ok(seen)
+    })
+}
+
+/// Which of `ids` (rows or ordinals of `store`) pass `f`; all when there is none.
+fn mask_of(
+    f: &Option<super::csr_expand_exec::CompiledFilter>,
+    store: &crate::csr::TableColumns,
+    ids: impl Iterator<Item = u32>,
+) -> Result<Option<Vec<bool>>> {
+    f.as_ref()
+        .map(|f| f.mask(store, &arrow::array::UInt32Array::from_iter_values(ids)))
+        .transpose()
+}
+
+/// The far nodes and edge rows of `x` over hop `h` (one entry per edge, an undirected walk
+/// seeing a self-loop once), before filters.
+fn walks_from(h: &HopSpec, x: u32, out: &mut Vec<(u32, u32)>) {
+    let both = h.orientations.len() == 2;
+    for (j, &rev) in h.orientations.iter().enumerate() {
+        let csr = h.data.index.direction(rev);
+        for e in csr.range(x) {
+            let y = csr.neighbors[e];
+            if !(both && j == 1 && y == x) {
+                out.push((y, csr.edge_rows[e]));
+            }
+        }
+    }
+}
+
+/// Two hops walked forward from weighted nodes `cur` without the paths `fold` excludes: the
+/// far nodes of `next` reached, each with its number of paths (the filters of both hops and
+/// of the absent hop evaluated on the nodes and edges touched only; sorted by node).
+pub(super) fn step_pair(
+    h: &HopSpec,
+    next: &HopSpec,
+    fold: &FoldSpec,
+    cur: &[(u32, u64)],
+    work: &mut Work,
+) -> Result<Vec<(u32, u64)>> {
+    // (index into cur, y, edge row) for every edge of `h` walked.
+    let mut buf = Vec::new();
+    let mut firsts: Vec<(usize, u32, u32)> = Vec::new();
+    for (i, &(x, _)) in cur.iter().enumerate() {
+        buf.clear();
+        walks_from(h, x, &mut buf);
+        firsts.extend(buf.iter().map(|&(y, row)| (i, y, row)));
+        work.add(buf.len() + 1)?;
+    }
+    let edge_ok = mask_of(&h.edge_filter, &h.data.edges, firsts.iter().map(|f| f.2))?;
+    let node_ok = mask_of(&h.target_filter, &h.data.target, firsts.iter().map(|f| f.1))?;
+    let keep =
+        |k: usize| edge_ok.as_ref().is_none_or(|m| m[k]) && node_ok.as_ref().is_none_or(|m| m[k]);
+    // (index into firsts, z, edge row) for every edge of `next` walked after one of `h`.
+    let mut seconds: Vec<(usize, u32, u32)> = Vec::new();
+    for (k, &(_, y, _)) in firsts.iter().enumerate() {
+        if !keep(k) {
+            continue;
+        }
+        buf.clear();
+        walks_from(next, y, &mut buf);
+        seconds.extend(buf.iter().map(|&(z, row)| (k, z, row)));
+        work.add(buf.len() + 1)?;
+    }
+    let edge_ok = mask_of(
+        &next.edge_filter,
+        &next.data.edges,
+        seconds.iter().map(|s| s.2),
+    )?;
+    let node_ok = mask_of(
+        &next.target_filter,
+        &next.data.target,
+        seconds.iter().map(|s| s.1),
+    )?;
+    // The nodes adjacent to each start by the absent hop, sorted.
+    let near: Option<Vec<Vec<u32>>> = match fold.absent.as_deref() {
+        None => None,
+        Some(a) => {
+            let mut lists = Vec::with_capacity(cur.len());
+            for &(x, _) in cur {
+                buf.clear();
+                walks_from(a, x, &mut buf);
+                work.add(buf.len() + 1)?;
+                let ok = mask_of(&a.edge_filter, &a.data.edges, buf.iter().map(|w| w.1))?;
+                let mut zs: Vec<u32> = (buf.iter().enumerate())
+                    .filter(|(k, _)| ok.as_ref().is_none_or(|m| m[*k]))
+                    .map(|(_, w)| w.0)
+                    .collect();
+                zs.sort_unstable();
+                lists.push(zs);
+            }
+            Some(lists)
+        }
+    };
+    let mut ends: BTreeMap<u32, u64> = BTreeMap::new();
+    for (s, &(k, z, back)) in seconds.iter().enumerate() {
+        let (i, _, row) = firsts[k];
+        let (x, c) = cur[i];
+        let excluded = (fold.distinct_ends && z == x)
+            || (fold.distinct_edges && z == x && back == row)
+            || near
+                .as_ref()
+                .is_some_and(|n| n[i].binary_search(&z).is_ok())
+            || edge_ok.as_ref().is_some_and(|m| !m[s])
+            || node_ok.as_ref().is_some_and(|m| !m[s]);
+        if !excluded {
+            let slot = ends.entry(z).or_default();
+            *slot = slot.saturating_add(c);
+        }
+    }
+    Ok(ends.into_iter().collect())
+}
