@@ -102,13 +102,13 @@ fn parse_literal(py: Python<'_>, text: &str) -> PyResult<Py<PyAny>> {
     values::to_python(py, &v)
 }
 
-/// `gil_used = false`: on a free-threaded CPython (3.13t and later) importing the module leaves
-/// the GIL off. Its state is Rust's own synchronised types (the graph behind a read-write
-/// lock, prepared plans per thread, atomics), shared by Python threads with or without a GIL.
 /// The module's allocations, counted for the memory limit's backstop.
 #[global_allocator]
 static ALLOCATOR: cap::Cap<std::alloc::System> = cap::Cap::new(std::alloc::System, usize::MAX);
 
+/// `gil_used = false`: on a free-threaded CPython (3.13t and later) importing the module leaves
+/// the GIL off. Its state is Rust's own synchronised types (the graph behind a read-write
+/// lock, prepared plans per thread, atomics), shared by Python threads with or without a GIL.
 #[pymodule(gil_used = false)]
 fn _lance_csr(m: &Bound<'_, PyModule>) -> PyResult<()> {
     lance_csr::install_allocation_meter(|| ALLOCATOR.allocated());

@@ -84,6 +84,7 @@ fn folds_valid(arm: &[HopSpec]) -> bool {
                 && !loops(next)
                 && (!(f.distinct_ends || f.distinct_edges)
                     || same(&h.data.near_keys, &next.data.far_keys))
+                && (!f.distinct_edges || Arc::ptr_eq(&h.data.index, &next.data.index))
                 && absent_ok
         })
 }
@@ -344,11 +345,28 @@ impl Acc {
 pub(super) struct Work {
     edges: usize,
     cp: Checkpoint,
+    /// The backward counts of branches walked forward from many nodes, by the branch's
+    /// address (its hops live as long as the count), computed once per count.
+    branch_counts: Vec<(usize, Arc<Vec<u64>>)>,
 }
 
 impl Work {
     fn new(cp: Checkpoint) -> Self {
-        Self { edges: 0, cp }
+        Self {
+            cp,
+            ..Self::default()
+        }
+    }
+
+    /// The backward counts of `branch`, computed on first use.
+    fn branch_counts(&mut self, branch: &[HopSpec]) -> Result<Arc<Vec<u64>>> {
+        let key = branch.as_ptr() as usize;
+        if let Some((_, c)) = self.branch_counts.iter().find(|b| b.0 == key) {
+            return Ok(c.clone());
+        }
+        let counts = Arc::new(arm_counts(branch, self)?);
+        self.branch_counts.push((key, counts.clone()));
+        Ok(counts)
     }
 
     /// `edges` more looked at.
@@ -462,7 +480,7 @@ fn forward_branches(
                 )?);
             }
         } else {
-            let counts = arm_counts(b, work)?;
+            let counts = work.branch_counts(b)?;
             for slot in cur.iter_mut() {
                 slot.1 = slot.1.saturating_mul(counts[slot.0 as usize]);
             }
@@ -822,6 +840,7 @@ fn forward_count(
             k += 1;
             continue;
         };
+        work.tick(cur.len())?;
         let pairs: u64 = cur
             .iter()
             .flat_map(|&(x, _)| {

@@ -245,6 +245,11 @@ struct Conditions<'a> {
 impl<'a> Conditions<'a> {
     /// The counting hops whose count must be zero: edges that must be absent.
     fn absent(&self) -> Option<Vec<&'a CsrExpand>> {
+        // A zero required of any other column is a filter the count would drop.
+        let counted = |z: &String| self.closing.iter().any(|n| n.count.as_ref() == Some(z));
+        if !self.zero.iter().all(counted) {
+            return None;
+        }
         let mut out = Vec::new();
         for n in &self.closing {
             let count = n.count.as_ref()?;

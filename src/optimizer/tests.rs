@@ -609,10 +609,12 @@ fn factorize_subtracts_paths_closed_by_an_absent_edge() {
 
 #[test]
 fn factorize_leaves_conditions_it_cannot_subtract_alone() {
-    // Neighbours that must differ (one hop apart), and a property inequality.
+    // Neighbours that must differ (one hop apart), a property inequality, a zero required
+    // of a property (not of an absent edge's count).
     for cond in [
         col("a__id").not_eq(col("b__id")),
         col("b__age").not_eq(col("c__age")),
+        col("c__age").eq(lit(0i64)),
     ] {
         let plan = counted(
             LogicalPlanBuilder::from(undirected_two_hops())

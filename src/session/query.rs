@@ -266,7 +266,6 @@ impl Graph {
             Output = Result<(Vec<String>, SchemaRef, Arc<dyn ExecutionPlan>)>,
         >,
     ) -> Result<ResultStream> {
-        let watched = crate::operators::backstop::BACKSTOP.watch(self.options.memory_limit);
         let deadline = self
             .options
             .timeout
@@ -278,6 +277,9 @@ impl Graph {
             Ok((columns, schema, stream, physical))
         });
         let (columns, schema, stream, _physical) = start.await?;
+        // Watched from here: what planning loaded (columns kept for later queries) is not the
+        // query's.
+        let watched = crate::operators::backstop::BACKSTOP.watch(self.options.memory_limit);
         Ok(ResultStream {
             columns,
             schema,
@@ -285,7 +287,7 @@ impl Graph {
             deadline,
             timeout: self.options.timeout,
             memory_limit: self.options.memory_limit,
-            _watched: watched,
+            watched,
             #[cfg(feature = "distributed")]
             job: self
                 .cluster

@@ -12,7 +12,7 @@ pub struct ResultStream {
     pub(super) timeout: Option<std::time::Duration>,
     pub(super) memory_limit: Option<usize>,
     /// The memory backstop's watch of the query, for as long as its stream lives.
-    pub(super) _watched: Option<crate::operators::backstop::Watched>,
+    pub(super) watched: Option<crate::operators::backstop::Watched>,
     /// The cluster job behind the stream, cancelled if the stream ends early.
     #[cfg(feature = "distributed")]
     pub(super) job: Option<crate::distributed::cluster::JobGuard>,
@@ -49,10 +49,19 @@ impl ResultStream {
             }
             _ => self.stream.next().await,
         };
-        let next = next
+        let mut next = next
             .transpose()
-            .and_then(|b| crate::operators::backstop::check().map(|()| b))
             .map_err(|e| memory_error(self.memory_limit, e));
+        // Between batches, the memory backstop: past it, the query's plan is dropped at once.
+        if let (Ok(Some(_)), Err(e)) = (&next, crate::operators::backstop::check()) {
+            let empty = datafusion::physical_plan::EmptyRecordBatchStream::new(self.schema.clone());
+            self.stream = Box::pin(empty);
+            next = Err(memory_error(self.memory_limit, e));
+        }
+        // An ended query is no longer watched, whether or not its stream is kept.
+        if !matches!(next, Ok(Some(_))) {
+            self.watched = None;
+        }
         #[cfg(feature = "distributed")]
         if matches!(next, Ok(None) | Err(_)) {
             if let Some(j) = self.job.as_mut() {
