@@ -469,15 +469,12 @@ fn forward_branches(
     work: &mut Work,
 ) -> Result<Vec<(u32, u64)>> {
     for b in &h.branches {
-        if cur.len() <= FORWARD_ROOTS {
+        let starts = cur.len();
+        if starts <= FORWARD_ROOTS {
             let mut suffixes = Vec::new();
             for slot in cur.iter_mut() {
-                slot.1 = slot.1.saturating_mul(forward_count(
-                    b,
-                    vec![(slot.0, 1)],
-                    work,
-                    &mut suffixes,
-                )?);
+                let paths = forward_count(b, vec![(slot.0, 1)], work, &mut suffixes, starts)?;
+                slot.1 = slot.1.saturating_mul(paths);
             }
         } else {
             let counts = work.branch_counts(b)?;
@@ -721,10 +718,16 @@ fn per_root(
         for &r in &live {
             let mut counts = Vec::with_capacity(arms.len());
             let mut ends = Vec::with_capacity(arms.len());
-            for (arm, suffixes) in arms.iter().zip(&mut suffixes) {
-                // An arm that excludes paths has no values: only its count is wanted.
-                if arm.iter().any(|h| h.fold.is_some()) {
-                    counts.push(forward_count(arm, vec![(r, 1)], work, suffixes)?);
+            for (a, (arm, suffixes)) in arms.iter().zip(&mut suffixes).enumerate() {
+                // Only the count of an arm without values is wanted.
+                if values.iter().all(|v| v.arm != a) {
+                    counts.push(forward_count(
+                        arm,
+                        vec![(r, 1)],
+                        work,
+                        suffixes,
+                        live.len(),
+                    )?);
                     ends.push(Vec::new());
                     if counts.last() == Some(&0) {
                         break;
@@ -821,54 +824,70 @@ fn forward(hops: &[HopSpec], start: Vec<(u32, u64)>, work: &mut Work) -> Result<
 /// The backward counts of an arm's hops from position `k` on, computed once per count.
 type Suffixes = Vec<(usize, Vec<u64>)>;
 
-/// Paths along `hops`, some of which exclude paths, from weighted start nodes: walked
-/// forward, a pair of hops around an exclusion walked pair by pair while that is cheaper
-/// than counting the rest of the arm backwards over whole tables, else finished with those
-/// backward counts (kept in `suffixes` for the next start).
+/// Edges a backward count over `hops` (and the branches hanging from them) looks at.
+fn backward_cost(hops: &[HopSpec]) -> u64 {
+    hops.iter()
+        .map(|h| {
+            let walks = h.data.index.out.neighbors.len() * h.orientations.len();
+            let branches: u64 = h.branches.iter().map(|b| backward_cost(b)).sum();
+            (walks as u64).saturating_mul(h.lengths.1.max(1)) + branches
+        })
+        .sum()
+}
+
+/// Paths along `hops` from weighted start nodes, one of `starts` counted alike: walked
+/// forward hop by hop (a pair of hops around an exclusion pair by pair) while the edges ahead
+/// cost less than this start's share of counting the rest of the arm backwards over whole
+/// tables, else finished with those backward counts (kept in `suffixes` for the next start).
 fn forward_count(
     hops: &[HopSpec],
     start: Vec<(u32, u64)>,
     work: &mut Work,
     suffixes: &mut Suffixes,
+    starts: usize,
 ) -> Result<u64> {
     let mut cur = start;
     let mut k = 0;
     while k < hops.len() {
         let h = &hops[k];
-        let Some(fold) = &h.fold else {
-            cur = forward(&hops[k..=k], cur, work)?;
-            k += 1;
-            continue;
-        };
         work.tick(cur.len())?;
-        let pairs: u64 = cur
-            .iter()
-            .flat_map(|&(x, _)| {
-                h.orientations.iter().flat_map(move |&rev| {
-                    let csr = h.data.index.direction(rev);
-                    csr.range(x).map(move |e| csr.neighbors[e])
+        let ahead: u64 = match &h.fold {
+            // The pairs of edges around the exclusion.
+            Some(_) => cur
+                .iter()
+                .flat_map(|&(x, _)| {
+                    h.orientations.iter().flat_map(move |&rev| {
+                        let csr = h.data.index.direction(rev);
+                        csr.range(x).map(move |e| csr.neighbors[e])
+                    })
                 })
-            })
-            .map(|y| degree(&hops[k + 1], y))
-            .sum();
-        let backwards: u64 = (hops[k..].iter())
-            .map(|h| (h.data.index.out.neighbors.len() * h.orientations.len()) as u64)
-            .sum();
-        if pairs <= backwards {
-            cur = super::count_paths_exclude::step_pair(h, &hops[k + 1], fold, &cur, work)?;
-            cur = forward_branches(&hops[k + 1], cur, work)?;
-            k += 2;
-            continue;
+                .map(|y| degree(&hops[k + 1], y))
+                .sum(),
+            None => cur.iter().map(|&(x, _)| degree(h, x)).sum::<u64>() * h.lengths.1.max(1),
+        };
+        let share = backward_cost(&hops[k..]) / starts.max(1) as u64;
+        if ahead > share {
+            if !suffixes.iter().any(|s| s.0 == k) {
+                let counts = arm_counts(&hops[k..], work)?;
+                suffixes.push((k, counts));
+            }
+            let (_, counts) = suffixes.iter().find(|s| s.0 == k).expect("just computed");
+            let paths = cur
+                .iter()
+                .map(|&(x, c)| c.saturating_mul(counts[x as usize]));
+            return Ok(paths.fold(0, u64::saturating_add));
         }
-        if !suffixes.iter().any(|s| s.0 == k) {
-            let counts = arm_counts(&hops[k..], work)?;
-            suffixes.push((k, counts));
+        match &h.fold {
+            Some(fold) => {
+                cur = super::count_paths_exclude::step_pair(h, &hops[k + 1], fold, &cur, work)?;
+                cur = forward_branches(&hops[k + 1], cur, work)?;
+                k += 2;
+            }
+            None => {
+                cur = forward(&hops[k..=k], cur, work)?;
+                k += 1;
+            }
         }
-        let (_, counts) = suffixes.iter().find(|s| s.0 == k).expect("just computed");
-        let paths = cur
-            .iter()
-            .map(|&(x, c)| c.saturating_mul(counts[x as usize]));
-        return Ok(paths.fold(0, u64::saturating_add));
     }
     Ok(cur.iter().map(|e| e.1).fold(0, u64::saturating_add))
 }
@@ -1499,7 +1518,7 @@ mod core_tests {
                     let forwards: Vec<u64> = (0..n as u32)
                         .map(|x| {
                             let w = &mut Work::default();
-                            forward_count(&hops, vec![(x, 1)], w, &mut suffixes).unwrap()
+                            forward_count(&hops, vec![(x, 1)], w, &mut suffixes, 1).unwrap()
                         })
                         .collect();
                     assert_eq!(forwards, want, "forwards: {what}");
@@ -1507,7 +1526,7 @@ mod core_tests {
                         (0..n as u32).map(|x| (x, 1 + x as u64)).collect();
                     let weighted: u64 = (0..n as usize).map(|x| want[x] * (1 + x as u64)).sum();
                     let w = &mut Work::default();
-                    let all = forward_count(&hops, starts, w, &mut Vec::new()).unwrap();
+                    let all = forward_count(&hops, starts, w, &mut Vec::new(), 1).unwrap();
                     assert_eq!(all, weighted, "all forwards: {what}");
                 }
             }
