@@ -15,6 +15,7 @@ mod index;
 mod ldbc;
 mod limit;
 mod limits;
+mod lsqb;
 mod optimizer;
 mod probes;
 mod shortest;
