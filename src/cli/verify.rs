@@ -969,6 +969,35 @@ fn value_aggregate(rng: &mut Rng, var: &str, props: &[Prop]) -> Option<String> {
 /// nodes, sums, averages and extremes of the far node's properties, summed per property),
 /// counts and values over a variable-length hop within one label, triangles, 4-cycles,
 /// diamonds and 4-cliques (any directions, one label's types), counted or as rows.
+/// A relationship type between nodes of one label, picked at random: the label, every type
+/// between its nodes, the picked type and three hops (the first of the picked type, each walked
+/// a random way).
+#[allow(clippy::type_complexity)]
+fn within_label(rng: &mut Rng, s: &Schema) -> Option<(String, Vec<String>, String, [String; 3])> {
+    let within: Vec<&(String, String, String, Vec<Prop>)> =
+        s.rels.iter().filter(|x| x.1 == x.2).collect();
+    if within.is_empty() {
+        return None;
+    }
+    let (t1, lab, _, _) = (*rng.pick(&within)).clone();
+    let same: Vec<String> = (within.into_iter())
+        .filter(|x| x.1 == lab)
+        .map(|x| x.0.clone())
+        .collect();
+    let (t2, t3) = (rng.pick(&same).clone(), rng.pick(&same).clone());
+    let hops = [any_way(rng, &t1), any_way(rng, &t2), any_way(rng, &t3)];
+    Some((lab, same, t1, hops))
+}
+
+/// A hop of type `t`, walked out, in or either way at random.
+fn any_way(rng: &mut Rng, t: &str) -> String {
+    match *rng.pick(&["->", "<-", "-"]) {
+        "->" => format!("-[:`{t}`]->"),
+        "<-" => format!("<-[:`{t}`]-"),
+        _ => format!("-[:`{t}`]-"),
+    }
+}
+
 fn whole_graph(
     rng: &mut Rng,
     s: &Schema,
@@ -1023,20 +1052,7 @@ fn whole_graph(
         // A chain within a label whose ends two hops apart must differ or not be adjacent
         // (counted by subtracting the excluded paths), then maybe a hop out of the label.
         5 => {
-            let within: Vec<&(String, String, String, Vec<Prop>)> =
-                s.rels.iter().filter(|x| x.1 == x.2).collect();
-            if within.is_empty() {
-                return None;
-            }
-            let (t1, lab, _, _) = (*rng.pick(&within)).clone();
-            let same: Vec<_> = within.into_iter().filter(|x| x.1 == lab).collect();
-            let (t2, t3) = (rng.pick(&same).0.clone(), rng.pick(&same).0.clone());
-            let hop = |rng: &mut Rng, t: &str| match dir(rng) {
-                "->" => format!("-[:`{t}`]->"),
-                "<-" => format!("<-[:`{t}`]-"),
-                _ => format!("-[:`{t}`]-"),
-            };
-            let (h1, h2, h3) = (hop(rng, &t1), hop(rng, &t2), hop(rng, &t3));
+            let (lab, _, _, [h1, h2, h3]) = within_label(rng, s)?;
             let out = match s.rels.iter().find(|x| x.1 == lab && x.2 != lab) {
                 Some((t, _, to, _)) if rng.chance(50) => format!("-[:`{t}`]->(d:`{to}`)"),
                 _ => String::new(),
@@ -1119,26 +1135,12 @@ fn whole_graph(
         }
         _ => {
             // A triangle over types between one label.
-            let within: Vec<&(String, String, String, Vec<Prop>)> =
-                s.rels.iter().filter(|x| x.1 == x.2).collect();
-            if within.is_empty() {
-                return None;
-            }
-            let (t1, lab, _, _) = (*rng.pick(&within)).clone();
-            // Every hop a type of that label.
-            let same: Vec<_> = within.into_iter().filter(|x| x.1 == lab).collect();
-            let (t2, t3) = (rng.pick(&same).0.clone(), rng.pick(&same).0.clone());
-            let hop = |rng: &mut Rng, t: &str| match dir(rng) {
-                "->" => format!("-[:`{t}`]->"),
-                "<-" => format!("<-[:`{t}`]-"),
-                _ => format!("-[:`{t}`]-"),
-            };
-            let (h1, h2, h3) = (hop(rng, &t1), hop(rng, &t2), hop(rng, &t3));
+            let (lab, same, t1, [h1, h2, h3]) = within_label(rng, s)?;
             let props = s.labels.get(&lab).cloned().unwrap_or_default();
             let w = filter(rng, "b", &props);
-            let t4 = rng.pick(&same).0.clone();
-            let h4 = hop(rng, &t4);
-            let (h5, h6) = (hop(rng, &t4), hop(rng, &t1));
+            let t4 = rng.pick(&same).clone();
+            let h4 = any_way(rng, &t4);
+            let (h5, h6) = (any_way(rng, &t4), any_way(rng, &t1));
             let cycle = match rng.below(4) {
                 // A 4-clique: its last node adjacent to three bound ones.
                 3 => format!(

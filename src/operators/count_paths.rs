@@ -95,16 +95,7 @@ impl Fold {
             parts.push("edges differ".to_string());
         }
         if let Some(h) = &self.absent {
-            let mut s = format!("no {}", h.rel_type);
-            if h.orientations.len() == 2 {
-                s.push_str(" (both)");
-            } else if h.orientations[0] {
-                s.push_str(" (in)");
-            }
-            if let Some(p) = &h.edge_filter {
-                s.push_str(&format!(" edge_filter={p}"));
-            }
-            parts.push(s);
+            parts.push(format!("no {}", explain_hop(h)));
         }
         format!(" then [{}]", parts.join(", "))
     }
@@ -306,36 +297,36 @@ impl CountPaths {
     }
 }
 
-/// An arm as EXPLAIN shows it: each hop's type, direction, filters, exclusions, branches.
+/// A hop as EXPLAIN shows it: its type, direction, filters, exclusions, branches.
+fn explain_hop(h: &CountHop) -> String {
+    let mut s = h.rel_type.clone();
+    if h.lengths != (1, 1) {
+        s.push_str(&format!("*{}..{}", h.lengths.0, h.lengths.1));
+    }
+    if h.orientations.len() == 2 {
+        s.push_str(" (both)");
+    } else if h.orientations[0] {
+        s.push_str(" (in)");
+    }
+    if let Some(p) = &h.target_filter {
+        s.push_str(&format!(" filter={p}"));
+    }
+    if let Some(p) = &h.edge_filter {
+        s.push_str(&format!(" edge_filter={p}"));
+    }
+    if let Some(f) = &h.fold {
+        s.push_str(&f.describe());
+    }
+    if !h.branches.is_empty() {
+        let b: Vec<String> = h.branches.iter().map(|a| explain_arm(a)).collect();
+        s.push_str(&format!(" with {}", b.join(", ")));
+    }
+    s
+}
+
+/// An arm as EXPLAIN shows it.
 fn explain_arm(hops: &[CountHop]) -> String {
-    let hops: Vec<String> = hops
-        .iter()
-        .map(|h| {
-            let mut s = h.rel_type.clone();
-            if h.lengths != (1, 1) {
-                s.push_str(&format!("*{}..{}", h.lengths.0, h.lengths.1));
-            }
-            if h.orientations.len() == 2 {
-                s.push_str(" (both)");
-            } else if h.orientations[0] {
-                s.push_str(" (in)");
-            }
-            if let Some(p) = &h.target_filter {
-                s.push_str(&format!(" filter={p}"));
-            }
-            if let Some(p) = &h.edge_filter {
-                s.push_str(&format!(" edge_filter={p}"));
-            }
-            if let Some(f) = &h.fold {
-                s.push_str(&f.describe());
-            }
-            if !h.branches.is_empty() {
-                let b: Vec<String> = h.branches.iter().map(|a| explain_arm(a)).collect();
-                s.push_str(&format!(" with {}", b.join(", ")));
-            }
-            s
-        })
-        .collect();
+    let hops: Vec<String> = hops.iter().map(explain_hop).collect();
     format!("[{}]", hops.join(", "))
 }
 

@@ -36,24 +36,18 @@ impl<'a> Runs<'a> {
         if let ([rev], None) = (h.orientations.as_slice(), &edge_ok) {
             return Ok(Self::Csr(h.data.index.direction(*rev)));
         }
-        let both = h.orientations.len() == 2;
         let n = h.data.near_keys.len();
         let mut offsets = Vec::with_capacity(n + 1);
         offsets.push(0);
         let mut pairs: Vec<(u32, u32)> = Vec::new();
+        let mut walked = Vec::new();
         for x in 0..n as u32 {
             let start = pairs.len();
-            for (j, &rev) in h.orientations.iter().enumerate() {
-                let csr = h.data.index.direction(rev);
-                for e in csr.range(x) {
-                    let (y, row) = (csr.neighbors[e], csr.edge_rows[e]);
-                    let ok = edge_ok.as_ref().is_none_or(|ok| ok[row as usize]);
-                    if ok && !(both && j == 1 && y == x) {
-                        pairs.push((y, row));
-                    }
-                }
-            }
-            if both {
+            walked.clear();
+            walks_from(h, x, &mut walked);
+            let ok = |w: &&(u32, u32)| edge_ok.as_ref().is_none_or(|ok| ok[w.1 as usize]);
+            pairs.extend(walked.iter().filter(ok));
+            if h.orientations.len() == 2 {
                 pairs[start..].sort_unstable();
             }
             work.tick(pairs.len() - start + 1)?;
