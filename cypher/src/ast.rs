@@ -72,6 +72,11 @@ pub struct Match {
     pub optional: bool,
     pub patterns: Vec<PathPattern>,
     pub where_: Option<Expr>,
+    /// Which relationships must differ from each other (relationship uniqueness). `None`,
+    /// as parsed: every relationship of the clause. `Some(groups)`: only relationships whose
+    /// variables are in one group; a MATCH that several consecutive MATCHes were merged into
+    /// keeps each one's uniqueness so.
+    pub unique_within: Option<Vec<Vec<String>>>,
     pub span: Span,
 }
 
@@ -82,6 +87,7 @@ impl Match {
             optional: false,
             patterns: vec![p.clone()],
             where_: filter.cloned(),
+            unique_within: None,
             span: p.span,
         }
     }

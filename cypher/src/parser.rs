@@ -530,6 +530,7 @@ impl<'a> Parser<'a> {
             optional,
             patterns,
             where_,
+            unique_within: None,
             span: self.span_from(start),
         })
     }
@@ -1585,6 +1586,7 @@ impl<'a> Parser<'a> {
                     optional: false,
                     patterns,
                     where_,
+                    unique_within: None,
                     span,
                 })],
                 span,

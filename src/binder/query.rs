@@ -83,6 +83,17 @@ pub(crate) fn bind(
 ) -> Result<BoundQuery> {
     let mut q = q.clone();
     super::names::escape_query(&mut q);
+    bind_escaped(catalog, lenient, q, params)
+}
+
+/// As [`bind`], for a query whose names are escaped already (one a rewrite made of a bound
+/// query's).
+pub(crate) fn bind_escaped(
+    catalog: &Catalog,
+    lenient: bool,
+    q: ast::Query,
+    params: &BTreeMap<String, Value>,
+) -> Result<BoundQuery> {
     let b = bind_query(catalog, lenient, &q, params).map_err(super::names::unescape_error)?;
     Ok(BoundQuery {
         query: q,

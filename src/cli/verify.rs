@@ -1022,7 +1022,34 @@ fn whole_graph(
         return None;
     }
     let pa = rng.pick(from_props).name.clone();
-    Some(match rng.below(7) {
+    Some(match rng.below(8) {
+        // Nodes of one label attached to one node of another and adjacent among themselves
+        // (a path or a triangle), each part its own MATCH, in any order: the clauses are one
+        // join problem, their relationships unique within each clause only.
+        7 => {
+            let (lab, _, _, [h1, h2, h3]) = within_label(rng, s)?;
+            let (ta, _, shared, _) = s.rels.iter().find(|x| x.1 == lab && x.2 != lab).cloned()?;
+            let n = 2 + rng.below(2);
+            let mut clauses = vec![format!("MATCH (x:`{shared}`)")];
+            clauses.extend((0..n).map(|i| format!("MATCH (p{i}:`{lab}`)-[:`{ta}`]->(x)")));
+            clauses.push(match n {
+                2 => format!("MATCH (p0){h1}(p1)"),
+                _ => format!("MATCH (p0){h1}(p1){h2}(p2){h3}(p0)"),
+            });
+            for i in (1..clauses.len()).rev() {
+                let j = rng.below(i + 1);
+                clauses.swap(i, j);
+            }
+            let shared_props = s.labels.get(&shared).cloned().unwrap_or_default();
+            match shared_props.first() {
+                Some(p) if rng.chance(40) => format!(
+                    "{} RETURN x.{} AS x, count(*) AS n ORDER BY x, n",
+                    clauses.join(" "),
+                    p.name
+                ),
+                _ => format!("{} RETURN count(*) AS n", clauses.join(" ")),
+            }
+        }
         // A tree: hops out of `b` (either side of their types) besides the one into it,
         // maybe one more from a node reached, counted in total or per `a`.
         6 => {
@@ -1260,7 +1287,41 @@ fn whole_graph_query(rng: &mut Rng, s: &Schema) -> Option<String> {
     };
     let from_props = s.labels.get(&from).cloned().unwrap_or_default();
     let to_props = s.labels.get(&to).cloned().unwrap_or_default();
-    whole_graph(rng, s, (&t, &from, &to), &from_props, &to_props)
+    let q = whole_graph(rng, s, (&t, &from, &to), &from_props, &to_props)?;
+    Some(match rng.chance(30) {
+        true => consecutive_matches(&q),
+        false => q,
+    })
+}
+
+/// `q` with the comma-separated patterns of its first MATCH written as consecutive MATCH
+/// clauses (its WHERE on the last): the same rows but for relationship uniqueness, which
+/// then holds within each clause only.
+fn consecutive_matches(q: &str) -> String {
+    let Some(start) = q.find("MATCH ") else {
+        return q.to_string();
+    };
+    let mut out = q[..start].to_string();
+    let mut depth = 0i32;
+    let mut ended = false;
+    let rest = &q[start..];
+    for (i, c) in rest.char_indices() {
+        match c {
+            '(' | '[' | '{' => depth += 1,
+            ')' | ']' | '}' => depth -= 1,
+            _ => {}
+        }
+        ended |= depth == 0
+            && [" WHERE ", " RETURN ", " WITH "]
+                .iter()
+                .any(|k| rest[i..].starts_with(k));
+        if !ended && depth == 0 && c == ',' && rest[i + 1..].starts_with(" (") {
+            out.push_str(" MATCH");
+        } else {
+            out.push(c);
+        }
+    }
+    out
 }
 
 fn next_query(rng: &mut Rng, s: &Schema) -> Option<String> {
@@ -1936,4 +1997,22 @@ async fn vector_searches(on: &Graph, off: &Graph, seed: u64, report: &mut Report
         report.searches = Some((searches, found as f64 / wanted.max(1) as f64));
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_matchs_patterns_become_consecutive_matches() {
+        assert_eq!(
+            consecutive_matches(
+                "MATCH (a:`P`)-[:`K`]-(b), (b)-[:`K`]->(c {x: 1, y: 2}) WHERE a.x IN [1, 2] \
+                 RETURN a, count(*)"
+            ),
+            "MATCH (a:`P`)-[:`K`]-(b) MATCH (b)-[:`K`]->(c {x: 1, y: 2}) WHERE a.x IN [1, 2] \
+             RETURN a, count(*)"
+        );
+        assert_eq!(consecutive_matches("RETURN 1, (2)"), "RETURN 1, (2)");
+    }
 }

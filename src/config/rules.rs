@@ -32,6 +32,7 @@ pub enum Rule {
     PushCsrTargetFilters,
     PruneCsrTargetColumns,
     Reroot,
+    MergeMatches,
     VarLengthDistinctEnds,
     FactorizeCounts,
     IntersectCycles,
@@ -45,10 +46,11 @@ pub enum Rule {
 
 impl Rule {
     /// Every rule, in the order of [`RuleSwitches::NAMES`].
-    pub const ALL: [Rule; 12] = [
+    pub const ALL: [Rule; 13] = [
         Rule::PushCsrTargetFilters,
         Rule::PruneCsrTargetColumns,
         Rule::Reroot,
+        Rule::MergeMatches,
         Rule::VarLengthDistinctEnds,
         Rule::FactorizeCounts,
         Rule::IntersectCycles,
@@ -99,6 +101,9 @@ pub struct RuleSwitches {
     pub prune_csr_target_columns: bool,
     /// Graph rewrite: start each MATCH at its most selective node.
     pub reroot: bool,
+    /// Graph rewrite: consecutive MATCH clauses planned as one pattern (one join problem),
+    /// relationship uniqueness kept per clause.
+    pub merge_matches: bool,
     /// Traverse breadth-first when only distinct end nodes are needed.
     pub var_length_distinct_ends: bool,
     /// Compute `count(*)` of hop chains from per-node counts.
@@ -126,6 +131,7 @@ impl RuleSwitches {
         "push_csr_target_filters",
         "prune_csr_target_columns",
         "reroot",
+        "merge_matches",
         "var_length_distinct_ends",
         "factorize_counts",
         "intersect_cycles",
@@ -149,6 +155,7 @@ impl RuleSwitches {
             Rule::PushCsrTargetFilters => &mut self.push_csr_target_filters,
             Rule::PruneCsrTargetColumns => &mut self.prune_csr_target_columns,
             Rule::Reroot => &mut self.reroot,
+            Rule::MergeMatches => &mut self.merge_matches,
             Rule::VarLengthDistinctEnds => &mut self.var_length_distinct_ends,
             Rule::FactorizeCounts => &mut self.factorize_counts,
             Rule::IntersectCycles => &mut self.intersect_cycles,
@@ -168,6 +175,7 @@ impl RuleSwitches {
             push_csr_target_filters: false,
             prune_csr_target_columns: false,
             reroot: false,
+            merge_matches: false,
             var_length_distinct_ends: false,
             factorize_counts: false,
             intersect_cycles: false,
@@ -187,6 +195,7 @@ impl Default for RuleSwitches {
             push_csr_target_filters: true,
             prune_csr_target_columns: true,
             reroot: true,
+            merge_matches: true,
             var_length_distinct_ends: true,
             factorize_counts: true,
             intersect_cycles: true,

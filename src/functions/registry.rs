@@ -177,6 +177,12 @@ pub(crate) fn lookup(lname: &str) -> Option<&'static ScalarFn> {
     SCALAR_FUNCTIONS.iter().find(|f| f.names.contains(&lname))
 }
 
+/// Whether the function named `name` gives a new value at every call (`rand()`): an
+/// expression calling it means something else evaluated once per row of another pattern.
+pub(crate) fn is_volatile(name: &str) -> bool {
+    name.eq_ignore_ascii_case("rand")
+}
+
 /// A negative start or length is an error, not a count from the end.
 fn non_negative(e: Expr) -> Expr {
     CypherFn::NonNegative.call(vec![cast(e, DataType::Int64)])

@@ -1256,7 +1256,7 @@ mod tests {
         let p = optimized("MATCH (a:Person)-[:KNOWS]->(b:Person)-[:KNOWS]->(c:Person)-[:KNOWS]->(a) RETURN count(*)");
         insta::assert_snapshot!(p, @r"
         Projection: __agg0 AS count(*)
-          CountPaths: key=a__id, arms=[[KNOWS] closed by [KNOWS (in)], [KNOWS (in)]] -> __agg0
+          CountPaths: key=a__id, arms=[[KNOWS, KNOWS] closed by [KNOWS]] -> __agg0
             Projection: node_Person.id AS a__id
               TableScan: node_Person projection=[id]
         ");

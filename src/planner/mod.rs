@@ -501,7 +501,7 @@ mod tests {
             "MATCH (a:Person)-[:KNOWS]->(b:Person)-[:KNOWS]->(a) RETURN a.id",
             Mode::Csr,
         );
-        assert!(p.contains(", close=b__id,"), "{p}");
+        assert!(p.contains(", close=a__id,"), "{p}");
         // Undirected hops walk both directions of one index.
         let p = plan_in(
             "MATCH (a:Person {id: 1})-[:KNOWS]-(b) RETURN b.id",

@@ -321,7 +321,7 @@ impl<'c> Lowerer<'c> {
                 }
             }
         }
-        let mut preds = acc.uniqueness();
+        let mut preds = acc.uniqueness(m.unique_within.as_deref());
         if acc.unsatisfiable {
             preds.push(lit(false));
         }
@@ -648,15 +648,22 @@ struct MatchPreds {
 }
 
 impl MatchPreds {
-    /// The collected predicates plus relationship uniqueness within the clause: between
-    /// single relationships of one table, and between variable-length lists (edge ids with
-    /// their table, see `encode_eid`) and single relationships / other lists.
-    fn uniqueness(&mut self) -> Vec<Expr> {
+    /// The collected predicates plus relationship uniqueness within the clause (or within
+    /// each of `groups`, by variable: see `ast::Match::unique_within`): between single
+    /// relationships of one table, and between variable-length lists (edge ids with their
+    /// table, see `encode_eid`) and single relationships / other lists.
+    fn uniqueness(&mut self, groups: Option<&[Vec<String>]>) -> Vec<Expr> {
+        let together = |a: &str, b: &str| {
+            groups.is_none_or(|gs| {
+                gs.iter()
+                    .any(|g| g.iter().any(|v| v == a) && g.iter().any(|v| v == b))
+            })
+        };
         let mut preds = std::mem::take(&mut self.preds);
         let rels = &self.rels;
         for i in 0..rels.len() {
             for j in i + 1..rels.len() {
-                if rels[i].0 == rels[j].0 {
+                if rels[i].0 == rels[j].0 && together(&rels[i].1, &rels[j].1) {
                     preds.push(col(&eid_col(&rels[i].1)).not_eq(col(&eid_col(&rels[j].1))));
                 }
             }
@@ -664,13 +671,13 @@ impl MatchPreds {
         for (k, (tables, pl)) in self.lists.iter().enumerate() {
             let list = col(&eids_col(pl));
             for (r, p) in rels {
-                if tables.contains(r) {
+                if tables.contains(r) && together(pl, p) {
                     let id = col(&eid_col(p)) + lit(encode_eid(*r, 0));
                     preds.push(Expr::Not(Box::new(nf::array_has(list.clone(), id))));
                 }
             }
             for (t2, p2) in &self.lists[k + 1..] {
-                if tables.iter().any(|t| t2.contains(t)) {
+                if tables.iter().any(|t| t2.contains(t)) && together(pl, p2) {
                     preds.push(Expr::Not(Box::new(nf::array_has_any(
                         list.clone(),
                         col(&eids_col(p2)),

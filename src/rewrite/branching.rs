@@ -172,7 +172,7 @@ mod tests {
     #[test]
     fn a_several_label_variable_branches_again_when_matched() {
         let e = branches(
-            "MATCH (t:Tag {id: 300})<-[:HAS_TAG]-(x) MATCH (x)-[:HAS_CREATOR]->(p:Person) RETURN p.id",
+            "MATCH (t:Tag {id: 300})<-[:HAS_TAG]-(x) WITH x MATCH (x)-[:HAS_CREATOR]->(p:Person) RETURN p.id",
         );
         // Forums have no creator: the second MATCH keeps the comment and post branches.
         assert!(

@@ -258,6 +258,7 @@ impl Walk<'_> {
                     optional: false,
                     patterns: rest,
                     where_: None,
+                    unique_within: m.unique_within.clone(),
                     span: m.span,
                 };
                 Some(Box::new(self.plan(&m, self.options.reroot, None)?))
@@ -343,6 +344,7 @@ impl Walk<'_> {
                     span: n.span,
                 }],
                 where_: None,
+                unique_within: None,
                 span: p.span,
             };
             ends.push(self.plan(&m, self.options.reroot, None)?);
@@ -360,6 +362,7 @@ impl Walk<'_> {
             span: p.span,
             patterns: vec![p],
             where_: None,
+            unique_within: None,
         };
         let search = self.plan(&m, self.options.reroot, Some(mode))?;
         Ok(ShortestSearch {

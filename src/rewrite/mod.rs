@@ -9,6 +9,9 @@
 //! 6. `pattern_order`: each branch re-rooted at its most selective node (when switched on);
 //! 7. (resolving each branch to one label per node and one table per relationship).
 //!
+//! Before them, on the whole query, `merge_matches` makes one MATCH of consecutive ones (each
+//! one's relationships unique among themselves), so that re-rooting orders them together.
+//!
 //! 1-3 take and return the MATCH's AST, 5-6 query graphs. `clause.rs` splits a MATCH where
 //! its parts are lowered apart (a WHERE with subqueries, values in node positions, shortest
 //! paths) and prepares each part; its `run` does so for every MATCH the binder bound. The
@@ -17,6 +20,7 @@
 pub mod branching;
 pub mod clause;
 pub mod key_lookup;
+pub mod merge_matches;
 pub mod path_names;
 pub mod pattern_order;
 pub mod rematch;
@@ -198,6 +202,12 @@ pub(crate) fn prepare_match(cx: &MatchContext<'_>, m: &ast::Match) -> Result<Pre
     let graph = binder.bind_match(&m)?;
     let reroot = cx.reroot && !cx.shortest && !keeps_walk_order(&graph, &paths);
     let mut notes = Vec::new();
+    if let Some(groups) = &m.unique_within {
+        notes.push(format!(
+            "{} MATCH clauses planned as one pattern, relationships unique within each (merge_matches)",
+            groups.len()
+        ));
+    }
     // Variables bound with several labels (by a MATCH that branched), at their first
     // occurrence: each branch narrows them to its label there.
     let mut several: Vec<(usize, String)> = Vec::new();

@@ -6,8 +6,12 @@
 //! x`) > key equality > other property filter > the
 //! node the next clause counts per (`RETURN a.id, count(*)`: counts per root row come from
 //! the index, see `FactorizeCounts`) > smaller table > none. The patterns of a MATCH form a graph (a `petgraph` graph, nodes = node
-//! variables, edges = relationship patterns); each connected component is walked depth-first
-//! from its best node, the best component first. Every relationship is matched exactly once,
+//! variables, edges = relationship patterns); each connected component is walked from its best
+//! node, the best component first: a tree depth-first (factorized counts take it arm by arm), a
+//! component with a cycle node by node in the order whose prefixes have the fewest estimated
+//! rows (table sizes, and per relationship the share of node pairs it joins; weighed over every
+//! order by dynamic programming over sets of nodes), each node reached by one relationship and
+//! its other relationships to the nodes before it closed at once (intersections). Every relationship is matched exactly once,
 //! with the same endpoints, labels, property maps and variables; the full WHERE still applies
 //! above. Only the order of work changes.
 //!
@@ -151,10 +155,15 @@ pub(crate) fn reorder(
         .iter()
         .map(|(root, _)| (pg.vars[*root].name.clone(), scores[*root].clone()))
         .collect();
+    let estimates = Estimates::new(&pg, qg, binder.catalog, &scores);
+    let walks: Vec<Walk> = (components.iter())
+        .map(|(root, members)| pg.cheapest_order(*root, members, &estimates))
+        .collect();
     let clause = ast::Match {
         optional: m.optional,
-        patterns: pg.walk(&components),
+        patterns: pg.walk(&walks, &estimates),
         where_: m.where_.clone(),
+        unique_within: m.unique_within.clone(),
         span: m.span,
     };
     Some(
@@ -167,6 +176,8 @@ pub(crate) fn reorder(
 /// The patterns of a MATCH as a graph: nodes = node variables, edges = relationships.
 struct PatternGraph {
     vars: Vec<Var>,
+    /// The variable of each node occurrence, path by path (the binder's order).
+    occurrences: Vec<usize>,
     /// (from var, rel, to var) with the relationship as written between them.
     rels: Vec<(usize, ast::RelPattern, usize)>,
     graph: UnGraph<usize, usize>,
@@ -217,10 +228,13 @@ impl PatternGraph {
         let mut nodes: Vec<NodeIndex> = Vec::new();
         // (from var, rel, to var) with the relationship as written between them.
         let mut rels: Vec<(usize, ast::RelPattern, usize)> = Vec::new();
+        let mut occurrences = Vec::new();
         for p in &m.patterns {
             let mut prev = var_of(&p.start, &mut vars, fresh)?;
+            occurrences.push(prev);
             for (r, n) in &p.steps {
                 let next = var_of(n, &mut vars, fresh)?;
+                occurrences.push(next);
                 rels.push((prev, r.clone(), next));
                 prev = next;
             }
@@ -233,6 +247,7 @@ impl PatternGraph {
         }
         Some(PatternGraph {
             vars,
+            occurrences,
             rels,
             graph,
             nodes,
@@ -273,9 +288,76 @@ impl PatternGraph {
         components
     }
 
-    /// One-hop patterns walked depth-first from each component's root, each relationship
-    /// once, turned around where it is walked from its written target.
-    fn walk(&self, components: &[(usize, Vec<usize>)]) -> Vec<ast::PathPattern> {
+    /// How one component is walked: its root, then, for a cyclic component, the order in
+    /// which its other nodes are reached (`None`: depth-first, as written).
+    fn cheapest_order(&self, root: usize, members: &[usize], est: &Estimates) -> Walk {
+        let inside = |k: &usize| members.contains(&self.rels[*k].0);
+        let edges: Vec<usize> = (0..self.rels.len()).filter(inside).collect();
+        // Trees are walked depth-first: factorized counts take them arm by arm.
+        if edges.len() < members.len() || members.len() > MAX_ORDERED {
+            return Walk { root, order: None };
+        }
+        let bit = |v: usize| 1u32 << members.iter().position(|m| *m == v).expect("a member");
+        let ends: Vec<(u32, u32, f64)> = (edges.iter())
+            .map(|k| (bit(self.rels[*k].0), bit(self.rels[*k].2), est.sel[*k].ln()))
+            .collect();
+        let full = (1u32 << members.len()) - 1;
+        // ln of the rows of the nodes in `mask` joined by every relationship among them.
+        let rows = |mask: u32| -> f64 {
+            let nodes: f64 = (members.iter().enumerate())
+                .filter(|(i, _)| mask & (1 << i) != 0)
+                .map(|(_, v)| est.rows[*v].ln())
+                .sum();
+            let rels: f64 = (ends.iter())
+                .filter(|(a, b, _)| mask & a != 0 && mask & b != 0)
+                .map(|(_, _, s)| s)
+                .sum();
+            nodes + rels
+        };
+        // Cheapest sum of the rows of every prefix, over the orders that reach each set of
+        // nodes from the root one neighbour at a time.
+        let mut best = vec![(f64::INFINITY, u32::MAX); full as usize + 1];
+        best[bit(root) as usize] = (rows(bit(root)).exp(), u32::MAX);
+        for mask in 1..=full {
+            let (cost, _) = best[mask as usize];
+            if cost.is_infinite() {
+                continue;
+            }
+            for (i, _) in members.iter().enumerate() {
+                let b = 1u32 << i;
+                let adjacent = (ends.iter()).any(|(x, y, _)| {
+                    (x & b != 0 && mask & y != 0) || (y & b != 0 && mask & x != 0)
+                });
+                if mask & b != 0 || !adjacent {
+                    continue;
+                }
+                let next = cost + rows(mask | b).exp();
+                // Ties keep the written order: the lower member reached first.
+                if next < best[(mask | b) as usize].0 * (1.0 - 1e-9) {
+                    best[(mask | b) as usize] = (next, mask);
+                }
+            }
+        }
+        let mut order = Vec::new();
+        let mut mask = full;
+        while best[mask as usize].1 != u32::MAX {
+            let prev = best[mask as usize].1;
+            let added = (mask & !prev).trailing_zeros() as usize;
+            order.push(members[added]);
+            mask = prev;
+        }
+        order.reverse();
+        Walk {
+            root,
+            order: Some(order),
+        }
+    }
+
+    /// One-hop patterns walked from each component's root, each relationship once, turned
+    /// around where it is walked from its written target: depth-first, or node by node in a
+    /// component's order (each node reached by its cheapest relationship from the nodes
+    /// before it, then its relationships to them closed).
+    fn walk(&self, walks: &[Walk], est: &Estimates) -> Vec<ast::PathPattern> {
         let (vars, rels, graph, nodes) = (&self.vars, &self.rels, &self.graph, &self.nodes);
         // Node pattern for a variable: all its labels and property entries on first emission.
         let mut emitted = vec![false; vars.len()];
@@ -292,62 +374,105 @@ impl PatternGraph {
                 span: v.span,
             }
         };
+        // Relationship `k` walked from `x` to `y`.
+        let hop = |k: usize, x: usize, y: usize, emitted: &mut Vec<bool>| {
+            let (a, r, _) = &rels[k];
+            let mut rel = r.clone();
+            // Walked from its written target: turn it around.
+            if *a != x {
+                rel.direction = match rel.direction {
+                    Direction::Outgoing => Direction::Incoming,
+                    Direction::Incoming => Direction::Outgoing,
+                    Direction::Both => Direction::Both,
+                };
+            }
+            let from = node_pat(x, emitted);
+            let to = node_pat(y, emitted);
+            ast::PathPattern {
+                shortest: None,
+                name: None,
+                span: rel.span,
+                start: from,
+                steps: vec![(rel, to)],
+            }
+        };
         let mut patterns = Vec::new();
         let mut used = vec![false; rels.len()];
-        for (root, _) in components {
-            // Depth-first from the root; each relationship once, walked from the visited end.
+        for w in walks {
+            let root = w.root;
             let mut visited = vec![false; vars.len()];
-            visited[*root] = true;
+            visited[root] = true;
             let mut emitted_any = false;
-            let mut stack = vec![*root];
-            while let Some(x) = stack.pop() {
-                let mut edges: Vec<(usize, usize)> = graph
-                    .edges(nodes[x])
-                    .map(|e| {
-                        (
-                            *e.weight(),
-                            graph[if e.source() == nodes[x] {
-                                e.target()
-                            } else {
-                                e.source()
-                            }],
-                        )
-                    })
-                    .collect();
-                edges.sort_unstable();
-                for (k, y) in edges {
-                    if used[k] {
-                        continue;
-                    }
-                    used[k] = true;
-                    let (a, r, _) = &rels[k];
-                    let mut rel = r.clone();
-                    // Walked from its written target: turn it around.
-                    if *a != x {
-                        rel.direction = match rel.direction {
-                            Direction::Outgoing => Direction::Incoming,
-                            Direction::Incoming => Direction::Outgoing,
-                            Direction::Both => Direction::Both,
-                        };
-                    }
-                    let from = node_pat(x, &mut emitted);
-                    let to = node_pat(y, &mut emitted);
-                    patterns.push(ast::PathPattern {
-                        shortest: None,
-                        name: None,
-                        span: rel.span,
-                        start: from,
-                        steps: vec![(rel, to)],
-                    });
-                    emitted_any = true;
-                    if !visited[y] {
+            if let Some(order) = &w.order {
+                for &y in std::iter::once(&root).chain(order) {
+                    // Its relationships to the nodes reached before it (and loops on it).
+                    let mut to_visited: Vec<(usize, usize)> = (0..rels.len())
+                        .filter(|k| !used[*k])
+                        .filter_map(|k| {
+                            let (a, _, b) = &rels[k];
+                            match (*a == y, *b == y) {
+                                (true, _) if visited[*b] || *b == y => Some((k, *b)),
+                                (_, true) if visited[*a] => Some((k, *a)),
+                                _ => None,
+                            }
+                        })
+                        .collect();
+                    // Reached by the relationship that joins the fewest pairs (the root
+                    // is where the walk starts).
+                    if y != root {
+                        let first = (0..to_visited.len())
+                            .filter(|i| to_visited[*i].1 != y)
+                            .min_by(|i, j| {
+                                let (ki, kj) = (to_visited[*i].0, to_visited[*j].0);
+                                est.sel[ki].total_cmp(&est.sel[kj]).then(i.cmp(j))
+                            })
+                            .expect("an order reaches each node from one before it");
+                        let (k, x) = to_visited.remove(first);
+                        used[k] = true;
+                        patterns.push(hop(k, x, y, &mut emitted));
                         visited[y] = true;
-                        stack.push(y);
+                    }
+                    emitted_any |= !to_visited.is_empty() || y != root;
+                    for (k, x) in to_visited {
+                        used[k] = true;
+                        patterns.push(hop(k, y, x, &mut emitted));
+                    }
+                }
+            } else {
+                // Depth-first from the root; each relationship once, walked from the visited
+                // end.
+                let mut stack = vec![root];
+                while let Some(x) = stack.pop() {
+                    let mut edges: Vec<(usize, usize)> = graph
+                        .edges(nodes[x])
+                        .map(|e| {
+                            (
+                                *e.weight(),
+                                graph[if e.source() == nodes[x] {
+                                    e.target()
+                                } else {
+                                    e.source()
+                                }],
+                            )
+                        })
+                        .collect();
+                    edges.sort_unstable();
+                    for (k, y) in edges {
+                        if used[k] {
+                            continue;
+                        }
+                        used[k] = true;
+                        patterns.push(hop(k, x, y, &mut emitted));
+                        emitted_any = true;
+                        if !visited[y] {
+                            visited[y] = true;
+                            stack.push(y);
+                        }
                     }
                 }
             }
             if !emitted_any {
-                let start = node_pat(*root, &mut emitted);
+                let start = node_pat(root, &mut emitted);
                 patterns.push(ast::PathPattern {
                     shortest: None,
                     name: None,
@@ -358,6 +483,69 @@ impl PatternGraph {
             }
         }
         patterns
+    }
+}
+
+/// The most nodes of a cyclic component ordered by cost (2^n sets are weighed).
+const MAX_ORDERED: usize = 12;
+
+/// How a component is walked (see [`PatternGraph::cheapest_order`]).
+struct Walk {
+    root: usize,
+    order: Option<Vec<usize>>,
+}
+
+/// What ordering a cyclic component weighs: rows per node variable (its tables' rows, less
+/// what its filters keep out) and, per relationship, the share of node pairs it joins.
+struct Estimates {
+    rows: Vec<f64>,
+    sel: Vec<f64>,
+}
+
+impl Estimates {
+    fn new(
+        pg: &PatternGraph,
+        qg: &QueryGraph,
+        catalog: &crate::catalog::Catalog,
+        scores: &[RootReason],
+    ) -> Self {
+        // The rows of each variable's tables (its occurrences' candidates; the fewest).
+        let mut table_rows = vec![f64::INFINITY; pg.vars.len()];
+        for (occ, v) in pg.occurrences.iter().enumerate() {
+            let n: usize = (qg.labels.get(occ).into_iter().flatten())
+                .filter_map(|l| catalog.nodes.get(l))
+                .map(|n| n.table.num_rows)
+                .sum();
+            table_rows[*v] = table_rows[*v].min(n.max(1) as f64);
+        }
+        let table_rows: Vec<f64> = (table_rows.into_iter())
+            .map(|r| if r.is_finite() { r } else { 1.0 })
+            .collect();
+        let rows = (scores.iter().zip(&table_rows))
+            .map(|(score, n)| match score {
+                RootReason::LookedUpFromBound
+                | RootReason::Bound
+                | RootReason::EqualsBound
+                | RootReason::KeyEquality => 1.0,
+                RootReason::PropertyFilter => (n / 10.0).max(1.0),
+                _ => *n,
+            })
+            .collect();
+        let sel = (pg.rels.iter().enumerate())
+            .map(|(k, (a, r, b))| {
+                let edges: usize = (qg.tables.get(k).into_iter().flatten())
+                    .filter_map(|t| catalog.rels.get(*t))
+                    .map(|t| t.table.num_rows)
+                    .sum();
+                let ways = if r.direction == Direction::Both {
+                    2.0
+                } else {
+                    1.0
+                };
+                (ways * edges.max(1) as f64 / (table_rows[*a] * table_rows[*b])).min(1.0)
+            })
+            .collect();
+        Estimates { rows, sel }
     }
 }
 
@@ -473,6 +661,81 @@ mod graph_tests {
         );
     }
 
+    /// `q`'s first MATCH walked from `root` with hand-made estimates: rows per node
+    /// variable by name, the share of pairs per relationship type.
+    fn walked(q: &str, root: &str, rows: &[(&str, f64)], sel: &[(&str, f64)]) -> String {
+        let m = crate::rewrite::test_util::nth_match(q, 0);
+        let mut n = 0;
+        let pg = PatternGraph::new(&m, &mut || {
+            n += 1;
+            format!("__anon{n}")
+        })
+        .unwrap();
+        let find = |v: &str| pg.vars.iter().position(|x| x.name == v).unwrap();
+        let mut est = Estimates {
+            rows: vec![1.0; pg.vars.len()],
+            sel: vec![1.0; pg.rels.len()],
+        };
+        for (v, r) in rows {
+            est.rows[find(v)] = *r;
+        }
+        for (k, (_, r, _)) in pg.rels.iter().enumerate() {
+            let t = &r.types[0].name;
+            est.sel[k] = sel.iter().find(|(x, _)| x == t).unwrap().1;
+        }
+        let members: Vec<usize> = (0..pg.vars.len()).collect();
+        let w = pg.cheapest_order(find(root), &members, &est);
+        let patterns = pg.walk(&[w], &est);
+        let clause = ast::Match {
+            patterns,
+            ..m.clone()
+        };
+        text(&clause)
+    }
+
+    #[test]
+    fn a_cycle_is_walked_in_the_order_of_fewest_rows() {
+        // Three persons of one country who know each other (LSQB's q3), with the sizes of a
+        // 10,000-person graph: not every triple of cities of a country first (as depth-first
+        // from the country), but a person, a friend of the same country, then the third.
+        let q = "MATCH (n:Country)<-[:IS_PART_OF]-(c1:City)<-[:IS_LOCATED_IN]-(a:Person), \
+                 (n)<-[:IS_PART_OF]-(c2:City)<-[:IS_LOCATED_IN]-(b:Person), \
+                 (n)<-[:IS_PART_OF]-(c3:City)<-[:IS_LOCATED_IN]-(c:Person), \
+                 (a)-[:KNOWS]-(b)-[:KNOWS]-(c)-[:KNOWS]-(a) RETURN count(*)";
+        let rows = [
+            ("n", 30.0),
+            ("c1", 200.0),
+            ("c2", 200.0),
+            ("c3", 200.0),
+            ("a", 1e4),
+            ("b", 1e4),
+            ("c", 1e4),
+        ];
+        let sel = [
+            ("IS_PART_OF", 1.0 / 30.0),
+            ("IS_LOCATED_IN", 1.0 / 200.0),
+            ("KNOWS", 0.00244),
+        ];
+        assert_eq!(
+            walked(q, "n", &rows, &sel),
+            "MATCH (n:Country)<-[:IS_PART_OF]-(c1:City), (n)<-[:IS_PART_OF]-(c2:City), \
+             (c1)<-[:IS_LOCATED_IN]-(a:Person), (a)-[:KNOWS]-(b:Person), \
+             (b)-[:IS_LOCATED_IN]->(c2), (b)-[:KNOWS]-(c:Person), (c)-[:KNOWS]-(a), \
+             (c)-[:IS_LOCATED_IN]->(c3:City), (c3)-[:IS_PART_OF]->(n)"
+        );
+        // A tree is walked depth-first whatever the sizes.
+        let tree = "MATCH (a:Person)-[:KNOWS]->(b:Person), (a)-[:IS_LOCATED_IN]->(c:City) RETURN a";
+        assert_eq!(
+            walked(
+                tree,
+                "c",
+                &[("a", 1e4), ("b", 1e4), ("c", 2.0)],
+                &[("KNOWS", 1e-3), ("IS_LOCATED_IN", 0.5)]
+            ),
+            "MATCH (c:City)<-[:IS_LOCATED_IN]-(a:Person), (a)-[:KNOWS]->(b:Person)"
+        );
+    }
+
     #[test]
     fn named_paths_are_left_as_written() {
         assert!(reordered("MATCH p = (a:Person)-[:KNOWS]->(b) RETURN p", None).is_none());
@@ -542,11 +805,12 @@ mod tests {
     #[test]
     fn a_bound_variable_is_the_root_and_named_paths_are_left_alone() {
         insta::assert_snapshot!(
-            order("MATCH (t:Tag {id: 300}) MATCH (p:Person)-[:HAS_INTEREST]->(t) RETURN p.id"),
+            order("MATCH (t:Tag {id: 300}) WITH t MATCH (p:Person)-[:HAS_INTEREST]->(t) RETURN p.id"),
             @"MATCH (t:Tag {id: 300})  -- root: t (key equality)"
         );
-        let e =
-            explain("MATCH (t:Tag {id: 300}) MATCH (p:Person)-[:HAS_INTEREST]->(t) RETURN p.id");
+        let e = explain(
+            "MATCH (t:Tag {id: 300}) WITH t MATCH (p:Person)-[:HAS_INTEREST]->(t) RETURN p.id",
+        );
         assert!(
             e.contains(
                 "MATCH (t)<-[:HAS_INTEREST]-(p:Person)  -- root: t (bound by an earlier clause)"

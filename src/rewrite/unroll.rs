@@ -200,6 +200,7 @@ fn chain(
             span: rel.span,
         }],
         where_: None,
+        unique_within: None,
         span: rel.span,
     };
     let mut scope = vec![(NEAR.to_string(), BoundVar::node(vec![hop.near.to_string()]))];

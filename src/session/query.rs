@@ -30,8 +30,11 @@ impl Graph {
         popts.reroot = self.options.mode == Mode::Csr && self.options.rules.reroot;
         // Binding and lowering never execute anything: a DataFusion error here is a
         // planning error.
-        let bound = crate::binder::query::bind(&self.catalog, popts.lenient, ast, params)
+        let mut bound = crate::binder::query::bind(&self.catalog, popts.lenient, ast, params)
             .map_err(Error::while_planning)?;
+        if popts.reroot && self.options.rules.merge_matches {
+            bound = crate::rewrite::merge_matches::run(&self.catalog, popts.lenient, bound, params);
+        }
         let mut lowerer = Lowerer::new(&self.catalog, popts)?;
         lowerer.indexes = self.indexes.as_deref();
         lowerer.placeholders = placeholders;

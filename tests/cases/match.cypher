@@ -409,3 +409,37 @@ Carl|true|false|null|false
 Dana|null|false|null|false
 Eve|null|false|null|false
 Finn|null|false|null|false
+
+# Consecutive MATCHes are planned as one pattern, but a relationship of one may be a
+# relationship of the other (uniqueness holds within each clause only): a's out-degree
+# squared, summed.
+MATCH (a:Person)-[:KNOWS]->(b) MATCH (a)-[:KNOWS]->(c) RETURN count(*) AS n
+---- rowsort
+n
+11
+
+# Within one clause the two relationships differ.
+MATCH (a:Person)-[:KNOWS]->(b), (a)-[:KNOWS]->(c) RETURN count(*) AS n
+---- rowsort
+n
+4
+
+# Two persons of one city who know each other, the city matched first: each
+# IS_LOCATED_IN relationship may serve both clauses.
+MATCH (c:City) MATCH (p1:Person)-[:IS_LOCATED_IN]->(c) MATCH (p2:Person)-[:IS_LOCATED_IN]->(c) MATCH (p1)-[:KNOWS]-(p2) RETURN count(*) AS n
+---- rowsort
+n
+6
+
+# Uniqueness inside a clause holds after merging: the second clause's two KNOWS differ.
+MATCH (x:Person) MATCH (x)-[:KNOWS]-(y)-[:KNOWS]-(z) RETURN count(*) AS n
+---- rowsort
+n
+30
+
+# The relationships the merge names stay out of RETURN *.
+MATCH (a:Person {id: 1}) MATCH (a)-[:KNOWS]->(b) RETURN * ORDER BY b.id
+---- ordered
+a|b
+(:Person {id: 1, firstName: 'Ann', lastName: 'Smith', gender: 'female', age: 31, birthday: 725824800000, creationDate: 1325419200000, browserUsed: 'Firefox'})|(:Person {id: 2, firstName: 'Bob', lastName: 'Jones', gender: 'male', age: 42, birthday: 378691200000, creationDate: 1356976800000, browserUsed: 'Chrome'})
+(:Person {id: 1, firstName: 'Ann', lastName: 'Smith', gender: 'female', age: 31, birthday: 725824800000, creationDate: 1325419200000, browserUsed: 'Firefox'})|(:Person {id: 3, firstName: 'Carl', lastName: 'Garcia', gender: 'male', age: 25, birthday: 915170400000, creationDate: 1420092000000, browserUsed: 'Firefox'})

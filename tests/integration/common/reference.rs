@@ -245,6 +245,7 @@ impl RefGraph {
             optional: false,
             patterns: vec![p.clone()],
             where_: filter.cloned(),
+            unique_within: None,
             span: p.span,
         };
         Ok(match &e.kind {
