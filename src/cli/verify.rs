@@ -1022,7 +1022,37 @@ fn whole_graph(
         return None;
     }
     let pa = rng.pick(from_props).name.clone();
-    Some(match rng.below(8) {
+    Some(match rng.below(9) {
+        // Hops out of `b` each its own OPTIONAL MATCH (a missing one counts once), counted
+        // in total, per `a`, or with how many of the optional nodes there are.
+        8 => {
+            let around: Vec<String> = s
+                .rels
+                .iter()
+                .filter_map(|(t, f, to2, _)| match (f == to, to2 == to) {
+                    (true, _) => Some(format!("(b)-[:`{t}`]->(:`{to2}`)")),
+                    (false, true) => Some(format!("(b)<-[:`{t}`]-(:`{f}`)")),
+                    _ => None,
+                })
+                .collect();
+            if around.is_empty() {
+                return None;
+            }
+            let mut q = format!("MATCH (a:`{from}`){l}[:`{t}`]{r}(b:`{to}`)");
+            let n = 1 + rng.below(2);
+            for i in 0..n {
+                // The optional node named, to be counted.
+                let hop = rng.pick(&around).replacen("(:", &format!("(o{i}:"), 1);
+                q.push_str(&format!(" OPTIONAL MATCH {hop}"));
+            }
+            match rng.below(4) {
+                0 => format!("{q} RETURN count(*) AS n"),
+                1 => format!("{q} RETURN a.{pa} AS x, count(*) AS n ORDER BY x, n"),
+                // A filter on the optional node above it (rows of nulls included).
+                2 => format!("{q} WITH a, o0 WHERE o0 IS NULL RETURN count(*) AS n"),
+                _ => format!("{q} RETURN count(o0) AS c, count(*) AS n"),
+            }
+        }
         // Nodes of one label attached to one node of another and adjacent among themselves
         // (a path or a triangle), each part its own MATCH, in any order: the clauses are one
         // join problem, their relationships unique within each clause only.

@@ -363,6 +363,7 @@ wire!(CsrExpand as ExpandMsg {
     target_filter: Option<Expr>,
     edge_filter: Option<Expr>,
     count: Option<String>,
+    optional: bool,
     data: CsrData,
     schema: DFSchemaRef,
 } input input);

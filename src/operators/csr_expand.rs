@@ -72,6 +72,9 @@ pub struct CsrExpand {
     /// Counting a closing hop (an existence test between two bound nodes): each input row
     /// once, with the number of its matching edges in this Int64 column, and no other.
     pub count: Option<String>,
+    /// An OPTIONAL MATCH of this one hop: an input row without a match comes out once, its
+    /// relationship's and far node's columns null (a left outer expansion).
+    pub optional: bool,
     pub data: CsrData,
     pub schema: DFSchemaRef,
 }
@@ -100,6 +103,7 @@ impl CsrExpand {
             target_filter: None,
             edge_filter: None,
             count: None,
+            optional: false,
             data,
             schema: Arc::new(DFSchema::empty()),
         };
@@ -152,6 +156,7 @@ impl CsrExpand {
             &self.target_filter,
             &self.edge_filter,
             &self.count,
+            self.optional,
         )
     }
 }
@@ -201,6 +206,9 @@ impl super::UnaryNode for CsrExpand {
         }
         if let Some(c) = &self.count {
             write!(f, ", counted -> {c}")?;
+        }
+        if self.optional {
+            write!(f, ", optional")?;
         }
         Ok(())
     }

@@ -208,6 +208,8 @@ pub struct ExpandSpec {
     /// Counting (a closing hop): each input row once, with its number of matches appended
     /// (Int64) instead of a row per match.
     pub count: bool,
+    /// A left outer expansion: an input row without a match once, with nulls.
+    pub optional: bool,
 }
 
 #[derive(Debug)]
@@ -276,6 +278,7 @@ impl CsrExpandExec {
         };
         if schema.fields().len() != n_in + produced
             || (spec.count && (spec.close_idx.is_none() || spec.target_filter.is_some()))
+            || (spec.optional && (spec.count || spec.close_idx.is_some()))
         {
             return datafusion::common::internal_err!(
                 "CsrExpandExec: schema does not match the take lists"
@@ -317,16 +320,42 @@ pub(super) fn store_err(e: crate::Error) -> datafusion::error::DataFusionError {
     e.into()
 }
 
-/// Columns `names` of `store` at rows `idx`, appended to `cols` as the output schema's next
-/// fields type them.
+/// The matches `(rows, edge rows, neighbours)` of a batch of `n` rows (in row order) with
+/// each row that has none once, without an edge or a neighbour (nulls taken).
+fn with_unmatched(
+    n: usize,
+    rows: &[u32],
+    erows: Vec<u32>,
+    nbrs: Vec<u32>,
+) -> (Vec<u32>, Vec<Option<u32>>, Vec<Option<u32>>) {
+    let mut out = (Vec::with_capacity(rows.len()), Vec::new(), Vec::new());
+    let mut k = 0;
+    for i in 0..n as u32 {
+        if k < rows.len() && rows[k] == i {
+            while k < rows.len() && rows[k] == i {
+                out.0.push(i);
+                out.1.push(Some(erows[k]));
+                out.2.push(Some(nbrs[k]));
+                k += 1;
+            }
+        } else {
+            out.0.push(i);
+            out.1.push(None);
+            out.2.push(None);
+        }
+    }
+    out
+}
+
+/// Columns `names` of `store` at rows `idx` (null where `idx` is), appended to `cols` as the
+/// output schema's next fields type them.
 pub(super) fn take_into(
     cols: &mut Vec<ArrayRef>,
     fields: &arrow::datatypes::Fields,
     store: &TableColumns,
     names: &[String],
-    idx: Vec<u32>,
+    idx: UInt32Array,
 ) -> Result<()> {
-    let idx = UInt32Array::from(idx);
     for name in names {
         let a = store.get(name).map_err(store_err)?;
         let t = arrow::compute::take(a.as_ref(), &idx, None)?;
@@ -453,6 +482,13 @@ impl ExpandSpec {
                 &arrow::array::RecordBatchOptions::new().with_row_count(Some(batch.num_rows())),
             )?);
         }
+        let (rows, erows, nbrs) = match self.optional {
+            true => {
+                let (rows, erows, nbrs) = with_unmatched(batch.num_rows(), &rows, erows, nbrs);
+                (rows, UInt32Array::from(erows), UInt32Array::from(nbrs))
+            }
+            false => (rows, UInt32Array::from(erows), UInt32Array::from(nbrs)),
+        };
         c.output_rows.add(rows.len());
         let n = rows.len();
         let rows = UInt32Array::from(rows);
@@ -488,6 +524,9 @@ impl DisplayAs for CsrExpandExec {
                     write!(f, ", both directions")?;
                 } else if s.orientations[0] {
                     write!(f, ", incoming")?;
+                }
+                if s.optional {
+                    write!(f, ", optional")?;
                 }
                 if s.count {
                     write!(f, ", close, counted")?;
@@ -658,5 +697,17 @@ mod tests {
                 assert_eq!(got, expected, "{pred} over {idx:?}");
             }
         }
+    }
+
+    /// An optional expansion keeps the matches in row order and gives each row without one
+    /// (first, between and last) a row of nulls.
+    #[test]
+    fn unmatched_rows_come_out_once_with_nulls() {
+        let (rows, erows, nbrs) = with_unmatched(5, &[1, 1, 3], vec![10, 11, 12], vec![7, 8, 9]);
+        assert_eq!(rows, [0, 1, 1, 2, 3, 4]);
+        assert_eq!(erows, [None, Some(10), Some(11), None, Some(12), None]);
+        assert_eq!(nbrs, [None, Some(7), Some(8), None, Some(9), None]);
+        let (rows, erows, _) = with_unmatched(2, &[], vec![], vec![]);
+        assert_eq!((rows, erows), (vec![0, 1], vec![None, None]));
     }
 }

@@ -304,10 +304,16 @@ impl CsrIntersectExec {
         let mut cols = take_all(input, &UInt32Array::from(rows))?;
         let fields = schema.fields();
         let (e, t) = (&open.data.edges, &open.data.target);
-        take_into(&mut cols, fields, e, &open.edge_take, found.open_rows)?;
-        take_into(&mut cols, fields, t, &open.target_take, found.nodes)?;
+        take_into(
+            &mut cols,
+            fields,
+            e,
+            &open.edge_take,
+            found.open_rows.into(),
+        )?;
+        take_into(&mut cols, fields, t, &open.target_take, found.nodes.into())?;
         for (h, ids) in closes.iter().zip(found.close_rows) {
-            take_into(&mut cols, fields, &h.data.edges, &h.edge_take, ids)?;
+            take_into(&mut cols, fields, &h.data.edges, &h.edge_take, ids.into())?;
         }
         Ok(RecordBatch::try_new_with_options(
             schema.clone(),

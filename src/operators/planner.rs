@@ -341,6 +341,7 @@ async fn expand_spec(
         edge_var: n.edge.var.clone(),
         target_var: n.target.var.clone(),
         count: n.count.is_some(),
+        optional: n.optional,
     })
 }
 

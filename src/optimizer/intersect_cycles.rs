@@ -71,11 +71,12 @@ impl IntersectCycles {
 
 fn csr(plan: &LogicalPlan) -> Option<&CsrExpand> {
     match plan {
-        // A counting hop keeps its input's rows: not a hop of a chain of matches.
+        // A counting hop keeps its input's rows, an optional one its unmatched rows: not
+        // hops of a chain of matches.
         LogicalPlan::Extension(Extension { node }) => node
             .as_any()
             .downcast_ref::<CsrExpand>()
-            .filter(|n| n.count.is_none()),
+            .filter(|n| n.count.is_none() && !n.optional),
         _ => None,
     }
 }

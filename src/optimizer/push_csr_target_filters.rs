@@ -68,11 +68,13 @@ fn is_column_only(p: &Projection) -> bool {
 
 fn csr_of(plan: &LogicalPlan) -> Option<&CsrExpand> {
     match plan {
-        // A counting hop keeps its input's rows: not a hop of a chain of matches.
+        // A counting hop keeps its input's rows: not a hop of a chain of matches. A filter
+        // above an optional hop drops its rows of nulls too: inside, a row whose matches
+        // all fail would come out as nulls instead.
         LogicalPlan::Extension(Extension { node }) => node
             .as_any()
             .downcast_ref::<CsrExpand>()
-            .filter(|n| n.count.is_none()),
+            .filter(|n| n.count.is_none() && !n.optional),
         _ => None,
     }
 }

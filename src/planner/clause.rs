@@ -2,9 +2,11 @@
 //! themselves are `projection.rs`.
 
 use super::expr::{col, empty_list, ExprCtx};
+use super::pattern::Search;
 use super::scope::{Binding, Scope};
 use super::{Lowered, Lowerer, State};
 use crate::error::Result;
+use crate::operators::csr_expand::CsrExpand;
 use crate::operators::shared::SharedSubplan;
 use crate::sem_err;
 use arrow::datatypes::DataType;
@@ -88,6 +90,9 @@ impl<'c> Lowerer<'c> {
                 unit: false,
             });
         }
+        if let Some(expanded) = self.optional_hop(&st, m)? {
+            return Ok(expanded);
+        }
         let used = used_variables(m);
         // Row numbers identify rows only within one evaluation: on a cluster (each reader
         // evaluates the input) the match joins back on the values of what it uses.
@@ -133,6 +138,66 @@ impl<'c> Lowerer<'c> {
             scope,
             unit: false,
         })
+    }
+
+    /// An OPTIONAL MATCH of one hop from a bound node to a new one, with no WHERE and no
+    /// property maps: a left outer `CsrExpand` of every input row (per label of a node bound
+    /// with several, each row through the one branch of its label), without evaluating the
+    /// input twice and joining back. `None` where it does not apply or the hop is not on an
+    /// index.
+    fn optional_hop(&mut self, st: &State, m: &ast::Match) -> Result<Option<State>> {
+        let [p] = m.patterns.as_slice() else {
+            return Ok(None);
+        };
+        let [(rel, far)] = p.steps.as_slice() else {
+            return Ok(None);
+        };
+        let new =
+            |v: &Option<ast::Ident>| v.as_ref().is_none_or(|v| st.scope.get(&v.name).is_none());
+        let binding = |n: &ast::NodePattern| n.var.as_ref().and_then(|v| st.scope.get(&v.name));
+        let node_bound = |n: &ast::NodePattern| {
+            matches!(
+                binding(n),
+                Some(Binding::Node { .. } | Binding::Nodes { .. })
+            )
+        };
+        let plain = m.where_.is_none()
+            && p.name.is_none()
+            && p.shortest.is_none()
+            && rel.length.is_none()
+            && rel.props.is_none()
+            && new(&rel.var)
+            && p.start.props.is_none()
+            && far.props.is_none()
+            && !st.unit;
+        // One end bound, the other new.
+        let one_way = (node_bound(&p.start) && new(&far.var))
+            || (node_bound(far) && new(&p.start.var) && p.start.var != far.var);
+        if !plain || !one_way {
+            return Ok(None);
+        }
+        let search = Search {
+            reroot: self.options.reroot,
+            shortest: None,
+            optional: true,
+        };
+        let (counter, shared) = (self.counter, self.shared);
+        // A node of several labels is expanded per label, each branch reading the input:
+        // evaluated once.
+        let near = if node_bound(&p.start) { &p.start } else { far };
+        let mut input = st.clone();
+        if let Some(Binding::Nodes { labels, .. }) = binding(near) {
+            if labels.len() > 1 && self.options.one_process {
+                let id = self.fresh_id();
+                input.plan = SharedSubplan::once(st.plan.clone(), id, labels.len());
+            }
+        }
+        let lowered = self.lower_match_for(input.clone(), m, &search)?;
+        if every_row_expanded(&lowered.plan, &input.plan, &st.scope) {
+            return Ok(Some(lowered));
+        }
+        (self.counter, self.shared) = (counter, shared);
+        Ok(None)
     }
 
     /// What an OPTIONAL MATCH matches from: the columns of the variables it uses, distinct
@@ -366,6 +431,87 @@ impl<'c> Lowerer<'c> {
 }
 
 /// Names a MATCH mentions: pattern variables, and variables in its property maps and WHERE.
+/// Whether `plan` gives every row of `input` through one optional `CsrExpand`: the expansion
+/// of `input` itself, or a UNION of expansions of its rows of each label of a variable bound
+/// with several (under projections), every label once.
+fn every_row_expanded(plan: &LogicalPlan, input: &LogicalPlan, scope: &Scope) -> bool {
+    let optional_over = |p: &LogicalPlan| -> Option<LogicalPlan> {
+        let mut p = p;
+        while let LogicalPlan::Projection(pr) = p {
+            p = pr.input.as_ref();
+        }
+        let LogicalPlan::Extension(ext) = p else {
+            return None;
+        };
+        let n = ext.node.as_any().downcast_ref::<CsrExpand>()?;
+        n.optional.then(|| n.input.clone())
+    };
+    // (A projection keeps every row.)
+    let mut p = plan;
+    while let LogicalPlan::Projection(pr) = p {
+        p = pr.input.as_ref();
+    }
+    match p {
+        LogicalPlan::Union(u) => {
+            // Each branch: the rows of one label (of one several-label variable), expanded.
+            let mut seen: Vec<(String, String)> = Vec::new();
+            for b in &u.inputs {
+                let Some(LogicalPlan::Filter(f)) = optional_over(b) else {
+                    return false;
+                };
+                let below = match f.input.as_ref() {
+                    LogicalPlan::Extension(e) => e
+                        .node
+                        .as_any()
+                        .downcast_ref::<SharedSubplan>()
+                        .map(|s| s.input.clone()),
+                    _ => None,
+                };
+                if f.input.as_ref() != input && below.as_ref() != Some(input) {
+                    return false;
+                }
+                let Expr::BinaryExpr(be) = &f.predicate else {
+                    return false;
+                };
+                let (Expr::Column(c), Expr::Literal(v, _)) = (be.left.as_ref(), be.right.as_ref())
+                else {
+                    return false;
+                };
+                if be.op != datafusion::logical_expr::Operator::Eq {
+                    return false;
+                }
+                seen.push((c.name.clone(), v.to_string()));
+            }
+            // One variable, each of its labels exactly once.
+            let Some((label_col, _)) = seen.first().cloned() else {
+                return false;
+            };
+            let labels = scope.vars.iter().find_map(|(_, b)| match b {
+                Binding::Nodes { labels, prefix, .. }
+                    if super::scope::label_col(prefix) == label_col =>
+                {
+                    Some(labels.clone())
+                }
+                _ => None,
+            });
+            let Some(labels) = labels else {
+                return false;
+            };
+            let mut got: Vec<String> = seen
+                .iter()
+                .filter(|(c, _)| *c == label_col)
+                .map(|(_, v)| v.clone())
+                .collect();
+            got.sort();
+            got.dedup();
+            let mut want = labels;
+            want.sort();
+            got.len() == seen.len() && got == want
+        }
+        other => optional_over(other).as_ref() == Some(input),
+    }
+}
+
 fn used_variables(m: &ast::Match) -> HashSet<&str> {
     let mut out = HashSet::new();
     let mut exprs: Vec<&ast::Expr> = Vec::new();

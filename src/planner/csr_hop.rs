@@ -83,7 +83,7 @@ impl<'c> Lowerer<'c> {
             None => (node_take(far_prefix, ents.node(far_label)), None),
         };
         let near_key = prop_col(near_prefix, &ents.node(near_label).key);
-        let n = CsrExpand::try_new(
+        let mut n = CsrExpand::try_new(
             st.plan.clone(),
             near_key,
             info.cfg.rel_type.clone(),
@@ -94,6 +94,7 @@ impl<'c> Lowerer<'c> {
             close,
             data,
         )?;
+        n.optional = mx.optional && bound.is_none();
         st.plan = LogicalPlan::Extension(Extension { node: Arc::new(n) });
         st.scope.bind(
             prefix,

@@ -38,6 +38,8 @@ pub(crate) struct Search {
     pub reroot: bool,
     /// A shortest-path search, with the filters it applies to the path's elements.
     pub shortest: Option<(ast::Shortest, SearchFilters)>,
+    /// An OPTIONAL MATCH of one hop, lowered as a left outer expansion of its input.
+    pub optional: bool,
 }
 
 /// One MATCH being lowered: what its hops need beyond their own pattern.
@@ -59,6 +61,8 @@ pub(crate) struct MatchCx {
     /// Hops as joins and nodes as scans, not on the indexes (a pattern with no rows: the
     /// indexes' operators need the labels they index).
     pub joins: bool,
+    /// Its one hop a left outer expansion (see [`Search::optional`]).
+    pub optional: bool,
 }
 
 impl<'c> Lowerer<'c> {
@@ -69,6 +73,7 @@ impl<'c> Lowerer<'c> {
         let search = Search {
             reroot: self.options.reroot,
             shortest: None,
+            optional: false,
         };
         self.lower_match_for(st, m, &search)
     }
@@ -231,6 +236,7 @@ impl<'c> Lowerer<'c> {
             segment_shapes,
             branch: false,
             joins: false,
+            optional: search.optional,
         };
         let graph = prepared.graph;
         match prepared.shape {

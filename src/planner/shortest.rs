@@ -24,6 +24,7 @@ impl Lowerer<'_> {
         let plain = Search {
             reroot: self.options.reroot,
             shortest: None,
+            optional: false,
         };
         if let Some(rest) = rest {
             st = self.lower_match_plan(st, *rest, &plain)?;
@@ -35,6 +36,7 @@ impl Lowerer<'_> {
             let search = Search {
                 reroot: self.options.reroot,
                 shortest: Some((p.mode, p.filters)),
+                optional: false,
             };
             st = self.lower_match_plan(st, *p.search, &search)?;
         }

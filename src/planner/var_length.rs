@@ -500,6 +500,7 @@ impl<'c> Lowerer<'c> {
         let search = Search {
             reroot: mx.reroot,
             shortest: None,
+            optional: false,
         };
         let plan = MatchPlan::Prepared {
             clause: chain.prepared.graph.clause.clone(),

@@ -35,3 +35,22 @@ MATCH (p:Person {id: 6}) OPTIONAL MATCH (p)-[:KNOWS]->(f:Person) RETURN coalesce
 ---- rowsort
 name|f
 nobody|null
+
+# One optional hop from a node bound with several labels: every row once, with nulls where
+# the message has no like.
+MATCH (m:Message) OPTIONAL MATCH (m)<-[:LIKES]-(l:Person) RETURN m.id, l.id ORDER BY m.id, l.id
+---- ordered
+m.id|l.id
+100|2
+100|3
+101|null
+102|1
+200|4
+201|null
+202|1
+
+# Optional hops one after the other, counted: a missing match counts once.
+MATCH (m:Message) OPTIONAL MATCH (m)<-[:LIKES]-(l:Person) OPTIONAL MATCH (m)-[:HAS_TAG]->(t:Tag) RETURN count(*) AS n, count(l) AS likes, count(t) AS tags
+---- rowsort
+n|likes|tags
+9|7|7
