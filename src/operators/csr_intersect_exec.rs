@@ -162,6 +162,13 @@ impl CsrIntersectExec {
         // Per further run: where its next match can start; the range of the current one.
         let mut from = vec![0usize; k];
         let mut at: Vec<(usize, usize)> = vec![(0, 0); k];
+        // Buffers reused row after row: a row costs no allocation.
+        let mut ys: Vec<u32> = Vec::with_capacity(k);
+        // Counted per batch: a metric is an atomic.
+        let mut scanned = 0;
+        let mut pick: Vec<usize> = Vec::with_capacity(k);
+        const ON_STACK: usize = 4;
+        let none: (&[u32], &[u32]) = (&[], &[]);
         'row: for i in 0..batch.num_rows() {
             if keys.is_null(i) || others.iter().any(|o| o.is_null(i)) {
                 continue;
@@ -169,7 +176,7 @@ impl CsrIntersectExec {
             let Some(x) = open.data.near_keys.ordinal(keys.value(i)) else {
                 continue;
             };
-            let mut ys = Vec::with_capacity(k);
+            ys.clear();
             for (h, o) in closes.iter().zip(&others) {
                 match h.data.far_keys.ordinal(o.value(i)) {
                     Some(y) => ys.push(y),
@@ -178,12 +185,22 @@ impl CsrIntersectExec {
             }
             let (an, ae) = run(&open.data, &open.orientations, false, x, &mut split_a);
             // Each closing hop walked backwards from the node it ends at.
-            let mut runs: Vec<(&[u32], &[u32])> = Vec::with_capacity(k);
-            for ((h, &y), split) in closes.iter().zip(&ys).zip(&mut splits) {
-                runs.push(run(&h.data, &h.orientations, true, y, split));
+            let (mut stack, mut heap) = ([none; ON_STACK], Vec::new());
+            let runs: &mut [(&[u32], &[u32])] = match k <= ON_STACK {
+                true => &mut stack[..k],
+                false => {
+                    heap.resize(k, none);
+                    &mut heap
+                }
+            };
+            for (((h, &y), split), slot) in
+                closes.iter().zip(&ys).zip(&mut splits).zip(runs.iter_mut())
+            {
+                *slot = run(&h.data, &h.orientations, true, y, split);
             }
+            let runs = &*runs;
             let shortest = runs.iter().map(|r| r.0.len()).min().unwrap_or(0);
-            c.edges_scanned.add(an.len().min(shortest));
+            scanned += an.len().min(shortest);
             from.iter_mut().for_each(|f| *f = 0);
             crate::csr::matching_runs(an, runs[0].0, |p, rp, q, rq| {
                 let z = an[p];
@@ -200,13 +217,14 @@ impl CsrIntersectExec {
                 }
                 at[0] = (q, rq);
                 // Every combination of one edge per list.
-                let mut pick: Vec<usize> = at.iter().map(|r| r.0).collect();
+                pick.clear();
+                pick.extend(at.iter().map(|r| r.0));
                 for &open_edge in &ae[p..p + rp] {
                     loop {
                         rows.push(i as u32);
                         nodes.push(z);
                         open_rows.push(open_edge);
-                        for ((ids, run), &at) in close_rows.iter_mut().zip(&runs).zip(&pick) {
+                        for ((ids, run), &at) in close_rows.iter_mut().zip(runs).zip(&pick) {
                             ids.push(run.1[at]);
                         }
                         if !next_combination(&mut pick, &at) {
@@ -216,6 +234,7 @@ impl CsrIntersectExec {
                 }
             });
         }
+        c.edges_scanned.add(scanned);
         let keep = Self::passing_filters(open, closes, &nodes, &open_rows, &close_rows)?;
         if let Some(keep) = keep {
             retain(&keep, [&mut rows, &mut nodes, &mut open_rows]);
