@@ -384,8 +384,7 @@ def engine_duckdb(args, scratch):
     con.execute(open(os.path.join(sql, "schema.sql")).read())
     path = os.path.abspath(args.data_dir).replace("'", "''")
     con.execute(open(os.path.join(sql, "load-projected-fk.sql")).read().replace("PATHVAR", path))
-    for name in ("Company", "University", "Continent", "Country", "City", "Tag", "TagClass",
-                 "Forum", "Comment", "Post", "Person"):
+    for name in NODE_FILES:
         n = con.execute(f"SELECT count(*) FROM {name}").fetchone()[0]
         with open(os.path.join(args.data_dir, name + ".csv")) as f:
             lines = sum(1 for _ in f) - 1

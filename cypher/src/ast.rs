@@ -767,22 +767,27 @@ impl PathPattern {
 impl SingleQuery {
     /// Every variable name the clauses mention (see [`Expr::mentioned_names`]).
     pub fn mentioned_names<'a>(&'a self, out: &mut Vec<&'a str>) {
-        for c in &self.clauses {
-            match c {
-                Clause::Match(m) => {
-                    m.patterns.iter().for_each(|p| p.mentioned_names(out));
-                    m.where_.iter().for_each(|w| w.mentioned_names(out));
-                }
-                Clause::Unwind(u) => u.expr.mentioned_names(out),
-                Clause::With(w) => {
-                    w.projection.mentioned_names(out);
-                    w.where_.iter().for_each(|w| w.mentioned_names(out));
-                }
-                Clause::Return(r) => r.mentioned_names(out),
-                Clause::Call(c) => {
-                    c.args.iter().for_each(|a| a.mentioned_names(out));
-                    c.where_.iter().for_each(|w| w.mentioned_names(out));
-                }
+        self.clauses.iter().for_each(|c| c.mentioned_names(out));
+    }
+}
+
+impl Clause {
+    /// Every variable name the clause mentions (see [`Expr::mentioned_names`]).
+    pub fn mentioned_names<'a>(&'a self, out: &mut Vec<&'a str>) {
+        match self {
+            Clause::Match(m) => {
+                m.patterns.iter().for_each(|p| p.mentioned_names(out));
+                m.where_.iter().for_each(|w| w.mentioned_names(out));
+            }
+            Clause::Unwind(u) => u.expr.mentioned_names(out),
+            Clause::With(w) => {
+                w.projection.mentioned_names(out);
+                w.where_.iter().for_each(|w| w.mentioned_names(out));
+            }
+            Clause::Return(r) => r.mentioned_names(out),
+            Clause::Call(c) => {
+                c.args.iter().for_each(|a| a.mentioned_names(out));
+                c.where_.iter().for_each(|w| w.mentioned_names(out));
             }
         }
     }

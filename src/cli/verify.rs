@@ -965,10 +965,6 @@ fn value_aggregate(rng: &mut Rng, var: &str, props: &[Prop]) -> Option<String> {
     Some(format!("{}({arg})", rng.pick(aggs)))
 }
 
-/// Counts over the whole graph: per node (degrees, with filters at either end, distinct far
-/// nodes, sums, averages and extremes of the far node's properties, summed per property),
-/// counts and values over a variable-length hop within one label, triangles, 4-cycles,
-/// diamonds and 4-cliques (any directions, one label's types), counted or as rows.
 /// A relationship type between nodes of one label, picked at random: the label, every type
 /// between its nodes, the picked type and three hops (the first of the picked type, each walked
 /// a random way).
@@ -991,13 +987,34 @@ fn within_label(rng: &mut Rng, s: &Schema) -> Option<(String, Vec<String>, Strin
 
 /// A hop of type `t`, walked out, in or either way at random.
 fn any_way(rng: &mut Rng, t: &str) -> String {
+    let (l, r) = hop_ends(rng);
+    format!("{l}[:`{t}`]{r}")
+}
+
+/// The two ends of a hop walked out, in or either way, at random.
+fn hop_ends(rng: &mut Rng) -> (&'static str, &'static str) {
     match *rng.pick(&["->", "<-", "-"]) {
-        "->" => format!("-[:`{t}`]->"),
-        "<-" => format!("<-[:`{t}`]-"),
-        _ => format!("-[:`{t}`]-"),
+        "->" => ("-", "->"),
+        "<-" => ("<-", "-"),
+        _ => ("-", "-"),
     }
 }
 
+/// The hops out of `b`, a node of label `to`, either side of their types.
+fn hops_around(s: &Schema, to: &str) -> Vec<String> {
+    (s.rels.iter())
+        .filter_map(|(t, f, to2, _)| match (f == to, to2 == to) {
+            (true, _) => Some(format!("(b)-[:`{t}`]->(:`{to2}`)")),
+            (false, true) => Some(format!("(b)<-[:`{t}`]-(:`{f}`)")),
+            _ => None,
+        })
+        .collect()
+}
+
+/// Counts over the whole graph: per node (degrees, with filters at either end, distinct far
+/// nodes, sums, averages and extremes of the far node's properties, summed per property),
+/// counts and values over a variable-length hop within one label, triangles, 4-cycles,
+/// diamonds and 4-cliques (any directions, one label's types), counted or as rows.
 fn whole_graph(
     rng: &mut Rng,
     s: &Schema,
@@ -1005,12 +1022,7 @@ fn whole_graph(
     from_props: &[Prop],
     to_props: &[Prop],
 ) -> Option<String> {
-    let dir = |rng: &mut Rng| *rng.pick(&["->", "<-", "-"]);
-    let (l, r) = match dir(rng) {
-        "->" => ("-", "->"),
-        "<-" => ("<-", "-"),
-        _ => ("-", "-"),
-    };
+    let (l, r) = hop_ends(rng);
     let filter = |rng: &mut Rng, var: &str, props: &[Prop]| -> String {
         if props.is_empty() || !rng.chance(40) {
             return String::new();
@@ -1026,15 +1038,7 @@ fn whole_graph(
         // Hops out of `b` each its own OPTIONAL MATCH (a missing one counts once), counted
         // in total, per `a`, or with how many of the optional nodes there are.
         8 => {
-            let around: Vec<String> = s
-                .rels
-                .iter()
-                .filter_map(|(t, f, to2, _)| match (f == to, to2 == to) {
-                    (true, _) => Some(format!("(b)-[:`{t}`]->(:`{to2}`)")),
-                    (false, true) => Some(format!("(b)<-[:`{t}`]-(:`{f}`)")),
-                    _ => None,
-                })
-                .collect();
+            let around = hops_around(s, to);
             if around.is_empty() {
                 return None;
             }
@@ -1070,28 +1074,19 @@ fn whole_graph(
                 let j = rng.below(i + 1);
                 clauses.swap(i, j);
             }
-            let shared_props = s.labels.get(&shared).cloned().unwrap_or_default();
-            match shared_props.first() {
+            let clauses = clauses.join(" ");
+            match s.labels.get(&shared).and_then(|ps| ps.first()) {
                 Some(p) if rng.chance(40) => format!(
-                    "{} RETURN x.{} AS x, count(*) AS n ORDER BY x, n",
-                    clauses.join(" "),
+                    "{clauses} RETURN x.{} AS x, count(*) AS n ORDER BY x, n",
                     p.name
                 ),
-                _ => format!("{} RETURN count(*) AS n", clauses.join(" ")),
+                _ => format!("{clauses} RETURN count(*) AS n"),
             }
         }
         // A tree: hops out of `b` (either side of their types) besides the one into it,
         // maybe one more from a node reached, counted in total or per `a`.
         6 => {
-            let around: Vec<String> = s
-                .rels
-                .iter()
-                .filter_map(|(t, f, to2, _)| match (f == to, to2 == to) {
-                    (true, _) => Some(format!("(b)-[:`{t}`]->(:`{to2}`)")),
-                    (false, true) => Some(format!("(b)<-[:`{t}`]-(:`{f}`)")),
-                    _ => None,
-                })
-                .collect();
+            let around = hops_around(s, to);
             if around.is_empty() {
                 return None;
             }
@@ -1333,7 +1328,6 @@ fn consecutive_matches(q: &str) -> String {
     };
     let mut out = q[..start].to_string();
     let mut depth = 0i32;
-    let mut ended = false;
     let rest = &q[start..];
     for (i, c) in rest.char_indices() {
         match c {
@@ -1341,14 +1335,15 @@ fn consecutive_matches(q: &str) -> String {
             ')' | ']' | '}' => depth -= 1,
             _ => {}
         }
-        ended |= depth == 0
-            && [" WHERE ", " RETURN ", " WITH "]
-                .iter()
-                .any(|k| rest[i..].starts_with(k));
-        if !ended && depth == 0 && c == ',' && rest[i + 1..].starts_with(" (") {
-            out.push_str(" MATCH");
-        } else {
-            out.push(c);
+        let ends = [" WHERE ", " RETURN ", " WITH "];
+        if depth == 0 && ends.iter().any(|k| rest[i..].starts_with(k)) {
+            // The patterns end here: the rest as it is.
+            out.push_str(&rest[i..]);
+            break;
+        }
+        match depth == 0 && c == ',' && rest[i + 1..].starts_with(" (") {
+            true => out.push_str(" MATCH"),
+            false => out.push(c),
         }
     }
     out

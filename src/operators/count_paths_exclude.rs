@@ -122,11 +122,7 @@ pub(super) fn subtract_excluded(
         Some(a) if !same_walk(h, a) => Some(Runs::of(a, work)?),
         _ => None,
     };
-    let absent = match (fold.absent.as_deref(), &absent_own) {
-        (None, _) => None,
-        (Some(_), Some(own)) => Some(own),
-        (Some(_), None) => Some(&here),
-    };
+    let absent = (fold.absent.as_deref()).map(|_| absent_own.as_ref().unwrap_or(&here));
     let mid = mid.as_deref();
     over_cores(v, work, |first, out, cp: &Checkpoint| {
         let mut seen = 0;
@@ -134,6 +130,7 @@ pub(super) fn subtract_excluded(
             let x = (first + i) as u32;
             let near = absent.as_ref().map(|a| a.of_node(x).0);
             let (ys, rows) = here.of_node(x);
+            let at_x = after.get(x as usize).copied().unwrap_or(0);
             let mut excluded = 0u64;
             for (&y, &row) in ys.iter().zip(rows) {
                 if mid.is_some_and(|ok| !ok[y as usize]) {
@@ -143,13 +140,14 @@ pub(super) fn subtract_excluded(
                 seen += zs.len();
                 // A merge with the absent hop's run is linear in both.
                 cp.tick(zs.len() + near.map_or(0, <[u32]>::len) + 1)?;
-                let back = positions_of(zs, x);
+                // Paths back to x: only counted when ends or edges must differ.
                 let pairs = match (fold.distinct_ends, fold.distinct_edges) {
-                    (true, _) => back.len(),
-                    (false, true) => back_rows[back].iter().filter(|&&r| r == row).count(),
+                    (true, _) => positions_of(zs, x).len(),
+                    (false, true) => (back_rows[positions_of(zs, x)].iter())
+                        .filter(|&&r| r == row)
+                        .count(),
                     _ => 0,
                 };
-                let at_x = after.get(x as usize).copied().unwrap_or(0);
                 excluded = excluded.saturating_add(at_x.saturating_mul(pairs as u64));
                 if let Some(near) = near {
                     matching_runs(zs, near, |i, ri, _, _| {

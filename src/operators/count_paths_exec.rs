@@ -65,10 +65,7 @@ fn folds_valid(arm: &[HopSpec]) -> bool {
             };
             let same =
                 |a: &Arc<crate::csr::NodeKeys>, b: &Arc<crate::csr::NodeKeys>| Arc::ptr_eq(a, b);
-            // A self-loop joins a node to itself: only between nodes of one table.
-            let loops = |h: &HopSpec| {
-                same(&h.data.near_keys, &h.data.far_keys) && h.data.index.has_self_loops()
-            };
+            let loops = |h: &HopSpec| h.data.self_loops();
             let absent_ok = f.absent.as_deref().is_none_or(|a| {
                 same(&a.data.near_keys, &h.data.near_keys)
                     && same(&a.data.far_keys, &next.data.far_keys)

@@ -49,6 +49,14 @@ pub struct CsrData {
     pub target: Arc<TableColumns>,
 }
 
+impl CsrData {
+    /// Whether a hop on it can join a node to itself: a self-loop, between nodes of one
+    /// table only.
+    pub fn self_loops(&self) -> bool {
+        Arc::ptr_eq(&self.near_keys, &self.far_keys) && self.index.has_self_loops()
+    }
+}
+
 #[derive(Clone)]
 pub struct CsrExpand {
     pub input: LogicalPlan,

@@ -497,8 +497,6 @@ struct Shape<'a> {
     arms: Vec<Vec<CountHop>>,
     close: Option<CountHop>,
     never_null: Vec<String>,
-    /// Some hop excludes paths (counts only).
-    folded: bool,
 }
 
 /// The shape of a chain of `CsrExpand`s, if the conditions on it can be counted: relationship
@@ -527,13 +525,11 @@ fn chain_shape<'a>(mut chain: Vec<&'a CsrExpand>, cond: Conditions<'a>) -> Optio
         .iter()
         .map(|a| hops_with_branches(&chain, a, &branches))
         .collect();
-    let mut folded = false;
     if close.is_none() {
         let (uniqueness, handled) = folds(&chain, &arm_idx, &cond.unequal, &absent, &mut arms)?;
         if !uniqueness_implied(&chain, &uniqueness, &handled) {
             return None;
         }
-        folded = arms.iter().flatten().any(|h| h.fold.is_some());
     }
     Some(Shape {
         input: &chain[0].input,
@@ -541,7 +537,6 @@ fn chain_shape<'a>(mut chain: Vec<&'a CsrExpand>, cond: Conditions<'a>) -> Optio
         arms,
         close,
         never_null,
-        folded,
     })
 }
 
@@ -658,10 +653,7 @@ fn folds(
 fn fold_computable(h: &CountHop, next: &CountHop) -> bool {
     let Some(f) = &h.fold else { return true };
     let same = Arc::ptr_eq;
-    // A self-loop joins a node to itself: only between nodes of one table.
-    let loops =
-        |h: &CountHop| same(&h.data.near_keys, &h.data.far_keys) && h.data.index.has_self_loops();
-    let plain = |h: &CountHop| h.lengths == (1, 1) && !loops(h);
+    let plain = |h: &CountHop| h.lengths == (1, 1) && !h.data.self_loops();
     // The node between the two hops weighs one path: no branches hang from it.
     if !h.branches.is_empty() {
         return false;
@@ -734,7 +726,6 @@ fn var_length_shape(input: &LogicalPlan) -> Option<Shape<'_>> {
         arms: vec![vec![hop]],
         close: None,
         never_null,
-        folded: false,
     })
 }
 
@@ -754,9 +745,10 @@ fn factorize(agg: &datafusion::logical_expr::Aggregate) -> Option<Result<Logical
         key,
         arms,
         close,
-        folded,
         ..
     } = shape;
+    // Some hop excludes paths: counts only.
+    let folded = arms.iter().flatten().any(|h| h.fold.is_some());
     let values = path_values(&arms, &wants)?;
     if !values.is_empty() && (close.is_some() || folded) {
         return None;
@@ -865,30 +857,28 @@ fn factorize_union(agg: &datafusion::logical_expr::Aggregate) -> Option<Result<L
         for p in parts {
             b = b.union(p)?;
         }
-        let names: Vec<String> = agg
-            .schema
-            .fields()
-            .iter()
-            .map(|f| f.name().clone())
-            .collect();
-        let totals = wants.iter().zip(&names).map(|(w, out)| {
-            match w {
-                Wanted::Value {
-                    kind: ValueKind::Min,
-                    ..
-                } => min(ucol(out)),
-                Wanted::Value {
-                    kind: ValueKind::Max,
-                    ..
-                } => max(ucol(out)),
-                _ => sum(ucol(out)),
-            }
-            .alias(out)
+        let totals = wants.iter().zip(agg.schema.fields()).map(|(w, f)| {
+            let kind = match w {
+                Wanted::Value { kind, .. } => *kind,
+                Wanted::Count(_) => ValueKind::Sum,
+            };
+            rollup(kind, f.name())
         });
         b.aggregate(Vec::<Expr>::new(), totals.collect::<Vec<_>>())?
             .build()
     };
     Some(combine())
+}
+
+/// Per-part values of column `out` of kind `kind` rolled up into one: sums (of counts too),
+/// least or greatest.
+fn rollup(kind: ValueKind, out: &str) -> Expr {
+    match kind {
+        ValueKind::Sum | ValueKind::NonNull => sum(ucol(out)),
+        ValueKind::Min => min(ucol(out)),
+        ValueKind::Max => max(ucol(out)),
+    }
+    .alias(out)
 }
 
 /// What each of `agg`'s aggregates wants, its output type checked; and whether it is the one
@@ -1011,14 +1001,7 @@ fn finish(
         for w in wants {
             match w {
                 Wanted::Count(_) => {}
-                Wanted::Value { kind, out, .. } => parts.push(
-                    match kind {
-                        ValueKind::Sum | ValueKind::NonNull => sum(ucol(out)),
-                        ValueKind::Min => min(ucol(out)),
-                        ValueKind::Max => max(ucol(out)),
-                    }
-                    .alias(out),
-                ),
+                Wanted::Value { kind, out, .. } => parts.push(rollup(*kind, out)),
             }
         }
         builder = builder.aggregate(groups.clone(), parts)?;

@@ -430,88 +430,74 @@ impl<'c> Lowerer<'c> {
     }
 }
 
-/// Names a MATCH mentions: pattern variables, and variables in its property maps and WHERE.
 /// Whether `plan` gives every row of `input` through one optional `CsrExpand`: the expansion
 /// of `input` itself, or a UNION of expansions of its rows of each label of a variable bound
-/// with several (under projections), every label once.
+/// with several, every label once (a projection keeps every row: looked through).
 fn every_row_expanded(plan: &LogicalPlan, input: &LogicalPlan, scope: &Scope) -> bool {
-    let optional_over = |p: &LogicalPlan| -> Option<LogicalPlan> {
-        let mut p = p;
+    fn under_projections(mut p: &LogicalPlan) -> &LogicalPlan {
         while let LogicalPlan::Projection(pr) = p {
             p = pr.input.as_ref();
         }
-        let LogicalPlan::Extension(ext) = p else {
-            return None;
-        };
-        let n = ext.node.as_any().downcast_ref::<CsrExpand>()?;
-        n.optional.then(|| n.input.clone())
-    };
-    // (A projection keeps every row.)
-    let mut p = plan;
-    while let LogicalPlan::Projection(pr) = p {
-        p = pr.input.as_ref();
+        p
     }
-    match p {
-        LogicalPlan::Union(u) => {
-            // Each branch: the rows of one label (of one several-label variable), expanded.
-            let mut seen: Vec<(String, String)> = Vec::new();
-            for b in &u.inputs {
-                let Some(LogicalPlan::Filter(f)) = optional_over(b) else {
-                    return false;
-                };
-                let below = match f.input.as_ref() {
-                    LogicalPlan::Extension(e) => e
-                        .node
-                        .as_any()
-                        .downcast_ref::<SharedSubplan>()
-                        .map(|s| s.input.clone()),
-                    _ => None,
-                };
-                if f.input.as_ref() != input && below.as_ref() != Some(input) {
-                    return false;
-                }
-                let Expr::BinaryExpr(be) = &f.predicate else {
-                    return false;
-                };
-                let (Expr::Column(c), Expr::Literal(v, _)) = (be.left.as_ref(), be.right.as_ref())
-                else {
-                    return false;
-                };
-                if be.op != datafusion::logical_expr::Operator::Eq {
-                    return false;
-                }
-                seen.push((c.name.clone(), v.to_string()));
-            }
-            // One variable, each of its labels exactly once.
-            let Some((label_col, _)) = seen.first().cloned() else {
-                return false;
-            };
-            let labels = scope.vars.iter().find_map(|(_, b)| match b {
-                Binding::Nodes { labels, prefix, .. }
-                    if super::scope::label_col(prefix) == label_col =>
-                {
-                    Some(labels.clone())
-                }
-                _ => None,
-            });
-            let Some(labels) = labels else {
-                return false;
-            };
-            let mut got: Vec<String> = seen
-                .iter()
-                .filter(|(c, _)| *c == label_col)
-                .map(|(_, v)| v.clone())
-                .collect();
-            got.sort();
-            got.dedup();
-            let mut want = labels;
-            want.sort();
-            got.len() == seen.len() && got == want
+    // The input of the optional expansion `p` is, under projections.
+    fn optional_over(p: &LogicalPlan) -> Option<&LogicalPlan> {
+        match under_projections(p) {
+            LogicalPlan::Extension(ext) => (ext.node.as_any().downcast_ref::<CsrExpand>())
+                .filter(|n| n.optional)
+                .map(|n| &n.input),
+            _ => None,
         }
-        other => optional_over(other).as_ref() == Some(input),
     }
+    let LogicalPlan::Union(u) = under_projections(plan) else {
+        return optional_over(plan) == Some(input);
+    };
+    // Each branch: the rows of one label (of one several-label variable), expanded.
+    let mut seen: Vec<(&str, String)> = Vec::new();
+    for b in &u.inputs {
+        let Some(LogicalPlan::Filter(f)) = optional_over(b) else {
+            return false;
+        };
+        let shared_input = match f.input.as_ref() {
+            LogicalPlan::Extension(e) => {
+                (e.node.as_any().downcast_ref::<SharedSubplan>()).is_some_and(|s| &s.input == input)
+            }
+            _ => false,
+        };
+        let Expr::BinaryExpr(be) = &f.predicate else {
+            return false;
+        };
+        match (be.left.as_ref(), be.op, be.right.as_ref()) {
+            (Expr::Column(c), datafusion::logical_expr::Operator::Eq, Expr::Literal(v, _))
+                if f.input.as_ref() == input || shared_input =>
+            {
+                seen.push((&c.name, v.to_string()))
+            }
+            _ => return false,
+        }
+    }
+    // One variable, each of its labels exactly once.
+    let Some(&(label_col, _)) = seen.first() else {
+        return false;
+    };
+    let labels = scope.vars.iter().find_map(|(_, b)| match b {
+        Binding::Nodes { labels, prefix, .. } if super::scope::label_col(prefix) == label_col => {
+            Some(labels)
+        }
+        _ => None,
+    });
+    let mut got: Vec<&str> = (seen.iter())
+        .filter(|(c, _)| *c == label_col)
+        .map(|(_, v)| v.as_str())
+        .collect();
+    got.sort_unstable();
+    got.dedup();
+    let mut want: Vec<&str> = labels.into_iter().flatten().map(String::as_str).collect();
+    want.sort_unstable();
+    got.len() == seen.len() && got == want
 }
 
+/// Names a MATCH mentions: pattern variables, and variables in its property maps and WHERE.
 fn used_variables(m: &ast::Match) -> HashSet<&str> {
     let mut out = HashSet::new();
     let mut exprs: Vec<&ast::Expr> = Vec::new();

@@ -73,19 +73,15 @@ fn merge_single(sq: &mut ast::SingleQuery, next: &mut usize) -> bool {
     // Every name the clauses before the current one mention.
     let mut mentioned: BTreeSet<String> = BTreeSet::new();
     for c in clauses {
-        let candidate = match &c {
-            Clause::Match(m) => mergeable(m) && !rel_vars(m).any(|r| mentioned.contains(r)),
-            _ => false,
-        };
-        let joins = candidate
-            && match &c {
-                Clause::Match(m) => locals_apart(m, &run),
-                _ => false,
-            };
+        let candidate = matches!(&c, Clause::Match(m)
+            if mergeable(m) && !rel_vars(m).any(|r| mentioned.contains(r)));
+        let joins = candidate && matches!(&c, Clause::Match(m) if locals_apart(m, &run));
         if !joins {
             merged |= flush(&mut run, &mut out, next);
         }
-        mention(&c, &mut mentioned);
+        let mut names = Vec::new();
+        c.mentioned_names(&mut names);
+        mentioned.extend(names.into_iter().map(str::to_string));
         match c {
             Clause::Match(m) if candidate => run.push(m),
             other => out.push(other),
@@ -94,17 +90,6 @@ fn merge_single(sq: &mut ast::SingleQuery, next: &mut usize) -> bool {
     merged |= flush(&mut run, &mut out, next);
     sq.clauses = out;
     merged
-}
-
-/// Adds the names clause `c` mentions to `out`.
-fn mention(c: &Clause, out: &mut BTreeSet<String>) {
-    let one = ast::SingleQuery {
-        clauses: vec![c.clone()],
-        span: c.span(),
-    };
-    let mut names = Vec::new();
-    one.mentioned_names(&mut names);
-    out.extend(names.into_iter().map(str::to_string));
 }
 
 /// Whether `m` may be merged with the MATCH clauses around it at all.

@@ -303,20 +303,23 @@ impl PatternGraph {
             .map(|k| (bit(self.rels[*k].0), bit(self.rels[*k].2), est.sel[*k].ln()))
             .collect();
         let full = (1u32 << members.len()) - 1;
-        // ln of the rows of the nodes in `mask` joined by every relationship among them.
-        let rows = |mask: u32| -> f64 {
-            let nodes: f64 = (members.iter().enumerate())
-                .filter(|(i, _)| mask & (1 << i) != 0)
-                .map(|(_, v)| est.rows[*v].ln())
-                .sum();
-            let rels: f64 = (ends.iter())
-                .filter(|(a, b, _)| mask & a != 0 && mask & b != 0)
-                .map(|(_, _, s)| s)
-                .sum();
-            nodes + rels
-        };
+        // Per set of nodes, the rows of its nodes joined by every relationship among them.
+        let rows: Vec<f64> = (0..=full)
+            .map(|mask| {
+                let nodes: f64 = (members.iter().enumerate())
+                    .filter(|(i, _)| mask & (1 << i) != 0)
+                    .map(|(_, v)| est.rows[*v].ln())
+                    .sum();
+                let rels: f64 = (ends.iter())
+                    .filter(|(a, b, _)| mask & a != 0 && mask & b != 0)
+                    .map(|(_, _, s)| s)
+                    .sum();
+                (nodes + rels).exp()
+            })
+            .collect();
         // The work of reaching member `i` from `mask`: per row, the shortest list of its
-        // neighbours among the nodes reached (walked, the others probed or intersected).
+        // neighbours among the nodes reached (walked, the others probed or intersected);
+        // infinite when it has none there.
         let reach = |mask: u32, i: usize| -> f64 {
             let b = 1u32 << i;
             (ends.iter())
@@ -327,22 +330,20 @@ impl PatternGraph {
         // Cheapest sum of the rows of every prefix and the lists walked to make them, over
         // the orders that reach each set of nodes from the root one neighbour at a time.
         let mut best = vec![(f64::INFINITY, u32::MAX); full as usize + 1];
-        best[bit(root) as usize] = (rows(bit(root)).exp(), u32::MAX);
+        best[bit(root) as usize] = (rows[bit(root) as usize], u32::MAX);
         for mask in 1..=full {
             let (cost, _) = best[mask as usize];
             if cost.is_infinite() {
                 continue;
             }
-            for (i, _) in members.iter().enumerate() {
+            for i in (0..members.len()).filter(|i| mask & (1 << i) == 0) {
                 let b = 1u32 << i;
-                let adjacent = (ends.iter()).any(|(x, y, _)| {
-                    (x & b != 0 && mask & y != 0) || (y & b != 0 && mask & x != 0)
-                });
-                if mask & b != 0 || !adjacent {
+                let walked = reach(mask, i);
+                if walked.is_infinite() {
                     continue;
                 }
                 let next =
-                    cost + rows(mask | b).exp() + rows(mask).exp() * (ROW_COST + reach(mask, i));
+                    cost + rows[(mask | b) as usize] + rows[mask as usize] * (ROW_COST + walked);
                 // Ties keep the written order: the lower member reached first.
                 if next < best[(mask | b) as usize].0 * (1.0 - 1e-9) {
                     best[(mask | b) as usize] = (next, mask);

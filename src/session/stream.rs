@@ -54,16 +54,13 @@ impl ResultStream {
             .map_err(|e| memory_error(self.memory_limit, e));
         // Between batches, the memory backstop: past it, the query's plan is dropped at once.
         if let (Ok(Some(_)), Err(e)) = (&next, crate::operators::backstop::check()) {
-            let empty = datafusion::physical_plan::EmptyRecordBatchStream::new(self.schema.clone());
-            self.stream = Box::pin(empty);
+            self.drop_plan();
             next = Err(memory_error(self.memory_limit, e));
         }
         // An ended query is no longer watched, whether or not its stream is kept.
         if !matches!(next, Ok(Some(_))) {
             self.watched = None;
-        }
-        #[cfg(feature = "distributed")]
-        if matches!(next, Ok(None) | Err(_)) {
+            #[cfg(feature = "distributed")]
             if let Some(j) = self.job.as_mut() {
                 j.finished();
             }
@@ -74,9 +71,14 @@ impl ResultStream {
     /// The query stopped at its time limit: its plan dropped at once (work off the runtime
     /// sees its cancellation, whether or not the caller keeps this stream), and the error.
     fn stop_at_time_limit(&mut self, limit: std::time::Duration) -> Error {
+        self.drop_plan();
+        self.time_limit_error(limit)
+    }
+
+    /// The query's plan dropped at once: the stream ends here.
+    fn drop_plan(&mut self) {
         let empty = datafusion::physical_plan::EmptyRecordBatchStream::new(self.schema.clone());
         self.stream = Box::pin(empty);
-        self.time_limit_error(limit)
     }
 
     /// The time limit's error; for a cluster job (which is cancelled), what to check.
