@@ -357,8 +357,7 @@ pub(super) fn take_into(
     idx: UInt32Array,
 ) -> Result<()> {
     for name in names {
-        let a = store.get(name).map_err(store_err)?;
-        let t = arrow::compute::take(a.as_ref(), &idx, None)?;
+        let t = store.take(name, &idx).map_err(store_err)?;
         let want = fields[cols.len()].data_type();
         cols.push(match t.data_type() == want {
             true => t,

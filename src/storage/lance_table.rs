@@ -131,7 +131,11 @@ impl LanceTable {
         Ok(Arc::new(ProjectionExec::try_new(exprs, plan)?))
     }
 
-    #[cfg(feature = "distributed")]
+    /// Whether it reads Lance's row ids as the `_rowid` column (else no column is theirs).
+    pub fn reads_row_ids(&self) -> bool {
+        self.row_id.is_some()
+    }
+
     pub fn dataset(&self) -> &Arc<Dataset> {
         &self.dataset
     }
