@@ -505,7 +505,7 @@ async fn execute(cli: Cli) -> std::result::Result<(), CliError> {
                 let r =
                     Graph::build_indexes_with(&graph, force, &mut |l| eprintln!("  {l}")).await?;
                 outln!(
-                    "{} indexes built, {} read (already up to date), {} edges indexed in {:.2}s{}, {:.1} MB of CSR in memory",
+                    "{} indexes built, {} read (already up to date), {} edges indexed in {:.2}s{}, {:.1} MB of CSR (mapped from its files where written)",
                     r.built,
                     r.read,
                     r.edges_indexed,

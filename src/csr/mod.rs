@@ -3,6 +3,7 @@
 //! (neighbour ordinal, edge row position) pairs: 8 bytes per edge per direction plus offsets.
 
 pub mod keys;
+pub mod mapped;
 pub mod persist;
 pub mod registry;
 pub mod store;
@@ -12,18 +13,47 @@ pub use store::TableColumns;
 
 use crate::error::{Error, Result};
 use arrow::array::{Array, AsArray};
-use arrow::datatypes::{DataType, Int64Type};
+use arrow::buffer::ScalarBuffer;
+use arrow::datatypes::{DataType, Int64Type, ToByteSlice};
 use std::sync::Arc;
 
-/// One direction of one relationship table.
-#[derive(Clone, PartialEq, Eq)]
+/// One direction of one relationship table: arrays built in memory, or windows of a mapped
+/// index file (see [`mapped`]).
+#[derive(Clone)]
 pub struct Csr {
-    /// `offsets[o]..offsets[o + 1]` are the edges of the node with ordinal `o`.
-    pub offsets: Vec<u32>,
+    /// `offsets[o]..offsets[o + 1]` are the edges of the node with ordinal `o`. Read through
+    /// [`Csr::range`], which checks a mapped file's block on first use.
+    pub offsets: ScalarBuffer<u32>,
     /// Ordinal of the node at the other end, per edge.
-    pub neighbors: Vec<u32>,
+    pub neighbors: ScalarBuffer<u32>,
     /// Row position of the edge in the relationship table, per edge.
-    pub edge_rows: Vec<u32>,
+    pub edge_rows: ScalarBuffer<u32>,
+    /// Nodes with at least one edge (distinct sources of this direction).
+    pub with_edges: usize,
+    /// A mapped file's blocks of nodes, each checked on first use; `None`: built here.
+    checks: Option<Arc<CsrChecks>>,
+}
+
+/// The checks of a mapped CSR's blocks: each block of nodes covers their offsets and their
+/// edges' neighbours and rows.
+#[derive(Debug)]
+pub struct CsrChecks {
+    pub blocks: mapped::Blocks,
+    /// Bounds of a neighbour ordinal and an edge row.
+    pub far_nodes: usize,
+    pub table_rows: usize,
+}
+
+/// Nodes per checked block of a CSR file written here, as a shift: 64 nodes, whose edges a
+/// lookup in the block reads anyway, so that checking costs about what the lookups do.
+pub const BLOCK_SHIFT: usize = 6;
+
+impl PartialEq for Csr {
+    fn eq(&self, other: &Self) -> bool {
+        self.offsets == other.offsets
+            && self.neighbors == other.neighbors
+            && self.edge_rows == other.edge_rows
+    }
 }
 
 // Summaries only: plans are formatted with `{:?}` (in logs, errors), and printing millions of
@@ -51,11 +81,93 @@ impl Csr {
         let from_by_to: Vec<u32> = by_to.iter().map(|&i| from[i as usize]).collect();
         let (offsets, by_from) = stable_order(num_nodes, &from_by_to);
         let edge = |j: &u32| by_to[*j as usize] as usize;
+        Self::new(
+            offsets,
+            by_from.iter().map(|j| to[edge(j)]).collect(),
+            by_from.iter().map(|j| rows[edge(j)]).collect(),
+        )
+    }
+
+    /// From arrays built in memory (sound by construction).
+    pub fn new(offsets: Vec<u32>, neighbors: Vec<u32>, edge_rows: Vec<u32>) -> Self {
+        let with_edges = offsets.windows(2).filter(|w| w[1] > w[0]).count();
+        Self {
+            offsets: offsets.into(),
+            neighbors: neighbors.into(),
+            edge_rows: edge_rows.into(),
+            with_edges,
+            checks: None,
+        }
+    }
+
+    /// Windows of a mapped file, checked block by block on first use. The caller has checked
+    /// the file's header: the arrays' lengths, the first offset 0 and the last the edge count.
+    pub fn mapped(
+        offsets: ScalarBuffer<u32>,
+        neighbors: ScalarBuffer<u32>,
+        edge_rows: ScalarBuffer<u32>,
+        with_edges: usize,
+        checks: CsrChecks,
+    ) -> Self {
         Self {
             offsets,
-            neighbors: by_from.iter().map(|j| to[edge(j)]).collect(),
-            edge_rows: by_from.iter().map(|j| rows[edge(j)]).collect(),
+            neighbors,
+            edge_rows,
+            with_edges,
+            checks: Some(Arc::new(checks)),
         }
+    }
+
+    /// The damage a check of a mapped file's block found, as an error message.
+    pub fn damage(&self) -> Option<String> {
+        self.checks.as_ref()?.blocks.file().damage()
+    }
+
+    /// Number of blocks of `1 << shift` nodes.
+    pub fn num_blocks(&self, shift: usize) -> usize {
+        self.num_nodes().div_ceil(1 << shift)
+    }
+
+    /// The CRC-32 of block `b`: over its offsets (one past its last node's included), then its
+    /// edges' neighbours, then their rows. With the bounds of a neighbour ordinal and an edge
+    /// row, its contents are checked first: offsets in order, neighbours and rows within
+    /// bounds, each node's neighbours sorted.
+    pub fn block_crc(
+        &self,
+        shift: usize,
+        b: usize,
+        bounds: Option<(usize, usize)>,
+    ) -> std::result::Result<u32, String> {
+        let lo = (b << shift).min(self.num_nodes());
+        let hi = ((b + 1) << shift).min(self.num_nodes());
+        let offs = self.offsets.get(lo..=hi).ok_or("offsets missing")?;
+        let (first, last) = (offs[0] as usize, offs[offs.len() - 1] as usize);
+        if first > last || last > self.num_edges() {
+            return Err("offsets out of order".into());
+        }
+        let (nbrs, rows) = (&self.neighbors[first..last], &self.edge_rows[first..last]);
+        if let Some((far_nodes, table_rows)) = bounds {
+            if offs.windows(2).any(|w| w[0] > w[1]) {
+                return Err("offsets out of order".into());
+            }
+            if nbrs.iter().any(|&n| n as usize >= far_nodes) {
+                return Err("neighbour ordinal out of range".into());
+            }
+            if rows.iter().any(|&r| r as usize >= table_rows) {
+                return Err("edge row out of range".into());
+            }
+            if offs.windows(2).any(|w| {
+                let run = &self.neighbors[w[0] as usize..w[1] as usize];
+                run.windows(2).any(|p| p[0] > p[1])
+            }) {
+                return Err("neighbours are not sorted".into());
+            }
+        }
+        let mut h = crc32fast::Hasher::new();
+        h.update(offs.to_byte_slice());
+        h.update(nbrs.to_byte_slice());
+        h.update(rows.to_byte_slice());
+        Ok(h.finalize())
     }
 
     pub fn num_nodes(&self) -> usize {
@@ -67,11 +179,19 @@ impl Csr {
     }
 
     /// The edges of node `ordinal` as index range into `neighbors` / `edge_rows`.
+    /// Of a mapped file, its block checked first: in a damaged block, none.
     #[inline]
     pub fn range(&self, ordinal: u32) -> std::ops::Range<usize> {
         let o = ordinal as usize;
         if o + 1 >= self.offsets.len() {
             return 0..0;
+        }
+        if let Some(c) = &self.checks {
+            let (shift, bounds) = (c.blocks.shift(), Some((c.far_nodes, c.table_rows)));
+            let b = o >> shift;
+            if !c.blocks.sound(b, || self.block_crc(shift, b, bounds)) {
+                return 0..0;
+            }
         }
         self.offsets[o] as usize..self.offsets[o + 1] as usize
     }
@@ -124,17 +244,37 @@ pub struct CsrIndex {
     /// Rows of the relationship table (including edges whose endpoint is missing).
     pub table_rows: usize,
     pub versions: Option<Versions>,
-    /// Whether some edge goes from a node to itself (computed on first use).
-    pub self_loops: std::sync::OnceLock<bool>,
+    /// Whether some edge goes from a node to itself (found when built, stored in the file).
+    pub self_loops: bool,
 }
 
 impl CsrIndex {
     /// True when some edge is a self-loop.
     pub fn has_self_loops(&self) -> bool {
-        *self.self_loops.get_or_init(|| {
-            (0..self.out.num_nodes() as u32)
-                .any(|o| self.out.range(o).any(|e| self.out.neighbors[e] == o))
-        })
+        self.self_loops
+    }
+
+    /// The damage checks of its mapped file found so far, as an error message.
+    pub fn damage(&self) -> Option<String> {
+        self.out.damage().or_else(|| self.inc.damage())
+    }
+
+    /// Checks every block now (`index status`): the damage found, if any.
+    pub fn check_all(&self) -> Option<String> {
+        for c in [&self.out, &self.inc] {
+            if let Some(k) = &c.checks {
+                for b in 0..k.blocks.len() {
+                    let _ = c.range((b << k.blocks.shift()) as u32);
+                }
+            }
+        }
+        self.damage()
+    }
+
+    /// An error once a check of its mapped file found damage: what an operator using it
+    /// returns rather than results that may lack the damaged block's edges.
+    pub fn intact(&self) -> Result<()> {
+        self.damage().map_or(Ok(()), |why| Err(Error::storage(why)))
     }
 
     /// Builds both directions from the endpoint key columns of the relationship table (one
@@ -174,6 +314,8 @@ impl CsrIndex {
             t.push(b);
             r.push(i as u32);
         }
+        // By ordinal, as the operators compare (they ask only of a hop within one table).
+        let self_loops = f.iter().zip(&t).any(|(a, b)| a == b);
         let out = Csr::build(from_keys.len(), &f, &t, &r);
         let inc = Csr::build(to_keys.len(), &t, &f, &r);
         Ok(Self {
@@ -181,7 +323,7 @@ impl CsrIndex {
             inc,
             table_rows: n,
             versions,
-            self_loops: Default::default(),
+            self_loops,
         })
     }
 

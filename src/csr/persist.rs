@@ -1,45 +1,36 @@
 //! Index files beside the datasets (`<graph dir>/_csr/`), stamped with the dataset versions they
 //! were built from. A file whose versions differ from the datasets' is never used.
 //!
-//! Layout (little endian): magic, then `u64` header fields, then the arrays, then a CRC-32 of
-//! everything before it. A file whose checksum or contents don't hold up (offsets that
-//! decrease, ordinals or rows out of range, unsorted neighbour runs) is corrupt: reported, never used, rebuilt.
+//! Files are mapped, not read (see [`super::mapped`]). Layout (little endian): magic, `u64`
+//! header fields, a CRC-32 per block of the arrays, zero padding, a CRC-32 of all that (the
+//! head), then the arrays, 8-byte aligned. Opening checks the head and that the arrays fill the
+//! file exactly; a block's checksum and contents (offsets in order, ordinals and rows in range,
+//! neighbour runs and keys sorted) are checked on its first use. A file damaged in its head is
+//! corrupt when opened: reported, never used, rebuilt; one damaged in a block fails the queries
+//! that reach the block and is removed, to be rebuilt at the next opening.
 
-use super::{Csr, CsrIndex, NodeKeys, Versions};
-use crate::error::{Error, Result};
+use super::keys::KEY_BLOCK_SHIFT;
+use super::mapped::{self, Blocks, FileState};
+use super::{Csr, CsrChecks, CsrIndex, NodeKeys, Versions, BLOCK_SHIFT};
+use crate::error::Result;
+use arrow::buffer::ScalarBuffer;
+use arrow::datatypes::{ArrowNativeType, ToByteSlice};
+use std::io::Write;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
-const CSR_MAGIC: &[u8; 8] = b"LCSRIDX3";
-const KEYS_MAGIC: &[u8; 8] = b"LCSRKEY2";
+const CSR_MAGIC: &[u8; 8] = b"LCSRIDX4";
+const KEYS_MAGIC: &[u8; 8] = b"LCSRKEY3";
 
 /// What reading an index file found.
 #[derive(Debug)]
 pub enum Read<T> {
-    /// Usable: checksum, versions and contents hold.
+    /// Usable: the head's checksum, the versions and the layout hold.
     Ok(T),
     /// No file, another format, or built from other dataset versions: build it.
     Absent,
     /// Damaged: the reason, for the warning; build it again.
     Corrupt(String),
-}
-
-/// The file's bytes without its checksum, if the checksum holds.
-fn checked(buf: &[u8]) -> std::result::Result<&[u8], String> {
-    if buf.len() < 12 {
-        return Err("truncated".into());
-    }
-    let (body, tail) = buf.split_at(buf.len() - 4);
-    let want = u32::from_le_bytes(tail.try_into().expect("4 bytes"));
-    if crc32fast::hash(body) != want {
-        return Err("checksum mismatch".into());
-    }
-    Ok(body)
-}
-
-fn with_checksum(mut out: Vec<u8>) -> Vec<u8> {
-    let crc = crc32fast::hash(&out);
-    out.extend_from_slice(&crc.to_le_bytes());
-    out
 }
 
 /// The folder holding a graph's index files.
@@ -83,71 +74,13 @@ pub fn file_for(dir: &Path, source: &str, columns: &[&str], ext: &str) -> PathBu
     dir.join(format!("{stem}.{hash:08x}.{ext}"))
 }
 
-fn put_u64(out: &mut Vec<u8>, v: u64) {
-    out.extend_from_slice(&v.to_le_bytes());
-}
-
-fn put_u32s(out: &mut Vec<u8>, v: &[u32]) {
-    out.reserve(v.len() * 4);
-    for x in v {
-        out.extend_from_slice(&x.to_le_bytes());
-    }
-}
-
-fn put_i64s(out: &mut Vec<u8>, v: &[i64]) {
-    out.reserve(v.len() * 8);
-    for x in v {
-        out.extend_from_slice(&x.to_le_bytes());
-    }
-}
-
-struct Reader<'a> {
-    buf: &'a [u8],
-    pos: usize,
-    path: &'a Path,
-}
-
-impl<'a> Reader<'a> {
-    fn take(&mut self, n: usize) -> Result<&'a [u8]> {
-        if self.pos + n > self.buf.len() {
-            return Err(Error::storage(format!(
-                "index file {} is truncated",
-                self.path.display()
-            )));
-        }
-        let s = &self.buf[self.pos..self.pos + n];
-        self.pos += n;
-        Ok(s)
-    }
-
-    fn u64(&mut self) -> Result<u64> {
-        Ok(u64::from_le_bytes(
-            self.take(8)?.try_into().expect("8 bytes"),
-        ))
-    }
-
-    fn u32s(&mut self, n: usize) -> Result<Vec<u32>> {
-        Ok(self
-            .take(n * 4)?
-            .chunks_exact(4)
-            .map(|c| u32::from_le_bytes(c.try_into().expect("4 bytes")))
-            .collect())
-    }
-
-    fn i64s(&mut self, n: usize) -> Result<Vec<i64>> {
-        Ok(self
-            .take(n * 8)?
-            .chunks_exact(8)
-            .map(|c| i64::from_le_bytes(c.try_into().expect("8 bytes")))
-            .collect())
-    }
-}
-
 /// Writes atomically (a temp file of its own in the same folder, then a rename) so a crash
 /// never leaves a half-written index and processes building the same index at once don't
 /// meet: the last rename wins, with the same content.
-fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
-    use std::io::Write;
+fn write_atomic(
+    path: &Path,
+    write: impl FnOnce(&mut dyn Write) -> std::io::Result<()>,
+) -> Result<()> {
     let what = |e: std::io::Error| {
         crate::Error::storage_caused(format!("writing index file {}", path.display()), e)
     };
@@ -157,41 +90,145 @@ fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
     let mut builder = tempfile::Builder::new();
     #[cfg(unix)]
     builder.permissions(std::os::unix::fs::PermissionsExt::from_mode(0o666));
-    let mut tmp = builder.tempfile_in(dir).map_err(what)?;
-    tmp.write_all(bytes).map_err(what)?;
+    let tmp = builder.tempfile_in(dir).map_err(what)?;
+    let mut out = std::io::BufWriter::with_capacity(1 << 20, tmp);
+    write(&mut out).map_err(what)?;
+    let tmp = out.into_inner().map_err(|e| what(e.into_error()))?;
     tmp.persist(path).map_err(|e| what(e.error))?;
     Ok(())
 }
 
-fn put_csr(out: &mut Vec<u8>, c: &Csr) {
-    put_u64(out, c.num_nodes() as u64);
-    put_u64(out, c.num_edges() as u64);
-    put_u32s(out, &c.offsets);
-    put_u32s(out, &c.neighbors);
-    put_u32s(out, &c.edge_rows);
+/// The head of a file: its header fields and block checksums, padded so that with the head's
+/// own checksum it ends 8-byte aligned.
+fn head(magic: &[u8; 8], fields: &[u64], crcs: &[u32]) -> Vec<u8> {
+    let mut out = magic.to_vec();
+    for f in fields {
+        out.extend_from_slice(&f.to_le_bytes());
+    }
+    out.extend_from_slice(crcs.to_byte_slice());
+    out.resize((out.len() + 4).next_multiple_of(8) - 4, 0);
+    let crc = crc32fast::hash(&out);
+    out.extend_from_slice(&crc.to_le_bytes());
+    out
 }
 
-fn get_csr(r: &mut Reader<'_>) -> Result<Csr> {
-    let nodes = r.u64()? as usize;
-    let edges = r.u64()? as usize;
-    Ok(Csr {
-        offsets: r.u32s(nodes + 1)?,
-        neighbors: r.u32s(edges)?,
-        edge_rows: r.u32s(edges)?,
-    })
+/// Reads a mapped file in order: header fields, block checksums, the head's checksum, arrays.
+struct Cursor<'a> {
+    map: &'a arrow::buffer::Buffer,
+    pos: usize,
+}
+
+impl Cursor<'_> {
+    fn u64(&mut self) -> std::result::Result<u64, String> {
+        let b = self.map.get(self.pos..self.pos + 8).ok_or("truncated")?;
+        self.pos += 8;
+        Ok(u64::from_le_bytes(b.try_into().expect("8 bytes")))
+    }
+
+    fn usize(&mut self) -> std::result::Result<usize, String> {
+        usize::try_from(self.u64()?).map_err(|_| "size out of range".to_string())
+    }
+
+    fn array<T: ArrowNativeType>(
+        &mut self,
+        len: usize,
+    ) -> std::result::Result<ScalarBuffer<T>, String> {
+        let a = mapped::window(self.map, self.pos, len).ok_or("truncated")?;
+        self.pos += len * std::mem::size_of::<T>();
+        Ok(a)
+    }
+
+    /// Checks the head's checksum (after its padding) and moves past it.
+    fn end_head(&mut self) -> std::result::Result<(), String> {
+        let end = (self.pos + 4).next_multiple_of(8);
+        let (body, crc) = (
+            self.map.get(..end - 4).ok_or("truncated")?,
+            self.map.get(end - 4..end).ok_or("truncated")?,
+        );
+        if crc32fast::hash(body) != u32::from_le_bytes(crc.try_into().expect("4 bytes")) {
+            return Err("header checksum mismatch".into());
+        }
+        self.pos = end;
+        Ok(())
+    }
+
+    /// The arrays end where the file does.
+    fn end(&self) -> std::result::Result<(), String> {
+        match self.pos == self.map.len() {
+            true => Ok(()),
+            false => Err("file length does not match its header".into()),
+        }
+    }
+}
+
+/// Maps a file of `magic`'s format and reads it with `parse` (`Ok(None)`: built from other
+/// dataset versions).
+fn read_mapped<T>(
+    path: &Path,
+    magic: &[u8; 8],
+    parse: impl FnOnce(&mut Cursor<'_>, Arc<FileState>) -> std::result::Result<Option<T>, String>,
+) -> Read<T> {
+    let Ok(map) = mapped::map(path) else {
+        return Read::Absent;
+    };
+    if map.get(..8) != Some(&magic[..]) {
+        return Read::Absent;
+    }
+    let mut c = Cursor { map: &map, pos: 8 };
+    match parse(&mut c, FileState::new(path)) {
+        Ok(Some(x)) => Read::Ok(x),
+        Ok(None) => Read::Absent,
+        Err(why) => Read::Corrupt(why),
+    }
+}
+
+/// The block checksums of one direction (of what it holds: a reader checks the contents).
+fn csr_crcs(c: &Csr) -> Result<Vec<u32>> {
+    (0..c.num_blocks(BLOCK_SHIFT))
+        .map(|b| {
+            c.block_crc(BLOCK_SHIFT, b, None)
+                .map_err(crate::Error::storage)
+        })
+        .collect()
+}
+
+/// A block size from a header: a shift small enough to shift by.
+fn block_shift(c: &mut Cursor<'_>) -> std::result::Result<usize, String> {
+    match c.usize()? {
+        s @ 0..=30 => Ok(s),
+        _ => Err("block size out of range".into()),
+    }
 }
 
 pub fn write_csr(path: &Path, idx: &CsrIndex) -> Result<()> {
     let v = idx.versions.unwrap_or_default();
-    let mut out = Vec::with_capacity(64 + idx.memory_bytes());
-    out.extend_from_slice(CSR_MAGIC);
-    put_u64(&mut out, v.edges);
-    put_u64(&mut out, v.from);
-    put_u64(&mut out, v.to);
-    put_u64(&mut out, idx.table_rows as u64);
-    put_csr(&mut out, &idx.out);
-    put_csr(&mut out, &idx.inc);
-    write_atomic(path, &with_checksum(out))
+    let (o, i) = (&idx.out, &idx.inc);
+    let fields = [
+        v.edges,
+        v.from,
+        v.to,
+        idx.table_rows as u64,
+        idx.self_loops as u64,
+        BLOCK_SHIFT as u64,
+        o.num_nodes() as u64,
+        o.num_edges() as u64,
+        o.with_edges as u64,
+        i.num_nodes() as u64,
+        i.num_edges() as u64,
+        i.with_edges as u64,
+    ];
+    let mut crcs = csr_crcs(o)?;
+    crcs.extend(csr_crcs(i)?);
+    let head = head(CSR_MAGIC, &fields, &crcs);
+    write_atomic(path, |w| {
+        w.write_all(&head)?;
+        for c in [o, i] {
+            w.write_all(c.offsets.to_byte_slice())?;
+            w.write_all(c.neighbors.to_byte_slice())?;
+            w.write_all(c.edge_rows.to_byte_slice())?;
+        }
+        Ok(())
+    })
 }
 
 /// The stamped versions of an index file, without reading the arrays.
@@ -210,105 +247,88 @@ pub fn read_csr_versions(path: &Path) -> Option<Versions> {
     })
 }
 
-/// Reads a file of `magic`'s format in one read and checks it: the checksum, then `parse`
-/// (`None`: built from other dataset versions), then `validate` on what it parsed.
-fn read_checked<T>(
-    path: &Path,
-    magic: &[u8; 8],
-    parse: impl FnOnce(&mut Reader<'_>) -> Result<Option<T>>,
-    validate: impl FnOnce(T) -> std::result::Result<T, String>,
-) -> Read<T> {
-    let Ok(buf) = std::fs::read(path) else {
-        return Read::Absent;
-    };
-    if buf.len() < 8 || &buf[..8] != magic {
-        return Read::Absent;
-    }
-    let body = match checked(&buf) {
-        Ok(b) => b,
-        Err(why) => return Read::Corrupt(why),
-    };
-    let mut r = Reader {
-        buf: body,
-        pos: 8,
-        path,
-    };
-    match parse(&mut r) {
-        Ok(None) => Read::Absent,
-        Ok(Some(x)) => match validate(x) {
-            Ok(x) => Read::Ok(x),
-            Err(why) => Read::Corrupt(why),
-        },
-        Err(e) => Read::Corrupt(e.to_string()),
-    }
-}
-
-/// Reads an index in one read and checks it (checksum, then the arrays' bounds).
+/// Maps an index: its head checked now, its blocks on first use.
 pub fn read_csr(path: &Path, want: Versions) -> Read<CsrIndex> {
-    let parse = |r: &mut Reader<'_>| -> Result<Option<CsrIndex>> {
+    read_mapped(path, CSR_MAGIC, |c, file| {
         let v = Versions {
-            edges: r.u64()?,
-            from: r.u64()?,
-            to: r.u64()?,
+            edges: c.u64()?,
+            from: c.u64()?,
+            to: c.u64()?,
         };
         if v != want {
             return Ok(None);
         }
-        let table_rows = r.u64()? as usize;
-        let out = get_csr(r)?;
-        let inc = get_csr(r)?;
+        let table_rows = c.usize()?;
+        let self_loops = c.u64()? != 0;
+        let shift = block_shift(c)?;
+        let mut dims = [0usize; 6];
+        for d in &mut dims {
+            *d = c.usize()?;
+        }
+        let [out_nodes, out_edges, out_with, inc_nodes, inc_edges, inc_with] = dims;
+        if out_edges != inc_edges || out_edges > table_rows {
+            return Err("edge counts don't agree".into());
+        }
+        let out_crcs = c.array::<u32>(out_nodes.div_ceil(1 << shift))?;
+        let inc_crcs = c.array::<u32>(inc_nodes.div_ceil(1 << shift))?;
+        c.end_head()?;
+        let mut direction = |nodes: usize, edges: usize, with: usize, crcs, far_nodes| {
+            let offsets = c.array::<u32>(nodes + 1)?;
+            // The ends every block's offsets are checked between.
+            if offsets[0] != 0 || offsets[nodes] as usize != edges {
+                return Err("offsets don't run from 0 to the edge count".to_string());
+            }
+            let checks = CsrChecks {
+                blocks: Blocks::new(file.clone(), crcs, shift),
+                far_nodes,
+                table_rows,
+            };
+            Ok(Csr::mapped(
+                offsets,
+                c.array(edges)?,
+                c.array(edges)?,
+                with,
+                checks,
+            ))
+        };
+        let out = direction(out_nodes, out_edges, out_with, out_crcs, inc_nodes)?;
+        let inc = direction(inc_nodes, inc_edges, inc_with, inc_crcs, out_nodes)?;
+        c.end()?;
         Ok(Some(CsrIndex {
             out,
             inc,
             table_rows,
             versions: Some(v),
-            self_loops: Default::default(),
+            self_loops,
         }))
-    };
-    read_checked(path, CSR_MAGIC, parse, |idx| {
-        validate_csr(&idx).map(|()| idx)
     })
 }
 
-/// Offsets start at 0, never decrease and end at the edge count; neighbours are ordinals of
-/// the other direction's nodes; edge rows are rows of the table.
-fn validate_csr(idx: &CsrIndex) -> std::result::Result<(), String> {
-    let one = |c: &Csr, far_nodes: usize, what: &str| -> std::result::Result<(), String> {
-        let o = &c.offsets;
-        if o.first() != Some(&0) || o.windows(2).any(|w| w[0] > w[1]) {
-            return Err(format!("{what} offsets are not monotone from 0"));
-        }
-        if *o.last().expect("n + 1 offsets") as usize != c.neighbors.len() {
-            return Err(format!("{what} offsets don't end at the edge count"));
-        }
-        if c.neighbors.iter().any(|&n| n as usize >= far_nodes) {
-            return Err(format!("{what} neighbour ordinal out of range"));
-        }
-        if c.edge_rows.iter().any(|&e| e as usize >= idx.table_rows) {
-            return Err(format!("{what} edge row out of range"));
-        }
-        // Intersections merge sorted runs.
-        if o.windows(2).any(|w| {
-            let run = &c.neighbors[w[0] as usize..w[1] as usize];
-            run.windows(2).any(|p| p[0] > p[1])
-        }) {
-            return Err(format!("{what} neighbours are not sorted"));
-        }
-        Ok(())
-    };
-    one(&idx.out, idx.inc.num_nodes(), "outgoing")?;
-    one(&idx.inc, idx.out.num_nodes(), "incoming")
-}
-
 pub fn write_keys(path: &Path, k: &NodeKeys) -> Result<()> {
-    let mut out = Vec::with_capacity(32 + k.memory_bytes());
-    out.extend_from_slice(KEYS_MAGIC);
-    put_u64(&mut out, k.version.unwrap_or_default());
-    put_u64(&mut out, k.len() as u64);
-    put_i64s(&mut out, &k.by_ordinal);
-    put_i64s(&mut out, &k.sorted);
-    put_u32s(&mut out, &k.ordinals);
-    write_atomic(path, &with_checksum(out))
+    let (sorted_blocks, dense_blocks) = k.num_blocks(KEY_BLOCK_SHIFT);
+    let crc = |r: std::result::Result<u32, String>| r.map_err(crate::Error::storage);
+    let mut crcs = (0..sorted_blocks)
+        .map(|b| crc(k.sorted_block_crc(KEY_BLOCK_SHIFT, b)))
+        .collect::<Result<Vec<u32>>>()?;
+    for b in 0..dense_blocks {
+        crcs.push(crc(k.dense_block_crc(KEY_BLOCK_SHIFT, b))?);
+    }
+    let (lo, dense): (i64, &[u32]) = k.dense.as_ref().map_or((0, &[]), |(lo, t)| (*lo, t));
+    let fields = [
+        k.version.unwrap_or_default(),
+        k.len() as u64,
+        KEY_BLOCK_SHIFT as u64,
+        k.dense.is_some() as u64,
+        lo as u64,
+        dense.len() as u64,
+    ];
+    let head = head(KEYS_MAGIC, &fields, &crcs);
+    write_atomic(path, |w| {
+        w.write_all(&head)?;
+        w.write_all(k.sorted.to_byte_slice())?;
+        w.write_all(k.ordinals.to_byte_slice())?;
+        w.write_all(dense.to_byte_slice())
+    })
 }
 
 /// The stamped version of a keys file, without reading the keys.
@@ -319,37 +339,33 @@ pub fn read_keys_version(path: &Path) -> Option<u64> {
     (&head[..8] == KEYS_MAGIC).then(|| u64::from_le_bytes(head[8..].try_into().expect("8 bytes")))
 }
 
+/// Maps node keys: the head checked now, the blocks on first use.
 pub fn read_keys(path: &Path, version: u64) -> Read<NodeKeys> {
-    let parse = |r: &mut Reader<'_>| -> Result<Option<NodeKeys>> {
-        if r.u64()? != version {
+    read_mapped(path, KEYS_MAGIC, |c, file| {
+        if c.u64()? != version {
             return Ok(None);
         }
-        let n = r.u64()? as usize;
-        Ok(Some(NodeKeys {
-            by_ordinal: r.i64s(n)?,
-            sorted: r.i64s(n)?,
-            ordinals: r.u32s(n)?,
-            version: Some(version),
-            dense: None,
-        }))
-    };
-    // Keys ascending, ordinals in range, and each sorted key is the key of its ordinal.
-    let validate = |k: NodeKeys| {
-        let n = k.by_ordinal.len();
-        let sorted = k.sorted.windows(2).all(|w| w[0] < w[1]);
-        let in_range = k.ordinals.iter().all(|&o| (o as usize) < n);
-        let agree = k
-            .sorted
-            .iter()
-            .zip(&k.ordinals)
-            .all(|(key, &o)| k.by_ordinal.get(o as usize) == Some(key));
-        if sorted && in_range && agree {
-            Ok(k.with_dense())
-        } else {
-            Err("keys and ordinals don't agree".to_string())
-        }
-    };
-    read_checked(path, KEYS_MAGIC, parse, validate)
+        let n = c.usize()?;
+        let shift = block_shift(c)?;
+        let has_dense = c.u64()? != 0;
+        let lo = c.u64()? as i64;
+        let dense_len = c.usize()?;
+        let sorted_crcs = c.array::<u32>(n.div_ceil(1 << shift))?;
+        let dense_crcs = c.array::<u32>(dense_len.div_ceil(1 << shift))?;
+        c.end_head()?;
+        let sorted = c.array::<i64>(n)?;
+        let ordinals = c.array::<u32>(n)?;
+        let dense = c.array::<u32>(dense_len)?;
+        c.end()?;
+        let checks = (
+            Blocks::new(file.clone(), sorted_crcs, shift),
+            has_dense.then(|| Blocks::new(file, dense_crcs, shift)),
+        );
+        let dense = has_dense.then_some((lo, dense));
+        Ok(Some(NodeKeys::mapped(
+            sorted, ordinals, dense, version, checks,
+        )))
+    })
 }
 
 #[cfg(test)]
@@ -360,10 +376,8 @@ mod tests {
     #[test]
     fn round_trip_and_version_check() {
         let dir = tempfile::tempdir().unwrap();
-        let keys = NodeKeys {
-            version: Some(3),
-            ..NodeKeys::from_keys(&Int64Array::from(vec![5, 1, 9])).unwrap()
-        };
+        let mut keys = NodeKeys::from_keys(&Int64Array::from(vec![5, 1, 9])).unwrap();
+        keys.version = Some(3);
         let kp = dir.path().join("k.keys");
         write_keys(&kp, &keys).unwrap();
         assert!(matches!(read_keys(&kp, 3), Read::Ok(k) if k == keys));
@@ -398,22 +412,24 @@ mod tests {
         assert!(matches!(read_csr(&p, v), Read::Absent));
     }
 
-    /// Every single-byte change, truncation or zeroing of a file is caught: by the checksum,
-    /// and where a file is rewritten with a valid checksum but wrong contents, by the bounds.
+    /// Every single-byte change, truncation or zeroing of a file is caught: in the head when
+    /// it is opened, in a block when the block is first used (then the file is removed); and
+    /// where a file is rewritten with valid checksums but wrong contents, by the bounds.
     #[test]
     fn damaged_files_are_corrupt_never_used() {
         let dir = tempfile::tempdir().unwrap();
-        let keys = NodeKeys {
-            version: Some(1),
-            ..NodeKeys::from_keys(&Int64Array::from((0..50).collect::<Vec<i64>>())).unwrap()
-        };
+        // Blocks of both kinds: more nodes than one block holds.
+        let n = (1 << KEY_BLOCK_SHIFT) + 50;
+        let mut keys =
+            NodeKeys::from_keys(&Int64Array::from((0..n).collect::<Vec<i64>>())).unwrap();
+        keys.version = Some(1);
         let v = Versions {
             edges: 1,
             from: 1,
             to: 1,
         };
-        let src: Vec<i64> = (0..200).map(|i| i % 50).collect();
-        let dst: Vec<i64> = (0..200).map(|i| (i * 7) % 50).collect();
+        let src: Vec<i64> = (0..4 * n).map(|i| i % n).collect();
+        let dst: Vec<i64> = (0..4 * n).map(|i| (i * 7) % n).collect();
         let idx = CsrIndex::build(
             &Int64Array::from(src),
             &Int64Array::from(dst),
@@ -426,39 +442,95 @@ mod tests {
         write_csr(&p, &idx).unwrap();
         write_keys(&kp, &keys).unwrap();
         let good = std::fs::read(&p).unwrap();
-        for pos in (8..good.len()).step_by(7) {
+        let Read::Ok(back) = read_csr(&p, v) else {
+            panic!("sound file")
+        };
+        assert!(back.check_all().is_none());
+        let mut positions: Vec<usize> = (8..200).collect();
+        positions.extend((200..good.len()).step_by(4093));
+        positions.push(good.len() - 1);
+        for pos in positions {
             let mut bad = good.clone();
             bad[pos] ^= 0x10;
             std::fs::write(&p, &bad).unwrap();
-            assert!(matches!(read_csr(&p, v), Read::Corrupt(_)), "byte {pos}");
+            match read_csr(&p, v) {
+                Read::Corrupt(_) => {}
+                Read::Ok(idx) => {
+                    let why = idx
+                        .check_all()
+                        .unwrap_or_else(|| panic!("byte {pos} unnoticed"));
+                    assert!(why.contains("r.csr") && why.contains("block"), "{why}");
+                    assert!(idx.intact().is_err());
+                    assert!(!p.exists(), "a damaged file is removed");
+                }
+                // A changed version field: another build's file.
+                Read::Absent => assert!((8..32).contains(&pos), "byte {pos}"),
+            }
         }
         std::fs::write(&p, &good[..good.len() / 2]).unwrap();
         assert!(matches!(read_csr(&p, v), Read::Corrupt(_)));
+        std::fs::write(&p, [&good[..], &[0]].concat()).unwrap();
+        assert!(matches!(read_csr(&p, v), Read::Corrupt(why) if why.contains("length")));
         let mut zeroed = good.clone();
         zeroed[40..200].fill(0);
         std::fs::write(&p, &zeroed).unwrap();
         assert!(matches!(read_csr(&p, v), Read::Corrupt(_)));
-        // A valid checksum over contents out of range (a neighbour past the last node).
-        let copy = |idx: &CsrIndex| CsrIndex {
-            out: idx.out.clone(),
+        // Valid checksums over contents out of range (a neighbour past the last node; offsets
+        // that go back), as a faulty writer would leave.
+        let rebuilt = |out: Csr| CsrIndex {
+            out,
             inc: idx.inc.clone(),
             table_rows: idx.table_rows,
             versions: idx.versions,
-            self_loops: Default::default(),
+            self_loops: idx.self_loops,
         };
-        let mut broken = copy(&idx);
-        broken.out.neighbors[3] = 1000;
-        write_csr(&p, &broken).unwrap();
-        assert!(matches!(read_csr(&p, v), Read::Corrupt(why) if why.contains("neighbour")));
-        let mut broken = copy(&idx);
-        broken.inc.offsets[5] = 0;
-        write_csr(&p, &broken).unwrap();
-        assert!(matches!(read_csr(&p, v), Read::Corrupt(why) if why.contains("monotone")));
+        let (offs, nbrs, rows) = (
+            idx.out.offsets.to_vec(),
+            idx.out.neighbors.to_vec(),
+            idx.out.edge_rows.to_vec(),
+        );
+        let mut far = nbrs.clone();
+        far[3] = n as u32 + 1000;
+        let check = |broken: CsrIndex, what: &str| {
+            write_csr(&p, &broken).unwrap();
+            let Read::Ok(back) = read_csr(&p, v) else {
+                panic!("head is sound")
+            };
+            let why = back.check_all().unwrap_or_default();
+            assert!(why.contains(what), "{why}");
+        };
+        check(
+            rebuilt(Csr::new(offs.clone(), far, rows.clone())),
+            "neighbour",
+        );
+        let mut back_offs = offs.clone();
+        back_offs[5] = 0;
+        check(
+            rebuilt(Csr::new(back_offs, nbrs.clone(), rows.clone())),
+            "offsets",
+        );
+        let mut unsorted = nbrs.clone();
+        unsorted.swap(0, 1);
+        if unsorted[..2] != nbrs[..2] {
+            check(rebuilt(Csr::new(offs, unsorted, rows)), "sorted");
+        }
+        // Keys: the head when opened, a block on the first lookup that lands in it.
         let good_keys = std::fs::read(&kp).unwrap();
         let mut bad = good_keys.clone();
         bad[30] ^= 1;
         std::fs::write(&kp, &bad).unwrap();
         assert!(matches!(read_keys(&kp, 1), Read::Corrupt(_)));
+        for at in [good_keys.len() - 3, good_keys.len() / 2] {
+            let mut bad = good_keys.clone();
+            bad[at] ^= 1;
+            std::fs::write(&kp, &bad).unwrap();
+            let Read::Ok(k) = read_keys(&kp, 1) else {
+                panic!("head is sound")
+            };
+            assert!(k.check_all().is_some(), "byte {at}");
+            assert!(k.intact().is_err());
+            assert!(!kp.exists(), "a damaged file is removed");
+        }
     }
 
     /// Index files are created with the mode the umask gives any other file.
@@ -470,7 +542,7 @@ mod tests {
         let plain = dir.path().join("plain");
         std::fs::write(&plain, b"x").unwrap();
         let index = dir.path().join("_csr").join("x.csr");
-        write_atomic(&index, b"x").unwrap();
+        write_atomic(&index, |w| w.write_all(b"x")).unwrap();
         let mode = |p: &Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
         assert_eq!(mode(&index), mode(&plain));
     }
@@ -486,7 +558,7 @@ mod tests {
         let writers: Vec<_> = (0..16u8)
             .map(|k| {
                 let path = path.clone();
-                std::thread::spawn(move || write_atomic(&path, &vec![k; 1 << 20]))
+                std::thread::spawn(move || write_atomic(&path, |w| w.write_all(&vec![k; 1 << 20])))
             })
             .collect();
         for w in writers {

@@ -438,8 +438,13 @@ async fn build_keys(
     };
     k.version = n.table.version;
     if let Some(f) = file {
-        if let Err(e) = write_keys(f, &k) {
-            unsaved(report, progress, e);
+        match write_keys(f, &k) {
+            Ok(()) => {
+                if let Read::Ok(mapped) = read_keys(f, k.version.unwrap_or_default()) {
+                    k = mapped;
+                }
+            }
+            Err(e) => unsaved(report, progress, e),
         }
     }
     report.built += 1;
@@ -475,9 +480,17 @@ async fn build_csr(
         versions,
     )?;
     let secs = t.elapsed().as_secs_f64();
+    let mut idx = idx;
     if let Some(f) = file {
-        if let Err(e) = write_csr(f, &idx) {
-            unsaved(report, progress, e);
+        match write_csr(f, &idx) {
+            // Served from the file from now on: its pages are the page cache's to keep or
+            // drop, shared with other processes.
+            Ok(()) => {
+                if let Read::Ok(mapped) = read_csr(f, idx.versions.unwrap_or_default()) {
+                    idx = mapped;
+                }
+            }
+            Err(e) => unsaved(report, progress, e),
         }
     }
     report.built += 1;
@@ -524,10 +537,16 @@ pub fn index_status(catalog: &Catalog) -> Vec<String> {
             from: catalog.nodes[&r.cfg.from].table.version.unwrap_or_default(),
             to: catalog.nodes[&r.cfg.to].table.version.unwrap_or_default(),
         };
+        let damage = || match read_csr(&f, want) {
+            Read::Ok(idx) => idx.check_all().is_some(),
+            Read::Corrupt(_) => true,
+            Read::Absent => false,
+        };
         let state = match read_csr_versions(&f) {
             None => "missing".to_string(),
-            Some(v) if v == want && matches!(read_csr(&f, want), Read::Corrupt(_)) => {
-                "corrupt (rebuilt on next open or `index build`)".to_string()
+            // A damaged block removes the file.
+            Some(v) if v == want && damage() => {
+                "corrupt (removed; rebuilt on next open or `index build`)".to_string()
             }
             Some(v) if v == want => {
                 let bytes = std::fs::metadata(&f).map(|m| m.len()).unwrap_or(0);

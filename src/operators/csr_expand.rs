@@ -50,6 +50,14 @@ pub struct CsrData {
 }
 
 impl CsrData {
+    /// An error once a check of a mapped index file it reads found damage: its lookups then
+    /// find nothing in the damaged block, and results without it must not be returned.
+    pub fn intact(&self) -> crate::Result<()> {
+        self.index.intact()?;
+        self.near_keys.intact()?;
+        self.far_keys.intact()
+    }
+
     /// Whether a hop on it can join a node to itself: a self-loop, between nodes of one
     /// table only.
     pub fn self_loops(&self) -> bool {

@@ -466,6 +466,7 @@ impl ExpandSpec {
             let mask = self.targets_passing(f, &nbrs, sel, c)?;
             retain(&mask, [&mut rows, &mut nbrs, &mut erows]);
         }
+        self.data.intact().map_err(store_err)?;
         c.rows_taken.add(rows.len());
         if self.count {
             let mut counts = vec![0i64; batch.num_rows()];

@@ -235,6 +235,9 @@ impl CsrIntersectExec {
             });
         }
         c.edges_scanned.add(scanned);
+        for h in std::iter::once(open).chain(closes) {
+            h.data.intact().map_err(store_err)?;
+        }
         let keep = Self::passing_filters(open, closes, &nodes, &open_rows, &close_rows)?;
         if let Some(keep) = keep {
             retain(&keep, [&mut rows, &mut nodes, &mut open_rows]);

@@ -81,6 +81,7 @@ impl LookupSpec {
                 ords.push(Some(o));
             }
         }
+        self.keys.intact().map_err(ext)?;
         let n = rows.len();
         let rows = UInt32Array::from(rows);
         let ords = UInt32Array::from(ords);

@@ -41,6 +41,21 @@ pub struct TraversalSpec {
     pub display: String,
 }
 
+impl TraversalSpec {
+    /// An error once a check of a mapped index file the traversal reads found damage.
+    pub fn intact(&self) -> datafusion::error::Result<()> {
+        let keys =
+            std::iter::once(&self.near_keys).chain(self.shortest.as_ref().map(|s| &s.end_keys));
+        for k in keys {
+            k.intact()?;
+        }
+        for h in &self.hops {
+            h.index.intact()?;
+        }
+        Ok(())
+    }
+}
+
 /// A depth-first walk from one start node that can pause after any path: its memory is the
 /// current path and one frame per step of it, whatever the number of paths.
 pub struct PathWalk {

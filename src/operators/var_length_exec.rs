@@ -628,6 +628,7 @@ fn path_stream(
                     (walked, filled)
                 };
                 st.busy += started.elapsed();
+                let filled = filled.and_then(|f| spec.intact().map(|()| f));
                 let (examined, produced) = match filled {
                     Ok(f) => f,
                     Err(e) => {
@@ -751,6 +752,7 @@ impl ExecutionPlan for VarLengthExec {
                 elapsed,
                 move |b, limit, cp| {
                     let r = spec.counts(b, &schema, &edges, limit.unwrap_or(usize::MAX), cp)?;
+                    spec.intact()?;
                     out_rows.add(r.num_rows());
                     Ok(r)
                 },
@@ -770,6 +772,7 @@ impl ExecutionPlan for VarLengthExec {
             move |b, limit, cp| {
                 let limit = limit.unwrap_or(usize::MAX);
                 let r = spec.expand_distinct(b, &schema, &edges, limit, cp)?;
+                spec.intact()?;
                 out_rows.add(r.num_rows());
                 Ok(r)
             },

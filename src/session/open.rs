@@ -111,10 +111,8 @@ pub(super) fn key_statistics_from_csr(catalog: &Catalog, idx: &GraphIndexes) {
     let loaded = idx.csr.iter().map(|c| c.as_ref().and_then(|c| c.loaded()));
     for (r, csr) in catalog.rels.iter().zip(loaded) {
         if let (Some(p), Some(csr)) = (crate::catalog::key_statistics(&r.table), csr) {
-            let with_edges =
-                |c: &crate::csr::Csr| c.offsets.windows(2).filter(|w| w[1] > w[0]).count();
-            p.set_distinct(&r.cfg.src, with_edges(&csr.out));
-            p.set_distinct(&r.cfg.dst, with_edges(&csr.inc));
+            p.set_distinct(&r.cfg.src, csr.out.with_edges);
+            p.set_distinct(&r.cfg.dst, csr.inc.with_edges);
         }
     }
 }
