@@ -60,11 +60,10 @@ pub struct GraphOptions {
     pub memory_limit: Option<usize>,
     /// Plan every query anew (no plan cache; `--no-cache`).
     pub no_plan_cache: bool,
-    /// Read each index file that is up to date only when a plan first needs it (the
-    /// one-shot CLI commands): opening costs a header read per file. Its checksum is then
-    /// checked on first use; a damaged file makes the hops it serves run as joins (`index
-    /// build` rewrites it). Missing and stale indexes are built when the graph opens either
-    /// way.
+    /// Map each index file that is up to date only when a plan first needs it (the one-shot
+    /// CLI commands): opening costs a header read per file. Its head is then checked; one
+    /// damaged there makes the hops it serves run as joins and is removed, to be built at
+    /// the next opening. Missing and stale indexes are built when the graph opens either way.
     pub defer_indexes: bool,
     /// Read the graph as it was: every dataset at a version, a tag or a time (`None`: the
     /// latest). A graph opened so never refreshes to newer data.

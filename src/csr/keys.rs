@@ -125,10 +125,13 @@ impl NodeKeys {
     /// computes its CRC-32 (over the keys, then the ordinals).
     pub fn sorted_block_crc(&self, shift: usize, b: usize) -> std::result::Result<u32, String> {
         let r = block(shift, b, self.len());
-        let (keys, ords) = (&self.sorted[r.clone()], &self.ordinals[r]);
+        // From the last key of the block before (a search steps across the boundary).
+        let from = r.start.saturating_sub(1);
+        let (keys, ords) = (&self.sorted[from..r.end], &self.ordinals[r.clone()]);
         if keys.windows(2).any(|w| w[0] >= w[1]) {
             return Err("keys are not ascending".into());
         }
+        let keys = &self.sorted[r];
         if ords.iter().any(|&o| o as usize >= self.len()) {
             return Err("ordinal out of range".into());
         }

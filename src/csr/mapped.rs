@@ -18,16 +18,37 @@ use std::sync::{Arc, OnceLock};
 #[cfg(not(target_endian = "little"))]
 compile_error!("index files are little-endian and are mapped as they are");
 
-/// The whole file, mapped read-only, as one buffer that its windows share.
-// The one use of `unsafe` in the project: mapping a file is unsafe only in that another
-// process could change the file under the map.
+/// The whole file, mapped read-only, as one buffer that its windows share, with its state.
+// The one use of `unsafe` in the project: mapping a file is unsafe in that the file could be
+// changed under the map (a page past a truncated end, or one the disk fails to read, stops
+// the process with SIGBUS rather than an error).
 #[allow(unsafe_code)]
-pub fn map(path: &Path) -> std::io::Result<Buffer> {
+pub fn map(path: &Path) -> std::io::Result<(Buffer, Arc<FileState>)> {
     let f = std::fs::File::open(path)?;
+    let identity = identity(&f.metadata()?);
     // SAFETY: index files are written whole to a temp file and renamed into place, never
     // changed in place; one replaced or removed later stays mapped as it was (the old inode).
     let m = unsafe { memmap2::Mmap::map(&f)? };
-    Ok(Buffer::from(bytes::Bytes::from_owner(m)))
+    let state = Arc::new(FileState {
+        path: path.to_path_buf(),
+        identity,
+        damage: OnceLock::new(),
+    });
+    Ok((Buffer::from(bytes::Bytes::from_owner(m)), state))
+}
+
+/// Which file a path names: its device and inode, where the platform has them.
+fn identity(m: &std::fs::Metadata) -> Option<(u64, u64)> {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::MetadataExt;
+        Some((m.dev(), m.ino()))
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = m;
+        None
+    }
 }
 
 /// `len` values of `T` at byte `start` of `map`, not copied: `None` when they run past its end
@@ -55,22 +76,21 @@ pub fn window<T: ArrowNativeType>(
 #[derive(Debug)]
 pub struct FileState {
     path: PathBuf,
+    /// The mapped file's identity: the path is removed only while it still names it.
+    identity: Option<(u64, u64)>,
     damage: OnceLock<String>,
 }
 
 impl FileState {
-    pub fn new(path: &Path) -> Arc<Self> {
-        Arc::new(Self {
-            path: path.to_path_buf(),
-            damage: OnceLock::new(),
-        })
-    }
-
     /// Records the first damage found and removes the file, so that the next opening of the
-    /// graph builds it again (this process keeps its mapping).
+    /// graph builds it again (this process keeps its mapping). A file that took its place
+    /// meanwhile (rebuilt by another process) is left alone.
     pub fn damaged(&self, why: String) {
         if self.damage.set(why).is_ok() {
-            let _ = std::fs::remove_file(&self.path);
+            let now = std::fs::metadata(&self.path).ok();
+            if self.identity.is_some() && now.as_ref().and_then(identity) == self.identity {
+                let _ = std::fs::remove_file(&self.path);
+            }
         }
     }
 
@@ -176,7 +196,7 @@ mod tests {
         let p = dir.path().join("f");
         let vals: Vec<u8> = [7u32, 8, 9].iter().flat_map(|v| v.to_le_bytes()).collect();
         std::fs::write(&p, &vals).unwrap();
-        let m = map(&p).unwrap();
+        let (m, _) = map(&p).unwrap();
         let w: ScalarBuffer<u32> = window(&m, 4, 2).unwrap();
         assert_eq!(&w[..], &[8, 9]);
         assert!(window::<u32>(&m, 4, 3).is_none(), "past the end");
@@ -193,7 +213,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let p = dir.path().join("f");
         std::fs::write(&p, b"x").unwrap();
-        let blocks = Blocks::new(FileState::new(&p), vec![5u32, 6].into(), 6);
+        let blocks = Blocks::new(map(&p).unwrap().1, vec![5u32, 6].into(), 6);
         let mut calls = 0;
         assert!(blocks.sound(0, || {
             calls += 1;

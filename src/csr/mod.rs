@@ -314,6 +314,9 @@ impl CsrIndex {
             t.push(b);
             r.push(i as u32);
         }
+        // A key missing from a damaged block of a mapped keys file is not a missing node.
+        from_keys.intact()?;
+        to_keys.intact()?;
         // By ordinal, as the operators compare (they ask only of a hop within one table).
         let self_loops = f.iter().zip(&t).any(|(a, b)| a == b);
         let out = Csr::build(from_keys.len(), &f, &t, &r);

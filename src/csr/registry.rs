@@ -77,6 +77,18 @@ fn usable<T>(
     }
 }
 
+/// A file found corrupt when a plan first needed it (deferred opening): its hops run as
+/// joins; it is removed, with a warning, so that the next opening builds it again.
+fn drop_corrupt<T>(file: &Path, why: &str) -> Option<T> {
+    eprintln!(
+        "warning: index file {} is corrupt ({why}); its hops run as joins, and it is removed \
+         to be built again when the graph is next opened",
+        file.display()
+    );
+    let _ = std::fs::remove_file(file);
+    None
+}
+
 /// An index built but not saved (read-only storage, a full disk): it serves this process
 /// from memory, with a warning, once per open.
 fn unsaved(report: &mut IndexReport, progress: &mut (dyn FnMut(&str) + Send), e: crate::Error) {
@@ -267,8 +279,11 @@ impl Opening<'_> {
         } = *self;
         // Columns already loaded stay valid while the table's version is unchanged.
         let old_keys = reuse.and_then(|r| r.keys.get(label));
-        let unchanged =
-            n.table.version.is_some() && old_keys.is_some_and(|k| k.stamp == n.table.version);
+        // Keys found damaged are read or built again.
+        let unchanged = n.table.version.is_some()
+            && old_keys.is_some_and(|k| {
+                k.stamp == n.table.version && k.loaded().is_none_or(|k| k.damage().is_none())
+            });
         let cols = match reuse.and_then(|r| r.node_columns.get(label)) {
             Some(c) if unchanged => c.clone(),
             _ => Arc::new(TableColumns::new(n.table.data_provider(), &n.table.origin)),
@@ -297,7 +312,8 @@ impl Opening<'_> {
                 let f = f.clone();
                 let slot = Slot::deferred(Some(v), move || match read_keys(&f, v) {
                     Read::Ok(k) => Some(k),
-                    _ => None,
+                    Read::Corrupt(why) => drop_corrupt(&f, &why),
+                    Read::Absent => None,
                 });
                 out.keys.insert(label.clone(), Arc::new(slot));
                 report.deferred += 1;
@@ -365,7 +381,7 @@ impl Opening<'_> {
                 .and_then(|c| c.as_ref()),
             versions,
         ) {
-            if old.stamp == Some(v) {
+            if old.stamp == Some(v) && old.loaded().is_none_or(|i| i.damage().is_none()) {
                 out.rel_columns[r.index] =
                     reuse.expect("reuse is some").rel_columns[r.index].clone();
                 out.csr.push(Some(old.clone()));
@@ -381,7 +397,8 @@ impl Opening<'_> {
                 let f = f.clone();
                 let slot = Slot::deferred(Some(v), move || match read_csr(&f, v) {
                     Read::Ok(i) => Some(i),
-                    _ => None,
+                    Read::Corrupt(why) => drop_corrupt(&f, &why),
+                    Read::Absent => None,
                 });
                 out.csr.push(Some(Arc::new(slot)));
                 report.deferred += 1;
@@ -537,25 +554,27 @@ pub fn index_status(catalog: &Catalog) -> Vec<String> {
             from: catalog.nodes[&r.cfg.from].table.version.unwrap_or_default(),
             to: catalog.nodes[&r.cfg.to].table.version.unwrap_or_default(),
         };
+        // Every block checked; a damaged one removes the file.
         let damage = || match read_csr(&f, want) {
-            Read::Ok(idx) => idx.check_all().is_some(),
-            Read::Corrupt(_) => true,
-            Read::Absent => false,
+            Read::Ok(idx) => idx.check_all().map(|_| "a damaged block; removed, "),
+            Read::Corrupt(_) => Some(""),
+            Read::Absent => None,
         };
         let state = match read_csr_versions(&f) {
             None => "missing".to_string(),
-            // A damaged block removes the file.
-            Some(v) if v == want && damage() => {
-                "corrupt (removed; rebuilt on next open or `index build`)".to_string()
-            }
-            Some(v) if v == want => {
-                let bytes = std::fs::metadata(&f).map(|m| m.len()).unwrap_or(0);
-                format!(
-                    "up to date, {} rows, file {:.1} MB",
-                    r.table.num_rows,
-                    bytes as f64 / 1e6
-                )
-            }
+            Some(v) if v == want => match damage() {
+                Some(removed) => {
+                    format!("corrupt ({removed}rebuilt on next open or `index build`)")
+                }
+                None => {
+                    let bytes = std::fs::metadata(&f).map(|m| m.len()).unwrap_or(0);
+                    format!(
+                        "up to date, {} rows, file {:.1} MB",
+                        r.table.num_rows,
+                        bytes as f64 / 1e6
+                    )
+                }
+            },
             Some(_) => "stale (dataset changed; rebuilt on next open or `index build`)".to_string(),
         };
         lines.push(format!("{name:<40} {state}"));

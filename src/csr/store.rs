@@ -98,6 +98,14 @@ impl TableColumns {
         }
     }
 
+    /// The type of a loaded column (of computed row ids: without computing them).
+    pub fn data_type(&self, col: &str) -> Result<arrow::datatypes::DataType> {
+        match (col, &self.row_ids) {
+            (ROW_ID, Some(_)) => Ok(arrow::datatypes::DataType::UInt64),
+            _ => Ok(self.get(col)?.data_type().clone()),
+        }
+    }
+
     /// The rows at `idx` of column `col` (loaded first, or row ids computed); null where
     /// `idx` is.
     pub fn take(&self, col: &str, idx: &UInt32Array) -> Result<ArrayRef> {
@@ -298,7 +306,9 @@ mod tests {
         let own = TableHandle::open_lance(&path, false, &Default::default(), None)
             .await
             .unwrap();
-        assert!(TableColumns::new(own.data_provider(), "t").row_ids.is_none());
+        assert!(TableColumns::new(own.data_provider(), "t")
+            .row_ids
+            .is_none());
 
         let mut ds = lance::Dataset::open(path.to_str().unwrap()).await.unwrap();
         ds.delete("a = 2").await.unwrap();

@@ -1121,10 +1121,19 @@ fn count(
 ) -> Result<Vec<RecordBatch>> {
     let out = counted(arms, close, values, output, schema, start, kept, work)?;
     // Checked after the walk: a damaged block of a mapped index found by it.
-    for h in arms.iter().flatten().chain(close) {
-        h.data.intact().map_err(super::csr_expand_exec::store_err)?;
-    }
+    arms.iter().flatten().chain(close).try_for_each(intact)?;
     Ok(out)
+}
+
+/// An error once a mapped index file the hop, its branches or its fold's absent hop read
+/// was found damaged.
+fn intact(h: &HopSpec) -> Result<()> {
+    h.data.intact().map_err(super::csr_expand_exec::store_err)?;
+    h.branches.iter().flatten().try_for_each(intact)?;
+    match h.fold.as_ref().and_then(|f| f.absent.as_deref()) {
+        Some(a) => intact(a),
+        None => Ok(()),
+    }
 }
 
 fn counted(

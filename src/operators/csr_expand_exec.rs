@@ -131,10 +131,9 @@ impl CompiledFilter {
             .cols
             .iter()
             .map(|c| {
-                let a = store
-                    .get(c)
-                    .map_err(datafusion::error::DataFusionError::from)?;
-                Ok(arrow::compute::take(a.as_ref(), idx, None)?)
+                store
+                    .take(c, idx)
+                    .map_err(datafusion::error::DataFusionError::from)
             })
             .collect::<Result<Vec<ArrayRef>>>()?;
         let n = idx.len();

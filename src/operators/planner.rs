@@ -75,10 +75,7 @@ fn compile_filter(
     let cols: Vec<String> = cols.into_iter().collect();
     let fields = cols
         .iter()
-        .map(|c| {
-            let a = store.get(c).map_err(ext)?;
-            Ok(Field::new(c, a.data_type().clone(), true))
-        })
+        .map(|c| Ok(Field::new(c, store.data_type(c).map_err(ext)?, true)))
         .collect::<Result<Vec<_>>>()?;
     let schema: SchemaRef = Arc::new(Schema::new(fields));
     let renamed = pred

@@ -36,6 +36,14 @@ fn index_file(base: &std::path::Path, stem: &str) -> std::path::PathBuf {
         .unwrap_or_else(|| panic!("no index file {stem}*.csr"))
 }
 
+/// Puts `bytes` at `path` as the engine writes index files (a new file renamed into place):
+/// a graph that still maps the old file keeps reading it, as with any writer but a faulty one.
+fn replace_file(path: &std::path::Path, bytes: &[u8]) {
+    let tmp = path.with_extension("damaged");
+    std::fs::write(&tmp, bytes).unwrap();
+    std::fs::rename(&tmp, path).unwrap();
+}
+
 /// The graph at `cfg` with its index files read as queries first need them.
 async fn open_deferred(cfg: &std::path::Path) -> Graph {
     let options = lance_csr::GraphOptions::default().with_deferred_indexes(true);
@@ -219,9 +227,9 @@ async fn corrupt_index_files_are_detected_and_rebuilt() {
         ("bit flip in a block", flipped(good.len() - 9), false),
     ];
     for (what, bytes, in_head) in damages {
-        std::fs::write(&file, &bytes).unwrap();
+        replace_file(&file, &bytes);
         for deferred in [true, false] {
-            std::fs::write(&file, &bytes).unwrap();
+            replace_file(&file, &bytes);
             let g = match deferred {
                 true => open_deferred(&cfg).await,
                 false => Graph::open(&cfg).await.unwrap(),
@@ -246,7 +254,7 @@ async fn corrupt_index_files_are_detected_and_rebuilt() {
             assert_eq!(ids(&g, q).await, want, "{what}: rebuilt");
             assert_eq!(std::fs::read(&file).unwrap(), good, "{what}: rewritten");
         }
-        std::fs::write(&file, &bytes).unwrap();
+        replace_file(&file, &bytes);
         let status = status_without_opening(&cfg).await;
         assert!(
             status
@@ -429,7 +437,7 @@ async fn deferred_indexes_answer_like_eager_ones() {
     let file = index_file(dir.path(), "person_knows_person.lance.");
     let mut bytes = std::fs::read(&file).unwrap();
     bytes[60] ^= 0x04;
-    std::fs::write(&file, &bytes).unwrap();
+    replace_file(&file, &bytes);
     let q = "MATCH (p:Person {id: 1})-[:KNOWS]->(f) RETURN f.firstName";
     let plan = opened.explain(q, &Params::new()).await.unwrap();
     assert!(
