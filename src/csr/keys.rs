@@ -200,25 +200,36 @@ impl NodeKeys {
     /// The ordinal of `key`; none in a damaged block.
     #[inline]
     pub fn ordinal(&self, key: i64) -> Option<u32> {
-        if let Some((lo, table)) = &self.dense {
-            let i = usize::try_from(key.wrapping_sub(*lo)).ok()?;
-            if key < *lo || i >= table.len() || !self.dense_sound(i) {
-                return None;
-            }
-            return Some(table[i]).filter(|&o| o != u32::MAX);
+        let Some((lo, table)) = &self.dense else {
+            return self.searched(key);
+        };
+        let i = usize::try_from(key.wrapping_sub(*lo)).ok()?;
+        if key < *lo || i >= table.len() || !self.dense_sound(i) {
+            return None;
         }
-        if self.checks.is_none() {
+        Some(table[i]).filter(|&o| o != u32::MAX)
+    }
+
+    /// The ordinal of `key` by binary search (kept out of line: the dense lookup above is the
+    /// one inlined into the operators' loops).
+    #[inline(never)]
+    fn searched(&self, key: i64) -> Option<u32> {
+        let Some(c) = self.checks.as_deref() else {
             return self
                 .sorted
                 .binary_search(&key)
                 .ok()
                 .map(|i| self.ordinals[i]);
-        }
-        // Every probe's block checked before it is read.
+        };
+        let (blocks, shift) = (&c.0, c.0.shift());
+        let sound =
+            |i: usize| blocks.sound(i >> shift, || self.sorted_block_crc(shift, i >> shift));
+        // Narrowed to one block's width, each probe's block checked first; then that span
+        // (its ends' blocks checked) searched as it is.
         let (mut lo, mut hi) = (0, self.len());
-        while lo < hi {
+        while hi - lo > 1 << shift {
             let mid = lo + (hi - lo) / 2;
-            if !self.sorted_sound(mid) {
+            if !sound(mid) {
                 return None;
             }
             if self.sorted[mid] < key {
@@ -227,8 +238,11 @@ impl NodeKeys {
                 hi = mid;
             }
         }
-        (lo < self.len() && self.sorted_sound(lo) && self.sorted[lo] == key)
-            .then(|| self.ordinals[lo])
+        if lo < hi && !(sound(lo) && sound(hi - 1)) {
+            return None;
+        }
+        let at = lo + self.sorted[lo..hi].partition_point(|&k| k < key);
+        (at < self.len() && sound(at) && self.sorted[at] == key).then(|| self.ordinals[at])
     }
 
     /// Bytes held (or mapped).

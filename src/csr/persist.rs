@@ -415,6 +415,36 @@ mod tests {
     /// Every single-byte change, truncation or zeroing of a file is caught: in the head when
     /// it is opened, in a block when the block is first used (then the file is removed); and
     /// where a file is rewritten with valid checksums but wrong contents, by the bounds.
+    /// Mapped keys answer every lookup as the keys in memory do: sparse keys over several
+    /// blocks (binary search), compact ones (the dense table).
+    #[test]
+    fn mapped_keys_answer_as_in_memory() {
+        let dir = tempfile::tempdir().unwrap();
+        for (step, n) in [(1_000_003i64, 3000i64), (3, 2000), (1, 1)] {
+            let keys: Vec<i64> = (0..n).map(|i| (i * 7919) % n * step - 40).collect();
+            let mut k = NodeKeys::from_keys(&Int64Array::from(keys.clone())).unwrap();
+            k.version = Some(1);
+            assert_eq!(k.dense.is_some(), step < 8, "step {step}");
+            let p = dir.path().join(format!("k{step}.keys"));
+            write_keys(&p, &k).unwrap();
+            let Read::Ok(m) = read_keys(&p, 1) else {
+                panic!("mapped")
+            };
+            for probe in keys
+                .iter()
+                .flat_map(|&x| [x - 1, x, x + 1])
+                .chain([i64::MIN, i64::MAX])
+            {
+                assert_eq!(
+                    m.ordinal(probe),
+                    k.ordinal(probe),
+                    "step {step}, key {probe}"
+                );
+            }
+            assert!(m.check_all().is_none());
+        }
+    }
+
     /// As the engine writes index files (renamed into place): a map of the old file stays
     /// valid.
     fn replace(path: &Path, bytes: &[u8]) {
