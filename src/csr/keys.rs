@@ -189,10 +189,11 @@ impl NodeKeys {
 
     /// Checks every block now (`index status`): the damage found, if any.
     pub fn check_all(&self) -> Option<String> {
-        let c = self.checks.as_deref()?;
-        let dense = c.1.as_ref().map_or(0, |d| d.len());
-        let all_sound = (0..c.0.len()).all(|b| self.sorted_sound(b << c.0.shift()))
-            && (0..dense).all(|b| self.dense_sound(b << c.1.as_ref().map_or(0, |d| d.shift())));
+        let (sorted, dense) = self.checks.as_deref()?;
+        let all_sound = (0..sorted.len()).all(|b| self.sorted_sound(b << sorted.shift()))
+            && dense
+                .iter()
+                .all(|d| (0..d.len()).all(|b| self.dense_sound(b << d.shift())));
         debug_assert_eq!(all_sound, self.damage().is_none());
         self.damage()
     }

@@ -77,9 +77,14 @@ fn usable<T>(
     }
 }
 
-/// A file found corrupt when a plan first needed it (deferred opening): its hops run as
-/// joins; it is removed, with a warning, so that the next opening builds it again.
-fn drop_corrupt<T>(file: &Path, why: &str) -> Option<T> {
+/// A file read when a plan first needs it (deferred opening). One found corrupt: its hops
+/// run as joins; it is removed, with a warning, so that the next opening builds it again.
+fn first_use<T>(read: Read<T>, file: &Path) -> Option<T> {
+    let why = match read {
+        Read::Ok(x) => return Some(x),
+        Read::Absent => return None,
+        Read::Corrupt(why) => why,
+    };
     eprintln!(
         "warning: index file {} is corrupt ({why}); its hops run as joins, and it is removed \
          to be built again when the graph is next opened",
@@ -310,11 +315,7 @@ impl Opening<'_> {
         if let (true, Some(f), Some(v)) = (defer, &file, n.table.version) {
             if read_keys_version(f) == Some(v) {
                 let f = f.clone();
-                let slot = Slot::deferred(Some(v), move || match read_keys(&f, v) {
-                    Read::Ok(k) => Some(k),
-                    Read::Corrupt(why) => drop_corrupt(&f, &why),
-                    Read::Absent => None,
-                });
+                let slot = Slot::deferred(Some(v), move || first_use(read_keys(&f, v), &f));
                 out.keys.insert(label.clone(), Arc::new(slot));
                 report.deferred += 1;
                 return Ok(());
@@ -395,11 +396,7 @@ impl Opening<'_> {
         if let (true, Some(f), Some(v)) = (defer, &file, versions) {
             if read_csr_versions(f) == Some(v) {
                 let f = f.clone();
-                let slot = Slot::deferred(Some(v), move || match read_csr(&f, v) {
-                    Read::Ok(i) => Some(i),
-                    Read::Corrupt(why) => drop_corrupt(&f, &why),
-                    Read::Absent => None,
-                });
+                let slot = Slot::deferred(Some(v), move || first_use(read_csr(&f, v), &f));
                 out.csr.push(Some(Arc::new(slot)));
                 report.deferred += 1;
                 return Ok(());

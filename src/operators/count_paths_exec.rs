@@ -1107,6 +1107,17 @@ fn with_counts(
     Ok(arrow::compute::filter_record_batch(&all, &keep)?)
 }
 
+/// An error once a mapped index file the hop, its branches or its fold's absent hop read
+/// was found damaged.
+fn intact(h: &HopSpec) -> Result<()> {
+    h.data.intact().map_err(super::csr_expand_exec::store_err)?;
+    h.branches.iter().flatten().try_for_each(intact)?;
+    match h.fold.as_ref().and_then(|f| f.absent.as_deref()) {
+        Some(a) => intact(a),
+        None => Ok(()),
+    }
+}
+
 /// The output of a count: the total (and values), or each kept input row with its count,
 /// from the rows per root node in `start`.
 fn count(
@@ -1119,34 +1130,7 @@ fn count(
     kept: &[(RecordBatch, Vec<Option<u32>>)],
     work: &mut Work,
 ) -> Result<Vec<RecordBatch>> {
-    let out = counted(arms, close, values, output, schema, start, kept, work)?;
-    // Checked after the walk: a damaged block of a mapped index found by it.
-    arms.iter().flatten().chain(close).try_for_each(intact)?;
-    Ok(out)
-}
-
-/// An error once a mapped index file the hop, its branches or its fold's absent hop read
-/// was found damaged.
-fn intact(h: &HopSpec) -> Result<()> {
-    h.data.intact().map_err(super::csr_expand_exec::store_err)?;
-    h.branches.iter().flatten().try_for_each(intact)?;
-    match h.fold.as_ref().and_then(|f| f.absent.as_deref()) {
-        Some(a) => intact(a),
-        None => Ok(()),
-    }
-}
-
-fn counted(
-    arms: &[Vec<HopSpec>],
-    close: Option<&HopSpec>,
-    values: &[ValueSpec],
-    output: CountOutput,
-    schema: &SchemaRef,
-    start: &[u64],
-    kept: &[(RecordBatch, Vec<Option<u32>>)],
-    work: &mut Work,
-) -> Result<Vec<RecordBatch>> {
-    Ok(match output {
+    let out = match output {
         CountOutput::Total => {
             let (n, accs) = total(arms, close, values, start, work)?;
             let mut cols: Vec<arrow::array::ArrayRef> = vec![Arc::new(Int64Array::from(vec![n]))];
@@ -1161,7 +1145,10 @@ fn counted(
                 .map(|(b, ords)| with_counts(schema, b, ords, &per, values))
                 .collect::<Result<Vec<_>>>()?
         }
-    })
+    };
+    // Checked after the walk: a damaged block of a mapped index found by it.
+    arms.iter().flatten().chain(close).try_for_each(intact)?;
+    Ok(out)
 }
 
 impl DisplayAs for CountPathsExec {
