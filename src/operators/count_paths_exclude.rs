@@ -111,6 +111,9 @@ pub(super) fn subtract_excluded(
         h.data.far_keys.len(),
         work,
     )?;
+    if fold.absent.is_none() && mirrored(h, next) {
+        return subtract_walked_back(h, fold, after, mid.as_deref(), v, work);
+    }
     // The runs of hops walking the same edges the same ways are built once (both hops of
     // `(a)-[:KNOWS]-(b)-[:KNOWS]-(c)`, and the absent hop of `NOT (a)-[:KNOWS]-(c)`).
     let here = Runs::of(h, work)?;
@@ -158,6 +161,86 @@ pub(super) fn subtract_excluded(
             }
             *slot = slot.saturating_sub(excluded);
             cp.tick(1)?;
+        }
+        Ok(seen)
+    })
+}
+
+/// Whether `next` walks back every edge `h` walks, and no other ending at `h`'s near nodes:
+/// one index, no relationship filter, and `next` the reverse of `h` (both ways when `h` is).
+/// Then the walks `x -> y -> x` are, per `y`, the square of the edges between `x` and `y`,
+/// which `x`'s own run gives without reading `y`'s.
+fn mirrored(h: &HopSpec, next: &HopSpec) -> bool {
+    let reversed = match (h.orientations.as_slice(), next.orientations.as_slice()) {
+        ([a], [b]) => a != b,
+        ([a, b], [c, d]) => a != b && c != d,
+        _ => false,
+    };
+    reversed
+        && std::sync::Arc::ptr_eq(&h.data.index, &next.data.index)
+        && h.edge_filter.is_none()
+        && next.edge_filter.is_none()
+}
+
+/// [`subtract_excluded`] for a next hop that is `h` walked back ([`mirrored`]), without an
+/// absent hop: per near node `x`, each far node `y` it reaches by `m` edges (counted in `x`'s
+/// runs, which are sorted by node) excludes `m * m` paths back to `x` when the ends must
+/// differ, else the `m` that walk one relationship back.
+fn subtract_walked_back(
+    h: &HopSpec,
+    fold: &FoldSpec,
+    after: &[u64],
+    mid: Option<&[bool]>,
+    v: &mut [u64],
+    work: &mut Work,
+) -> Result<()> {
+    if !(fold.distinct_ends || fold.distinct_edges) {
+        return Ok(());
+    }
+    let runs: Vec<&crate::csr::Csr> = (h.orientations.iter())
+        .map(|&rev| h.data.index.direction(rev))
+        .collect();
+    over_cores(v, work, |first, out, cp: &Checkpoint| {
+        let mut seen = 0;
+        for (i, slot) in out.iter_mut().enumerate() {
+            let x = (first + i) as u32;
+            let at_x = after.get(x as usize).copied().unwrap_or(0);
+            if at_x == 0 {
+                cp.tick(1)?;
+                continue;
+            }
+            let mut a = runs[0].neighbors[runs[0].range(x)].iter().peekable();
+            let mut b = (runs.get(1))
+                .map_or(&[][..], |c| &c.neighbors[c.range(x)])
+                .iter()
+                .peekable();
+            let walked = a.len() + b.len();
+            seen += walked;
+            let mut pairs = 0u64;
+            loop {
+                let y = match (a.peek(), b.peek()) {
+                    (Some(&&p), Some(&&q)) => p.min(q),
+                    (Some(&&p), None) => p,
+                    (None, Some(&&q)) => q,
+                    (None, None) => break,
+                };
+                let mut m = 0u64;
+                while a.next_if(|&&p| p == y).is_some() {
+                    m += 1;
+                }
+                while b.next_if(|&&q| q == y).is_some() {
+                    m += 1;
+                }
+                if mid.is_some_and(|ok| !ok[y as usize]) {
+                    continue;
+                }
+                pairs += match fold.distinct_ends {
+                    true => m * m,
+                    false => m,
+                };
+            }
+            *slot = slot.saturating_sub(at_x.saturating_mul(pairs));
+            cp.tick(walked + 1)?;
         }
         Ok(seen)
     })

@@ -345,6 +345,49 @@ pub(super) struct Work {
     /// The backward counts of branches walked forward from many nodes, by the branch's
     /// address (its hops live as long as the count), computed once per count.
     branch_counts: Vec<(usize, Arc<Vec<u64>>)>,
+    /// Where forward steps sum their weights per node.
+    tally: Tally,
+}
+
+/// Weights summed per node in a dense array kept zero between uses, so that a step costs
+/// what its edges cost, whatever the size of the table it reaches.
+#[derive(Debug, Default)]
+struct Tally {
+    slots: Vec<u64>,
+    touched: Vec<u32>,
+}
+
+impl Tally {
+    /// Ready for nodes `0..n`.
+    fn fit(&mut self, n: usize) {
+        if self.slots.len() < n {
+            self.slots.resize(n, 0);
+        }
+    }
+
+    /// `c` more paths to `y`; a zero weight adds nothing and no node.
+    fn add(&mut self, y: u32, c: u64) {
+        if c == 0 {
+            return;
+        }
+        let slot = &mut self.slots[y as usize];
+        if *slot == 0 {
+            self.touched.push(y);
+        }
+        *slot = slot.saturating_add(c);
+    }
+
+    /// The nodes reached with their weights, sorted by node; the tally is zero again.
+    fn drain(&mut self) -> Vec<(u32, u64)> {
+        self.touched.sort_unstable();
+        let out = self
+            .touched
+            .iter()
+            .map(|&y| (y, std::mem::take(&mut self.slots[y as usize])))
+            .collect();
+        self.touched.clear();
+        out
+    }
 }
 
 impl Work {
@@ -794,21 +837,21 @@ fn forward(hops: &[HopSpec], start: Vec<(u32, u64)>, work: &mut Work) -> Result<
     let mut cur = start;
     for h in hops {
         let (min, max) = h.lengths;
-        let mut ends: std::collections::BTreeMap<u32, u64> = std::collections::BTreeMap::new();
-        if min == 0 {
-            ends.extend(cur.iter().copied());
-        }
+        let mut ends = match min {
+            0 => cur.clone(),
+            _ => Vec::new(),
+        };
         let mut walks = cur;
         for len in 1..=max {
             walks = step(h, &walks, work)?;
             if len >= min {
-                for &(y, c) in &walks {
-                    let slot = ends.entry(y).or_default();
-                    *slot = slot.saturating_add(c);
-                }
+                ends = match ends.is_empty() {
+                    true => walks.clone(),
+                    false => merged(&ends, &walks),
+                };
             }
         }
-        let mut next: Vec<(u32, u64)> = ends.into_iter().collect();
+        let mut next = ends;
         if let Some(f) = &h.target_filter {
             let ids = UInt32Array::from_iter_values(next.iter().map(|n| n.0));
             retain(&f.mask(&h.data.target, &ids)?, [&mut next]);
@@ -816,6 +859,25 @@ fn forward(hops: &[HopSpec], start: Vec<(u32, u64)>, work: &mut Work) -> Result<
         cur = forward_branches(h, next, work)?;
     }
     Ok(cur)
+}
+
+/// Two lists of weighted nodes sorted by node, as one (weights of a node added).
+fn merged(a: &[(u32, u64)], b: &[(u32, u64)]) -> Vec<(u32, u64)> {
+    let mut out = Vec::with_capacity(a.len() + b.len());
+    let (mut i, mut j) = (0, 0);
+    while i < a.len() && j < b.len() {
+        match a[i].0.cmp(&b[j].0) {
+            std::cmp::Ordering::Less => (out.push(a[i]), i += 1),
+            std::cmp::Ordering::Greater => (out.push(b[j]), j += 1),
+            std::cmp::Ordering::Equal => {
+                out.push((a[i].0, a[i].1.saturating_add(b[j].1)));
+                (i += 1, j += 1)
+            }
+        };
+    }
+    out.extend_from_slice(&a[i..]);
+    out.extend_from_slice(&b[j..]);
+    out
 }
 
 /// The backward counts of an arm's hops from position `k` on, computed once per count.
@@ -863,7 +925,7 @@ fn forward_count(
             None => cur.iter().map(|&(x, _)| degree(h, x)).sum::<u64>() * h.lengths.1.max(1),
         };
         let share = backward_cost(&hops[k..]) / starts.max(1) as u64;
-        if ahead > share {
+        if ahead.saturating_mul(FORWARD_EDGE_COST) > share {
             if !suffixes.iter().any(|s| s.0 == k) {
                 let counts = arm_counts(&hops[k..], work)?;
                 suffixes.push((k, counts));
@@ -893,8 +955,11 @@ fn forward_count(
 /// the relationship filter, each with the sum of its weights (sorted by node).
 fn step(h: &HopSpec, cur: &[(u32, u64)], work: &mut Work) -> Result<Vec<(u32, u64)>> {
     let both = h.orientations.len() == 2;
-    // (far node, edge row, weight) for every edge walked.
+    let mut tally = std::mem::take(&mut work.tally);
+    tally.fit(h.data.far_keys.len());
+    // (far node, edge row, weight) for every edge walked, when the edges have a filter.
     let mut steps: Vec<(u32, u32, u64)> = Vec::new();
+    let mut seen = 0;
     for &(x, c) in cur {
         work.tick(1)?;
         for (j, &rev) in h.orientations.iter().enumerate() {
@@ -904,22 +969,30 @@ fn step(h: &HopSpec, cur: &[(u32, u64)], work: &mut Work) -> Result<Vec<(u32, u6
                 if both && j == 1 && y == x {
                     continue;
                 }
-                steps.push((y, csr.edge_rows[e], c));
+                seen += 1;
+                match h.edge_filter {
+                    Some(_) => steps.push((y, csr.edge_rows[e], c)),
+                    None => tally.add(y, c),
+                }
             }
         }
     }
-    work.add(steps.len())?;
+    work.add(seen)?;
     if let Some(f) = &h.edge_filter {
         let rows = UInt32Array::from_iter_values(steps.iter().map(|s| s.1));
         retain(&f.mask(&h.data.edges, &rows)?, [&mut steps]);
+        for (y, _, c) in steps {
+            tally.add(y, c);
+        }
     }
-    let mut acc: std::collections::BTreeMap<u32, u64> = std::collections::BTreeMap::new();
-    for (y, _, c) in steps {
-        let slot = acc.entry(y).or_default();
-        *slot = slot.saturating_add(c);
-    }
-    Ok(acc.into_iter().collect())
+    let out = tally.drain();
+    work.tally = tally;
+    Ok(out)
 }
+
+/// What an edge walked forward (its far node summed in a tally, sorted afterwards) costs
+/// against an edge of a backward count (read in order, summed into its near node's slot).
+const FORWARD_EDGE_COST: u64 = 2;
 
 /// Few root nodes: walk forward from them; many: count every node backwards, once per arm.
 const FORWARD_ROOTS: usize = 256;
@@ -1491,57 +1564,75 @@ mod core_tests {
             no_loops(edges(n, 12, 9)),
         );
         let orientations: [&[bool]; 3] = [&[false], &[true], &[false, true]];
-        for oa in orientations {
-            for ob in orientations {
-                for (ends, one_edge, absent) in [
-                    (true, false, false),
-                    (false, true, false),
-                    (false, false, true),
-                    (true, false, true),
-                    (true, true, false),
-                ] {
-                    // Relationship uniqueness is between hops over one table.
-                    let b = if one_edge { &a } else { &b };
-                    let fold = FoldSpec {
-                        distinct_ends: ends,
-                        distinct_edges: one_edge,
-                        absent: absent.then(|| Box::new(hop(n, &r, vec![false, true], (1, 1)))),
-                    };
-                    let mut first = hop(n, &a, oa.to_vec(), (1, 1));
-                    first.fold = Some(fold);
-                    let hops = [
-                        first,
-                        hop(n, b, ob.to_vec(), (1, 1)),
-                        hop(n, &a, vec![false], (1, 1)),
-                    ];
-                    let r = absent.then_some((&r[..], &[false, true][..]));
-                    let want: Vec<u64> = (0..n)
-                        .map(|x| {
-                            let hops = [(&a[..], oa), (&b[..], ob), (&a[..], &[false][..])];
-                            excluded_walks(x, hops, ends, one_edge, r)
-                        })
-                        .collect();
-                    let what = format!("{oa:?} {ob:?} ends={ends} edges={one_edge} {absent}");
-                    let got = arm_counts(&hops, &mut Work::default()).unwrap();
-                    assert_eq!(got, want, "backwards: {what}");
-                    // Pair by pair, and finished backwards (more pairs than edges from 3 starts).
-                    let mut suffixes = Vec::new();
-                    let forwards: Vec<u64> = (0..n as u32)
-                        .map(|x| {
-                            let w = &mut Work::default();
-                            forward_count(&hops, vec![(x, 1)], w, &mut suffixes, 1).unwrap()
-                        })
-                        .collect();
-                    assert_eq!(forwards, want, "forwards: {what}");
-                    let starts: Vec<(u32, u64)> =
-                        (0..n as u32).map(|x| (x, 1 + x as u64)).collect();
-                    let weighted: u64 = (0..n as usize).map(|x| want[x] * (1 + x as u64)).sum();
-                    let w = &mut Work::default();
-                    let all = forward_count(&hops, starts, w, &mut Vec::new(), 1).unwrap();
-                    assert_eq!(all, weighted, "all forwards: {what}");
+        let folds = [
+            (true, false, false),
+            (false, true, false),
+            (false, false, true),
+            (true, false, true),
+            (true, true, false),
+        ];
+        // Both hops over one index: the second walks the first's edges (back, when mirrored).
+        for one_index in [false, true] {
+            for oa in orientations {
+                for ob in orientations {
+                    for (ends, one_edge, absent) in folds {
+                        // Relationship uniqueness is between hops over one table.
+                        let b = if one_edge || one_index { &a } else { &b };
+                        let fold = FoldSpec {
+                            distinct_ends: ends,
+                            distinct_edges: one_edge,
+                            absent: absent.then(|| Box::new(hop(n, &r, vec![false, true], (1, 1)))),
+                        };
+                        let mut first = hop(n, &a, oa.to_vec(), (1, 1));
+                        first.fold = Some(fold);
+                        let mut second = hop(n, b, ob.to_vec(), (1, 1));
+                        if one_index {
+                            second.data = first.data.clone();
+                        }
+                        let hops = [first, second, hop(n, &a, vec![false], (1, 1))];
+                        check_exclusions(n, &hops, [&a, b], [oa, ob], (ends, one_edge), &r, absent);
+                    }
                 }
             }
         }
+    }
+
+    /// The counts of `hops` (the first two over `edges` in `orient`, folded as `fold` says)
+    /// backwards and forwards, against their walks counted one by one.
+    fn check_exclusions(
+        n: i64,
+        hops: &[HopSpec; 3],
+        edges: [&[(i64, i64)]; 2],
+        orient: [&[bool]; 2],
+        (ends, one_edge): (bool, bool),
+        r: &[(i64, i64)],
+        absent: bool,
+    ) {
+        let ([a, b], [oa, ob]) = (edges, orient);
+        let r = absent.then_some((&r[..], &[false, true][..]));
+        let want: Vec<u64> = (0..n)
+            .map(|x| {
+                let hops = [(&a[..], oa), (&b[..], ob), (&a[..], &[false][..])];
+                excluded_walks(x, hops, ends, one_edge, r)
+            })
+            .collect();
+        let what = format!("{oa:?} {ob:?} ends={ends} edges={one_edge} {absent}");
+        let got = arm_counts(hops, &mut Work::default()).unwrap();
+        assert_eq!(got, want, "backwards: {what}");
+        // Pair by pair, and finished backwards (more pairs than edges from 3 starts).
+        let mut suffixes = Vec::new();
+        let forwards: Vec<u64> = (0..n as u32)
+            .map(|x| {
+                let w = &mut Work::default();
+                forward_count(hops, vec![(x, 1)], w, &mut suffixes, 1).unwrap()
+            })
+            .collect();
+        assert_eq!(forwards, want, "forwards: {what}");
+        let starts: Vec<(u32, u64)> = (0..n as u32).map(|x| (x, 1 + x as u64)).collect();
+        let weighted: u64 = (0..n as usize).map(|x| want[x] * (1 + x as u64)).sum();
+        let w = &mut Work::default();
+        let all = forward_count(hops, starts, w, &mut Vec::new(), 1).unwrap();
+        assert_eq!(all, weighted, "all forwards: {what}");
     }
 
     /// Walks from `x` along the hops, counted one by one: per hop, every length it allows,
