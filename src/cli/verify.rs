@@ -985,6 +985,27 @@ fn within_label(rng: &mut Rng, s: &Schema) -> Option<(String, Vec<String>, Strin
     Some((lab, same, t1, hops))
 }
 
+/// The walks of three hops from a label back to it through two others: (label, second
+/// node's label, third's, the hops as written), each hop walked the way its type goes.
+fn rounds_of_three(s: &Schema) -> Vec<(String, String, String, [String; 3])> {
+    // (from label, to label, the hop as written) for each type, walked each way it goes.
+    let mut ways = Vec::new();
+    for (t, from, to, _) in &s.rels {
+        ways.push((from, to, format!("-[:`{t}`]->")));
+        ways.push((to, from, format!("<-[:`{t}`]-")));
+    }
+    let mut out = Vec::new();
+    for (lab, m, h1) in &ways {
+        for (_, n, h2) in ways.iter().filter(|w| w.0 == *m) {
+            for (_, _, h3) in ways.iter().filter(|w| w.0 == *n && w.1 == *lab) {
+                let hops = [h1.clone(), h2.clone(), h3.clone()];
+                out.push((lab.to_string(), m.to_string(), n.to_string(), hops));
+            }
+        }
+    }
+    out
+}
+
 /// A hop of type `t`, walked out, in or either way at random.
 fn any_way(rng: &mut Rng, t: &str) -> String {
     let (l, r) = hop_ends(rng);
@@ -1034,7 +1055,36 @@ fn whole_graph(
         return None;
     }
     let pa = rng.pick(from_props).name.clone();
-    Some(match rng.below(9) {
+    Some(match rng.below(10) {
+        // Three hops from a label back to it through others, their ends required to differ
+        // (counted as the paths less the triangles they would close), maybe also with an
+        // absent edge that implies it (`NOT (c)-[:T]->(a)` where `(c)-[:T]->(d)`).
+        9 => {
+            let rounds = rounds_of_three(s);
+            if rounds.is_empty() {
+                return None;
+            }
+            let (lab, m, n, [h1, h2, h3]) = rng.pick(&rounds).clone();
+            let mut conds = vec!["a <> d".to_string()];
+            if rng.chance(40) {
+                let absent = match rng.chance(30) {
+                    true => format!("-{}-", h3.trim_matches(['<', '-', '>'])),
+                    false => h3.clone(),
+                };
+                conds.push(format!("NOT (c){absent}(a)"));
+            }
+            let pattern = format!(
+                "MATCH (a:`{lab}`){h1}(b:`{m}`){h2}(c:`{n}`){h3}(d:`{lab}`) WHERE {}",
+                conds.join(" AND ")
+            );
+            match s.labels.get(&lab).and_then(|ps| ps.first()) {
+                Some(p) if rng.chance(30) => format!(
+                    "{pattern} RETURN a.{} AS x, count(*) AS n ORDER BY x, n",
+                    p.name
+                ),
+                _ => format!("{pattern} RETURN count(*) AS n"),
+            }
+        }
         // Hops out of `b` each its own OPTIONAL MATCH (a missing one counts once), counted
         // in total, per `a`, or with how many of the optional nodes there are.
         8 => {

@@ -1138,6 +1138,10 @@ fn cycle_counts(
         false => Masks::of(q, work)?,
     };
     let (mp, mxy) = (Masks::of(p, work)?, Masks::of(xy, work)?);
+    // Most of the roots' table: each edge x -> y once, rather than once per root reaching x.
+    if roots.len() > FORWARD_ROOTS && roots.len() * 2 >= p.data.near_keys.len() {
+        return cycles_by_edge(p, xy, q, q_back, (mp, mxy, mq), out, work);
+    }
     let (mut x_buf, mut y_buf, mut q_buf) = (Vec::new(), Vec::new(), Vec::new());
     for &a in roots {
         let ys = neighbours(q, a, q_back, &mq, &mut q_buf);
@@ -1152,6 +1156,52 @@ fn cycle_counts(
             n += common(xys, ys);
         }
         out[a as usize] = n;
+    }
+    Ok(())
+}
+
+/// [`cycle_counts`] of every root at once, over the edges `x -> y` of `xy`: each root both
+/// reaches `x` over `p` and closes from `y` over `q` (onto the root when `q_back`, else from
+/// the root to `y`) adds the pairs of edges that do so. Roots without rows count for nothing.
+fn cycles_by_edge(
+    p: &HopSpec,
+    xy: &HopSpec,
+    q: &HopSpec,
+    q_back: bool,
+    (mp, mxy, mq): (Masks, Masks, Masks),
+    out: &mut [u64],
+    work: &mut Work,
+) -> Result<()> {
+    // Walked towards the roots: only the edges' filters apply; each far node's own below.
+    let p_back = Masks {
+        nodes: None,
+        edges: mp.edges,
+    };
+    let q_to_root = Masks {
+        nodes: None,
+        edges: mq.edges,
+    };
+    let (mut x_roots, mut ys, mut y_roots) = (Vec::new(), Vec::new(), Vec::new());
+    for x in 0..p.data.far_keys.len() as u32 {
+        work.tick(1)?;
+        if mp.nodes.as_ref().is_some_and(|ok| !ok[x as usize]) {
+            continue;
+        }
+        let from = neighbours(p, x, true, &p_back, &mut x_roots);
+        if from.is_empty() {
+            continue;
+        }
+        for &y in neighbours(xy, x, false, &mxy, &mut ys) {
+            if !q_back && mq.nodes.as_ref().is_some_and(|ok| !ok[y as usize]) {
+                continue;
+            }
+            let to = neighbours(q, y, !q_back, &q_to_root, &mut y_roots);
+            work.add(from.len() + to.len())?;
+            crate::csr::matching_runs(from, to, |i, ri, _, rj| {
+                let slot = &mut out[from[i] as usize];
+                *slot = slot.saturating_add((ri * rj) as u64);
+            });
+        }
     }
     Ok(())
 }
@@ -1593,6 +1643,45 @@ mod core_tests {
                         check_exclusions(n, &hops, [&a, b], [oa, ob], (ends, one_edge), &r, absent);
                     }
                 }
+            }
+        }
+    }
+
+    #[test]
+    fn triangles_counted_by_edge_agree_with_triangles_counted_per_root() {
+        let n = 700;
+        let (a, b, c) = (edges(n, 4000, 21), edges(n, 4000, 22), edges(n, 4000, 23));
+        let all: Vec<u32> = (0..n as u32).collect();
+        let orientations: [&[bool]; 3] = [&[false], &[true], &[false, true]];
+        for o in orientations {
+            // One arm of two hops closed onto the root; two one-hop arms closed between ends.
+            let shapes = [
+                (
+                    vec![vec![
+                        hop(n, &a, o.to_vec(), (1, 1)),
+                        hop(n, &b, vec![true], (1, 1)),
+                    ]],
+                    hop(n, &c, o.to_vec(), (1, 1)),
+                ),
+                (
+                    vec![
+                        vec![hop(n, &a, vec![false], (1, 1))],
+                        vec![hop(n, &b, o.to_vec(), (1, 1))],
+                    ],
+                    hop(n, &c, o.to_vec(), (1, 1)),
+                ),
+            ];
+            for (arms, close) in &shapes {
+                // All roots at once go by edge; few at a time, root by root.
+                let mut by_edge = vec![0u64; n as usize];
+                cycle_counts(arms, close, &all, &mut by_edge, &mut Work::default()).unwrap();
+                let mut per_root = vec![0u64; n as usize];
+                for few in all.chunks(FORWARD_ROOTS) {
+                    let w = &mut Work::default();
+                    cycle_counts(arms, close, few, &mut per_root, w).unwrap();
+                }
+                assert_eq!(by_edge, per_root, "{o:?}");
+                assert!(by_edge.iter().sum::<u64>() > 0, "{o:?}");
             }
         }
     }

@@ -496,6 +496,9 @@ struct Shape<'a> {
     key: String,
     arms: Vec<Vec<CountHop>>,
     close: Option<CountHop>,
+    /// Triangles whose count is subtracted: the paths where the ends of a three-hop arm that
+    /// must differ are one node (an arm of two hops closed onto the root by the third).
+    minus: Option<(Vec<Vec<CountHop>>, CountHop)>,
     never_null: Vec<String>,
 }
 
@@ -525,9 +528,32 @@ fn chain_shape<'a>(mut chain: Vec<&'a CsrExpand>, cond: Conditions<'a>) -> Optio
         .iter()
         .map(|a| hops_with_branches(&chain, a, &branches))
         .collect();
+    let mut minus = None;
     if close.is_none() {
-        let (uniqueness, handled) = folds(&chain, &arm_idx, &cond.unequal, &absent, &mut arms)?;
+        let is_edge = |c: &str| chain.iter().any(|n| edge_id_col(n) == Some(c));
+        let nodes: Vec<(String, String)> = (cond.unequal.iter())
+            .filter(|(x, z)| !is_edge(x) && !is_edge(z))
+            .cloned()
+            .collect();
+        let mut unequal = cond.unequal.clone();
+        // `x <> z` that an absent edge implies, or that the triangles counted apart exclude.
+        unequal.retain(|(x, z)| is_edge(x) || !implied_by_absent(&chain, &absent, x, z));
+        if let Some(at) = (unequal.iter())
+            .position(|(x, z)| !is_edge(x) && fold_at(&chain, &arm_idx, x, z).is_none())
+        {
+            let (x, z) = unequal.remove(at);
+            minus = Some(triangle_correction(&chain, &arm_idx, &branches, &x, &z)?);
+        }
+        let (uniqueness, mut handled) = folds(&chain, &arm_idx, &unequal, &absent, &mut arms)?;
+        handled.extend(
+            (uniqueness.iter())
+                .filter(|pair| implied_by_unequal_nodes(&chain, &nodes, pair))
+                .cloned(),
+        );
         if !uniqueness_implied(&chain, &uniqueness, &handled) {
+            return None;
+        }
+        if minus.is_some() && arms.iter().flatten().any(|h| h.fold.is_some()) {
             return None;
         }
     }
@@ -536,7 +562,96 @@ fn chain_shape<'a>(mut chain: Vec<&'a CsrExpand>, cond: Conditions<'a>) -> Optio
         key: chain[0].key.clone(),
         arms,
         close,
+        minus,
         never_null,
+    })
+}
+
+/// Whether node column `col` is the source of the edge that hop `n`, walked one way, walks
+/// (`None` when `n` is undirected or `col` is not one of its ends).
+fn is_source(n: &CsrExpand, col: &str) -> Option<bool> {
+    let [rev] = n.orientations.as_slice() else {
+        return None;
+    };
+    match (n.key == col, target_key(n).as_deref() == Some(col)) {
+        (true, _) => Some(!rev),
+        (_, true) => Some(*rev),
+        _ => None,
+    }
+}
+
+/// Relationship uniqueness between two hops of one table that a node inequality `x <> z`
+/// implies: one edge for both would make `x` and `z` the same end of it.
+fn implied_by_unequal_nodes(
+    chain: &[&CsrExpand],
+    nodes: &[(String, String)],
+    (e, f): &(String, String),
+) -> bool {
+    let hop = |c: &str| chain.iter().find(|n| edge_id_col(n) == Some(c)).copied();
+    let (Some(a), Some(b)) = (hop(e), hop(f)) else {
+        return false;
+    };
+    a.rel == b.rel
+        && nodes.iter().any(|(x, z)| {
+            [(x, z), (z, x)].iter().any(
+                |(x, z)| matches!((is_source(a, x), is_source(b, z)), (Some(p), Some(q)) if p == q),
+            )
+        })
+}
+
+/// `x <> z` implied by an absent edge `NOT (u)-[:R]-(x)`: a hop from `u` to `z` walks R
+/// (the same index, a way the absent edge walks too) and the absent edge has no
+/// relationship filter, so `z = x` would be an edge it forbids.
+fn implied_by_absent(chain: &[&CsrExpand], absent: &[&CsrExpand], x: &str, z: &str) -> bool {
+    let flipped = |o: &[bool]| o.iter().map(|r| !r).collect::<Vec<_>>();
+    absent.iter().any(|n| {
+        let Some(to) = n.close.as_deref() else {
+            return false;
+        };
+        [(x, z), (z, x)].iter().any(|&(x, z)| {
+            // The absent edge's ways walked from `u`, its end other than `x`.
+            let (u, ways) = match (to == x, n.key == x) {
+                (true, _) => (n.key.as_str(), n.orientations.clone()),
+                (_, true) => (to, flipped(&n.orientations)),
+                _ => return false,
+            };
+            chain.iter().any(|h| {
+                let from_u = match (h.key == u, target_key(h).as_deref()) {
+                    (true, Some(t)) if t == z => h.orientations.clone(),
+                    (false, Some(t)) if t == u && h.key == z => flipped(&h.orientations),
+                    _ => return false,
+                };
+                Arc::ptr_eq(&h.data.index, &n.data.index)
+                    && n.edge_filter.is_none()
+                    && from_u.iter().all(|w| ways.contains(w))
+            })
+        })
+    })
+}
+
+/// `x <> z` between the root and the far end of the one arm, of three hops, both nodes of one
+/// table and no filter on the far end: the paths where they are one node are the triangles
+/// of the first two hops closed onto the root by the third, counted apart and subtracted.
+fn triangle_correction(
+    chain: &[&CsrExpand],
+    arm_idx: &[Vec<usize>],
+    branches: &[(usize, Vec<usize>)],
+    x: &str,
+    z: &str,
+) -> Option<(Vec<Vec<CountHop>>, CountHop)> {
+    let ([arm], true) = (arm_idx, branches.is_empty()) else {
+        return None;
+    };
+    let &[i, j, k] = arm.as_slice() else {
+        return None;
+    };
+    let (root, last) = (chain[i].key.as_str(), target_key(chain[k])?);
+    let ends = (x == root && z == last) || (z == root && x == last);
+    let one_table = Arc::ptr_eq(&chain[k].data.far_keys, &chain[i].data.near_keys);
+    let ok = ends && one_table && chain[k].target_filter.is_none();
+    ok.then(|| {
+        let arm = vec![count_hop(chain[i]), count_hop(chain[j])];
+        (vec![arm], count_hop(chain[k]))
     })
 }
 
@@ -725,6 +840,7 @@ fn var_length_shape(input: &LogicalPlan) -> Option<Shape<'_>> {
         key: v.key.clone(),
         arms: vec![vec![hop]],
         close: None,
+        minus: None,
         never_null,
     })
 }
@@ -745,6 +861,7 @@ fn factorize(agg: &datafusion::logical_expr::Aggregate) -> Option<Result<Logical
         key,
         arms,
         close,
+        minus,
         ..
     } = shape;
     // Some hop excludes paths: counts only.
@@ -763,6 +880,23 @@ fn factorize(agg: &datafusion::logical_expr::Aggregate) -> Option<Result<Logical
     let grouping = !agg.group_expr.is_empty();
     if !grouping && distinct {
         return None;
+    }
+    if let Some((triangles, closing)) = minus {
+        if grouping || !values.is_empty() {
+            return None;
+        }
+        let all = CountPaths::try_new(root_rows.clone(), key.clone(), arms, count_out.clone());
+        let plan = all.and_then(|all| {
+            let same = "__same_ends".to_string();
+            let tri = CountPaths::try_new(root_rows.clone(), key, triangles, same.clone())?
+                .with_close(closing);
+            let node = |n: CountPaths| LogicalPlan::Extension(Extension { node: Arc::new(n) });
+            LogicalPlanBuilder::from(node(all))
+                .cross_join(node(tri))?
+                .project(vec![(ucol(&count_out) - ucol(&same)).alias(&count_out)])?
+                .build()
+        });
+        return Some(plan.and_then(|p| finish(agg, p, false, &wants, &count_out)));
     }
     let per_node = match grouping {
         true => grouped_per_node(agg, root_rows, &key)?,

@@ -607,6 +607,147 @@ fn factorize_subtracts_paths_closed_by_an_absent_edge() {
     assert_eq!(run(after), ["0"]);
 }
 
+/// `LIKES` edges 2->1, 3->1, 3->2 and 1->2 among [`GRAPH`]'s persons (its keys shared).
+static LIKES: std::sync::LazyLock<CsrData> = std::sync::LazyLock::new(|| {
+    let (src, dst) = (vec![2, 3, 3, 1], vec![1, 1, 2, 2]);
+    let keys = GRAPH.near_keys.clone();
+    let (s, d) = (Int64Array::from(src.clone()), Int64Array::from(dst.clone()));
+    CsrData {
+        index: Arc::new(CsrIndex::build(&s, &d, &keys, &keys, None).unwrap()),
+        near_keys: keys.clone(),
+        far_keys: keys,
+        edges: table(&[
+            ("src", src),
+            ("dst", dst),
+            ("since", vec![7, 8, 9, 10]),
+            ("_rowid", vec![0, 1, 2, 3]),
+        ]),
+        target: GRAPH.target.clone(),
+    }
+});
+
+/// `(a)<-[k:KNOWS]-(b)<-[l:LIKES]-(c)-[k3:KNOWS]->(d)` from `a__id` 1, 2 and 3: `a` and `d`
+/// are the same end (the target) of `k` and `k3`.
+fn knows_likes_knows() -> LogicalPlan {
+    let step = |input, key: &str, rel: (&str, usize, bool), edge: &str, target: &str| {
+        let data = match rel.0 {
+            "KNOWS" => GRAPH.clone(),
+            _ => LIKES.clone(),
+        };
+        let node = CsrExpand::try_new(
+            input,
+            key.into(),
+            rel.0.into(),
+            rel.1,
+            vec![rel.2],
+            take(edge, &["src", "dst", "since"], None),
+            take(target, &["id", "age"], Some(0)),
+            None,
+            data,
+        )
+        .unwrap();
+        LogicalPlan::Extension(Extension {
+            node: Arc::new(node),
+        })
+    };
+    let input = LogicalPlanBuilder::values(vec![vec![lit(1i64)], vec![lit(2i64)], vec![lit(3i64)]])
+        .unwrap()
+        .project(vec![col("column1").alias("a__id")])
+        .unwrap()
+        .build()
+        .unwrap();
+    let b = step(input, "a__id", ("KNOWS", 0, true), "k", "b");
+    let c = step(b, "b__id", ("LIKES", 1, true), "l", "c");
+    step(c, "c__id", ("KNOWS", 0, false), "k3", "d")
+}
+
+#[test]
+fn factorize_subtracts_the_triangles_of_three_hops_whose_ends_differ() {
+    // `k <> k3` is implied: one edge for both would make `a` and `d` its one target.
+    let plan = counted(
+        LogicalPlanBuilder::from(knows_likes_knows())
+            .filter(
+                col("a__id")
+                    .not_eq(col("d__id"))
+                    .and(col("k3__since").not_eq(col("k__since"))),
+            )
+            .unwrap(),
+    );
+    let (after, changed) = apply_plan(FactorizeCounts::new(), plan.clone());
+    assert!(changed);
+    insta::assert_snapshot!(after.display_indent(), @r"
+    Projection: __agg0 AS __agg0
+      Projection: __agg0 - __same_ends AS __agg0
+        Cross Join:
+          CountPaths: key=a__id, arms=[[KNOWS (in), LIKES (in), KNOWS]] -> __agg0
+            Projection: column1 AS a__id
+              Values: (Int64(1)), (Int64(2)), (Int64(3))
+          CountPaths: key=a__id, arms=[[KNOWS (in), LIKES (in)] closed by [KNOWS]] -> __same_ends
+            Projection: column1 AS a__id
+              Values: (Int64(1)), (Int64(2)), (Int64(3))
+    ");
+    // 2 <- 1 <- 2 -> 3, and from 3 three paths (3 <- 1 <- 2 -> 3, 3 <- 2 <- 1 -> 2 and
+    // 3 <- 2 <- 1 -> 3) of which two are triangles.
+    assert_eq!(run(plan), ["2"]);
+    assert_eq!(run(after), ["2"]);
+    // Counted per root, the triangles would be subtracted row by row: not done.
+    let grouped = LogicalPlanBuilder::from(knows_likes_knows())
+        .filter(
+            col("a__id")
+                .not_eq(col("d__id"))
+                .and(col("k3__since").not_eq(col("k__since"))),
+        )
+        .unwrap()
+        .aggregate(vec![col("a__id")], vec![count(lit(1i64)).alias("__agg0")])
+        .unwrap()
+        .build()
+        .unwrap();
+    let (_, changed) = apply(FactorizeCounts::new(), grouped);
+    assert!(!changed);
+}
+
+#[test]
+fn factorize_drops_unequal_ends_an_absent_edge_implies() {
+    // NOT (c)-[:KNOWS]->(a): with d = a, c -> d would be such an edge.
+    let absent = CsrExpand::try_new(
+        knows_likes_knows(),
+        "c__id".into(),
+        "KNOWS".into(),
+        0,
+        vec![false],
+        take("k4", &["src", "dst", "since"], None),
+        take("a", &["id"], Some(0)),
+        Some("a__id".into()),
+        GRAPH.clone(),
+    )
+    .unwrap()
+    .counting("__sub".into())
+    .unwrap();
+    let plan = counted(
+        LogicalPlanBuilder::from(LogicalPlan::Extension(Extension {
+            node: Arc::new(absent),
+        }))
+        .filter(
+            col("__sub")
+                .lt_eq(lit(0i64))
+                .and(col("a__id").not_eq(col("d__id")))
+                .and(col("k3__since").not_eq(col("k__since"))),
+        )
+        .unwrap(),
+    );
+    let (after, changed) = apply_plan(FactorizeCounts::new(), plan.clone());
+    assert!(changed);
+    insta::assert_snapshot!(after.display_indent(), @r"
+    Projection: __agg0 AS __agg0
+      CountPaths: key=a__id, arms=[[KNOWS (in) then [no KNOWS (in)], LIKES (in), KNOWS]] -> __agg0
+        Projection: column1 AS a__id
+          Values: (Int64(1)), (Int64(2)), (Int64(3))
+    ");
+    // From 3 every `c` knows 3; 2 <- 1 <- 2 -> 3 is left.
+    assert_eq!(run(plan), ["1"]);
+    assert_eq!(run(after), ["1"]);
+}
+
 #[test]
 fn factorize_leaves_conditions_it_cannot_subtract_alone() {
     // Neighbours that must differ (one hop apart), a property inequality, a zero required
