@@ -1064,7 +1064,14 @@ fn whole_graph(
             if rounds.is_empty() {
                 return None;
             }
-            let (lab, m, n, [h1, h2, h3]) = rng.pick(&rounds).clone();
+            let (lab, m, n, mut hops) = rng.pick(&rounds).clone();
+            // Some hops walked either way.
+            for h in &mut hops {
+                if rng.chance(25) {
+                    *h = format!("-{}-", h.trim_matches(['<', '-', '>']));
+                }
+            }
+            let [h1, h2, h3] = hops;
             let mut conds = vec!["a <> d".to_string()];
             if rng.chance(40) {
                 let absent = match rng.chance(30) {

@@ -5,7 +5,8 @@
 //! With `x` the near node of the hop, `y` its far node and `z` the far node of the next hop,
 //! and `after[z]` the paths from `z` to the arm's end, the paths to subtract at `x` are
 //! - `z = x`: `after[x]` times the pairs of edges `x -> y -> x` (one per edge of the next hop
-//!   from `y` back to `x`: a binary search in `y`'s sorted run);
+//!   from `y` back to `x`: a binary search in `y`'s sorted run; when the next hop walks the
+//!   same edges back, the square of the edges between `x` and `y`, from `x`'s own runs);
 //! - one relationship walked there and back: `after[x]` times the edges `x -> y` the next hop
 //!   walks back from `y`;
 //! - `z` adjacent to `x` by the absent hop: for every `x -> y`, the sum of `after[z]` over the
@@ -228,16 +229,17 @@ fn subtract_walked_back(
                 while a.next_if(|&&p| p == y).is_some() {
                     m += 1;
                 }
+                // An undirected walk sees a self-loop once: in the first run.
                 while b.next_if(|&&q| q == y).is_some() {
-                    m += 1;
+                    m += u64::from(y != x);
                 }
                 if mid.is_some_and(|ok| !ok[y as usize]) {
                     continue;
                 }
-                pairs += match fold.distinct_ends {
-                    true => m * m,
+                pairs = pairs.saturating_add(match fold.distinct_ends {
+                    true => m.saturating_mul(m),
                     false => m,
-                };
+                });
             }
             *slot = slot.saturating_sub(at_x.saturating_mul(pairs));
             cp.tick(walked + 1)?;

@@ -361,7 +361,8 @@ impl Tally {
     /// Ready for nodes `0..n`.
     fn fit(&mut self, n: usize) {
         if self.slots.len() < n {
-            self.slots.resize(n, 0);
+            // Zeroed pages from the allocator, not zeros written.
+            self.slots = vec![0; n];
         }
     }
 
@@ -895,9 +896,10 @@ fn backward_cost(hops: &[HopSpec]) -> u64 {
 }
 
 /// Paths along `hops` from weighted start nodes, one of `starts` counted alike: walked
-/// forward hop by hop (a pair of hops around an exclusion pair by pair) while the edges ahead
-/// cost less than this start's share of counting the rest of the arm backwards over whole
-/// tables, else finished with those backward counts (kept in `suffixes` for the next start).
+/// forward hop by hop (a pair of hops around an exclusion pair by pair) while the edges ahead,
+/// at [`FORWARD_EDGE_COST`] each, cost less than this start's share of counting the rest of
+/// the arm backwards over whole tables, else finished with those backward counts (kept in
+/// `suffixes` for the next start).
 fn forward_count(
     hops: &[HopSpec],
     start: Vec<(u32, u64)>,
@@ -955,11 +957,8 @@ fn forward_count(
 /// the relationship filter, each with the sum of its weights (sorted by node).
 fn step(h: &HopSpec, cur: &[(u32, u64)], work: &mut Work) -> Result<Vec<(u32, u64)>> {
     let both = h.orientations.len() == 2;
-    let mut tally = std::mem::take(&mut work.tally);
-    tally.fit(h.data.far_keys.len());
-    // (far node, edge row, weight) for every edge walked, when the edges have a filter.
+    // (far node, edge row, weight) for every edge walked.
     let mut steps: Vec<(u32, u32, u64)> = Vec::new();
-    let mut seen = 0;
     for &(x, c) in cur {
         work.tick(1)?;
         for (j, &rev) in h.orientations.iter().enumerate() {
@@ -969,21 +968,33 @@ fn step(h: &HopSpec, cur: &[(u32, u64)], work: &mut Work) -> Result<Vec<(u32, u6
                 if both && j == 1 && y == x {
                     continue;
                 }
-                seen += 1;
-                match h.edge_filter {
-                    Some(_) => steps.push((y, csr.edge_rows[e], c)),
-                    None => tally.add(y, c),
-                }
+                steps.push((y, csr.edge_rows[e], c));
             }
         }
     }
-    work.add(seen)?;
+    work.add(steps.len())?;
     if let Some(f) = &h.edge_filter {
         let rows = UInt32Array::from_iter_values(steps.iter().map(|s| s.1));
         retain(&f.mask(&h.data.edges, &rows)?, [&mut steps]);
+    }
+    // Few steps into a large table: sorted; else summed in the tally, which costs a slot per
+    // node of the table the first time.
+    if steps.len() * 16 < h.data.far_keys.len() {
+        steps.sort_unstable_by_key(|s| s.0);
+        let mut out: Vec<(u32, u64)> = Vec::new();
         for (y, _, c) in steps {
-            tally.add(y, c);
+            match out.last_mut() {
+                Some(last) if last.0 == y => last.1 = last.1.saturating_add(c),
+                _ => out.push((y, c)),
+            }
         }
+        out.retain(|s| s.1 > 0);
+        return Ok(out);
+    }
+    let mut tally = std::mem::take(&mut work.tally);
+    tally.fit(h.data.far_keys.len());
+    for (y, _, c) in steps {
+        tally.add(y, c);
     }
     let out = tally.drain();
     work.tally = tally;
@@ -1162,7 +1173,8 @@ fn cycle_counts(
 
 /// [`cycle_counts`] of every root at once, over the edges `x -> y` of `xy`: each root both
 /// reaches `x` over `p` and closes from `y` over `q` (onto the root when `q_back`, else from
-/// the root to `y`) adds the pairs of edges that do so. Roots without rows count for nothing.
+/// the root to `y`) adds the pairs of edges that do so. Every root of the table gets its
+/// count, those without rows too (the caller weighs each by its rows).
 fn cycles_by_edge(
     p: &HopSpec,
     xy: &HopSpec,
@@ -1196,7 +1208,7 @@ fn cycles_by_edge(
                 continue;
             }
             let to = neighbours(q, y, !q_back, &q_to_root, &mut y_roots);
-            work.add(from.len() + to.len())?;
+            work.add(to.len() + 1)?;
             crate::csr::matching_runs(from, to, |i, ri, _, rj| {
                 let slot = &mut out[from[i] as usize];
                 *slot = slot.saturating_add((ri * rj) as u64);

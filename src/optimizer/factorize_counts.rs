@@ -23,6 +23,14 @@
 //!   b)` of the one hop to `b` per node too (distinct neighbours of sorted runs);
 //! - a triangle (`(a)-[]->(b)-[]->(c)-[]->(a)`, any directions): the closing hop is kept as
 //!   `closed by`, and the executor intersects sorted neighbour lists instead of expanding;
+//! - conditions that exclude paths, subtracted instead of filtering rows: `a <> c` two hops
+//!   apart, relationship uniqueness between consecutive hops, `NOT (a)-[:R]-(c)` (folds on
+//!   the hop pair); `a <> d` between the root and the end of a three-hop arm, in a total:
+//!   the paths less the triangles the first two hops and the third closed onto the root make
+//!   (`Cross Join` of the two counts). An inequality an absent edge implies (`NOT
+//!   (c)-[:R]->(a)` with `(c)-[:R]->(d)`: `d = a` would be such an edge) is dropped, and
+//!   relationship uniqueness a node inequality implies (one edge for both would make the two
+//!   nodes one end of it) is not asked for;
 //! - a variable-length hop `*min..max` with max <= 2 over one table from a label to itself,
 //!   walked one way, over a table without self-loops: its paths are exactly its walks (two
 //!   edges one way can only be one edge if it is a self-loop), so counts are pushed back over
@@ -63,11 +71,15 @@
 //! `count(DISTINCT)` without one row per node or over more than one hop, a filter left between
 //! the hops (it reads the rows), a closing hop other than a triangle's, a hop whose key is not
 //! the previous hop's target, or relationship uniqueness that could exclude a path: only two
-//! hops of one table walked the same way over a table without self-loops are accepted (a
-//! repeated edge then can't occur), or hops over different tables; in a triangle, no table two
-//! hops share may have a self-loop. A variable-length hop that is undirected, longer than
-//! two, unbounded, of several types or tables, over a table with a self-loop, with distinct
-//! ends, or whose path or relationships are read.
+//! hops of one table walked one after the other the same way or out of one node opposite ways
+//! over a table without self-loops are accepted (a repeated edge then can't occur), hops over
+//! different tables, or two hops a node inequality keeps apart; in a triangle, no table two
+//! hops share may have a self-loop; a three-hop inequality but between the root and the end
+//! of the one arm (no branches) of one table, counted per group, with values, beside other
+//! folds, with a filter on its far end or over root rows that may differ between two runs. A
+//! variable-length hop that is
+//! undirected, longer than two, unbounded, of several types or tables, over a table with a
+//! self-loop, with distinct ends, or whose path or relationships are read.
 
 use crate::operators::count_paths::{CountHop, CountPaths, Fold, PathValue, ValueKind};
 use crate::operators::csr_expand::{CsrData, CsrExpand, TakeSpec};
@@ -386,7 +398,7 @@ fn hops_with_branches(
 /// Relationship uniqueness between two hops of one table can only be ignored when no path
 /// can use one edge for both (the table has no self-loops, each hop walks one way): two hops
 /// one after the other walked the same way, or two hops out of one node walked opposite
-/// ways. Pairs in `folded` are subtracted instead. Hops over one table must carry their
+/// ways. Pairs in `folded` are handled otherwise: subtracted, or implied by a node inequality. Hops over one table must carry their
 /// uniqueness filter (else it was dropped elsewhere).
 fn uniqueness_implied(
     chain: &[&CsrExpand],
@@ -503,8 +515,9 @@ struct Shape<'a> {
 }
 
 /// The shape of a chain of `CsrExpand`s, if the conditions on it can be counted: relationship
-/// uniqueness implied or excluded, inequalities between nodes and absent edges excluded by
-/// [`folds`].
+/// uniqueness implied (by the walks, or by a node inequality) or excluded, inequalities
+/// between nodes and absent edges excluded by [`folds`], an inequality an absent edge implies
+/// dropped, and one between the ends of a three-hop arm left to [`triangle_correction`].
 fn chain_shape<'a>(mut chain: Vec<&'a CsrExpand>, cond: Conditions<'a>) -> Option<Shape<'a>> {
     let mut never_null = vec![chain[0].key.clone()];
     for n in &chain {
@@ -565,6 +578,20 @@ fn chain_shape<'a>(mut chain: Vec<&'a CsrExpand>, cond: Conditions<'a>) -> Optio
         minus,
         never_null,
     })
+}
+
+/// Whether `plan` gives the same rows whenever it runs: scans, values, and projections and
+/// filters of expressions without a volatile function (no limit, which may take any rows).
+fn same_rows_each_time(plan: &LogicalPlan) -> bool {
+    let steady = |es: &[Expr]| es.iter().all(|e| !e.is_volatile());
+    match plan {
+        LogicalPlan::Projection(p) => steady(&p.expr) && same_rows_each_time(&p.input),
+        LogicalPlan::Filter(f) => !f.predicate.is_volatile() && same_rows_each_time(&f.input),
+        LogicalPlan::SubqueryAlias(a) => same_rows_each_time(&a.input),
+        LogicalPlan::TableScan(t) => t.fetch.is_none() && steady(&t.filters),
+        LogicalPlan::Values(_) => true,
+        _ => false,
+    }
 }
 
 /// Whether node column `col` is the source of the edge that hop `n`, walked one way, walks
@@ -882,7 +909,8 @@ fn factorize(agg: &datafusion::logical_expr::Aggregate) -> Option<Result<Logical
         return None;
     }
     if let Some((triangles, closing)) = minus {
-        if grouping || !values.is_empty() {
+        // Both counts read the root's rows: they must be the same rows each time.
+        if grouping || !values.is_empty() || !same_rows_each_time(root_rows) {
             return None;
         }
         let all = CountPaths::try_new(root_rows.clone(), key.clone(), arms, count_out.clone());

@@ -704,6 +704,15 @@ fn factorize_subtracts_the_triangles_of_three_hops_whose_ends_differ() {
         .unwrap();
     let (_, changed) = apply(FactorizeCounts::new(), grouped);
     assert!(!changed);
+    // Without `a <> d`, `k <> k3` could exclude a path (one edge first and last): left to
+    // the rows.
+    let unique_only = counted(
+        LogicalPlanBuilder::from(knows_likes_knows())
+            .filter(col("k3__since").not_eq(col("k__since")))
+            .unwrap(),
+    );
+    let (_, changed) = apply(FactorizeCounts::new(), unique_only);
+    assert!(!changed);
 }
 
 #[test]
