@@ -1637,13 +1637,23 @@ mod core_tests {
         for one_index in [false, true] {
             for oa in orientations {
                 for ob in orientations {
-                    for (ends, one_edge, absent) in folds {
+                    // The absent hop walked each way.
+                    let absent_ways = |absent: bool| match absent {
+                        true => orientations.map(Some).to_vec(),
+                        false => vec![None],
+                    };
+                    let cases = folds.iter().flat_map(|&(ends, one_edge, absent)| {
+                        absent_ways(absent)
+                            .into_iter()
+                            .map(move |w| (ends, one_edge, w))
+                    });
+                    for (ends, one_edge, absent) in cases {
                         // Relationship uniqueness is between hops over one table.
                         let b = if one_edge || one_index { &a } else { &b };
                         let fold = FoldSpec {
                             distinct_ends: ends,
                             distinct_edges: one_edge,
-                            absent: absent.then(|| Box::new(hop(n, &r, vec![false, true], (1, 1)))),
+                            absent: absent.map(|w| Box::new(hop(n, &r, w.to_vec(), (1, 1)))),
                         };
                         let mut first = hop(n, &a, oa.to_vec(), (1, 1));
                         first.fold = Some(fold);
@@ -1707,17 +1717,17 @@ mod core_tests {
         orient: [&[bool]; 2],
         (ends, one_edge): (bool, bool),
         r: &[(i64, i64)],
-        absent: bool,
+        absent: Option<&[bool]>,
     ) {
         let ([a, b], [oa, ob]) = (edges, orient);
-        let r = absent.then_some((r, &[false, true][..]));
+        let r = absent.map(|w| (r, w));
         let want: Vec<u64> = (0..n)
             .map(|x| {
                 let hops = [(a, oa), (b, ob), (a, &[false][..])];
                 excluded_walks(x, hops, ends, one_edge, r)
             })
             .collect();
-        let what = format!("{oa:?} {ob:?} ends={ends} edges={one_edge} {absent}");
+        let what = format!("{oa:?} {ob:?} ends={ends} edges={one_edge} {absent:?}");
         let got = arm_counts(hops, &mut Work::default()).unwrap();
         assert_eq!(got, want, "backwards: {what}");
         // Pair by pair, and finished backwards (more pairs than edges from 3 starts).
