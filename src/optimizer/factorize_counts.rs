@@ -25,9 +25,9 @@
 //!   `closed by`, and the executor intersects sorted neighbour lists instead of expanding;
 //! - conditions that exclude paths, subtracted instead of filtering rows: `a <> c` two hops
 //!   apart, relationship uniqueness between consecutive hops, `NOT (a)-[:R]-(c)` (folds on
-//!   the hop pair); `a <> d` between the root and the end of a three-hop arm, in a total:
-//!   the paths less the triangles the first two hops and the third closed onto the root make
-//!   (`Cross Join` of the two counts). An inequality an absent edge implies (`NOT
+//!   the hop pair); `a <> d` between the ends of a path of three hops (one arm from the
+//!   root, or an arm of one hop and one of two), in a total: the paths less the triangles
+//!   they make when `a = d` (`Cross Join` of the two counts). An inequality an absent edge implies (`NOT
 //!   (c)-[:R]->(a)` with `(c)-[:R]->(d)`: `d = a` would be such an edge) is dropped, and
 //!   relationship uniqueness a node inequality implies (one edge for both would make the two
 //!   nodes one end of it) is not asked for;
@@ -74,10 +74,10 @@
 //! hops of one table walked one after the other the same way or out of one node opposite ways
 //! over a table without self-loops are accepted (a repeated edge then can't occur), hops over
 //! different tables, or two hops a node inequality keeps apart; in a triangle, no table two
-//! hops share may have a self-loop; a three-hop inequality but between the root and the end
-//! of the one arm (no branches) of one table, counted per group, with values, beside other
-//! folds, with a filter on its far end or over root rows that may differ between two runs. A
-//! variable-length hop that is
+//! hops share may have a self-loop; an inequality three hops apart but between the ends of a
+//! path of three hops (no branches, no other arm) of one table, counted per group, with
+//! values, beside other folds, with a filter on the end the third hop reaches or over root
+//! rows that may differ between two runs. A variable-length hop that is
 //! undirected, longer than two, unbounded, of several types or tables, over a table with a
 //! self-loop, with distinct ends, or whose path or relationships are read.
 
@@ -508,8 +508,8 @@ struct Shape<'a> {
     key: String,
     arms: Vec<Vec<CountHop>>,
     close: Option<CountHop>,
-    /// Triangles whose count is subtracted: the paths where the ends of a three-hop arm that
-    /// must differ are one node (an arm of two hops closed onto the root by the third).
+    /// Triangles whose count is subtracted: the paths where the ends of a path of three hops
+    /// that must differ are one node (arms and the closing hop, see [`triangle_correction`]).
     minus: Option<(Vec<Vec<CountHop>>, CountHop)>,
     never_null: Vec<String>,
 }
@@ -517,7 +517,7 @@ struct Shape<'a> {
 /// The shape of a chain of `CsrExpand`s, if the conditions on it can be counted: relationship
 /// uniqueness implied (by the walks, or by a node inequality) or excluded, inequalities
 /// between nodes and absent edges excluded by [`folds`], an inequality an absent edge implies
-/// dropped, and one between the ends of a three-hop arm left to [`triangle_correction`].
+/// dropped, and one between the ends of a path of three hops left to [`triangle_correction`].
 fn chain_shape<'a>(mut chain: Vec<&'a CsrExpand>, cond: Conditions<'a>) -> Option<Shape<'a>> {
     let mut never_null = vec![chain[0].key.clone()];
     for n in &chain {
@@ -656,9 +656,11 @@ fn implied_by_absent(chain: &[&CsrExpand], absent: &[&CsrExpand], x: &str, z: &s
     })
 }
 
-/// `x <> z` between the root and the far end of the one arm, of three hops, both nodes of one
-/// table and no filter on the far end: the paths where they are one node are the triangles
-/// of the first two hops closed onto the root by the third, counted apart and subtracted.
+/// `x <> z` between the two ends of a path of three hops, both nodes of one table and no filter
+/// on the end the third hop reaches: the paths where they are one node are triangles, counted
+/// apart and subtracted. From the root along one arm, the first two hops are closed onto the
+/// root by the third; from the middle of the path (an arm of one hop to `y`, one of two hops
+/// through `c` to `w`), the two arms' first hops are closed by `c -> w` onto `y`.
 fn triangle_correction(
     chain: &[&CsrExpand],
     arm_idx: &[Vec<usize>],
@@ -666,20 +668,40 @@ fn triangle_correction(
     x: &str,
     z: &str,
 ) -> Option<(Vec<Vec<CountHop>>, CountHop)> {
-    let ([arm], true) = (arm_idx, branches.is_empty()) else {
+    if !branches.is_empty() {
         return None;
+    }
+    let ends = |a: &str, b: &str| (x == a && z == b) || (z == a && x == b);
+    // The hop that closes the triangle: its far node is the end merged into the other.
+    let closes = |n: &CsrExpand, other: &Arc<crate::csr::NodeKeys>| {
+        Arc::ptr_eq(&n.data.far_keys, other) && n.target_filter.is_none()
     };
-    let &[i, j, k] = arm.as_slice() else {
-        return None;
-    };
-    let (root, last) = (chain[i].key.as_str(), target_key(chain[k])?);
-    let ends = (x == root && z == last) || (z == root && x == last);
-    let one_table = Arc::ptr_eq(&chain[k].data.far_keys, &chain[i].data.near_keys);
-    let ok = ends && one_table && chain[k].target_filter.is_none();
-    ok.then(|| {
-        let arm = vec![count_hop(chain[i]), count_hop(chain[j])];
-        (vec![arm], count_hop(chain[k]))
-    })
+    match arm_idx {
+        [arm] => {
+            let &[i, j, k] = arm.as_slice() else {
+                return None;
+            };
+            let ok = ends(&chain[i].key, &target_key(chain[k])?)
+                && closes(chain[k], &chain[i].data.near_keys);
+            ok.then(|| {
+                let arm = vec![count_hop(chain[i]), count_hop(chain[j])];
+                (vec![arm], count_hop(chain[k]))
+            })
+        }
+        [p, q] => {
+            let (one, c, w) = match (p.as_slice(), q.as_slice()) {
+                (&[a], &[c, w]) | (&[c, w], &[a]) => (a, c, w),
+                _ => return None,
+            };
+            let ok = ends(&target_key(chain[one])?, &target_key(chain[w])?)
+                && closes(chain[w], &chain[one].data.far_keys);
+            ok.then(|| {
+                let arms = vec![vec![count_hop(chain[one])], vec![count_hop(chain[c])]];
+                (arms, count_hop(chain[w]))
+            })
+        }
+        _ => None,
+    }
 }
 
 /// The node of `arms[a]` at position `p` (0: the root; `p`: the far node of its hop `p - 1`)

@@ -716,6 +716,66 @@ fn factorize_subtracts_the_triangles_of_three_hops_whose_ends_differ() {
 }
 
 #[test]
+fn factorize_subtracts_the_triangles_of_three_hops_rooted_in_their_middle() {
+    // (a)<-[k:KNOWS]-(b)<-[l:LIKES]-(c)-[k3:KNOWS]->(d) from `b`: arms b -> a and b -> c -> d.
+    let hop = |input, key: &str, rel: (&str, usize, bool), edge: &str, target: &str| {
+        let data = match rel.0 {
+            "KNOWS" => GRAPH.clone(),
+            _ => LIKES.clone(),
+        };
+        let node = CsrExpand::try_new(
+            input,
+            key.into(),
+            rel.0.into(),
+            rel.1,
+            vec![rel.2],
+            take(edge, &["src", "dst", "since"], None),
+            take(target, &["id", "age"], Some(0)),
+            None,
+            data,
+        )
+        .unwrap();
+        LogicalPlan::Extension(Extension {
+            node: Arc::new(node),
+        })
+    };
+    let input = LogicalPlanBuilder::values(vec![vec![lit(1i64)], vec![lit(2i64)], vec![lit(3i64)]])
+        .unwrap()
+        .project(vec![col("column1").alias("b__id")])
+        .unwrap()
+        .build()
+        .unwrap();
+    let a = hop(input, "b__id", ("KNOWS", 0, false), "k", "a");
+    let c = hop(a, "b__id", ("LIKES", 1, true), "l", "c");
+    let d = hop(c, "c__id", ("KNOWS", 0, false), "k3", "d");
+    let plan = counted(
+        LogicalPlanBuilder::from(d)
+            .filter(
+                col("a__id")
+                    .not_eq(col("d__id"))
+                    .and(col("k3__since").not_eq(col("k__since"))),
+            )
+            .unwrap(),
+    );
+    let (after, changed) = apply_plan(FactorizeCounts::new(), plan.clone());
+    assert!(changed);
+    insta::assert_snapshot!(after.display_indent(), @r"
+    Projection: __agg0 AS __agg0
+      Projection: __agg0 - __same_ends AS __agg0
+        Cross Join:
+          CountPaths: key=b__id, arms=[[KNOWS], [LIKES (in), KNOWS]] -> __agg0
+            Projection: column1 AS b__id
+              Values: (Int64(1)), (Int64(2)), (Int64(3))
+          CountPaths: key=b__id, arms=[[KNOWS] closed by [KNOWS], [LIKES (in)]] -> __same_ends
+            Projection: column1 AS b__id
+              Values: (Int64(1)), (Int64(2)), (Int64(3))
+    ");
+    // The paths of `factorize_subtracts_the_triangles_of_three_hops_whose_ends_differ`.
+    assert_eq!(run(plan), ["2"]);
+    assert_eq!(run(after), ["2"]);
+}
+
+#[test]
 fn factorize_drops_unequal_ends_an_absent_edge_implies() {
     // NOT (c)-[:KNOWS]->(a): with d = a, c -> d would be such an edge.
     let absent = CsrExpand::try_new(
