@@ -1006,6 +1006,11 @@ fn rounds_of_three(s: &Schema) -> Vec<(String, String, String, [String; 3])> {
     out
 }
 
+/// A hop as written (`-[:T]->`, `<-[:T]-`) walked either way (`-[:T]-`).
+fn either_way(hop: &str) -> String {
+    format!("-{}-", hop.trim_matches(['<', '-', '>']))
+}
+
 /// A hop of type `t`, walked out, in or either way at random.
 fn any_way(rng: &mut Rng, t: &str) -> String {
     let (l, r) = hop_ends(rng);
@@ -1068,14 +1073,14 @@ fn whole_graph(
             // Some hops walked either way.
             for h in &mut hops {
                 if rng.chance(25) {
-                    *h = format!("-{}-", h.trim_matches(['<', '-', '>']));
+                    *h = either_way(h);
                 }
             }
             let [h1, h2, h3] = hops;
             let mut conds = vec!["a <> d".to_string()];
             if rng.chance(40) {
                 let absent = match rng.chance(30) {
-                    true => format!("-{}-", h3.trim_matches(['<', '-', '>'])),
+                    true => either_way(&h3),
                     false => h3.clone(),
                 };
                 conds.push(format!("NOT (c){absent}(a)"));

@@ -846,9 +846,10 @@ fn forward(hops: &[HopSpec], start: Vec<(u32, u64)>, work: &mut Work) -> Result<
         for len in 1..=max {
             walks = step(h, &walks, work)?;
             if len >= min {
-                ends = match ends.is_empty() {
-                    true => walks.clone(),
-                    false => merged(&ends, &walks),
+                ends = match (ends.is_empty(), len == max) {
+                    (true, true) => std::mem::take(&mut walks),
+                    (true, false) => walks.clone(),
+                    (false, _) => merged(&ends, &walks),
                 };
             }
         }

@@ -244,6 +244,11 @@ fn edge_id_col(n: &CsrExpand) -> Option<&str> {
     n.edge.all.get(2).map(|c| c.1.as_str())
 }
 
+/// The hop of `chain` whose edge id column is `col`.
+fn hop_of_edge(chain: &[&CsrExpand], col: &str) -> Option<usize> {
+    chain.iter().position(|n| edge_id_col(n) == Some(col))
+}
+
 /// What the filters above and between the hops require: inequalities between columns
 /// (relationship uniqueness between edge ids, `a <> c` between node keys), counts required
 /// to be zero, and the counting hops closing onto a bound node those counts come from
@@ -398,8 +403,9 @@ fn hops_with_branches(
 /// Relationship uniqueness between two hops of one table can only be ignored when no path
 /// can use one edge for both (the table has no self-loops, each hop walks one way): two hops
 /// one after the other walked the same way, or two hops out of one node walked opposite
-/// ways. Pairs in `folded` are handled otherwise: subtracted, or implied by a node inequality. Hops over one table must carry their
-/// uniqueness filter (else it was dropped elsewhere).
+/// ways. Pairs in `folded` are handled otherwise: subtracted, or implied by a node
+/// inequality. Hops over one table must carry their uniqueness filter (else it was dropped
+/// elsewhere).
 fn uniqueness_implied(
     chain: &[&CsrExpand],
     uniqueness: &[(String, String)],
@@ -418,7 +424,7 @@ fn uniqueness_implied(
         ((follows(a, b) || follows(b, a)) && a.orientations == b.orientations)
             || (a.key == b.key && a.orientations != b.orientations)
     };
-    let find = |c: &str| chain.iter().position(|n| edge_id_col(n) == Some(c));
+    let find = |c: &str| hop_of_edge(chain, c);
     let all_safe = uniqueness.iter().all(|(x, y)| {
         let pair = (x.clone(), y.clone());
         folded.contains(&pair)
@@ -477,7 +483,7 @@ fn triangle<'a>(
     let shared_loops = [(h1, h2), (h1, h3), (h2, h3)]
         .iter()
         .any(|(a, b)| a.rel == b.rel && a.data.index.has_self_loops());
-    let on_hops = |c: &str| chain.iter().any(|n| edge_id_col(n) == Some(c));
+    let on_hops = |c: &str| hop_of_edge(chain, c).is_some();
     let ok = h1.close.is_none()
         && h2.close.is_none()
         && !shared_loops
@@ -543,7 +549,7 @@ fn chain_shape<'a>(mut chain: Vec<&'a CsrExpand>, cond: Conditions<'a>) -> Optio
         .collect();
     let mut minus = None;
     if close.is_none() {
-        let is_edge = |c: &str| chain.iter().any(|n| edge_id_col(n) == Some(c));
+        let is_edge = |c: &str| hop_of_edge(&chain, c).is_some();
         let nodes: Vec<(String, String)> = (cond.unequal.iter())
             .filter(|(x, z)| !is_edge(x) && !is_edge(z))
             .cloned()
@@ -614,10 +620,10 @@ fn implied_by_unequal_nodes(
     nodes: &[(String, String)],
     (e, f): &(String, String),
 ) -> bool {
-    let hop = |c: &str| chain.iter().find(|n| edge_id_col(n) == Some(c)).copied();
-    let (Some(a), Some(b)) = (hop(e), hop(f)) else {
+    let (Some(a), Some(b)) = (hop_of_edge(chain, e), hop_of_edge(chain, f)) else {
         return false;
     };
+    let (a, b) = (chain[a], chain[b]);
     a.rel == b.rel
         && nodes.iter().any(|(x, z)| {
             [(x, z), (z, x)].iter().any(
@@ -756,15 +762,14 @@ fn folds(
     fn fold(arms: &mut [Vec<CountHop>], a: usize, p: usize) -> &mut Fold {
         arms[a][p].fold.get_or_insert_with(Fold::default)
     }
-    let is_edge = |c: &str| chain.iter().any(|n| edge_id_col(n) == Some(c));
+    let is_edge = |c: &str| hop_of_edge(chain, c).is_some();
     let mut uniqueness = Vec::new();
     let mut handled = Vec::new();
     for (x, z) in unequal {
         match (is_edge(x), is_edge(z)) {
             (true, true) => {
                 uniqueness.push((x.clone(), z.clone()));
-                let hop = |c: &str| chain.iter().position(|n| edge_id_col(n) == Some(c));
-                let (i, j) = (hop(x)?, hop(z)?);
+                let (i, j) = (hop_of_edge(chain, x)?, hop_of_edge(chain, z)?);
                 let consecutive = arm_idx.iter().enumerate().find_map(|(a, hops)| {
                     let (pi, pj) = (
                         hops.iter().position(|&h| h == i)?,

@@ -626,39 +626,52 @@ static LIKES: std::sync::LazyLock<CsrData> = std::sync::LazyLock::new(|| {
     }
 });
 
+/// Persons 1, 2 and 3 as a one-column input named `name`.
+fn persons(name: &str) -> LogicalPlan {
+    LogicalPlanBuilder::values(vec![vec![lit(1i64)], vec![lit(2i64)], vec![lit(3i64)]])
+        .unwrap()
+        .project(vec![col("column1").alias(name)])
+        .unwrap()
+        .build()
+        .unwrap()
+}
+
+/// A hop from `key` over `KNOWS` ([`GRAPH`]) or `LIKES` (`rel`: type, table, walked in) to
+/// `target`, its edge named `edge`.
+fn one_way(
+    input: LogicalPlan,
+    key: &str,
+    rel: (&str, usize, bool),
+    edge: &str,
+    target: &str,
+) -> LogicalPlan {
+    let data = match rel.0 {
+        "KNOWS" => GRAPH.clone(),
+        _ => LIKES.clone(),
+    };
+    let node = CsrExpand::try_new(
+        input,
+        key.into(),
+        rel.0.into(),
+        rel.1,
+        vec![rel.2],
+        take(edge, &["src", "dst", "since"], None),
+        take(target, &["id", "age"], Some(0)),
+        None,
+        data,
+    )
+    .unwrap();
+    LogicalPlan::Extension(Extension {
+        node: Arc::new(node),
+    })
+}
+
 /// `(a)<-[k:KNOWS]-(b)<-[l:LIKES]-(c)-[k3:KNOWS]->(d)` from `a__id` 1, 2 and 3: `a` and `d`
 /// are the same end (the target) of `k` and `k3`.
 fn knows_likes_knows() -> LogicalPlan {
-    let step = |input, key: &str, rel: (&str, usize, bool), edge: &str, target: &str| {
-        let data = match rel.0 {
-            "KNOWS" => GRAPH.clone(),
-            _ => LIKES.clone(),
-        };
-        let node = CsrExpand::try_new(
-            input,
-            key.into(),
-            rel.0.into(),
-            rel.1,
-            vec![rel.2],
-            take(edge, &["src", "dst", "since"], None),
-            take(target, &["id", "age"], Some(0)),
-            None,
-            data,
-        )
-        .unwrap();
-        LogicalPlan::Extension(Extension {
-            node: Arc::new(node),
-        })
-    };
-    let input = LogicalPlanBuilder::values(vec![vec![lit(1i64)], vec![lit(2i64)], vec![lit(3i64)]])
-        .unwrap()
-        .project(vec![col("column1").alias("a__id")])
-        .unwrap()
-        .build()
-        .unwrap();
-    let b = step(input, "a__id", ("KNOWS", 0, true), "k", "b");
-    let c = step(b, "b__id", ("LIKES", 1, true), "l", "c");
-    step(c, "c__id", ("KNOWS", 0, false), "k3", "d")
+    let b = one_way(persons("a__id"), "a__id", ("KNOWS", 0, true), "k", "b");
+    let c = one_way(b, "b__id", ("LIKES", 1, true), "l", "c");
+    one_way(c, "c__id", ("KNOWS", 0, false), "k3", "d")
 }
 
 #[test]
@@ -718,36 +731,9 @@ fn factorize_subtracts_the_triangles_of_three_hops_whose_ends_differ() {
 #[test]
 fn factorize_subtracts_the_triangles_of_three_hops_rooted_in_their_middle() {
     // (a)<-[k:KNOWS]-(b)<-[l:LIKES]-(c)-[k3:KNOWS]->(d) from `b`: arms b -> a and b -> c -> d.
-    let hop = |input, key: &str, rel: (&str, usize, bool), edge: &str, target: &str| {
-        let data = match rel.0 {
-            "KNOWS" => GRAPH.clone(),
-            _ => LIKES.clone(),
-        };
-        let node = CsrExpand::try_new(
-            input,
-            key.into(),
-            rel.0.into(),
-            rel.1,
-            vec![rel.2],
-            take(edge, &["src", "dst", "since"], None),
-            take(target, &["id", "age"], Some(0)),
-            None,
-            data,
-        )
-        .unwrap();
-        LogicalPlan::Extension(Extension {
-            node: Arc::new(node),
-        })
-    };
-    let input = LogicalPlanBuilder::values(vec![vec![lit(1i64)], vec![lit(2i64)], vec![lit(3i64)]])
-        .unwrap()
-        .project(vec![col("column1").alias("b__id")])
-        .unwrap()
-        .build()
-        .unwrap();
-    let a = hop(input, "b__id", ("KNOWS", 0, false), "k", "a");
-    let c = hop(a, "b__id", ("LIKES", 1, true), "l", "c");
-    let d = hop(c, "c__id", ("KNOWS", 0, false), "k3", "d");
+    let a = one_way(persons("b__id"), "b__id", ("KNOWS", 0, false), "k", "a");
+    let c = one_way(a, "b__id", ("LIKES", 1, true), "l", "c");
+    let d = one_way(c, "c__id", ("KNOWS", 0, false), "k3", "d");
     let plan = counted(
         LogicalPlanBuilder::from(d)
             .filter(
