@@ -36,14 +36,15 @@ pub use csr::registry::IndexReport;
 pub(crate) use error::sem_err;
 pub use error::{Error, ErrorClass, LimitKind, Result, RuntimeError, SemanticKind};
 pub use functions::any::{is_mixed_field, mixed_field};
+pub use functions::budget::available_memory;
 pub use functions::value::{is_identity_field, value_at, walked_forwards, Entity, Value};
 pub use operators::backstop::install_meter as install_allocation_meter;
 pub use output::value::{fmt_float, render_cell, starts_at as path_step_forwards};
 pub use output::{render, rows, Format, QueryResult, RowWriter, TABLE_PAGE_ROWS};
 pub use planner::Params;
 pub use session::{
-    import, index_status, param, remove_index_files, tag_graph, Graph, GraphBuilder, PhaseTimes,
-    Prepared, ResultStream,
+    human_bytes, import, index_status, param, remove_index_files, tag_graph, Graph, GraphBuilder,
+    PhaseTimes, Prepared, ResultStream,
 };
 pub use storage::import::{NodeSpec, RelSpec};
 pub use storage::{append_lance, write_graph, write_lance};

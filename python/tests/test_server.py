@@ -35,11 +35,12 @@ class Server:
     def __init__(self, cli, graph, tmp, *extra, users=True):
         args = [str(cli), "serve", "--graph", str(graph), "--bolt", "127.0.0.1:0",
                 "--http", "127.0.0.1:0", *extra]
-        if users:
+        if users is True:
             path = tmp / "users"
             path.write_text(f"# who may connect\n{USER}:{PASSWORD}\n")
+            os.chmod(path, 0o600)
             args += ["--users", str(path)]
-        else:
+        elif not users:
             args += ["--no-auth"]
         self.proc = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         self.bolt = self.http = None

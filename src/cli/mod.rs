@@ -236,8 +236,31 @@ pub enum Command {
         /// The database name clients address.
         #[arg(long, default_value = "neo4j")]
         database: String,
+        /// Longest a connection may take through its TLS and Bolt handshakes and its
+        /// authentication (HTTP: a request's headers); then it is closed.
+        #[arg(long, value_parser = parse_duration, default_value = "30s")]
+        auth_timeout: std::time::Duration,
+        /// Longest a client may leave a result or a transaction open without a message, or
+        /// leave what the server writes unread; then the connection is closed and its query
+        /// stopped.
+        #[arg(long, value_parser = parse_duration, default_value = "60s")]
+        idle_timeout: std::time::Duration,
+        /// The slowest an HTTP request body may arrive, in bytes a second, once the
+        /// authentication timeout has passed (`64KB`, `1MB`).
+        #[arg(long, value_parser = parse_bytes, default_value = "64KB")]
+        min_body_rate: usize,
         #[command(flatten)]
         limits: Limits,
+    },
+    /// A users-file line for `serve --users`: NAME:HASH, the password (read from stdin, one
+    /// line) hashed with argon2id. With --users FILE, the user's line in FILE is replaced or
+    /// added (the file created readable by its owner only).
+    Passwd {
+        /// The user's name.
+        name: String,
+        /// The users file to update.
+        #[arg(long)]
+        users: Option<PathBuf>,
     },
     /// Turn CSV or Parquet files into Lance datasets plus a graph.toml.
     Import {
@@ -459,6 +482,9 @@ async fn execute(cli: Cli) -> std::result::Result<(), CliError> {
             tls_key,
             allow_insecure,
             database,
+            auth_timeout,
+            idle_timeout,
+            min_body_rate,
             limits,
         } => {
             use lance_csr::server::{Auth, Server, ServerOptions, TlsFiles};
@@ -475,10 +501,27 @@ async fn execute(cli: Cli) -> std::result::Result<(), CliError> {
                 .with_max_connections(max_connections)
                 .with_tls(tls)
                 .with_allow_insecure(allow_insecure)
-                .with_database(database);
+                .with_database(database)
+                .with_auth_timeout(auth_timeout)
+                .with_idle_timeout(idle_timeout)
+                .with_min_body_rate(min_body_rate);
+            // A server's queries share one memory pool; without --memory-limit it is half of
+            // what the process may have (its control group's and resource limits included),
+            // so no query can take the memory every client needs.
+            let mut limits = limits;
+            let default_limit = limits.memory_limit.is_none();
+            if default_limit {
+                limits.memory_limit = lance_csr::available_memory().map(|b| b / 2);
+            }
             let g = Graph::open_with(&graph, limits.apply(GraphOptions::default())).await?;
             let server = Server::bind(g, options).await?;
             outln!("lance-csr serving {}", graph.display());
+            if let (true, Some(b)) = (default_limit, limits.memory_limit) {
+                outln!(
+                    "  memory limit: {} (half the memory this process may have; --memory-limit)",
+                    lance_csr::human_bytes(b)
+                );
+            }
             outln!("  bolt: {scheme}://{}", server.bolt_addr());
             let web = if scheme == "bolt" { "http" } else { "https" };
             if let Some(a) = server.http_addr() {
@@ -492,6 +535,7 @@ async fn execute(cli: Cli) -> std::result::Result<(), CliError> {
                 })
                 .await?;
         }
+        Command::Passwd { name, users } => passwd(&name, users.as_deref())?,
         Command::Shell { graph, limits } => {
             let mut g = Graph::open_with(&graph, limits.apply(GraphOptions::default())).await?;
             shell::run(&mut g).await?;
@@ -836,6 +880,50 @@ pub const DEMO_QUERIES: &[(&str, &str)] = &[
         "MATCH (c:Comment {id: 201})-[r:REPLY_OF*1..3]->(x) RETURN labels(x) AS kind, x.id AS id, size(r) AS hops ORDER BY hops",
     ),
 ];
+
+/// `passwd`: the password from stdin (one line), hashed; the users-file line printed, or
+/// put in `users` in place of the user's old one.
+fn passwd(name: &str, users: Option<&Path>) -> Result<()> {
+    if name.is_empty() || name.contains([':', '\n']) || name.starts_with('#') {
+        return Err(Error::Other(format!(
+            "a user name cannot be empty, contain `:` or start with `#`: `{name}`"
+        )));
+    }
+    let mut password = String::new();
+    std::io::stdin()
+        .read_line(&mut password)
+        .map_err(|e| Error::io("read", "stdin", e))?;
+    let password = password.trim_end_matches(['\n', '\r']);
+    if password.is_empty() {
+        return Err(Error::Other("no password on stdin".into()));
+    }
+    let line = format!("{name}:{}", lance_csr::server::hash_password(password)?);
+    let Some(path) = users else {
+        outln!("{line}");
+        return Ok(());
+    };
+    let old = match std::fs::read_to_string(path) {
+        Ok(t) => t,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => String::new(),
+        Err(e) => return Err(Error::io("read", path, e)),
+    };
+    let mut lines: Vec<&str> = old
+        .lines()
+        .filter(|l| l.trim().split_once(':').map(|(u, _)| u) != Some(name))
+        .collect();
+    lines.push(&line);
+    let text = lines.join("\n") + "\n";
+    // Written beside it readable by its owner only, then moved over it.
+    let dir = path.parent().filter(|p| !p.as_os_str().is_empty());
+    let mut tmp = tempfile::NamedTempFile::new_in(dir.unwrap_or(Path::new(".")))
+        .map_err(|e| Error::io("write beside", path, e))?;
+    std::io::Write::write_all(&mut tmp, text.as_bytes())
+        .map_err(|e| Error::io("write", path, e))?;
+    tmp.persist(path)
+        .map_err(|e| Error::io("write", path, e.error))?;
+    eprintln!("{name}: password set in {}", path.display());
+    Ok(())
+}
 
 async fn demo() -> Result<()> {
     // A fresh folder of its own (private, never a fixed name that another user or a planted

@@ -1,5 +1,5 @@
 //! The memory one evaluation of a function may build values with (`--memory-limit`, else
-//! half the machine's memory): read
+//! half the memory the process may have): read
 //! by the functions whose output grows with their arguments' values rather than their sizes
 //! (`range`), and by list comprehensions, through the session's config.
 
@@ -18,8 +18,8 @@ impl ConfigExtension for CypherOptions {
     const PREFIX: &'static str = "cypher";
 }
 
-/// The limit in `config`; without one, half the machine's memory (a value past it would fail
-/// to allocate and abort the process).
+/// The limit in `config`; without one, half the memory the process may have (a value past it
+/// would fail to allocate and abort the process).
 pub fn limit(config: &ConfigOptions) -> Option<usize> {
     config
         .extensions
@@ -29,18 +29,76 @@ pub fn limit(config: &ConfigOptions) -> Option<usize> {
         .or_else(|| *MACHINE_HALF)
 }
 
-/// Half the physical memory, where the system says (Linux: /proc/meminfo).
-static MACHINE_HALF: std::sync::LazyLock<Option<usize>> = std::sync::LazyLock::new(|| {
-    let info = std::fs::read_to_string("/proc/meminfo").ok()?;
-    let kb: usize = info
-        .lines()
-        .find(|l| l.starts_with("MemTotal:"))?
-        .split_whitespace()
-        .nth(1)?
-        .parse()
-        .ok()?;
-    Some(kb * 1024 / 2)
-});
+/// Half the memory the process may have.
+static MACHINE_HALF: std::sync::LazyLock<Option<usize>> =
+    std::sync::LazyLock::new(|| available_memory().map(|b| b / 2));
+
+/// The memory the process may have: the machine's (Linux: /proc/meminfo), or less where its
+/// control group (v2 `memory.max` of its group and the groups above, v1
+/// `memory.limit_in_bytes`) or its resource limits (`RLIMIT_AS`, `RLIMIT_DATA`) allow less.
+pub fn available_memory() -> Option<usize> {
+    let total = std::fs::read_to_string("/proc/meminfo")
+        .ok()
+        .and_then(|info| {
+            let kb: usize = info
+                .lines()
+                .find(|l| l.starts_with("MemTotal:"))?
+                .split_whitespace()
+                .nth(1)?
+                .parse()
+                .ok()?;
+            Some(kb * 1024)
+        });
+    [total, cgroup_limit(), rlimit()]
+        .into_iter()
+        .flatten()
+        .min()
+}
+
+/// The tightest memory limit of the process's control group and those above it.
+fn cgroup_limit() -> Option<usize> {
+    let groups = std::fs::read_to_string("/proc/self/cgroup").ok()?;
+    let read =
+        |path: String| -> Option<usize> { std::fs::read_to_string(path).ok()?.trim().parse().ok() };
+    let mut limits = Vec::new();
+    for line in groups.lines() {
+        let mut parts = line.splitn(3, ':');
+        let (Some(_), Some(controllers), Some(path)) = (parts.next(), parts.next(), parts.next())
+        else {
+            continue;
+        };
+        let mut dir = std::path::PathBuf::from(path.trim_start_matches('/'));
+        if controllers.is_empty() {
+            // v2: every group up to the root.
+            loop {
+                let file = std::path::Path::new("/sys/fs/cgroup")
+                    .join(&dir)
+                    .join("memory.max");
+                limits.extend(read(file.display().to_string()));
+                if !dir.pop() {
+                    break;
+                }
+            }
+        } else if controllers.split(',').any(|c| c == "memory") {
+            let file = std::path::Path::new("/sys/fs/cgroup/memory")
+                .join(&dir)
+                .join("memory.limit_in_bytes");
+            limits.extend(read(file.display().to_string()));
+        }
+    }
+    // v1 says "no limit" with a number near 2^63.
+    limits.into_iter().filter(|&l| l < 1 << 60).min()
+}
+
+/// The process's address space and data segment limits, where set.
+fn rlimit() -> Option<usize> {
+    use rustix::process::{getrlimit, Resource};
+    [Resource::As, Resource::Data]
+        .into_iter()
+        .filter_map(|r| getrlimit(r).current)
+        .map(|b| b as usize)
+        .min()
+}
 
 /// An error when `bytes` (what `what` would build) is over the limit in `config`: a
 /// resources-exhausted error, which the session reports as the memory limit.

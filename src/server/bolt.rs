@@ -8,20 +8,20 @@
 //! result is read from the engine's stream one batch at a time as PULLs ask for rows, and
 //! records are written out as they are encoded: a large result is never held.
 
+use super::auth::Login;
 use super::packstream::{PackValue, Packer, Unpacker};
+use super::running::Running;
 use super::status::{self, Failure};
 use super::values::{self, Version};
-use super::{procedures, IoBox, Shared};
+use super::{procedures, Conn, IoBox, Shared};
 use crate::functions::value::{value_at, Value};
-use crate::session::ResultStream;
 use arrow::array::RecordBatch;
 use std::collections::VecDeque;
-use std::net::SocketAddr;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::SeqCst};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 use tokio::io::{AsyncReadExt, AsyncWriteExt, ReadHalf, WriteHalf};
-use tokio::sync::{mpsc, Notify, OwnedSemaphorePermit};
+use tokio::sync::{mpsc, Notify};
 
 /// The versions served, most preferred first.
 const SUPPORTED: [Version; 6] = [
@@ -34,9 +34,6 @@ const SUPPORTED: [Version; 6] = [
 ];
 
 const MAGIC: [u8; 4] = [0x60, 0x60, 0xB0, 0x17];
-
-/// Longest a client may take to send the handshake or its first message.
-const GREETING_TIMEOUT: Duration = Duration::from_secs(30);
 
 /// The largest message accepted before the client authenticated (HELLO and LOGON are small):
 /// an anonymous client cannot make the server decode megabytes.
@@ -76,9 +73,14 @@ pub fn negotiate(proposals: &[u8; 16]) -> Option<Version> {
     })
 }
 
+/// Bytes of messages read and not yet handled, past which the reading task waits: a client
+/// that pipelines large messages holds at most this much (and the message being read).
+const QUEUED_BYTES: usize = 16 << 20;
+
 /// What the reading task hands the connection.
 enum Incoming {
-    Message(u8, Vec<PackValue>),
+    /// A message: its tag, fields, and size on the wire.
+    Message(u8, Vec<PackValue>, usize),
     /// A message that is not a PackStream structure.
     Malformed(String),
     /// A message past the size limit (skipped).
@@ -95,11 +97,43 @@ struct Signals {
     /// The client authenticated: its messages may be as large as the server accepts.
     authed: AtomicBool,
     notify: Notify,
+    /// Messages handed over, and handled: before authentication, a message past the
+    /// greeting's size waits for the ones before it (a LOGON may precede it).
+    sent: AtomicU64,
+    handled: AtomicU64,
+    caught_up: Notify,
+    /// Bytes of the messages handed over and not yet handled.
+    queued: std::sync::atomic::AtomicUsize,
 }
 
 impl Signals {
     fn interrupted(&self) -> bool {
         self.resets.load(SeqCst) > 0 || self.closed.load(SeqCst)
+    }
+
+    /// Waits until the connection has handled enough messages for `done`.
+    async fn handled_until(&self, done: impl Fn(&Self) -> bool) {
+        loop {
+            let caught_up = self.caught_up.notified();
+            tokio::pin!(caught_up);
+            caught_up.as_mut().enable();
+            if done(self) {
+                return;
+            }
+            caught_up.await;
+        }
+    }
+
+    /// The largest message the client may send now: after the messages handed over before
+    /// it are handled (a LOGON among them), to know whether it authenticated.
+    async fn limit_after_earlier(&self, max_bytes: usize) -> usize {
+        let sent = self.sent.load(SeqCst);
+        self.handled_until(|s| s.handled.load(SeqCst) >= sent).await;
+        if self.authed.load(SeqCst) {
+            max_bytes
+        } else {
+            max_bytes.min(GREETING_BYTES)
+        }
     }
 }
 
@@ -118,18 +152,17 @@ impl Drop for OpenGuard<'_> {
     }
 }
 
-pub(super) async fn serve(
-    mut io: Box<dyn IoBox>,
-    shared: Arc<Shared>,
-    permit: Option<OwnedSemaphorePermit>,
-    local: Option<SocketAddr>,
-) {
+pub(super) async fn serve(mut io: Box<dyn IoBox>, shared: Arc<Shared>, conn: Conn) {
     shared.metrics.connections_total.fetch_add(1, SeqCst);
     shared.metrics.connections_open.fetch_add(1, SeqCst);
     let _open = OpenGuard(&shared);
-    let version = match tokio::time::timeout(GREETING_TIMEOUT, handshake(&mut io)).await {
-        Ok(Ok(Some(v))) => v,
-        _ => return,
+    let handshake = tokio::time::timeout_at(conn.deadline, handshake(&mut io));
+    let version = tokio::select! {
+        v = handshake => v,
+        _ = conn.evicted() => return,
+    };
+    let Ok(Ok(Some(version))) = version else {
+        return;
     };
     let (rd, wr) = tokio::io::split(io);
     let signals = Arc::new(Signals::default());
@@ -140,12 +173,11 @@ pub(super) async fn serve(
         signals.clone(),
         shared.options.max_message_bytes,
     ));
-    let id = shared.next_connection.fetch_add(1, SeqCst) + 1;
+    let refused = conn.slot.is_none();
     let mut conn = Connection {
         shared: shared.clone(),
         version,
-        id,
-        local,
+        conn,
         wr,
         out: Packer::default(),
         signals,
@@ -156,14 +188,13 @@ pub(super) async fn serve(
         results: Vec::new(),
         next_qid: 0,
     };
-    if permit.is_none() {
+    if refused {
         shared.metrics.connections_refused.fetch_add(1, SeqCst);
         conn.refuse(rx).await;
     } else {
         conn.run(rx).await;
     }
     reader.abort();
-    drop(permit);
 }
 
 /// Reads the magic and the proposals and answers with the version chosen (zeros and `None`
@@ -194,28 +225,39 @@ async fn read_messages(
     // one read.
     let mut rd = tokio::io::BufReader::with_capacity(64 << 10, rd);
     loop {
+        signals
+            .handled_until(|s| s.queued.load(SeqCst) < QUEUED_BYTES)
+            .await;
         let limit = if signals.authed.load(SeqCst) {
             max_bytes
         } else {
             max_bytes.min(GREETING_BYTES)
         };
-        let Ok(Some((bytes, size))) = read_message(&mut rd, limit).await else {
+        let Ok(Some((bytes, size))) = read_message(&mut rd, limit, &signals, max_bytes).await
+        else {
             break;
         };
-        let incoming = if size > limit {
+        // Dropped past the limit that applied.
+        let incoming = if bytes.len() != size {
             Incoming::TooLarge(size)
         } else {
             let mut u = Unpacker::new(&bytes);
             match u.value() {
-                Ok(PackValue::Struct(tag, fields)) if u.at_end() => Incoming::Message(tag, fields),
+                Ok(PackValue::Struct(tag, fields)) if u.at_end() => {
+                    Incoming::Message(tag, fields, size)
+                }
                 Ok(_) => Incoming::Malformed("a message must be one structure".into()),
                 Err(e) => Incoming::Malformed(e.to_string()),
             }
         };
-        if matches!(incoming, Incoming::Message(msg::RESET, _)) {
+        if matches!(incoming, Incoming::Message(msg::RESET, ..)) {
             signals.resets.fetch_add(1, SeqCst);
             signals.notify.notify_one();
         }
+        if let Incoming::Message(.., size) = incoming {
+            signals.queued.fetch_add(size, SeqCst);
+        }
+        signals.sent.fetch_add(1, SeqCst);
         if tx.send(incoming).await.is_err() {
             break;
         }
@@ -224,12 +266,18 @@ async fn read_messages(
     signals.notify.notify_one();
 }
 
-/// The next message's bytes and its size (bytes past `max_bytes` are read and dropped);
-/// `None` at the end of the stream. Empty chunks between messages (keep-alives) are skipped.
+/// The next message's bytes and its size (bytes past `limit` are read and dropped; a
+/// message past it before authentication waits for the earlier messages to be handled, and
+/// may be as large as `max_bytes` if they authenticated the client); `None` at the end of
+/// the stream. Empty chunks between messages (keep-alives) are skipped.
 async fn read_message(
     rd: &mut (impl tokio::io::AsyncRead + Unpin),
+    limit: usize,
+    signals: &Signals,
     max_bytes: usize,
 ) -> std::io::Result<Option<(Vec<u8>, usize)>> {
+    let mut max_bytes_now = limit;
+    let mut rechecked = limit >= max_bytes;
     let mut buf = Vec::new();
     let mut size = 0usize;
     loop {
@@ -249,7 +297,11 @@ async fn read_message(
             return Ok(Some((buf, size)));
         }
         size += n;
-        if size <= max_bytes {
+        if size > max_bytes_now && !rechecked {
+            rechecked = true;
+            max_bytes_now = signals.limit_after_earlier(max_bytes).await;
+        }
+        if size <= max_bytes_now {
             let start = buf.len();
             buf.resize(start + n, 0);
             rd.read_exact(&mut buf[start..]).await?;
@@ -284,7 +336,7 @@ struct Open {
 
 enum Source {
     Stream {
-        stream: ResultStream,
+        stream: Running,
         batch: Option<RecordBatch>,
         row: usize,
     },
@@ -294,8 +346,7 @@ enum Source {
 struct Connection {
     shared: Arc<Shared>,
     version: Version,
-    id: u64,
-    local: Option<SocketAddr>,
+    conn: Conn,
     wr: WriteHalf<Box<dyn IoBox>>,
     /// Framed messages not yet written.
     out: Packer,
@@ -320,17 +371,15 @@ impl Connection {
             if rx.is_empty() && self.flush().await.is_err() {
                 return;
             }
-            let incoming = if self.hello {
-                rx.recv().await
-            } else {
-                // The first message comes soon or the connection is dropped.
-                tokio::time::timeout(GREETING_TIMEOUT, rx.recv())
-                    .await
-                    .unwrap_or_default()
+            let Some(incoming) = self.next_message(&mut rx).await else {
+                return;
             };
-            let Some(incoming) = incoming else { return };
             let next = match incoming {
-                Incoming::Message(tag, fields) => self.handle(tag, fields).await,
+                Incoming::Message(tag, fields, size) => {
+                    let next = self.handle(tag, fields).await;
+                    self.signals.queued.fetch_sub(size, SeqCst);
+                    next
+                }
                 Incoming::TooLarge(n) if self.authed => {
                     self.fail(Failure::invalid(format!(
                         "a message of {n} bytes is larger than the server accepts ({} bytes)",
@@ -350,6 +399,8 @@ impl Connection {
                     Ok(false)
                 }
             };
+            self.signals.handled.fetch_add(1, SeqCst);
+            self.signals.caught_up.notify_waiters();
             match next {
                 Ok(true) => {}
                 Ok(false) => {
@@ -361,9 +412,36 @@ impl Connection {
         }
     }
 
+    /// The client's next message; `None` when the connection is to close: the client left,
+    /// it did not authenticate in time (or its slot went to a newer connection first), or it
+    /// left a result or a transaction open without a word for the idle timeout.
+    async fn next_message(&mut self, rx: &mut mpsc::Receiver<Incoming>) -> Option<Incoming> {
+        if !self.authed {
+            let why = tokio::select! {
+                m = tokio::time::timeout_at(self.conn.deadline, rx.recv()) => match m {
+                    Ok(m) => return m,
+                    Err(_) => "the client did not authenticate in time",
+                },
+                _ = self.conn.evicted() => {
+                    "too many connections wait to authenticate: the oldest are closed"
+                }
+            };
+            self.fail(Failure::new(status::UNAUTHORIZED, why));
+            let _ = self.flush().await;
+            return None;
+        }
+        if self.results.is_empty() && self.tx.is_none() {
+            return rx.recv().await;
+        }
+        // Nothing is said: the client is not reading, and its result is dropped.
+        let idle = self.shared.options.idle_timeout;
+        tokio::time::timeout(idle, rx.recv()).await.ok().flatten()
+    }
+
     /// Past the connection limit: the first message is answered with a failure.
     async fn refuse(&mut self, mut rx: mpsc::Receiver<Incoming>) {
-        if let Ok(Some(_)) = tokio::time::timeout(GREETING_TIMEOUT, rx.recv()).await {
+        let first = tokio::time::timeout_at(self.conn.deadline, rx.recv()).await;
+        if let Ok(Some(_)) = first {
             self.fail(Failure::new(
                 status::TOO_MANY_CONNECTIONS,
                 format!(
@@ -400,15 +478,21 @@ impl Connection {
         }
         let extra = |i: usize| fields.get(i).cloned().unwrap_or(PackValue::Map(vec![]));
         match tag {
-            msg::HELLO if !self.hello => return self.hello(extra(0)),
+            msg::HELLO if !self.hello => return self.hello(extra(0)).await,
             _ if !self.hello => {
                 self.fail(Failure::invalid("the first message must be HELLO"));
                 return Ok(false);
             }
-            msg::LOGON if !self.authed && self.version >= V5_1 => return self.logon(&extra(0)),
+            msg::LOGON if !self.authed && self.version >= V5_1 => {
+                return self.logon(&extra(0)).await
+            }
             msg::LOGOFF if self.authed && self.version >= V5_1 => {
                 self.authed = false;
                 self.signals.authed.store(false, SeqCst);
+                if let Some(slot) = &self.conn.slot {
+                    slot.logged_off();
+                }
+                self.conn.deadline = tokio::time::Instant::now() + self.shared.options.auth_timeout;
                 self.results.clear();
                 self.tx = None;
                 self.success(&[]);
@@ -476,10 +560,10 @@ impl Connection {
         Ok(true)
     }
 
-    fn hello(&mut self, extra: PackValue) -> Next {
+    async fn hello(&mut self, extra: PackValue) -> Next {
         self.hello = true;
         // Before 5.1 the credentials come with HELLO.
-        if self.version < V5_1 && !self.check_auth(&extra) {
+        if self.version < V5_1 && !self.check_auth(&extra).await {
             return Ok(false);
         }
         // Drivers accept only agents that start with `Neo4j/` (the 4.x ones refuse the
@@ -490,14 +574,17 @@ impl Connection {
         );
         self.success(&[
             ("server", PackValue::Str(agent)),
-            ("connection_id", PackValue::Str(format!("bolt-{}", self.id))),
+            (
+                "connection_id",
+                PackValue::Str(format!("bolt-{}", self.conn.id)),
+            ),
             ("hints", PackValue::Map(vec![])),
         ]);
         Ok(true)
     }
 
-    fn logon(&mut self, auth: &PackValue) -> Next {
-        if !self.check_auth(auth) {
+    async fn logon(&mut self, auth: &PackValue) -> Next {
+        if !self.check_auth(auth).await {
             return Ok(false);
         }
         self.success(&[]);
@@ -506,27 +593,37 @@ impl Connection {
 
     /// Checks the credentials of `auth` (scheme `basic`, or `none` where the server needs
     /// none); a failure is answered and the connection is to be closed.
-    fn check_auth(&mut self, auth: &PackValue) -> bool {
-        let text = |k: &str| auth.get(k).and_then(PackValue::as_str);
-        let ok = match text("scheme") {
-            Some("basic") => self
-                .shared
-                .options
-                .auth
-                .allows(text("principal"), text("credentials")),
-            None | Some("none") => matches!(self.shared.options.auth, super::Auth::None),
-            Some(_) => false,
+    async fn check_auth(&mut self, auth: &PackValue) -> bool {
+        let text = |k: &str| auth.get(k).and_then(PackValue::as_str).map(str::to_string);
+        let login = match text("scheme").as_deref() {
+            Some("basic") => {
+                let (user, password) = (text("principal"), text("credentials"));
+                self.shared.login(self.conn.peer, user, password).await
+            }
+            None | Some("none") if matches!(self.shared.options.auth, super::Auth::None) => {
+                Login::Allowed
+            }
+            _ => Login::Refused,
         };
-        if ok {
-            self.authed = true;
-            self.signals.authed.store(true, SeqCst);
-        } else {
-            self.fail(Failure::new(
+        match login {
+            Login::Allowed => {
+                self.authed = true;
+                self.signals.authed.store(true, SeqCst);
+                if let Some(slot) = &self.conn.slot {
+                    slot.authenticated();
+                }
+            }
+            Login::Refused => self.fail(Failure::new(
                 status::UNAUTHORIZED,
                 "The client is unauthorized due to authentication failure.",
-            ));
+            )),
+            Login::Locked => self.fail(Failure::new(
+                status::AUTH_RATE_LIMIT,
+                "The client has provided incorrect authentication details too many times in a \
+                 row: wait 5 seconds before trying again.",
+            )),
         }
-        ok
+        self.authed
     }
 
     fn check_database(&self, extra: &PackValue) -> Result<(), Failure> {
@@ -558,7 +655,7 @@ impl Connection {
             .get("address")
             .and_then(PackValue::as_str)
             .map(str::to_string)
-            .or_else(|| self.local.map(|a| a.to_string()))
+            .or_else(|| self.conn.local.map(|a| a.to_string()))
             .unwrap_or_default();
         let server = |role: &str| {
             PackValue::Map(vec![
@@ -606,7 +703,7 @@ impl Connection {
                     Err(f) => return self.query_failed(f, started),
                 };
                 let shared = self.shared.clone();
-                let start = shared.graph.query_stream(&query, &params);
+                let start = Running::start(&shared, query.clone(), params);
                 match self.wait(start, deadline).await {
                     Ok(Ok(stream)) => (
                         stream.columns.clone(),
@@ -861,6 +958,8 @@ impl Connection {
         self.out.buf.extend_from_slice(&[0, 0]);
     }
 
+    /// Writes what is buffered (failing once the client has read nothing for the idle
+    /// timeout: the socket sees to it).
     async fn flush(&mut self) -> std::io::Result<()> {
         if self.out.buf.is_empty() {
             return Ok(());

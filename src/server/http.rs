@@ -6,48 +6,53 @@
 //! Rows are written into the response as the query produces them, so a large result is not
 //! held; an error after the first rows ends the response with an `errors` entry.
 
+use super::auth::Login;
+use super::running::Running;
 use super::status::{self, Failure};
-use super::{IoBox, Shared};
+use super::{Conn, IoBox, Shared};
 use crate::functions::temporal::{self, Kind, Temporal};
 use crate::functions::value::{value_at, Entity, Value};
 use bytes::Bytes;
-use http_body_util::{combinators::BoxBody, BodyExt, Full, Limited, StreamBody};
+use http_body_util::{combinators::BoxBody, BodyExt, Full, StreamBody};
 use hyper::body::{Frame, Incoming};
 use hyper::{Method, Request, Response, StatusCode};
 use serde_json::{json, Map as JsonMap, Value as Json};
 use std::convert::Infallible;
 use std::sync::Arc;
 use std::time::Instant;
-use tokio::sync::OwnedSemaphorePermit;
 
 type Body = BoxBody<Bytes, Infallible>;
 
 const TYPED: &str = "application/vnd.neo4j.query";
 
-pub(super) async fn serve(
-    io: Box<dyn IoBox>,
-    shared: Arc<Shared>,
-    permit: Option<OwnedSemaphorePermit>,
-) {
-    if permit.is_none() {
+pub(super) async fn serve(io: Box<dyn IoBox>, shared: Arc<Shared>, conn: Conn) {
+    let full = conn.slot.is_none();
+    if full {
         shared
             .metrics
             .connections_refused
             .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
     }
-    let full = permit.is_none();
-    let svc = hyper::service::service_fn(move |req| {
-        let shared = shared.clone();
-        async move { Ok::<_, Infallible>(handle(req, shared, full).await) }
-    });
+    let conn = Arc::new(conn);
+    let shared_timeout = shared.options.auth_timeout;
+    let svc = {
+        let conn = conn.clone();
+        hyper::service::service_fn(move |req| {
+            let (shared, conn) = (shared.clone(), conn.clone());
+            async move { Ok::<_, Infallible>(handle(req, shared, &conn, full).await) }
+        })
+    };
     let io = hyper_util::rt::TokioIo::new(io);
     // A client that never finishes its headers does not hold a connection forever.
-    let _ = hyper::server::conn::http1::Builder::new()
+    let serving = hyper::server::conn::http1::Builder::new()
         .timer(hyper_util::rt::TokioTimer::new())
-        .header_read_timeout(std::time::Duration::from_secs(30))
-        .serve_connection(io, svc)
-        .await;
-    drop(permit);
+        .header_read_timeout(shared_timeout)
+        .serve_connection(io, svc);
+    // Until a request authenticates, the slot may go to a newer connection.
+    tokio::select! {
+        _ = serving => {}
+        _ = conn.evicted() => {}
+    }
 }
 
 fn reply(code: StatusCode, content_type: &str, body: impl Into<Bytes>) -> Response<Body> {
@@ -65,7 +70,12 @@ fn error_reply(code: StatusCode, f: &Failure) -> Response<Body> {
     reply(code, "application/json", body.to_string())
 }
 
-async fn handle(req: Request<Incoming>, shared: Arc<Shared>, full: bool) -> Response<Body> {
+async fn handle(
+    req: Request<Incoming>,
+    shared: Arc<Shared>,
+    conn: &Conn,
+    full: bool,
+) -> Response<Body> {
     if full {
         let f = Failure::new(
             status::TOO_MANY_CONNECTIONS,
@@ -82,6 +92,7 @@ async fn handle(req: Request<Incoming>, shared: Arc<Shared>, full: bool) -> Resp
             shared.metrics.render(),
         ),
         (&Method::GET, [""]) => {
+            // The address bound (port 0 resolved).
             let bolt = format!("bolt://{}", shared.options.bolt);
             let body = json!({
                 "bolt_direct": bolt,
@@ -93,7 +104,7 @@ async fn handle(req: Request<Incoming>, shared: Arc<Shared>, full: bool) -> Resp
         }
         (&Method::POST, ["db", db, "query", "v2"]) => {
             let db = db.to_string();
-            query(req, shared, &db).await
+            query(req, shared, conn, &db).await
         }
         _ => error_reply(
             StatusCode::NOT_FOUND,
@@ -105,39 +116,107 @@ async fn handle(req: Request<Incoming>, shared: Arc<Shared>, full: bool) -> Resp
     }
 }
 
-/// The Basic credentials of `req`, checked.
-fn authorized(req: &Request<Incoming>, shared: &Shared) -> bool {
+/// The Basic credentials of `req`, checked (failures counted per user and address).
+async fn login(req: &Request<Incoming>, shared: &Arc<Shared>, conn: &Conn) -> Login {
     use base64::Engine;
     if matches!(shared.options.auth, super::Auth::None) {
-        return true;
+        return Login::Allowed;
     }
     let header = req
         .headers()
         .get("authorization")
         .and_then(|h| h.to_str().ok());
     let Some(encoded) = header.and_then(|h| h.strip_prefix("Basic ")) else {
-        return false;
+        return Login::Refused;
     };
     let Ok(decoded) = base64::engine::general_purpose::STANDARD.decode(encoded.trim()) else {
-        return false;
+        return Login::Refused;
     };
     let text = String::from_utf8_lossy(&decoded);
     let (user, password) = text.split_once(':').unwrap_or((&text, ""));
-    shared.options.auth.allows(Some(user), Some(password))
+    shared
+        .login(
+            conn.peer,
+            Some(user.to_string()),
+            Some(password.to_string()),
+        )
+        .await
 }
 
-async fn query(req: Request<Incoming>, shared: Arc<Shared>, db: &str) -> Response<Body> {
+/// A request's body, as fast as it must come: within the authentication timeout plus a
+/// second for each `min_body_rate` bytes received, and no larger than the server accepts.
+async fn read_body(body: Incoming, shared: &Shared) -> Result<Bytes, Response<Body>> {
+    let (limit, rate) = (
+        shared.options.max_message_bytes,
+        shared.options.min_body_rate,
+    );
+    let started = tokio::time::Instant::now();
+    let mut body = body;
+    let mut buf = bytes::BytesMut::new();
+    loop {
+        let allowed = shared.options.auth_timeout
+            + std::time::Duration::from_secs_f64(buf.len() as f64 / rate as f64);
+        let frame = match tokio::time::timeout_at(started + allowed, body.frame()).await {
+            Ok(Some(Ok(f))) => f,
+            Ok(None) => return Ok(buf.freeze()),
+            Ok(Some(Err(_))) => {
+                let f = Failure::invalid("the request body was cut");
+                return Err(closing(error_reply(StatusCode::BAD_REQUEST, &f)));
+            }
+            Err(_) => {
+                let f = Failure::invalid(format!(
+                    "the request body came slower than the server accepts ({rate} bytes a \
+                     second after the first {} s)",
+                    shared.options.auth_timeout.as_secs_f64()
+                ));
+                return Err(closing(error_reply(StatusCode::REQUEST_TIMEOUT, &f)));
+            }
+        };
+        if let Ok(data) = frame.into_data() {
+            if buf.len() + data.len() > limit {
+                let f = Failure::invalid(format!(
+                    "the request is larger than the server accepts ({limit} bytes)"
+                ));
+                return Err(closing(error_reply(StatusCode::PAYLOAD_TOO_LARGE, &f)));
+            }
+            buf.extend_from_slice(&data);
+        }
+    }
+}
+
+/// `r`, closing the connection after it (the rest of the request is not read).
+fn closing(mut r: Response<Body>) -> Response<Body> {
+    r.headers_mut()
+        .insert("connection", "close".parse().expect("a header value"));
+    r
+}
+
+async fn query(
+    req: Request<Incoming>,
+    shared: Arc<Shared>,
+    conn: &Conn,
+    db: &str,
+) -> Response<Body> {
     let started = Instant::now();
-    if !authorized(&req, &shared) {
-        let mut r = error_reply(
-            StatusCode::UNAUTHORIZED,
-            &Failure::new(status::UNAUTHORIZED, "Invalid username or password."),
-        );
+    let login = login(&req, &shared, conn).await;
+    if login != Login::Allowed {
+        let f = match login {
+            Login::Locked => Failure::new(
+                status::AUTH_RATE_LIMIT,
+                "The client has provided incorrect authentication details too many times in a \
+                 row: wait 5 seconds before trying again.",
+            ),
+            _ => Failure::new(status::UNAUTHORIZED, "Invalid username or password."),
+        };
+        let mut r = error_reply(StatusCode::UNAUTHORIZED, &f);
         r.headers_mut().insert(
             "www-authenticate",
             "Basic realm=\"lance-csr\"".parse().expect("a header value"),
         );
         return r;
+    }
+    if let Some(slot) = &conn.slot {
+        slot.authenticated();
     }
     if db != shared.options.database {
         let f = Failure::new(
@@ -151,15 +230,9 @@ async fn query(req: Request<Incoming>, shared: Arc<Shared>, db: &str) -> Respons
         .get("accept")
         .and_then(|h| h.to_str().ok())
         .is_some_and(|a| a.contains(TYPED));
-    let limit = shared.options.max_message_bytes;
-    let body = match Limited::new(req.into_body(), limit).collect().await {
-        Ok(b) => b.to_bytes(),
-        Err(_) => {
-            let f = Failure::invalid(format!(
-                "the request is larger than the server accepts ({limit} bytes) or was cut"
-            ));
-            return error_reply(StatusCode::PAYLOAD_TOO_LARGE, &f);
-        }
+    let body = match read_body(req.into_body(), &shared).await {
+        Ok(b) => b,
+        Err(r) => return r,
     };
     let fail = |f: Failure| {
         shared.metrics.http.record(started.elapsed(), false);
@@ -173,7 +246,7 @@ async fn query(req: Request<Incoming>, shared: Arc<Shared>, db: &str) -> Respons
     {
         Some(Ok(a)) => (a.columns, a.rows, None),
         Some(Err(f)) => return fail(f),
-        None => match shared.graph.query_stream(&statement, &params).await {
+        None => match Running::start(&shared, statement.clone(), params).await {
             Ok(mut stream) => match stream.next_batch().await {
                 Ok(b) => (stream.columns.clone(), rows(b.as_ref()), Some(stream)),
                 Err(e) => return fail(status::failure(&e, &statement)),
@@ -277,7 +350,7 @@ fn parse_request(body: &[u8]) -> std::result::Result<(String, crate::planner::Pa
 async fn send_rows(
     tx: &tokio::sync::mpsc::Sender<Bytes>,
     head: String,
-    rows_so_far: (Vec<Vec<Value>>, Option<crate::session::ResultStream>),
+    rows_so_far: (Vec<Vec<Value>>, Option<Running>),
     typed: bool,
     statement: &str,
 ) -> Option<bool> {
@@ -307,7 +380,12 @@ async fn send_rows(
                 // The client left: dropping the stream stops the query.
                 return None;
             }
-            match stream.next_batch().await {
+            // The client may leave while the query computes: then it stops at once.
+            let next = tokio::select! {
+                next = stream.next_batch() => next,
+                _ = tx.closed() => return None,
+            };
+            match next {
                 Ok(Some(b)) => {
                     for row in rows(Some(&b)) {
                         encode(&mut buf, &mut n, &row);
@@ -494,7 +572,7 @@ fn entity_json(e: Entity<'_>, typed: bool) -> Json {
         } => (
             "Node",
             json!({
-                format!("{p}elementId"): element_id,
+                format!("{p}elementId"): element_id.map(super::values::shown_id),
                 format!("{p}labels"): labels,
                 format!("{p}properties"): props(properties),
             }),
@@ -508,9 +586,9 @@ fn entity_json(e: Entity<'_>, typed: bool) -> Json {
         } => (
             "Relationship",
             json!({
-                format!("{p}elementId"): element_id,
-                format!("{p}startNodeElementId"): start,
-                format!("{p}endNodeElementId"): end,
+                format!("{p}elementId"): element_id.map(super::values::shown_id),
+                format!("{p}startNodeElementId"): start.map(super::values::shown_id),
+                format!("{p}endNodeElementId"): end.map(super::values::shown_id),
                 format!("{p}type"): rel_type,
                 format!("{p}properties"): props(properties),
             }),
@@ -549,7 +627,7 @@ mod tests {
         ]);
         assert_eq!(
             to_json(&node, false),
-            json!({"elementId": "Person\u{1f}1", "labels": ["Person"], "properties": {"name": "Ann"}})
+            json!({"elementId": "Person:1", "labels": ["Person"], "properties": {"name": "Ann"}})
         );
         assert_eq!(
             to_json(&Value::Int(7), true),

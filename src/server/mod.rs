@@ -9,76 +9,36 @@
 //! - `status.rs`: engine errors as Neo4j status codes;
 //! - `procedures.rs`: the few catalog procedures drivers and tools call (`db.labels()`, ...);
 //! - `http.rs`: the Query API (`POST /db/{name}/query/v2`) and `GET /metrics`;
-//! - `metrics.rs`: query counts and latencies.
+//! - `metrics.rs`: query counts and latencies;
+//! - `admission.rs`: connection slots, of which unauthenticated connections hold a quarter;
+//! - `auth.rs`: the users file, password hashes, failed logins locked out;
+//! - `running.rs`: a query run on the query runtime, its batches handed to the connection.
+//!
+//! Accepting and serving connections runs on a runtime of its own (one thread); queries run
+//! on the runtime that called [`Server::run`]. A query that computes for minutes without
+//! yielding then holds query threads, never the acceptor, and every phase of a connection
+//! has a deadline: a stalled or hostile client holds its slot for a bounded time.
 
+mod admission;
+mod auth;
 mod bolt;
 mod http;
 mod metrics;
 pub mod packstream;
 mod procedures;
+mod running;
 mod status;
 pub mod values;
 
+pub use auth::{hash_password, Auth, Password};
+
 use crate::error::{Error, Result};
 use crate::session::Graph;
-use std::collections::HashMap;
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
+use std::time::Duration;
 use tokio::net::TcpListener;
-
-/// Who may connect.
-#[derive(Debug, Clone)]
-pub enum Auth {
-    /// Anyone (loopback binds only).
-    None,
-    /// Basic auth against these user names and passwords.
-    Users(HashMap<String, String>),
-}
-
-impl Auth {
-    /// Users from a file with one `name:password` per line (`#` starts a comment).
-    pub fn from_file(path: &Path) -> Result<Auth> {
-        let text = std::fs::read_to_string(path).map_err(|e| Error::io("read", path, e))?;
-        let mut users = HashMap::new();
-        for (n, line) in text.lines().enumerate() {
-            let line = line.trim();
-            if line.is_empty() || line.starts_with('#') {
-                continue;
-            }
-            let Some((user, password)) = line.split_once(':') else {
-                return Err(Error::Other(format!(
-                    "{}:{}: expected `name:password`",
-                    path.display(),
-                    n + 1
-                )));
-            };
-            users.insert(user.to_string(), password.to_string());
-        }
-        if users.is_empty() {
-            return Err(Error::Other(format!("{}: no users", path.display())));
-        }
-        Ok(Auth::Users(users))
-    }
-
-    /// Whether `user` / `password` may connect; with [`Auth::None`] anyone may.
-    fn allows(&self, user: Option<&str>, password: Option<&str>) -> bool {
-        match self {
-            Auth::None => true,
-            Auth::Users(users) => match (user, password) {
-                (Some(u), Some(p)) => users
-                    .get(u)
-                    .is_some_and(|want| constant_time_eq(want.as_bytes(), p.as_bytes())),
-                _ => false,
-            },
-        }
-    }
-}
-
-/// Compares secrets in time that does not depend on where they differ.
-fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
-    a.len() == b.len() && a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
-}
 
 /// A certificate chain and private key, PEM files.
 #[derive(Debug, Clone)]
@@ -105,6 +65,16 @@ pub struct ServerOptions {
     pub database: String,
     /// The largest request message accepted; a larger one fails, the connection stays.
     pub max_message_bytes: usize,
+    /// Longest a connection may take from its first byte through its TLS handshake, Bolt's
+    /// handshake and its authentication (HTTP: a request's headers).
+    pub auth_timeout: Duration,
+    /// Longest a connection may leave a result or a transaction open without sending a
+    /// message, or leave what the server writes unread; then it is closed (its query stopped,
+    /// its memory freed).
+    pub idle_timeout: Duration,
+    /// The slowest a request body may arrive (bytes a second) once `auth_timeout` has
+    /// passed: a body sent a byte at a time does not hold its connection.
+    pub min_body_rate: usize,
 }
 
 impl ServerOptions {
@@ -118,7 +88,25 @@ impl ServerOptions {
             allow_insecure: false,
             database: "neo4j".into(),
             max_message_bytes: 16 << 20,
+            auth_timeout: Duration::from_secs(30),
+            idle_timeout: Duration::from_secs(60),
+            min_body_rate: 64 << 10,
         }
+    }
+
+    pub fn with_auth_timeout(mut self, t: Duration) -> Self {
+        self.auth_timeout = t;
+        self
+    }
+
+    pub fn with_idle_timeout(mut self, t: Duration) -> Self {
+        self.idle_timeout = t;
+        self
+    }
+
+    pub fn with_min_body_rate(mut self, bytes_per_second: usize) -> Self {
+        self.min_body_rate = bytes_per_second.max(1);
+        self
     }
 
     pub fn with_http(mut self, addr: Option<SocketAddr>) -> Self {
@@ -155,10 +143,40 @@ impl ServerOptions {
 /// What every connection shares.
 pub(crate) struct Shared {
     pub graph: Graph,
+    /// With the addresses bound (port 0 resolved).
     pub options: ServerOptions,
     pub metrics: metrics::Metrics,
-    pub connections: Arc<tokio::sync::Semaphore>,
+    pub admission: Arc<admission::Admission>,
+    pub lockout: auth::Lockout,
+    /// Where queries run.
+    pub queries: tokio::runtime::Handle,
     pub next_connection: std::sync::atomic::AtomicU64,
+}
+
+impl Shared {
+    /// Checks a login, counting failures; off the protocol's thread where a hash is to be
+    /// checked (milliseconds of CPU each).
+    async fn login(
+        self: &Arc<Self>,
+        peer: Option<std::net::IpAddr>,
+        user: Option<String>,
+        password: Option<String>,
+    ) -> auth::Login {
+        let shared = self.clone();
+        let check = move || {
+            let auth = &shared.options.auth;
+            shared
+                .lockout
+                .login(auth, peer, user.as_deref(), password.as_deref())
+        };
+        if !self.options.auth.hashed() {
+            return check();
+        }
+        self.queries
+            .spawn_blocking(check)
+            .await
+            .unwrap_or(auth::Login::Refused)
+    }
 }
 
 /// A bound server: its addresses are known (port 0 resolved); [`Server::run`] serves.
@@ -198,13 +216,17 @@ impl Server {
             Some(a) => Some(listen(a).await?),
             None => None,
         };
-        let connections = Arc::new(tokio::sync::Semaphore::new(options.max_connections));
+        let mut options = options;
+        options.bolt = bolt.local_addr().unwrap_or(options.bolt);
+        options.http = http.as_ref().and_then(|l| l.local_addr().ok());
         Ok(Server {
             shared: Arc::new(Shared {
                 graph,
+                admission: Arc::new(admission::Admission::new(options.max_connections)),
                 options,
                 metrics: metrics::Metrics::default(),
-                connections,
+                lockout: auth::Lockout::default(),
+                queries: tokio::runtime::Handle::current(),
                 next_connection: Default::default(),
             }),
             bolt,
@@ -226,7 +248,8 @@ impl Server {
     }
 
     /// Serves until `shutdown` completes; connections still open are then dropped (their
-    /// queries cancelled).
+    /// queries cancelled). Queries run on the runtime this is called on, connections on one
+    /// of their own.
     pub async fn run(self, shutdown: impl std::future::Future<Output = ()>) -> Result<()> {
         let Server {
             shared,
@@ -234,17 +257,66 @@ impl Server {
             http,
             tls,
         } = self;
-        let bolt_loop = accept_loop(bolt, shared.clone(), tls.clone(), Protocol::Bolt);
+        let io = Io::start()?;
+        // Moved to the protocol's runtime: its own reactor sees new connections, whatever
+        // the query runtime's threads are doing.
+        let into_std = |l: TcpListener| {
+            l.into_std()
+                .map_err(|e| Error::io("listen on", "the server's address", e))
+        };
+        let bolt = into_std(bolt)?;
+        let http = http.map(into_std).transpose()?;
+        let serve = |listener: std::net::TcpListener, protocol| {
+            let (shared, tls) = (shared.clone(), tls.clone());
+            io.runtime().spawn(async move {
+                let listener = TcpListener::from_std(listener)
+                    .map_err(|e| Error::io("listen on", "the server's address", e))?;
+                accept_loop(listener, shared, tls, protocol).await
+            })
+        };
+        let bolt_loop = serve(bolt, Protocol::Bolt);
+        let http_loop = http.map(|l| serve(l, Protocol::Http));
         let http_loop = async {
-            match http {
-                Some(l) => accept_loop(l, shared.clone(), tls.clone(), Protocol::Http).await,
+            match http_loop {
+                Some(h) => h.await,
                 None => std::future::pending().await,
             }
         };
+        let ended = |r: std::result::Result<Result<()>, tokio::task::JoinError>| {
+            r.unwrap_or_else(|e| Err(Error::Other(format!("the server stopped: {e}"))))
+        };
         tokio::select! {
             _ = shutdown => Ok(()),
-            r = bolt_loop => r,
-            r = http_loop => r,
+            r = bolt_loop => ended(r),
+            r = http_loop => ended(r),
+        }
+    }
+}
+
+/// The protocol's runtime; dropped, its tasks (every connection) are dropped with it.
+struct Io(Option<tokio::runtime::Runtime>);
+
+impl Io {
+    fn start() -> Result<Io> {
+        tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(1)
+            .thread_name("lance-csr-serve")
+            .enable_all()
+            .build()
+            .map(|rt| Io(Some(rt)))
+            .map_err(|e| Error::Other(format!("cannot start the server's runtime: {e}")))
+    }
+
+    fn runtime(&self) -> &tokio::runtime::Runtime {
+        self.0.as_ref().expect("a running runtime")
+    }
+}
+
+impl Drop for Io {
+    fn drop(&mut self) {
+        // Dropped from async code: a blocking shutdown would panic there.
+        if let Some(rt) = self.0.take() {
+            rt.shutdown_background();
         }
     }
 }
@@ -264,33 +336,155 @@ async fn accept_loop(
     // Connections run as tasks of their own; dropping the set (at shutdown) aborts them.
     let mut tasks = tokio::task::JoinSet::new();
     loop {
-        let socket = match listener.accept().await {
-            Ok((s, _)) => s,
+        let (socket, peer) = match listener.accept().await {
+            Ok(s) => s,
             // Out of file descriptors and the like: wait, then keep serving.
             Err(_) => {
-                tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+                tokio::time::sleep(Duration::from_millis(50)).await;
                 continue;
             }
         };
         while tasks.try_join_next().is_some() {}
         let _ = socket.set_nodelay(true);
-        let local = socket.local_addr().ok();
-        let permit = shared.connections.clone().try_acquire_owned().ok();
+        let id = shared
+            .next_connection
+            .fetch_add(1, std::sync::atomic::Ordering::SeqCst)
+            + 1;
+        let conn = Conn {
+            id,
+            local: socket.local_addr().ok(),
+            peer: Some(peer.ip()),
+            slot: shared.admission.admit(id),
+            deadline: tokio::time::Instant::now() + shared.options.auth_timeout,
+        };
         let shared = shared.clone();
         let tls = tls.clone();
         tasks.spawn(async move {
+            let socket = WriteDeadline::new(socket, shared.options.idle_timeout);
             let io: Box<dyn IoBox> = match tls {
-                Some(acceptor) => match acceptor.accept(socket).await {
-                    Ok(s) => Box::new(s),
-                    Err(_) => return,
-                },
+                Some(acceptor) => {
+                    let handshake = tokio::time::timeout_at(conn.deadline, acceptor.accept(socket));
+                    let stream = tokio::select! {
+                        s = handshake => s,
+                        _ = conn.evicted() => return,
+                    };
+                    match stream {
+                        Ok(Ok(s)) => Box::new(s),
+                        _ => return,
+                    }
+                }
                 None => Box::new(socket),
             };
             match protocol {
-                Protocol::Bolt => bolt::serve(io, shared, permit, local).await,
-                Protocol::Http => http::serve(io, shared, permit).await,
+                Protocol::Bolt => bolt::serve(io, shared, conn).await,
+                Protocol::Http => http::serve(io, shared, conn).await,
             }
         });
+    }
+}
+
+/// What a connection knows of itself when it starts.
+pub(crate) struct Conn {
+    pub id: u64,
+    pub local: Option<SocketAddr>,
+    pub peer: Option<std::net::IpAddr>,
+    /// `None`: past the connection limit, to be refused.
+    pub slot: Option<admission::Admitted>,
+    /// When it must have authenticated.
+    pub deadline: tokio::time::Instant,
+}
+
+impl Conn {
+    /// Completes when its slot is taken back for a newer connection (never for one refused).
+    pub async fn evicted(&self) {
+        match &self.slot {
+            Some(s) => s.evicted().await,
+            None => std::future::pending().await,
+        }
+    }
+}
+
+/// A socket whose writes fail once the client has read nothing for `limit`: a client that
+/// asks for a large result and never reads it does not hold its connection (nor the query
+/// behind it) forever.
+struct WriteDeadline<T> {
+    inner: T,
+    limit: Duration,
+    /// Since the first write the client did not take.
+    stalled: Option<std::pin::Pin<Box<tokio::time::Sleep>>>,
+}
+
+impl<T> WriteDeadline<T> {
+    fn new(inner: T, limit: Duration) -> Self {
+        Self {
+            inner,
+            limit,
+            stalled: None,
+        }
+    }
+
+    /// `Pending` from the socket: pending still, or an error once stalled for `limit`.
+    fn stall<R>(&mut self, cx: &mut std::task::Context<'_>) -> Poll<std::io::Result<R>> {
+        let limit = self.limit;
+        let sleep = self
+            .stalled
+            .get_or_insert_with(|| Box::pin(tokio::time::sleep(limit)));
+        match sleep.as_mut().poll(cx) {
+            Poll::Ready(()) => Poll::Ready(Err(std::io::Error::new(
+                std::io::ErrorKind::TimedOut,
+                "the client read nothing for the idle timeout",
+            ))),
+            Poll::Pending => Poll::Pending,
+        }
+    }
+}
+
+use std::future::Future;
+use std::task::Poll;
+
+impl<T: tokio::io::AsyncRead + Unpin> tokio::io::AsyncRead for WriteDeadline<T> {
+    fn poll_read(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+        buf: &mut tokio::io::ReadBuf<'_>,
+    ) -> Poll<std::io::Result<()>> {
+        std::pin::Pin::new(&mut self.inner).poll_read(cx, buf)
+    }
+}
+
+impl<T: tokio::io::AsyncWrite + Unpin> tokio::io::AsyncWrite for WriteDeadline<T> {
+    fn poll_write(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+        buf: &[u8],
+    ) -> Poll<std::io::Result<usize>> {
+        match std::pin::Pin::new(&mut self.inner).poll_write(cx, buf) {
+            Poll::Pending => self.stall(cx),
+            done => {
+                self.stalled = None;
+                done
+            }
+        }
+    }
+
+    fn poll_flush(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> Poll<std::io::Result<()>> {
+        match std::pin::Pin::new(&mut self.inner).poll_flush(cx) {
+            Poll::Pending => self.stall(cx),
+            done => {
+                self.stalled = None;
+                done
+            }
+        }
+    }
+
+    fn poll_shutdown(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> Poll<std::io::Result<()>> {
+        std::pin::Pin::new(&mut self.inner).poll_shutdown(cx)
     }
 }
 

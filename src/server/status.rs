@@ -28,6 +28,7 @@ impl Failure {
 
 pub const ACCESS_MODE: &str = "Neo.ClientError.Statement.AccessMode";
 pub const UNAUTHORIZED: &str = "Neo.ClientError.Security.Unauthorized";
+pub const AUTH_RATE_LIMIT: &str = "Neo.ClientError.Security.AuthenticationRateLimit";
 pub const DATABASE_NOT_FOUND: &str = "Neo.ClientError.Database.DatabaseNotFound";
 pub const PROCEDURE_NOT_FOUND: &str = "Neo.ClientError.Procedure.ProcedureNotFound";
 pub const TIMED_OUT: &str = "Neo.ClientError.Transaction.TransactionTimedOutClientConfiguration";

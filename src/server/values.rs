@@ -102,6 +102,32 @@ fn element_id(given: Option<&str>, v: &Value) -> String {
     )
 }
 
+/// An element id as clients see it: the engine's (`{label}` or `{relationship}`, a unit
+/// separator, `{key}`) as `{label}:{key}`, with `%`, `:` in the label and control characters
+/// percent-encoded, so that it prints and logs cleanly and two ids stay two.
+pub fn shown_id(id: &str) -> String {
+    let (head, key) = id
+        .split_once(crate::planner::path::ID_SEP)
+        .unwrap_or(("", id));
+    let mut out = String::with_capacity(id.len() + 2);
+    let escape = |out: &mut String, c: char, colon: bool| {
+        if c.is_control() || c == '%' || (colon && c == ':') {
+            let mut b = [0u8; 4];
+            for byte in c.encode_utf8(&mut b).bytes() {
+                out.push_str(&format!("%{byte:02X}"));
+            }
+        } else {
+            out.push(c);
+        }
+    };
+    if !head.is_empty() || id.contains(crate::planner::path::ID_SEP) {
+        head.chars().for_each(|c| escape(&mut out, c, true));
+        out.push(':');
+    }
+    key.chars().for_each(|c| escape(&mut out, c, false));
+    out
+}
+
 fn pack_properties(p: &mut Packer, props: &[(&str, &Value)], version: Version) {
     p.map_header(props.len());
     for (k, v) in props {
@@ -127,7 +153,7 @@ fn pack_entity(p: &mut Packer, v: &Value, e: Entity<'_>, version: Version, bound
             labels.iter().for_each(|l| p.string(l));
             pack_properties(p, &properties, version);
             if v5 {
-                p.string(&id);
+                p.string(&shown_id(&id));
             }
         }
         Entity::Relationship {
@@ -153,10 +179,10 @@ fn pack_entity(p: &mut Packer, v: &Value, e: Entity<'_>, version: Version, bound
             p.string(rel_type);
             pack_properties(p, &properties, version);
             if v5 {
-                p.string(&id);
+                p.string(&shown_id(&id));
                 if bound {
-                    p.string(start.unwrap_or_default());
-                    p.string(end.unwrap_or_default());
+                    p.string(&shown_id(start.unwrap_or_default()));
+                    p.string(&shown_id(end.unwrap_or_default()));
                 }
             }
         }
@@ -391,7 +417,7 @@ mod tests {
                     PackValue::Int(id),
                     labels.clone(),
                     props.clone(),
-                    PackValue::Str("Person\u{1f}1".into())
+                    PackValue::Str("Person:1".into())
                 ]
             )
         );
@@ -399,6 +425,20 @@ mod tests {
             packed(&n, V4),
             PackValue::Struct(b'N', vec![PackValue::Int(id), labels, props])
         );
+    }
+
+    #[test]
+    fn element_ids_are_shown_without_control_characters_and_stay_distinct() {
+        assert_eq!(shown_id("Person\u{1f}1"), "Person:1");
+        assert_eq!(shown_id("KNOWS\u{1f}17"), "KNOWS:17");
+        assert_eq!(shown_id("~1f3a"), "~1f3a");
+        // A colon in a label, a percent sign or a control character in a key.
+        assert_eq!(shown_id("A:B\u{1f}C"), "A%3AB:C");
+        assert_eq!(shown_id("A\u{1f}B:C"), "A:B:C");
+        assert_eq!(shown_id("T\u{1f}a%b\nc\u{1f}d"), "T:a%25b%0Ac%1Fd");
+        for id in ["A:B\u{1f}C", "A\u{1f}B:C", "T\u{1f}x\u{7f}é"] {
+            assert!(!shown_id(id).chars().any(char::is_control), "{id:?}");
+        }
     }
 
     #[test]

@@ -10,7 +10,8 @@ mod stream;
 pub use explain::PhaseTimes;
 pub use open::GraphBuilder;
 pub use query::Prepared;
-pub use stream::ResultStream;
+pub(crate) use stream::time_limit_error;
+pub use stream::{human_bytes, ResultStream};
 
 use crate::catalog::Catalog;
 use crate::config::GraphConfig;

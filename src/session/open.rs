@@ -2,6 +2,10 @@
 
 use super::*;
 
+/// The time limit of a cluster's queries where none is given.
+#[cfg(feature = "distributed")]
+pub const CLUSTER_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(120);
+
 /// Builds a graph from in-memory Arrow tables.
 #[derive(Default)]
 pub struct GraphBuilder {
@@ -250,12 +254,15 @@ impl Graph {
     /// (`df://host:port`). Executors open the graph from the same `graph.toml` path, so the
     /// graph must be opened from one that every executor can read (not built in memory).
     /// Plans are not cached (each is planned for its parameters' values), and subplans are
-    /// never shared (sharing needs one process).
+    /// never shared (sharing needs one process). Without a time limit, queries get
+    /// [`CLUSTER_TIMEOUT`]: a cluster whose executors are gone (or never came) would otherwise
+    /// keep a query waiting without end.
     #[cfg(feature = "distributed")]
     pub async fn with_cluster(self, url: &str) -> Result<Self> {
         self.register_for_cluster()?;
         let options = cluster_options(&GraphOptions {
             no_plan_cache: true,
+            timeout: self.options.timeout.or(Some(CLUSTER_TIMEOUT)),
             ..self.options.clone()
         });
         let local = session(&options, Default::default())?;

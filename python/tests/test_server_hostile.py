@@ -1,0 +1,314 @@
+"""The server against callers that stall, flood or guess: each phase of a connection has a
+deadline, unauthenticated connections cannot lock out the rest, queries cannot starve the
+acceptor, failed logins are rate-limited, and what clients are shown prints cleanly."""
+
+import json
+import os
+import re
+import socket
+import struct
+import subprocess
+import threading
+import time
+import urllib.request
+
+import neo4j
+import pytest
+
+from test_server import (PASSWORD, USER, Server, bolt_socket, hello_logon, pack_str,
+                         recv_message, send_message)
+
+V5_4 = b"\x00\x00\x04\x05" + b"\x00" * 12
+# Three persons of every kind: a billion rows for a generated network, and no operator in
+# the plan gets far before its time limit.
+CUBE = ("MATCH (a:Person), (b:Person), (c:Person) WHERE a.id + b.id <> c.id "
+        "RETURN count(*) AS n")
+ENDLESS = ("MATCH (a:Person)-[:KNOWS]-(b)-[:KNOWS]-(c)-[:KNOWS]-(d)-[:KNOWS]-(e) "
+           "RETURN a.id AS a, e.id AS e")
+
+
+def hello_only(port):
+    """A Bolt 5.4 client that says HELLO and never LOGON."""
+    s, v = bolt_socket(port, V5_4)
+    assert v == b"\x00\x00\x04\x05"
+    send_message(s, b"\xb1\x01\xa1" + pack_str("user_agent") + pack_str("stall/1"))
+    assert recv_message(s)[:2] == b"\xb1\x70"
+    return s
+
+
+def silent(port):
+    """A TCP connection that never sends a byte (a port scanner, a TLS client stalled)."""
+    return socket.create_connection(("127.0.0.1", port), timeout=30)
+
+
+def slow_http_headers(port):
+    """An HTTP request whose headers never end."""
+    s = socket.create_connection(("127.0.0.1", port), timeout=30)
+    s.sendall(b"POST /db/neo4j/query/v2 HTTP/1.1\r\nHost: x\r\n")
+    return s
+
+
+def answers(srv, query="RETURN 1 AS x"):
+    """The driver's answer and how long it took, from a fresh driver (a new connection)."""
+    started = time.time()
+    with srv.driver("bolt", max_connection_pool_size=1, connection_timeout=30) as d:
+        records, _, _ = d.execute_query(query)
+    return records[0][0], time.time() - started
+
+
+def closed_by_server(s, within):
+    """Whether the server closes `s` within `within` seconds (what it sent is drained)."""
+    s.settimeout(within)
+    deadline = time.time() + within
+    try:
+        while time.time() < deadline:
+            if not s.recv(1 << 20):
+                return True
+    except (ConnectionError, socket.timeout, OSError) as e:
+        return not isinstance(e, socket.timeout)
+    return False
+
+
+def test_stalled_unauthenticated_clients_do_not_lock_out_a_driver(cli, sample_path, tmp_path):
+    srv = Server(cli, sample_path, tmp_path, "--max-connections", "8")
+    held = []
+    try:
+        # Eight of each kind, more than every slot; each newcomer takes the slot of the
+        # oldest that has not authenticated.
+        for _ in range(8):
+            held += [hello_only(srv.bolt), silent(srv.bolt), slow_http_headers(srv.http)]
+        x, took = answers(srv)
+        assert x == 1
+        print(f"a driver's answer among 24 stalled clients: {took * 1000:.0f} ms")
+        assert took < 10, f"{took:.1f} s"
+        # The HELLO-only clients that lost their slots were told why.
+        told = 0
+        for s in held[:3 * 8:3]:
+            s.settimeout(5)
+            try:
+                reply = recv_message(s)
+                told += reply[:2] == b"\xb1\x7f" and b"authenticate" in reply
+            except (ConnectionError, OSError):
+                pass
+        assert told >= 1
+    finally:
+        for s in held:
+            s.close()
+        srv.stop()
+
+
+def test_authentication_has_a_deadline(cli, sample_path, tmp_path):
+    srv = Server(cli, sample_path, tmp_path, "--auth-timeout", "1s")
+    try:
+        s = hello_only(srv.bolt)
+        reply = recv_message(s)
+        assert reply[:2] == b"\xb1\x7f" and b"did not authenticate in time" in reply
+        assert closed_by_server(s, 10)
+        assert closed_by_server(silent(srv.bolt), 10)
+        # HTTP: headers that never end, and a body that comes a byte at a time.
+        assert closed_by_server(slow_http_headers(srv.http), 10)
+        s = socket.create_connection(("127.0.0.1", srv.http), timeout=30)
+        token = __import__("base64").b64encode(f"{USER}:{PASSWORD}".encode()).decode()
+        s.sendall(("POST /db/neo4j/query/v2 HTTP/1.1\r\nHost: x\r\n"
+                   f"Authorization: Basic {token}\r\nContent-Type: application/json\r\n"
+                   "Content-Length: 1000\r\n\r\n").encode())
+        started = time.time()
+        reply = b""
+        s.settimeout(1)
+        while time.time() - started < 20 and b"\r\n\r\n" not in reply:
+            try:
+                s.sendall(b" ")
+                reply += s.recv(65536)
+            except socket.timeout:
+                pass
+            except (ConnectionError, OSError):
+                break
+        assert reply.startswith(b"HTTP/1.1 408"), reply[:200]
+        assert time.time() - started < 15
+    finally:
+        srv.stop()
+
+
+def test_an_unread_result_is_dropped_after_the_idle_timeout(cli, social_path, tmp_path):
+    srv = Server(cli, social_path, tmp_path, "--idle-timeout", "2s", "--max-connections", "4")
+    try:
+        # Four clients take every slot, ask for a stream of millions of rows, read none.
+        held = []
+        for _ in range(4):
+            s, _ = bolt_socket(srv.bolt, V5_4)
+            hello_logon(s)
+            send_message(s, b"\xb2\x10" + pack_str(ENDLESS) + b"\xa0")
+            send_message(s, b"\xb1\x3f\xa1" + pack_str("n") + b"\xff")  # PULL n=-1
+            held.append(s)
+        # Read nothing until the server has given up on them (reading earlier would let
+        # their writes go on).
+        time.sleep(8)
+        for s in held:
+            assert closed_by_server(s, 30)
+        x, _ = answers(srv)
+        assert x == 1
+        assert srv.metric("lance_csr_connections_open") <= 1
+        # Its queries stopped: the server's CPU is idle again.
+        before = cpu_seconds(srv)
+        time.sleep(1)
+        assert cpu_seconds(srv) - before < 0.5
+        s, _ = bolt_socket(srv.bolt, V5_4)
+        hello_logon(s)
+        send_message(s, b"\xb2\x10" + pack_str(ENDLESS) + b"\xa0")
+        send_message(s, b"\xb1\x3f\xa1" + pack_str("n") + b"\x05")
+        # One that pulls a few rows and stays silent with its result open.
+        assert recv_message(s)[:2] == b"\xb1\x70"
+        assert closed_by_server(s, 30)
+    finally:
+        srv.stop()
+
+
+def cpu_seconds(srv):
+    with open(f"/proc/{srv.proc.pid}/stat") as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def test_queries_that_compute_for_long_do_not_stop_the_acceptor(cli, social_path, tmp_path):
+    srv = Server(cli, social_path, tmp_path, "--timeout", "4s")
+    errors = []
+
+    def run():
+        try:
+            answers(srv, CUBE)
+            errors.append(None)
+        except neo4j.exceptions.Neo4jError as e:
+            errors.append(e)
+
+    try:
+        threads = [threading.Thread(target=run) for _ in range(8)]
+        started = time.time()
+        for t in threads:
+            t.start()
+        time.sleep(1)
+        # The acceptor and the protocol answer at once: a new connection says HELLO and
+        # LOGON while eight queries hold the query threads.
+        t0 = time.time()
+        s, v = bolt_socket(srv.bolt, V5_4)
+        hello_logon(s)
+        s.close()
+        print(f"HELLO and LOGON among eight long queries: {(time.time() - t0) * 1000:.0f} ms")
+        assert time.time() - t0 < 5
+        for t in threads:
+            t.join(60)
+        took = time.time() - started
+        assert len(errors) == 8 and all(e is not None for e in errors), errors
+        assert all("time limit" in e.message for e in errors), errors[0].message
+        print(f"eight queries stopped at their time limit after {took:.1f} s")
+        assert took < 30
+        x, _ = answers(srv)
+        assert x == 1
+    finally:
+        srv.stop()
+
+
+def test_failed_logins_are_rate_limited(cli, sample_path, tmp_path):
+    srv = Server(cli, sample_path, tmp_path)
+    try:
+        for _ in range(3):
+            with pytest.raises(neo4j.exceptions.AuthError):
+                with srv.driver("bolt", auth=(USER, "wrong")) as d:
+                    d.verify_connectivity()
+        with pytest.raises(neo4j.exceptions.Neo4jError) as e:
+            with srv.driver("bolt") as d:
+                d.verify_connectivity()
+        assert e.value.code == "Neo.ClientError.Security.AuthenticationRateLimit"
+        # Over HTTP too: the user is locked.
+        code = http_status(srv, (USER, PASSWORD))
+        assert code == 401
+        time.sleep(5.5)
+        x, _ = answers(srv)
+        assert x == 1
+    finally:
+        srv.stop()
+
+
+def http_status(srv, auth):
+    token = __import__("base64").b64encode(f"{auth[0]}:{auth[1]}".encode()).decode()
+    req = urllib.request.Request(
+        f"http://127.0.0.1:{srv.http}/db/neo4j/query/v2",
+        data=json.dumps({"statement": "RETURN 1"}).encode(),
+        headers={"Content-Type": "application/json", "Authorization": f"Basic {token}"})
+    try:
+        with urllib.request.urlopen(req, timeout=30) as r:
+            return r.status
+    except urllib.error.HTTPError as e:
+        return e.code
+
+
+def test_hashed_passwords_and_the_users_files_mode(cli, sample_path, tmp_path):
+    users = tmp_path / "users"
+    done = subprocess.run([str(cli), "passwd", "ann", "--users", str(users)],
+                          input="correct horse\n", text=True, capture_output=True)
+    assert done.returncode == 0, done.stderr
+    line = users.read_text().strip()
+    assert line.startswith("ann:$argon2id$"), line
+    assert "correct horse" not in users.read_text()
+    assert os.stat(users).st_mode & 0o777 == 0o600
+    # Printed, not written.
+    done = subprocess.run([str(cli), "passwd", "bob"], input="pw\n", text=True,
+                          capture_output=True)
+    assert done.returncode == 0 and done.stdout.startswith("bob:$argon2id$"), done
+    srv = Server(cli, sample_path, tmp_path, "--users", str(users), users=users)
+    try:
+        with srv.driver("bolt", auth=("ann", "correct horse")) as d:
+            assert d.execute_query("RETURN 2 AS x").records[0]["x"] == 2
+        with pytest.raises(neo4j.exceptions.AuthError):
+            with srv.driver("bolt", auth=("ann", "correct")) as d:
+                d.verify_connectivity()
+    finally:
+        srv.stop()
+    os.chmod(users, 0o666)
+    done = subprocess.run([str(cli), "serve", "--graph", str(sample_path), "--bolt",
+                           "127.0.0.1:0", "--users", str(users)],
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode != 0
+    assert "may be written by others" in done.stderr, done.stderr
+
+
+def test_the_first_run_after_logon_may_be_larger_than_a_greeting(server_no_limit):
+    srv = server_no_limit
+    s, _ = bolt_socket(srv.bolt, V5_4)
+    ids = list(range(30_000))
+    # HELLO, LOGON, RUN (a list parameter of 30,000 ids: over 64 KiB), PULL, in one write.
+    ints = b"".join(b"\xca" + struct.pack(">i", i) for i in ids)
+    run = (b"\xb3\x10" + pack_str("UNWIND $ids AS i RETURN count(i) AS n") + b"\xa1"
+           + pack_str("ids") + b"\xd6" + struct.pack(">I", len(ids)) + ints + b"\xa0")
+    auth = (b"\xb1\x6a\xa3" + pack_str("scheme") + pack_str("basic") + pack_str("principal")
+            + pack_str(USER) + pack_str("credentials") + pack_str(PASSWORD))
+    hello = b"\xb1\x01\xa1" + pack_str("user_agent") + pack_str("raw/1")
+    for m in [hello, auth, run, b"\xb1\x3f\xa1" + pack_str("n") + b"\xff"]:
+        send_message(s, m)
+    replies = [recv_message(s) for _ in range(5)]
+    assert [r[:2] for r in replies] == [b"\xb1\x70"] * 3 + [b"\xb1\x71", b"\xb1\x70"], replies
+    assert replies[3] == b"\xb1\x71\x91\xc9" + struct.pack(">h", 30_000)
+    s.close()
+
+
+@pytest.fixture(scope="module")
+def server_no_limit(cli, sample_path, tmp_path_factory):
+    s = Server(cli, sample_path, tmp_path_factory.mktemp("hostile"))
+    yield s
+    s.stop()
+
+
+def test_what_clients_are_shown_is_printable(server_no_limit):
+    srv = server_no_limit
+    with urllib.request.urlopen(f"http://127.0.0.1:{srv.http}/", timeout=30) as r:
+        about = json.load(r)
+    assert about["bolt_direct"] == f"bolt://127.0.0.1:{srv.bolt}", about
+    with srv.driver("bolt") as d:
+        records = d.execute_query("MATCH p = (a)-[r]->(b) RETURN a, r, b, p LIMIT 5").records
+    assert records
+    for rec in records:
+        ids = [rec["a"].element_id, rec["r"].element_id, rec["b"].element_id,
+               rec["r"].start_node.element_id, rec["p"].nodes[0].element_id]
+        for i in ids:
+            assert not re.search(r"[\x00-\x1f\x7f]", i), repr(i)
+        assert rec["r"].start_node.element_id == rec["a"].element_id
+        assert rec["p"].nodes[0].element_id == rec["a"].element_id
