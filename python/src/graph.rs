@@ -22,6 +22,8 @@ type Shared = Arc<RwLock<Option<lance_csr::Graph>>>;
 pub struct Graph {
     inner: Shared,
     interrupts: Arc<Interrupts>,
+    /// The process that opened it: a child made by `fork` cannot use it.
+    pid: u32,
 }
 
 /// A query planned once for repeated execution (`Graph.prepare`).
@@ -29,6 +31,7 @@ pub struct Graph {
 pub struct PreparedQuery {
     graph: Shared,
     interrupts: Arc<Interrupts>,
+    pid: u32,
     prepared: Arc<lance_csr::Prepared>,
 }
 
@@ -87,15 +90,19 @@ impl Graph {
         Self {
             inner: Arc::new(RwLock::new(Some(g))),
             interrupts: Arc::default(),
+            pid: std::process::id(),
         }
     }
 }
 
-/// The open graph, read-locked (waited for with the GIL released: `refresh` may hold it).
+/// The open graph, read-locked (waited for with the GIL released: `refresh` may hold it);
+/// an error in a child made by `fork` (opened by process `pid`).
 fn read(
     py: Python<'_>,
     inner: &Shared,
+    pid: u32,
 ) -> PyResult<OwnedRwLockReadGuard<Option<lance_csr::Graph>, lance_csr::Graph>> {
+    crate::same_process(pid)?;
     // Uncontended unless `refresh` or `close` holds it: taken without releasing the GIL.
     let guard = match inner.clone().try_read_owned() {
         Ok(g) => g,
@@ -289,7 +296,7 @@ impl Graph {
         params: Option<&Bound<'_, PyDict>>,
     ) -> PyResult<QueryResult> {
         let p = self::params(params)?;
-        let g = read(py, &self.inner)?;
+        let g = read(py, &self.inner, self.pid)?;
         // The result is made, and the lock and parameters let go, with the GIL released.
         wait(py, &self.interrupts, query, async move {
             QueryResult::new(g.query(query, &p).await?)
@@ -305,7 +312,7 @@ impl Graph {
         params: Option<&Bound<'_, PyDict>>,
     ) -> PyResult<Stream> {
         let p = self::params(params)?;
-        let g = read(py, &self.inner)?;
+        let g = read(py, &self.inner, self.pid)?;
         let s = wait(py, &self.interrupts, query, g.query_stream(query, &p))?;
         Ok(Stream::new(
             StreamReader::new(s, query),
@@ -315,12 +322,13 @@ impl Graph {
 
     /// Parses `query` and returns a handle that plans it once per kind of parameters.
     fn prepare(&self, py: Python<'_>, query: &str) -> PyResult<PreparedQuery> {
-        let prepared = read(py, &self.inner)?
+        let prepared = read(py, &self.inner, self.pid)?
             .prepare(query)
             .map_err(|e| to_py(e, Some(query)))?;
         Ok(PreparedQuery {
             graph: self.inner.clone(),
             interrupts: self.interrupts.clone(),
+            pid: self.pid,
             prepared: Arc::new(prepared),
         })
     }
@@ -335,7 +343,7 @@ impl Graph {
         analyze: bool,
     ) -> PyResult<String> {
         let p = self::params(params)?;
-        let g = read(py, &self.inner)?;
+        let g = read(py, &self.inner, self.pid)?;
         wait(py, &self.interrupts, query, async {
             if analyze {
                 g.explain_analyze(query, &p).await
@@ -360,7 +368,7 @@ impl Graph {
 
     /// Labels and relationship tables with their keys, row counts and property types.
     fn schema<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
-        let s = read(py, &self.inner)?.schema();
+        let s = read(py, &self.inner, self.pid)?.schema();
         let props = |ps: &[(String, lance_csr::arrow::datatypes::DataType)]| -> PyResult<Bound<'py, PyDict>> {
             let d = PyDict::new(py);
             for (name, t) in ps {
@@ -402,6 +410,10 @@ impl Graph {
     /// Releases the graph (its tables, indexes and caches), after the queries running now.
     /// Later calls raise `lance_csr.Error`.
     fn close(&self, py: Python<'_>) {
+        if crate::same_process(self.pid).is_err() {
+            // The parent's to release.
+            return;
+        }
         let inner = self.inner.clone();
         let g = py.detach(|| runtime().block_on(async move { inner.write().await.take() }));
         drop(g);
@@ -441,7 +453,7 @@ impl PreparedQuery {
     fn query(&self, py: Python<'_>, params: Option<&Bound<'_, PyDict>>) -> PyResult<QueryResult> {
         let p = self::params(params)?;
         let prepared = &self.prepared;
-        let g = read(py, &self.graph)?;
+        let g = read(py, &self.graph, self.pid)?;
         wait(py, &self.interrupts, prepared.text(), async move {
             QueryResult::new(prepared.query(&g, &p).await?)
         })
@@ -452,7 +464,7 @@ impl PreparedQuery {
     fn query_stream(&self, py: Python<'_>, params: Option<&Bound<'_, PyDict>>) -> PyResult<Stream> {
         let p = self::params(params)?;
         let prepared = &self.prepared;
-        let g = read(py, &self.graph)?;
+        let g = read(py, &self.graph, self.pid)?;
         let s = wait(
             py,
             &self.interrupts,

@@ -14,22 +14,45 @@ mod values;
 use pyo3::prelude::*;
 use std::future::Future;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::OnceLock;
+use std::sync::Mutex;
 use std::time::Duration;
 
 /// How often a waiting query lets Python check for signals.
 const SIGNAL_CHECK: Duration = Duration::from_millis(50);
 
-/// The runtime every query runs on.
+/// The runtime every query runs on, one per process: a child made by `fork` inherits the
+/// parent's without its threads, and gets one of its own (the parent's is left as it is).
 pub(crate) fn runtime() -> &'static tokio::runtime::Runtime {
-    static RT: OnceLock<tokio::runtime::Runtime> = OnceLock::new();
-    RT.get_or_init(|| {
-        tokio::runtime::Builder::new_multi_thread()
-            .enable_all()
-            .thread_name("lance-csr")
-            .build()
-            .expect("a tokio runtime")
-    })
+    static RT: Mutex<Option<(u32, &'static tokio::runtime::Runtime)>> = Mutex::new(None);
+    let pid = std::process::id();
+    let mut rt = RT.lock().unwrap_or_else(|e| e.into_inner());
+    match *rt {
+        Some((owner, r)) if owner == pid => r,
+        _ => {
+            let r: &'static _ = Box::leak(Box::new(
+                tokio::runtime::Builder::new_multi_thread()
+                    .enable_all()
+                    .thread_name("lance-csr")
+                    .build()
+                    .expect("a tokio runtime"),
+            ));
+            *rt = Some((pid, r));
+            r
+        }
+    }
+}
+
+/// An error unless this is process `pid`: what a graph holds (its runtime's tasks, its
+/// locks) does not survive `fork`.
+pub(crate) fn same_process(pid: u32) -> PyResult<()> {
+    if pid == std::process::id() {
+        return Ok(());
+    }
+    Err(errors::usage(
+        "this graph was opened in the parent process, before it forked: open the graph in \
+         the child (with multiprocessing, open it in the worker function, or use the \
+         'spawn' or 'forkserver' start method)",
+    ))
 }
 
 /// `Graph.interrupt()`: each call cancels the queries of the graph running at that moment.
@@ -58,15 +81,36 @@ where
     T: Send,
     F: Future<Output = lance_csr::Result<T>> + Send,
 {
-    let seen = interrupts.count.load(Ordering::SeqCst);
+    match wait_any(py, &[interrupts], query, fut)? {
+        Ok(v) => Ok(v),
+        Err(_) => Err(errors::Interrupted::new_err("the query was interrupted")),
+    }
+}
+
+/// [`wait`], stopped by any of `interrupts`: `Err(i)` when the `i`th interrupted it.
+pub(crate) fn wait_any<T, F>(
+    py: Python<'_>,
+    interrupts: &[&Interrupts],
+    query: &str,
+    fut: F,
+) -> PyResult<Result<T, usize>>
+where
+    T: Send,
+    F: Future<Output = lance_csr::Result<T>> + Send,
+{
+    let seen: Vec<u64> = interrupts
+        .iter()
+        .map(|i| i.count.load(Ordering::SeqCst))
+        .collect();
     let mut fut = std::pin::pin!(fut);
     loop {
         let step = py.detach(|| runtime().block_on(step(&mut fut, interrupts)));
         match step {
-            Some(r) => return r.map_err(|e| errors::to_py(e, Some(query))),
+            Some(r) => return r.map(Ok).map_err(|e| errors::to_py(e, Some(query))),
             None => {
-                if interrupts.count.load(Ordering::SeqCst) != seen {
-                    return Err(errors::Interrupted::new_err("the query was interrupted"));
+                let now = interrupts.iter().map(|i| i.count.load(Ordering::SeqCst));
+                if let Some(i) = now.zip(&seen).position(|(now, seen)| now != *seen) {
+                    return Ok(Err(i));
                 }
                 py.check_signals()?;
             }
@@ -78,7 +122,7 @@ where
 /// interrupt came (`None`). The timer and the interrupt's waiter are set up only once the
 /// query has to wait: a short read that completes in its first poll shares nothing with the
 /// other threads' queries.
-async fn step<F: Future + Unpin>(fut: &mut F, interrupts: &Interrupts) -> Option<F::Output> {
+async fn step<F: Future + Unpin>(fut: &mut F, interrupts: &[&Interrupts]) -> Option<F::Output> {
     let mut fut = std::pin::Pin::new(fut);
     let first = std::future::poll_fn(|cx| match fut.as_mut().poll(cx) {
         std::task::Poll::Ready(r) => std::task::Poll::Ready(Some(r)),
@@ -88,7 +132,19 @@ async fn step<F: Future + Unpin>(fut: &mut F, interrupts: &Interrupts) -> Option
     if first.is_some() {
         return first;
     }
-    let interrupted = interrupts.notify.notified();
+    // The graph's interrupts, and a stream's own (its `close`).
+    let waits = |k: usize| async move {
+        match interrupts.get(k) {
+            Some(i) => i.notify.notified().await,
+            None => std::future::pending().await,
+        }
+    };
+    let interrupted = async {
+        tokio::select! {
+            _ = waits(0) => {}
+            _ = waits(1) => {}
+        }
+    };
     tokio::select! {
         r = fut => Some(r),
         _ = interrupted => None,

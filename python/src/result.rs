@@ -301,6 +301,11 @@ pub struct Stream {
     columns: Vec<String>,
     schema: SchemaRef,
     interrupts: Arc<crate::Interrupts>,
+    /// `close` from another thread than the one reading: the reader stops and drops it.
+    closing: crate::Interrupts,
+    closed: std::sync::atomic::AtomicBool,
+    /// The process that ran the query (a child made by `fork` cannot read it).
+    pid: u32,
 }
 
 impl Stream {
@@ -310,11 +315,15 @@ impl Stream {
             schema: reader.schema.clone(),
             reader: std::sync::Mutex::new(Some(reader)),
             interrupts,
+            closing: crate::Interrupts::default(),
+            closed: Default::default(),
+            pid: std::process::id(),
         }
     }
 
     /// The reader, while the stream has it.
     fn reader(&self) -> PyResult<std::sync::MutexGuard<'_, Option<StreamReader>>> {
+        crate::same_process(self.pid)?;
         let guard = self
             .reader
             .try_lock()
@@ -354,14 +363,22 @@ impl Stream {
             Err(_) if self.reader.try_lock().is_ok_and(|g| g.is_none()) => return Ok(None),
             Err(e) => return Err(e),
         };
+        if self.closed.load(std::sync::atomic::Ordering::SeqCst) {
+            *guard = None;
+            return Ok(None);
+        }
         let reader = guard.as_mut().expect("checked");
         let query = reader.query.clone();
-        match crate::wait(py, &self.interrupts, &query, reader.next_batch())? {
-            Some(b) => Ok(Some(b.to_pyarrow(py)?)),
-            None => {
+        let interrupts = [&*self.interrupts, &self.closing];
+        match crate::wait_any(py, &interrupts, &query, reader.next_batch())? {
+            Ok(Some(b)) => Ok(Some(b.to_pyarrow(py)?)),
+            Ok(None) | Err(1) => {
                 *guard = None;
                 Ok(None)
             }
+            Err(_) => Err(crate::errors::Interrupted::new_err(
+                "the query was interrupted",
+            )),
         }
     }
 
@@ -371,8 +388,24 @@ impl Stream {
         let reader = guard.as_mut().expect("checked");
         let query = reader.query.clone();
         let mut batches = Vec::new();
-        while let Some(b) = crate::wait(py, &self.interrupts, &query, reader.next_batch())? {
-            batches.push(b);
+        let interrupts = [&*self.interrupts, &self.closing];
+        loop {
+            if self.closed.load(std::sync::atomic::Ordering::SeqCst) {
+                *guard = None;
+                return Err(crate::errors::usage(
+                    "the stream was closed while it was read",
+                ));
+            }
+            match crate::wait_any(py, &interrupts, &query, reader.next_batch())? {
+                Ok(Some(b)) => batches.push(b),
+                Ok(None) => break,
+                Err(1) => continue,
+                Err(_) => {
+                    return Err(crate::errors::Interrupted::new_err(
+                        "the query was interrupted",
+                    ))
+                }
+            }
         }
         let schema = reader.schema.clone();
         *guard = None;
@@ -381,9 +414,13 @@ impl Stream {
             .into_pyarrow(py)
     }
 
-    /// Stops the query (its remaining rows are not computed).
+    /// Stops the query (its remaining rows are not computed). From another thread than the
+    /// one reading, it returns at once: the reader stops at its next wait, its iteration ends.
     fn close(&self) {
-        if let Ok(mut g) = self.reader.lock() {
+        self.closed.store(true, std::sync::atomic::Ordering::SeqCst);
+        self.closing.interrupt();
+        // Never waited for holding the GIL: the reader needs it to stop.
+        if let Ok(mut g) = self.reader.try_lock() {
             *g = None;
         }
     }

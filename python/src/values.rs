@@ -436,7 +436,8 @@ pub fn to_python(py: Python<'_>, value: &Value) -> PyResult<Py<PyAny>> {
 
 /// A map: a node, a relationship or a path ([`Entity`]), or a plain map as a dict.
 fn map_to_python(py: Python<'_>, v: &Value, entries: &[(String, Value)]) -> PyResult<Py<PyAny>> {
-    let owned = |id: Option<&str>| id.map(str::to_string);
+    // As the server shows them: printable, the same in both.
+    let owned = |id: Option<&str>| id.map(lance_csr::server::values::shown_id);
     match v.entity() {
         Some(Entity::Node {
             labels,
@@ -643,6 +644,14 @@ fn temporal_to_python(py: Python<'_>, t: &Temporal) -> PyResult<Py<PyAny>> {
 /// A Python value as a parameter value: None, bool, int, float, str, list / tuple, dict with
 /// string keys, `datetime.date` / `time` / `datetime` / `timedelta`, [`Duration`].
 pub fn from_python(obj: &Bound<'_, PyAny>) -> PyResult<Value> {
+    from_python_at(obj, 0)
+}
+
+/// How deep lists and maps of a parameter may nest, as over Bolt: a list that holds itself,
+/// or one nested a hundred thousand deep, is an error, not a stack overflow.
+const MAX_DEPTH: usize = lance_csr::server::packstream::MAX_DEPTH;
+
+fn from_python_at(obj: &Bound<'_, PyAny>, depth: usize) -> PyResult<Value> {
     if obj.is_none() {
         return Ok(Value::Null);
     }
@@ -664,6 +673,15 @@ pub fn from_python(obj: &Bound<'_, PyAny>) -> PyResult<Value> {
     if let Ok(s) = obj.cast::<PyString>() {
         return Ok(Value::Str(s.extract::<String>()?));
     }
+    let nested = obj.is_instance_of::<PyDict>()
+        || obj.is_instance_of::<PyList>()
+        || obj.is_instance_of::<PyTuple>();
+    if nested && depth >= MAX_DEPTH {
+        return Err(usage(format!(
+            "a parameter's lists and maps nest deeper than {MAX_DEPTH} levels (or hold \
+             themselves)"
+        )));
+    }
     if let Ok(d) = obj.cast::<PyDict>() {
         let mut entries = Vec::with_capacity(d.len());
         for (k, v) in d.iter() {
@@ -673,14 +691,14 @@ pub fn from_python(obj: &Bound<'_, PyAny>) -> PyResult<Value> {
                     k.repr()?
                 )));
             };
-            entries.push((k.extract::<String>()?, from_python(&v)?));
+            entries.push((k.extract::<String>()?, from_python_at(&v, depth + 1)?));
         }
         return Ok(Value::Map(entries));
     }
     if obj.is_instance_of::<PyList>() || obj.is_instance_of::<PyTuple>() {
         let items = obj
             .try_iter()?
-            .map(|x| from_python(&x?))
+            .map(|x| from_python_at(&x?, depth + 1))
             .collect::<PyResult<Vec<_>>>()?;
         return Ok(Value::List(items));
     }

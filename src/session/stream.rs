@@ -19,10 +19,24 @@ pub struct ResultStream {
 }
 
 impl ResultStream {
-    /// Reads every remaining batch.
+    /// Reads every remaining batch. Under a memory limit, the batches held count against
+    /// it: a result larger than the limit is an error (stream it instead).
     pub async fn collect(mut self) -> Result<QueryResult> {
         let mut batches = Vec::new();
+        let mut held = 0usize;
         while let Some(b) = self.next_batch().await? {
+            held += b.get_array_memory_size();
+            if let Some(limit) = self.memory_limit.filter(|&l| held > l) {
+                self.drop_plan();
+                return Err(Error::Limit(
+                    LimitKind::Memory,
+                    format!(
+                        "the result is larger than the memory limit of {} (--memory-limit): \
+                         read it as a stream, or return fewer rows",
+                        human_bytes(limit)
+                    ),
+                ));
+            }
             batches.push(b);
         }
         Ok(QueryResult {
@@ -99,7 +113,7 @@ impl ResultStream {
     }
 }
 
-pub(super) fn time_limit_error(limit: std::time::Duration) -> Error {
+pub(crate) fn time_limit_error(limit: std::time::Duration) -> Error {
     Error::Limit(
         LimitKind::Time,
         format!(
