@@ -312,3 +312,33 @@ def test_what_clients_are_shown_is_printable(server_no_limit):
             assert not re.search(r"[\x00-\x1f\x7f]", i), repr(i)
         assert rec["r"].start_node.element_id == rec["a"].element_id
         assert rec["p"].nodes[0].element_id == rec["a"].element_id
+
+
+def test_tls_handshakes_that_never_finish_do_not_lock_out_a_driver(cli, sample_path, tmp_path):
+    import trustme
+    ca = trustme.CA()
+    cert = ca.issue_cert("127.0.0.1", "localhost")
+    cert.private_key_pem.write_to_path(str(tmp_path / "key.pem"))
+    cert.cert_chain_pems[0].write_to_path(str(tmp_path / "cert.pem"))
+    ca.cert_pem.write_to_path(str(tmp_path / "ca.pem"))
+    srv = Server(cli, sample_path, tmp_path, "--tls-cert", str(tmp_path / "cert.pem"),
+                 "--tls-key", str(tmp_path / "key.pem"), "--max-connections", "8")
+    held = []
+    try:
+        # Sixteen connections that send half a ClientHello and stop.
+        for _ in range(16):
+            s = silent(srv.bolt)
+            s.sendall(b"\x16\x03\x01\x02\x00\x01\x00\x01\xfc\x03\x03")
+            held.append(s)
+        trust = neo4j.TrustCustomCAs(str(tmp_path / "ca.pem"))
+        started = time.time()
+        with srv.driver("bolt", encrypted=True, trusted_certificates=trust,
+                        connection_timeout=30) as d:
+            assert d.execute_query("RETURN 7 AS x").records[0]["x"] == 7
+        took = time.time() - started
+        print(f"a TLS driver's answer among 16 stalled handshakes: {took * 1000:.0f} ms")
+        assert took < 10
+    finally:
+        for s in held:
+            s.close()
+        srv.stop()

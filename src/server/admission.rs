@@ -1,8 +1,9 @@
-//! Who gets a connection slot. `--max-connections` slots in all, of which connections that
-//! have not authenticated yet may hold at most a quarter: when one more arrives, the oldest
-//! of them is closed and its slot handed over. A client that stalls before authenticating
-//! (a TLS handshake never finished, a HELLO never followed by LOGON) can then never lock
-//! out the clients that authenticate, however many such connections it opens.
+//! Who gets a connection slot. `--max-connections` slots in all; when every slot is taken
+//! and connections that have not authenticated yet hold a quarter of them or more, a
+//! newcomer takes the slot of the oldest of those (which is closed). A client that stalls
+//! before authenticating (a TLS handshake never finished, a HELLO never followed by LOGON)
+//! can then never lock out the clients that authenticate, however many such connections it
+//! opens, and nobody is closed while slots are free.
 
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
@@ -38,13 +39,13 @@ impl Admission {
         }
     }
 
-    /// A slot for connection `id` (ids grow with arrival), taking back the oldest
+    /// A slot for connection `id` (ids grow with arrival); when all are taken, the oldest
     /// unauthenticated connection's where those hold their share; `None` when every slot is
-    /// taken.
+    /// taken otherwise.
     pub fn admit(self: &Arc<Self>, id: u64) -> Option<Admitted> {
         let mut slots = self.slots.lock().unwrap_or_else(|e| e.into_inner());
         let pending = slots.values().filter(|s| !s.authenticated).count();
-        if pending >= self.max_pending {
+        if slots.len() >= self.max && pending >= self.max_pending {
             let oldest = slots
                 .iter()
                 .find(|(_, s)| !s.authenticated)
@@ -72,23 +73,31 @@ impl Admission {
         })
     }
 
-    fn set_authenticated(&self, id: u64, yes: bool) {
+    /// Whether connection `id` still holds its slot (it may have been taken back).
+    fn set_authenticated(&self, id: u64, evict: &Arc<Notify>, yes: bool) -> bool {
         let mut slots = self.slots.lock().unwrap_or_else(|e| e.into_inner());
-        if let Some(s) = slots.get_mut(&id) {
-            s.authenticated = yes;
+        match slots.get_mut(&id) {
+            Some(s) if Arc::ptr_eq(&s.evict, evict) => {
+                s.authenticated = yes;
+                true
+            }
+            _ => false,
         }
     }
 }
 
 impl Admitted {
-    /// The connection authenticated: its slot is no longer taken back for newcomers.
-    pub fn authenticated(&self) {
-        self.admission.set_authenticated(self.id, true);
+    /// The connection authenticated: its slot is no longer taken back for newcomers. False
+    /// when it was taken back already (the connection is to close).
+    #[must_use]
+    pub fn authenticated(&self) -> bool {
+        self.admission.set_authenticated(self.id, &self.evict, true)
     }
 
     /// The connection logged off: it waits to authenticate again.
     pub fn logged_off(&self) {
-        self.admission.set_authenticated(self.id, false);
+        self.admission
+            .set_authenticated(self.id, &self.evict, false);
     }
 
     /// Completes when the slot is taken back (never for an authenticated connection).
@@ -118,45 +127,60 @@ impl Drop for Admitted {
 mod tests {
     use super::*;
 
+    fn evicted(s: &Admitted) -> bool {
+        futures::FutureExt::now_or_never(s.evicted()).is_some()
+    }
+
     /// Connections `ids`, each authenticated as it arrives.
     fn logged_in(a: &Arc<Admission>, ids: std::ops::Range<u64>) -> Vec<Admitted> {
         ids.map(|id| {
             let s = a.admit(id).unwrap();
-            s.authenticated();
+            assert!(s.authenticated());
             s
         })
         .collect()
     }
 
     #[test]
-    fn unauthenticated_connections_hold_at_most_a_quarter_of_the_slots() {
+    fn with_every_slot_taken_a_newcomer_takes_the_oldest_unauthenticated_ones() {
         let a = Arc::new(Admission::new(8));
-        // Two waiting to authenticate, then a third: the first gives its slot up.
-        let first = a.admit(1).unwrap();
-        let second = a.admit(2).unwrap();
-        let third = a.admit(3).unwrap();
-        let evicted = futures::FutureExt::now_or_never(first.evicted());
-        assert!(evicted.is_some(), "the oldest waiting connection is closed");
-        assert!(futures::FutureExt::now_or_never(second.evicted()).is_none());
-        // Authenticated ones fill the rest and are never taken back.
-        second.authenticated();
-        third.authenticated();
-        let rest = logged_in(&a, 4..10);
-        drop(first);
-        assert!(a.admit(10).is_none(), "eight authenticated: full");
-        assert!(futures::FutureExt::now_or_never(second.evicted()).is_none());
-        drop(rest);
-        assert!(a.admit(11).is_some());
+        // Eight waiting to authenticate fill every slot: nobody is closed until then.
+        let waiting: Vec<_> = (1..=8).map(|id| a.admit(id).unwrap()).collect();
+        assert!(!waiting.iter().any(evicted));
+        // A ninth takes the oldest's slot, and logs in.
+        let ninth = a.admit(9).unwrap();
+        assert!(evicted(&waiting[0]) && !evicted(&waiting[1]));
+        assert!(ninth.authenticated());
+        // Taken back, a slot cannot be logged in with.
+        assert!(!waiting[0].authenticated());
+        drop(waiting);
+        // Six authenticated, two waiting: full, and two is the waiting ones' share.
+        let authed = logged_in(&a, 10..15);
+        let two: Vec<_> = (15..17).map(|id| a.admit(id).unwrap()).collect();
+        let next = a.admit(17).unwrap();
+        assert!(evicted(&two[0]) && !evicted(&two[1]));
+        assert!(next.authenticated());
+        // Seven authenticated and one waiting: full, and the one is within its share.
+        assert!(a.admit(18).is_none());
+        drop(two);
+        // Eight authenticated: full, and never taken back.
+        let last = a.admit(19).unwrap();
+        assert!(last.authenticated());
+        assert!(a.admit(20).is_none());
+        assert!(!authed.iter().any(evicted) && !evicted(&ninth));
+        drop(authed);
+        assert!(a.admit(21).is_some());
     }
 
     #[test]
     fn a_slot_taken_back_is_not_freed_twice() {
         let a = Arc::new(Admission::new(4));
         let first = a.admit(1).unwrap();
-        let second = a.admit(2).unwrap(); // takes the first's slot
+        let held = logged_in(&a, 2..5);
+        let second = a.admit(5).unwrap(); // takes the first's slot
+        assert!(evicted(&first));
         drop(first);
-        second.authenticated();
-        let more = logged_in(&a, 3..6);
-        assert!(a.admit(6).is_none(), "{} slots held", more.len() + 1);
+        assert!(second.authenticated());
+        assert!(a.admit(6).is_none(), "{} slots held", held.len() + 1);
     }
 }

@@ -111,7 +111,16 @@ impl Auth {
         match self {
             Auth::None => true,
             Auth::Users(users) => match (user, password) {
-                (Some(u), Some(p)) => users.get(u).is_some_and(|want| want.matches(p)),
+                (Some(u), Some(p)) => match users.get(u) {
+                    Some(want) => want.matches(p),
+                    None => {
+                        // As long as a known user's check takes: the time tells no names.
+                        if self.hashed() {
+                            let _ = DUMMY.matches(p);
+                        }
+                        false
+                    }
+                },
                 _ => false,
             },
         }
@@ -171,6 +180,11 @@ fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
     a.len() == b.len() && a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
 }
 
+/// Checked for names that are not users, so that they take as long as those that are.
+static DUMMY: std::sync::LazyLock<Password> = std::sync::LazyLock::new(|| {
+    Password::Hashed(hash_password("not a password").unwrap_or_default())
+});
+
 /// Failures in a row before a name or an address is locked.
 const MAX_FAILURES: u32 = 3;
 /// How long it stays locked.
@@ -218,16 +232,21 @@ impl Lockout {
             return Login::Allowed;
         }
         // Loopback clients are local processes (and proxies): one locked address would be
-        // every one of them.
+        // every one of them. Only names of users are counted (guesses of others are not
+        // kept).
         let address = address.filter(|a| !a.is_loopback());
+        let known = |u: &&str| matches!(auth, Auth::Users(users) if users.contains_key(*u));
         let keys: Vec<Key> = user
+            .filter(known)
             .map(|u| Key::User(u.to_string()))
             .into_iter()
             .chain(address.map(Key::Address))
             .collect();
         let now = Instant::now();
         {
-            let tracked = self.tracked.lock().unwrap_or_else(|e| e.into_inner());
+            // Counted as a failure before the check: attempts at once cannot pass the lock
+            // together.
+            let mut tracked = self.tracked.lock().unwrap_or_else(|e| e.into_inner());
             let locked = keys.iter().any(|k| {
                 tracked
                     .get(k)
@@ -237,32 +256,29 @@ impl Lockout {
             if locked {
                 return Login::Locked;
             }
-        }
-        let allowed = auth.allows(user, password);
-        let mut tracked = self.tracked.lock().unwrap_or_else(|e| e.into_inner());
-        for k in keys {
-            if allowed {
-                tracked.remove(&k);
-                continue;
-            }
             if tracked.len() >= MAX_TRACKED {
                 tracked.retain(|_, f| f.locked_until.is_some_and(|t| t > now));
             }
-            let f = tracked.entry(k).or_default();
-            if f.locked_until.is_some_and(|t| t <= now) {
-                *f = Failures::default();
-            }
-            f.count += 1;
-            if f.count >= MAX_FAILURES {
-                f.locked_until = Some(now + LOCK_TIME);
-                f.count = 0;
+            for k in &keys {
+                let f = tracked.entry(k.clone()).or_default();
+                if f.locked_until.is_some_and(|t| t <= now) {
+                    *f = Failures::default();
+                }
+                f.count += 1;
+                if f.count >= MAX_FAILURES {
+                    f.locked_until = Some(now + LOCK_TIME);
+                    f.count = 0;
+                }
             }
         }
-        if allowed {
-            Login::Allowed
-        } else {
-            Login::Refused
+        if !auth.allows(user, password) {
+            return Login::Refused;
         }
+        let mut tracked = self.tracked.lock().unwrap_or_else(|e| e.into_inner());
+        for k in &keys {
+            tracked.remove(k);
+        }
+        Login::Allowed
     }
 }
 
@@ -310,6 +326,15 @@ mod tests {
         assert_eq!(r, Login::Locked);
         let r = lockout.login(&auth, Some(here), Some("bob"), Some("right"));
         assert_eq!(r, Login::Locked);
+        // Names that are not users are not kept, however many are guessed.
+        let fresh = Lockout::default();
+        let local: IpAddr = "127.0.0.1".parse().unwrap();
+        for i in 0..100 {
+            let name = format!("guess{i}");
+            let r = fresh.login(&auth, Some(local), Some(&name), Some("x"));
+            assert_eq!(r, Login::Refused);
+        }
+        assert_eq!(fresh.tracked.lock().unwrap().len(), 0);
     }
 
     #[cfg(unix)]

@@ -420,13 +420,14 @@ impl Connection {
             let why = tokio::select! {
                 m = tokio::time::timeout_at(self.conn.deadline, rx.recv()) => match m {
                     Ok(m) => return m,
-                    Err(_) => "the client did not authenticate in time",
+                    Err(_) => Failure::new(
+                        status::UNAUTHORIZED,
+                        "the client did not authenticate in time (--auth-timeout)",
+                    ),
                 },
-                _ = self.conn.evicted() => {
-                    "too many connections wait to authenticate: the oldest are closed"
-                }
+                _ = self.conn.evicted() => unauthenticated_closed(),
             };
-            self.fail(Failure::new(status::UNAUTHORIZED, why));
+            self.fail(why);
             let _ = self.flush().await;
             return None;
         }
@@ -598,7 +599,21 @@ impl Connection {
         let login = match text("scheme").as_deref() {
             Some("basic") => {
                 let (user, password) = (text("principal"), text("credentials"));
-                self.shared.login(self.conn.peer, user, password).await
+                let login = self.shared.login(self.conn.peer, user, password);
+                // A check waiting for its turn still ends with the connection's deadline, and
+                // when its slot goes to a newcomer.
+                let deadline = self.conn.deadline;
+                let cut = tokio::select! {
+                    l = tokio::time::timeout_at(deadline, login) => l.ok(),
+                    _ = self.conn.evicted() => None,
+                };
+                match cut {
+                    Some(l) => l,
+                    None => {
+                        self.fail(unauthenticated_closed());
+                        return false;
+                    }
+                }
             }
             None | Some("none") if matches!(self.shared.options.auth, super::Auth::None) => {
                 Login::Allowed
@@ -607,11 +622,13 @@ impl Connection {
         };
         match login {
             Login::Allowed => {
+                // Its slot may have gone to a newcomer while the password was checked.
+                if self.conn.slot.as_ref().is_some_and(|s| !s.authenticated()) {
+                    self.fail(unauthenticated_closed());
+                    return false;
+                }
                 self.authed = true;
                 self.signals.authed.store(true, SeqCst);
-                if let Some(slot) = &self.conn.slot {
-                    slot.authenticated();
-                }
             }
             Login::Refused => self.fail(Failure::new(
                 status::UNAUTHORIZED,
@@ -1003,6 +1020,16 @@ fn well_formed(tag: u8, fields: &[PackValue]) -> bool {
 }
 
 const V5_1: Version = Version { major: 5, minor: 1 };
+
+/// The failure of a connection whose slot went to a newcomer before it authenticated
+/// (transient: drivers try again).
+fn unauthenticated_closed() -> Failure {
+    Failure::new(
+        status::TOO_MANY_CONNECTIONS,
+        "every connection slot is taken and too many connections wait to authenticate: the \
+         oldest are closed (--max-connections)",
+    )
+}
 
 /// What a finished auto-commit query or a commit reports as its bookmark: the graph is
 /// read-only, so every read sees the same state.

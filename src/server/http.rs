@@ -81,7 +81,7 @@ async fn handle(
             status::TOO_MANY_CONNECTIONS,
             "the server serves no more connections at once (--max-connections)",
         );
-        return error_reply(StatusCode::SERVICE_UNAVAILABLE, &f);
+        return closing(error_reply(StatusCode::SERVICE_UNAVAILABLE, &f));
     }
     let path = req.uri().path().to_string();
     let parts: Vec<&str> = path.trim_matches('/').split('/').collect();
@@ -148,7 +148,7 @@ async fn login(req: &Request<Incoming>, shared: &Arc<Shared>, conn: &Conn) -> Lo
 async fn read_body(body: Incoming, shared: &Shared) -> Result<Bytes, Response<Body>> {
     let (limit, rate) = (
         shared.options.max_message_bytes,
-        shared.options.min_body_rate,
+        shared.options.min_body_rate.max(1),
     );
     let started = tokio::time::Instant::now();
     let mut body = body;
@@ -215,8 +215,13 @@ async fn query(
         );
         return r;
     }
-    if let Some(slot) = &conn.slot {
-        slot.authenticated();
+    if conn.slot.as_ref().is_some_and(|s| !s.authenticated()) {
+        let f = Failure::new(
+            status::TOO_MANY_CONNECTIONS,
+            "every connection slot is taken and too many connections wait to authenticate \
+             (--max-connections)",
+        );
+        return closing(error_reply(StatusCode::SERVICE_UNAVAILABLE, &f));
     }
     if db != shared.options.database {
         let f = Failure::new(

@@ -148,6 +148,8 @@ pub(crate) struct Shared {
     pub metrics: metrics::Metrics,
     pub admission: Arc<admission::Admission>,
     pub lockout: auth::Lockout,
+    /// Password hashes checked at once.
+    pub hash_checks: Arc<tokio::sync::Semaphore>,
     /// Where queries run.
     pub queries: tokio::runtime::Handle,
     pub next_connection: std::sync::atomic::AtomicU64,
@@ -172,8 +174,16 @@ impl Shared {
         if !self.options.auth.hashed() {
             return check();
         }
+        // As many checks at once as there are cores: a flood of logins queues here (each
+        // connection's deadline still applies) rather than taking every thread.
+        let Ok(permit) = self.hash_checks.clone().acquire_owned().await else {
+            return auth::Login::Refused;
+        };
         self.queries
-            .spawn_blocking(check)
+            .spawn_blocking(move || {
+                let _permit = permit;
+                check()
+            })
             .await
             .unwrap_or(auth::Login::Refused)
     }
@@ -226,6 +236,7 @@ impl Server {
                 options,
                 metrics: metrics::Metrics::default(),
                 lockout: auth::Lockout::default(),
+                hash_checks: Arc::new(tokio::sync::Semaphore::new(cores())),
                 queries: tokio::runtime::Handle::current(),
                 next_connection: Default::default(),
             }),
@@ -248,8 +259,8 @@ impl Server {
     }
 
     /// Serves until `shutdown` completes; connections still open are then dropped (their
-    /// queries cancelled). Queries run on the runtime this is called on, connections on one
-    /// of their own.
+    /// queries cancelled). Queries run on the runtime [`Server::bind`] was called on,
+    /// connections on one of their own.
     pub async fn run(self, shutdown: impl std::future::Future<Output = ()>) -> Result<()> {
         let Server {
             shared,
@@ -293,13 +304,19 @@ impl Server {
     }
 }
 
+fn cores() -> usize {
+    std::thread::available_parallelism().map_or(2, |n| n.get())
+}
+
 /// The protocol's runtime; dropped, its tasks (every connection) are dropped with it.
 struct Io(Option<tokio::runtime::Runtime>);
 
 impl Io {
     fn start() -> Result<Io> {
+        // Threads of their own, as many as the cores (the OS shares the cores between them
+        // and the queries' threads): encoding results and decoding messages run here.
         tokio::runtime::Builder::new_multi_thread()
-            .worker_threads(1)
+            .worker_threads(cores())
             .thread_name("lance-csr-serve")
             .enable_all()
             .build()
