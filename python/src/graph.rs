@@ -356,6 +356,7 @@ impl Graph {
     /// Reads the datasets' latest versions (indexes of changed tables are rebuilt); waits for
     /// running queries. Returns how many index structures were rebuilt.
     fn refresh(&self, py: Python<'_>) -> PyResult<usize> {
+        crate::same_process(self.pid)?;
         let inner = self.inner.clone();
         wait(py, &self.interrupts, "", async move {
             let mut guard = inner.write().await;

@@ -14,7 +14,7 @@ mod values;
 use pyo3::prelude::*;
 use std::future::Future;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::Mutex;
+use std::sync::{Mutex, OnceLock};
 use std::time::Duration;
 
 /// How often a waiting query lets Python check for signals.
@@ -22,24 +22,33 @@ const SIGNAL_CHECK: Duration = Duration::from_millis(50);
 
 /// The runtime every query runs on, one per process: a child made by `fork` inherits the
 /// parent's without its threads, and gets one of its own (the parent's is left as it is).
+/// The first process's is read without a lock (a lock held by another thread when the
+/// process forked would never be let go in the child).
 pub(crate) fn runtime() -> &'static tokio::runtime::Runtime {
-    static RT: Mutex<Option<(u32, &'static tokio::runtime::Runtime)>> = Mutex::new(None);
+    static FIRST: OnceLock<(u32, tokio::runtime::Runtime)> = OnceLock::new();
+    static LATER: Mutex<Option<(u32, &'static tokio::runtime::Runtime)>> = Mutex::new(None);
     let pid = std::process::id();
-    let mut rt = RT.lock().unwrap_or_else(|e| e.into_inner());
+    let (owner, first) = FIRST.get_or_init(|| (pid, new_runtime()));
+    if *owner == pid {
+        return first;
+    }
+    let mut rt = LATER.lock().unwrap_or_else(|e| e.into_inner());
     match *rt {
         Some((owner, r)) if owner == pid => r,
         _ => {
-            let r: &'static _ = Box::leak(Box::new(
-                tokio::runtime::Builder::new_multi_thread()
-                    .enable_all()
-                    .thread_name("lance-csr")
-                    .build()
-                    .expect("a tokio runtime"),
-            ));
+            let r: &'static _ = Box::leak(Box::new(new_runtime()));
             *rt = Some((pid, r));
             r
         }
     }
+}
+
+fn new_runtime() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .thread_name("lance-csr")
+        .build()
+        .expect("a tokio runtime")
 }
 
 /// An error unless this is process `pid`: what a graph holds (its runtime's tasks, its
@@ -63,6 +72,11 @@ pub struct Interrupts {
 }
 
 impl Interrupts {
+    /// The interrupts so far: a wait started now stops at the next.
+    pub fn seen(&self) -> u64 {
+        self.count.load(Ordering::SeqCst)
+    }
+
     pub fn interrupt(&self) {
         self.count.fetch_add(1, Ordering::SeqCst);
         self.notify.notify_waiters();
@@ -81,16 +95,18 @@ where
     T: Send,
     F: Future<Output = lance_csr::Result<T>> + Send,
 {
-    match wait_any(py, &[interrupts], query, fut)? {
+    match wait_any(py, &[(interrupts, interrupts.seen())], query, fut)? {
         Ok(v) => Ok(v),
         Err(_) => Err(errors::Interrupted::new_err("the query was interrupted")),
     }
 }
 
-/// [`wait`], stopped by any of `interrupts`: `Err(i)` when the `i`th interrupted it.
+/// [`wait`], stopped by any of `interrupts` whose count has moved past the one given with it
+/// (taken by the caller before it decided to wait, so an interrupt in between is not lost):
+/// `Err(i)` when the `i`th interrupted it.
 pub(crate) fn wait_any<T, F>(
     py: Python<'_>,
-    interrupts: &[&Interrupts],
+    interrupts: &[(&Interrupts, u64)],
     query: &str,
     fut: F,
 ) -> PyResult<Result<T, usize>>
@@ -98,22 +114,21 @@ where
     T: Send,
     F: Future<Output = lance_csr::Result<T>> + Send,
 {
-    let seen: Vec<u64> = interrupts
-        .iter()
-        .map(|i| i.count.load(Ordering::SeqCst))
-        .collect();
+    let moved = || {
+        interrupts
+            .iter()
+            .position(|(i, seen)| i.count.load(Ordering::SeqCst) != *seen)
+    };
+    let waits: Vec<&Interrupts> = interrupts.iter().map(|(i, _)| *i).collect();
     let mut fut = std::pin::pin!(fut);
     loop {
-        let step = py.detach(|| runtime().block_on(step(&mut fut, interrupts)));
+        if let Some(i) = moved() {
+            return Ok(Err(i));
+        }
+        let step = py.detach(|| runtime().block_on(step(&mut fut, &waits)));
         match step {
             Some(r) => return r.map(Ok).map_err(|e| errors::to_py(e, Some(query))),
-            None => {
-                let now = interrupts.iter().map(|i| i.count.load(Ordering::SeqCst));
-                if let Some(i) = now.zip(&seen).position(|(now, seen)| now != *seen) {
-                    return Ok(Err(i));
-                }
-                py.check_signals()?;
-            }
+            None => py.check_signals()?,
         }
     }
 }

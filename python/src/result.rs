@@ -232,6 +232,8 @@ pub struct StreamReader {
     /// As Arrow readers get it ([`arrow_schema`]).
     pub schema: SchemaRef,
     pub query: String,
+    /// The process that ran the query.
+    pid: u32,
 }
 
 impl StreamReader {
@@ -242,6 +244,7 @@ impl StreamReader {
             named,
             stream,
             query: query.to_string(),
+            pid: std::process::id(),
         }
     }
 
@@ -264,6 +267,11 @@ impl Iterator for StreamReader {
     /// process: none escapes, and a reader inside an async runtime (where `block_on` panics)
     /// gets the batch from a thread of its own.
     fn next(&mut self) -> Option<Self::Item> {
+        if self.pid != std::process::id() {
+            let e = "this result was opened in the parent process, before it forked: run the \
+                     query in the child";
+            return Some(Err(ArrowError::ExternalError(e.into())));
+        }
         let query = self.query.clone();
         let panicked = || lance_csr::Error::Internal("reading a batch panicked".into());
         let read = std::panic::AssertUnwindSafe(|| {
@@ -369,7 +377,11 @@ impl Stream {
         }
         let reader = guard.as_mut().expect("checked");
         let query = reader.query.clone();
-        let interrupts = [&*self.interrupts, &self.closing];
+        // A close at any time ends it (its count starts at 0).
+        let interrupts = [
+            (&*self.interrupts, self.interrupts.seen()),
+            (&self.closing, 0),
+        ];
         match crate::wait_any(py, &interrupts, &query, reader.next_batch())? {
             Ok(Some(b)) => Ok(Some(b.to_pyarrow(py)?)),
             Ok(None) | Err(1) => {
@@ -388,7 +400,10 @@ impl Stream {
         let reader = guard.as_mut().expect("checked");
         let query = reader.query.clone();
         let mut batches = Vec::new();
-        let interrupts = [&*self.interrupts, &self.closing];
+        let interrupts = [
+            (&*self.interrupts, self.interrupts.seen()),
+            (&self.closing, 0),
+        ];
         loop {
             if self.closed.load(std::sync::atomic::Ordering::SeqCst) {
                 *guard = None;
@@ -399,7 +414,12 @@ impl Stream {
             match crate::wait_any(py, &interrupts, &query, reader.next_batch())? {
                 Ok(Some(b)) => batches.push(b),
                 Ok(None) => break,
-                Err(1) => continue,
+                Err(1) => {
+                    *guard = None;
+                    return Err(crate::errors::usage(
+                        "the stream was closed while it was read",
+                    ));
+                }
                 Err(_) => {
                     return Err(crate::errors::Interrupted::new_err(
                         "the query was interrupted",
@@ -421,7 +441,11 @@ impl Stream {
         self.closing.interrupt();
         // Never waited for holding the GIL: the reader needs it to stop.
         if let Ok(mut g) = self.reader.try_lock() {
-            *g = None;
+            match g.take() {
+                // The parent's, in a child made by `fork`: not ours to stop.
+                Some(r) if crate::same_process(self.pid).is_err() => std::mem::forget(r),
+                r => drop(r),
+            }
         }
     }
 

@@ -25,7 +25,12 @@ impl ResultStream {
         let mut batches = Vec::new();
         let mut held = 0usize;
         while let Some(b) = self.next_batch().await? {
-            held += b.get_array_memory_size();
+            // What this batch's rows take: slices of one larger batch share its buffers.
+            held += b
+                .columns()
+                .iter()
+                .map(|c| c.to_data().get_slice_memory_size().unwrap_or(0))
+                .sum::<usize>();
             if let Some(limit) = self.memory_limit.filter(|&l| held > l) {
                 self.drop_plan();
                 return Err(Error::Limit(
