@@ -1,5 +1,5 @@
-//! The memory one evaluation of a function may build values with (`--memory-limit`, else
-//! half the memory the process may have): read
+//! The memory one evaluation of a function may build values with (half of `--memory-limit`,
+//! else a quarter of the memory the process may have): read
 //! by the functions whose output grows with their arguments' values rather than their sizes
 //! (`range`), and by list comprehensions, through the session's config.
 
@@ -18,20 +18,21 @@ impl ConfigExtension for CypherOptions {
     const PREFIX: &'static str = "cypher";
 }
 
-/// The limit in `config`; without one, half the memory the process may have (a value past it
-/// would fail to allocate and abort the process).
+/// The limit in `config`; without one, a quarter of the memory the process may have (a value
+/// past it would fail to allocate and abort the process).
 pub fn limit(config: &ConfigOptions) -> Option<usize> {
     config
         .extensions
         .get::<CypherOptions>()
         .map(|o| o.value_bytes_limit)
         .filter(|&l| l > 0)
-        .or_else(|| *MACHINE_HALF)
+        .or_else(|| *DEFAULT_BUDGET)
 }
 
-/// Half the memory the process may have.
-static MACHINE_HALF: std::sync::LazyLock<Option<usize>> =
-    std::sync::LazyLock::new(|| available_memory().map(|b| b / 2));
+/// A quarter of the memory the process may have: half of it for the query, and half of that
+/// for one value (what reads a value may copy it whole).
+static DEFAULT_BUDGET: std::sync::LazyLock<Option<usize>> =
+    std::sync::LazyLock::new(|| available_memory().map(|b| b / 4));
 
 /// The memory the process may have: the machine's (Linux: /proc/meminfo), or less where its
 /// control group (v2 `memory.max` of its group and the groups above, v1

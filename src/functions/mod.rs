@@ -282,6 +282,10 @@ impl Udf {
                 CypherFn::Now => Signature::any(4, Volatility::Immutable),
                 // Volatile: never evaluated while planning (it exists to fail at run time).
                 CypherFn::Fail => Signature::any(f.arity(), Volatility::Volatile),
+                // Volatile: never folded into a literal while planning, where its list (as
+                // large as the memory limit allows) would be held and printed as the
+                // expression's name, past any limit.
+                CypherFn::Range => Signature::any(f.arity(), Volatility::Volatile),
                 _ => Signature::any(f.arity(), Volatility::Immutable),
             },
         }

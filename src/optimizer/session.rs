@@ -136,7 +136,8 @@ pub fn session(options: &GraphOptions, counters: Arc<RuleCounters>) -> Result<Se
         .with_information_schema(false)
         .with_extension(Arc::new(switches))
         .with_option_extension(crate::functions::budget::CypherOptions {
-            value_bytes_limit: options.memory_limit.unwrap_or(0),
+            // Half: what reads a value may copy it whole (UNWIND does).
+            value_bytes_limit: options.memory_limit.map_or(0, |l| (l / 2).max(1)),
         });
     if let Some(n) = options.target_partitions {
         cfg = cfg.with_target_partitions(n);
