@@ -91,6 +91,7 @@ def test_stalled_unauthenticated_clients_do_not_lock_out_a_driver(cli, sample_pa
             except (ConnectionError, OSError):
                 pass
         assert told >= 1
+        assert srv.metric('lance_csr_connections_closed_total{reason="evicted"}') >= 16
     finally:
         for s in held:
             s.close()
@@ -148,6 +149,7 @@ def test_an_unread_result_is_dropped_after_the_idle_timeout(cli, social_path, tm
         x, _ = answers(srv)
         assert x == 1
         assert srv.metric("lance_csr_connections_open") <= 1
+        assert srv.metric('lance_csr_connections_closed_total{reason="idle"}') >= 4
         # Its queries stopped: the server's CPU is idle again.
         before = cpu_seconds(srv)
         time.sleep(1)
@@ -221,6 +223,8 @@ def test_failed_logins_are_rate_limited(cli, sample_path, tmp_path):
         # Over HTTP too: the user is locked.
         code = http_status(srv, (USER, PASSWORD))
         assert code == 401
+        assert srv.metric('lance_csr_logins_refused_total{reason="wrong"}') >= 3
+        assert srv.metric('lance_csr_logins_refused_total{reason="locked"}') >= 2
         time.sleep(5.5)
         x, _ = answers(srv)
         assert x == 1

@@ -9,6 +9,7 @@
 //! records are written out as they are encoded: a large result is never held.
 
 use super::auth::Login;
+use super::metrics::Closed;
 use super::packstream::{PackValue, Packer, Unpacker};
 use super::running::Running;
 use super::status::{self, Failure};
@@ -159,10 +160,12 @@ pub(super) async fn serve(mut io: Box<dyn IoBox>, shared: Arc<Shared>, conn: Con
     let handshake = tokio::time::timeout_at(conn.deadline, handshake(&mut io));
     let version = tokio::select! {
         v = handshake => v,
-        _ = conn.evicted() => return,
+        _ = conn.evicted() => return shared.metrics.closed(Closed::Evicted),
     };
-    let Ok(Ok(Some(version))) = version else {
-        return;
+    let version = match version {
+        Ok(Ok(Some(v))) => v,
+        Err(_) => return shared.metrics.closed(Closed::AuthTimeout),
+        _ => return,
     };
     let (rd, wr) = tokio::io::split(io);
     let signals = Arc::new(Signals::default());
@@ -420,14 +423,11 @@ impl Connection {
             let why = tokio::select! {
                 m = tokio::time::timeout_at(self.conn.deadline, rx.recv()) => match m {
                     Ok(m) => return m,
-                    Err(_) => Failure::new(
-                        status::UNAUTHORIZED,
-                        "the client did not authenticate in time (--auth-timeout)",
-                    ),
+                    Err(_) => Closed::AuthTimeout,
                 },
-                _ = self.conn.evicted() => unauthenticated_closed(),
+                _ = self.conn.evicted() => Closed::Evicted,
             };
-            self.fail(why);
+            self.closed(why);
             let _ = self.flush().await;
             return None;
         }
@@ -436,7 +436,25 @@ impl Connection {
         }
         // Nothing is said: the client is not reading, and its result is dropped.
         let idle = self.shared.options.idle_timeout;
-        tokio::time::timeout(idle, rx.recv()).await.ok().flatten()
+        match tokio::time::timeout(idle, rx.recv()).await {
+            Ok(m) => m,
+            Err(_) => {
+                self.shared.metrics.closed(Closed::Idle);
+                None
+            }
+        }
+    }
+
+    /// Closes an unauthenticated connection for `why`, saying so.
+    fn closed(&mut self, why: Closed) {
+        self.shared.metrics.closed(why);
+        self.fail(match why {
+            Closed::Evicted => unauthenticated_closed(),
+            _ => Failure::new(
+                status::UNAUTHORIZED,
+                "the client did not authenticate in time (--auth-timeout)",
+            ),
+        });
     }
 
     /// Past the connection limit: the first message is answered with a failure.
@@ -604,13 +622,13 @@ impl Connection {
                 // when its slot goes to a newcomer.
                 let deadline = self.conn.deadline;
                 let cut = tokio::select! {
-                    l = tokio::time::timeout_at(deadline, login) => l.ok(),
-                    _ = self.conn.evicted() => None,
+                    l = tokio::time::timeout_at(deadline, login) => l.map_err(|_| Closed::AuthTimeout),
+                    _ = self.conn.evicted() => Err(Closed::Evicted),
                 };
                 match cut {
-                    Some(l) => l,
-                    None => {
-                        self.fail(unauthenticated_closed());
+                    Ok(l) => l,
+                    Err(why) => {
+                        self.closed(why);
                         return false;
                     }
                 }
@@ -624,21 +642,27 @@ impl Connection {
             Login::Allowed => {
                 // Its slot may have gone to a newcomer while the password was checked.
                 if self.conn.slot.as_ref().is_some_and(|s| !s.authenticated()) {
-                    self.fail(unauthenticated_closed());
+                    self.closed(Closed::Evicted);
                     return false;
                 }
                 self.authed = true;
                 self.signals.authed.store(true, SeqCst);
             }
-            Login::Refused => self.fail(Failure::new(
-                status::UNAUTHORIZED,
-                "The client is unauthorized due to authentication failure.",
-            )),
-            Login::Locked => self.fail(Failure::new(
-                status::AUTH_RATE_LIMIT,
-                "The client has provided incorrect authentication details too many times in a \
-                 row: wait 5 seconds before trying again.",
-            )),
+            Login::Refused => {
+                self.shared.metrics.logins_wrong.fetch_add(1, SeqCst);
+                self.fail(Failure::new(
+                    status::UNAUTHORIZED,
+                    "The client is unauthorized due to authentication failure.",
+                ))
+            }
+            Login::Locked => {
+                self.shared.metrics.logins_locked.fetch_add(1, SeqCst);
+                self.fail(Failure::new(
+                    status::AUTH_RATE_LIMIT,
+                    "The client has provided incorrect authentication details too many times \
+                     in a row: wait 5 seconds before trying again.",
+                ))
+            }
         }
         self.authed
     }

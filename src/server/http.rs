@@ -35,6 +35,8 @@ pub(super) async fn serve(io: Box<dyn IoBox>, shared: Arc<Shared>, conn: Conn) {
     }
     let conn = Arc::new(conn);
     let shared_timeout = shared.options.auth_timeout;
+    let shared_metrics = shared.clone();
+    let shared_metrics = &shared_metrics.metrics;
     let svc = {
         let conn = conn.clone();
         hyper::service::service_fn(move |req| {
@@ -51,7 +53,7 @@ pub(super) async fn serve(io: Box<dyn IoBox>, shared: Arc<Shared>, conn: Conn) {
     // Until a request authenticates, the slot may go to a newer connection.
     tokio::select! {
         _ = serving => {}
-        _ = conn.evicted() => {}
+        _ = conn.evicted() => shared_metrics.closed(super::metrics::Closed::Evicted),
     }
 }
 
@@ -169,6 +171,7 @@ async fn read_body(body: Incoming, shared: &Shared) -> Result<Bytes, Response<Bo
                      second after the first {} s)",
                     shared.options.auth_timeout.as_secs_f64()
                 ));
+                shared.metrics.closed(super::metrics::Closed::SlowBody);
                 return Err(closing(error_reply(StatusCode::REQUEST_TIMEOUT, &f)));
             }
         };
@@ -200,6 +203,11 @@ async fn query(
     let started = Instant::now();
     let login = login(&req, &shared, conn).await;
     if login != Login::Allowed {
+        let counter = match login {
+            Login::Locked => &shared.metrics.logins_locked,
+            _ => &shared.metrics.logins_wrong,
+        };
+        counter.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         let f = match login {
             Login::Locked => Failure::new(
                 status::AUTH_RATE_LIMIT,

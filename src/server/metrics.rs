@@ -1,5 +1,6 @@
 //! Counters for `GET /metrics` (Prometheus' text format): connections, queries and failures
-//! per protocol, and a latency histogram (from a query's arrival to its last row sent).
+//! per protocol, a latency histogram (from a query's arrival to its last row sent), and the
+//! connections the server closed and the logins it refused, by reason.
 
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 use std::time::Duration;
@@ -25,6 +26,43 @@ pub struct Metrics {
     pub connections_open: AtomicU64,
     pub connections_total: AtomicU64,
     pub connections_refused: AtomicU64,
+    /// Connections closed by the server, by [`Closed`].
+    closed: [AtomicU64; Closed::ALL.len()],
+    /// Logins refused: a wrong name or password, and while locked.
+    pub logins_wrong: AtomicU64,
+    pub logins_locked: AtomicU64,
+}
+
+/// Why the server closed a connection.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Closed {
+    /// Its slot went to a newcomer before it authenticated.
+    Evicted,
+    /// It did not finish its handshakes and authentication in time (HTTP: its headers).
+    AuthTimeout,
+    /// It left a result or transaction open without a word, or read nothing of what the
+    /// server wrote, for the idle timeout.
+    Idle,
+    /// Its HTTP request body came slower than the minimum rate.
+    SlowBody,
+}
+
+impl Closed {
+    const ALL: [Closed; 4] = [
+        Closed::Evicted,
+        Closed::AuthTimeout,
+        Closed::Idle,
+        Closed::SlowBody,
+    ];
+
+    fn label(self) -> &'static str {
+        match self {
+            Closed::Evicted => "evicted",
+            Closed::AuthTimeout => "auth_timeout",
+            Closed::Idle => "idle",
+            Closed::SlowBody => "slow_body",
+        }
+    }
 }
 
 impl Counters {
@@ -78,6 +116,10 @@ impl Counters {
 }
 
 impl Metrics {
+    pub fn closed(&self, why: Closed) {
+        self.closed[why as usize].fetch_add(1, Relaxed);
+    }
+
     /// Everything in Prometheus' text exposition format.
     pub fn render(&self) -> String {
         let mut out = String::new();
@@ -101,6 +143,24 @@ impl Metrics {
             "lance_csr_connections_refused_total {}\n",
             self.connections_refused.load(Relaxed)
         ));
+        out.push_str("# TYPE lance_csr_connections_closed_total counter\n");
+        for why in Closed::ALL {
+            out.push_str(&format!(
+                "lance_csr_connections_closed_total{{reason=\"{}\"}} {}\n",
+                why.label(),
+                self.closed[why as usize].load(Relaxed)
+            ));
+        }
+        out.push_str("# TYPE lance_csr_logins_refused_total counter\n");
+        for (reason, n) in [
+            ("wrong", &self.logins_wrong),
+            ("locked", &self.logins_locked),
+        ] {
+            out.push_str(&format!(
+                "lance_csr_logins_refused_total{{reason=\"{reason}\"}} {}\n",
+                n.load(Relaxed)
+            ));
+        }
         out
     }
 }
@@ -110,11 +170,12 @@ mod tests {
     use super::*;
 
     #[test]
-    fn the_histogram_is_cumulative() {
+    fn the_histogram_is_cumulative_and_closings_are_counted_by_reason() {
         let m = Metrics::default();
         m.bolt.record(Duration::from_micros(50), true);
         m.bolt.record(Duration::from_millis(3), false);
         m.bolt.record(Duration::from_secs(60), true);
+        m.closed(Closed::Idle);
         let text = m.render();
         for line in [
             "lance_csr_queries_total{protocol=\"bolt\"} 3",
@@ -124,6 +185,9 @@ mod tests {
             "lance_csr_query_duration_seconds_bucket{protocol=\"bolt\",le=\"30\"} 2",
             "lance_csr_query_duration_seconds_bucket{protocol=\"bolt\",le=\"+Inf\"} 3",
             "lance_csr_queries_total{protocol=\"http\"} 0",
+            "lance_csr_connections_closed_total{reason=\"idle\"} 1",
+            "lance_csr_connections_closed_total{reason=\"evicted\"} 0",
+            "lance_csr_logins_refused_total{reason=\"locked\"} 0",
         ] {
             assert!(text.contains(line), "{line} not in\n{text}");
         }

@@ -377,17 +377,20 @@ async fn accept_loop(
         let shared = shared.clone();
         let tls = tls.clone();
         tasks.spawn(async move {
-            let socket = WriteDeadline::new(socket, shared.options.idle_timeout);
+            let socket = WriteDeadline::new(socket, shared.clone());
             let io: Box<dyn IoBox> = match tls {
                 Some(acceptor) => {
                     let handshake = tokio::time::timeout_at(conn.deadline, acceptor.accept(socket));
                     let stream = tokio::select! {
                         s = handshake => s,
-                        _ = conn.evicted() => return,
+                        _ = conn.evicted() => {
+                            return shared.metrics.closed(metrics::Closed::Evicted)
+                        }
                     };
                     match stream {
                         Ok(Ok(s)) => Box::new(s),
-                        _ => return,
+                        Err(_) => return shared.metrics.closed(metrics::Closed::AuthTimeout),
+                        Ok(Err(_)) => return,
                     }
                 }
                 None => Box::new(socket),
@@ -426,31 +429,41 @@ impl Conn {
 /// behind it) forever.
 struct WriteDeadline<T> {
     inner: T,
-    limit: Duration,
+    /// Its idle timeout, and where the closing is counted.
+    shared: Arc<Shared>,
     /// Since the first write the client did not take.
     stalled: Option<std::pin::Pin<Box<tokio::time::Sleep>>>,
+    /// The deadline passed: every write fails.
+    given_up: bool,
 }
 
 impl<T> WriteDeadline<T> {
-    fn new(inner: T, limit: Duration) -> Self {
+    fn new(inner: T, shared: Arc<Shared>) -> Self {
         Self {
             inner,
-            limit,
+            shared,
             stalled: None,
+            given_up: false,
         }
     }
 
-    /// `Pending` from the socket: pending still, or an error once stalled for `limit`.
+    /// `Pending` from the socket: pending still, or an error once stalled for the idle
+    /// timeout.
     fn stall<R>(&mut self, cx: &mut std::task::Context<'_>) -> Poll<std::io::Result<R>> {
-        let limit = self.limit;
+        let limit = self.shared.options.idle_timeout;
         let sleep = self
             .stalled
             .get_or_insert_with(|| Box::pin(tokio::time::sleep(limit)));
         match sleep.as_mut().poll(cx) {
-            Poll::Ready(()) => Poll::Ready(Err(std::io::Error::new(
-                std::io::ErrorKind::TimedOut,
-                "the client read nothing for the idle timeout",
-            ))),
+            Poll::Ready(()) => {
+                if !std::mem::replace(&mut self.given_up, true) {
+                    self.shared.metrics.closed(metrics::Closed::Idle);
+                }
+                Poll::Ready(Err(std::io::Error::new(
+                    std::io::ErrorKind::TimedOut,
+                    "the client read nothing for the idle timeout",
+                )))
+            }
             Poll::Pending => Poll::Pending,
         }
     }
