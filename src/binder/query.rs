@@ -27,9 +27,16 @@ use std::collections::BTreeMap;
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) struct ParamSlot {
     pub data_type: DataType,
-    /// The value as the literal that writes it (what the planner lowers).
+    /// The value as the literal that writes it (what the planner lowers); for a
+    /// [`Self::compact`] list, the parameter itself.
     pub literal: ast::Expr,
+    /// A long list of numbers, strings or booleans, held as one Arrow list: written as a
+    /// literal it would take a syntax tree node, then an expression, per element.
+    pub compact: Option<datafusion::common::ScalarValue>,
 }
+
+/// Lists of at least this many elements are held [compact](ParamSlot::compact).
+pub(crate) const COMPACT_ITEMS: usize = 1024;
 
 impl ParamSlot {
     /// A number, string or boolean (not null, a list or a map): a value a cached plan can
@@ -568,6 +575,22 @@ impl QueryBinder<'_> {
         let Some(v) = self.params.get(p) else {
             return sem_err!(MissingParameter, span, "Missing parameter ${p}");
         };
+        let compact = match v {
+            Value::List(items) if items.len() >= COMPACT_ITEMS => {
+                crate::functions::any::typed_list(items)
+            }
+            _ => None,
+        };
+        if let Some(list) = compact {
+            let literal = ast::Expr::new(ExprKind::Param(p.to_string()), span);
+            let slot = ParamSlot {
+                data_type: list.data_type(),
+                literal,
+                compact: Some(list),
+            };
+            self.out.insert(p.to_string(), slot);
+            return Ok(());
+        }
         let (Some(literal), Ok(scalar)) = (v.to_literal(span), v.to_scalar()) else {
             return sem_err!(
                 InvalidArgumentType,
@@ -580,6 +603,7 @@ impl QueryBinder<'_> {
             ParamSlot {
                 data_type: scalar.data_type(),
                 literal,
+                compact: None,
             },
         );
         Ok(())

@@ -332,6 +332,13 @@ impl ScalarUDFImpl for Udf {
         if self.f == CypherFn::Fail && args.number_rows == 0 {
             return Ok(args.args[3].clone());
         }
+        if let (CypherFn::In, [x, ColumnarValue::Scalar(list @ ScalarValue::List(_))]) =
+            (self.f, args.args.as_slice())
+        {
+            if let Some(out) = in_constant_list(x, list, args.number_rows)? {
+                return Ok(out);
+            }
+        }
         let (scalar, n) = rows_to_evaluate(&args);
         let arrays = args
             .args
@@ -589,6 +596,70 @@ fn identities(
     };
     let ((kx, ix), (ky, iy)) = (id(x)?, id(y)?);
     (kx == ky).then_some((ix, iy))
+}
+
+/// `x IN list` with one list for every row (a literal, a parameter): the list read once,
+/// not copied into each row, and integers and strings looked up in a hash set. `None` where
+/// `x` or the elements are not plain values (nodes go by identity, in [`membership`]).
+fn in_constant_list(
+    x: &ColumnarValue,
+    list: &ScalarValue,
+    number_rows: usize,
+) -> Result<Option<ColumnarValue>> {
+    use std::collections::HashSet;
+    let plain = |t: &DataType| {
+        matches!(
+            t,
+            DataType::Int64 | DataType::Float64 | DataType::Utf8 | DataType::Boolean
+        )
+    };
+    let list = list.to_array()?;
+    let list = list.as_list::<i32>();
+    let items = list.values();
+    if !plain(&x.data_type()) || !(plain(items.data_type()) || items.data_type().is_null()) {
+        return Ok(None);
+    }
+    let scalar = matches!(x, ColumnarValue::Scalar(_));
+    let n = if scalar { 1 } else { number_rows };
+    let xs = x.to_array(n)?;
+    let mut b = BooleanBuilder::with_capacity(n);
+    // Three-valued: found, else null when x or an element is null (and there are elements).
+    let has_null = items.null_count() > 0;
+    let outcome = |found: bool, x_null: bool| match (found, items.is_empty()) {
+        (true, _) => Some(true),
+        (false, true) => Some(false),
+        _ if x_null || has_null => None,
+        _ => Some(false),
+    };
+    if list.is_null(0) {
+        b.append_nulls(n);
+    } else if let (Some(xs), Some(ys)) = (
+        xs.as_primitive_opt::<arrow::datatypes::Int64Type>(),
+        items.as_primitive_opt::<arrow::datatypes::Int64Type>(),
+    ) {
+        let set: HashSet<i64> = ys.iter().flatten().collect();
+        for x in xs.iter() {
+            b.append_option(outcome(x.is_some_and(|x| set.contains(&x)), x.is_none()));
+        }
+    } else if let (Some(xs), Some(ys)) = (xs.as_string_opt::<i32>(), items.as_string_opt::<i32>()) {
+        let set: HashSet<&str> = ys.iter().flatten().collect();
+        for x in xs.iter() {
+            b.append_option(outcome(x.is_some_and(|x| set.contains(x)), x.is_none()));
+        }
+    } else {
+        // Mixed numbers, floats (NaN equals nothing), booleans: value by value, the list
+        // made a value once.
+        let elems = Value::List((0..items.len()).map(|i| value_at(items, i)).collect());
+        for i in 0..n {
+            b.append_option(member(&value_at(xs.as_ref(), i), &elems));
+        }
+    }
+    let out: ArrayRef = Arc::new(b.finish());
+    Ok(Some(if scalar {
+        ColumnarValue::Scalar(ScalarValue::try_from_array(&out, 0)?)
+    } else {
+        ColumnarValue::Array(out)
+    }))
 }
 
 /// `x IN list`: by identity where `x` and the list's elements are node (relationship)
@@ -1070,6 +1141,57 @@ mod tests {
 
     fn eval(f: CypherFn, args: Vec<ArrayRef>) -> Result<ArrayRef> {
         Udf::new(f).eval(&args, &Default::default())
+    }
+
+    /// `x IN list` of one list for every row answers as the list copied into each row does.
+    #[test]
+    fn membership_in_a_constant_list_is_membership_row_by_row() {
+        use any::typed_list;
+        let s = |x: &str| Value::Str(x.into());
+        let (i, f, n) = (Value::Int, Value::Float, Value::Null);
+        let lists = [
+            vec![i(1), i(2), n.clone()],
+            vec![i(1), i(2)],
+            vec![s("a"), s("b")],
+            vec![s("a"), n.clone()],
+            vec![f(1.0), f(f64::NAN)],
+            vec![Value::Bool(true)],
+        ];
+        let xs: Vec<(ArrayRef, DataType)> = vec![
+            (
+                Arc::new(Int64Array::from(vec![Some(1), Some(3), None])),
+                DataType::Int64,
+            ),
+            (
+                Arc::new(StringArray::from(vec![Some("a"), Some("c"), None])),
+                DataType::Utf8,
+            ),
+            (
+                Arc::new(arrow::array::Float64Array::from(vec![
+                    Some(1.0),
+                    Some(f64::NAN),
+                    None,
+                ])),
+                DataType::Float64,
+            ),
+        ];
+        for items in &lists {
+            let list = typed_list(items).unwrap();
+            let empty = ScalarValue::List(ScalarValue::new_list_nullable(&[], &DataType::Int64));
+            for list in [list, empty] {
+                for (x, _) in &xs {
+                    let n = x.len();
+                    let rows = ColumnarValue::Scalar(list.clone()).to_array(n).unwrap();
+                    let want = membership(&[x.clone(), rows]).unwrap();
+                    let got = in_constant_list(&ColumnarValue::Array(x.clone()), &list, n)
+                        .unwrap()
+                        .expect("plain values")
+                        .to_array(n)
+                        .unwrap();
+                    assert_eq!(&got, &want, "{x:?} IN {list}");
+                }
+            }
+        }
     }
 
     #[test]

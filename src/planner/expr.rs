@@ -240,6 +240,9 @@ impl<'c> Lowerer<'c> {
                 if let Some(ph) = self.param_placeholder(p) {
                     return Ok(ph);
                 }
+                if let Some(list) = self.param_compact(p) {
+                    return Ok(lit(list));
+                }
                 let Some(v) = self.param_literal(p) else {
                     return sem_err!(MissingParameter, e.span, "Missing parameter ${p}");
                 };

@@ -96,6 +96,8 @@ pub struct Lowerer<'c> {
     /// The parameters the query reads, as the literals that write them (from the bound
     /// query's slots; lowered like literals).
     pub params: BTreeMap<String, ast::Expr>,
+    /// Long lists among them, as Arrow lists (their literal is the parameter itself).
+    pub(crate) compact_params: BTreeMap<String, datafusion::common::ScalarValue>,
     /// The query's CALLs, bound.
     pub(crate) calls: Vec<crate::binder::call::BoundCall>,
     /// Lowering a plan to be cached: scalar parameters (number, string, boolean) become
@@ -206,6 +208,7 @@ impl<'c> Lowerer<'c> {
             catalog,
             indexes: None,
             params: BTreeMap::new(),
+            compact_params: BTreeMap::new(),
             calls: Vec::new(),
             placeholders: false,
             param_types: Default::default(),
@@ -240,6 +243,14 @@ impl<'c> Lowerer<'c> {
     pub(crate) fn param_literal(&self, p: &str) -> Option<&ast::Expr> {
         self.baked.borrow_mut().insert(p.to_string());
         self.params.get(p)
+    }
+
+    /// Parameter `p`'s value when it is a long list held as an Arrow list (the plan is then
+    /// built for this value).
+    pub(crate) fn param_compact(&self, p: &str) -> Option<datafusion::common::ScalarValue> {
+        let v = self.compact_params.get(p)?.clone();
+        self.baked.borrow_mut().insert(p.to_string());
+        Some(v)
     }
 
     /// Parameter `p` as a typed placeholder (placeholder mode, scalar values).
@@ -286,6 +297,11 @@ impl<'c> Lowerer<'c> {
             .params
             .iter()
             .map(|(k, slot)| (k.clone(), slot.literal.clone()))
+            .collect();
+        self.compact_params = bound
+            .params
+            .iter()
+            .filter_map(|(k, slot)| Some((k.clone(), slot.compact.clone()?)))
             .collect();
         self.calls = bound.calls.clone();
         let q = &bound.query;

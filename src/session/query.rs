@@ -82,10 +82,8 @@ impl Graph {
         Ok(CachedPlan {
             columns: lowered.columns,
             schema: Arc::new(optimized.schema().as_arrow().clone()),
-            baked: params
-                .iter()
-                .map(|(k, v)| (k.clone(), Some(v.clone())))
-                .collect(),
+            // Never cached (`Reuse::None`): no values to check later, and none copied.
+            baked: vec![],
             logical: optimized,
             physical: Some(physical),
             reuse: Reuse::None,
@@ -115,6 +113,15 @@ impl Graph {
         let Some((lowered, baked, optimized)) = template else {
             return self.plan_bound(query, params).await;
         };
+        // A plan built for a long list's value is not kept: its copy of the list would be,
+        // and it serves only calls with that very list.
+        let long = |k: &String| {
+            matches!(params.get(k), Some(Value::List(xs))
+                if xs.len() >= crate::binder::query::COMPACT_ITEMS)
+        };
+        if baked.iter().any(long) {
+            return self.plan_bound(query, params).await;
+        }
         let mut reuse = reuse_of_optimized(&optimized);
         if reuse == Reuse::None {
             return self.plan_bound(query, params).await;

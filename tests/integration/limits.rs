@@ -151,6 +151,51 @@ async fn a_range_of_constants_is_computed_when_the_query_runs_not_while_it_plans
     assert_eq!(common::lines(&r), vec!["3000000|4500001500000"]);
 }
 
+/// A long list parameter (held as one Arrow list, not a literal per element) answers as the
+/// same list written in the query does: its size, items, UNWIND, and three-valued IN from
+/// every row.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_long_list_parameter_answers_as_the_list_written_in_the_query() {
+    use lance_csr::Value;
+    let g = complete(3, GraphOptions::default()).await;
+    let mut ints: Vec<Value> = (0..3000).map(|i| Value::Int(i * 3)).collect();
+    ints[1500] = Value::Null;
+    let strs: Vec<Value> = (0..2000).map(|i| Value::Str(format!("s{i}"))).collect();
+    let written = |xs: &[Value]| {
+        let items: Vec<String> = xs
+            .iter()
+            .map(|v| match v {
+                Value::Int(i) => i.to_string(),
+                Value::Str(s) => format!("'{s}'"),
+                _ => "null".to_string(),
+            })
+            .collect();
+        format!("[{}]", items.join(", "))
+    };
+    let queries = [
+        "RETURN size($xs) AS n, $xs[2999] AS last, $xs[-2] AS before, $xs[1500] AS hole",
+        "UNWIND $xs AS x RETURN count(x) AS c, sum(x) AS s, count(*) AS rows",
+        "UNWIND range(0, 9100, 7) AS y RETURN count(*) AS n, \
+         sum(CASE WHEN y IN $xs THEN 1 ELSE 0 END) AS hits, \
+         sum(CASE WHEN (y IN $xs) IS NULL THEN 1 ELSE 0 END) AS unknown",
+        "UNWIND ['s5', 'x', null, 's1999'] AS y RETURN y, y IN $ss AS found",
+        "MATCH (n:N) WHERE n.id * 3 IN $xs RETURN count(n) AS n",
+    ];
+    let params = Params::from([
+        ("xs".to_string(), Value::List(ints.clone())),
+        ("ss".to_string(), Value::List(strs.clone())),
+    ]);
+    for q in queries {
+        let inline = q
+            .replace("$xs", &written(&ints))
+            .replace("$ss", &written(&strs));
+        let want = common::run(&g, &inline).await;
+        let got = g.query(q, &params).await.unwrap();
+        assert_eq!(common::lines(&got), common::lines(&want), "{q}");
+        assert!(!common::lines(&got).is_empty());
+    }
+}
+
 /// A chain of `n` nodes (`i -> i + 1`) written as Lance datasets in `dir`, opened with
 /// `options` (a count over it loads no column: only what the count holds takes memory).
 async fn chain(dir: &std::path::Path, n: i64, options: GraphOptions) -> Graph {
