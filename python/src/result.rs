@@ -309,9 +309,9 @@ pub struct Stream {
     columns: Vec<String>,
     schema: SchemaRef,
     interrupts: Arc<crate::Interrupts>,
-    /// `close` from another thread than the one reading: the reader stops and drops it.
+    /// `close` from another thread than the one reading: the reader stops and drops it (a
+    /// count past 0: closed).
     closing: crate::Interrupts,
-    closed: std::sync::atomic::AtomicBool,
     /// The process that ran the query (a child made by `fork` cannot read it).
     pid: u32,
 }
@@ -324,7 +324,6 @@ impl Stream {
             reader: std::sync::Mutex::new(Some(reader)),
             interrupts,
             closing: crate::Interrupts::default(),
-            closed: Default::default(),
             pid: std::process::id(),
         }
     }
@@ -371,10 +370,6 @@ impl Stream {
             Err(_) if self.reader.try_lock().is_ok_and(|g| g.is_none()) => return Ok(None),
             Err(e) => return Err(e),
         };
-        if self.closed.load(std::sync::atomic::Ordering::SeqCst) {
-            *guard = None;
-            return Ok(None);
-        }
         let reader = guard.as_mut().expect("checked");
         let query = reader.query.clone();
         // A close at any time ends it (its count starts at 0).
@@ -405,12 +400,6 @@ impl Stream {
             (&self.closing, 0),
         ];
         loop {
-            if self.closed.load(std::sync::atomic::Ordering::SeqCst) {
-                *guard = None;
-                return Err(crate::errors::usage(
-                    "the stream was closed while it was read",
-                ));
-            }
             match crate::wait_any(py, &interrupts, &query, reader.next_batch())? {
                 Ok(Some(b)) => batches.push(b),
                 Ok(None) => break,
@@ -437,7 +426,6 @@ impl Stream {
     /// Stops the query (its remaining rows are not computed). From another thread than the
     /// one reading, it returns at once: the reader stops at its next wait, its iteration ends.
     fn close(&self) {
-        self.closed.store(true, std::sync::atomic::Ordering::SeqCst);
         self.closing.interrupt();
         // Never waited for holding the GIL: the reader needs it to stop.
         if let Ok(mut g) = self.reader.try_lock() {

@@ -637,15 +637,20 @@ def test_the_query_api_over_http(server, sample):
 
 # ---- TLS and where the server may listen ----
 
-def test_tls(cli, sample_path, tmp_path):
+def tls_server(cli, graph, tmp_path, *extra):
+    """A server over TLS with a certificate of a CA made for it (`tmp_path / "ca.pem"`)."""
     import trustme
     ca = trustme.CA()
     cert = ca.issue_cert("127.0.0.1", "localhost")
     cert.private_key_pem.write_to_path(str(tmp_path / "key.pem"))
     cert.cert_chain_pems[0].write_to_path(str(tmp_path / "cert.pem"))
     ca.cert_pem.write_to_path(str(tmp_path / "ca.pem"))
-    srv = Server(cli, sample_path, tmp_path, "--tls-cert", str(tmp_path / "cert.pem"),
-                 "--tls-key", str(tmp_path / "key.pem"))
+    return Server(cli, graph, tmp_path, "--tls-cert", str(tmp_path / "cert.pem"),
+                  "--tls-key", str(tmp_path / "key.pem"), *extra)
+
+
+def test_tls(cli, sample_path, tmp_path):
+    srv = tls_server(cli, sample_path, tmp_path)
     try:
         trust = neo4j.TrustCustomCAs(str(tmp_path / "ca.pem"))
         with srv.driver("bolt", encrypted=True, trusted_certificates=trust) as d:

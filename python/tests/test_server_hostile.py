@@ -16,7 +16,7 @@ import neo4j
 import pytest
 
 from test_server import (PASSWORD, USER, Server, bolt_socket, hello_logon, pack_str,
-                         recv_message, send_message)
+                         recv_message, send_message, tls_server)
 
 V5_4 = b"\x00\x00\x04\x05" + b"\x00" * 12
 # Three persons of every kind: a billion rows for a generated network, and no operator in
@@ -319,14 +319,7 @@ def test_what_clients_are_shown_is_printable(server_no_limit):
 
 
 def test_tls_handshakes_that_never_finish_do_not_lock_out_a_driver(cli, sample_path, tmp_path):
-    import trustme
-    ca = trustme.CA()
-    cert = ca.issue_cert("127.0.0.1", "localhost")
-    cert.private_key_pem.write_to_path(str(tmp_path / "key.pem"))
-    cert.cert_chain_pems[0].write_to_path(str(tmp_path / "cert.pem"))
-    ca.cert_pem.write_to_path(str(tmp_path / "ca.pem"))
-    srv = Server(cli, sample_path, tmp_path, "--tls-cert", str(tmp_path / "cert.pem"),
-                 "--tls-key", str(tmp_path / "key.pem"), "--max-connections", "8")
+    srv = tls_server(cli, sample_path, tmp_path, "--max-connections", "8")
     held = []
     try:
         # Sixteen connections that send half a ClientHello and stop.

@@ -674,16 +674,19 @@ fn knows_likes_knows() -> LogicalPlan {
     one_way(c, "c__id", ("KNOWS", 0, false), "k3", "d")
 }
 
+/// `a <> d`, and the first and last KNOWS edges unequal (as relationship uniqueness says).
+fn ends_differ() -> Expr {
+    col("a__id")
+        .not_eq(col("d__id"))
+        .and(col("k3__since").not_eq(col("k__since")))
+}
+
 #[test]
 fn factorize_subtracts_the_triangles_of_three_hops_whose_ends_differ() {
     // `k <> k3` is implied: one edge for both would make `a` and `d` its one target.
     let plan = counted(
         LogicalPlanBuilder::from(knows_likes_knows())
-            .filter(
-                col("a__id")
-                    .not_eq(col("d__id"))
-                    .and(col("k3__since").not_eq(col("k__since"))),
-            )
+            .filter(ends_differ())
             .unwrap(),
     );
     let (after, changed) = apply_plan(FactorizeCounts::new(), plan.clone());
@@ -705,11 +708,7 @@ fn factorize_subtracts_the_triangles_of_three_hops_whose_ends_differ() {
     assert_eq!(run(after), ["2"]);
     // Counted per root, the triangles would be subtracted row by row: not done.
     let grouped = LogicalPlanBuilder::from(knows_likes_knows())
-        .filter(
-            col("a__id")
-                .not_eq(col("d__id"))
-                .and(col("k3__since").not_eq(col("k__since"))),
-        )
+        .filter(ends_differ())
         .unwrap()
         .aggregate(vec![col("a__id")], vec![count(lit(1i64)).alias("__agg0")])
         .unwrap()
@@ -734,15 +733,7 @@ fn factorize_subtracts_the_triangles_of_three_hops_rooted_in_their_middle() {
     let a = one_way(persons("b__id"), "b__id", ("KNOWS", 0, false), "k", "a");
     let c = one_way(a, "b__id", ("LIKES", 1, true), "l", "c");
     let d = one_way(c, "c__id", ("KNOWS", 0, false), "k3", "d");
-    let plan = counted(
-        LogicalPlanBuilder::from(d)
-            .filter(
-                col("a__id")
-                    .not_eq(col("d__id"))
-                    .and(col("k3__since").not_eq(col("k__since"))),
-            )
-            .unwrap(),
-    );
+    let plan = counted(LogicalPlanBuilder::from(d).filter(ends_differ()).unwrap());
     let (after, changed) = apply_plan(FactorizeCounts::new(), plan.clone());
     assert!(changed);
     insta::assert_snapshot!(after.display_indent(), @r"

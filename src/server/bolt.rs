@@ -449,7 +449,7 @@ impl Connection {
     fn closed(&mut self, why: Closed) {
         self.shared.metrics.closed(why);
         self.fail(match why {
-            Closed::Evicted => unauthenticated_closed(),
+            Closed::Evicted => status::evicted(),
             _ => Failure::new(
                 status::UNAUTHORIZED,
                 "the client did not authenticate in time (--auth-timeout)",
@@ -657,11 +657,7 @@ impl Connection {
             }
             Login::Locked => {
                 self.shared.metrics.logins_locked.fetch_add(1, SeqCst);
-                self.fail(Failure::new(
-                    status::AUTH_RATE_LIMIT,
-                    "The client has provided incorrect authentication details too many times \
-                     in a row: wait 5 seconds before trying again.",
-                ))
+                self.fail(status::locked_out())
             }
         }
         self.authed
@@ -1044,16 +1040,6 @@ fn well_formed(tag: u8, fields: &[PackValue]) -> bool {
 }
 
 const V5_1: Version = Version { major: 5, minor: 1 };
-
-/// The failure of a connection whose slot went to a newcomer before it authenticated
-/// (transient: drivers try again).
-fn unauthenticated_closed() -> Failure {
-    Failure::new(
-        status::TOO_MANY_CONNECTIONS,
-        "every connection slot is taken and too many connections wait to authenticate: the \
-         oldest are closed (--max-connections)",
-    )
-}
 
 /// What a finished auto-commit query or a commit reports as its bookmark: the graph is
 /// read-only, so every read sees the same state.

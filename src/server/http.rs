@@ -34,11 +34,8 @@ pub(super) async fn serve(io: Box<dyn IoBox>, shared: Arc<Shared>, conn: Conn) {
             .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
     }
     let conn = Arc::new(conn);
-    let shared_timeout = shared.options.auth_timeout;
-    let shared_metrics = shared.clone();
-    let shared_metrics = &shared_metrics.metrics;
     let svc = {
-        let conn = conn.clone();
+        let (shared, conn) = (shared.clone(), conn.clone());
         hyper::service::service_fn(move |req| {
             let (shared, conn) = (shared.clone(), conn.clone());
             async move { Ok::<_, Infallible>(handle(req, shared, &conn, full).await) }
@@ -48,12 +45,12 @@ pub(super) async fn serve(io: Box<dyn IoBox>, shared: Arc<Shared>, conn: Conn) {
     // A client that never finishes its headers does not hold a connection forever.
     let serving = hyper::server::conn::http1::Builder::new()
         .timer(hyper_util::rt::TokioTimer::new())
-        .header_read_timeout(shared_timeout)
+        .header_read_timeout(shared.options.auth_timeout)
         .serve_connection(io, svc);
     // Until a request authenticates, the slot may go to a newer connection.
     tokio::select! {
         _ = serving => {}
-        _ = conn.evicted() => shared_metrics.closed(super::metrics::Closed::Evicted),
+        _ = conn.evicted() => shared.metrics.closed(super::metrics::Closed::Evicted),
     }
 }
 
@@ -209,11 +206,7 @@ async fn query(
         };
         counter.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         let f = match login {
-            Login::Locked => Failure::new(
-                status::AUTH_RATE_LIMIT,
-                "The client has provided incorrect authentication details too many times in a \
-                 row: wait 5 seconds before trying again.",
-            ),
+            Login::Locked => status::locked_out(),
             _ => Failure::new(status::UNAUTHORIZED, "Invalid username or password."),
         };
         let mut r = error_reply(StatusCode::UNAUTHORIZED, &f);
@@ -224,12 +217,10 @@ async fn query(
         return r;
     }
     if conn.slot.as_ref().is_some_and(|s| !s.authenticated()) {
-        let f = Failure::new(
-            status::TOO_MANY_CONNECTIONS,
-            "every connection slot is taken and too many connections wait to authenticate \
-             (--max-connections)",
-        );
-        return closing(error_reply(StatusCode::SERVICE_UNAVAILABLE, &f));
+        return closing(error_reply(
+            StatusCode::SERVICE_UNAVAILABLE,
+            &status::evicted(),
+        ));
     }
     if db != shared.options.database {
         let f = Failure::new(

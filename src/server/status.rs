@@ -34,6 +34,25 @@ pub const PROCEDURE_NOT_FOUND: &str = "Neo.ClientError.Procedure.ProcedureNotFou
 pub const TIMED_OUT: &str = "Neo.ClientError.Transaction.TransactionTimedOutClientConfiguration";
 pub const TOO_MANY_CONNECTIONS: &str = "Neo.TransientError.General.DatabaseUnavailable";
 
+/// A login refused while its user or address is locked (Bolt and HTTP alike).
+pub fn locked_out() -> Failure {
+    Failure::new(
+        AUTH_RATE_LIMIT,
+        "The client has provided incorrect authentication details too many times in a row: \
+         wait 5 seconds before trying again.",
+    )
+}
+
+/// The failure of a connection whose slot went to a newcomer before it authenticated
+/// (transient: drivers try again).
+pub fn evicted() -> Failure {
+    Failure::new(
+        TOO_MANY_CONNECTIONS,
+        "every connection slot is taken and too many connections wait to authenticate: the \
+         oldest are closed (--max-connections)",
+    )
+}
+
 /// `e`, raised by `query`, as a failure; the message is the engine's report with the caret
 /// under the culprit where it has a position.
 pub fn failure(e: &Error, query: &str) -> Failure {
