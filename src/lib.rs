@@ -44,7 +44,7 @@ pub use output::{render, rows, Format, QueryResult, RowWriter, TABLE_PAGE_ROWS};
 pub use planner::Params;
 pub use session::{
     human_bytes, import, index_status, param, remove_index_files, tag_graph, Graph, GraphBuilder,
-    PhaseTimes, Prepared, ResultStream,
+    LiveGraph, PhaseTimes, Prepared, ResultStream,
 };
 pub use storage::import::{NodeSpec, RelSpec};
 pub use storage::{append_lance, write_graph, write_lance};

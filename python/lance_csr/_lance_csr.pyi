@@ -178,6 +178,7 @@ class Graph:
         deferred_indexes: bool = False,
         target_partitions: Optional[int] = None,
         as_of: Optional[Union[int, str, datetime.datetime]] = None,
+        refresh_interval: Optional[float] = 1.0,
     ) -> "Graph":
         """Opens the graph a graph.toml describes (or the folder holding it). ``mode``:
         ``"csr"`` (hops on CSR indexes, built when missing) or ``"join"``; ``timeout`` in
@@ -185,7 +186,10 @@ class Graph:
         each index file only when a plan first needs it. ``as_of`` reads the graph as it was:
         a version number (every dataset at that version, or its latest where it is older), a
         tag (``lance-csr tag``), or a time (a datetime or an ISO 8601 string: each dataset's
-        latest version committed then)."""
+        latest version committed then). Every ``refresh_interval`` seconds (None: never) the
+        graph reads its datasets' new versions (appends, deletes, compactions by any
+        writer), as ``refresh()`` does; queries running meanwhile finish on the state they
+        started on, and one whose files a writer removed runs again on the latest."""
     @staticmethod
     def sample(*, mode: str = "csr") -> "Graph":
         """The documentation's small sample social network, in memory."""
@@ -198,6 +202,7 @@ class Graph:
         timeout: Optional[float] = None,
         memory_limit: Optional[int] = None,
         target_partitions: Optional[int] = None,
+        refresh_interval: Optional[float] = 1.0,
     ) -> "Graph":
         """A graph over pyarrow tables (anything with ``__arrow_c_stream__``) and
         ``lance.LanceDataset``s (read by the engine from their folders)::
@@ -210,7 +215,8 @@ class Graph:
 
         ``indexes`` are graph.toml's ``[[indexes]]`` (vector or full-text), searched by
         ``CALL db.index.vector.queryNodes`` and the like: a table in memory exactly (vectors
-        only), a Lance dataset through Lance and its own indexes.
+        only), a Lance dataset through Lance and its own indexes. A graph whose tables are
+        all Lance datasets follows their new versions as ``open``'s does.
         """
     def query(self, query: str, params: Optional[Mapping[str, ParamValue]] = None) -> Result: ...
     def query_stream(
@@ -221,8 +227,9 @@ class Graph:
         self, query: str, params: Optional[Mapping[str, ParamValue]] = None, analyze: bool = False
     ) -> str: ...
     def refresh(self) -> int:
-        """Reads the datasets' latest versions; returns how many index structures were
-        rebuilt."""
+        """Reads the datasets' latest versions now (queries running meanwhile finish on the
+        state they started on); returns how many index structures were rebuilt. Raises
+        what stops it (a graph following its datasets keeps the state before then)."""
     def schema(self) -> dict[str, Any]:
         """``{"labels": {name: {labels, key, rows, properties}}, "relationships": [{type,
         from, to, rows, properties}]}``; property types as Arrow type names."""

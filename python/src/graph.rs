@@ -6,7 +6,7 @@ use crate::result::{QueryResult, Stream, StreamReader};
 use crate::values::from_python;
 use crate::{runtime, wait, Interrupts};
 use lance_csr::arrow::array::RecordBatch;
-use lance_csr::{GraphOptions, Mode, Params};
+use lance_csr::{GraphOptions, LiveGraph, Mode, Params};
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList, PyString};
 use std::path::PathBuf;
@@ -14,8 +14,8 @@ use std::sync::Arc;
 use tokio::sync::{OwnedRwLockReadGuard, RwLock};
 
 /// The graph behind a Python handle; `None` once closed. Queries hold it for reading while
-/// they plan; `refresh` takes it for writing.
-type Shared = Arc<RwLock<Option<lance_csr::Graph>>>;
+/// they run; `close` takes it for writing.
+type Shared = Arc<RwLock<Option<Arc<LiveGraph>>>>;
 
 /// A property graph to query with Cypher.
 #[pyclass(module = "lance_csr", frozen)]
@@ -86,24 +86,31 @@ fn closed() -> PyErr {
 }
 
 impl Graph {
-    fn new(g: lance_csr::Graph) -> Self {
+    /// A handle on `g`, following its datasets' new versions every `refresh` seconds.
+    fn new(g: lance_csr::Graph, refresh: Option<std::time::Duration>) -> Self {
+        let live = LiveGraph::new(g);
+        if let Some(every) = refresh {
+            let _rt = runtime().enter();
+            // A failed refresh keeps the state queries read; `refresh()` raises its error.
+            live.follow(every, |_| {});
+        }
         Self {
-            inner: Arc::new(RwLock::new(Some(g))),
+            inner: Arc::new(RwLock::new(Some(live))),
             interrupts: Arc::default(),
             pid: std::process::id(),
         }
     }
 }
 
-/// The open graph, read-locked (waited for with the GIL released: `refresh` may hold it);
+/// The open graph, read-locked (waited for with the GIL released: `close` may hold it);
 /// an error in a child made by `fork` (opened by process `pid`).
 fn read(
     py: Python<'_>,
     inner: &Shared,
     pid: u32,
-) -> PyResult<OwnedRwLockReadGuard<Option<lance_csr::Graph>, lance_csr::Graph>> {
+) -> PyResult<OwnedRwLockReadGuard<Option<Arc<LiveGraph>>, Arc<LiveGraph>>> {
     crate::same_process(pid)?;
-    // Uncontended unless `refresh` or `close` holds it: taken without releasing the GIL.
+    // Uncontended unless `close` holds it: taken without releasing the GIL.
     let guard = match inner.clone().try_read_owned() {
         Ok(g) => g,
         Err(_) => {
@@ -112,6 +119,17 @@ fn read(
         }
     };
     OwnedRwLockReadGuard::try_map(guard, Option::as_ref).map_err(|_| closed())
+}
+
+/// `refresh_interval` from Python: seconds, positive; None never.
+fn interval(secs: Option<f64>) -> PyResult<Option<std::time::Duration>> {
+    match secs {
+        None => Ok(None),
+        Some(s) if s.is_finite() && s > 0.0 => Ok(Some(std::time::Duration::from_secs_f64(s))),
+        Some(s) => Err(usage(format!(
+            "refresh_interval must be a positive number of seconds or None, got {s}"
+        ))),
+    }
 }
 
 /// `as_of` from Python: an int is a version, a str a tag or an ISO time
@@ -143,9 +161,11 @@ fn as_of_value(v: &Bound<'_, PyAny>) -> PyResult<lance_csr::AsOf> {
 
 #[pymethods]
 impl Graph {
-    /// Opens the graph described by a graph.toml (or the folder holding one).
+    /// Opens the graph described by a graph.toml (or the folder holding one). Every
+    /// `refresh_interval` seconds (None: never) it reads its datasets' new versions, as
+    /// `refresh()` does, while queries go on reading the state before.
     #[staticmethod]
-    #[pyo3(signature = (path, *, mode="csr", timeout=None, memory_limit=None, deferred_indexes=false, target_partitions=None, as_of=None))]
+    #[pyo3(signature = (path, *, mode="csr", timeout=None, memory_limit=None, deferred_indexes=false, target_partitions=None, as_of=None, refresh_interval=Some(1.0)))]
     #[allow(clippy::too_many_arguments)]
     fn open(
         py: Python<'_>,
@@ -156,7 +176,9 @@ impl Graph {
         deferred_indexes: bool,
         target_partitions: Option<usize>,
         as_of: Option<&Bound<'_, PyAny>>,
+        refresh_interval: Option<f64>,
     ) -> PyResult<Self> {
+        let refresh = interval(refresh_interval)?;
         let opts = options(
             mode,
             timeout,
@@ -171,7 +193,7 @@ impl Graph {
             "",
             lance_csr::Graph::open_with(&path, opts),
         )?;
-        Ok(Self::new(g))
+        Ok(Self::new(g, refresh))
     }
 
     /// The small sample social network of the documentation (in memory).
@@ -186,7 +208,7 @@ impl Graph {
             "",
             lance_csr::Graph::from_tables(tables, opts),
         )?;
-        Ok(Self::new(g))
+        Ok(Self::new(g, None))
     }
 
     /// A graph over tables: `tables` maps names to `pyarrow.Table`s (or anything with
@@ -203,8 +225,11 @@ impl Graph {
     ///
     /// `indexes` are graph.toml's `[[indexes]]`: searched by CALL db.index.*; a table in
     /// memory is searched exactly (vectors only), a Lance dataset through its own indexes.
+    /// A graph whose tables are all Lance datasets follows their new versions every
+    /// `refresh_interval` seconds, as `open` does.
     #[staticmethod]
-    #[pyo3(signature = (tables, schema, *, mode="csr", timeout=None, memory_limit=None, target_partitions=None))]
+    #[pyo3(signature = (tables, schema, *, mode="csr", timeout=None, memory_limit=None, target_partitions=None, refresh_interval=Some(1.0)))]
+    #[allow(clippy::too_many_arguments)]
     fn from_tables(
         py: Python<'_>,
         tables: &Bound<'_, PyDict>,
@@ -213,7 +238,9 @@ impl Graph {
         timeout: Option<f64>,
         memory_limit: Option<usize>,
         target_partitions: Option<usize>,
+        refresh_interval: Option<f64>,
     ) -> PyResult<Self> {
+        let refresh = interval(refresh_interval)?;
         let opts = options(mode, timeout, memory_limit, false, target_partitions)?;
         let mut b = lance_csr::Graph::builder().options(opts);
         let source = |name: &str| -> PyResult<Source> {
@@ -284,7 +311,13 @@ impl Graph {
             }
         }
         let g = wait(py, &Interrupts::default(), "", b.build())?;
-        Ok(Self::new(g))
+        // In-memory tables never change: nothing to follow.
+        let on_disk = g
+            .config()
+            .nodes
+            .values()
+            .all(|n| !n.source.starts_with("mem:"));
+        Ok(Self::new(g, refresh.filter(|_| on_disk)))
     }
 
     /// Runs `query` with `params` (a dict of Python values) and returns its whole result.
@@ -323,6 +356,7 @@ impl Graph {
     /// Parses `query` and returns a handle that plans it once per kind of parameters.
     fn prepare(&self, py: Python<'_>, query: &str) -> PyResult<PreparedQuery> {
         let prepared = read(py, &self.inner, self.pid)?
+            .current()
             .prepare(query)
             .map_err(|e| to_py(e, Some(query)))?;
         Ok(PreparedQuery {
@@ -345,6 +379,7 @@ impl Graph {
         let p = self::params(params)?;
         let g = read(py, &self.inner, self.pid)?;
         wait(py, &self.interrupts, query, async {
+            let g = g.current();
             if analyze {
                 g.explain_analyze(query, &p).await
             } else {
@@ -353,23 +388,19 @@ impl Graph {
         })
     }
 
-    /// Reads the datasets' latest versions (indexes of changed tables are rebuilt); waits for
-    /// running queries. Returns how many index structures were rebuilt.
+    /// Reads the datasets' latest versions now (indexes of changed tables are rebuilt);
+    /// queries running meanwhile finish on the state they started on. Returns how many index
+    /// structures were rebuilt.
     fn refresh(&self, py: Python<'_>) -> PyResult<usize> {
-        crate::same_process(self.pid)?;
-        let inner = self.inner.clone();
+        let g = read(py, &self.inner, self.pid)?;
         wait(py, &self.interrupts, "", async move {
-            let mut guard = inner.write().await;
-            match guard.as_mut() {
-                Some(g) => g.refresh().await,
-                None => Err(lance_csr::Error::Other("the graph is closed".into())),
-            }
+            Ok(g.refresh().await?.unwrap_or(0))
         })
     }
 
     /// Labels and relationship tables with their keys, row counts and property types.
     fn schema<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
-        let s = read(py, &self.inner, self.pid)?.schema();
+        let s = read(py, &self.inner, self.pid)?.current().schema();
         let props = |ps: &[(String, lance_csr::arrow::datatypes::DataType)]| -> PyResult<Bound<'py, PyDict>> {
             let d = PyDict::new(py);
             for (name, t) in ps {
@@ -456,7 +487,7 @@ impl PreparedQuery {
         let prepared = &self.prepared;
         let g = read(py, &self.graph, self.pid)?;
         wait(py, &self.interrupts, prepared.text(), async move {
-            QueryResult::new(prepared.query(&g, &p).await?)
+            QueryResult::new(g.prepared_stream(prepared, &p).await?.collect().await?)
         })
     }
 
@@ -470,7 +501,7 @@ impl PreparedQuery {
             py,
             &self.interrupts,
             prepared.text(),
-            prepared.query_stream(&g, &p),
+            g.prepared_stream(prepared, &p),
         )?;
         Ok(Stream::new(
             StreamReader::new(s, prepared.text()),

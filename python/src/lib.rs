@@ -46,6 +46,9 @@ pub(crate) fn runtime() -> &'static tokio::runtime::Runtime {
 fn new_runtime() -> tokio::runtime::Runtime {
     tokio::runtime::Builder::new_multi_thread()
         .enable_all()
+        // As the binary's: Lance plans a scan of a dataset with deleted rows in a frame that
+        // overflows 2 MiB in a debug build (address space only; pages are touched as used).
+        .thread_stack_size(32 << 20)
         .thread_name("lance-csr")
         .build()
         .expect("a tokio runtime")

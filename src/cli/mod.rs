@@ -249,6 +249,15 @@ pub enum Command {
         /// authentication timeout has passed (`64KB`, `1MB`).
         #[arg(long, value_parser = parse_bytes, default_value = "64KB")]
         min_body_rate: usize,
+        /// How often the datasets are checked for new versions: queries answer from the
+        /// latest state within this time of a write (indexes of changed tables are rebuilt
+        /// beside the state being read).
+        #[arg(long, value_parser = parse_duration, default_value = "1s")]
+        refresh_interval: std::time::Duration,
+        /// Answer from the datasets as they were when the server started (until a writer
+        /// removes files of that state: then from their latest).
+        #[arg(long, conflicts_with = "refresh_interval")]
+        no_refresh: bool,
         #[command(flatten)]
         limits: Limits,
     },
@@ -485,6 +494,8 @@ async fn execute(cli: Cli) -> std::result::Result<(), CliError> {
             auth_timeout,
             idle_timeout,
             min_body_rate,
+            refresh_interval,
+            no_refresh,
             limits,
         } => {
             use lance_csr::server::{Auth, Server, ServerOptions, TlsFiles};
@@ -504,7 +515,8 @@ async fn execute(cli: Cli) -> std::result::Result<(), CliError> {
                 .with_database(database)
                 .with_auth_timeout(auth_timeout)
                 .with_idle_timeout(idle_timeout)
-                .with_min_body_rate(min_body_rate);
+                .with_min_body_rate(min_body_rate)
+                .with_refresh_interval((!no_refresh).then_some(refresh_interval));
             // A server's queries share one memory pool; without --memory-limit it is half of
             // what the process may have (its control group's and resource limits included),
             // so no query can take the memory every client needs.
@@ -537,8 +549,8 @@ async fn execute(cli: Cli) -> std::result::Result<(), CliError> {
         }
         Command::Passwd { name, users } => passwd(&name, users.as_deref())?,
         Command::Shell { graph, limits } => {
-            let mut g = Graph::open_with(&graph, limits.apply(GraphOptions::default())).await?;
-            shell::run(&mut g).await?;
+            let g = Graph::open_with(&graph, limits.apply(GraphOptions::default())).await?;
+            shell::run(&lance_csr::LiveGraph::new(g)).await?;
         }
         Command::Index { action } => match action {
             IndexAction::Build { graph, force } => {

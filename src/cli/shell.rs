@@ -1,7 +1,7 @@
 //! `lance-csr shell`: a REPL with history and multi-line input (a query ends with `;`).
 
 use lance_csr::Format;
-use lance_csr::Graph;
+use lance_csr::LiveGraph;
 use lance_csr::Params;
 use lance_csr::Result;
 use rustyline::error::ReadlineError;
@@ -17,7 +17,7 @@ Enter a query ending with `;` (it may span several lines). Commands:
   :help             this text
   :quit             leave (or Ctrl-D)";
 
-pub async fn run(graph: &mut Graph) -> Result<()> {
+pub async fn run(graph: &LiveGraph) -> Result<()> {
     let mut rl = DefaultEditor::new().map_err(|e| lance_csr::Error::Other(e.to_string()))?;
     let history =
         std::env::var_os("HOME").map(|h| std::path::PathBuf::from(h).join(".lance_csr_history"));
@@ -26,8 +26,8 @@ pub async fn run(graph: &mut Graph) -> Result<()> {
     }
     outln!(
         "lance-csr shell. {} labels, {} relationship tables. :help for help.",
-        graph.schema().labels.len(),
-        graph.schema().relationships.len()
+        graph.current().schema().labels.len(),
+        graph.current().schema().relationships.len()
     );
     let mut timing = false;
     let mut format = Format::Table;
@@ -90,12 +90,13 @@ pub async fn run(graph: &mut Graph) -> Result<()> {
         let text = text.trim().trim_end_matches(';').to_string();
         let t = Instant::now();
         // A long session sees what changed in the datasets since the last query (unchanged
-        // datasets cost a version check; changed indexes are rebuilt).
+        // datasets cost a version check; changed indexes are rebuilt); a query whose files a
+        // writer removes meanwhile runs again on the state after.
         if let Err(e) = graph.refresh().await {
             outln!("warning: cannot refresh the graph: {e}");
         }
         if let Some(q) = text.strip_prefix(":explain") {
-            match graph.explain(q, &params).await {
+            match graph.current().explain(q, &params).await {
                 Ok(s) => outln!("{s}"),
                 Err(e) => {
                     failed = true;

@@ -730,7 +730,7 @@ impl Connection {
             // A new auto-commit query ends the one before.
             self.results.clear();
         }
-        let answer = procedures::call(&query, || self.shared.graph.schema());
+        let answer = procedures::call(&query, || self.shared.graph.current().schema());
         let (columns, source) = match answer {
             Some(Ok(a)) => (a.columns, Source::Rows(a.rows.into())),
             Some(Err(f)) => return self.query_failed(f, started),
@@ -1041,8 +1041,9 @@ fn well_formed(tag: u8, fields: &[PackValue]) -> bool {
 
 const V5_1: Version = Version { major: 5, minor: 1 };
 
-/// What a finished auto-commit query or a commit reports as its bookmark: the graph is
-/// read-only, so every read sees the same state.
+/// What a finished auto-commit query or a commit reports as its bookmark: the server never
+/// writes, so a bookmark has no write of its to wait for (each query reads the latest state
+/// the server has read).
 const BOOKMARK: &str = "lance-csr:read-only";
 
 /// The client's time limit for a transaction (`tx_timeout`, milliseconds), if it set one.

@@ -246,18 +246,18 @@ async fn query(
         Ok(r) => r,
         Err(f) => return fail(f),
     };
-    let (columns, first, rest) = match super::procedures::call(&statement, || shared.graph.schema())
-    {
-        Some(Ok(a)) => (a.columns, a.rows, None),
-        Some(Err(f)) => return fail(f),
-        None => match Running::start(&shared, statement.clone(), params).await {
-            Ok(mut stream) => match stream.next_batch().await {
-                Ok(b) => (stream.columns.clone(), rows(b.as_ref()), Some(stream)),
+    let (columns, first, rest) =
+        match super::procedures::call(&statement, || shared.graph.current().schema()) {
+            Some(Ok(a)) => (a.columns, a.rows, None),
+            Some(Err(f)) => return fail(f),
+            None => match Running::start(&shared, statement.clone(), params).await {
+                Ok(mut stream) => match stream.next_batch().await {
+                    Ok(b) => (stream.columns.clone(), rows(b.as_ref()), Some(stream)),
+                    Err(e) => return fail(status::failure(&e, &statement)),
+                },
                 Err(e) => return fail(status::failure(&e, &statement)),
             },
-            Err(e) => return fail(status::failure(&e, &statement)),
-        },
-    };
+        };
     let (tx, rx) = tokio::sync::mpsc::channel::<Bytes>(4);
     let head = format!(
         "{{\"data\":{{\"fields\":{},\"values\":[",

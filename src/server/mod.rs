@@ -33,7 +33,7 @@ pub mod values;
 pub use auth::{hash_password, Auth, Password};
 
 use crate::error::{Error, Result};
-use crate::session::Graph;
+use crate::session::{Graph, LiveGraph};
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -75,6 +75,9 @@ pub struct ServerOptions {
     /// The slowest a request body may arrive (bytes a second) once `auth_timeout` has
     /// passed: a body sent a byte at a time does not hold its connection.
     pub min_body_rate: usize,
+    /// How often the datasets are checked for new versions (appends, deletes, compactions);
+    /// `None`: the graph stays as it was opened.
+    pub refresh_interval: Option<Duration>,
 }
 
 impl ServerOptions {
@@ -91,7 +94,13 @@ impl ServerOptions {
             auth_timeout: Duration::from_secs(30),
             idle_timeout: Duration::from_secs(60),
             min_body_rate: 64 << 10,
+            refresh_interval: Some(Duration::from_secs(1)),
         }
+    }
+
+    pub fn with_refresh_interval(mut self, every: Option<Duration>) -> Self {
+        self.refresh_interval = every;
+        self
     }
 
     pub fn with_auth_timeout(mut self, t: Duration) -> Self {
@@ -142,7 +151,7 @@ impl ServerOptions {
 
 /// What every connection shares.
 pub(crate) struct Shared {
-    pub graph: Graph,
+    pub graph: Arc<LiveGraph>,
     /// With the addresses bound (port 0 resolved).
     pub options: ServerOptions,
     pub metrics: metrics::Metrics,
@@ -229,6 +238,15 @@ impl Server {
         let mut options = options;
         options.bolt = bolt.local_addr().unwrap_or(options.bolt);
         options.http = http.as_ref().and_then(|l| l.local_addr().ok());
+        let graph = LiveGraph::new(graph);
+        if let Some(every) = options.refresh_interval {
+            // Writers append, delete and compact while the server runs: it answers from the
+            // latest state within `every` (and at once for a query whose state is gone).
+            graph.follow(every, |r| match r {
+                Ok(built) => eprintln!("graph refreshed to its datasets' latest versions ({built} index structures rebuilt)"),
+                Err(e) => eprintln!("cannot refresh the graph (queries read the state before; trying again): {e}"),
+            });
+        }
         Ok(Server {
             shared: Arc::new(Shared {
                 graph,

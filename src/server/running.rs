@@ -32,7 +32,7 @@ impl Running {
     pub async fn start(shared: &Arc<Shared>, query: String, params: Params) -> Result<Running> {
         let (started, columns) = oneshot::channel();
         let (tx, batches) = mpsc::channel(1);
-        let limit = shared.graph.options().timeout;
+        let limit = shared.graph.current().options().timeout;
         let deadline = limit.map(|t| Instant::now() + t + GRACE);
         let s = shared.clone();
         let task = shared.queries.spawn(async move {

@@ -1,13 +1,16 @@
 //! The library API: open a graph (`open.rs`), run queries with parameters and get Arrow
-//! RecordBatches (`query.rs`, as they are computed: `stream.rs`), explain them (`explain.rs`).
+//! RecordBatches (`query.rs`, as they are computed: `stream.rs`), explain them (`explain.rs`),
+//! follow the datasets as writers change them (`follow.rs`).
 //! Options are `config::options`; the DataFusion session is `optimizer::session`'s.
 
 mod explain;
+mod follow;
 mod open;
 mod query;
 mod stream;
 
 pub use explain::PhaseTimes;
+pub use follow::LiveGraph;
 pub use open::GraphBuilder;
 pub use query::Prepared;
 pub(crate) use stream::time_limit_error;

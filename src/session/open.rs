@@ -344,14 +344,43 @@ impl Graph {
     /// plans of prepared queries) are planned anew. Returns how many index structures were
     /// rebuilt.
     pub async fn refresh(&mut self) -> Result<usize> {
+        match self.refreshed().await? {
+            Some((graph, built)) => {
+                *self = graph;
+                Ok(built)
+            }
+            None => Ok(0),
+        }
+    }
+
+    /// Whether a dataset has a version newer than this graph reads: a cheap look for polling
+    /// ([`Graph::refreshed`] reads every dataset's latest manifest, and tells a dataset
+    /// deleted and made again with the same version number, which this does not).
+    pub async fn moved(&self) -> bool {
+        if self.catalog.config.as_of.is_some() {
+            return false;
+        }
+        for t in self.catalog.tables() {
+            if t.stale().await {
+                return true;
+            }
+        }
+        false
+    }
+
+    /// The graph of the datasets' latest state, if it differs from this one's, and how many
+    /// index structures were rebuilt for it (those of unchanged tables are shared); this
+    /// graph is left as it was, so queries may go on reading it meanwhile
+    /// ([`LiveGraph`](crate::LiveGraph) swaps the new one in). `None` for a graph read as it
+    /// was (`as_of`) or over in-memory tables.
+    pub async fn refreshed(&self) -> Result<Option<(Graph, usize)>> {
         let config = self.catalog.config.clone();
-        if config.nodes.values().any(|n| n.source.starts_with("mem:")) {
-            return Ok(0);
+        if config.as_of.is_some() || self.catalog.tables().any(|t| t.version.is_none()) {
+            return Ok(None);
         }
         let catalog = Arc::new(Catalog::open(config, &mut BTreeMap::new()).await?);
         if catalog.versions() == self.catalog.versions() {
-            // Nothing changed: indexes and cached plans stay.
-            return Ok(0);
+            return Ok(None);
         }
         let mut built = 0;
         let indexes = match (&self.indexes, self.options.mode) {
@@ -364,19 +393,28 @@ impl Graph {
                     &mut |_| {},
                 )
                 .await?;
+                key_statistics_from_csr(&catalog, &idx);
                 built = report.built;
                 Some(Arc::new(idx))
             }
             _ => None,
         };
-        self.catalog = catalog;
-        self.indexes = indexes;
-        // Plans hold the tables and indexes they were planned over.
-        if let Some(c) = &self.cache {
-            c.clear();
-        }
-        self.generation = next_generation();
-        Ok(built)
+        // A new generation with a plan cache of its own: plans hold the tables and indexes
+        // they were planned over.
+        Ok(Some((
+            Graph {
+                catalog,
+                indexes,
+                ctx: self.ctx.clone(),
+                task_ctx: self.task_ctx.clone(),
+                cache: plan_cache(&self.options),
+                generation: next_generation(),
+                options: self.options.clone(),
+                #[cfg(feature = "distributed")]
+                cluster: self.cluster.clone(),
+            },
+            built,
+        )))
     }
 
     /// Opens the graph described by a `graph.toml`.

@@ -303,6 +303,7 @@ impl Graph {
                 .cluster
                 .as_deref()
                 .map(|url| crate::distributed::cluster::JobGuard::new(url, _physical)),
+            ahead: None,
         })
     }
 

@@ -16,6 +16,8 @@ pub struct ResultStream {
     /// The cluster job behind the stream, cancelled if the stream ends early.
     #[cfg(feature = "distributed")]
     pub(super) job: Option<crate::distributed::cluster::JobGuard>,
+    /// What [`Self::start`] read ahead, handed out first.
+    pub(super) ahead: Option<Option<arrow::array::RecordBatch>>,
 }
 
 impl ResultStream {
@@ -51,9 +53,21 @@ impl ResultStream {
         })
     }
 
+    /// Computes the first batch (kept for [`Self::next_batch`]): whether the query can read
+    /// what it needs shows here.
+    pub(super) async fn start(&mut self) -> Result<()> {
+        if self.ahead.is_none() {
+            self.ahead = Some(self.next_batch().await?);
+        }
+        Ok(())
+    }
+
     /// The next batch of rows; `None` at the end.
     pub async fn next_batch(&mut self) -> Result<Option<arrow::array::RecordBatch>> {
         use futures::StreamExt;
+        if let Some(b) = self.ahead.take() {
+            return Ok(b);
+        }
         let next = match (self.deadline, self.timeout) {
             (Some(d), Some(limit)) => {
                 // Past the deadline even when a batch is ready: a reader slower than the query

@@ -65,6 +65,18 @@ impl TableHandle {
         }
     }
 
+    /// Whether its Lance dataset has a version newer than the one read (a look at the
+    /// dataset's latest version, no manifest read); a failed look counts as newer. Never for
+    /// in-memory tables.
+    pub async fn stale(&self) -> bool {
+        let provider = self.data_provider();
+        let any: &dyn std::any::Any = provider.as_ref();
+        match any.downcast_ref::<lance_table::LanceTable>() {
+            Some(t) => t.dataset().is_stale().await.unwrap_or(true),
+            None => false,
+        }
+    }
+
     /// The key-statistics wrapper of the provider, if it has one.
     pub fn key_statistics(&self) -> Option<&stats::KeyStatisticsProvider> {
         let any: &dyn std::any::Any = self.provider.as_ref();

@@ -9,6 +9,7 @@ mod cli;
 #[cfg(feature = "distributed")]
 mod distributed;
 mod equivalence;
+mod follow;
 mod generated;
 mod import;
 mod index;
