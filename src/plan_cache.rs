@@ -135,7 +135,6 @@ impl<T> PerThread<T> {
     }
 
     /// Every slot's `T`.
-    #[cfg(test)]
     pub fn all(&self) -> impl Iterator<Item = &T> {
         self.slots.iter().map(|s| &s.0)
     }

@@ -189,7 +189,8 @@ class Graph:
         latest version committed then). Every ``refresh_interval`` seconds (None: never) the
         graph reads its datasets' new versions (appends, deletes, compactions by any
         writer), as ``refresh()`` does; queries running meanwhile finish on the state they
-        started on, and one whose files a writer removed runs again on the latest."""
+        started on, and one whose files a writer removed runs again on the latest before it
+        hands out rows."""
     @staticmethod
     def sample(*, mode: str = "csr") -> "Graph":
         """The documentation's small sample social network, in memory."""
@@ -229,7 +230,8 @@ class Graph:
     def refresh(self) -> int:
         """Reads the datasets' latest versions now (queries running meanwhile finish on the
         state they started on); returns how many index structures were rebuilt. Raises
-        what stops it (a graph following its datasets keeps the state before then)."""
+        what stops it (a graph following its datasets keeps the state before then). 0 too
+        when the background refresh got there first."""
     def schema(self) -> dict[str, Any]:
         """``{"labels": {name: {labels, key, rows, properties}}, "relationships": [{type,
         from, to, rows, properties}]}``; property types as Arrow type names."""

@@ -85,6 +85,27 @@ fn closed() -> PyErr {
     usage("the graph is closed")
 }
 
+/// The parent's graph, in a child made by `fork`, is never dropped there: its runtime's
+/// threads are not in the child, and dropping it would reach into them (the following
+/// task's handle).
+fn keep_in_child(inner: &mut Shared, pid: u32) {
+    if crate::same_process(pid).is_err() {
+        std::mem::forget(std::mem::take(inner));
+    }
+}
+
+impl Drop for Graph {
+    fn drop(&mut self) {
+        keep_in_child(&mut self.inner, self.pid);
+    }
+}
+
+impl Drop for PreparedQuery {
+    fn drop(&mut self) {
+        keep_in_child(&mut self.graph, self.pid);
+    }
+}
+
 impl Graph {
     /// A handle on `g`, following its datasets' new versions every `refresh` seconds.
     fn new(g: lance_csr::Graph, refresh: Option<std::time::Duration>) -> Self {
@@ -447,7 +468,16 @@ impl Graph {
             return;
         }
         let inner = self.inner.clone();
-        let g = py.detach(|| runtime().block_on(async move { inner.write().await.take() }));
+        let g = py.detach(|| {
+            runtime().block_on(async move {
+                let mut g = inner.write().await;
+                // A refresh under way finishes; none starts after.
+                if let Some(live) = g.as_ref() {
+                    live.stop();
+                }
+                g.take()
+            })
+        });
         drop(g);
     }
 

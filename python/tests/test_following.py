@@ -150,3 +150,20 @@ def test_a_server_that_does_not_refresh_answers_once_its_files_are_gone(cli, tmp
             assert cities() == sorted(names + names)
     finally:
         server.stop()
+
+
+def test_a_transaction_reads_the_state_it_began_on(cli, tmp_path):
+    graph = lance_csr.generate(tmp_path / "g", sample=True)
+    server = Server(cli, graph, tmp_path, "--refresh-interval", "200ms")
+    knows = str(folder(graph) / "person_knows_person.lance")
+    try:
+        with server.driver() as d, d.session() as s:
+            tx = s.begin_transaction()
+            n0 = tx.run(KNOWS).single()["n"]
+            lance.write_dataset(lance.dataset(knows).to_table().slice(0, 1), knows, mode="append")
+            eventually(lambda: d.execute_query(KNOWS).records[0]["n"] == n0 + 1, "an append")
+            assert tx.run(KNOWS).single()["n"] == n0
+            tx.commit()
+            assert s.run(KNOWS).single()["n"] == n0 + 1
+    finally:
+        server.stop()

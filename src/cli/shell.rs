@@ -17,7 +17,7 @@ Enter a query ending with `;` (it may span several lines). Commands:
   :help             this text
   :quit             leave (or Ctrl-D)";
 
-pub async fn run(graph: &LiveGraph) -> Result<()> {
+pub async fn run(graph: &std::sync::Arc<LiveGraph>) -> Result<()> {
     let mut rl = DefaultEditor::new().map_err(|e| lance_csr::Error::Other(e.to_string()))?;
     let history =
         std::env::var_os("HOME").map(|h| std::path::PathBuf::from(h).join(".lance_csr_history"));
@@ -90,8 +90,8 @@ pub async fn run(graph: &LiveGraph) -> Result<()> {
         let text = text.trim().trim_end_matches(';').to_string();
         let t = Instant::now();
         // A long session sees what changed in the datasets since the last query (unchanged
-        // datasets cost a version check; changed indexes are rebuilt); a query whose files a
-        // writer removes meanwhile runs again on the state after.
+        // datasets cost a read of their manifests; changed indexes are rebuilt); a query
+        // whose files a writer removes meanwhile runs again on the state after.
         if let Err(e) = graph.refresh().await {
             outln!("warning: cannot refresh the graph: {e}");
         }

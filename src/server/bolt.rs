@@ -324,6 +324,8 @@ async fn read_message(
 /// An explicit transaction.
 struct Tx {
     deadline: Option<Instant>,
+    /// The graph's state at BEGIN: its queries read one state, while its files last.
+    state: Arc<crate::session::Graph>,
 }
 
 /// A result being pulled.
@@ -550,6 +552,7 @@ impl Connection {
                     self.results.clear();
                     self.tx = Some(Tx {
                         deadline: tx_timeout(&e).map(|t| Instant::now() + t),
+                        state: self.shared.graph.current(),
                     });
                     self.success(&[]);
                 }
@@ -722,15 +725,19 @@ impl Connection {
         if let Err(f) = self.check_database(extra) {
             return self.fail(f);
         }
-        let deadline = match &self.tx {
-            Some(tx) => tx.deadline,
-            None => tx_timeout(extra).map(|t| started + t),
+        let (deadline, state) = match &self.tx {
+            Some(tx) => (tx.deadline, Some(tx.state.clone())),
+            None => (tx_timeout(extra).map(|t| started + t), None),
         };
         if self.tx.is_none() {
             // A new auto-commit query ends the one before.
             self.results.clear();
         }
-        let answer = procedures::call(&query, || self.shared.graph.current().schema());
+        let schema = || match &state {
+            Some(g) => g.schema(),
+            None => self.shared.graph.current().schema(),
+        };
+        let answer = procedures::call(&query, schema);
         let (columns, source) = match answer {
             Some(Ok(a)) => (a.columns, Source::Rows(a.rows.into())),
             Some(Err(f)) => return self.query_failed(f, started),
@@ -740,7 +747,7 @@ impl Connection {
                     Err(f) => return self.query_failed(f, started),
                 };
                 let shared = self.shared.clone();
-                let start = Running::start(&shared, query.clone(), params);
+                let start = Running::start(&shared, state, query.clone(), params);
                 match self.wait(start, deadline).await {
                     Ok(Ok(stream)) => (
                         stream.columns.clone(),

@@ -250,7 +250,7 @@ async fn query(
         match super::procedures::call(&statement, || shared.graph.current().schema()) {
             Some(Ok(a)) => (a.columns, a.rows, None),
             Some(Err(f)) => return fail(f),
-            None => match Running::start(&shared, statement.clone(), params).await {
+            None => match Running::start(&shared, None, statement.clone(), params).await {
                 Ok(mut stream) => match stream.next_batch().await {
                     Ok(b) => (stream.columns.clone(), rows(b.as_ref()), Some(stream)),
                     Err(e) => return fail(status::failure(&e, &statement)),

@@ -7,6 +7,7 @@
 use super::Shared;
 use crate::error::{Error, Result};
 use crate::planner::Params;
+use crate::session::Graph;
 use arrow::array::RecordBatch;
 use std::sync::Arc;
 use std::time::Instant;
@@ -28,15 +29,25 @@ pub(crate) struct Running {
 const GRACE: std::time::Duration = std::time::Duration::from_millis(500);
 
 impl Running {
-    /// Plans and starts `query`; its columns once it runs, or the error planning met.
-    pub async fn start(shared: &Arc<Shared>, query: String, params: Params) -> Result<Running> {
+    /// Plans and starts `query` on `state` (a transaction's) or the graph's current state; its
+    /// columns once it runs, or the error planning met.
+    pub async fn start(
+        shared: &Arc<Shared>,
+        state: Option<Arc<Graph>>,
+        query: String,
+        params: Params,
+    ) -> Result<Running> {
         let (started, columns) = oneshot::channel();
         let (tx, batches) = mpsc::channel(1);
         let limit = shared.graph.current().options().timeout;
         let deadline = limit.map(|t| Instant::now() + t + GRACE);
         let s = shared.clone();
         let task = shared.queries.spawn(async move {
-            let mut stream = match s.graph.query_stream(&query, &params).await {
+            let stream = match state {
+                Some(g) => s.graph.query_stream_on(g, &query, &params).await,
+                None => s.graph.query_stream(&query, &params).await,
+            };
+            let mut stream = match stream {
                 Ok(stream) => stream,
                 Err(e) => {
                     let _ = started.send(Err(e));

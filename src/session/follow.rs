@@ -7,16 +7,18 @@ use super::{Graph, Prepared, ResultStream};
 use crate::error::{Error, Result};
 use crate::output::QueryResult;
 use crate::planner::Params;
+use std::future::Future;
 use std::sync::{Arc, Mutex, RwLock, Weak};
 use std::time::Duration;
 
 /// A [`Graph`] kept at its datasets' latest state: [`LiveGraph::refresh`] on demand, or
-/// [`LiveGraph::follow`] in the background. The server and the Python package read their
-/// graph through one.
+/// [`LiveGraph::follow`] in the background. The server, the Python package and the shell
+/// read their graph through one.
 ///
 /// A query starts on the state current then. A state whose files a writer removed
 /// (`compact_files` and `cleanup_old_versions`, a dataset replaced) fails to read; a query
-/// that fails so before its first rows is run again on the latest state.
+/// that fails so before it handed out rows (a stream's first batch, a collected result) runs
+/// again on the latest state.
 ///
 /// ```
 /// # tokio::runtime::Runtime::new().unwrap().block_on(async {
@@ -34,6 +36,13 @@ pub struct LiveGraph {
     following: Mutex<Option<tokio::task::AbortHandle>>,
 }
 
+/// Times a query runs whose state's files went while it ran (each time on a newer state).
+const ATTEMPTS: usize = 3;
+
+/// Every this many intervals, [`LiveGraph::follow`] reads every dataset's manifest, not only
+/// its latest version number (a dataset replaced by one of the same version number).
+const FULL_CHECK_EVERY: u32 = 30;
+
 impl LiveGraph {
     pub fn new(graph: Graph) -> Arc<Self> {
         Arc::new(Self {
@@ -50,50 +59,66 @@ impl LiveGraph {
 
     /// Reads the datasets' latest versions; if they changed, builds the graph of that state
     /// and swaps it in. `Some(n)` when it did, `n` the index structures rebuilt; `None` when
-    /// nothing changed (or cannot: a graph read as it was, tables in memory).
-    pub async fn refresh(&self) -> Result<Option<usize>> {
+    /// nothing changed (or cannot: a graph read as it was, tables in memory). The work runs
+    /// as a task of its own on the current runtime: a caller that stops waiting (a time
+    /// limit, an interrupt) leaves it to finish for the next.
+    pub async fn refresh(self: &Arc<Self>) -> Result<Option<usize>> {
+        let live = self.clone();
+        tokio::spawn(async move { live.refresh_here().await })
+            .await
+            .map_err(|e| Error::Other(format!("the graph's refresh stopped: {e}")))?
+    }
+
+    async fn refresh_here(&self) -> Result<Option<usize>> {
         let _one = self.refreshing.lock().await;
         let Some((graph, built)) = self.current().refreshed().await? else {
             return Ok(None);
         };
-        *self.current.write().expect("live graph lock") = Arc::new(graph);
+        let old = std::mem::replace(
+            &mut *self.current.write().expect("live graph lock"),
+            Arc::new(graph),
+        );
+        // The state before is let go (freed, where no query holds it) outside the lock.
+        drop(old);
         Ok(Some(built))
     }
 
-    /// Refreshes every `every` on the current tokio runtime until this graph is dropped; a
-    /// failed refresh (a dataset half written, an index that cannot be built) keeps the state
-    /// queries read, is reported to `report` once until one succeeds, and is tried again.
-    /// Calling it again replaces the earlier task.
+    /// Refreshes every `every` (at least 10 ms) on the current tokio runtime until this
+    /// graph is dropped or [`LiveGraph::stop`]ped: a look at each dataset's latest version,
+    /// and the refresh where one moved. A failed refresh (a dataset half written, an index
+    /// that cannot be built) keeps the state queries read, is reported to `report` once
+    /// until one succeeds, and is tried again after twice as long each time (at most a
+    /// minute). Calling it again replaces the earlier task.
     pub fn follow(
         self: &Arc<Self>,
         every: Duration,
         report: impl Fn(std::result::Result<usize, &Error>) + Send + 'static,
     ) {
+        let every = every.max(Duration::from_millis(10));
         let live: Weak<Self> = Arc::downgrade(self);
         let task = tokio::spawn(async move {
-            let mut failing = false;
-            let mut tick = tokio::time::interval(every);
-            tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
-            tick.tick().await;
+            let (mut failures, mut ticks) = (0u32, 0u32);
             loop {
-                tick.tick().await;
+                let wait = every * 2u32.pow(failures.min(12));
+                tokio::time::sleep(wait.min(Duration::from_secs(60)).max(every)).await;
                 let Some(live) = live.upgrade() else { return };
-                // A look at each dataset's latest version first: reading every manifest
-                // each time would cost a graph of many tables more than the interval's worth.
-                if !failing && !live.current().moved().await {
+                ticks = ticks.wrapping_add(1);
+                let full = failures > 0 || ticks.is_multiple_of(FULL_CHECK_EVERY);
+                if !full && !live.current().moved().await {
                     continue;
                 }
                 match live.refresh().await {
                     Ok(Some(built)) => {
-                        failing = false;
+                        failures = 0;
                         report(Ok(built));
                     }
-                    Ok(None) => failing = false,
-                    Err(e) if !failing => {
-                        failing = true;
-                        report(Err(&e));
+                    Ok(None) => failures = 0,
+                    Err(e) => {
+                        if failures == 0 {
+                            report(Err(&e));
+                        }
+                        failures += 1;
                     }
-                    Err(_) => {}
                 }
             }
         });
@@ -103,65 +128,95 @@ impl LiveGraph {
         }
     }
 
-    /// Runs a query and collects its result ([`LiveGraph::query_stream`]).
-    pub async fn query(&self, query: &str, params: &Params) -> Result<QueryResult> {
-        self.query_stream(query, params).await?.collect().await
+    /// Stops [`LiveGraph::follow`]'s task (a refresh it started finishes).
+    pub fn stop(&self) {
+        if let Some(t) = self.following.lock().expect("follow lock").take() {
+            t.abort();
+        }
     }
 
-    /// Runs a query on the current state, its first batch computed: if that fails and the
-    /// datasets have moved on meanwhile, it runs again on their latest state.
-    pub async fn query_stream(&self, query: &str, params: &Params) -> Result<ResultStream> {
-        self.started(|g| async move { g.query_stream(query, params).await })
+    /// Runs a query and collects its result; run again on the latest state where its
+    /// state's files went before it ended.
+    pub async fn query(self: &Arc<Self>, query: &str, params: &Params) -> Result<QueryResult> {
+        self.attempts(|g| async move { g.query_stream(query, params).await?.collect().await })
             .await
+    }
+
+    /// Runs a query on the current state, its first batch computed: run again on the latest
+    /// state where its state's files went before that.
+    pub async fn query_stream(
+        self: &Arc<Self>,
+        query: &str,
+        params: &Params,
+    ) -> Result<ResultStream> {
+        self.attempts(|g| async move { started(g.query_stream(query, params).await?).await })
+            .await
+    }
+
+    /// [`LiveGraph::query_stream`] on `state`, a state [`LiveGraph::current`] returned (the
+    /// one a transaction reads from its start), until its files are gone.
+    pub async fn query_stream_on(
+        self: &Arc<Self>,
+        state: Arc<Graph>,
+        query: &str,
+        params: &Params,
+    ) -> Result<ResultStream> {
+        self.attempts_from(state, |g| async move {
+            started(g.query_stream(query, params).await?).await
+        })
+        .await
     }
 
     /// Runs a prepared query ([`Graph::prepare`]) as [`LiveGraph::query_stream`] runs a text.
     pub async fn prepared_stream(
-        &self,
+        self: &Arc<Self>,
         prepared: &Prepared,
         params: &Params,
     ) -> Result<ResultStream> {
-        self.started(|g| async move { prepared.query_stream(&g, params).await })
+        self.attempts(|g| async move { started(prepared.query_stream(&g, params).await?).await })
             .await
     }
 
-    async fn started<F, Fut>(&self, run: F) -> Result<ResultStream>
+    /// `run` on the current state; again on the latest (up to [`ATTEMPTS`] times in all)
+    /// while it fails because files of the state it read are gone. The time limit covers
+    /// every attempt and the waits for the refresh between them.
+    async fn attempts<T, F, Fut>(self: &Arc<Self>, run: F) -> Result<T>
     where
         F: Fn(Arc<Graph>) -> Fut,
-        Fut: std::future::Future<Output = Result<ResultStream>>,
+        Fut: Future<Output = Result<T>>,
     {
-        let start = |g: Arc<Graph>| {
-            let stream = run(g);
-            async move {
-                let mut s = stream.await?;
-                s.start().await?;
-                Ok::<_, Error>(s)
-            }
-        };
-        let graph = self.current();
-        let (generation, limit) = (graph.generation, graph.options.timeout);
+        self.attempts_from(self.current(), run).await
+    }
+
+    async fn attempts_from<T, F, Fut>(self: &Arc<Self>, mut graph: Arc<Graph>, run: F) -> Result<T>
+    where
+        F: Fn(Arc<Graph>) -> Fut,
+        Fut: Future<Output = Result<T>>,
+    {
+        let limit = graph.options.timeout;
         let deadline = limit.map(|t| tokio::time::Instant::now() + t);
-        let e = match start(graph).await {
-            Err(e) if worth_retrying(&e) => e,
-            done => return done,
-        };
-        // Files of the state it read may be gone (compacted and cleaned up): once the latest
-        // state is read, the query runs on that. The first error stands if nothing changed.
-        // Waiting for a refresh under way (an index rebuilt) counts against the time limit.
-        let refreshed = match (deadline, limit) {
-            (Some(d), Some(limit)) => tokio::time::timeout_at(d, self.refresh())
-                .await
-                .map_err(|_| super::time_limit_error(limit))?,
-            _ => self.refresh().await,
-        };
-        if refreshed.is_err() {
-            return Err(e);
+        let mut attempt = 1;
+        loop {
+            let generation = graph.generation;
+            // The first attempt under the query's own limit (whose error names the cluster
+            // job it stopped, where there is one); a rerun under what is left of it.
+            let outcome = match attempt {
+                1 => run(graph).await,
+                _ => within(deadline, limit, run(graph)).await?,
+            };
+            let e = match outcome {
+                Err(e) if attempt < ATTEMPTS && gone(&e) => e,
+                done => return done,
+            };
+            // Once the latest state is read, the query runs on that; the error stands if
+            // the state did not move.
+            let _ = within(deadline, limit, self.refresh()).await?;
+            graph = self.current();
+            if graph.generation == generation {
+                return Err(e);
+            }
+            attempt += 1;
         }
-        let graph = self.current();
-        if graph.generation == generation {
-            return Err(e);
-        }
-        start(graph).await
     }
 }
 
@@ -173,8 +228,43 @@ impl Drop for LiveGraph {
     }
 }
 
-/// Whether an error may be the state's, not the query's: not a syntax error, nor a limit
-/// (running again would double the time or memory spent).
-fn worth_retrying(e: &Error) -> bool {
-    !matches!(e, Error::Parse(_) | Error::Limit(..))
+/// `stream` with its first batch computed: whether the query can read its files shows here.
+async fn started(mut stream: ResultStream) -> Result<ResultStream> {
+    stream.start().await?;
+    Ok(stream)
+}
+
+/// `fut`, unless `deadline` passes first (the time limit's error then).
+async fn within<T>(
+    deadline: Option<tokio::time::Instant>,
+    limit: Option<Duration>,
+    fut: impl Future<Output = T>,
+) -> Result<T> {
+    match (deadline, limit) {
+        (Some(d), Some(limit)) => tokio::time::timeout_at(d, fut)
+            .await
+            .map_err(|_| super::time_limit_error(limit)),
+        _ => Ok(fut.await),
+    }
+}
+
+/// Whether `e` says a file is not there: the state the query read lost its files (an
+/// error of the query itself is not run again, nor does it wait for a refresh).
+fn gone(e: &Error) -> bool {
+    let mut cause: Option<&(dyn std::error::Error + 'static)> = Some(e);
+    while let Some(c) = cause {
+        if let Some(l) = c.downcast_ref::<lance::Error>() {
+            // Lance sees through its own wrappers (a read shared by several readers).
+            if l.is_not_found() || matches!(l, lance::Error::DatasetNotFound { .. }) {
+                return true;
+            }
+        }
+        if let Some(io) = c.downcast_ref::<std::io::Error>() {
+            if io.kind() == std::io::ErrorKind::NotFound {
+                return true;
+            }
+        }
+        cause = c.source();
+    }
+    false
 }

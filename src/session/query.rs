@@ -369,8 +369,18 @@ impl Prepared {
         let plan = Arc::new(graph.plan_reusable(&self.text, params).await?);
         if plan.reuse != Reuse::None {
             let mut plans = self.plans.get().lock().expect("prepared plans lock");
+            let moved = plans.iter().any(|(_, g, _)| *g != graph.generation);
             plans.retain(|(k, g, _)| k != &key && *g == graph.generation);
             plans.push((key, graph.generation, plan.clone()));
+            drop(plans);
+            if moved {
+                // The graph moved on (refreshed): the other threads' plans of the state
+                // before hold its tables and indexes; they plan again when they run.
+                for slot in self.plans.all() {
+                    let mut plans = slot.lock().expect("prepared plans lock");
+                    plans.retain(|(_, g, _)| *g == graph.generation);
+                }
+            }
         }
         Ok(plan)
     }

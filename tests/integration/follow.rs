@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 
 use crate::common::sample_on_disk;
 
-async fn answer(g: &LiveGraph, q: &str) -> Vec<Vec<String>> {
+async fn answer(g: &std::sync::Arc<LiveGraph>, q: &str) -> Vec<Vec<String>> {
     lance_csr::rows(&g.query(q, &Params::new()).await.unwrap())
 }
 
@@ -122,6 +122,26 @@ async fn a_query_whose_files_are_gone_runs_on_the_latest_state() {
     let names = answer(&live, q).await;
     assert_eq!(names.len(), twice[0][0].parse::<usize>().unwrap());
     assert!(!std::sync::Arc::ptr_eq(&live.current(), &old));
+}
+
+/// An error of the query itself (not a file gone) is not run again and waits for no
+/// refresh: the graph stays on its state though its datasets moved.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_failing_query_is_not_run_again() {
+    let (dir, cfg) = sample_on_disk().await;
+    let live = LiveGraph::new(Graph::open(&cfg).await.unwrap());
+    let before = live.current();
+    append_copy(dir.path(), "city.lance").await;
+    for bad in [
+        "MATCH (c:City) RETURN c.name / 0",
+        "MATCH (c:City) RETURN nosuchfunction(c)",
+        "RETURN 1 +",
+    ] {
+        assert!(live.query(bad, &Params::new()).await.is_err(), "{bad}");
+        assert!(std::sync::Arc::ptr_eq(&live.current(), &before), "{bad}");
+    }
+    assert_eq!(live.refresh().await.unwrap(), Some(0));
+    assert!(!std::sync::Arc::ptr_eq(&live.current(), &before));
 }
 
 /// `follow` refreshes in the background: a write shows without anyone asking.
