@@ -367,7 +367,7 @@ impl Graph {
     ) -> PyResult<Stream> {
         let p = self::params(params)?;
         let g = read(py, &self.inner, self.pid)?;
-        let s = wait(py, &self.interrupts, query, g.query_stream(query, &p))?;
+        let s = wait(py, &self.interrupts, query, g.query_stream(None, query, p))?;
         Ok(Stream::new(
             StreamReader::new(s, query),
             self.interrupts.clone(),
@@ -517,7 +517,7 @@ impl PreparedQuery {
         let prepared = &self.prepared;
         let g = read(py, &self.graph, self.pid)?;
         wait(py, &self.interrupts, prepared.text(), async move {
-            QueryResult::new(g.prepared_stream(prepared, &p).await?.collect().await?)
+            QueryResult::new(g.prepared_query(prepared, &p).await?)
         })
     }
 
@@ -531,7 +531,7 @@ impl PreparedQuery {
             py,
             &self.interrupts,
             prepared.text(),
-            g.prepared_stream(prepared, &p),
+            g.prepared_stream(prepared, p),
         )?;
         Ok(Stream::new(
             StreamReader::new(s, prepared.text()),

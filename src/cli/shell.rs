@@ -107,7 +107,7 @@ pub async fn run(graph: &std::sync::Arc<LiveGraph>) -> Result<()> {
             // Ctrl-C cancels the running query (dropping it stops its streams) and returns
             // to the prompt; the shell and its history stay.
             let print = async {
-                let stream = graph.query_stream(&text, &params).await?;
+                let stream = graph.query_stream(None, &text, params.clone()).await?;
                 crate::cli::print_stream(stream, format).await
             };
             let run = tokio::select! {

@@ -7,7 +7,6 @@
 use arrow::array::{ArrayRef, RecordBatch, RecordBatchOptions};
 use arrow::datatypes::{DataType, Field, FieldRef, Schema};
 use datafusion::common::{DFSchema, Result, ScalarValue};
-use datafusion::execution::context::ExecutionProps;
 use datafusion::logical_expr::{
     ColumnarValue, Expr, ReturnFieldArgs, ScalarFunctionArgs, ScalarUDF, ScalarUDFImpl, Signature,
 };
@@ -62,6 +61,13 @@ impl ChainEval {
 
     pub fn udf(steps: Vec<Step>, order: Vec<u32>, out: DataType) -> Arc<ScalarUDF> {
         let volatile = steps.iter().any(|s| s.expr.is_volatile());
+        // Compiled when it first runs, maybe after the plan holding its values is gone.
+        let steps = (steps.into_iter())
+            .map(|s| Step {
+                expr: super::held::resolved(s.expr),
+                ..s
+            })
+            .collect();
         Arc::new(ScalarUDF::new_from_impl(ChainEval {
             steps,
             order,
@@ -82,7 +88,7 @@ impl ChainEval {
         if let Some(c) = self.compiled.get() {
             return Ok(c);
         }
-        let props = ExecutionProps::new();
+        let props = super::held::props();
         let c = self
             .steps
             .iter()

@@ -10,7 +10,6 @@ use arrow::array::{
 use arrow::buffer::OffsetBuffer;
 use arrow::datatypes::{DataType, Field, FieldRef, Schema};
 use datafusion::common::{DFSchema, Result, ScalarValue};
-use datafusion::execution::context::ExecutionProps;
 use datafusion::logical_expr::{
     ColumnarValue, Expr, ReturnFieldArgs, ScalarFunctionArgs, ScalarUDF, ScalarUDFImpl, Signature,
 };
@@ -75,8 +74,8 @@ impl ListEval {
         let volatile = filter.iter().chain(map.iter()).any(|e| e.is_volatile());
         let f = ListEval {
             op,
-            filter,
-            map,
+            filter: filter.map(super::held::resolved),
+            map: map.map(super::held::resolved),
             schema: Arc::new(schema),
             out,
             signature: super::variadic_signature(volatile),
@@ -92,7 +91,7 @@ impl ListEval {
         if let Some(c) = self.compiled.get() {
             return Ok(c);
         }
-        let props = ExecutionProps::new();
+        let props = super::held::props();
         // DataFusion's simplifier first, as for any plan's expressions: some functions
         // (`coalesce`) are only executable in the form it rewrites them to.
         let simplifier = datafusion::optimizer::simplify_expressions::ExprSimplifier::new(

@@ -8,6 +8,7 @@ pub mod budget;
 pub(crate) mod chain;
 pub(crate) mod comprehension;
 mod dynamic;
+pub mod held;
 mod percentile;
 pub(crate) mod procedures;
 pub(crate) mod registry;

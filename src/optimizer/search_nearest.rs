@@ -172,9 +172,15 @@ fn nearest_key(key: &Expr) -> Option<(Measure, String, Vec<f32>)> {
         return None;
     };
     let measure = Measure::named(name)?;
+    // The query vector: a literal, or a long list parameter held beside the plan.
+    let constant = |e: &Expr| match e {
+        Expr::Literal(v, _) => Some(v.clone()),
+        Expr::ScalarVariable(_, names) => crate::functions::held::Held::value_of(names),
+        _ => None,
+    };
     let (column, query) = match (&f.args[1], &f.args[2]) {
-        (Expr::Column(c), Expr::Literal(v, _)) | (Expr::Literal(v, _), Expr::Column(c)) => {
-            (c.name.clone(), constant_vector(v, measure)?)
+        (Expr::Column(c), v) | (v, Expr::Column(c)) => {
+            (c.name.clone(), constant_vector(&constant(v)?, measure)?)
         }
         _ => return None,
     };

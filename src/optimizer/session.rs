@@ -173,6 +173,11 @@ pub fn session(options: &GraphOptions, counters: Arc<RuleCounters>) -> Result<Se
         b = b.with_optimizer_rule(rule);
     }
     let ctx = SessionContext::new_with_state(b.build());
+    // Long list parameters a plan names as variables (`functions::held`).
+    ctx.register_variable(
+        datafusion::logical_expr::var_provider::VarType::UserDefined,
+        Arc::new(crate::functions::held::HeldLists),
+    );
     for name in REMOVED_RULES {
         ctx.remove_optimizer_rule(name);
     }

@@ -426,6 +426,7 @@ impl<'c> Lowerer<'c> {
             plan,
             columns: items.into_iter().map(|(n, _)| n).collect(),
             notes: vec![],
+            held: vec![],
         })
     }
 }

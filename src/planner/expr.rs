@@ -241,7 +241,7 @@ impl<'c> Lowerer<'c> {
                     return Ok(ph);
                 }
                 if let Some(list) = self.param_compact(p) {
-                    return Ok(lit(list));
+                    return Ok(list);
                 }
                 let Some(v) = self.param_literal(p) else {
                     return sem_err!(MissingParameter, e.span, "Missing parameter ${p}");

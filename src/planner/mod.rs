@@ -87,6 +87,8 @@ pub struct Lowered {
     pub columns: Vec<String>,
     /// What the graph rewrites did, for EXPLAIN.
     pub notes: Vec<String>,
+    /// The long list parameters the plan names (held while this lives).
+    pub held: Vec<Arc<crate::functions::held::Held>>,
 }
 
 pub struct Lowerer<'c> {
@@ -98,6 +100,8 @@ pub struct Lowerer<'c> {
     pub params: BTreeMap<String, ast::Expr>,
     /// Long lists among them, as Arrow lists (their literal is the parameter itself).
     pub(crate) compact_params: BTreeMap<String, datafusion::common::ScalarValue>,
+    /// Those the plan names as variables, held for its physical planning.
+    held: std::cell::RefCell<BTreeMap<String, Arc<crate::functions::held::Held>>>,
     /// The query's CALLs, bound.
     pub(crate) calls: Vec<crate::binder::call::BoundCall>,
     /// Lowering a plan to be cached: scalar parameters (number, string, boolean) become
@@ -209,6 +213,7 @@ impl<'c> Lowerer<'c> {
             indexes: None,
             params: BTreeMap::new(),
             compact_params: BTreeMap::new(),
+            held: Default::default(),
             calls: Vec::new(),
             placeholders: false,
             param_types: Default::default(),
@@ -245,12 +250,20 @@ impl<'c> Lowerer<'c> {
         self.params.get(p)
     }
 
-    /// Parameter `p`'s value when it is a long list held as an Arrow list (the plan is then
-    /// built for this value).
-    pub(crate) fn param_compact(&self, p: &str) -> Option<datafusion::common::ScalarValue> {
-        let v = self.compact_params.get(p)?.clone();
+    /// Parameter `p` when it is a long list held as an Arrow list: a variable naming the
+    /// value [held](crate::functions::held) beside the plan (the plan is then built for this
+    /// value); the list itself where the plan goes to other processes.
+    pub(crate) fn param_compact(&self, p: &str) -> Option<Expr> {
+        let v = self.compact_params.get(p)?;
         self.baked.borrow_mut().insert(p.to_string());
-        Some(v)
+        if !self.options.one_process {
+            return Some(datafusion::prelude::lit(v.clone()));
+        }
+        let mut held = self.held.borrow_mut();
+        let held = held
+            .entry(p.to_string())
+            .or_insert_with(|| crate::functions::held::Held::new(p, v.clone()));
+        Some(held.expr())
     }
 
     /// Parameter `p` as a typed placeholder (placeholder mode, scalar values).
@@ -337,6 +350,7 @@ impl<'c> Lowerer<'c> {
             plan,
             columns: first.columns,
             notes: std::mem::take(&mut self.notes),
+            held: self.held.borrow().values().cloned().collect(),
         })
     }
 

@@ -696,7 +696,7 @@ impl<'c> Lowerer<'c> {
             }
             _ => Ok(Transformed::no(x)),
         })?;
-        let props = datafusion::execution::context::ExecutionProps::new();
+        let props = crate::functions::held::props();
         let physical = datafusion::physical_expr::create_physical_expr(&x.data, &schema, &props)?;
         let one_row = arrow::array::RecordBatch::try_new_with_options(
             std::sync::Arc::new(arrow::datatypes::Schema::empty()),

@@ -43,11 +43,7 @@ impl Running {
         let deadline = limit.map(|t| Instant::now() + t + GRACE);
         let s = shared.clone();
         let task = shared.queries.spawn(async move {
-            let stream = match state {
-                Some(g) => s.graph.query_stream_on(g, &query, &params).await,
-                None => s.graph.query_stream(&query, &params).await,
-            };
-            let mut stream = match stream {
+            let mut stream = match s.graph.query_stream(state, &query, params).await {
                 Ok(stream) => stream,
                 Err(e) => {
                     let _ = started.send(Err(e));

@@ -28,7 +28,7 @@ impl Graph {
         let state = self.ctx.state();
         let session = start.elapsed();
         let trip = Instant::now();
-        let (parse, lower, optimize, optimized) = on_planning_stack(|| -> Result<_> {
+        let (parse, lower, optimize, optimized, _held) = on_planning_stack(|| -> Result<_> {
             let t = Instant::now();
             let ast = cypher::parse_query(query)?;
             let parse = t.elapsed();
@@ -37,7 +37,8 @@ impl Graph {
             let lower = t.elapsed();
             let t = Instant::now();
             let optimized = state.optimize(&lowered.plan).map_err(Error::planning)?;
-            Ok((parse, lower, t.elapsed(), optimized))
+            // Long list parameters stay held until the plan is physical.
+            Ok((parse, lower, t.elapsed(), optimized, lowered.held))
         })??;
         let planning_stack = trip.elapsed().saturating_sub(parse + lower + optimize);
         let t = Instant::now();

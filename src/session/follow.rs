@@ -36,14 +36,15 @@ pub struct LiveGraph {
     following: Mutex<Option<tokio::task::AbortHandle>>,
 }
 
-/// Times a query runs whose state's files went while it ran (each time on a newer state).
-const ATTEMPTS: usize = 3;
-
 /// Every this many intervals, [`LiveGraph::follow`] reads every dataset's manifest, not only
 /// its latest version number (a dataset replaced by one of the same version number).
 const FULL_CHECK_EVERY: u32 = 30;
 
 impl LiveGraph {
+    /// Times a query runs whose state's files went while it ran (each time on a newer
+    /// state).
+    pub const ATTEMPTS: usize = 3;
+
     pub fn new(graph: Graph) -> Arc<Self> {
         Arc::new(Self {
             current: RwLock::new(Arc::new(graph)),
@@ -138,57 +139,73 @@ impl LiveGraph {
     /// Runs a query and collects its result; run again on the latest state where its
     /// state's files went before it ended.
     pub async fn query(self: &Arc<Self>, query: &str, params: &Params) -> Result<QueryResult> {
-        self.attempts(|g| async move { g.query_stream(query, params).await?.collect().await })
-            .await
+        let run =
+            |g: Arc<Graph>| async move { g.query_stream(query, params).await?.collect().await };
+        Ok(self.attempts(self.current(), run).await?.0)
     }
 
-    /// Runs a query on the current state, its first batch computed: run again on the latest
-    /// state where its state's files went before that.
+    /// Runs a query on `state` (a state [`LiveGraph::current`] returned: the one a
+    /// transaction began on) or the current state, its result batch by batch: run again on
+    /// the latest state where its state's files went before its first batch (the stream
+    /// keeps `params` for that).
     pub async fn query_stream(
         self: &Arc<Self>,
+        state: Option<Arc<Graph>>,
         query: &str,
-        params: &Params,
+        params: Params,
     ) -> Result<ResultStream> {
-        self.attempts(|g| async move { started(g.query_stream(query, params).await?).await })
-            .await
+        let state = state.unwrap_or_else(|| self.current());
+        let p = &params;
+        let run = |g: Arc<Graph>| async move { g.query_stream(query, p).await };
+        let (mut stream, state) = self.attempts(state, run).await?;
+        stream.rerun = Some(Box::new(Rerun {
+            live: self.clone(),
+            state,
+            query: Query::Text(query.to_string()),
+            params,
+            runs: 1,
+        }));
+        Ok(stream)
     }
 
-    /// [`LiveGraph::query_stream`] on `state`, a state [`LiveGraph::current`] returned (the
-    /// one a transaction reads from its start), until its files are gone.
-    pub async fn query_stream_on(
+    /// Runs a prepared query ([`Graph::prepare`]) and collects its result, as
+    /// [`LiveGraph::query`] runs a text.
+    pub async fn prepared_query(
         self: &Arc<Self>,
-        state: Arc<Graph>,
-        query: &str,
+        prepared: &Prepared,
         params: &Params,
-    ) -> Result<ResultStream> {
-        self.attempts_from(state, |g| async move {
-            started(g.query_stream(query, params).await?).await
-        })
-        .await
+    ) -> Result<QueryResult> {
+        let run = |g: Arc<Graph>| async move { prepared.query(&g, params).await };
+        Ok(self.attempts(self.current(), run).await?.0)
     }
 
     /// Runs a prepared query ([`Graph::prepare`]) as [`LiveGraph::query_stream`] runs a text.
     pub async fn prepared_stream(
         self: &Arc<Self>,
-        prepared: &Prepared,
-        params: &Params,
+        prepared: &Arc<Prepared>,
+        params: Params,
     ) -> Result<ResultStream> {
-        self.attempts(|g| async move { started(prepared.query_stream(&g, params).await?).await })
-            .await
+        let p = &params;
+        let run = |g: Arc<Graph>| async move { prepared.query_stream(&g, p).await };
+        let (mut stream, state) = self.attempts(self.current(), run).await?;
+        stream.rerun = Some(Box::new(Rerun {
+            live: self.clone(),
+            state,
+            query: Query::Prepared(prepared.clone()),
+            params,
+            runs: 1,
+        }));
+        Ok(stream)
     }
 
-    /// `run` on the current state; again on the latest (up to [`ATTEMPTS`] times in all)
+    /// `run` on `graph`; again on the latest state (up to [`Self::ATTEMPTS`] times in all)
     /// while it fails because files of the state it read are gone. The time limit covers
     /// every attempt and the waits for the refresh between them.
-    async fn attempts<T, F, Fut>(self: &Arc<Self>, run: F) -> Result<T>
-    where
-        F: Fn(Arc<Graph>) -> Fut,
-        Fut: Future<Output = Result<T>>,
-    {
-        self.attempts_from(self.current(), run).await
-    }
-
-    async fn attempts_from<T, F, Fut>(self: &Arc<Self>, mut graph: Arc<Graph>, run: F) -> Result<T>
+    async fn attempts<T, F, Fut>(
+        self: &Arc<Self>,
+        mut graph: Arc<Graph>,
+        run: F,
+    ) -> Result<(T, Arc<Graph>)>
     where
         F: Fn(Arc<Graph>) -> Fut,
         Fut: Future<Output = Result<T>>,
@@ -197,26 +214,39 @@ impl LiveGraph {
         let deadline = limit.map(|t| tokio::time::Instant::now() + t);
         let mut attempt = 1;
         loop {
-            let generation = graph.generation;
             // The first attempt under the query's own limit (whose error names the cluster
             // job it stopped, where there is one); a rerun under what is left of it.
             let outcome = match attempt {
-                1 => run(graph).await,
-                _ => within(deadline, limit, run(graph)).await?,
+                1 => run(graph.clone()).await,
+                _ => within(deadline, limit, run(graph.clone())).await?,
             };
             let e = match outcome {
-                Err(e) if attempt < ATTEMPTS && gone(&e) => e,
-                done => return done,
+                Err(e) if attempt < Self::ATTEMPTS => e,
+                done => return done.map(|t| (t, graph)),
             };
-            // Once the latest state is read, the query runs on that; the error stands if
-            // the state did not move.
-            let _ = within(deadline, limit, self.refresh()).await?;
-            graph = self.current();
-            if graph.generation == generation {
-                return Err(e);
+            match within(deadline, limit, self.after_failure(&e, &graph)).await? {
+                Some(newer) => graph = newer,
+                None => return Err(e),
             }
             attempt += 1;
         }
+    }
+
+    /// After a query on `state` failed with `e`: where `e` says files of that state are
+    /// gone, the latest state (read now, or by a refresh under way) to run it again on;
+    /// `None` for an error of the query itself, or when the state did not move.
+    pub async fn after_failure(
+        self: &Arc<Self>,
+        e: &Error,
+        state: &Arc<Graph>,
+    ) -> Option<Arc<Graph>> {
+        if !gone(e) {
+            return None;
+        }
+        // A failed refresh leaves the state as it was: the first error then stands.
+        let _ = self.refresh().await;
+        let now = self.current();
+        (now.generation != state.generation).then_some(now)
     }
 }
 
@@ -228,10 +258,35 @@ impl Drop for LiveGraph {
     }
 }
 
-/// `stream` with its first batch computed: whether the query can read its files shows here.
-async fn started(mut stream: ResultStream) -> Result<ResultStream> {
-    stream.start().await?;
-    Ok(stream)
+/// What a stream of [`LiveGraph::query_stream`] runs again when its first batch fails
+/// because files of its state are gone.
+pub(super) struct Rerun {
+    live: Arc<LiveGraph>,
+    state: Arc<Graph>,
+    query: Query,
+    params: Params,
+    runs: usize,
+}
+
+enum Query {
+    Text(String),
+    Prepared(Arc<Prepared>),
+}
+
+impl Rerun {
+    /// The query's stream on the latest state, where `e` says its state's files are gone
+    /// (and it has not run [`LiveGraph::ATTEMPTS`] times yet).
+    pub(super) async fn again(&mut self, e: &Error) -> Option<Result<ResultStream>> {
+        if self.runs >= LiveGraph::ATTEMPTS {
+            return None;
+        }
+        self.state = self.live.after_failure(e, &self.state).await?;
+        self.runs += 1;
+        Some(match &self.query {
+            Query::Text(q) => self.state.query_stream(q, &self.params).await,
+            Query::Prepared(p) => p.query_stream(&self.state, &self.params).await,
+        })
+    }
 }
 
 /// `fut`, unless `deadline` passes first (the time limit's error then).

@@ -5,7 +5,9 @@ use super::*;
 use crate::operators::shared::SharedSubplan;
 
 impl Graph {
-    /// Parses and lowers a query to a DataFusion logical plan (unoptimized).
+    /// Parses and lowers a query to a DataFusion logical plan (unoptimized). A long list
+    /// parameter (1,024 values or more) is named in it as a variable whose value is let go
+    /// with the call: such a plan is for reading, not for running.
     pub fn plan(&self, query: &str, params: &Params) -> Result<(LogicalPlan, Vec<String>)> {
         let lowered = self.lower(query, params)?;
         Ok((lowered.plan, lowered.columns))
@@ -303,7 +305,8 @@ impl Graph {
                 .cluster
                 .as_deref()
                 .map(|url| crate::distributed::cluster::JobGuard::new(url, _physical)),
-            ahead: None,
+            rerun: None,
+            handed_out: false,
         })
     }
 

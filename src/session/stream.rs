@@ -16,8 +16,11 @@ pub struct ResultStream {
     /// The cluster job behind the stream, cancelled if the stream ends early.
     #[cfg(feature = "distributed")]
     pub(super) job: Option<crate::distributed::cluster::JobGuard>,
-    /// What [`Self::start`] read ahead, handed out first.
-    pub(super) ahead: Option<Option<arrow::array::RecordBatch>>,
+    /// A [`LiveGraph`](super::LiveGraph)'s stream: how to run the query again on the latest
+    /// state while no batch went out.
+    pub(super) rerun: Option<Box<super::follow::Rerun>>,
+    /// A batch went out.
+    pub(super) handed_out: bool,
 }
 
 impl ResultStream {
@@ -53,21 +56,35 @@ impl ResultStream {
         })
     }
 
-    /// Computes the first batch (kept for [`Self::next_batch`]): whether the query can read
-    /// what it needs shows here.
-    pub(super) async fn start(&mut self) -> Result<()> {
-        if self.ahead.is_none() {
-            self.ahead = Some(self.next_batch().await?);
-        }
-        Ok(())
-    }
-
     /// The next batch of rows; `None` at the end.
     pub async fn next_batch(&mut self) -> Result<Option<arrow::array::RecordBatch>> {
-        use futures::StreamExt;
-        if let Some(b) = self.ahead.take() {
-            return Ok(b);
+        loop {
+            let next = self.next_of_plan().await;
+            if let (false, Err(e)) = (self.handed_out, &next) {
+                // Nothing went out yet: on the latest state, where this one's files went.
+                if let Some(rerun) = self.rerun.as_mut() {
+                    let again = match (self.deadline, self.timeout) {
+                        (Some(d), Some(limit)) => tokio::time::timeout_at(d, rerun.again(e))
+                            .await
+                            .map_err(|_| time_limit_error(limit))?,
+                        _ => rerun.again(e).await,
+                    };
+                    if let Some(again) = again {
+                        let rerun = self.rerun.take();
+                        *self = again?;
+                        self.rerun = rerun;
+                        continue;
+                    }
+                }
+            }
+            self.handed_out |= matches!(next, Ok(Some(_)));
+            return next;
         }
+    }
+
+    /// The next batch of the plan running now.
+    async fn next_of_plan(&mut self) -> Result<Option<arrow::array::RecordBatch>> {
+        use futures::StreamExt;
         let next = match (self.deadline, self.timeout) {
             (Some(d), Some(limit)) => {
                 // Past the deadline even when a batch is ready: a reader slower than the query

@@ -151,9 +151,10 @@ async fn a_range_of_constants_is_computed_when_the_query_runs_not_while_it_plans
     assert_eq!(common::lines(&r), vec!["3000000|4500001500000"]);
 }
 
-/// A long list parameter (held as one Arrow list, not a literal per element) answers as the
-/// same list written in the query does: its size, items, UNWIND, and three-valued IN from
-/// every row.
+/// A long list parameter (held as one Arrow list beside the plan, not a literal per element
+/// in it) answers as the same list written in the query does: its size, items, UNWIND,
+/// three-valued IN from every row, in a comprehension's body, in a hop's filter, through
+/// WITH, prepared; and the plans name it without its values.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_long_list_parameter_answers_as_the_list_written_in_the_query() {
     use lance_csr::Value;
@@ -180,6 +181,11 @@ async fn a_long_list_parameter_answers_as_the_list_written_in_the_query() {
          sum(CASE WHEN (y IN $xs) IS NULL THEN 1 ELSE 0 END) AS unknown",
         "UNWIND ['s5', 'x', null, 's1999'] AS y RETURN y, y IN $ss AS found",
         "MATCH (n:N) WHERE n.id * 3 IN $xs RETURN count(n) AS n",
+        "RETURN [y IN range(0, 30) WHERE y IN $xs | y * 2] AS doubled",
+        "MATCH (a:N)-->(b:N) WHERE b.id * 3 IN $xs RETURN count(*) AS n",
+        "WITH $xs AS l, $ss AS m RETURN size(l) AS n, l[0] AS first, m[1999] AS last",
+        "RETURN size($xs) + size($xs) AS twice",
+        "MATCH (n:N) RETURN n.id AS id, n.id * 3 IN $xs AS found ORDER BY id",
     ];
     let params = Params::from([
         ("xs".to_string(), Value::List(ints.clone())),
@@ -190,10 +196,28 @@ async fn a_long_list_parameter_answers_as_the_list_written_in_the_query() {
             .replace("$xs", &written(&ints))
             .replace("$ss", &written(&strs));
         let want = common::run(&g, &inline).await;
-        let got = g.query(q, &params).await.unwrap();
+        let got = g
+            .query(q, &params)
+            .await
+            .unwrap_or_else(|e| panic!("{q}: {e:?}"));
         assert_eq!(common::lines(&got), common::lines(&want), "{q}");
         assert!(!common::lines(&got).is_empty());
+        let prepared = g.prepare(q).unwrap();
+        for _ in 0..2 {
+            let again = prepared.query(&g, &params).await.unwrap();
+            assert_eq!(common::lines(&again), common::lines(&want), "{q}");
+        }
+        // The logical plans name the lists, none holds their values (the physical plan,
+        // made once, holds them).
+        let explained = g.explain(q, &params).await.unwrap();
+        let logical = &explained[..explained.find("== physical plan ==").unwrap()];
+        assert!(
+            !logical.contains("2997") && !logical.contains("s1998"),
+            "{q}\n{logical}"
+        );
     }
+    let explained = g.explain(queries[0], &params).await.unwrap();
+    assert!(explained.contains("size($xs#"), "{explained}");
 }
 
 /// A chain of `n` nodes (`i -> i + 1`) written as Lance datasets in `dir`, opened with
