@@ -63,11 +63,14 @@ impl ResultStream {
             if let (false, Err(e)) = (self.handed_out, &next) {
                 // Nothing went out yet: on the latest state, where this one's files went.
                 if let Some(rerun) = self.rerun.as_mut() {
+                    // On the heap: planning again is a large future, and every read of a
+                    // batch would otherwise carry its size on the stack.
+                    let again = Box::pin(rerun.again(e));
                     let again = match (self.deadline, self.timeout) {
-                        (Some(d), Some(limit)) => tokio::time::timeout_at(d, rerun.again(e))
+                        (Some(d), Some(limit)) => tokio::time::timeout_at(d, again)
                             .await
                             .map_err(|_| time_limit_error(limit))?,
-                        _ => rerun.again(e).await,
+                        _ => again.await,
                     };
                     if let Some(again) = again {
                         let rerun = self.rerun.take();
