@@ -35,6 +35,8 @@ pub struct ChainEval {
     out: DataType,
     signature: Signature,
     compiled: OnceLock<Vec<Arc<dyn PhysicalExpr>>>,
+    /// The long list parameters the steps name, held until they are compiled.
+    _held: super::held::Holding,
 }
 
 impl PartialEq for ChainEval {
@@ -61,19 +63,15 @@ impl ChainEval {
 
     pub fn udf(steps: Vec<Step>, order: Vec<u32>, out: DataType) -> Arc<ScalarUDF> {
         let volatile = steps.iter().any(|s| s.expr.is_volatile());
-        // Compiled when it first runs, maybe after the plan holding its values is gone.
-        let steps = (steps.into_iter())
-            .map(|s| Step {
-                expr: super::held::resolved(s.expr),
-                ..s
-            })
-            .collect();
+        // Compiled when it first runs, maybe after the plan holding them is gone.
+        let held = super::held::named_in(steps.iter().map(|s| &s.expr));
         Arc::new(ScalarUDF::new_from_impl(ChainEval {
             steps,
             order,
             out,
             signature: super::variadic_signature(volatile),
             compiled: OnceLock::new(),
+            _held: held,
         }))
     }
 

@@ -45,6 +45,8 @@ pub struct ListEval {
     out: DataType,
     signature: Signature,
     compiled: OnceLock<(Option<Arc<dyn PhysicalExpr>>, Option<Arc<dyn PhysicalExpr>>)>,
+    /// The long list parameters the body names, held until it is compiled.
+    _held: super::held::Holding,
 }
 
 impl PartialEq for ListEval {
@@ -74,8 +76,9 @@ impl ListEval {
         let volatile = filter.iter().chain(map.iter()).any(|e| e.is_volatile());
         let f = ListEval {
             op,
-            filter: filter.map(super::held::resolved),
-            map: map.map(super::held::resolved),
+            _held: super::held::named_in(filter.iter().chain(map.iter())),
+            filter,
+            map,
             schema: Arc::new(schema),
             out,
             signature: super::variadic_signature(volatile),

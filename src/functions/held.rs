@@ -74,22 +74,30 @@ impl VarProvider for HeldLists {
     }
 }
 
-/// `e` with the held values it names written in: for an expression a function keeps and
-/// makes physical only when it runs (a comprehension's body), which may be after the plan
-/// that held them is gone. Such an expression is never printed as a name.
-pub fn resolved(e: Expr) -> Expr {
-    use datafusion::common::tree_node::{Transformed, TreeNode};
-    e.transform(|e| {
-        Ok(match &e {
-            Expr::ScalarVariable(_, names) => match Held::value_of(names) {
-                Some(v) => Transformed::yes(Expr::Literal(v, None)),
-                None => Transformed::no(e),
-            },
-            _ => Transformed::no(e),
-        })
-    })
-    .map(|t| t.data)
-    .expect("a transform that cannot fail")
+/// The held values `exprs` name, for a function that keeps them as its body and makes them
+/// physical only when it runs (a comprehension's): holding these, it finds them then.
+pub fn named_in<'e>(exprs: impl IntoIterator<Item = &'e Expr>) -> Holding {
+    use datafusion::common::tree_node::{TreeNode, TreeNodeRecursion};
+    let mut out = Vec::new();
+    for e in exprs {
+        let _ = e.apply(|x| {
+            if let Expr::ScalarVariable(_, names) = x {
+                let all = HELD.lock().unwrap_or_else(|e| e.into_inner());
+                if let Some(held) = names.first().and_then(|n| all.get(n)?.upgrade()) {
+                    out.push(held);
+                }
+            }
+            Ok(TreeNodeRecursion::Continue)
+        });
+    }
+    Holding { _held: out }
+}
+
+/// Held values a function keeps alive; no part of its identity (two functions naming the
+/// same variables are equal whatever they hold).
+#[derive(Debug, Default)]
+pub struct Holding {
+    _held: Vec<Arc<Held>>,
 }
 
 /// Execution properties that read held values: for expressions made physical outside a

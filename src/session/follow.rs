@@ -157,13 +157,13 @@ impl LiveGraph {
         let state = state.unwrap_or_else(|| self.current());
         let p = &params;
         let run = |g: Arc<Graph>| async move { g.query_stream(query, p).await };
-        let (mut stream, state) = self.attempts(state, run).await?;
+        let (mut stream, state, runs) = self.attempts(state, run).await?;
         stream.rerun = Some(Box::new(Rerun {
             live: self.clone(),
             state,
             query: Query::Text(query.to_string()),
             params,
-            runs: 1,
+            runs,
         }));
         Ok(stream)
     }
@@ -187,25 +187,26 @@ impl LiveGraph {
     ) -> Result<ResultStream> {
         let p = &params;
         let run = |g: Arc<Graph>| async move { prepared.query_stream(&g, p).await };
-        let (mut stream, state) = self.attempts(self.current(), run).await?;
+        let (mut stream, state, runs) = self.attempts(self.current(), run).await?;
         stream.rerun = Some(Box::new(Rerun {
             live: self.clone(),
             state,
             query: Query::Prepared(prepared.clone()),
             params,
-            runs: 1,
+            runs,
         }));
         Ok(stream)
     }
 
-    /// `run` on `graph`; again on the latest state (up to [`Self::ATTEMPTS`] times in all)
+    /// `run` on `graph`, with the state it ran on and how many runs it took; again on the
+    /// latest state (up to [`Self::ATTEMPTS`] runs in all)
     /// while it fails because files of the state it read are gone. The time limit covers
     /// every attempt and the waits for the refresh between them.
     async fn attempts<T, F, Fut>(
         self: &Arc<Self>,
         mut graph: Arc<Graph>,
         run: F,
-    ) -> Result<(T, Arc<Graph>)>
+    ) -> Result<(T, Arc<Graph>, usize)>
     where
         F: Fn(Arc<Graph>) -> Fut,
         Fut: Future<Output = Result<T>>,
@@ -222,7 +223,7 @@ impl LiveGraph {
             };
             let e = match outcome {
                 Err(e) if attempt < Self::ATTEMPTS => e,
-                done => return done.map(|t| (t, graph)),
+                done => return done.map(|t| (t, graph, attempt)),
             };
             match within(deadline, limit, self.after_failure(&e, &graph)).await? {
                 Some(newer) => graph = newer,

@@ -306,7 +306,6 @@ impl Graph {
                 .as_deref()
                 .map(|url| crate::distributed::cluster::JobGuard::new(url, _physical)),
             rerun: None,
-            handed_out: false,
         })
     }
 

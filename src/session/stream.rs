@@ -19,8 +19,6 @@ pub struct ResultStream {
     /// A [`LiveGraph`](super::LiveGraph)'s stream: how to run the query again on the latest
     /// state while no batch went out.
     pub(super) rerun: Option<Box<super::follow::Rerun>>,
-    /// A batch went out.
-    pub(super) handed_out: bool,
 }
 
 impl ResultStream {
@@ -60,29 +58,51 @@ impl ResultStream {
     pub async fn next_batch(&mut self) -> Result<Option<arrow::array::RecordBatch>> {
         loop {
             let next = self.next_of_plan().await;
-            if let (false, Err(e)) = (self.handed_out, &next) {
+            if let (Err(e), Some(mut rerun)) = (&next, self.rerun.take()) {
                 // Nothing went out yet: on the latest state, where this one's files went.
-                if let Some(rerun) = self.rerun.as_mut() {
-                    // On the heap: planning again is a large future, and every read of a
-                    // batch would otherwise carry its size on the stack.
-                    let again = Box::pin(rerun.again(e));
-                    let again = match (self.deadline, self.timeout) {
-                        (Some(d), Some(limit)) => tokio::time::timeout_at(d, again)
-                            .await
-                            .map_err(|_| time_limit_error(limit))?,
-                        _ => again.await,
-                    };
-                    if let Some(again) = again {
-                        let rerun = self.rerun.take();
-                        *self = again?;
-                        self.rerun = rerun;
-                        continue;
-                    }
+                if let Some(again) = self.rerun(&mut rerun, e).await? {
+                    *self = again;
+                    self.rerun = Some(rerun);
+                    continue;
                 }
             }
-            self.handed_out |= matches!(next, Ok(Some(_)));
+            // Once rows went out (or an error), the query is not run again: what a rerun
+            // keeps (the state it started on, the parameters) is let go.
+            if !matches!(next, Ok(None)) {
+                self.rerun = None;
+            }
             return next;
         }
+    }
+
+    /// The query run again on the latest state after `e`, under the time limit this stream
+    /// started with; `None` where it is not (`e` is the query's own, or the state did not
+    /// move, or the result's columns would differ).
+    async fn rerun(
+        &mut self,
+        rerun: &mut super::follow::Rerun,
+        e: &Error,
+    ) -> Result<Option<ResultStream>> {
+        // The plan that failed holds what it read until then: let go before planning again.
+        self.drop_plan();
+        // On the heap: planning again is a large future, and every read of a batch would
+        // otherwise carry its size on the stack.
+        let again = Box::pin(rerun.again(e));
+        let again = match (self.deadline, self.timeout) {
+            (Some(d), Some(limit)) => match tokio::time::timeout_at(d, again).await {
+                Ok(again) => again,
+                Err(_) => return Err(self.time_limit_error(limit)),
+            },
+            _ => again.await,
+        };
+        let Some(mut again) = again.transpose()? else {
+            return Ok(None);
+        };
+        if again.schema != self.schema {
+            return Ok(None);
+        }
+        again.deadline = self.deadline;
+        Ok(Some(again))
     }
 
     /// The next batch of the plan running now.

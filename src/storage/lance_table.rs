@@ -317,7 +317,8 @@ impl TableProvider for LanceTable {
     }
 }
 
-/// Whether `e` calls no function (columns, literals, operators, casts).
+/// Whether `e` calls no function (columns, literals, operators, casts) and names no held
+/// parameter (Lance plans it without our variables).
 fn calls_no_function(e: &Expr) -> bool {
     use datafusion::common::tree_node::{TreeNode, TreeNodeRecursion};
     let mut plain = true;
@@ -330,6 +331,7 @@ fn calls_no_function(e: &Expr) -> bool {
                 | Expr::ScalarSubquery(_)
                 | Expr::Exists(_)
                 | Expr::InSubquery(_)
+                | Expr::ScalarVariable(..)
         ) {
             plain = false;
             return Ok(TreeNodeRecursion::Stop);

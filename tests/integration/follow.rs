@@ -124,6 +124,26 @@ async fn a_query_whose_files_are_gone_runs_on_the_latest_state() {
     assert!(!std::sync::Arc::ptr_eq(&live.current(), &old));
 }
 
+/// A stream whose state's files go before its first batch is read runs on the latest state:
+/// its rows are that state's, and the stream says nothing of it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_stream_whose_files_go_before_it_is_read_runs_on_the_latest_state() {
+    let (dir, cfg) = sample_on_disk().await;
+    append_copy(dir.path(), "city.lance").await;
+    let live = LiveGraph::new(Graph::open(&cfg).await.unwrap());
+    let q = "MATCH (c:City) RETURN c.name AS name";
+    let want = answer(&live, q).await.len();
+    let mut stream = live.query_stream(None, q, Params::new()).await.unwrap();
+    let old = live.current();
+    compact_and_clean_up(dir.path(), "city.lance").await;
+    let mut rows = 0;
+    while let Some(b) = stream.next_batch().await.unwrap() {
+        rows += b.num_rows();
+    }
+    assert_eq!(rows, want);
+    assert!(!std::sync::Arc::ptr_eq(&live.current(), &old));
+}
+
 /// An error of the query itself (not a file gone) is not run again and waits for no
 /// refresh: the graph stays on its state though its datasets moved.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

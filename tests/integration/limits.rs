@@ -186,6 +186,8 @@ async fn a_long_list_parameter_answers_as_the_list_written_in_the_query() {
         "WITH $xs AS l, $ss AS m RETURN size(l) AS n, l[0] AS first, m[1999] AS last",
         "RETURN size($xs) + size($xs) AS twice",
         "MATCH (n:N) RETURN n.id AS id, n.id * 3 IN $xs AS found ORDER BY id",
+        "MATCH (n:N) WHERE $xs IS NOT NULL RETURN count(n) AS n",
+        "MATCH (n:N) RETURN sum(size([y IN range(0, 10) WHERE y * n.id IN $xs])) AS s",
     ];
     let params = Params::from([
         ("xs".to_string(), Value::List(ints.clone())),
