@@ -109,6 +109,9 @@ def test_authentication_has_a_deadline(cli, sample_path, tmp_path):
         # HTTP: headers that never end, and a body that comes a byte at a time.
         assert closed_by_server(slow_http_headers(srv.http), 10)
         s = socket.create_connection(("127.0.0.1", srv.http), timeout=30)
+        # An HTTP connection counts as open as a Bolt one does (the scrape is one more).
+        time.sleep(0.2)
+        assert srv.metric("lance_csr_connections_open") >= 2
         token = __import__("base64").b64encode(f"{USER}:{PASSWORD}".encode()).decode()
         s.sendall(("POST /db/neo4j/query/v2 HTTP/1.1\r\nHost: x\r\n"
                    f"Authorization: Basic {token}\r\nContent-Type: application/json\r\n"

@@ -144,19 +144,7 @@ enum Stop {
     TimedOut,
 }
 
-/// Decrements the open-connection gauge when the connection ends.
-struct OpenGuard<'a>(&'a Shared);
-
-impl Drop for OpenGuard<'_> {
-    fn drop(&mut self) {
-        self.0.metrics.connections_open.fetch_sub(1, SeqCst);
-    }
-}
-
 pub(super) async fn serve(mut io: Box<dyn IoBox>, shared: Arc<Shared>, conn: Conn) {
-    shared.metrics.connections_total.fetch_add(1, SeqCst);
-    shared.metrics.connections_open.fetch_add(1, SeqCst);
-    let _open = OpenGuard(&shared);
     let handshake = tokio::time::timeout_at(conn.deadline, handshake(&mut io));
     let version = tokio::select! {
         v = handshake => v,

@@ -2,7 +2,7 @@
 //! per protocol, a latency histogram (from a query's arrival to its last row sent), and the
 //! connections the server closed and the logins it refused, by reason.
 
-use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
+use std::sync::atomic::{AtomicU64, Ordering::Relaxed, Ordering::SeqCst};
 use std::time::Duration;
 
 /// Upper bounds of the latency buckets, seconds.
@@ -116,6 +116,16 @@ impl Counters {
 }
 
 impl Metrics {
+    /// A connection opened: counted open until [`Metrics::ended`].
+    pub fn opened(&self) {
+        self.connections_total.fetch_add(1, SeqCst);
+        self.connections_open.fetch_add(1, SeqCst);
+    }
+
+    pub fn ended(&self) {
+        self.connections_open.fetch_sub(1, SeqCst);
+    }
+
     pub fn closed(&self, why: Closed) {
         self.closed[why as usize].fetch_add(1, Relaxed);
     }

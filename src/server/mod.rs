@@ -395,6 +395,8 @@ async fn accept_loop(
         let shared = shared.clone();
         let tls = tls.clone();
         tasks.spawn(async move {
+            // Counted from its first byte to its close, whatever its protocol and phase.
+            let _open = Counted::new(&shared);
             let socket = WriteDeadline::new(socket, shared.clone());
             let io: Box<dyn IoBox> = match tls {
                 Some(acceptor) => {
@@ -418,6 +420,22 @@ async fn accept_loop(
                 Protocol::Http => http::serve(io, shared, conn).await,
             }
         });
+    }
+}
+
+/// A connection counted open while this lives.
+struct Counted(Arc<Shared>);
+
+impl Counted {
+    fn new(shared: &Arc<Shared>) -> Self {
+        shared.metrics.opened();
+        Counted(shared.clone())
+    }
+}
+
+impl Drop for Counted {
+    fn drop(&mut self) {
+        self.0.metrics.ended();
     }
 }
 
