@@ -28,6 +28,7 @@ pub mod server;
 pub(crate) mod session;
 pub(crate) mod storage;
 
+pub use binder::query::COMPACT_ITEMS as COMPACT_LIST_ITEMS;
 pub use catalog::{GraphSchema, LabelSchema, RelationshipSchema};
 pub use config::options::{AsOf, GraphOptions, PlannerOptions};
 pub use config::rules::{Mode, Rule, RuleSwitches};

@@ -36,7 +36,7 @@ pub(crate) struct ParamSlot {
 }
 
 /// Lists of at least this many elements are held [compact](ParamSlot::compact).
-pub(crate) const COMPACT_ITEMS: usize = 1024;
+pub const COMPACT_ITEMS: usize = 1024;
 
 impl ParamSlot {
     /// A number, string or boolean (not null, a list or a map): a value a cached plan can

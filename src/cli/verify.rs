@@ -1614,14 +1614,36 @@ pub async fn run(
 }
 
 /// `q` with each number and string literal a parameter (`$v1`, `$v2`, ...), except the
-/// bounds of variable-length patterns, which must be literals: the query, the literals'
-/// values, and other values of the same kinds. `None` when `q` has no such literal.
+/// bounds of variable-length patterns, which must be literals, and each list of them a
+/// property is tested against (`a.x IN [1, 2]`) one long list parameter (its items repeated
+/// to the length the engine holds compactly: membership is the same): the query, the
+/// literals' values, and other values of the same kinds. `None` when `q` has no such literal.
 pub fn parameterize(q: &str) -> Option<(String, Params, Params)> {
     use cypher::token::Token;
     let tokens = cypher::token::tokenize(q).ok()?;
     let (mut out, mut last) = (String::new(), 0);
     let (mut values, mut others) = (Params::new(), Params::new());
+    let mut skip_to = 0;
     for (i, t) in tokens.iter().enumerate() {
+        if i < skip_to {
+            continue;
+        }
+        if let Some((end, items)) = property_in_list(&tokens, i) {
+            let long = |items: &[lance_csr::Value]| {
+                let n = lance_csr::COMPACT_LIST_ITEMS.div_ceil(items.len()) * items.len();
+                lance_csr::Value::List(items.iter().cycle().take(n).cloned().collect())
+            };
+            let other: Vec<lance_csr::Value> = items.iter().map(other_value).collect();
+            let name = format!("v{}", values.len() + 1);
+            out.push_str(&q[last..t.span.start.offset]);
+            out.push('$');
+            out.push_str(&name);
+            last = tokens[end].span.end.offset;
+            values.insert(name.clone(), long(&items));
+            others.insert(name, long(&other));
+            skip_to = end + 1;
+            continue;
+        }
         let before = |k: usize| i.checked_sub(k).map(|j| &tokens[j].token);
         // `*2`, `*1..3`, `*..3`: a variable-length bound.
         let bound = matches!(before(1), Some(Token::Star))
@@ -1654,6 +1676,49 @@ pub fn parameterize(q: &str) -> Option<(String, Params, Params)> {
     }
     out.push_str(&q[last..]);
     Some((out, values, others))
+}
+
+/// At `tokens[i]`, the list of a `a.x IN [1, 'b', 2.5]` (numbers and strings only): the
+/// index of its `]` and its items.
+fn property_in_list(
+    tokens: &[cypher::token::SpannedToken],
+    i: usize,
+) -> Option<(usize, Vec<lance_csr::Value>)> {
+    use cypher::token::Token;
+    let at = |k: usize| tokens.get(k).map(|t| &t.token);
+    let is_in =
+        matches!(at(i.checked_sub(1)?), Some(Token::Word(w)) if w.eq_ignore_ascii_case("IN"));
+    let property = matches!(at(i.checked_sub(2)?), Some(Token::Word(_)))
+        && matches!(at(i.checked_sub(3)?), Some(Token::Dot));
+    if !(matches!(at(i), Some(Token::LBracket)) && is_in && property) {
+        return None;
+    }
+    let mut items = Vec::new();
+    let mut j = i + 1;
+    loop {
+        items.push(match at(j)? {
+            Token::Integer(x) => lance_csr::param(*x),
+            Token::Float(x) => lance_csr::param(*x),
+            Token::Str(x) => lance_csr::param(x.as_str()),
+            _ => return None,
+        });
+        match at(j + 1)? {
+            Token::Comma => j += 2,
+            Token::RBracket => return Some((j + 1, items)),
+            _ => return None,
+        }
+    }
+}
+
+/// Another value of `v`'s kind.
+fn other_value(v: &lance_csr::Value) -> lance_csr::Value {
+    use lance_csr::Value;
+    match v {
+        Value::Int(x) => Value::Int(x.wrapping_add(1)),
+        Value::Float(x) => Value::Float(x + 0.5),
+        Value::Str(x) => Value::Str(format!("{x}~")),
+        other => other.clone(),
+    }
 }
 
 /// `q`'s results on `g` (with parameters `given`) as a query with more parameters, run
@@ -2101,5 +2166,35 @@ mod tests {
              RETURN a, count(*)"
         );
         assert_eq!(consecutive_matches("RETURN 1, (2)"), "RETURN 1, (2)");
+    }
+
+    /// A property tested against a list of literals gets one long list parameter with the
+    /// same members; a comprehension's list keeps its length (its literals each a parameter).
+    #[test]
+    fn a_property_in_a_literal_list_becomes_a_long_list_parameter() {
+        use lance_csr::Value;
+        let q = "MATCH (a:P) WHERE a.x IN [1, 'b', 2.5] AND [y IN [3] | y] = [3] RETURN a";
+        let (pq, values, others) = parameterize(q).unwrap();
+        assert_eq!(
+            pq,
+            "MATCH (a:P) WHERE a.x IN $v1 AND [y IN [$v2] | y] = [$v3] RETURN a"
+        );
+        let Some(Value::List(xs)) = values.get("v1") else {
+            panic!("{values:?}")
+        };
+        assert!(xs.len() >= lance_csr::COMPACT_LIST_ITEMS && xs.len() % 3 == 0);
+        assert_eq!(
+            xs[..3],
+            [Value::Int(1), Value::Str("b".into()), Value::Float(2.5)]
+        );
+        assert!(xs.chunks(3).all(|c| c == &xs[..3]));
+        let Some(Value::List(ys)) = others.get("v1") else {
+            panic!("{others:?}")
+        };
+        assert_eq!(ys[0], Value::Int(2));
+        assert_eq!(values.get("v2"), Some(&Value::Int(3)));
+        // Negative numbers and nulls are left as written.
+        let (pq, _, _) = parameterize("MATCH (a) WHERE a.x IN [-1, null] RETURN a").unwrap();
+        assert_eq!(pq, "MATCH (a) WHERE a.x IN [-$v1, null] RETURN a");
     }
 }
