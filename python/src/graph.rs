@@ -332,13 +332,8 @@ impl Graph {
             }
         }
         let g = wait(py, &Interrupts::default(), "", b.build())?;
-        // In-memory tables never change: nothing to follow.
-        let on_disk = g
-            .config()
-            .nodes
-            .values()
-            .all(|n| !n.source.starts_with("mem:"));
-        Ok(Self::new(g, refresh.filter(|_| on_disk)))
+        // Tables in memory never move: following them looks at nothing.
+        Ok(Self::new(g, refresh))
     }
 
     /// Runs `query` with `params` (a dict of Python values) and returns its whole result.

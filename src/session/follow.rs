@@ -123,10 +123,8 @@ impl LiveGraph {
                 }
             }
         });
-        let old = (self.following.lock().expect("follow lock")).replace(task.abort_handle());
-        if let Some(old) = old {
-            old.abort();
-        }
+        self.stop();
+        *self.following.lock().expect("follow lock") = Some(task.abort_handle());
     }
 
     /// Stops [`LiveGraph::follow`]'s task (a refresh it started finishes).
@@ -155,17 +153,8 @@ impl LiveGraph {
         params: Params,
     ) -> Result<ResultStream> {
         let state = state.unwrap_or_else(|| self.current());
-        let p = &params;
-        let run = |g: Arc<Graph>| async move { g.query_stream(query, p).await };
-        let (mut stream, state, runs) = self.attempts(state, run).await?;
-        stream.rerun = Some(Box::new(Rerun {
-            live: self.clone(),
-            state,
-            query: Query::Text(query.to_string()),
-            params,
-            runs,
-        }));
-        Ok(stream)
+        self.streamed(state, Query::Text(query.to_string()), params)
+            .await
     }
 
     /// Runs a prepared query ([`Graph::prepare`]) and collects its result, as
@@ -185,13 +174,25 @@ impl LiveGraph {
         prepared: &Arc<Prepared>,
         params: Params,
     ) -> Result<ResultStream> {
-        let p = &params;
-        let run = |g: Arc<Graph>| async move { prepared.query_stream(&g, p).await };
-        let (mut stream, state, runs) = self.attempts(self.current(), run).await?;
+        self.streamed(self.current(), Query::Prepared(prepared.clone()), params)
+            .await
+    }
+
+    /// `query`'s stream on `state` (or a later one, [`LiveGraph::attempts`]), with what it
+    /// needs to run again.
+    async fn streamed(
+        self: &Arc<Self>,
+        state: Arc<Graph>,
+        query: Query,
+        params: Params,
+    ) -> Result<ResultStream> {
+        let (q, p) = (&query, &params);
+        let run = |g: Arc<Graph>| async move { q.stream(&g, p).await };
+        let (mut stream, state, runs) = self.attempts(state, run).await?;
         stream.rerun = Some(Box::new(Rerun {
             live: self.clone(),
             state,
-            query: Query::Prepared(prepared.clone()),
+            query,
             params,
             runs,
         }));
@@ -236,11 +237,7 @@ impl LiveGraph {
     /// After a query on `state` failed with `e`: where `e` says files of that state are
     /// gone, the latest state (read now, or by a refresh under way) to run it again on;
     /// `None` for an error of the query itself, or when the state did not move.
-    pub async fn after_failure(
-        self: &Arc<Self>,
-        e: &Error,
-        state: &Arc<Graph>,
-    ) -> Option<Arc<Graph>> {
+    async fn after_failure(self: &Arc<Self>, e: &Error, state: &Arc<Graph>) -> Option<Arc<Graph>> {
         if !gone(e) {
             return None;
         }
@@ -253,9 +250,7 @@ impl LiveGraph {
 
 impl Drop for LiveGraph {
     fn drop(&mut self) {
-        if let Some(t) = self.following.get_mut().ok().and_then(Option::take) {
-            t.abort();
-        }
+        self.stop();
     }
 }
 
@@ -274,6 +269,15 @@ enum Query {
     Prepared(Arc<Prepared>),
 }
 
+impl Query {
+    async fn stream(&self, graph: &Graph, params: &Params) -> Result<ResultStream> {
+        match self {
+            Query::Text(q) => graph.query_stream(q, params).await,
+            Query::Prepared(p) => p.query_stream(graph, params).await,
+        }
+    }
+}
+
 impl Rerun {
     /// The query's stream on the latest state, where `e` says its state's files are gone
     /// (and it has not run [`LiveGraph::ATTEMPTS`] times yet).
@@ -283,10 +287,7 @@ impl Rerun {
         }
         self.state = self.live.after_failure(e, &self.state).await?;
         self.runs += 1;
-        Some(match &self.query {
-            Query::Text(q) => self.state.query_stream(q, &self.params).await,
-            Query::Prepared(p) => p.query_stream(&self.state, &self.params).await,
-        })
+        Some(self.query.stream(&self.state, &self.params).await)
     }
 }
 
