@@ -398,7 +398,8 @@ def test_a_killed_client_stops_its_query(social_server, tmp_path):
     while server.metric('lance_csr_query_failures_total{protocol="bolt"}') <= failures:
         assert time.time() < deadline, "the server did not stop the query of a killed client"
         time.sleep(0.2)
-    assert server.metric("lance_csr_connections_open") <= 2
+    # The scrape itself counts (HTTP connections do).
+    assert server.metric("lance_csr_connections_open") <= 3
 
 
 def server_cpu_seconds(server):

@@ -151,7 +151,8 @@ def test_an_unread_result_is_dropped_after_the_idle_timeout(cli, social_path, tm
             assert closed_by_server(s, 30)
         x, _ = answers(srv)
         assert x == 1
-        assert srv.metric("lance_csr_connections_open") <= 1
+        # At most the driver's connection closing and the scrape itself (HTTP counts too).
+        assert srv.metric("lance_csr_connections_open") <= 2
         assert srv.metric('lance_csr_connections_closed_total{reason="idle"}') >= 4
         # Its queries stopped: the server's CPU is idle again.
         before = cpu_seconds(srv)
