@@ -36,7 +36,7 @@ pub use config::{split_labels, GraphConfig, IndexDecl, IndexKind, VectorMethod, 
 pub use csr::registry::IndexReport;
 pub(crate) use error::sem_err;
 pub use error::{Error, ErrorClass, LimitKind, Result, RuntimeError, SemanticKind};
-pub use functions::any::{is_mixed_field, mixed_field};
+pub use functions::any::{is_mixed_field, mixed_field, TypedListBuilder};
 pub use functions::budget::available_memory;
 pub use functions::value::{is_identity_field, value_at, walked_forwards, Entity, Value};
 pub use operators::backstop::install_meter as install_allocation_meter;

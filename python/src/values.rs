@@ -5,7 +5,7 @@
 
 use crate::errors::usage;
 use lance_csr::temporal::{Duration as CypherDuration, Temporal};
-use lance_csr::{is_identity_field, walked_forwards, Entity, Value};
+use lance_csr::{is_identity_field, walked_forwards, Entity, TypedListBuilder, Value};
 use pyo3::basic::CompareOp;
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
@@ -696,11 +696,34 @@ fn from_python_at(obj: &Bound<'_, PyAny>, depth: usize) -> PyResult<Value> {
         return Ok(Value::Map(entries));
     }
     if obj.is_instance_of::<PyList>() || obj.is_instance_of::<PyTuple>() {
-        let items = obj
-            .try_iter()?
-            .map(|x| from_python_at(&x?, depth + 1))
-            .collect::<PyResult<Vec<_>>>()?;
-        return Ok(Value::List(items));
+        let n = obj.len()?;
+        let mut items = obj.try_iter()?;
+        let mut out = Vec::new();
+        if depth == 0 && n >= lance_csr::COMPACT_LIST_ITEMS {
+            // A long parameter of one kind is held as one Arrow list, never as values.
+            let mut typed = TypedListBuilder::with_capacity(n);
+            let mut other = None;
+            for x in items.by_ref() {
+                let v = from_python_at(&x?, depth + 1)?;
+                if !typed.append(&v) {
+                    other = Some(v);
+                    break;
+                }
+            }
+            let Some(other) = other else {
+                let len = typed.len();
+                return Ok(match typed.finish() {
+                    Some(list) => Value::Other(list),
+                    None => Value::List(vec![Value::Null; len]),
+                });
+            };
+            out = typed.take_values();
+            out.push(other);
+        }
+        for x in items {
+            out.push(from_python_at(&x?, depth + 1)?);
+        }
+        return Ok(Value::List(out));
     }
     if let Ok(d) = obj.cast::<Duration>() {
         return Ok(Value::Temporal(Temporal::Duration(d.get().to_cypher())));

@@ -15,7 +15,7 @@ import urllib.request
 import neo4j
 import pytest
 
-from test_server import (PASSWORD, USER, Server, bolt_socket, hello_logon, pack_str,
+from test_server import (PASSWORD, USER, Server, bolt_socket, hello_logon, pack_str, post,
                          recv_message, send_message, tls_server)
 
 V5_4 = b"\x00\x00\x04\x05" + b"\x00" * 12
@@ -342,4 +342,42 @@ def test_tls_handshakes_that_never_finish_do_not_lock_out_a_driver(cli, sample_p
     finally:
         for s in held:
             s.close()
+        srv.stop()
+
+
+def peak_kib(srv):
+    with open(f"/proc/{srv.proc.pid}/status") as f:
+        return int(re.search(r"VmHWM:\s+(\d+)", f.read()).group(1))
+
+
+def test_a_million_integers_as_a_parameter_stay_inside_the_memory_limit(cli, sample_path,
+                                                                        tmp_path):
+    # Decoded into one Arrow list (8 bytes an integer), never into a value per element
+    # (a decoded message and the engine's values held 64 + 32 bytes each: +330 MiB).
+    srv = Server(cli, sample_path, tmp_path, "--memory-limit", "256MB")
+    try:
+        n = 1_000_000
+        xs = list(range(n))
+        with srv.driver() as d:
+            assert d.execute_query("RETURN 1 AS x").records[0]["x"] == 1
+            before = peak_kib(srv)
+            for q in ["UNWIND $xs AS x RETURN count(x) AS c, sum(x) AS s",
+                      "RETURN size($xs) AS c, reduce(s = 0, x IN $xs | s + x) AS s"]:
+                r = d.execute_query(q, xs=xs).records[0]
+                assert (r["c"], r["s"]) == (n, n * (n - 1) // 2), q
+            # Not one kind: values, the same answers.
+            mixed = xs[:5000] + ["x"]
+            r = d.execute_query("RETURN size($xs) AS c, $xs[-1] AS last", xs=mixed).records[0]
+            assert (r["c"], r["last"]) == (5001, "x")
+        bolt_mib = (peak_kib(srv) - before) / 1024
+        status, body = post(srv, {"statement": "UNWIND $xs AS x RETURN count(x) AS c",
+                                  "parameters": {"xs": xs}})
+        assert (status, body["data"]["values"]) == (202, [[n]]), body
+        http_mib = (peak_kib(srv) - before) / 1024
+        print(f"a million integers: the server's peak grew by {bolt_mib:.0f} MiB over Bolt, "
+              f"{http_mib:.0f} MiB with HTTP")
+        assert bolt_mib < 100, f"the server's peak grew by {bolt_mib:.0f} MiB"
+        # The JSON document is parsed whole first (32 bytes a number).
+        assert http_mib < 200, f"the server's peak grew by {http_mib:.0f} MiB"
+    finally:
         srv.stop()

@@ -138,6 +138,8 @@ fn constant(
     if let ExprKind::Param(p) = &a.kind {
         read.push(p.clone());
         return match params.get(p) {
+            // A list received as one Arrow list, as the values it holds.
+            Some(Value::Other(s)) => Ok(Value::from_scalar(s)),
             Some(v) => Ok(v.clone()),
             None => sem_err!(MissingParameter, a.span, "Missing parameter ${p}"),
         };

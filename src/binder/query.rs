@@ -38,6 +38,27 @@ pub(crate) struct ParamSlot {
 /// Lists of at least this many elements are held [compact](ParamSlot::compact).
 pub const COMPACT_ITEMS: usize = 1024;
 
+/// Whether `v` is a list long enough to be held [compact](compact_list) (or held so).
+pub(crate) fn is_long_list(v: &Value) -> bool {
+    match v {
+        Value::List(items) => items.len() >= COMPACT_ITEMS,
+        Value::Other(datafusion::common::ScalarValue::List(_)) => true,
+        _ => false,
+    }
+}
+
+/// `v` as the one Arrow list a parameter is held as, when it is a long list of one kind or
+/// was received as such a list already (a decoder that never built its elements as values).
+pub(crate) fn compact_list(v: &Value) -> Option<datafusion::common::ScalarValue> {
+    match v {
+        Value::List(items) if items.len() >= COMPACT_ITEMS => {
+            crate::functions::any::typed_list(items)
+        }
+        Value::Other(s @ datafusion::common::ScalarValue::List(_)) => Some(s.clone()),
+        _ => None,
+    }
+}
+
 impl ParamSlot {
     /// A number, string or boolean (not null, a list or a map): a value a cached plan can
     /// take as a placeholder of this slot's type.
@@ -575,12 +596,7 @@ impl QueryBinder<'_> {
         let Some(v) = self.params.get(p) else {
             return sem_err!(MissingParameter, span, "Missing parameter ${p}");
         };
-        let compact = match v {
-            Value::List(items) if items.len() >= COMPACT_ITEMS => {
-                crate::functions::any::typed_list(items)
-            }
-            _ => None,
-        };
+        let compact = compact_list(v);
         if let Some(list) = compact {
             let literal = ast::Expr::new(ExprKind::Param(p.to_string()), span);
             let slot = ParamSlot {

@@ -157,7 +157,10 @@ fn put(v: &Value, out: &mut Vec<u8>) -> bool {
             out.push(END);
         }
         Value::Temporal(t) => put_temporal(t, out),
-        Value::Other(_) => return false,
+        Value::Other(s) => match Value::from_scalar(s) {
+            Value::Other(_) => return false,
+            v => return put(&v, out),
+        },
     }
     true
 }
@@ -395,50 +398,126 @@ pub fn any_scalar(v: &Value) -> ScalarValue {
 /// list, built in one pass: 8 bytes an integer, where a scalar per element takes 64. `None`
 /// for lists of other or mixed kinds (and lists of nulls only).
 pub fn typed_list(items: &[Value]) -> Option<ScalarValue> {
-    use arrow::array::{ArrayRef, BooleanBuilder, Float64Builder, Int64Builder, StringBuilder};
-    let first = items.iter().find(|v| !matches!(v, Value::Null))?;
-    let n = items.len();
-    macro_rules! build {
-        ($builder:expr, $variant:ident, $append:expr) => {{
-            let mut b = $builder;
-            for v in items {
-                match v {
-                    Value::$variant(x) => $append(&mut b, x),
-                    Value::Null => b.append_null(),
-                    _ => return None,
-                }
-            }
-            Arc::new(b.finish()) as ArrayRef
-        }};
+    let mut b = TypedListBuilder::with_capacity(items.len());
+    items.iter().all(|v| b.append(v)).then(|| b.finish())?
+}
+
+/// Builds a [`typed_list`] one element at a time, for a decoder that reads a long list and
+/// never holds it as [`Value`]s: [`append`](Self::append) refuses the first element of
+/// another kind, and [`take_values`](Self::take_values) gives back what was appended.
+#[derive(Debug)]
+pub struct TypedListBuilder {
+    capacity: usize,
+    /// Nulls before the first element that fixes the kind.
+    leading_nulls: usize,
+    kind: Option<Typed>,
+}
+
+#[derive(Debug)]
+enum Typed {
+    Int(arrow::array::Int64Builder),
+    Float(arrow::array::Float64Builder),
+    Bool(arrow::array::BooleanBuilder),
+    Str(arrow::array::StringBuilder),
+}
+
+impl TypedListBuilder {
+    pub fn with_capacity(capacity: usize) -> Self {
+        Self {
+            capacity,
+            leading_nulls: 0,
+            kind: None,
+        }
     }
-    let values = match first {
-        Value::Int(_) => build!(
-            Int64Builder::with_capacity(n),
-            Int,
-            |b: &mut Int64Builder, x: &i64| b.append_value(*x)
-        ),
-        Value::Float(_) => build!(
-            Float64Builder::with_capacity(n),
-            Float,
-            |b: &mut Float64Builder, x: &f64| b.append_value(*x)
-        ),
-        Value::Bool(_) => build!(
-            BooleanBuilder::with_capacity(n),
-            Bool,
-            |b: &mut BooleanBuilder, x: &bool| b.append_value(*x)
-        ),
-        Value::Str(_) => build!(
-            StringBuilder::with_capacity(n, 0),
-            Str,
-            |b: &mut StringBuilder, x: &String| b.append_value(x)
-        ),
-        _ => return None,
-    };
-    Some(ScalarValue::List(Arc::new(
-        datafusion::common::utils::SingleRowListArrayBuilder::new(values)
-            .with_nullable(true)
-            .build_list_array(),
-    )))
+
+    /// How many elements were appended.
+    pub fn len(&self) -> usize {
+        use arrow::array::ArrayBuilder;
+        self.leading_nulls
+            + match &self.kind {
+                None => 0,
+                Some(Typed::Int(b)) => b.len(),
+                Some(Typed::Float(b)) => b.len(),
+                Some(Typed::Bool(b)) => b.len(),
+                Some(Typed::Str(b)) => b.len(),
+            }
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Appends `v`; false (nothing appended) when it is not of the list's kind.
+    pub fn append(&mut self, v: &Value) -> bool {
+        use arrow::array::{BooleanBuilder, Float64Builder, Int64Builder, StringBuilder};
+        if self.kind.is_none() {
+            let n = self.capacity;
+            self.kind = Some(match v {
+                Value::Null => {
+                    self.leading_nulls += 1;
+                    return true;
+                }
+                Value::Int(_) => Typed::Int(Int64Builder::with_capacity(n)),
+                Value::Float(_) => Typed::Float(Float64Builder::with_capacity(n)),
+                Value::Bool(_) => Typed::Bool(BooleanBuilder::with_capacity(n)),
+                Value::Str(_) => Typed::Str(StringBuilder::with_capacity(n, 0)),
+                _ => return false,
+            });
+            let leading = std::mem::take(&mut self.leading_nulls);
+            match self.kind.as_mut().expect("set") {
+                Typed::Int(b) => b.append_nulls(leading),
+                Typed::Float(b) => b.append_nulls(leading),
+                Typed::Bool(b) => b.append_nulls(leading),
+                Typed::Str(b) => (0..leading).for_each(|_| b.append_null()),
+            }
+        }
+        match (self.kind.as_mut().expect("set"), v) {
+            (Typed::Int(b), Value::Int(x)) => b.append_value(*x),
+            (Typed::Float(b), Value::Float(x)) => b.append_value(*x),
+            (Typed::Bool(b), Value::Bool(x)) => b.append_value(*x),
+            (Typed::Str(b), Value::Str(x)) => b.append_value(x),
+            (Typed::Int(b), Value::Null) => b.append_null(),
+            (Typed::Float(b), Value::Null) => b.append_null(),
+            (Typed::Bool(b), Value::Null) => b.append_null(),
+            (Typed::Str(b), Value::Null) => b.append_null(),
+            _ => return false,
+        }
+        true
+    }
+
+    /// The list; `None` when only nulls (or nothing) were appended.
+    pub fn finish(self) -> Option<ScalarValue> {
+        Some(ScalarValue::List(Arc::new(
+            datafusion::common::utils::SingleRowListArrayBuilder::new(self.values()?)
+                .with_nullable(true)
+                .build_list_array(),
+        )))
+    }
+
+    fn values(self) -> Option<arrow::array::ArrayRef> {
+        Some(match self.kind? {
+            Typed::Int(mut b) => Arc::new(b.finish()),
+            Typed::Float(mut b) => Arc::new(b.finish()),
+            Typed::Bool(mut b) => Arc::new(b.finish()),
+            Typed::Str(mut b) => Arc::new(b.finish()),
+        })
+    }
+
+    /// What was appended, as values (for a decoder that met an element of another kind).
+    pub fn take_values(self) -> Vec<Value> {
+        let mut out = Vec::with_capacity(self.len());
+        self.into_each(|v| out.push(v));
+        out
+    }
+
+    /// Hands each value appended to `f`, in order, never holding them all as values.
+    pub fn into_each(self, mut f: impl FnMut(Value)) {
+        let nulls = self.leading_nulls;
+        match self.values() {
+            Some(a) => (0..a.len()).for_each(|i| f(super::value::value_at(a.as_ref(), i))),
+            None => (0..nulls).for_each(|_| f(Value::Null)),
+        }
+    }
 }
 
 /// `v` as an Arrow scalar, for output: lists whose elements share a type become typed lists,
@@ -540,6 +619,17 @@ mod tests {
         ] {
             assert!(typed_list(&other).is_none(), "{other:?}");
         }
+    }
+
+    #[test]
+    fn a_typed_list_builder_refuses_another_kind_and_gives_back_what_it_had() {
+        let mut b = TypedListBuilder::with_capacity(4);
+        assert!(b.append(&Null) && b.append(&Int(7)) && b.append(&Null));
+        assert!(!b.append(&Str("x".into())));
+        assert_eq!(b.take_values(), vec![Null, Int(7), Null]);
+        let mut b = TypedListBuilder::with_capacity(2);
+        assert!(b.append(&Null) && b.append(&Null) && !b.append(&List(vec![])));
+        assert_eq!(b.take_values(), vec![Null, Null]);
     }
 
     fn typed_element(list: &ScalarValue) -> DataType {

@@ -30,7 +30,9 @@ pub enum Value {
     Map(Vec<(String, Value)>),
     /// A date, time, datetime or duration (`super::temporal`).
     Temporal(super::temporal::Temporal),
-    /// Anything else (binary): compared by DataFusion's own rules.
+    /// Anything else (binary): compared by DataFusion's own rules. A parameter may also be
+    /// a long list held as one Arrow list ([`TypedListBuilder`](super::any::TypedListBuilder)):
+    /// 8 bytes an integer where a `Value` takes 64.
     Other(ScalarValue),
 }
 
@@ -116,7 +118,11 @@ impl Value {
                 },
                 span,
             ),
-            Value::Other(_) => return None,
+            // A long list parameter held as one Arrow list is written as the list.
+            Value::Other(s) => match Value::from_scalar(s) {
+                Value::Other(_) => return None,
+                v => v.to_literal(span)?,
+            },
         })
     }
 

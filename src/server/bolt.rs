@@ -1023,7 +1023,10 @@ fn well_formed(tag: u8, fields: &[PackValue]) -> bool {
         msg::ROUTE => {
             fields.len() == 3
                 && map(0)
-                && matches!(fields[1], PackValue::List(_) | PackValue::Null)
+                && matches!(
+                    fields[1],
+                    PackValue::List(_) | PackValue::Typed(_) | PackValue::Null
+                )
                 && matches!(
                     fields[2],
                     PackValue::Map(_) | PackValue::Str(_) | PackValue::Null

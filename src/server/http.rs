@@ -336,7 +336,7 @@ fn parse_request(body: &[u8]) -> std::result::Result<(String, crate::planner::Pa
             return Err(Failure::invalid("\"parameters\" must be an object"));
         };
         for (k, v) in ps {
-            let v = from_json(v).map_err(|why| {
+            let v = param_from_json(v).map_err(|why| {
                 Failure::new(
                     "Neo.ClientError.Request.Invalid",
                     format!("parameter ${k}: {why}"),
@@ -426,6 +426,26 @@ fn rows(b: Option<&arrow::array::RecordBatch>) -> Vec<Vec<Value>> {
                 .collect()
         })
         .collect()
+}
+
+/// A parameter's value: a long array of one kind held as one Arrow list (as over Bolt).
+fn param_from_json(v: &Json) -> Result<Value, String> {
+    if let Json::Array(xs) = v {
+        if xs.len() >= crate::binder::query::COMPACT_ITEMS {
+            let mut typed = crate::functions::any::TypedListBuilder::with_capacity(xs.len());
+            let mut one_kind = true;
+            for x in xs {
+                one_kind = typed.append(&from_json(x)?);
+                if !one_kind {
+                    break;
+                }
+            }
+            if let Some(list) = typed.finish().filter(|_| one_kind) {
+                return Ok(Value::Other(list));
+            }
+        }
+    }
+    from_json(v)
 }
 
 /// A parameter from JSON: plain values, or typed ones (`{"$type": "Date", "_value": ...}`).

@@ -3,6 +3,9 @@
 //! limits (nesting depth, lengths checked against the bytes present), so a malformed or
 //! hostile message is an error, never a panic or a huge allocation.
 
+use crate::functions::any::TypedListBuilder;
+use crate::functions::value::Value;
+use datafusion::common::ScalarValue;
 use std::fmt;
 
 /// A decoded PackStream value.
@@ -19,6 +22,9 @@ pub enum PackValue {
     Map(Vec<(String, PackValue)>),
     /// A tagged structure (a message, a node, a date, ...).
     Struct(u8, Vec<PackValue>),
+    /// A long list of integers, floats, booleans or strings (nulls among them), decoded
+    /// straight into one Arrow list: 8 bytes an integer where a `PackValue` takes 32.
+    Typed(ScalarValue),
 }
 
 impl PackValue {
@@ -145,6 +151,13 @@ impl Packer {
             PackValue::Struct(tag, fields) => {
                 self.struct_header(*tag, fields.len() as u8);
                 fields.iter().for_each(|x| self.value(x));
+            }
+            PackValue::Typed(list) => {
+                let Value::List(items) = Value::from_scalar(list) else {
+                    return self.null();
+                };
+                self.list_header(items.len());
+                items.into_iter().for_each(|x| self.value(&from_value(x)));
             }
         }
     }
@@ -283,8 +296,29 @@ impl<'a> Unpacker<'a> {
 
     fn list(&mut self, n: usize, depth: usize) -> Result<PackValue, DecodeError> {
         self.check_items(n)?;
-        let mut out = Vec::with_capacity(n);
-        for _ in 0..n {
+        let mut out = Vec::new();
+        if n >= crate::binder::query::COMPACT_ITEMS {
+            // Held as one Arrow list while its items are of one kind.
+            let mut typed = TypedListBuilder::with_capacity(n);
+            loop {
+                if out.len() + typed.len() == n {
+                    return Ok(match typed.finish() {
+                        Some(list) => PackValue::Typed(list),
+                        None => PackValue::List(vec![PackValue::Null; n]),
+                    });
+                }
+                let x = self.value_at(depth + 1)?;
+                if to_value(&x).is_some_and(|v| typed.append(&v)) {
+                    continue;
+                }
+                out = Vec::with_capacity(n);
+                typed.into_each(|v| out.push(from_value(v)));
+                out.push(x);
+                break;
+            }
+        }
+        out.reserve_exact(n - out.len());
+        while out.len() < n {
             out.push(self.value_at(depth + 1)?);
         }
         Ok(PackValue::List(out))
@@ -320,6 +354,29 @@ impl<'a> Unpacker<'a> {
             fields.push(self.value_at(depth + 1)?);
         }
         Ok(PackValue::Struct(tag, fields))
+    }
+}
+
+/// A number, boolean, string or null as a [`Value`] (what a typed list holds).
+fn to_value(x: &PackValue) -> Option<Value> {
+    Some(match x {
+        PackValue::Null => Value::Null,
+        PackValue::Bool(b) => Value::Bool(*b),
+        PackValue::Int(i) => Value::Int(*i),
+        PackValue::Float(f) => Value::Float(*f),
+        PackValue::Str(s) => Value::Str(s.clone()),
+        _ => return None,
+    })
+}
+
+/// An element of a typed list as the value it was received as.
+fn from_value(v: Value) -> PackValue {
+    match v {
+        Value::Bool(b) => PackValue::Bool(b),
+        Value::Int(i) => PackValue::Int(i),
+        Value::Float(f) => PackValue::Float(f),
+        Value::Str(s) => PackValue::Str(s),
+        _ => PackValue::Null,
     }
 }
 
@@ -367,7 +424,6 @@ mod tests {
         round_trip(PackValue::Str("x".repeat(300)));
         round_trip(PackValue::Str("Zürich".into()));
         round_trip(PackValue::Bytes(vec![1, 2, 3]));
-        round_trip(PackValue::List((0..70_000).map(PackValue::Int).collect()));
         // A repeated key: the last value.
         let dup = [0xA2, 0x81, b'k', 0x01, 0x81, b'k', 0x02];
         assert_eq!(
@@ -389,6 +445,75 @@ mod tests {
             panic!("not a float")
         };
         assert!(x.is_nan());
+    }
+
+    /// Packs `v`, decodes the bytes, and packs the result again to the same bytes.
+    fn repacked(v: &PackValue) -> PackValue {
+        let mut p = Packer::default();
+        p.value(v);
+        let mut u = Unpacker::new(&p.buf);
+        let back = u.value().unwrap();
+        assert!(u.at_end());
+        let mut again = Packer::default();
+        again.value(&back);
+        assert_eq!(again.buf, p.buf);
+        back
+    }
+
+    #[test]
+    fn a_long_list_of_one_kind_is_decoded_into_one_arrow_list() {
+        let n = crate::binder::query::COMPACT_ITEMS as i64;
+        let ints = |r: std::ops::Range<i64>| r.map(PackValue::Int).collect::<Vec<_>>();
+        // Shorter: values.
+        let short = PackValue::List(ints(0..n - 1));
+        assert_eq!(repacked(&short), short);
+        let as_values = |back: PackValue| match back {
+            PackValue::Typed(list) => Value::from_scalar(&list),
+            other => panic!("not typed: {other:?}"),
+        };
+        let mut items = vec![PackValue::Null];
+        items.extend(ints(-70_000..70_000));
+        items.push(PackValue::Null);
+        let Value::List(got) = as_values(repacked(&PackValue::List(items.clone()))) else {
+            panic!("not a list")
+        };
+        assert_eq!(got.len(), items.len());
+        assert!(got
+            .iter()
+            .zip(&items)
+            .all(|(v, x)| to_value(x).as_ref() == Some(v)));
+        let strs = PackValue::List((0..n).map(|i| PackValue::Str(i.to_string())).collect());
+        assert!(matches!(repacked(&strs), PackValue::Typed(_)));
+        let floats = PackValue::List((0..n).map(|i| PackValue::Float(i as f64)).collect());
+        assert!(matches!(repacked(&floats), PackValue::Typed(_)));
+        // Another kind anywhere (the first, a middle or the last item; a float among
+        // integers): the same values, in order.
+        for (at, other) in [
+            (0, PackValue::Str("x".into())),
+            (500, PackValue::Float(1.5)),
+            (n as usize - 1, PackValue::List(vec![PackValue::Int(1)])),
+            (n as usize - 1, PackValue::Map(vec![])),
+        ] {
+            let mut items = ints(0..n);
+            items[at] = other;
+            let list = PackValue::List(items);
+            assert_eq!(repacked(&list), list, "{at}");
+        }
+        // Nulls only.
+        let nulls = PackValue::List(vec![PackValue::Null; n as usize]);
+        assert_eq!(repacked(&nulls), nulls);
+        // Nested: inside a map and a list.
+        let nested = PackValue::Map(vec![(
+            "xs".into(),
+            PackValue::List(vec![PackValue::List(ints(0..n))]),
+        )]);
+        let PackValue::Map(es) = repacked(&nested) else {
+            panic!("not a map")
+        };
+        let PackValue::List(inner) = &es[0].1 else {
+            panic!("not a list")
+        };
+        assert!(matches!(inner[0], PackValue::Typed(_)));
     }
 
     #[test]

@@ -275,7 +275,18 @@ fn pack_temporal(p: &mut Packer, t: &Temporal, version: Version) {
 /// A parameter received from a client as an engine value; an error names what cannot be a
 /// parameter (a node, a point, an out-of-range temporal value).
 pub fn unpack(v: PackValue, version: Version) -> Result<Value, String> {
+    match v {
+        // Kept as the one Arrow list it was decoded into (the binder holds it so).
+        PackValue::Typed(list) => Ok(Value::Other(list)),
+        v => unpack_item(v, version),
+    }
+}
+
+/// A value inside a parameter: lists of every kind as lists of values.
+fn unpack_item(v: PackValue, version: Version) -> Result<Value, String> {
+    let unpack = unpack_item;
     Ok(match v {
+        PackValue::Typed(list) => Value::from_scalar(&list),
         PackValue::Null => Value::Null,
         PackValue::Bool(b) => Value::Bool(b),
         PackValue::Int(i) => Value::Int(i),

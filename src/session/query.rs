@@ -118,8 +118,9 @@ impl Graph {
         // A plan built for a long list's value is not kept: its copy of the list would be,
         // and it serves only calls with that very list.
         let long = |k: &String| {
-            matches!(params.get(k), Some(Value::List(xs))
-                if xs.len() >= crate::binder::query::COMPACT_ITEMS)
+            params
+                .get(k)
+                .is_some_and(crate::binder::query::is_long_list)
         };
         if baked.iter().any(long) {
             return self.plan_bound(query, params).await;
