@@ -2,12 +2,15 @@
 //! (`$xs#7`), and DataFusion's physical planning reads its value from here through
 //! [`HeldLists`], registered in every session. A logical plan holding the list itself would
 //! print all of it each time a projection over it is made (its functional dependencies are
-//! found by name), which for ten million values took minutes to plan.
+//! found by name), which for ten million values took minutes to plan. Physical planning
+//! makes the variable a literal of the list; [`HeldValue`] names it again there (a
+//! projection prints its expressions each time it runs).
 
 use datafusion::common::{DataFusionError, Result, ScalarValue};
 use datafusion::execution::context::ExecutionProps;
 use datafusion::logical_expr::var_provider::{VarProvider, VarType};
-use datafusion::logical_expr::Expr;
+use datafusion::logical_expr::{ColumnarValue, Expr};
+use datafusion::physical_expr::PhysicalExpr;
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, LazyLock, Mutex, Weak};
@@ -18,6 +21,8 @@ use std::sync::{Arc, LazyLock, Mutex, Weak};
 pub struct Held {
     name: String,
     value: ScalarValue,
+    /// Its members sorted, once `IN` asks for them.
+    members: std::sync::OnceLock<Option<super::members::Members>>,
 }
 
 /// The values held now, by variable name.
@@ -28,7 +33,11 @@ impl Held {
     pub fn new(param: &str, value: ScalarValue) -> Arc<Held> {
         static NEXT: AtomicU64 = AtomicU64::new(0);
         let name = format!("${param}#{}", NEXT.fetch_add(1, Ordering::Relaxed));
-        let held = Arc::new(Held { name, value });
+        let held = Arc::new(Held {
+            name,
+            value,
+            members: Default::default(),
+        });
         let mut all = HELD.lock().unwrap_or_else(|e| e.into_inner());
         all.insert(held.name.clone(), Arc::downgrade(&held));
         held
@@ -38,6 +47,51 @@ impl Held {
     pub fn expr(&self) -> Expr {
         let field = arrow::datatypes::Field::new(&self.name, self.value.data_type(), true);
         Expr::ScalarVariable(Arc::new(field), vec![self.name.clone()])
+    }
+
+    /// The value `e` names, when it is a held list's variable.
+    pub fn value_in(e: &Expr) -> Option<ScalarValue> {
+        match e {
+            Expr::ScalarVariable(_, names) => Held::value_of(names),
+            _ => None,
+        }
+    }
+
+    /// The held list `value` is (the same array, not an equal one).
+    pub fn find(value: &ScalarValue) -> Option<Arc<Held>> {
+        let ScalarValue::List(list) = value else {
+            return None;
+        };
+        let all = HELD.lock().unwrap_or_else(|e| e.into_inner());
+        all.values()
+            .filter_map(Weak::upgrade)
+            .find(|h| matches!(&h.value, ScalarValue::List(l) if Arc::ptr_eq(l, list)))
+    }
+
+    /// `value` as the held list it is, named.
+    pub fn named(value: &ScalarValue) -> Option<HeldValue> {
+        let h = Held::find(value)?;
+        Some(HeldValue {
+            name: h.name.clone(),
+            value: h.value.clone(),
+        })
+    }
+
+    /// Its members sorted (sorted the first time asked); `None` unless its elements are
+    /// 64-bit integers or strings.
+    pub fn members(&self) -> Option<&super::members::Members> {
+        let ScalarValue::List(list) = &self.value else {
+            return None;
+        };
+        self.members
+            .get_or_init(|| super::members::Members::sort(list.values()))
+            .as_ref()
+    }
+
+    /// Whether any value is held now.
+    pub fn any() -> bool {
+        let all = HELD.lock().unwrap_or_else(|e| e.into_inner());
+        all.values().any(|h| h.strong_count() > 0)
     }
 
     /// The value the variable `names` names, while it is held.
@@ -52,6 +106,60 @@ impl Drop for Held {
     fn drop(&mut self) {
         let mut all = HELD.lock().unwrap_or_else(|e| e.into_inner());
         all.remove(&self.name);
+    }
+}
+
+/// A held list in a physical plan: the list, shown by its name.
+#[derive(Debug, Clone)]
+pub struct HeldValue {
+    name: String,
+    value: ScalarValue,
+}
+
+impl PartialEq for HeldValue {
+    fn eq(&self, o: &Self) -> bool {
+        self.name == o.name
+    }
+}
+impl Eq for HeldValue {}
+impl std::hash::Hash for HeldValue {
+    fn hash<H: std::hash::Hasher>(&self, h: &mut H) {
+        self.name.hash(h)
+    }
+}
+
+impl std::fmt::Display for HeldValue {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.name)
+    }
+}
+
+impl PhysicalExpr for HeldValue {
+    fn data_type(&self, _: &arrow::datatypes::Schema) -> Result<arrow::datatypes::DataType> {
+        Ok(self.value.data_type())
+    }
+
+    fn nullable(&self, _: &arrow::datatypes::Schema) -> Result<bool> {
+        Ok(false)
+    }
+
+    fn evaluate(&self, _: &arrow::array::RecordBatch) -> Result<ColumnarValue> {
+        Ok(ColumnarValue::Scalar(self.value.clone()))
+    }
+
+    fn children(&self) -> Vec<&Arc<dyn PhysicalExpr>> {
+        vec![]
+    }
+
+    fn with_new_children(
+        self: Arc<Self>,
+        _: Vec<Arc<dyn PhysicalExpr>>,
+    ) -> Result<Arc<dyn PhysicalExpr>> {
+        Ok(self)
+    }
+
+    fn fmt_sql(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        std::fmt::Display::fmt(self, f)
     }
 }
 

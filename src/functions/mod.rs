@@ -9,6 +9,7 @@ pub(crate) mod chain;
 pub(crate) mod comprehension;
 mod dynamic;
 pub mod held;
+pub(crate) mod members;
 mod percentile;
 pub(crate) mod procedures;
 pub(crate) mod registry;
@@ -112,6 +113,10 @@ pub enum CypherFn {
     /// `Fail(class, detail, message, typed null)`: an error of that class when evaluated on
     /// any row, of the null's type otherwise (an error only values can raise, found early).
     Fail,
+    /// `cypher_element(list, i)`: `list[i]`, from 0 (negative from the end); null out of
+    /// range or where either is null. One list for every row (a parameter) is read in place,
+    /// not copied into each row.
+    Element,
 }
 
 impl CypherFn {
@@ -132,6 +137,7 @@ impl CypherFn {
             CypherFn::Range => "cypher_range",
             CypherFn::Fail => "cypher_fail",
             CypherFn::Size => "cypher_size",
+            CypherFn::Element => "cypher_element",
             CypherFn::PercentileDisc => "cypher_percentile_disc",
             CypherFn::PercentileCont => "cypher_percentile_cont",
             CypherFn::ToBoolean => "toBoolean",
@@ -207,7 +213,8 @@ impl CypherFn {
 
 /// Every function of this module.
 #[cfg(feature = "distributed")]
-const ALL: [CypherFn; 35] = [
+const ALL: [CypherFn; 36] = [
+    CypherFn::Element,
     CypherFn::UniqueByValue,
     CypherFn::GroupKey,
     CypherFn::Gather,
@@ -250,6 +257,74 @@ const ALL: [CypherFn; 35] = [
 pub fn udf_by_name(name: &str) -> Option<Arc<ScalarUDF>> {
     let f = ALL.into_iter().find(|f| f.name() == name)?;
     Some(Arc::new(ScalarUDF::new_from_impl(Udf::new(f))))
+}
+
+/// `list[at]` per row (see [`CypherFn::Element`]); a list given once (a scalar) serves
+/// every row from its one array of elements.
+fn element(list: &ColumnarValue, at: &ColumnarValue, number_rows: usize) -> Result<ColumnarValue> {
+    use arrow::array::UInt64Array;
+    let scalar = matches!(
+        (list, at),
+        (ColumnarValue::Scalar(_), ColumnarValue::Scalar(_))
+    );
+    let rows = if scalar { 1 } else { number_rows };
+    let one_list = matches!(list, ColumnarValue::Scalar(_));
+    let lists = match list {
+        ColumnarValue::Scalar(s) => s.to_array()?,
+        ColumnarValue::Array(a) => a.clone(),
+    };
+    let at = arrow::compute::cast(&at.to_array(rows)?, &DataType::Int64)?;
+    let at = at.as_primitive::<arrow::datatypes::Int64Type>();
+    // Each list's first element in `values` and its length; `None` where it is null.
+    let (values, bounds): (ArrayRef, Box<dyn Fn(usize) -> Option<(usize, usize)>>) =
+        match lists.data_type() {
+            DataType::List(_) => {
+                let l = lists.as_list::<i32>().clone();
+                let bound = move |r: usize| {
+                    let o = l.value_offsets();
+                    l.is_valid(r)
+                        .then(|| (o[r] as usize, (o[r + 1] - o[r]) as usize))
+                };
+                (lists.as_list::<i32>().values().clone(), Box::new(bound))
+            }
+            DataType::LargeList(_) => {
+                let l = lists.as_list::<i64>().clone();
+                let bound = move |r: usize| {
+                    let o = l.value_offsets();
+                    l.is_valid(r)
+                        .then(|| (o[r] as usize, (o[r + 1] - o[r]) as usize))
+                };
+                (lists.as_list::<i64>().values().clone(), Box::new(bound))
+            }
+            DataType::FixedSizeList(_, k) => {
+                let l = lists.as_fixed_size_list().clone();
+                let k = *k as usize;
+                let bound = move |r: usize| l.is_valid(r).then(|| (l.value_offset(r) as usize, k));
+                (lists.as_fixed_size_list().values().clone(), Box::new(bound))
+            }
+            _ => {
+                let out = arrow::array::new_null_array(&DataType::Null, rows);
+                return Ok(if scalar {
+                    ColumnarValue::Scalar(ScalarValue::Null)
+                } else {
+                    ColumnarValue::Array(out)
+                });
+            }
+        };
+    let positions: UInt64Array = (0..rows)
+        .map(|r| {
+            let (start, len) = bounds(if one_list { 0 } else { r })?;
+            let i = at.is_valid(r).then(|| at.value(r))?;
+            let i = if i < 0 { i.checked_add(len as i64)? } else { i };
+            (i >= 0 && (i as usize) < len).then(|| (start + i as usize) as u64)
+        })
+        .collect();
+    let out = arrow::compute::take(values.as_ref(), &positions, None)?;
+    Ok(if scalar {
+        ColumnarValue::Scalar(ScalarValue::try_from_array(&out, 0)?)
+    } else {
+        ColumnarValue::Array(out)
+    })
 }
 
 /// `a + b`, `a - b`, `a * b` on integers as lowered (checked): the operator and operands.
@@ -323,6 +398,12 @@ impl ScalarUDFImpl for Udf {
             CypherFn::ToText | CypherFn::Identity => DataType::Utf8,
             CypherFn::AnyItems => DataType::new_list(any::ANY, true),
             CypherFn::Range => DataType::new_list(DataType::Int64, true),
+            CypherFn::Element => match &arg_types[0] {
+                DataType::List(f) | DataType::LargeList(f) | DataType::FixedSizeList(f, _) => {
+                    f.data_type().clone()
+                }
+                _ => DataType::Null,
+            },
             CypherFn::PercentileDisc => percentile::return_type(&arg_types[0], true),
             CypherFn::PercentileCont => percentile::return_type(&arg_types[0], false),
             _ => DataType::Boolean,
@@ -332,6 +413,9 @@ impl ScalarUDFImpl for Udf {
     fn invoke_with_args(&self, args: ScalarFunctionArgs) -> Result<ColumnarValue> {
         if self.f == CypherFn::Fail && args.number_rows == 0 {
             return Ok(args.args[3].clone());
+        }
+        if let (CypherFn::Element, [list, at]) = (self.f, args.args.as_slice()) {
+            return element(list, at, args.number_rows);
         }
         if let (CypherFn::In, [x, ColumnarValue::Scalar(list @ ScalarValue::List(_))]) =
             (self.f, args.args.as_slice())
@@ -426,6 +510,13 @@ impl Udf {
             CypherFn::Identity => identity_text(a),
             CypherFn::Round => rounding::eval(a),
             CypherFn::Gather => gather(a),
+            CypherFn::Element => {
+                let (list, at) = (
+                    ColumnarValue::Array(a[0].clone()),
+                    ColumnarValue::Array(a[1].clone()),
+                );
+                element(&list, &at, a[0].len())?.into_array(a[0].len())
+            }
             CypherFn::GroupKey => group_key(a),
             CypherFn::UniqueByValue => unique_by_value(a),
         }
@@ -600,7 +691,8 @@ fn identities(
 }
 
 /// `x IN list` with one list for every row (a literal, a parameter): the list read once,
-/// not copied into each row, and integers and strings looked up in a hash set. `None` where
+/// not copied into each row, and integers and strings looked up in a hash set (in the
+/// list's [sorted members](members) when it is long). `None` where
 /// `x` or the elements are not plain values (nodes go by identity, in [`membership`]).
 fn in_constant_list(
     x: &ColumnarValue,
@@ -614,6 +706,7 @@ fn in_constant_list(
             DataType::Int64 | DataType::Float64 | DataType::Utf8 | DataType::Boolean
         )
     };
+    let held = held::Held::find(list);
     let list = list.to_array()?;
     let list = list.as_list::<i32>();
     let items = list.values();
@@ -632,20 +725,43 @@ fn in_constant_list(
         _ if x_null || has_null => None,
         _ => Some(false),
     };
-    if list.is_null(0) {
-        b.append_nulls(n);
-    } else if let (Some(xs), Some(ys)) = (
+    // A long parameter (the same array in every batch) is looked up in its members sorted
+    // once; one value by a scan; other lists in a set built for the call.
+    let sorted = || {
+        held.as_ref()
+            .filter(|_| !scalar && items.len() >= members::SORTED_FROM)
+            .and_then(|h| h.members())
+    };
+    let ints = (
         xs.as_primitive_opt::<arrow::datatypes::Int64Type>(),
         items.as_primitive_opt::<arrow::datatypes::Int64Type>(),
-    ) {
-        let set: HashSet<i64> = ys.iter().flatten().collect();
+    );
+    let strs = (xs.as_string_opt::<i32>(), items.as_string_opt::<i32>());
+    if list.is_null(0) {
+        b.append_nulls(n);
+    } else if let (Some(xs), Some(ys)) = ints {
+        let found: Box<dyn Fn(i64) -> bool> = match sorted() {
+            _ if scalar => Box::new(|x| ys.iter().any(|y| y == Some(x))),
+            Some(m) => Box::new(move |x| m.has_int(x)),
+            None => {
+                let set: HashSet<i64> = ys.iter().flatten().collect();
+                Box::new(move |x| set.contains(&x))
+            }
+        };
         for x in xs.iter() {
-            b.append_option(outcome(x.is_some_and(|x| set.contains(&x)), x.is_none()));
+            b.append_option(outcome(x.is_some_and(&found), x.is_none()));
         }
-    } else if let (Some(xs), Some(ys)) = (xs.as_string_opt::<i32>(), items.as_string_opt::<i32>()) {
-        let set: HashSet<&str> = ys.iter().flatten().collect();
+    } else if let (Some(xs), Some(ys)) = strs {
+        let found: Box<dyn Fn(&str) -> bool> = match sorted() {
+            _ if scalar => Box::new(|x| ys.iter().any(|y| y == Some(x))),
+            Some(m) => Box::new(move |x| m.has_str(items, x)),
+            None => {
+                let set: HashSet<&str> = ys.iter().flatten().collect();
+                Box::new(move |x| set.contains(x))
+            }
+        };
         for x in xs.iter() {
-            b.append_option(outcome(x.is_some_and(|x| set.contains(x)), x.is_none()));
+            b.append_option(outcome(x.is_some_and(&found), x.is_none()));
         }
     } else {
         // Mixed numbers, floats (NaN equals nothing), booleans: value by value, the list
@@ -1176,10 +1292,28 @@ mod tests {
                 DataType::Float64,
             ),
         ];
+        // Long: held parameters are looked up in their sorted members (a leading null or
+        // none, repeated members, members of the same kind that match nothing).
+        let long = |items: &[Value], null_first: bool| {
+            let mut v: Vec<Value> = null_first.then_some(n.clone()).into_iter().collect();
+            v.extend(items.iter().cloned());
+            v.extend((0..members::SORTED_FROM as i64).map(|k| match &items[0] {
+                Value::Int(_) => i(1000 + k % 700),
+                Value::Str(_) => s(&format!("p{}", k % 700)),
+                Value::Float(_) => f(1000.5 + k as f64),
+                other => other.clone(),
+            }));
+            typed_list(&v).unwrap()
+        };
         for items in &lists {
-            let list = typed_list(items).unwrap();
             let empty = ScalarValue::List(ScalarValue::new_list_nullable(&[], &DataType::Int64));
-            for list in [list, empty] {
+            let short = [typed_list(items).unwrap(), empty];
+            let long = [long(items, true), long(items, false)];
+            for (list, held) in (short.into_iter().map(|l| (l, false))).chain(
+                long.into_iter()
+                    .flat_map(|l| [(l.clone(), false), (l, true)]),
+            ) {
+                let _held = held.then(|| held::Held::new("t", list.clone()));
                 for (x, _) in &xs {
                     let n = x.len();
                     let rows = ColumnarValue::Scalar(list.clone()).to_array(n).unwrap();
@@ -1189,7 +1323,17 @@ mod tests {
                         .expect("plain values")
                         .to_array(n)
                         .unwrap();
-                    assert_eq!(&got, &want, "{x:?} IN {list}");
+                    assert_eq!(&got, &want, "{x:?} IN {list} (held: {held})");
+                    // One value.
+                    for k in 0..n {
+                        let one = ScalarValue::try_from_array(x, k).unwrap();
+                        let got = in_constant_list(&ColumnarValue::Scalar(one), &list, 1)
+                            .unwrap()
+                            .expect("plain values")
+                            .to_array(1)
+                            .unwrap();
+                        assert_eq!(got.as_ref(), want.slice(k, 1).as_ref(), "row {k}");
+                    }
                 }
             }
         }
@@ -1236,6 +1380,63 @@ mod tests {
                 Value::Float(1.5),
             ])
         );
+    }
+
+    #[test]
+    fn an_element_is_read_from_0_or_the_end_and_null_out_of_range() {
+        use arrow::datatypes::Int64Type;
+        let rows = || {
+            ListArray::from_iter_primitive::<Int64Type, _, _>(vec![
+                Some(vec![Some(10), Some(11), Some(12)]),
+                None,
+                Some(vec![Some(20)]),
+                Some(vec![]),
+                Some(vec![Some(30), None]),
+                Some(vec![Some(40), Some(41)]),
+            ])
+        };
+        let at = Int64Array::from(vec![Some(-1), Some(0), Some(-2), Some(0), Some(1), None]);
+        let want = Int64Array::from(vec![Some(12), None, None, None, None, None]);
+        let n = at.len();
+        let arg = |a: ArrayRef| ColumnarValue::Array(a);
+        let got = element(&arg(Arc::new(rows())), &arg(Arc::new(at.clone())), n).unwrap();
+        assert_eq!(got.to_array(n).unwrap().as_ref(), &want as &dyn Array);
+        // Sliced, large and fixed-size lists.
+        let sliced: ArrayRef = Arc::new(rows().slice(2, 4));
+        let got = element(&arg(sliced), &arg(Arc::new(at.slice(0, 4))), 4).unwrap();
+        let want4 = Int64Array::from(vec![Some(20), None, Some(30), Some(40)]);
+        assert_eq!(got.to_array(4).unwrap().as_ref(), &want4 as &dyn Array);
+        let large = arrow::compute::cast(&rows(), &DataType::new_large_list(DataType::Int64, true));
+        let got = element(&arg(large.unwrap()), &arg(Arc::new(at.clone())), n).unwrap();
+        assert_eq!(got.to_array(n).unwrap().as_ref(), &want as &dyn Array);
+        let fixed = arrow::array::FixedSizeListArray::from_iter_primitive::<Int64Type, _, _>(
+            vec![
+                Some(vec![Some(1), Some(2)]),
+                None,
+                Some(vec![Some(5), Some(6)]),
+            ],
+            2,
+        );
+        let at3 = Int64Array::from(vec![Some(1), Some(0), Some(-3)]);
+        let got = element(&arg(Arc::new(fixed)), &arg(Arc::new(at3)), 3).unwrap();
+        let want3 = Int64Array::from(vec![Some(2), None, None]);
+        assert_eq!(got.to_array(3).unwrap().as_ref(), &want3 as &dyn Array);
+        // One list for every row: read in place.
+        let one = ScalarValue::List(Arc::new(rows().slice(0, 1)));
+        let idx = Int64Array::from(vec![Some(0), Some(2), Some(3), Some(-3), Some(-4), None]);
+        let got = element(&ColumnarValue::Scalar(one.clone()), &arg(Arc::new(idx)), 6).unwrap();
+        let want6 = Int64Array::from(vec![Some(10), Some(12), None, Some(10), None, None]);
+        assert_eq!(got.to_array(6).unwrap().as_ref(), &want6 as &dyn Array);
+        let both = element(
+            &ColumnarValue::Scalar(one),
+            &ColumnarValue::Scalar(ScalarValue::Int64(Some(i64::MIN))),
+            9,
+        )
+        .unwrap();
+        assert!(matches!(
+            both,
+            ColumnarValue::Scalar(ScalarValue::Int64(None))
+        ));
     }
 
     #[test]

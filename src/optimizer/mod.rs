@@ -5,6 +5,7 @@ pub mod factorize_counts;
 pub mod fold_constants;
 pub mod heavy_rows;
 pub mod intersect_cycles;
+pub mod name_held_lists;
 pub mod prune_csr_target_columns;
 pub mod prune_shared_subplans;
 pub mod push_csr_target_filters;

@@ -175,8 +175,7 @@ fn nearest_key(key: &Expr) -> Option<(Measure, String, Vec<f32>)> {
     // The query vector: a literal, or a long list parameter held beside the plan.
     let constant = |e: &Expr| match e {
         Expr::Literal(v, _) => Some(v.clone()),
-        Expr::ScalarVariable(_, names) => crate::functions::held::Held::value_of(names),
-        _ => None,
+        e => crate::functions::held::Held::value_in(e),
     };
     let (column, query) = match (&f.args[1], &f.args[2]) {
         (Expr::Column(c), v) | (v, Expr::Column(c)) => {
@@ -271,14 +270,29 @@ mod tests {
         asc: bool,
         filter_between: bool,
     ) -> LogicalPlan {
-        let q = ScalarValue::List(ScalarValue::new_list_nullable(
+        plan_to(t, measure, column, asc, filter_between, lit(query_3_4()))
+    }
+
+    fn query_3_4() -> ScalarValue {
+        ScalarValue::List(ScalarValue::new_list_nullable(
             &[
                 ScalarValue::Float64(Some(3.0)),
                 ScalarValue::Float64(Some(4.0)),
             ],
             &DataType::Float64,
-        ));
-        let key = CypherFn::Vector.call(vec![lit(measure), col(column), lit(q)]);
+        ))
+    }
+
+    /// [`plan`] with the query vector `q`.
+    fn plan_to(
+        t: &Arc<dyn datafusion::datasource::TableProvider>,
+        measure: &str,
+        column: &str,
+        asc: bool,
+        filter_between: bool,
+        q: Expr,
+    ) -> LogicalPlan {
+        let key = CypherFn::Vector.call(vec![lit(measure), col(column), q]);
         let mut b =
             LogicalPlanBuilder::scan("node_Doc", provider_as_source(t.clone()), None).unwrap();
         if filter_between {
@@ -336,6 +350,21 @@ mod tests {
                 "{text}"
             );
         }
+    }
+
+    #[test]
+    fn a_long_list_parameter_held_beside_the_plan_is_a_query_vector() {
+        let dir = tempfile::tempdir().unwrap();
+        let t = table(dir.path());
+        let held = crate::functions::held::Held::new("v", query_3_4());
+        let (after, _) = apply_plan(
+            SearchNearest::new(),
+            plan_to(&t, "l2", "v", true, false, held.expr()),
+        );
+        assert_eq!(
+            search_of(&after).as_deref(),
+            Some("Nearest { column: \"v\", query: [3.0, 4.0], k: 3, metric: Euclidean }")
+        );
     }
 
     #[test]

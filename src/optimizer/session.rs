@@ -3,6 +3,7 @@
 //! rules we remove, the memory pool and the graph's query planner. One place for the graph's
 //! session ([`session`]) and the cluster's ([`cluster_state`]).
 
+use super::name_held_lists::NameHeldLists;
 use super::{
     FactorizeCounts, FoldConstants, IntersectCycles, KeepHeavyRowsApart, PruneCsrTargetColumns,
     PruneSharedSubplans, PushCsrTargetFilters, RepairDistribution, RuleCounters, SearchNearest,
@@ -108,6 +109,8 @@ pub fn physical_rules() -> Vec<Arc<dyn PhysicalOptimizerRule + Send + Sync>> {
     // filter), and after DataFusion's `EnsureCooperative`, which would not wrap a leaf below
     // one of its wrappers (the leaf would then spend no budget of its own).
     rules.push(Arc::new(YieldPoints));
+    // After every rule that makes or rebuilds projections and filters.
+    rules.push(Arc::new(NameHeldLists));
     rules
 }
 

@@ -626,21 +626,7 @@ impl<'c> Lowerer<'c> {
                             "list index must be an integer, got {it}"
                         );
                     }
-                    let i = cast(i, DataType::Int64);
-                    let len = CypherFn::Size.call(vec![t.clone()]);
-                    // Cypher indexes from 0 (negative from the end); arrays from 1. Out of
-                    // range is null (checked first: `i + 1` must not overflow).
-                    when(
-                        i.clone()
-                            .gt_eq(len.clone())
-                            .or(i.clone().lt(Expr::Negative(Box::new(len)))),
-                        null(),
-                    )
-                    .when(
-                        i.clone().gt_eq(lit(0i64)),
-                        nf::array_element(t.clone(), i.clone() + lit(1i64)),
-                    )
-                    .otherwise(nf::array_element(t, i))?
+                    CypherFn::Element.call(vec![t, cast(i, DataType::Int64)])
                 }
                 (DataType::Null, _) => null(),
                 (DataType::Struct(fields), _) => {
