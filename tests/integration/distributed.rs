@@ -297,6 +297,25 @@ fn explain_analyze_on_a_cluster_counts_rows_per_stage() {
     });
 }
 
+/// A query on a cluster has a time limit when none was set (120 s): a cluster with no
+/// executor keeps a query waiting without end otherwise (the limit ending such a query with
+/// an error is `a_lost_executor_does_not_hang_the_cluster`'s); a limit set is kept.
+#[test]
+fn a_query_on_a_cluster_has_a_time_limit_by_default() {
+    use std::time::Duration;
+    run(|| async {
+        let dir = tempfile::tempdir().unwrap();
+        let path = lance_graph(dir.path(), lance_csr_datasets::sample::tables()).await;
+        let remote = on_cluster(&path, Default::default()).await;
+        assert_eq!(remote.options().timeout, Some(Duration::from_secs(120)));
+        let set = lance_csr::GraphOptions::default().with_timeout(Duration::from_secs(7));
+        let remote = on_cluster(&path, set).await;
+        assert_eq!(remote.options().timeout, Some(Duration::from_secs(7)));
+        let local = Graph::open(&path).await.unwrap();
+        assert_eq!(local.options().timeout, None);
+    });
+}
+
 #[test]
 fn a_graph_in_memory_does_not_go_to_a_cluster() {
     run(|| async {
