@@ -8,6 +8,8 @@
 
 use datafusion::common::{DataFusionError, Result, ScalarValue};
 use datafusion::execution::context::ExecutionProps;
+use datafusion::logical_expr::interval_arithmetic::Interval;
+use datafusion::logical_expr::sort_properties::{ExprProperties, SortProperties};
 use datafusion::logical_expr::var_provider::{VarProvider, VarType};
 use datafusion::logical_expr::{ColumnarValue, Expr};
 use datafusion::physical_expr::PhysicalExpr;
@@ -62,9 +64,14 @@ impl Held {
         let ScalarValue::List(list) = value else {
             return None;
         };
-        let all = HELD.lock().unwrap_or_else(|e| e.into_inner());
-        all.values()
-            .filter_map(Weak::upgrade)
+        // Looked through outside the lock: a value let go here may be the last holder of
+        // one, whose drop takes the lock.
+        let alive: Vec<Arc<Held>> = {
+            let all = HELD.lock().unwrap_or_else(|e| e.into_inner());
+            all.values().filter_map(Weak::upgrade).collect()
+        };
+        alive
+            .into_iter()
             .find(|h| matches!(&h.value, ScalarValue::List(l) if Arc::ptr_eq(l, list)))
     }
 
@@ -84,7 +91,7 @@ impl Held {
             return None;
         };
         self.members
-            .get_or_init(|| super::members::Members::sort(list.values()))
+            .get_or_init(|| super::members::Members::sort(&list.value(0)))
             .as_ref()
     }
 
@@ -97,8 +104,11 @@ impl Held {
     /// The value the variable `names` names, while it is held.
     pub fn value_of(names: &[String]) -> Option<ScalarValue> {
         let [name] = names else { return None };
-        let all = HELD.lock().unwrap_or_else(|e| e.into_inner());
-        Some(all.get(name)?.upgrade()?.value.clone())
+        let held = {
+            let all = HELD.lock().unwrap_or_else(|e| e.into_inner());
+            all.get(name)?.upgrade()?
+        };
+        Some(held.value.clone())
     }
 }
 
@@ -156,6 +166,15 @@ impl PhysicalExpr for HeldValue {
         _: Vec<Arc<dyn PhysicalExpr>>,
     ) -> Result<Arc<dyn PhysicalExpr>> {
         Ok(self)
+    }
+
+    /// A constant, as a literal is.
+    fn get_properties(&self, _: &[ExprProperties]) -> Result<ExprProperties> {
+        Ok(ExprProperties {
+            sort_properties: SortProperties::Singleton,
+            range: Interval::try_new(self.value.clone(), self.value.clone())?,
+            preserves_lex_ordering: true,
+        })
     }
 
     fn fmt_sql(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {

@@ -706,10 +706,11 @@ fn in_constant_list(
             DataType::Int64 | DataType::Float64 | DataType::Utf8 | DataType::Boolean
         )
     };
-    let held = held::Held::find(list);
+    let given = list;
     let list = list.to_array()?;
     let list = list.as_list::<i32>();
-    let items = list.values();
+    // The list's own elements (its values may be a slice of a longer array).
+    let items = &list.value(0);
     if !plain(&x.data_type()) || !(plain(items.data_type()) || items.data_type().is_null()) {
         return Ok(None);
     }
@@ -727,11 +728,10 @@ fn in_constant_list(
     };
     // A long parameter (the same array in every batch) is looked up in its members sorted
     // once; one value by a scan; other lists in a set built for the call.
-    let sorted = || {
-        held.as_ref()
-            .filter(|_| !scalar && items.len() >= members::SORTED_FROM)
-            .and_then(|h| h.members())
-    };
+    let held = (!scalar && items.len() >= members::SORTED_FROM)
+        .then(|| held::Held::find(given))
+        .flatten();
+    let sorted = || held.as_ref().and_then(|h| h.members());
     let ints = (
         xs.as_primitive_opt::<arrow::datatypes::Int64Type>(),
         items.as_primitive_opt::<arrow::datatypes::Int64Type>(),
@@ -1380,6 +1380,28 @@ mod tests {
                 Value::Float(1.5),
             ])
         );
+    }
+
+    #[test]
+    fn membership_in_a_sliced_list_is_in_its_own_elements_only() {
+        use arrow::datatypes::Int64Type;
+        let n = members::SORTED_FROM as i64;
+        let two = ListArray::from_iter_primitive::<Int64Type, _, _>(vec![
+            Some((0..n).map(Some).collect::<Vec<_>>()),
+            Some((5 * n..6 * n).map(Some).collect()),
+        ]);
+        let second = ScalarValue::List(Arc::new(two.slice(1, 1)));
+        let xs: ArrayRef = Arc::new(Int64Array::from(vec![1, 5 * n, 6 * n]));
+        let want = arrow::array::BooleanArray::from(vec![false, true, false]);
+        for held in [false, true] {
+            let _held = held.then(|| held::Held::new("t", second.clone()));
+            let got = in_constant_list(&ColumnarValue::Array(xs.clone()), &second, 3)
+                .unwrap()
+                .expect("plain values")
+                .to_array(3)
+                .unwrap();
+            assert_eq!(got.as_ref(), &want as &dyn Array, "held: {held}");
+        }
     }
 
     #[test]
