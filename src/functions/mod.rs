@@ -117,6 +117,10 @@ pub enum CypherFn {
     /// range or where either is null. One list for every row (a parameter) is read in place,
     /// not copied into each row.
     Element,
+    /// `cypher_slice(list, from, to)`: `list[from..to]`, bounds from 0 (negative from the
+    /// end) clamped into the list; null where the list or a bound is null. One list for
+    /// every row is read in place, not copied into each row.
+    Slice,
 }
 
 impl CypherFn {
@@ -138,6 +142,7 @@ impl CypherFn {
             CypherFn::Fail => "cypher_fail",
             CypherFn::Size => "cypher_size",
             CypherFn::Element => "cypher_element",
+            CypherFn::Slice => "cypher_slice",
             CypherFn::PercentileDisc => "cypher_percentile_disc",
             CypherFn::PercentileCont => "cypher_percentile_cont",
             CypherFn::ToBoolean => "toBoolean",
@@ -164,7 +169,8 @@ impl CypherFn {
     fn arity(self) -> usize {
         match self {
             CypherFn::Fail => 4,
-            CypherFn::Range
+            CypherFn::Slice
+            | CypherFn::Range
             | CypherFn::PercentileDisc
             | CypherFn::PercentileCont
             | CypherFn::Vector
@@ -213,8 +219,9 @@ impl CypherFn {
 
 /// Every function of this module.
 #[cfg(feature = "distributed")]
-const ALL: [CypherFn; 36] = [
+const ALL: [CypherFn; 37] = [
     CypherFn::Element,
+    CypherFn::Slice,
     CypherFn::UniqueByValue,
     CypherFn::GroupKey,
     CypherFn::Gather,
@@ -259,6 +266,136 @@ pub fn udf_by_name(name: &str) -> Option<Arc<ScalarUDF>> {
     Some(Arc::new(ScalarUDF::new_from_impl(Udf::new(f))))
 }
 
+/// Each row's list of `lists` as where its first element is in the returned values and its
+/// length (`None` where it is null); `None` when `lists` holds no lists.
+type Bounds = Box<dyn Fn(usize) -> Option<(usize, usize)>>;
+
+fn list_bounds(lists: &ArrayRef) -> Option<(ArrayRef, Bounds)> {
+    Some(match lists.data_type() {
+        DataType::List(_) => {
+            let l = lists.as_list::<i32>().clone();
+            let values = l.values().clone();
+            let bound = move |r: usize| {
+                let o = l.value_offsets();
+                l.is_valid(r)
+                    .then(|| (o[r] as usize, (o[r + 1] - o[r]) as usize))
+            };
+            (values, Box::new(bound))
+        }
+        DataType::LargeList(_) => {
+            let l = lists.as_list::<i64>().clone();
+            let values = l.values().clone();
+            let bound = move |r: usize| {
+                let o = l.value_offsets();
+                l.is_valid(r)
+                    .then(|| (o[r] as usize, (o[r + 1] - o[r]) as usize))
+            };
+            (values, Box::new(bound))
+        }
+        DataType::FixedSizeList(_, k) => {
+            let l = lists.as_fixed_size_list().clone();
+            let values = l.values().clone();
+            let k = *k as usize;
+            let bound = move |r: usize| l.is_valid(r).then(|| (l.value_offset(r) as usize, k));
+            (values, Box::new(bound))
+        }
+        _ => return None,
+    })
+}
+
+/// `list[from..to]` per row (see [`CypherFn::Slice`]); a list given once (a scalar) serves
+/// every row from its one array of elements.
+fn slice(args: &[ColumnarValue], number_rows: usize) -> Result<ColumnarValue> {
+    use arrow::array::{LargeListArray, ListArray, UInt64Array};
+    use arrow::buffer::{NullBuffer, OffsetBuffer};
+    let [list, from, to] = args else {
+        return datafusion::common::internal_err!("cypher_slice takes three arguments");
+    };
+    let scalar = args.iter().all(|a| matches!(a, ColumnarValue::Scalar(_)));
+    let rows = if scalar { 1 } else { number_rows };
+    let one_list = matches!(list, ColumnarValue::Scalar(_));
+    let lists = match list {
+        ColumnarValue::Scalar(s) => s.to_array()?,
+        ColumnarValue::Array(a) => a.clone(),
+    };
+    let int = |b: &ColumnarValue| arrow::compute::cast(&b.to_array(rows)?, &DataType::Int64);
+    let (from, to) = (int(from)?, int(to)?);
+    let (from, to) = (
+        from.as_primitive::<arrow::datatypes::Int64Type>(),
+        to.as_primitive::<arrow::datatypes::Int64Type>(),
+    );
+    let (field, Some((values, bounds))) = (
+        match lists.data_type() {
+            DataType::List(f) | DataType::LargeList(f) | DataType::FixedSizeList(f, _) => f.clone(),
+            // A null list (of type Null): null.
+            _ => {
+                return Ok(if scalar {
+                    ColumnarValue::Scalar(ScalarValue::Null)
+                } else {
+                    ColumnarValue::Array(arrow::array::new_null_array(&DataType::Null, rows))
+                })
+            }
+        },
+        list_bounds(&lists),
+    ) else {
+        return datafusion::common::internal_err!("cypher_slice: a list without bounds");
+    };
+    let mut positions: Vec<u64> = Vec::new();
+    let mut offsets: Vec<i64> = Vec::with_capacity(rows + 1);
+    offsets.push(0);
+    let mut valid = Vec::with_capacity(rows);
+    for r in 0..rows {
+        let whole = bounds(if one_list { 0 } else { r });
+        let present = whole.is_some() && from.is_valid(r) && to.is_valid(r);
+        valid.push(present);
+        if let (true, Some((start, len))) = (present, whole) {
+            // Negative bounds count from the end; then clamped into 0..=len.
+            let at = |x: i64| {
+                let x = if x < 0 {
+                    x.saturating_add(len as i64)
+                } else {
+                    x
+                };
+                x.clamp(0, len as i64) as usize
+            };
+            let (a, z) = (at(from.value(r)), at(to.value(r)));
+            positions.extend((a..z.max(a)).map(|i| (start + i) as u64));
+        }
+        offsets.push(positions.len() as i64);
+    }
+    let taken = arrow::compute::take(values.as_ref(), &UInt64Array::from(positions), None)?;
+    let nulls = Some(NullBuffer::from(valid));
+    let out: ArrayRef = if matches!(lists.data_type(), DataType::LargeList(_)) {
+        Arc::new(LargeListArray::try_new(
+            field,
+            OffsetBuffer::new(offsets.into()),
+            taken,
+            nulls,
+        )?)
+    } else {
+        let offsets = offsets
+            .into_iter()
+            .map(i32::try_from)
+            .collect::<std::result::Result<Vec<i32>, _>>()
+            .map_err(|_| {
+                datafusion::error::DataFusionError::Execution(
+                    "a slice's elements past 2^31 in one batch".into(),
+                )
+            })?;
+        Arc::new(ListArray::try_new(
+            field,
+            OffsetBuffer::new(offsets.into()),
+            taken,
+            nulls,
+        )?)
+    };
+    Ok(if scalar {
+        ColumnarValue::Scalar(ScalarValue::try_from_array(&out, 0)?)
+    } else {
+        ColumnarValue::Array(out)
+    })
+}
+
 /// `list[at]` per row (see [`CypherFn::Element`]); a list given once (a scalar) serves
 /// every row from its one array of elements.
 fn element(list: &ColumnarValue, at: &ColumnarValue, number_rows: usize) -> Result<ColumnarValue> {
@@ -275,42 +412,13 @@ fn element(list: &ColumnarValue, at: &ColumnarValue, number_rows: usize) -> Resu
     };
     let at = arrow::compute::cast(&at.to_array(rows)?, &DataType::Int64)?;
     let at = at.as_primitive::<arrow::datatypes::Int64Type>();
-    // Each list's first element in `values` and its length; `None` where it is null.
-    let (values, bounds): (ArrayRef, Box<dyn Fn(usize) -> Option<(usize, usize)>>) =
-        match lists.data_type() {
-            DataType::List(_) => {
-                let l = lists.as_list::<i32>().clone();
-                let bound = move |r: usize| {
-                    let o = l.value_offsets();
-                    l.is_valid(r)
-                        .then(|| (o[r] as usize, (o[r + 1] - o[r]) as usize))
-                };
-                (lists.as_list::<i32>().values().clone(), Box::new(bound))
-            }
-            DataType::LargeList(_) => {
-                let l = lists.as_list::<i64>().clone();
-                let bound = move |r: usize| {
-                    let o = l.value_offsets();
-                    l.is_valid(r)
-                        .then(|| (o[r] as usize, (o[r + 1] - o[r]) as usize))
-                };
-                (lists.as_list::<i64>().values().clone(), Box::new(bound))
-            }
-            DataType::FixedSizeList(_, k) => {
-                let l = lists.as_fixed_size_list().clone();
-                let k = *k as usize;
-                let bound = move |r: usize| l.is_valid(r).then(|| (l.value_offset(r) as usize, k));
-                (lists.as_fixed_size_list().values().clone(), Box::new(bound))
-            }
-            _ => {
-                let out = arrow::array::new_null_array(&DataType::Null, rows);
-                return Ok(if scalar {
-                    ColumnarValue::Scalar(ScalarValue::Null)
-                } else {
-                    ColumnarValue::Array(out)
-                });
-            }
-        };
+    let Some((values, bounds)) = list_bounds(&lists) else {
+        return Ok(if scalar {
+            ColumnarValue::Scalar(ScalarValue::Null)
+        } else {
+            ColumnarValue::Array(arrow::array::new_null_array(&DataType::Null, rows))
+        });
+    };
     let positions: UInt64Array = (0..rows)
         .map(|r| {
             let (start, len) = bounds(if one_list { 0 } else { r })?;
@@ -398,6 +506,11 @@ impl ScalarUDFImpl for Udf {
             CypherFn::ToText | CypherFn::Identity => DataType::Utf8,
             CypherFn::AnyItems => DataType::new_list(any::ANY, true),
             CypherFn::Range => DataType::new_list(DataType::Int64, true),
+            CypherFn::Slice => match &arg_types[0] {
+                DataType::List(f) | DataType::FixedSizeList(f, _) => DataType::List(f.clone()),
+                DataType::LargeList(f) => DataType::LargeList(f.clone()),
+                t => t.clone(),
+            },
             CypherFn::Element => match &arg_types[0] {
                 DataType::List(f) | DataType::LargeList(f) | DataType::FixedSizeList(f, _) => {
                     f.data_type().clone()
@@ -416,6 +529,9 @@ impl ScalarUDFImpl for Udf {
         }
         if let (CypherFn::Element, [list, at]) = (self.f, args.args.as_slice()) {
             return element(list, at, args.number_rows);
+        }
+        if self.f == CypherFn::Slice {
+            return slice(&args.args, args.number_rows);
         }
         if let (CypherFn::In, [x, ColumnarValue::Scalar(list @ ScalarValue::List(_))]) =
             (self.f, args.args.as_slice())
@@ -510,6 +626,10 @@ impl Udf {
             CypherFn::Identity => identity_text(a),
             CypherFn::Round => rounding::eval(a),
             CypherFn::Gather => gather(a),
+            CypherFn::Slice => {
+                let args: Vec<_> = a.iter().map(|x| ColumnarValue::Array(x.clone())).collect();
+                slice(&args, a[0].len())?.into_array(a[0].len())
+            }
             CypherFn::Element => {
                 let (list, at) = (
                     ColumnarValue::Array(a[0].clone()),
@@ -1402,6 +1522,85 @@ mod tests {
                 .unwrap();
             assert_eq!(got.as_ref(), &want as &dyn Array, "held: {held}");
         }
+    }
+
+    #[test]
+    fn a_slice_counts_from_0_or_the_end_and_clamps_into_the_list() {
+        use arrow::datatypes::Int64Type;
+        let list = |xs: Vec<Option<Vec<Option<i64>>>>| -> ArrayRef {
+            Arc::new(ListArray::from_iter_primitive::<Int64Type, _, _>(xs))
+        };
+        let ints = |xs: Vec<Option<i64>>| ColumnarValue::Array(Arc::new(Int64Array::from(xs)));
+        let abc = || Some(vec![Some(10), Some(11), Some(12)]);
+        let rows = list(vec![abc(), abc(), abc(), abc(), None, abc(), abc()]);
+        let from = ints(vec![
+            Some(0),
+            Some(-2),
+            Some(2),
+            Some(-9),
+            Some(0),
+            None,
+            Some(1),
+        ]);
+        let to = ints(vec![
+            Some(2),
+            Some(i64::MAX),
+            Some(1),
+            Some(1),
+            Some(1),
+            Some(1),
+            Some(-1),
+        ]);
+        let want = list(vec![
+            Some(vec![Some(10), Some(11)]),
+            Some(vec![Some(11), Some(12)]),
+            Some(vec![]),
+            Some(vec![Some(10)]),
+            None,
+            None,
+            Some(vec![Some(11)]),
+        ]);
+        let got = slice(
+            &[ColumnarValue::Array(rows.clone()), from.clone(), to.clone()],
+            7,
+        );
+        assert_eq!(got.unwrap().to_array(7).unwrap().as_ref(), want.as_ref());
+        // One list for every row, and the same as large and fixed-size lists.
+        let one = ScalarValue::List(Arc::new(rows.as_list::<i32>().slice(0, 1)));
+        // Row 4's list is not null here.
+        let w = want.as_list::<i32>();
+        let mut rows_one: Vec<Option<Vec<Option<i64>>>> = (0..7)
+            .map(|r| {
+                w.is_valid(r)
+                    .then(|| w.value(r).as_primitive::<Int64Type>().iter().collect())
+            })
+            .collect();
+        rows_one[4] = Some(vec![Some(10)]);
+        let want_one = list(rows_one);
+        let got = slice(&[ColumnarValue::Scalar(one), from.clone(), to.clone()], 7);
+        assert_eq!(
+            got.unwrap().to_array(7).unwrap().as_ref(),
+            want_one.as_ref()
+        );
+        let large = arrow::compute::cast(&rows, &DataType::new_large_list(DataType::Int64, true));
+        let got = slice(
+            &[
+                ColumnarValue::Array(large.unwrap()),
+                from.clone(),
+                to.clone(),
+            ],
+            7,
+        );
+        let got = got.unwrap().to_array(7).unwrap();
+        let want_large = arrow::compute::cast(&want, got.data_type()).unwrap();
+        assert!(matches!(got.data_type(), DataType::LargeList(_)));
+        assert_eq!(got.as_ref(), want_large.as_ref());
+        let fixed = arrow::array::FixedSizeListArray::from_iter_primitive::<Int64Type, _, _>(
+            (0..7).map(|r| (r != 4).then(|| vec![Some(10), Some(11), Some(12)])),
+            3,
+        );
+        let got = slice(&[ColumnarValue::Array(Arc::new(fixed)), from, to], 7);
+        assert_eq!(got.unwrap().to_array(7).unwrap().as_ref(), want.as_ref());
     }
 
     #[test]

@@ -711,41 +711,15 @@ impl<'c> Lowerer<'c> {
             if !is_list(&tt) {
                 return sem_err!(Unsupported, span, "unsupported: slicing a {tt}");
             }
-            let len = CypherFn::Size.call(vec![t.clone()]);
-            // Negative bounds count from the end; then clamp into 0..=len (Cypher slices
-            // never fail on out-of-range bounds).
-            let norm = |x: Expr| -> Result<Expr> {
-                let from_end =
-                    when(x.clone().lt(lit(0i64)), len.clone() + x.clone()).otherwise(x)?;
-                Ok(f::least(vec![
-                    f::greatest(vec![from_end, lit(0i64)]),
-                    len.clone(),
-                ]))
+            // A missing bound is the list's start or end; negative bounds count from the
+            // end, then clamp into the list (Cypher slices never fail on out-of-range bounds).
+            let bound = |x: Option<&ast::Expr>, missing: i64| -> Result<Expr> {
+                Ok(match x {
+                    Some(x) => cast(self.expr(x, cx)?, DataType::Int64),
+                    None => lit(missing),
+                })
             };
-            // A null bound makes the slice null.
-            let mut null_bound: Option<Expr> = None;
-            let mut bound = |x: &ast::Expr| -> Result<Expr> {
-                let v = cast(self.expr(x, cx)?, DataType::Int64);
-                let isn = v.clone().is_null();
-                null_bound = Some(match null_bound.take() {
-                    Some(p) => p.or(isn),
-                    None => isn,
-                });
-                norm(v)
-            };
-            let a = match from {
-                Some(x) => bound(x)?,
-                None => lit(0i64),
-            };
-            let b = match to {
-                Some(x) => bound(x)?,
-                None => len.clone(),
-            };
-            let sliced = nf::array_slice(t, a + lit(1i64), b, None);
-            match null_bound {
-                Some(p) => when(p, null()).otherwise(sliced)?,
-                None => sliced,
-            }
+            CypherFn::Slice.call(vec![t, bound(from, 0)?, bound(to, i64::MAX)?])
         })
     }
 
