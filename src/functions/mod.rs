@@ -272,26 +272,8 @@ type Bounds = Box<dyn Fn(usize) -> Option<(usize, usize)>>;
 
 fn list_bounds(lists: &ArrayRef) -> Option<(ArrayRef, Bounds)> {
     Some(match lists.data_type() {
-        DataType::List(_) => {
-            let l = lists.as_list::<i32>().clone();
-            let values = l.values().clone();
-            let bound = move |r: usize| {
-                let o = l.value_offsets();
-                l.is_valid(r)
-                    .then(|| (o[r] as usize, (o[r + 1] - o[r]) as usize))
-            };
-            (values, Box::new(bound))
-        }
-        DataType::LargeList(_) => {
-            let l = lists.as_list::<i64>().clone();
-            let values = l.values().clone();
-            let bound = move |r: usize| {
-                let o = l.value_offsets();
-                l.is_valid(r)
-                    .then(|| (o[r] as usize, (o[r + 1] - o[r]) as usize))
-            };
-            (values, Box::new(bound))
-        }
+        DataType::List(_) => offset_bounds(lists.as_list::<i32>()),
+        DataType::LargeList(_) => offset_bounds(lists.as_list::<i64>()),
         DataType::FixedSizeList(_, k) => {
             let l = lists.as_fixed_size_list().clone();
             let values = l.values().clone();
@@ -301,6 +283,28 @@ fn list_bounds(lists: &ArrayRef) -> Option<(ArrayRef, Bounds)> {
         }
         _ => return None,
     })
+}
+
+fn offset_bounds<O: arrow::array::OffsetSizeTrait>(
+    l: &arrow::array::GenericListArray<O>,
+) -> (ArrayRef, Bounds) {
+    let l = l.clone();
+    let values = l.values().clone();
+    let bound = move |r: usize| {
+        let o = l.value_offsets();
+        l.is_valid(r)
+            .then(|| (o[r].as_usize(), (o[r + 1] - o[r]).as_usize()))
+    };
+    (values, Box::new(bound))
+}
+
+/// A null of type Null for every row (or one, for scalar arguments).
+fn nulls(scalar: bool, rows: usize) -> ColumnarValue {
+    if scalar {
+        ColumnarValue::Scalar(ScalarValue::Null)
+    } else {
+        ColumnarValue::Array(arrow::array::new_null_array(&DataType::Null, rows))
+    }
 }
 
 /// `list[from..to]` per row (see [`CypherFn::Slice`]); a list given once (a scalar) serves
@@ -328,13 +332,7 @@ fn slice(args: &[ColumnarValue], number_rows: usize) -> Result<ColumnarValue> {
         match lists.data_type() {
             DataType::List(f) | DataType::LargeList(f) | DataType::FixedSizeList(f, _) => f.clone(),
             // A null list (of type Null): null.
-            _ => {
-                return Ok(if scalar {
-                    ColumnarValue::Scalar(ScalarValue::Null)
-                } else {
-                    ColumnarValue::Array(arrow::array::new_null_array(&DataType::Null, rows))
-                })
-            }
+            _ => return Ok(nulls(scalar, rows)),
         },
         list_bounds(&lists),
     ) else {
@@ -413,11 +411,7 @@ fn element(list: &ColumnarValue, at: &ColumnarValue, number_rows: usize) -> Resu
     let at = arrow::compute::cast(&at.to_array(rows)?, &DataType::Int64)?;
     let at = at.as_primitive::<arrow::datatypes::Int64Type>();
     let Some((values, bounds)) = list_bounds(&lists) else {
-        return Ok(if scalar {
-            ColumnarValue::Scalar(ScalarValue::Null)
-        } else {
-            ColumnarValue::Array(arrow::array::new_null_array(&DataType::Null, rows))
-        });
+        return Ok(nulls(scalar, rows));
     };
     let positions: UInt64Array = (0..rows)
         .map(|r| {
