@@ -30,31 +30,43 @@ pub(crate) struct ParamSlot {
     /// The value as the literal that writes it (what the planner lowers); for a
     /// [`Self::compact`] list, the parameter itself.
     pub literal: ast::Expr,
-    /// A long list of numbers, strings or booleans, held as one Arrow list: written as a
-    /// literal it would take a syntax tree node, then an expression, per element.
+    /// A long list, held as one Arrow list (of one kind where its elements are, else of
+    /// mixed-kind cells): written as a literal it would take a syntax tree node, then an
+    /// expression, per element (kilobytes each, and seconds to plan for 100,000).
     pub compact: Option<datafusion::common::ScalarValue>,
 }
 
 /// Lists of at least this many elements are held [compact](ParamSlot::compact).
 pub const COMPACT_ITEMS: usize = 1024;
 
-/// Whether `v` is a list long enough to be held [compact](compact_list) (or held so).
+/// Strings of at least this many bytes are held as they are, not written as a literal.
+pub const HELD_STRING_BYTES: usize = 64 << 10;
+
+/// Whether `v` is a list (or a string) long enough to be held [compact](compact_list) (or
+/// held so).
 pub(crate) fn is_long_list(v: &Value) -> bool {
     match v {
         Value::List(items) => items.len() >= COMPACT_ITEMS,
+        Value::Str(s) => s.len() >= HELD_STRING_BYTES,
         Value::Other(datafusion::common::ScalarValue::List(_)) => true,
         _ => false,
     }
 }
 
-/// `v` as the one Arrow list a parameter is held as, when it is a long list of one kind or
-/// was received as such a list already (a decoder that never built its elements as values).
+/// `v` as the one Arrow list a parameter is held as, when it is a long list or was received
+/// as such a list already (a decoder that never built its elements as values); of the type
+/// the parameter has written as a literal.
 pub(crate) fn compact_list(v: &Value) -> Option<datafusion::common::ScalarValue> {
     match v {
         Value::List(items) if items.len() >= COMPACT_ITEMS => {
-            crate::functions::any::typed_list(items)
+            crate::functions::any::typed_list(items).or_else(|| v.to_scalar().ok())
         }
         Value::Other(s @ datafusion::common::ScalarValue::List(_)) => Some(s.clone()),
+        // A literal would be copied into the syntax tree, the plans and every name DataFusion
+        // prints an expression into (a 15 MB string, seven times).
+        Value::Str(s) if s.len() >= HELD_STRING_BYTES => {
+            Some(datafusion::common::ScalarValue::Utf8(Some(s.clone())))
+        }
         _ => None,
     }
 }

@@ -1238,7 +1238,7 @@ impl<'c> Lowerer<'c> {
                 }
             }
             if eqs.len() == items.len() {
-                return Ok(eqs.into_iter().reduce(Expr::or).expect("not empty"));
+                return Ok(balanced_or(eqs));
             }
             let xt = self.type_of(&x, cx.schema)?;
             // Items of another kind can never equal x (`1 IN ['1']` is false).
@@ -1263,7 +1263,7 @@ impl<'c> Lowerer<'c> {
                 let eqs = xs
                     .into_iter()
                     .map(|e| CypherFn::Eq.call(vec![x.clone(), e]));
-                return Ok(eqs.reduce(Expr::or).expect("not empty"));
+                return Ok(balanced_or(eqs.collect()));
             }
             if matches!(xt, DataType::Float32 | DataType::Float64) {
                 // NaN equals nothing (DataFusion's IN finds it): no match, so null if an
@@ -1650,3 +1650,21 @@ pub fn literal(l: &Literal) -> ScalarValue {
 
 /// An empty list value of the given element type.
 pub(crate) use crate::functions::registry::empty_list;
+
+/// The OR of `terms` (not empty) as a tree of depth log2 of their number: a chain of one OR
+/// per item (`x IN` a written list of 2,000 maps) overflows the stack of every pass that
+/// walks it.
+fn balanced_or(mut terms: Vec<Expr>) -> Expr {
+    while terms.len() > 1 {
+        let mut paired = Vec::with_capacity(terms.len().div_ceil(2));
+        let mut it = terms.into_iter();
+        while let Some(a) = it.next() {
+            paired.push(match it.next() {
+                Some(b) => a.or(b),
+                None => a,
+            });
+        }
+        terms = paired;
+    }
+    terms.pop().expect("not empty")
+}

@@ -243,6 +243,82 @@ async fn a_long_list_parameter_answers_as_the_list_written_in_the_query() {
     assert!(explained.contains("size($xs#"), "{explained}");
 }
 
+#[tokio::test]
+async fn a_long_list_of_mixed_kinds_lists_or_maps_answers_as_the_list_written_in_the_query() {
+    use lance_csr::Value;
+    let g = complete(3, GraphOptions::default()).await;
+    let n = 2000i64;
+    let map = |k: i64, name: bool| {
+        let mut e = vec![("k".to_string(), Value::Int(k))];
+        if name {
+            e.push(("name".to_string(), Value::Str(format!("r{k}"))));
+        }
+        Value::Map(e)
+    };
+    let mixed = (0..n).map(|i| match i % 4 {
+        0 => Value::Int(i),
+        1 => Value::Str(format!("s{i}")),
+        2 => Value::Bool(i % 3 == 0),
+        _ => Value::Null,
+    });
+    let lists = (0..n).map(|i| Value::List(vec![Value::Int(i), Value::Int(i % 5)]));
+    let params = Params::from([
+        ("ms".to_string(), Value::List(mixed.collect())),
+        ("ps".to_string(), Value::List(lists.collect())),
+        // Maps of one shape (a list of structures), and of two (mixed-kind cells).
+        (
+            "rs".to_string(),
+            Value::List((0..n).map(|k| map(k, true)).collect()),
+        ),
+        (
+            "us".to_string(),
+            Value::List((0..n).map(|k| map(k, k % 2 == 0)).collect()),
+        ),
+        (
+            "ls".to_string(),
+            Value::List(
+                (0..n)
+                    .map(|k| Value::List(vec![Value::Int(k); (k % 3) as usize]))
+                    .collect(),
+            ),
+        ),
+    ]);
+    let queries = [
+        "RETURN size($ms) AS n, $ms[0] AS a, $ms[1] AS b, $ms[2] AS c, $ms[-1] AS d",
+        "UNWIND $ms AS x RETURN count(x) AS c, count(DISTINCT x) AS d",
+        "RETURN 's5' IN $ms AS a, 8 IN $ms AS b, 9 IN $ms AS c, true IN $ms AS d",
+        "UNWIND $ps AS p RETURN sum(p[0] + p[1]) AS s, max(size(p)) AS m, count(*) AS n",
+        "RETURN [1, 1] IN $ps AS a, [1, 2] IN $ps AS b, $ps[1000..1002] AS s",
+        "UNWIND $rs AS r WITH r WHERE r.k % 7 = 0 RETURN count(*) AS n, sum(r.k) AS s, \
+         collect(r.name)[0..3] AS names",
+        "UNWIND $rs AS r MATCH (m:N {id: r.k}) RETURN count(m) AS n, sum(m.id) AS s",
+        "MATCH (m:N) RETURN m.id AS id, {k: m.id, name: 'r' + toString(m.id)} IN $rs AS found \
+         ORDER BY id",
+        "RETURN $rs[5].name AS a, $rs[-1] AS b, size($us) AS c, $us[1] AS d, $us[2].name AS e",
+        "UNWIND $us AS u RETURN count(u.name) AS named, sum(u.k) AS s",
+        "UNWIND $ls AS l RETURN size(l) AS len, count(*) AS n ORDER BY len",
+        "RETURN [x IN $ps WHERE x[1] = 4 | x[0]][0..4] AS a, reduce(s = 0, l IN $ls | s + size(l)) AS b",
+    ];
+    for q in queries {
+        let mut inline = q.to_string();
+        for (k, v) in &params {
+            inline = inline.replace(&format!("${k}"), &v.to_string());
+        }
+        let want = common::run(&g, &inline).await;
+        let got = g
+            .query(q, &params)
+            .await
+            .unwrap_or_else(|e| panic!("{q}: {e:?}"));
+        assert_eq!(common::lines(&got), common::lines(&want), "{q}");
+        assert!(!common::lines(&got).is_empty());
+        let again = g.prepare(q).unwrap().query(&g, &params).await.unwrap();
+        assert_eq!(common::lines(&again), common::lines(&want), "{q}");
+        // Held as one list, never a literal per element.
+        let explained = g.explain(q, &params).await.unwrap();
+        assert!(!explained.contains("1998"), "{q}\n{explained}");
+    }
+}
+
 /// A chain of `n` nodes (`i -> i + 1`) written as Lance datasets in `dir`, opened with
 /// `options` (a count over it loads no column: only what the count holds takes memory).
 async fn chain(dir: &std::path::Path, n: i64, options: GraphOptions) -> Graph {
