@@ -381,3 +381,100 @@ def test_a_million_integers_as_a_parameter_stay_inside_the_memory_limit(cli, sam
         assert http_mib < 200, f"the server's peak grew by {http_mib:.0f} MiB"
     finally:
         srv.stop()
+
+
+def run_message(query, packed_param):
+    return (b"\xb3\x10" + pack_str(query) + b"\xa1" + pack_str("p") + packed_param + b"\xa0")
+
+
+PULL_ALL = b"\xb1\x3f\xa1" + pack_str("n") + b"\xc9\xff\xff"
+
+
+def test_what_a_message_decodes_to_counts_against_the_memory_limit(cli, sample_path, tmp_path):
+    # A byte on the wire can be a value of 100 bytes decoded: 15 MiB of empty lists took a
+    # server under --memory-limit 256MB to 6.7 GB; a list of 200,000 values of mixed kinds
+    # took 30 s and 490 MB to plan (a literal per element).
+    srv = Server(cli, sample_path, tmp_path, "--memory-limit", "256MB")
+    try:
+        s, _ = bolt_socket(srv.bolt)
+        hello_logon(s)
+        before = peak_kib(srv)
+        n = 15 << 20
+        empties = b"\xd6" + struct.pack(">I", n) + b"\x90" * n
+        send_message(s, run_message("RETURN size($p) AS n", empties))
+        reply = recv_message(s)
+        assert reply[:2] == b"\xb1\x7f" and b"MemoryPoolOutOfMemoryError" in reply, reply[:200]
+        assert b"decodes to more than" in reply
+        # The connection goes on.
+        send_message(s, b"\xb0\x0f")
+        assert recv_message(s)[:2] == b"\xb1\x70"
+        send_message(s, run_message("RETURN $p AS n", b"\x07"))
+        send_message(s, PULL_ALL)
+        assert [recv_message(s)[:2] for _ in range(3)] == [b"\xb1\x70", b"\xb1\x71", b"\xb1\x70"]
+        s.close()
+        refused_mib = (peak_kib(srv) - before) / 1024
+        mixed = [i if i % 2 else f"s{i}" for i in range(200_000)]
+        pairs = [[i, i % 5] for i in range(100_000)]
+        started = time.time()
+        with srv.driver() as d:
+            r = d.execute_query("RETURN size($m) AS a, $m[1] AS b, $m[2] AS c", m=mixed)
+            assert list(r.records[0].values()) == [200_000, 1, "s2"]
+            r = d.execute_query("UNWIND $p AS x RETURN sum(x[1]) AS s", p=pairs)
+            assert r.records[0]["s"] == 200_000
+        took = time.time() - started
+        # HTTP: decoded as it is read, never into a JSON tree first.
+        status, body = post(srv, {"statement": "RETURN size($p) AS n",
+                                  "parameters": {"p": [[]] * 3_500_000}})
+        assert status == 413 and "decodes to more than" in body["errors"][0]["message"], body
+        grown = (peak_kib(srv) - before) / 1024
+        print(f"15 MiB of empty lists refused at +{refused_mib:.0f} MiB; 200,000 mixed values "
+              f"and 100,000 pairs in {took:.1f} s; the server's peak grew by {grown:.0f} MiB")
+        # Under the limit plus a margin (6.7 GB before).
+        assert refused_mib < 256 and grown < 256 + 64
+        assert took < 20
+    finally:
+        srv.stop()
+
+
+def test_pipelined_large_messages_wait_for_room_under_the_memory_limit(cli, sample_path,
+                                                                        tmp_path):
+    # Four clients pipelining 15 MiB RUN messages took the server to 1.7 GB: now their
+    # messages and parameters take room under the limit, and they wait for it.
+    srv = Server(cli, sample_path, tmp_path, "--memory-limit", "256MB")
+    try:
+        before = peak_kib(srv)
+        big = b"\xd2" + struct.pack(">I", 15 << 20) + b"a" * (15 << 20)
+        messages = [run_message("RETURN size($p) AS n", big), PULL_ALL] * 8
+        answers = []
+
+        def client():
+            s, _ = bolt_socket(srv.bolt)
+            hello_logon(s)
+            sender = threading.Thread(target=lambda: [send_message(s, m) for m in messages])
+            sender.start()
+            got = [recv_message(s) for _ in range(8 * 3)]
+            sender.join()
+            s.close()
+            answers.append(got)
+
+        clients = [threading.Thread(target=client) for _ in range(4)]
+        for c in clients:
+            c.start()
+        for c in clients:
+            c.join(timeout=240)
+        assert len(answers) == 4
+        record = b"\xb1\x71\x91\xca" + struct.pack(">i", 15 << 20)
+        for got in answers:
+            assert got.count(record) == 8, [g[:60] for g in got if g[:2] != b"\xb1\x70"][:3]
+        grown = (peak_kib(srv) - before) / 1024
+        print(f"4 clients x 8 pipelined 15 MiB messages: the server's peak grew by {grown:.0f} MiB")
+        # The limit, and what connections read before it is counted (a message each).
+        assert grown < 256 + 4 * 16 + 160
+        assert answers_within(srv, 5)
+    finally:
+        srv.stop()
+
+
+def answers_within(srv, seconds):
+    value, took = answers(srv)
+    return value == 1 and took < seconds

@@ -9,6 +9,7 @@
 //! records are written out as they are encoded: a large result is never held.
 
 use super::auth::Login;
+use super::messages::Messages;
 use super::metrics::Closed;
 use super::packstream::{PackValue, Packer, Unpacker};
 use super::running::Running;
@@ -17,6 +18,7 @@ use super::values::{self, Version};
 use super::{procedures, Conn, IoBox, Shared};
 use crate::functions::value::{value_at, Value};
 use arrow::array::RecordBatch;
+use datafusion::execution::memory_pool::MemoryReservation;
 use std::collections::VecDeque;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::SeqCst};
 use std::sync::Arc;
@@ -74,14 +76,18 @@ pub fn negotiate(proposals: &[u8; 16]) -> Option<Version> {
     })
 }
 
-/// Bytes of messages read and not yet handled, past which the reading task waits: a client
-/// that pipelines large messages holds at most this much (and the message being read).
+/// Bytes of messages read and not yet handled (decoded), past which the reading task waits:
+/// a client that pipelines large messages holds at most this much (and the message being
+/// read).
 const QUEUED_BYTES: usize = 16 << 20;
 
 /// What the reading task hands the connection.
 enum Incoming {
-    /// A message: its tag, fields, and size on the wire.
-    Message(u8, Vec<PackValue>, usize),
+    /// A message: its tag, fields, and the memory they hold, taken from the server's room
+    /// for messages (and of it, the bytes a query copies).
+    Message(u8, Vec<PackValue>, MemoryReservation, usize),
+    /// A message that would decode to more than one may, or found no room: its failure.
+    Refused(Failure),
     /// A message that is not a PackStream structure.
     Malformed(String),
     /// A message past the size limit (skipped).
@@ -103,7 +109,7 @@ struct Signals {
     sent: AtomicU64,
     handled: AtomicU64,
     caught_up: Notify,
-    /// Bytes of the messages handed over and not yet handled.
+    /// Bytes of the messages handed over and not yet handled (decoded).
     queued: std::sync::atomic::AtomicUsize,
 }
 
@@ -158,12 +164,10 @@ pub(super) async fn serve(mut io: Box<dyn IoBox>, shared: Arc<Shared>, conn: Con
     let (rd, wr) = tokio::io::split(io);
     let signals = Arc::new(Signals::default());
     let (tx, rx) = mpsc::channel(64);
-    let reader = tokio::spawn(read_messages(
-        rd,
-        tx,
-        signals.clone(),
-        shared.options.max_message_bytes,
-    ));
+    let room = shared
+        .messages
+        .reservation(format!("bolt connection {}", conn.id));
+    let reader = tokio::spawn(read_messages(rd, tx, signals.clone(), shared.clone(), room));
     let refused = conn.slot.is_none();
     let mut conn = Connection {
         shared: shared.clone(),
@@ -178,6 +182,7 @@ pub(super) async fn serve(mut io: Box<dyn IoBox>, shared: Arc<Shared>, conn: Con
         tx: None,
         results: Vec::new(),
         next_qid: 0,
+        handling: None,
     };
     if refused {
         shared.metrics.connections_refused.fetch_add(1, SeqCst);
@@ -206,12 +211,16 @@ async fn handshake(io: &mut Box<dyn IoBox>) -> std::io::Result<Option<Version>> 
 }
 
 /// Reads messages until the client closes the connection (or the connection is dropped).
+/// Each takes the memory it decodes to from `room` until it is handled (a RUN's, until its
+/// result is let go).
 async fn read_messages(
     rd: ReadHalf<Box<dyn IoBox>>,
     tx: mpsc::Sender<Incoming>,
     signals: Arc<Signals>,
-    max_bytes: usize,
+    shared: Arc<Shared>,
+    room: MemoryReservation,
 ) {
+    let max_bytes = shared.options.max_message_bytes;
     // Buffered: a message's header, body and end marker (and a pipelined RUN and PULL) in
     // one read.
     let mut rd = tokio::io::BufReader::with_capacity(64 << 10, rd);
@@ -232,12 +241,18 @@ async fn read_messages(
         let incoming = if bytes.len() != size {
             Incoming::TooLarge(size)
         } else {
-            let mut u = Unpacker::new(&bytes);
+            let mut u = Unpacker::with_budget(&bytes, shared.messages.budget);
             match u.value() {
                 Ok(PackValue::Struct(tag, fields)) if u.at_end() => {
-                    Incoming::Message(tag, fields, size)
+                    let (decoded, copied) = (u.decoded(), u.copied());
+                    drop(bytes);
+                    match held(&shared.messages, &room, decoded, &signals).await {
+                        Some(held) => Incoming::Message(tag, fields, held, copied),
+                        None => Incoming::Refused(shared.messages.no_room(decoded)),
+                    }
                 }
                 Ok(_) => Incoming::Malformed("a message must be one structure".into()),
+                Err(_) if u.over_budget() => Incoming::Refused(shared.messages.too_large()),
                 Err(e) => Incoming::Malformed(e.to_string()),
             }
         };
@@ -245,8 +260,8 @@ async fn read_messages(
             signals.resets.fetch_add(1, SeqCst);
             signals.notify.notify_one();
         }
-        if let Incoming::Message(.., size) = incoming {
-            signals.queued.fetch_add(size, SeqCst);
+        if let Incoming::Message(.., held, _) = &incoming {
+            signals.queued.fetch_add(held.size(), SeqCst);
         }
         signals.sent.fetch_add(1, SeqCst);
         if tx.send(incoming).await.is_err() {
@@ -255,6 +270,23 @@ async fn read_messages(
     }
     signals.closed.store(true, SeqCst);
     signals.notify.notify_one();
+}
+
+/// `bytes` of the server's room for messages; while there is none, once this connection's
+/// earlier messages are let go and others let go of theirs; `None` when there is still none.
+async fn held(
+    messages: &Messages,
+    room: &MemoryReservation,
+    bytes: usize,
+    signals: &Signals,
+) -> Option<MemoryReservation> {
+    if let Some(r) = Messages::take(room, bytes) {
+        return Some(r);
+    }
+    signals.handled_until(|s| s.queued.load(SeqCst) == 0).await;
+    let r = room.new_empty();
+    let closed = || signals.closed.load(SeqCst);
+    messages.grow(&r, bytes, closed).await.then_some(r)
 }
 
 /// The next message's bytes and its size (bytes past `limit` are read and dropped; a
@@ -325,6 +357,8 @@ struct Open {
     query: String,
     /// An error met looking ahead, reported at the next PULL.
     error: Option<crate::Error>,
+    /// The memory of the RUN message (its parameters), let go with the result.
+    _params: Option<MemoryReservation>,
 }
 
 enum Source {
@@ -351,6 +385,9 @@ struct Connection {
     tx: Option<Tx>,
     results: Vec<Open>,
     next_qid: i64,
+    /// The memory of the message being handled (a RUN's goes with its result), and the
+    /// bytes of it a query copies.
+    handling: Option<(MemoryReservation, usize)>,
 }
 
 /// Whether the connection goes on after a message.
@@ -368,10 +405,17 @@ impl Connection {
                 return;
             };
             let next = match incoming {
-                Incoming::Message(tag, fields, size) => {
+                Incoming::Message(tag, fields, held, copied) => {
+                    let size = held.size();
+                    self.handling = Some((held, copied));
                     let next = self.handle(tag, fields).await;
+                    self.handling = None;
                     self.signals.queued.fetch_sub(size, SeqCst);
                     next
+                }
+                Incoming::Refused(f) => {
+                    self.fail(f);
+                    Ok(true)
                 }
                 Incoming::TooLarge(n) if self.authed => {
                     self.fail(Failure::invalid(format!(
@@ -713,6 +757,16 @@ impl Connection {
         if let Err(f) = self.check_database(extra) {
             return self.fail(f);
         }
+        if let Some((held, copied)) = &self.handling {
+            let signals = &self.signals;
+            let room = self
+                .shared
+                .messages
+                .for_query(held, *copied, || signals.interrupted());
+            if let Err(f) = room.await {
+                return self.fail(f);
+            }
+        }
         let (deadline, state) = match &self.tx {
             Some(tx) => (tx.deadline, Some(tx.state.clone())),
             None => (tx_timeout(extra).map(|t| started + t), None),
@@ -770,6 +824,7 @@ impl Connection {
             deadline,
             query,
             error: None,
+            _params: self.handling.take().map(|(held, _)| held),
         });
     }
 

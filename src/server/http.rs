@@ -7,10 +7,11 @@
 //! held; an error after the first rows ends the response with an `errors` entry.
 
 use super::auth::Login;
+use super::messages::Messages;
 use super::running::Running;
 use super::status::{self, Failure};
 use super::{Conn, IoBox, Shared};
-use crate::functions::temporal::{self, Kind, Temporal};
+use crate::functions::temporal::Temporal;
 use crate::functions::value::{value_at, Entity, Value};
 use bytes::Bytes;
 use http_body_util::{combinators::BoxBody, BodyExt, Full, StreamBody};
@@ -242,10 +243,35 @@ async fn query(
         shared.metrics.http.record(started.elapsed(), false);
         error_reply(StatusCode::BAD_REQUEST, &f)
     };
-    let (statement, params) = match parse_request(&body) {
-        Ok(r) => r,
-        Err(f) => return fail(f),
+    // The body, then what it decodes to, held from the server's room for messages until
+    // the response ends.
+    let messages = &shared.messages;
+    let room = messages.reservation(format!("http connection {}", conn.id));
+    let no_room = |bytes: usize| {
+        shared.metrics.http.record(started.elapsed(), false);
+        error_reply(StatusCode::SERVICE_UNAVAILABLE, &messages.no_room(bytes))
     };
+    let Some(held) = Messages::take(&room, body.len()) else {
+        return no_room(body.len());
+    };
+    let request = match parse_request(&body, messages.budget) {
+        Ok(r) => r,
+        Err(Refused::Invalid(f)) => return fail(f),
+        Err(Refused::TooLarge) => {
+            shared.metrics.http.record(started.elapsed(), false);
+            return error_reply(StatusCode::PAYLOAD_TOO_LARGE, &messages.too_large());
+        }
+    };
+    drop(body);
+    if held.try_grow(request.decoded).is_err() {
+        return no_room(request.decoded);
+    }
+    held.shrink(held.size() - request.decoded);
+    if let Err(f) = messages.for_query(&held, request.copied, || false).await {
+        shared.metrics.http.record(started.elapsed(), false);
+        return error_reply(StatusCode::SERVICE_UNAVAILABLE, &f);
+    }
+    let (statement, params) = (request.statement, request.params);
     let (columns, first, rest) =
         match super::procedures::call(&statement, || shared.graph.current().schema()) {
             Some(Ok(a)) => (a.columns, a.rows, None),
@@ -264,6 +290,7 @@ async fn query(
         Json::from(columns.clone())
     );
     tokio::spawn(async move {
+        let _held = held;
         let ok = send_rows(&tx, head, (first, rest), typed, &statement).await;
         if let Some(ok) = ok {
             shared.metrics.http.record(started.elapsed(), ok);
@@ -314,38 +341,31 @@ fn oversized_integer(body: &[u8]) -> Option<String> {
     oversized(&token)
 }
 
-/// The body of a query request: its statement and parameters.
-fn parse_request(body: &[u8]) -> std::result::Result<(String, crate::planner::Params), Failure> {
+/// The body of a query request: its statement and parameters (decoded into at most
+/// `budget` bytes), and the memory they take.
+fn parse_request(body: &[u8], budget: usize) -> std::result::Result<super::json::Request, Refused> {
     if let Some(n) = oversized_integer(body) {
-        return Err(Failure::new(
+        return Err(Refused::Invalid(Failure::new(
             "Neo.ClientError.Request.Invalid",
             format!(
                 "the integer {n} is out of range (a 64-bit signed integer's largest is {})",
                 i64::MAX
             ),
-        ));
+        )));
     }
-    let request: Json = serde_json::from_slice(body)
-        .map_err(|e| Failure::invalid(format!("the body is not JSON: {e}")))?;
-    let Some(statement) = request.get("statement").and_then(Json::as_str) else {
-        return Err(Failure::invalid("the body needs a \"statement\""));
-    };
-    let mut params = crate::planner::Params::new();
-    if let Some(ps) = request.get("parameters") {
-        let Some(ps) = ps.as_object() else {
-            return Err(Failure::invalid("\"parameters\" must be an object"));
-        };
-        for (k, v) in ps {
-            let v = param_from_json(v).map_err(|why| {
-                Failure::new(
-                    "Neo.ClientError.Request.Invalid",
-                    format!("parameter ${k}: {why}"),
-                )
-            })?;
-            params.insert(k.clone(), v);
-        }
-    }
-    Ok((statement.to_string(), params))
+    super::json::request(body, budget).map_err(|e| match e {
+        super::json::Refused::TooLarge => Refused::TooLarge,
+        super::json::Refused::Invalid(why) => Refused::Invalid(Failure::invalid(format!(
+            "the body is not a request: {why}"
+        ))),
+    })
+}
+
+/// Why a request body was refused.
+enum Refused {
+    Invalid(Failure),
+    /// It decodes to more than one request may.
+    TooLarge,
 }
 
 /// Writes a result's rows to `tx` as the JSON the Query API returns, after `head`, in
@@ -426,97 +446,6 @@ fn rows(b: Option<&arrow::array::RecordBatch>) -> Vec<Vec<Value>> {
                 .collect()
         })
         .collect()
-}
-
-/// A parameter's value: a long array of one kind held as one Arrow list (as over Bolt).
-fn param_from_json(v: &Json) -> Result<Value, String> {
-    if let Json::Array(xs) = v {
-        if xs.len() >= crate::binder::query::COMPACT_ITEMS {
-            let mut typed = crate::functions::any::TypedListBuilder::with_capacity(xs.len());
-            let mut one_kind = true;
-            for x in xs {
-                one_kind = typed.append(&from_json(x)?);
-                if !one_kind {
-                    break;
-                }
-            }
-            if let Some(list) = typed.finish().filter(|_| one_kind) {
-                return Ok(Value::Other(list));
-            }
-        }
-    }
-    from_json(v)
-}
-
-/// A parameter from JSON: plain values, or typed ones (`{"$type": "Date", "_value": ...}`).
-fn from_json(v: &Json) -> Result<Value, String> {
-    Ok(match v {
-        Json::Null => Value::Null,
-        Json::Bool(b) => Value::Bool(*b),
-        Json::Number(n) => match n.as_i64() {
-            Some(i) => Value::Int(i),
-            // An integer past 2^63 - 1 is an error, not a float near it (as in Neo4j).
-            None if n.is_u64() => {
-                return Err(format!(
-                    "the integer {n} is out of range (a 64-bit signed integer's largest is {})",
-                    i64::MAX
-                ))
-            }
-            None => Value::Float(n.as_f64().ok_or("a number out of range")?),
-        },
-        Json::String(s) => Value::Str(s.clone()),
-        Json::Array(xs) => Value::List(xs.iter().map(from_json).collect::<Result<_, _>>()?),
-        Json::Object(o) => match (o.get("$type").and_then(Json::as_str), o.get("_value")) {
-            (Some(t), Some(x)) if o.len() == 2 => from_typed(t, x)?,
-            _ => Value::Map(
-                o.iter()
-                    .map(|(k, x)| Ok((k.clone(), from_json(x)?)))
-                    .collect::<Result<_, String>>()?,
-            ),
-        },
-    })
-}
-
-fn from_typed(t: &str, v: &Json) -> Result<Value, String> {
-    let text = || v.as_str().ok_or(format!("a {t} needs a string value"));
-    let temporal = |kind: Kind| -> Result<Value, String> {
-        match temporal::construct(kind, &Value::Str(text()?.to_string())) {
-            Ok(Some(t)) => Ok(Value::Temporal(t)),
-            Ok(None) => Ok(Value::Null),
-            Err(e) => Err(e.to_string()),
-        }
-    };
-    Ok(match t {
-        "Null" => Value::Null,
-        "Boolean" => Value::Bool(v.as_bool().ok_or("a Boolean needs true or false")?),
-        "Integer" => Value::Int(text()?.parse().map_err(|e| format!("Integer: {e}"))?),
-        "Float" => Value::Float(text()?.parse().map_err(|e| format!("Float: {e}"))?),
-        "String" => Value::Str(text()?.to_string()),
-        "Base64" => {
-            use base64::Engine;
-            let b = base64::engine::general_purpose::STANDARD
-                .decode(text()?)
-                .map_err(|e| format!("Base64: {e}"))?;
-            Value::Other(datafusion::common::ScalarValue::Binary(Some(b)))
-        }
-        "List" => Value::List(
-            v.as_array()
-                .ok_or("a List needs an array")?
-                .iter()
-                .map(from_json)
-                .collect::<Result<_, _>>()?,
-        ),
-        "Map" => from_json(&Json::Object(
-            v.as_object().ok_or("a Map needs an object")?.clone(),
-        ))?,
-        "Date" => temporal(Kind::Date)?,
-        "Time" | "OffsetTime" => temporal(Kind::Time)?,
-        "LocalTime" => temporal(Kind::LocalTime)?,
-        "LocalDateTime" => temporal(Kind::LocalDateTime)?,
-        "OffsetDateTime" | "ZonedDateTime" => temporal(Kind::DateTime)?,
-        "Duration" => temporal(Kind::Duration)?,
-        other => return Err(format!("unknown type {other}")),
-    })
 }
 
 /// A result value as plain JSON (`typed`: as the Query API's typed JSON).
@@ -658,22 +587,14 @@ mod tests {
             json!({"$type": "Integer", "_value": "7"})
         );
         assert_eq!(to_json(&Value::Float(f64::NAN), false), json!("NaN"));
+        // A date read from typed JSON is written back as it was.
         let typed = json!({"$type": "Date", "_value": "2024-02-29"});
-        let Value::Temporal(d) = from_json(&typed).unwrap() else {
+        let body = json!({"statement": "RETURN $d", "parameters": {"d": typed}}).to_string();
+        let r = super::super::json::request(body.as_bytes(), 1 << 20).unwrap();
+        let Value::Temporal(d) = r.params["d"].clone() else {
             panic!("not a date")
         };
         assert_eq!(to_json(&Value::Temporal(d), true), typed);
-        assert_eq!(
-            from_json(&json!({"a": [1, 2.5, null]})).unwrap(),
-            Value::Map(vec![(
-                "a".into(),
-                Value::List(vec![Value::Int(1), Value::Float(2.5), Value::Null])
-            )])
-        );
-        assert_eq!(from_json(&json!(i64::MAX)).unwrap(), Value::Int(i64::MAX));
-        let past: Json = serde_json::from_str("9223372036854775808").unwrap();
-        assert!(from_json(&past).unwrap_err().contains("out of range"));
-        assert!(from_json(&json!([1, u64::MAX])).is_err());
         // Past what any JSON number type of the parser holds: found in the text.
         for (body, found) in [
             (

@@ -23,6 +23,8 @@ mod admission;
 mod auth;
 mod bolt;
 mod http;
+mod json;
+mod messages;
 mod metrics;
 pub mod packstream;
 mod procedures;
@@ -161,6 +163,8 @@ pub(crate) struct Shared {
     pub hash_checks: Arc<tokio::sync::Semaphore>,
     /// Where queries run.
     pub queries: tokio::runtime::Handle,
+    /// The memory of what clients sent (messages, bodies, parameters), within the limit.
+    pub messages: messages::Messages,
     pub next_connection: std::sync::atomic::AtomicU64,
 }
 
@@ -238,6 +242,7 @@ impl Server {
         let mut options = options;
         options.bolt = bolt.local_addr().unwrap_or(options.bolt);
         options.http = http.as_ref().and_then(|l| l.local_addr().ok());
+        let messages = messages::Messages::new(graph.options().memory_limit);
         let graph = LiveGraph::new(graph);
         if let Some(every) = options.refresh_interval {
             // Writers append, delete and compact while the server runs: it answers from the
@@ -256,6 +261,7 @@ impl Server {
                 lockout: auth::Lockout::default(),
                 hash_checks: Arc::new(tokio::sync::Semaphore::new(cores())),
                 queries: tokio::runtime::Handle::current(),
+                messages,
                 next_connection: Default::default(),
             }),
             bolt,

@@ -189,11 +189,69 @@ impl Packer {
 pub struct Unpacker<'a> {
     data: &'a [u8],
     pos: usize,
+    /// The memory of what was decoded so far (an estimate), and its most.
+    decoded: usize,
+    budget: usize,
+    /// Of it, the bytes of strings and of lists held as one Arrow list: what a query copies
+    /// as it plans (the values around them become Arrow arrays once).
+    copied: usize,
 }
+
+/// What one decoded value takes besides its heap bytes: a byte on the wire (an empty list,
+/// a small integer) is a `PackValue` here (32 bytes), then an engine value (64).
+const DECODED_VALUE: usize = 3 * std::mem::size_of::<PackValue>();
+/// What an element of a list decoded into one Arrow list takes.
+const TYPED_VALUE: usize = 8;
 
 impl<'a> Unpacker<'a> {
     pub fn new(data: &'a [u8]) -> Self {
-        Self { data, pos: 0 }
+        Self::with_budget(data, usize::MAX)
+    }
+
+    /// Decodes at most `budget` bytes of values (an estimate of their memory): past it,
+    /// [`over_budget`](Self::over_budget) is true and the value an error, before the memory
+    /// is taken. A message of 16 MiB of empty lists is 16 million values, 512 MiB decoded.
+    pub fn with_budget(data: &'a [u8], budget: usize) -> Self {
+        Self {
+            data,
+            pos: 0,
+            decoded: 0,
+            budget,
+            copied: 0,
+        }
+    }
+
+    /// Of [`decoded`](Self::decoded), the bytes of strings and of one-kind lists.
+    pub fn copied(&self) -> usize {
+        self.copied
+    }
+
+    /// The memory of the values decoded so far (an estimate).
+    pub fn decoded(&self) -> usize {
+        self.decoded
+    }
+
+    /// Whether decoding stopped at the budget.
+    pub fn over_budget(&self) -> bool {
+        self.decoded > self.budget
+    }
+
+    /// Room for `n` items, as far as the budget goes: what a claimed length reserves is
+    /// taken only as its items come.
+    fn affordable(&self, n: usize) -> usize {
+        n.min(self.budget.saturating_sub(self.decoded) / DECODED_VALUE + 1)
+    }
+
+    /// Counts `bytes` more decoded; an error past the budget.
+    fn charge(&mut self, bytes: usize) -> Result<(), DecodeError> {
+        self.decoded = self.decoded.saturating_add(bytes);
+        if self.over_budget() {
+            return Err(DecodeError(format!(
+                "the message decodes to more than {} bytes",
+                self.budget
+            )));
+        }
+        Ok(())
     }
 
     /// Whether every byte has been read.
@@ -212,6 +270,7 @@ impl<'a> Unpacker<'a> {
             )));
         }
         let m = self.u8()?;
+        self.charge(DECODED_VALUE)?;
         Ok(match m {
             0x00..=0x7F => PackValue::Int(m as i64),
             0xF0..=0xFF => PackValue::Int(m as i8 as i64),
@@ -229,7 +288,10 @@ impl<'a> Unpacker<'a> {
             0xCB => PackValue::Int(i64::from_be_bytes(self.array()?)),
             0xCC..=0xCE => {
                 let len = self.len(m - 0xCC)?;
-                PackValue::Bytes(self.take(len)?.to_vec())
+                let b = self.take(len)?;
+                self.charge(len)?;
+                self.copied += len;
+                PackValue::Bytes(b.to_vec())
             }
             0xD0..=0xD2 => {
                 let len = self.len(m - 0xD0)?;
@@ -277,6 +339,8 @@ impl<'a> Unpacker<'a> {
 
     fn string(&mut self, len: usize) -> Result<PackValue, DecodeError> {
         let b = self.take(len)?;
+        self.charge(len)?;
+        self.copied += len;
         std::str::from_utf8(b)
             .map(|s| PackValue::Str(s.to_string()))
             .map_err(|_| DecodeError("a string that is not UTF-8".into()))
@@ -299,7 +363,7 @@ impl<'a> Unpacker<'a> {
         let mut out = Vec::new();
         if n >= crate::binder::query::COMPACT_ITEMS {
             // Held as one Arrow list while its items are of one kind.
-            let mut typed = TypedListBuilder::with_capacity(n);
+            let mut typed = TypedListBuilder::with_capacity(self.affordable(n));
             loop {
                 if out.len() + typed.len() == n {
                     return Ok(match typed.finish() {
@@ -309,15 +373,20 @@ impl<'a> Unpacker<'a> {
                 }
                 let x = self.value_at(depth + 1)?;
                 if to_value(&x).is_some_and(|v| typed.append(&v)) {
+                    // Eight bytes in the Arrow list (a string's bytes stay counted).
+                    self.decoded -= DECODED_VALUE - TYPED_VALUE;
+                    self.copied += TYPED_VALUE;
                     continue;
                 }
-                out = Vec::with_capacity(n);
+                self.charge(typed.len() * (DECODED_VALUE - TYPED_VALUE))?;
+                self.copied -= typed.len() * TYPED_VALUE;
+                out = Vec::with_capacity(self.affordable(n));
                 typed.into_each(|v| out.push(from_value(v)));
                 out.push(x);
                 break;
             }
         }
-        out.reserve_exact(n - out.len());
+        out.reserve_exact(self.affordable(n - out.len()));
         while out.len() < n {
             out.push(self.value_at(depth + 1)?);
         }
@@ -326,7 +395,7 @@ impl<'a> Unpacker<'a> {
 
     fn map(&mut self, n: usize, depth: usize) -> Result<PackValue, DecodeError> {
         self.check_items(n.saturating_mul(2))?;
-        let mut out: Vec<(String, PackValue)> = Vec::with_capacity(n);
+        let mut out: Vec<(String, PackValue)> = Vec::with_capacity(self.affordable(n));
         // Where each key stands (a hostile map of a million keys stays linear).
         let mut at: std::collections::HashMap<String, usize> = Default::default();
         for _ in 0..n {
@@ -349,7 +418,7 @@ impl<'a> Unpacker<'a> {
     fn structure(&mut self, n: usize, depth: usize) -> Result<PackValue, DecodeError> {
         let tag = self.u8()?;
         self.check_items(n)?;
-        let mut fields = Vec::with_capacity(n);
+        let mut fields = Vec::with_capacity(self.affordable(n));
         for _ in 0..n {
             fields.push(self.value_at(depth + 1)?);
         }
@@ -514,6 +583,39 @@ mod tests {
             panic!("not a list")
         };
         assert!(matches!(inner[0], PackValue::Typed(_)));
+    }
+
+    #[test]
+    fn decoding_stops_at_the_budget() {
+        // 100,000 empty lists: a byte each on the wire, a value each decoded.
+        let mut p = Packer::default();
+        p.list_header(100_000);
+        for _ in 0..100_000 {
+            p.list_header(0);
+        }
+        let mut u = Unpacker::with_budget(&p.buf, 1 << 20);
+        assert!(u.value().is_err() && u.over_budget());
+        let mut u = Unpacker::with_budget(&p.buf, 1 << 30);
+        assert!(u.value().is_ok() && !u.over_budget());
+        assert!(u.decoded() >= 100_000 * DECODED_VALUE, "{}", u.decoded());
+        assert_eq!(u.copied(), 0);
+        // One kind: counted at 8 bytes an element, all of them copied by a query.
+        let mut p = Packer::default();
+        p.list_header(100_000);
+        for i in 0..100_000 {
+            p.int(i);
+        }
+        let mut u = Unpacker::with_budget(&p.buf, 1 << 20);
+        assert!(matches!(u.value(), Ok(PackValue::Typed(_))));
+        assert!(u.decoded() < 100_000 * 9, "{}", u.decoded());
+        assert_eq!(u.copied(), 100_000 * TYPED_VALUE);
+        // Of another kind at the end: values again, counted as values.
+        p.string("x");
+        let mut buf = p.buf.clone();
+        buf[1..5].copy_from_slice(&100_001u32.to_be_bytes());
+        let mut u = Unpacker::with_budget(&buf, 1 << 30);
+        assert!(matches!(u.value(), Ok(PackValue::List(xs)) if xs.len() == 100_001));
+        assert!(u.decoded() >= 100_000 * DECODED_VALUE && u.copied() == 1);
     }
 
     #[test]

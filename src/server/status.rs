@@ -33,6 +33,7 @@ pub const DATABASE_NOT_FOUND: &str = "Neo.ClientError.Database.DatabaseNotFound"
 pub const PROCEDURE_NOT_FOUND: &str = "Neo.ClientError.Procedure.ProcedureNotFound";
 pub const TIMED_OUT: &str = "Neo.ClientError.Transaction.TransactionTimedOutClientConfiguration";
 pub const TOO_MANY_CONNECTIONS: &str = "Neo.TransientError.General.DatabaseUnavailable";
+pub const OUT_OF_MEMORY: &str = "Neo.TransientError.General.MemoryPoolOutOfMemoryError";
 
 /// A login refused while its user or address is locked (Bolt and HTTP alike).
 pub fn locked_out() -> Failure {
@@ -82,7 +83,7 @@ fn code(e: &Error) -> &'static str {
             _ => "Neo.ClientError.Statement.ExecutionFailed",
         },
         Error::Limit(LimitKind::Time, _) => "Neo.ClientError.Transaction.TransactionTimedOut",
-        Error::Limit(..) => "Neo.TransientError.General.MemoryPoolOutOfMemoryError",
+        Error::Limit(..) => OUT_OF_MEMORY,
         _ if e.class() == ErrorClass::ArithmeticError => {
             "Neo.ClientError.Statement.ArithmeticError"
         }
