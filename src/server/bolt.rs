@@ -9,7 +9,7 @@
 //! records are written out as they are encoded: a large result is never held.
 
 use super::auth::Login;
-use super::messages::Messages;
+use super::messages::{Messages, PARAMETER_COPIES};
 use super::metrics::Closed;
 use super::packstream::{PackValue, Packer, Unpacker};
 use super::running::Running;
@@ -83,9 +83,9 @@ const QUEUED_BYTES: usize = 16 << 20;
 
 /// What the reading task hands the connection.
 enum Incoming {
-    /// A message: its tag, fields, and the memory they hold, taken from the server's room
-    /// for messages (and of it, the bytes a query copies).
-    Message(u8, Vec<PackValue>, MemoryReservation, usize),
+    /// A message: its tag, fields, and the memory they take (a RUN's, what its query copies
+    /// too), held in the server's room for messages until it is handled.
+    Message(u8, Vec<PackValue>, MemoryReservation),
     /// A message that would decode to more than one may, or found no room: its failure.
     Refused(Failure),
     /// A message that is not a PackStream structure.
@@ -182,7 +182,6 @@ pub(super) async fn serve(mut io: Box<dyn IoBox>, shared: Arc<Shared>, conn: Con
         tx: None,
         results: Vec::new(),
         next_qid: 0,
-        handling: None,
     };
     if refused {
         shared.metrics.connections_refused.fetch_add(1, SeqCst);
@@ -241,26 +240,14 @@ async fn read_messages(
         let incoming = if bytes.len() != size {
             Incoming::TooLarge(size)
         } else {
-            let mut u = Unpacker::with_budget(&bytes, shared.messages.budget);
-            match u.value() {
-                Ok(PackValue::Struct(tag, fields)) if u.at_end() => {
-                    let (decoded, copied) = (u.decoded(), u.copied());
-                    drop(bytes);
-                    match held(&shared.messages, &room, decoded, &signals).await {
-                        Some(held) => Incoming::Message(tag, fields, held, copied),
-                        None => Incoming::Refused(shared.messages.no_room(decoded)),
-                    }
-                }
-                Ok(_) => Incoming::Malformed("a message must be one structure".into()),
-                Err(_) if u.over_budget() => Incoming::Refused(shared.messages.too_large()),
-                Err(e) => Incoming::Malformed(e.to_string()),
-            }
+            decoded(&bytes, &shared.messages, &room, &signals).await
         };
+        drop(bytes);
         if matches!(incoming, Incoming::Message(msg::RESET, ..)) {
             signals.resets.fetch_add(1, SeqCst);
             signals.notify.notify_one();
         }
-        if let Incoming::Message(.., held, _) = &incoming {
+        if let Incoming::Message(.., held) = &incoming {
             signals.queued.fetch_add(held.size(), SeqCst);
         }
         signals.sent.fetch_add(1, SeqCst);
@@ -272,21 +259,57 @@ async fn read_messages(
     signals.notify.notify_one();
 }
 
-/// `bytes` of the server's room for messages; while there is none, once this connection's
-/// earlier messages are let go and others let go of theirs; `None` when there is still none.
-async fn held(
+/// The message in `bytes`, holding room for what it takes: what it decodes to, and for a RUN
+/// what its query copies of its parameters while it is planned and started. With no room, it
+/// waits for this connection's earlier messages to be let go and then for others to let go of
+/// theirs (holding only its bytes meanwhile), and is decoded again.
+async fn decoded(
+    bytes: &[u8],
     messages: &Messages,
     room: &MemoryReservation,
-    bytes: usize,
     signals: &Signals,
-) -> Option<MemoryReservation> {
-    if let Some(r) = Messages::take(room, bytes) {
-        return Some(r);
+) -> Incoming {
+    let decode = || {
+        let mut u = Unpacker::with_budget(bytes, messages.budget);
+        match u.value() {
+            Ok(PackValue::Struct(tag, fields)) if u.at_end() => {
+                let mut cost = u.decoded();
+                if tag == msg::RUN {
+                    cost += u.copied().saturating_mul(PARAMETER_COPIES - 1);
+                }
+                Ok((tag, fields, cost))
+            }
+            Ok(_) => Err(Incoming::Malformed(
+                "a message must be one structure".into(),
+            )),
+            Err(_) if u.over_budget() => Err(Incoming::Refused(messages.too_large())),
+            Err(e) => Err(Incoming::Malformed(e.to_string())),
+        }
+    };
+    let (tag, fields, cost) = match decode() {
+        Ok(m) => m,
+        Err(refused) => return refused,
+    };
+    // These end what holds the room: they take none.
+    if matches!(tag, msg::RESET | msg::GOODBYE) {
+        return Incoming::Message(tag, fields, room.new_empty());
     }
+    if let Some(held) = Messages::take(room, cost) {
+        return Incoming::Message(tag, fields, held);
+    }
+    drop(fields);
     signals.handled_until(|s| s.queued.load(SeqCst) == 0).await;
-    let r = room.new_empty();
-    let closed = || signals.closed.load(SeqCst);
-    messages.grow(&r, bytes, closed).await.then_some(r)
+    let held = room.new_empty();
+    if !messages
+        .grow(&held, cost, || signals.closed.load(SeqCst))
+        .await
+    {
+        return Incoming::Refused(messages.no_room(cost));
+    }
+    match decode() {
+        Ok((tag, fields, _)) => Incoming::Message(tag, fields, held),
+        Err(refused) => refused,
+    }
 }
 
 /// The next message's bytes and its size (bytes past `limit` are read and dropped; a
@@ -357,8 +380,6 @@ struct Open {
     query: String,
     /// An error met looking ahead, reported at the next PULL.
     error: Option<crate::Error>,
-    /// The memory of the RUN message (its parameters), let go with the result.
-    _params: Option<MemoryReservation>,
 }
 
 enum Source {
@@ -385,9 +406,6 @@ struct Connection {
     tx: Option<Tx>,
     results: Vec<Open>,
     next_qid: i64,
-    /// The memory of the message being handled (a RUN's goes with its result), and the
-    /// bytes of it a query copies.
-    handling: Option<(MemoryReservation, usize)>,
 }
 
 /// Whether the connection goes on after a message.
@@ -405,13 +423,15 @@ impl Connection {
                 return;
             };
             let next = match incoming {
-                Incoming::Message(tag, fields, held, copied) => {
-                    let size = held.size();
-                    self.handling = Some((held, copied));
+                Incoming::Message(tag, fields, held) => {
                     let next = self.handle(tag, fields).await;
-                    self.handling = None;
-                    self.signals.queued.fetch_sub(size, SeqCst);
+                    self.signals.queued.fetch_sub(held.size(), SeqCst);
                     next
+                }
+                // As any message after a failure, or before a RESET is handled.
+                Incoming::Refused(_) if self.failed || self.signals.resets.load(SeqCst) > 0 => {
+                    self.message(msg::IGNORED, |_| {});
+                    Ok(true)
                 }
                 Incoming::Refused(f) => {
                     self.fail(f);
@@ -757,16 +777,6 @@ impl Connection {
         if let Err(f) = self.check_database(extra) {
             return self.fail(f);
         }
-        if let Some((held, copied)) = &self.handling {
-            let signals = &self.signals;
-            let room = self
-                .shared
-                .messages
-                .for_query(held, *copied, || signals.interrupted());
-            if let Err(f) = room.await {
-                return self.fail(f);
-            }
-        }
         let (deadline, state) = match &self.tx {
             Some(tx) => (tx.deadline, Some(tx.state.clone())),
             None => (tx_timeout(extra).map(|t| started + t), None),
@@ -824,7 +834,6 @@ impl Connection {
             deadline,
             query,
             error: None,
-            _params: self.handling.take().map(|(held, _)| held),
         });
     }
 

@@ -270,6 +270,7 @@ impl<'de> Visitor<'de> for ValueSeed<'_> {
     }
 
     fn visit_map<A: MapAccess<'de>>(self, mut m: A) -> Result<Value, A::Error> {
+        let entry = (self.counter.decoded.get(), self.counter.copied.get());
         self.counter.charge(VALUE)?;
         let mut entries: Vec<(String, Value)> = Vec::new();
         while let Some(k) = m.next_key::<String>()? {
@@ -281,16 +282,6 @@ impl<'de> Visitor<'de> for ValueSeed<'_> {
             })?;
             entries.push((k, v));
         }
-        if let [(k1, v1), (k2, v2)] = &entries[..] {
-            let typed = match (k1.as_str(), k2.as_str()) {
-                ("$type", "_value") => Some((v1, v2)),
-                ("_value", "$type") => Some((v2, v1)),
-                _ => None,
-            };
-            if let Some((Value::Str(t), v)) = typed {
-                return from_typed(t, v).map_err(de::Error::custom);
-            }
-        }
         // A repeated key: the last one wins, as in Neo4j (where the first one stood).
         let mut at: std::collections::HashMap<String, usize> = Default::default();
         let mut kept: Vec<(String, Value)> = Vec::with_capacity(entries.len());
@@ -301,6 +292,26 @@ impl<'de> Visitor<'de> for ValueSeed<'_> {
                     at.insert(k.clone(), kept.len());
                     kept.push((k, v));
                 }
+            }
+        }
+        if let [(k1, v1), (k2, v2)] = &kept[..] {
+            let typed = match (k1.as_str(), k2.as_str()) {
+                ("$type", "_value") => Some((v1, v2)),
+                ("_value", "$type") => Some((v2, v1)),
+                _ => None,
+            };
+            if let Some((Value::Str(t), v)) = typed {
+                let value = from_typed(t, v).map_err(de::Error::custom)?;
+                if !matches!(value, Value::List(_) | Value::Map(_)) {
+                    // Counted as what it became, not as the map that wrote it.
+                    let text = match &value {
+                        Value::Str(s) => s.len(),
+                        _ => 0,
+                    };
+                    self.counter.decoded.set(entry.0 + VALUE + text);
+                    self.counter.copied.set(entry.1 + text);
+                }
+                return Ok(value);
             }
         }
         Ok(Value::Map(kept))
@@ -428,6 +439,23 @@ mod tests {
             param("[[1, 2]]").unwrap(),
             Value::List(vec![Value::List(vec![Value::Int(1), Value::Int(2)])])
         );
+    }
+
+    #[test]
+    fn typed_json_is_counted_as_the_values_it_writes() {
+        let one = r#"{"$type": "Integer", "_value": "1234567"}"#;
+        let plain = request(
+            br#"{"statement": "RETURN $x", "parameters": {"x": [1234567]}}"#,
+            1 << 20,
+        )
+        .unwrap();
+        let body = format!(r#"{{"statement": "RETURN $x", "parameters": {{"x": [{one}]}}}}"#);
+        let typed = request(body.as_bytes(), 1 << 20).unwrap();
+        assert_eq!(typed.params, plain.params);
+        assert_eq!((typed.decoded, typed.copied), (plain.decoded, plain.copied));
+        // A repeated key is merged before the map is read as a typed value.
+        let dup = r#"{"$type": "Integer", "_value": "1", "_value": "2"}"#;
+        assert_eq!(param(dup).unwrap(), Value::Int(2));
     }
 
     #[test]

@@ -1,6 +1,6 @@
 //! The memory the connections hold in what clients sent: decoded Bolt messages queued or
-//! being handled, the parameters of the results they opened, HTTP request bodies and what
-//! they decode to. One pool of the graph's memory limit for all of it: a connection that
+//! being handled (a RUN's with what its query copies of its parameters while it is planned
+//! and started), HTTP request bodies and what they decode to. One pool of the graph's memory limit for all of it: a connection that
 //! finds no room waits for its own earlier messages to be let go (its socket is not read
 //! meanwhile), and a message that still finds none is refused with a transient error
 //! (drivers retry), as is one that would decode to more than half the limit, before its
@@ -82,9 +82,9 @@ impl Messages {
         false
     }
 
-    /// Grows `held`, the memory of a query's message, to what its parameters take while it
-    /// runs (`copied`: the bytes of their strings and one-kind lists), waiting while other
-    /// queries hold the room (until `stop`); the failure when there is none.
+    /// Grows `held`, the memory of a query's request, by what its query copies of its
+    /// parameters (`copied`: the bytes of their strings and one-kind lists), waiting while
+    /// others hold the room (until `stop`); the failure when there is none.
     pub async fn for_query(
         &self,
         held: &MemoryReservation,

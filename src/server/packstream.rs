@@ -368,7 +368,12 @@ impl<'a> Unpacker<'a> {
                 if out.len() + typed.len() == n {
                     return Ok(match typed.finish() {
                         Some(list) => PackValue::Typed(list),
-                        None => PackValue::List(vec![PackValue::Null; n]),
+                        // Nulls only: values, counted as values.
+                        None => {
+                            self.charge(n * (DECODED_VALUE - TYPED_VALUE))?;
+                            self.copied -= n * TYPED_VALUE;
+                            PackValue::List(vec![PackValue::Null; n])
+                        }
                     });
                 }
                 let x = self.value_at(depth + 1)?;
@@ -616,6 +621,14 @@ mod tests {
         let mut u = Unpacker::with_budget(&buf, 1 << 30);
         assert!(matches!(u.value(), Ok(PackValue::List(xs)) if xs.len() == 100_001));
         assert!(u.decoded() >= 100_000 * DECODED_VALUE && u.copied() == 1);
+        // Nulls only: values.
+        let mut p = Packer::default();
+        p.list_header(100_000);
+        (0..100_000).for_each(|_| p.null());
+        let mut u = Unpacker::with_budget(&p.buf, 1 << 30);
+        assert!(matches!(u.value(), Ok(PackValue::List(xs)) if xs.len() == 100_000));
+        assert!(u.decoded() >= 100_000 * DECODED_VALUE && u.copied() == 0);
+        assert!(Unpacker::with_budget(&p.buf, 1 << 20).value().is_err());
     }
 
     #[test]

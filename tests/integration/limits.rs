@@ -315,7 +315,9 @@ async fn a_long_list_of_mixed_kinds_lists_or_maps_answers_as_the_list_written_in
         assert_eq!(common::lines(&again), common::lines(&want), "{q}");
         // Held as one list, never a literal per element.
         let explained = g.explain(q, &params).await.unwrap();
-        assert!(!explained.contains("1998"), "{q}\n{explained}");
+        for element in ["s1997", "r1997", "1997, 2", "1997, 1997"] {
+            assert!(!explained.contains(element), "{q}\n{explained}");
+        }
     }
 }
 
