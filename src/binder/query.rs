@@ -39,18 +39,40 @@ pub(crate) struct ParamSlot {
 /// Lists of at least this many elements are held [compact](ParamSlot::compact).
 pub const COMPACT_ITEMS: usize = 1024;
 
-/// Strings of at least this many bytes are held as they are, not written as a literal.
-pub const HELD_STRING_BYTES: usize = 64 << 10;
+use crate::functions::held::HELD_STRING_BYTES;
 
-/// Whether `v` is a list (or a string) long enough to be held [compact](compact_list) (or
-/// held so).
+/// Whether `v` is a list (or a string, or a map holding many values) long enough to be held
+/// [compact](compact_list) (or held so).
 pub(crate) fn is_long_list(v: &Value) -> bool {
     match v {
-        Value::List(items) => items.len() >= COMPACT_ITEMS,
+        Value::Map(_) | Value::List(_) => holds_at_least(v, COMPACT_ITEMS),
         Value::Str(s) => s.len() >= HELD_STRING_BYTES,
         Value::Other(datafusion::common::ScalarValue::List(_)) => true,
         _ => false,
     }
+}
+
+/// Whether `v` holds at least `n` values (its elements and entries, nested ones counted).
+fn holds_at_least(v: &Value, n: usize) -> bool {
+    fn count(v: &Value, left: &mut usize) {
+        let mut one = |x: &Value| {
+            *left = left.saturating_sub(1);
+            if *left > 0 {
+                count(x, left);
+            }
+        };
+        match v {
+            Value::List(items) => items.iter().for_each(&mut one),
+            Value::Map(entries) => entries.iter().for_each(|(_, x)| one(x)),
+            Value::Other(datafusion::common::ScalarValue::List(l)) => {
+                *left = left.saturating_sub(l.values().len());
+            }
+            _ => {}
+        }
+    }
+    let mut left = n;
+    count(v, &mut left);
+    left == 0
 }
 
 /// `v` as the one Arrow list a parameter is held as, when it is a long list or was received
@@ -58,10 +80,12 @@ pub(crate) fn is_long_list(v: &Value) -> bool {
 /// the parameter has written as a literal.
 pub(crate) fn compact_list(v: &Value) -> Option<datafusion::common::ScalarValue> {
     match v {
-        Value::List(items) if items.len() >= COMPACT_ITEMS => {
+        Value::List(items) if holds_at_least(v, COMPACT_ITEMS) => {
             crate::functions::any::typed_list(items).or_else(|| v.to_scalar().ok())
         }
         Value::Other(s @ datafusion::common::ScalarValue::List(_)) => Some(s.clone()),
+        // A map holding a long list (or many values): one structure.
+        Value::Map(_) if holds_at_least(v, COMPACT_ITEMS) => v.to_scalar().ok(),
         // A literal would be copied into the syntax tree, the plans and every name DataFusion
         // prints an expression into (a 15 MB string, seven times).
         Value::Str(s) if s.len() >= HELD_STRING_BYTES => {

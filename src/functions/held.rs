@@ -17,6 +17,9 @@ use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, LazyLock, Mutex, Weak};
 
+/// Strings of at least this many bytes are held as they are, not written as a literal.
+pub const HELD_STRING_BYTES: usize = 64 << 10;
+
 /// A long list parameter's value, found by its variable's name while this lives (whatever
 /// holds a plan naming it holds this too); dropped, it is let go.
 #[derive(Debug)]
@@ -61,18 +64,26 @@ impl Held {
 
     /// The held list `value` is (the same array, not an equal one).
     pub fn find(value: &ScalarValue) -> Option<Arc<Held>> {
-        let ScalarValue::List(list) = value else {
-            return None;
+        // The same array (a list or a map), or a long string equal to it (a string is copied
+        // where physical planning makes the variable a literal).
+        let same = |held: &ScalarValue| match (held, value) {
+            (ScalarValue::List(a), ScalarValue::List(b)) => Arc::ptr_eq(a, b),
+            (ScalarValue::Struct(a), ScalarValue::Struct(b)) => Arc::ptr_eq(a, b),
+            (ScalarValue::Utf8(Some(a)), ScalarValue::Utf8(Some(b))) => a == b,
+            _ => false,
         };
+        match value {
+            ScalarValue::List(_) | ScalarValue::Struct(_) => {}
+            ScalarValue::Utf8(Some(s)) if s.len() >= HELD_STRING_BYTES => {}
+            _ => return None,
+        }
         // Looked through outside the lock: a value let go here may be the last holder of
         // one, whose drop takes the lock.
         let alive: Vec<Arc<Held>> = {
             let all = HELD.lock().unwrap_or_else(|e| e.into_inner());
             all.values().filter_map(Weak::upgrade).collect()
         };
-        alive
-            .into_iter()
-            .find(|h| matches!(&h.value, ScalarValue::List(l) if Arc::ptr_eq(l, list)))
+        alive.into_iter().find(|h| same(&h.value))
     }
 
     /// `value` as the held list it is, named.

@@ -259,6 +259,9 @@ async fn read_messages(
     signals.notify.notify_one();
 }
 
+/// Where a RUN's parameters stand in it: the message, its fields, the parameters' map.
+const PARAMETER_DEPTH: usize = 2;
+
 /// The message in `bytes`, holding room for what it takes: what it decodes to, and for a RUN
 /// what its query copies of its parameters while it is planned and started. With no room, it
 /// waits for this connection's earlier messages to be let go and then for others to let go of
@@ -270,7 +273,7 @@ async fn decoded(
     signals: &Signals,
 ) -> Incoming {
     let decode = || {
-        let mut u = Unpacker::with_budget(bytes, messages.budget);
+        let mut u = Unpacker::with_budget(bytes, messages.budget).typed_at(PARAMETER_DEPTH);
         match u.value() {
             Ok(PackValue::Struct(tag, fields)) if u.at_end() => {
                 let mut cost = u.decoded();

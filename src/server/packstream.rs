@@ -195,6 +195,8 @@ pub struct Unpacker<'a> {
     /// Of it, the bytes of strings and of lists held as one Arrow list: what a query copies
     /// as it plans (the values around them become Arrow arrays once).
     copied: usize,
+    /// The depth where long lists of one kind are held as one Arrow list (`None`: any).
+    typed_at: Option<usize>,
 }
 
 /// What one decoded value takes besides its heap bytes: a byte on the wire (an empty list,
@@ -218,7 +220,16 @@ impl<'a> Unpacker<'a> {
             decoded: 0,
             budget,
             copied: 0,
+            typed_at: None,
         }
+    }
+
+    /// Holds long lists of one kind as one Arrow list only at `depth` (the message is at
+    /// 0): where a RUN's parameters stand (2), as the engine holds them; a list inside
+    /// another parameter becomes values, and is counted so.
+    pub fn typed_at(mut self, depth: usize) -> Self {
+        self.typed_at = Some(depth);
+        self
     }
 
     /// Of [`decoded`](Self::decoded), the bytes of strings and of one-kind lists.
@@ -361,7 +372,7 @@ impl<'a> Unpacker<'a> {
     fn list(&mut self, n: usize, depth: usize) -> Result<PackValue, DecodeError> {
         self.check_items(n)?;
         let mut out = Vec::new();
-        if n >= crate::binder::query::COMPACT_ITEMS {
+        if n >= crate::binder::query::COMPACT_ITEMS && self.typed_at.is_none_or(|d| d == depth) {
             // Held as one Arrow list while its items are of one kind.
             let mut typed = TypedListBuilder::with_capacity(self.affordable(n));
             loop {
@@ -629,6 +640,35 @@ mod tests {
         assert!(matches!(u.value(), Ok(PackValue::List(xs)) if xs.len() == 100_000));
         assert!(u.decoded() >= 100_000 * DECODED_VALUE && u.copied() == 0);
         assert!(Unpacker::with_budget(&p.buf, 1 << 20).value().is_err());
+    }
+
+    #[test]
+    fn long_lists_are_one_arrow_list_only_where_a_parameter_stands() {
+        let ints = |p: &mut Packer| {
+            p.list_header(2000);
+            (0..2000).for_each(|i| p.int(i));
+        };
+        // RUN {p: [...], q: {r: [...]}}
+        let mut p = Packer::default();
+        p.struct_header(0x10, 1);
+        p.map_header(2);
+        p.string("p");
+        ints(&mut p);
+        p.string("q");
+        p.map_header(1);
+        p.string("r");
+        ints(&mut p);
+        let mut u = Unpacker::new(&p.buf).typed_at(2);
+        let Ok(PackValue::Struct(_, fields)) = u.value() else {
+            panic!("not a message")
+        };
+        assert!(matches!(fields[0].get("p"), Some(PackValue::Typed(_))));
+        let r = fields[0].get("q").and_then(|q| q.get("r"));
+        assert!(
+            matches!(r, Some(PackValue::List(xs)) if xs.len() == 2000),
+            "{r:?}"
+        );
+        assert!(u.decoded() >= 2000 * DECODED_VALUE && u.copied() == 2000 * TYPED_VALUE + 3);
     }
 
     #[test]

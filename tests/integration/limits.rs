@@ -282,6 +282,37 @@ async fn a_long_list_of_mixed_kinds_lists_or_maps_answers_as_the_list_written_in
                     .collect(),
             ),
         ),
+        // A long string: held as it is.
+        (
+            "st".to_string(),
+            Value::Str(format!("ab{}yz", "c".repeat(100_000))),
+        ),
+        // A map holding long lists, and a short list of long lists: held whole too.
+        (
+            "m".to_string(),
+            Value::Map(vec![
+                (
+                    "ids".to_string(),
+                    Value::List((0..n).map(Value::Int).collect()),
+                ),
+                ("name".to_string(), Value::Str("x".into())),
+                (
+                    "nested".to_string(),
+                    Value::Map(vec![(
+                        "k".to_string(),
+                        Value::List((0..1500).map(|i| Value::Str(format!("t{i}"))).collect()),
+                    )]),
+                ),
+            ]),
+        ),
+        (
+            "few".to_string(),
+            Value::List(
+                (0..3)
+                    .map(|l| Value::List((0..700).map(|i| Value::Int(l * 1000 + i)).collect()))
+                    .collect(),
+            ),
+        ),
     ]);
     let queries = [
         "RETURN size($ms) AS n, $ms[0] AS a, $ms[1] AS b, $ms[2] AS c, $ms[-1] AS d",
@@ -298,11 +329,21 @@ async fn a_long_list_of_mixed_kinds_lists_or_maps_answers_as_the_list_written_in
         "UNWIND $us AS u RETURN count(u.name) AS named, sum(u.k) AS s",
         "UNWIND $ls AS l RETURN size(l) AS len, count(*) AS n ORDER BY len",
         "RETURN [x IN $ps WHERE x[1] = 4 | x[0]][0..4] AS a, reduce(s = 0, l IN $ls | s + size(l)) AS b",
+        "RETURN size($m.ids) AS a, $m.name AS b, 5 IN $m.ids AS c, $m.ids[-1] AS d, \
+         $m.nested.k[3] AS e, keys($m) AS f",
+        "UNWIND $m.ids AS i WITH i WHERE i % 100 = 0 RETURN count(*) AS n, sum(i) AS s",
+        "MATCH (x:N) WHERE x.id IN $m.ids RETURN count(x) AS n",
+        "UNWIND $few AS l RETURN size(l) AS n, l[699] AS last, 1500 IN l AS has",
+        "RETURN size($st) AS a, left($st, 3) AS b, $st STARTS WITH 'abc' AS c, \
+         $st = $st + '' AS d, right($st, 2) AS e",
     ];
     for q in queries {
         let mut inline = q.to_string();
-        for (k, v) in &params {
-            inline = inline.replace(&format!("${k}"), &v.to_string());
+        // Longer names first (`$ms` before `$m`).
+        let mut names: Vec<&String> = params.keys().collect();
+        names.sort_by_key(|k| std::cmp::Reverse(k.len()));
+        for k in names {
+            inline = inline.replace(&format!("${k}"), &params[k].to_string());
         }
         let want = common::run(&g, &inline).await;
         let got = g
@@ -315,9 +356,18 @@ async fn a_long_list_of_mixed_kinds_lists_or_maps_answers_as_the_list_written_in
         assert_eq!(common::lines(&again), common::lines(&want), "{q}");
         // Held as one list, never a literal per element.
         let explained = g.explain(q, &params).await.unwrap();
-        for element in ["s1997", "r1997", "1997, 2", "1997, 1997"] {
+        for element in [
+            "s1997",
+            "r1997",
+            "1997, 2",
+            "1997, 1997",
+            "1996, 1997",
+            "t1499",
+            "2698",
+        ] {
             assert!(!explained.contains(element), "{q}\n{explained}");
         }
+        assert!(!explained.contains(&"c".repeat(1000)), "{q}\n{explained}");
     }
 }
 
