@@ -405,6 +405,9 @@ def test_what_a_message_decodes_to_counts_against_the_memory_limit(cli, sample_p
         reply = recv_message(s)
         assert reply[:2] == b"\xb1\x7f" and b"MemoryPoolOutOfMemoryError" in reply, reply[:200]
         assert b"decodes to more than" in reply
+        # Refused after a failure: ignored, as every message until RESET.
+        send_message(s, run_message("RETURN size($p) AS n", empties))
+        assert recv_message(s)[:2] == b"\xb0\x7e"
         # The connection goes on.
         send_message(s, b"\xb0\x0f")
         assert recv_message(s)[:2] == b"\xb1\x70"

@@ -65,7 +65,7 @@ fn holds_at_least(v: &Value, n: usize) -> bool {
             Value::List(items) => items.iter().for_each(&mut one),
             Value::Map(entries) => entries.iter().for_each(|(_, x)| one(x)),
             Value::Other(datafusion::common::ScalarValue::List(l)) => {
-                *left = left.saturating_sub(l.values().len());
+                *left = left.saturating_sub(l.value_length(0).max(0) as usize);
             }
             _ => {}
         }

@@ -1,5 +1,5 @@
-//! `NameHeldLists` (physical): a long list parameter shows by its name in projections and
-//! filters, not as all of its values.
+//! `NameHeldLists` (physical): a long list (or map, or string) parameter shows by its name in
+//! projections and filters, not as all of its values.
 //!
 //! Logical plans name such a list by a variable (`$xs#7`, see `functions::held`); physical
 //! planning makes the variable a literal of the whole list. A projection writes each of its
@@ -13,8 +13,10 @@
 //!   3, 6, ... ten million values])]
 //! ```
 //!
-//! Must not fire: on a literal list equal to a held one but not the same array (a list the
-//! query wrote), nor on a plan when no list is held.
+//! Must not fire: on a literal list or map equal to a held one but not the same array (one
+//! the query wrote), nor on a plan when nothing is held. A string is copied where physical
+//! planning makes the variable a literal, so a string of 64 KiB or more is matched by value:
+//! one the query wrote equal to a held parameter shows by that name (the same value).
 
 use crate::functions::held::Held;
 use datafusion::common::config::ConfigOptions;

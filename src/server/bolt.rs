@@ -182,6 +182,7 @@ pub(super) async fn serve(mut io: Box<dyn IoBox>, shared: Arc<Shared>, conn: Con
         tx: None,
         results: Vec::new(),
         next_qid: 0,
+        handling: None,
     };
     if refused {
         shared.metrics.connections_refused.fetch_add(1, SeqCst);
@@ -294,7 +295,7 @@ async fn decoded(
         Err(refused) => return refused,
     };
     // These end what holds the room: they take none.
-    if matches!(tag, msg::RESET | msg::GOODBYE) {
+    if matches!(tag, msg::RESET | msg::GOODBYE) && fields.is_empty() {
         return Incoming::Message(tag, fields, room.new_empty());
     }
     if let Some(held) = Messages::take(room, cost) {
@@ -383,6 +384,10 @@ struct Open {
     query: String,
     /// An error met looking ahead, reported at the next PULL.
     error: Option<crate::Error>,
+    /// In a transaction, the room its RUN took (its parameters), until the result is let
+    /// go: a transaction may hold many results. Outside one, a connection holds one result,
+    /// and its RUN's room is let go once the query has started.
+    _params: Option<MemoryReservation>,
 }
 
 enum Source {
@@ -409,6 +414,8 @@ struct Connection {
     tx: Option<Tx>,
     results: Vec<Open>,
     next_qid: i64,
+    /// The room the message being handled takes.
+    handling: Option<MemoryReservation>,
 }
 
 /// Whether the connection goes on after a message.
@@ -427,8 +434,11 @@ impl Connection {
             };
             let next = match incoming {
                 Incoming::Message(tag, fields, held) => {
+                    let size = held.size();
+                    self.handling = Some(held);
                     let next = self.handle(tag, fields).await;
-                    self.signals.queued.fetch_sub(held.size(), SeqCst);
+                    self.handling = None;
+                    self.signals.queued.fetch_sub(size, SeqCst);
                     next
                 }
                 // As any message after a failure, or before a RESET is handled.
@@ -837,6 +847,10 @@ impl Connection {
             deadline,
             query,
             error: None,
+            _params: match self.tx {
+                Some(_) => self.handling.take(),
+                None => None,
+            },
         });
     }
 

@@ -306,6 +306,7 @@ impl<'de> Visitor<'de> for ValueSeed<'_> {
                     // Counted as what it became, not as the map that wrote it.
                     let text = match &value {
                         Value::Str(s) => s.len(),
+                        Value::Other(datafusion::common::ScalarValue::Binary(Some(b))) => b.len(),
                         _ => 0,
                     };
                     self.counter.decoded.set(entry.0 + VALUE + text);

@@ -15,10 +15,9 @@ use std::sync::Arc;
 use std::time::Duration;
 
 /// What a query holds of its parameters' strings and one-kind lists while it is planned and
-/// runs, in copies of them: the engine's values, the binder's and the planner's copies, the
-/// literal physical planning makes (measured with a debug build: a 15 MiB string parameter grows
-/// the server by about 200 MB until its query ends, a million integers, 8 MB as a list, by
-/// 63 MB).
+/// started, in copies of them: the engine's values, the binder's and the planner's copies,
+/// the literal physical planning makes (measured with a debug build: a 15 MiB string
+/// parameter grows the server by about 200 MB, a million integers, 8 MB as a list, by 63 MB).
 pub const PARAMETER_COPIES: usize = 12;
 
 /// How long a query waits for room for its parameters (others' queries end meanwhile).
