@@ -185,6 +185,13 @@ struct Var {
 
 fn predicate(rng: &mut Rng, var: &str, p: &Prop) -> String {
     let v = rng.pick(&p.values).clone();
+    if rng.below(8) == 0 {
+        // A list of two kinds (a value of the other kind never matches), which the
+        // parameterized run makes a long list parameter, or a map's entry holding one.
+        let w = rng.pick(&p.values).clone();
+        let other = if p.numeric { "'x'" } else { "0" };
+        return format!("{var}.{} IN [{v}, {other}, {w}]", p.name);
+    }
     if p.numeric {
         let op = *rng.pick(&["<", "<=", ">", ">=", "=", "<>"]);
         format!("{var}.{} {op} {v}", p.name)
@@ -1616,14 +1623,15 @@ pub async fn run(
 /// `q` with each number and string literal a parameter (`$v1`, `$v2`, ...), except the
 /// bounds of variable-length patterns, which must be literals, and each list of them a
 /// property is tested against (`a.x IN [1, 2]`) one long list parameter (its items repeated
-/// to the length the engine holds compactly: membership is the same): the query, the
+/// to the length the engine holds compactly: membership is the same), every second one as
+/// the entry of a map parameter (`a.x IN $v2.items`, a map held whole): the query, the
 /// literals' values, and other values of the same kinds. `None` when `q` has no such literal.
 pub fn parameterize(q: &str) -> Option<(String, Params, Params)> {
     use cypher::token::Token;
     let tokens = cypher::token::tokenize(q).ok()?;
     let (mut out, mut last) = (String::new(), 0);
     let (mut values, mut others) = (Params::new(), Params::new());
-    let mut skip_to = 0;
+    let (mut skip_to, mut lists) = (0, 0);
     for (i, t) in tokens.iter().enumerate() {
         if i < skip_to {
             continue;
@@ -1638,9 +1646,22 @@ pub fn parameterize(q: &str) -> Option<(String, Params, Params)> {
             out.push_str(&q[last..t.span.start.offset]);
             out.push('$');
             out.push_str(&name);
+            lists += 1;
+            let (value, other) = if lists % 2 == 0 {
+                out.push_str(".items");
+                let map = |xs: &[lance_csr::Value]| {
+                    lance_csr::Value::Map(vec![
+                        ("items".to_string(), long(xs)),
+                        ("n".to_string(), lance_csr::Value::Int(xs.len() as i64)),
+                    ])
+                };
+                (map(&items), map(&other))
+            } else {
+                (long(&items), long(&other))
+            };
             last = tokens[end].span.end.offset;
-            values.insert(name.clone(), long(&items));
-            others.insert(name, long(&other));
+            values.insert(name.clone(), value);
+            others.insert(name, other);
             skip_to = end + 1;
             continue;
         }
@@ -2193,6 +2214,19 @@ mod tests {
         };
         assert_eq!(ys[0], Value::Int(2));
         assert_eq!(values.get("v2"), Some(&Value::Int(3)));
+        // The second such list: a map's entry.
+        let q = "MATCH (a:P) WHERE a.x IN [1] OR a.y IN ['c', 'd'] RETURN a";
+        let (pq, values, _) = parameterize(q).unwrap();
+        assert_eq!(
+            pq,
+            "MATCH (a:P) WHERE a.x IN $v1 OR a.y IN $v2.items RETURN a"
+        );
+        let Some(Value::Map(entries)) = values.get("v2") else {
+            panic!("{values:?}")
+        };
+        assert!(
+            matches!(&entries[0].1, Value::List(xs) if xs[..2] == [Value::Str("c".into()), Value::Str("d".into())])
+        );
         // Negative numbers and nulls are left as written.
         let (pq, _, _) = parameterize("MATCH (a) WHERE a.x IN [-1, null] RETURN a").unwrap();
         assert_eq!(pq, "MATCH (a) WHERE a.x IN [-$v1, null] RETURN a");
