@@ -1,5 +1,5 @@
 //! `NameHeldLists` (physical): a long list (or map, or string) parameter shows by its name in
-//! projections and filters, not as all of its values.
+//! projections, filters and sorts, not as all of its values.
 //!
 //! Logical plans name such a list by a variable (`$xs#7`, see `functions::held`); physical
 //! planning makes the variable a literal of the whole list. A projection writes each of its
@@ -25,9 +25,12 @@ use datafusion::error::Result;
 use datafusion::physical_expr::expressions::Literal;
 use datafusion::physical_expr::projection::ProjectionExpr;
 use datafusion::physical_expr::PhysicalExpr;
+use datafusion::physical_expr::{LexOrdering, PhysicalSortExpr};
 use datafusion::physical_optimizer::PhysicalOptimizerRule;
 use datafusion::physical_plan::filter::{FilterExec, FilterExecBuilder};
 use datafusion::physical_plan::projection::ProjectionExec;
+use datafusion::physical_plan::sorts::sort::SortExec;
+use datafusion::physical_plan::sorts::sort_preserving_merge::SortPreservingMergeExec;
 use datafusion::physical_plan::ExecutionPlan;
 use std::sync::Arc;
 
@@ -60,6 +63,19 @@ impl PhysicalOptimizerRule for NameHeldLists {
                     let renamed = ProjectionExec::try_new(exprs, proj.input().clone())?;
                     return Ok(Transformed::yes(Arc::new(renamed) as Arc<dyn ExecutionPlan>));
                 }
+            } else if let Some(sort) = p.downcast_ref::<SortExec>() {
+                if let Some(ordering) = named_ordering(sort.expr())? {
+                    let renamed = SortExec::new(ordering, sort.input().clone())
+                        .with_fetch(sort.fetch())
+                        .with_preserve_partitioning(sort.preserve_partitioning());
+                    return Ok(Transformed::yes(Arc::new(renamed) as Arc<dyn ExecutionPlan>));
+                }
+            } else if let Some(merge) = p.downcast_ref::<SortPreservingMergeExec>() {
+                if let Some(ordering) = named_ordering(merge.expr())? {
+                    let renamed = SortPreservingMergeExec::new(ordering, merge.input().clone())
+                        .with_fetch(merge.fetch());
+                    return Ok(Transformed::yes(Arc::new(renamed) as Arc<dyn ExecutionPlan>));
+                }
             } else if let Some(filter) = p.downcast_ref::<FilterExec>() {
                 let predicate = named(filter.predicate())?;
                 if predicate.transformed {
@@ -81,6 +97,23 @@ impl PhysicalOptimizerRule for NameHeldLists {
     fn schema_check(&self) -> bool {
         true
     }
+}
+
+/// `ordering` with its held lists named; `None` when it holds none.
+fn named_ordering(ordering: &LexOrdering) -> Result<Option<LexOrdering>> {
+    let exprs = ordering
+        .iter()
+        .map(|s| {
+            Ok(named(&s.expr)?.update_data(|expr| PhysicalSortExpr {
+                expr,
+                options: s.options,
+            }))
+        })
+        .collect::<Result<Vec<_>>>()?;
+    if !exprs.iter().any(|e| e.transformed) {
+        return Ok(None);
+    }
+    Ok(LexOrdering::new(exprs.into_iter().map(|e| e.data)))
 }
 
 /// `e` with each literal that is a held list replaced by its name.
@@ -130,17 +163,24 @@ mod tests {
             ProjectionExpr::new(lit(value.clone()), "held".to_string()),
             ProjectionExpr::new(lit(written), "written".to_string()),
         ];
-        let plan: Arc<dyn ExecutionPlan> =
+        let projected: Arc<dyn ExecutionPlan> =
             Arc::new(ProjectionExec::try_new(exprs, filter).unwrap());
+        // Ordered by an expression over the list, the first 3 (a top-k).
+        let order = LexOrdering::new([PhysicalSortExpr::new_default(is_not_null(&value))]).unwrap();
+        let plan: Arc<dyn ExecutionPlan> =
+            Arc::new(SortExec::new(order, projected).with_fetch(Some(3)));
         let after = NameHeldLists
             .optimize(plan.clone(), &ConfigOptions::default())
             .unwrap();
         let text = displayable(after.as_ref()).indent(true).to_string();
         assert_eq!(text.matches("98765").count(), 1, "{text}");
-        assert_eq!(text.matches("$xs#").count(), 2, "{text}");
+        assert_eq!(text.matches("$xs#").count(), 3, "{text}");
+        assert!(text.contains("TopK(fetch=3)"), "{text}");
         assert_eq!(after.schema(), plan.schema());
         // The name gives the list.
-        let proj = after.downcast_ref::<ProjectionExec>().unwrap();
+        let proj = after.children()[0]
+            .downcast_ref::<ProjectionExec>()
+            .unwrap();
         let one = arrow::array::RecordBatch::new_empty(schema.clone());
         match proj.expr()[1].expr.evaluate(&one).unwrap() {
             datafusion::logical_expr::ColumnarValue::Scalar(v) => assert_eq!(v, value),
@@ -152,6 +192,6 @@ mod tests {
             .optimize(plan, &ConfigOptions::default())
             .unwrap();
         let text = displayable(kept.as_ref()).indent(true).to_string();
-        assert_eq!(text.matches("98765").count(), 3, "{text}");
+        assert_eq!(text.matches("98765").count(), 4, "{text}");
     }
 }
