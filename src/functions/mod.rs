@@ -310,8 +310,8 @@ fn nulls(scalar: bool, rows: usize) -> ColumnarValue {
 /// `list[from..to]` per row (see [`CypherFn::Slice`]); a list given once (a scalar) serves
 /// every row from its one array of elements.
 fn slice(args: &[ColumnarValue], number_rows: usize) -> Result<ColumnarValue> {
-    use arrow::array::{LargeListArray, ListArray, UInt64Array};
-    use arrow::buffer::{NullBuffer, OffsetBuffer};
+    use arrow::array::UInt64Array;
+    use arrow::buffer::NullBuffer;
     let [list, from, to] = args else {
         return datafusion::common::internal_err!("cypher_slice takes three arguments");
     };
@@ -363,35 +363,38 @@ fn slice(args: &[ColumnarValue], number_rows: usize) -> Result<ColumnarValue> {
     }
     let taken = arrow::compute::take(values.as_ref(), &UInt64Array::from(positions), None)?;
     let nulls = Some(NullBuffer::from(valid));
-    let out: ArrayRef = if matches!(lists.data_type(), DataType::LargeList(_)) {
-        Arc::new(LargeListArray::try_new(
-            field,
-            OffsetBuffer::new(offsets.into()),
-            taken,
-            nulls,
-        )?)
+    let out = if matches!(lists.data_type(), DataType::LargeList(_)) {
+        list_of::<i64>(field, offsets, taken, nulls)?
     } else {
-        let offsets = offsets
-            .into_iter()
-            .map(i32::try_from)
-            .collect::<std::result::Result<Vec<i32>, _>>()
-            .map_err(|_| {
-                datafusion::error::DataFusionError::Execution(
-                    "a slice's elements past 2^31 in one batch".into(),
-                )
-            })?;
-        Arc::new(ListArray::try_new(
-            field,
-            OffsetBuffer::new(offsets.into()),
-            taken,
-            nulls,
-        )?)
+        list_of::<i32>(field, offsets, taken, nulls)?
     };
     Ok(if scalar {
         ColumnarValue::Scalar(ScalarValue::try_from_array(&out, 0)?)
     } else {
         ColumnarValue::Array(out)
     })
+}
+
+/// A list array of `O` offsets over `values`.
+fn list_of<O: arrow::array::OffsetSizeTrait>(
+    field: arrow::datatypes::FieldRef,
+    offsets: Vec<i64>,
+    values: ArrayRef,
+    nulls: Option<arrow::buffer::NullBuffer>,
+) -> Result<ArrayRef> {
+    let offsets = offsets
+        .into_iter()
+        .map(|o| O::from_usize(o as usize))
+        .collect::<Option<Vec<O>>>()
+        .ok_or_else(|| {
+            datafusion::error::DataFusionError::Execution(
+                "a slice's elements past 2^31 in one batch".into(),
+            )
+        })?;
+    let offsets = arrow::buffer::OffsetBuffer::new(offsets.into());
+    Ok(Arc::new(arrow::array::GenericListArray::<O>::try_new(
+        field, offsets, values, nulls,
+    )?))
 }
 
 /// `list[at]` per row (see [`CypherFn::Element`]); a list given once (a scalar) serves

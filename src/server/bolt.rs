@@ -9,7 +9,7 @@
 //! records are written out as they are encoded: a large result is never held.
 
 use super::auth::Login;
-use super::messages::{Messages, PARAMETER_COPIES};
+use super::messages::Messages;
 use super::metrics::Closed;
 use super::packstream::{PackValue, Packer, Unpacker};
 use super::running::Running;
@@ -211,8 +211,8 @@ async fn handshake(io: &mut Box<dyn IoBox>) -> std::io::Result<Option<Version>> 
 }
 
 /// Reads messages until the client closes the connection (or the connection is dropped).
-/// Each takes the memory it decodes to from `room` until it is handled (a RUN's, until its
-/// result is let go).
+/// Each takes the memory it decodes to from `room` until it is handled (a RUN's in a
+/// transaction, until its result is let go).
 async fn read_messages(
     rd: ReadHalf<Box<dyn IoBox>>,
     tx: mpsc::Sender<Incoming>,
@@ -277,10 +277,10 @@ async fn decoded(
         let mut u = Unpacker::with_budget(bytes, messages.budget).typed_at(PARAMETER_DEPTH);
         match u.value() {
             Ok(PackValue::Struct(tag, fields)) if u.at_end() => {
-                let mut cost = u.decoded();
-                if tag == msg::RUN {
-                    cost += u.copied().saturating_mul(PARAMETER_COPIES - 1);
-                }
+                let cost = match tag {
+                    msg::RUN => Messages::query_cost(u.decoded(), u.copied()),
+                    _ => u.decoded(),
+                };
                 Ok((tag, fields, cost))
             }
             Ok(_) => Err(Incoming::Malformed(

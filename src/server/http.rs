@@ -263,13 +263,10 @@ async fn query(
         }
     };
     drop(body);
-    if held.try_grow(request.decoded).is_err() {
-        return no_room(request.decoded);
-    }
-    held.shrink(held.size() - request.decoded);
-    if let Err(f) = messages.for_query(&held, request.copied, || false).await {
-        shared.metrics.http.record(started.elapsed(), false);
-        return error_reply(StatusCode::SERVICE_UNAVAILABLE, &f);
+    held.free();
+    let cost = Messages::query_cost(request.decoded, request.copied);
+    if !messages.grow(&held, cost, || false).await {
+        return no_room(cost);
     }
     let (statement, params) = (request.statement, request.params);
     let (columns, first, rest) =

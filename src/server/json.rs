@@ -17,6 +17,9 @@ use std::fmt;
 /// it is pushed into (an array's length is not known before its end).
 const VALUE: usize = 2 * std::mem::size_of::<Value>();
 
+/// What an element of a list decoded into one Arrow list takes.
+const TYPED: usize = 8;
+
 /// A request: its statement and parameters, the memory they took (an estimate), and of it
 /// the bytes of strings and of lists held as one Arrow list (what a query copies).
 #[derive(Debug)]
@@ -82,6 +85,12 @@ impl Counter {
     /// Gives back what a value took beyond `bytes` (an element kept in an Arrow list).
     fn refund(&self, bytes: usize) {
         self.decoded.set(self.decoded.get().saturating_sub(bytes));
+    }
+
+    /// Counts `n` elements of a one-kind list as values after all.
+    fn as_values<E: de::Error>(&self, n: usize) -> Result<(), E> {
+        self.copies(-((n * TYPED) as isize));
+        self.charge(n * (VALUE - TYPED))
     }
 
     /// Counts `bytes` of strings or of one-kind lists (negative: given back).
@@ -237,16 +246,14 @@ impl<'de> Visitor<'de> for ValueSeed<'_> {
                 let Some(x) = seq.next_element_seed(inner())? else {
                     let n = typed.len();
                     if n < crate::binder::query::COMPACT_ITEMS {
-                        self.counter.charge(n * (VALUE - TYPED))?;
-                        self.counter.copies(-((n * TYPED) as isize));
+                        self.counter.as_values(n)?;
                         return Ok(Value::List(typed.take_values()));
                     }
                     return Ok(match typed.finish() {
                         Some(list) => Value::Other(list),
                         // Nulls only.
                         None => {
-                            self.counter.charge(n * (VALUE - TYPED))?;
-                            self.counter.copies(-((n * TYPED) as isize));
+                            self.counter.as_values(n)?;
                             Value::List(vec![Value::Null; n])
                         }
                     });
@@ -256,8 +263,7 @@ impl<'de> Visitor<'de> for ValueSeed<'_> {
                     self.counter.copies(TYPED as isize);
                     continue;
                 }
-                self.counter.charge(typed.len() * (VALUE - TYPED))?;
-                self.counter.copies(-((typed.len() * TYPED) as isize));
+                self.counter.as_values(typed.len())?;
                 items = typed.take_values();
                 items.push(x);
                 break;
@@ -318,9 +324,6 @@ impl<'de> Visitor<'de> for ValueSeed<'_> {
         Ok(Value::Map(kept))
     }
 }
-
-/// What an element of a list decoded into one Arrow list takes.
-const TYPED: usize = 8;
 
 /// A value of typed JSON (`{"$type": "Date", "_value": "2024-02-29"}`); `v` is the
 /// `_value`, decoded (a `List`'s and a `Map`'s entries typed themselves).

@@ -1,10 +1,10 @@
 //! The memory the connections hold in what clients sent: decoded Bolt messages queued or
 //! being handled (a RUN's with what its query copies of its parameters while it is planned
-//! and started), HTTP request bodies and what they decode to. One pool of the graph's memory limit for all of it: a connection that
-//! finds no room waits for its own earlier messages to be let go (its socket is not read
-//! meanwhile), and a message that still finds none is refused with a transient error
-//! (drivers retry), as is one that would decode to more than half the limit, before its
-//! memory is taken.
+//! and started), HTTP request bodies and what they decode to. One pool of the graph's memory
+//! limit for all of it: a connection that finds no room waits for its own earlier messages
+//! to be let go (its socket is not read meanwhile), and a message that still finds none is
+//! refused with a transient error (drivers retry), as is one that would decode to more than
+//! half the limit, before its memory is taken.
 
 use super::status::{self, Failure};
 use datafusion::execution::memory_pool::{
@@ -18,7 +18,7 @@ use std::time::Duration;
 /// started, in copies of them: the engine's values, the binder's and the planner's copies,
 /// the literal physical planning makes (measured with a debug build: a 15 MiB string
 /// parameter grows the server by about 200 MB, a million integers, 8 MB as a list, by 63 MB).
-pub const PARAMETER_COPIES: usize = 12;
+const PARAMETER_COPIES: usize = 12;
 
 /// How long a query waits for room for its parameters (others' queries end meanwhile).
 const ROOM_WAIT: Duration = Duration::from_secs(30);
@@ -33,7 +33,6 @@ impl Messages {
     /// Room for `limit` bytes of messages (`None`: no limit; one message may still decode to
     /// at most a quarter of the memory the process may have).
     pub fn new(limit: Option<usize>) -> Self {
-        let default = || crate::functions::budget::limit(&Default::default());
         match limit {
             Some(l) => Self {
                 pool: Arc::new(GreedyMemoryPool::new(l)),
@@ -41,7 +40,7 @@ impl Messages {
             },
             None => Self {
                 pool: Arc::new(UnboundedMemoryPool::default()),
-                budget: default().unwrap_or(usize::MAX),
+                budget: crate::functions::budget::limit(&Default::default()).unwrap_or(usize::MAX),
             },
         }
     }
@@ -67,10 +66,7 @@ impl Messages {
         bytes: usize,
         stop: impl Fn() -> bool,
     ) -> bool {
-        let fits = match self.pool.memory_limit() {
-            MemoryLimit::Finite(l) => held.size() + bytes <= l,
-            _ => true,
-        };
+        let fits = held.size().saturating_add(bytes) <= self.limit();
         let until = tokio::time::Instant::now() + ROOM_WAIT;
         while fits && !stop() && tokio::time::Instant::now() < until {
             if held.try_grow(bytes).is_ok() {
@@ -81,28 +77,23 @@ impl Messages {
         false
     }
 
-    /// Grows `held`, the memory of a query's request, by what its query copies of its
-    /// parameters (`copied`: the bytes of their strings and one-kind lists), waiting while
-    /// others hold the room (until `stop`); the failure when there is none.
-    pub async fn for_query(
-        &self,
-        held: &MemoryReservation,
-        copied: usize,
-        stop: impl Fn() -> bool,
-    ) -> Result<(), Failure> {
-        let more = copied.saturating_mul(PARAMETER_COPIES - 1);
-        if self.grow(held, more, stop).await {
-            return Ok(());
+    /// What a query's request takes: what it decoded to, and what planning copies of its
+    /// parameters (`copied`: the bytes of their strings and one-kind lists).
+    pub fn query_cost(decoded: usize, copied: usize) -> usize {
+        decoded.saturating_add(copied.saturating_mul(PARAMETER_COPIES - 1))
+    }
+
+    /// The room's size (`usize::MAX`: no limit).
+    fn limit(&self) -> usize {
+        match self.pool.memory_limit() {
+            MemoryLimit::Finite(l) => l,
+            _ => usize::MAX,
         }
-        Err(self.no_room(held.size() + more))
     }
 
     /// The failure of a message of `bytes` (decoded) that found no room.
     pub fn no_room(&self, bytes: usize) -> Failure {
-        let (limit, held) = match self.pool.memory_limit() {
-            MemoryLimit::Finite(l) => (l, self.pool.reserved()),
-            _ => (usize::MAX, self.pool.reserved()),
-        };
+        let (limit, held) = (self.limit(), self.pool.reserved());
         Failure::new(
             status::OUT_OF_MEMORY,
             format!(

@@ -253,6 +253,12 @@ impl<'a> Unpacker<'a> {
         n.min(self.budget.saturating_sub(self.decoded) / DECODED_VALUE + 1)
     }
 
+    /// Counts `n` elements of a one-kind list as values after all (another kind came).
+    fn as_values(&mut self, n: usize) -> Result<(), DecodeError> {
+        self.copied -= n * TYPED_VALUE;
+        self.charge(n * (DECODED_VALUE - TYPED_VALUE))
+    }
+
     /// Counts `bytes` more decoded; an error past the budget.
     fn charge(&mut self, bytes: usize) -> Result<(), DecodeError> {
         self.decoded = self.decoded.saturating_add(bytes);
@@ -381,8 +387,7 @@ impl<'a> Unpacker<'a> {
                         Some(list) => PackValue::Typed(list),
                         // Nulls only: values, counted as values.
                         None => {
-                            self.charge(n * (DECODED_VALUE - TYPED_VALUE))?;
-                            self.copied -= n * TYPED_VALUE;
+                            self.as_values(n)?;
                             PackValue::List(vec![PackValue::Null; n])
                         }
                     });
@@ -394,8 +399,7 @@ impl<'a> Unpacker<'a> {
                     self.copied += TYPED_VALUE;
                     continue;
                 }
-                self.charge(typed.len() * (DECODED_VALUE - TYPED_VALUE))?;
-                self.copied -= typed.len() * TYPED_VALUE;
+                self.as_values(typed.len())?;
                 out = Vec::with_capacity(self.affordable(n));
                 typed.into_each(|v| out.push(from_value(v)));
                 out.push(x);
