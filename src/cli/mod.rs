@@ -245,8 +245,8 @@ pub enum Command {
         /// stopped.
         #[arg(long, value_parser = parse_duration, default_value = "60s")]
         idle_timeout: std::time::Duration,
-        /// The slowest an HTTP request body may arrive, in bytes a second, once the
-        /// authentication timeout has passed (`64KB`, `1MB`).
+        /// The slowest an HTTP request body or a Bolt message may arrive, in bytes a second,
+        /// once the authentication timeout has passed from its first byte (`64KB`, `1MB`).
         #[arg(long, value_parser = parse_bytes, default_value = "64KB")]
         min_body_rate: usize,
         /// How often the datasets are checked for new versions: queries answer from the

@@ -224,6 +224,8 @@ async fn read_messages(
     // Buffered: a message's header, body and end marker (and a pipelined RUN and PULL) in
     // one read.
     let mut rd = tokio::io::BufReader::with_capacity(64 << 10, rd);
+    // The bytes of the message being read.
+    let raw = room.new_empty();
     loop {
         signals
             .handled_until(|s| s.queued.load(SeqCst) < QUEUED_BYTES)
@@ -233,17 +235,25 @@ async fn read_messages(
         } else {
             max_bytes.min(GREETING_BYTES)
         };
-        let Ok(Some((bytes, size))) = read_message(&mut rd, limit, &signals, max_bytes).await
-        else {
-            break;
+        let read = read_message(&mut rd, limit, &signals, &shared, &raw);
+        let incoming = match read.await {
+            Ok(Some(Read::Slow)) => {
+                shared.metrics.closed(Closed::SlowBody);
+                break;
+            }
+            Ok(Some(Read::Whole(bytes))) => {
+                let incoming = decoded(&bytes, &shared.messages, &room, &signals).await;
+                drop(bytes);
+                incoming
+            }
+            Ok(Some(Read::TooLarge(size))) => Incoming::TooLarge(size),
+            Ok(Some(Read::NoRoom(size))) if size > shared.messages.budget => {
+                Incoming::Refused(shared.messages.too_large())
+            }
+            Ok(Some(Read::NoRoom(size))) => Incoming::Refused(shared.messages.no_room(size)),
+            Ok(None) | Err(_) => break,
         };
-        // Dropped past the limit that applied.
-        let incoming = if bytes.len() != size {
-            Incoming::TooLarge(size)
-        } else {
-            decoded(&bytes, &shared.messages, &room, &signals).await
-        };
-        drop(bytes);
+        raw.free();
         if matches!(incoming, Incoming::Message(msg::RESET, ..)) {
             signals.resets.fetch_add(1, SeqCst);
             signals.notify.notify_one();
@@ -316,55 +326,125 @@ async fn decoded(
     }
 }
 
-/// The next message's bytes and its size (bytes past `limit` are read and dropped; a
-/// message past it before authentication waits for the earlier messages to be handled, and
-/// may be as large as `max_bytes` if they authenticated the client); `None` at the end of
-/// the stream. Empty chunks between messages (keep-alives) are skipped.
+/// A message read from the stream.
+enum Read {
+    Whole(Vec<u8>),
+    /// Past the limit that applied: its size (its bytes were read and dropped).
+    TooLarge(usize),
+    /// No room for its bytes in time: its size (the rest was read and dropped).
+    NoRoom(usize),
+    /// Its bytes came slower than the server accepts.
+    Slow,
+}
+
+/// The next message (bytes past `limit` are read and dropped; a message past it before
+/// authentication waits for the earlier messages to be handled, and may be as large as
+/// `max_bytes` if they authenticated the client); `None` at the end of the stream. Its bytes
+/// are held in `raw` as they are read (the socket is not read while there is no room), and
+/// must come as fast as a request body (`Slow` otherwise). Empty chunks between messages
+/// (keep-alives) are skipped.
 async fn read_message(
     rd: &mut (impl tokio::io::AsyncRead + Unpin),
     limit: usize,
     signals: &Signals,
-    max_bytes: usize,
-) -> std::io::Result<Option<(Vec<u8>, usize)>> {
+    shared: &Shared,
+    raw: &MemoryReservation,
+) -> std::io::Result<Option<Read>> {
+    let (messages, max_bytes) = (&shared.messages, shared.options.max_message_bytes);
+    let (grace, rate) = (
+        shared.options.auth_timeout,
+        shared.options.min_body_rate.max(1) as f64,
+    );
+    // Set at a message's first chunk; the time spent waiting for room does not count.
+    let mut started: Option<tokio::time::Instant> = None;
+    let mut waited = Duration::ZERO;
+    let deadline = |started: Option<tokio::time::Instant>, waited, size: usize| {
+        started.map(|t| t + waited + grace + Duration::from_secs_f64(size as f64 / rate))
+    };
     let mut max_bytes_now = limit;
     let mut rechecked = limit >= max_bytes;
+    let mut no_room = false;
     let mut buf = Vec::new();
     let mut size = 0usize;
     loop {
         let mut header = [0u8; 2];
-        match rd.read_exact(&mut header).await {
-            Ok(_) => {}
-            Err(e) if e.kind() == std::io::ErrorKind::UnexpectedEof && size == 0 => {
+        match within(deadline(started, waited, size), rd.read_exact(&mut header)).await {
+            Some(Ok(_)) => {}
+            Some(Err(e)) if e.kind() == std::io::ErrorKind::UnexpectedEof && size == 0 => {
                 return Ok(None)
             }
-            Err(e) => return Err(e),
+            Some(Err(e)) => return Err(e),
+            None => return Ok(Some(Read::Slow)),
         }
         let n = u16::from_be_bytes(header) as usize;
+        if n > 0 && started.is_none() {
+            started = Some(tokio::time::Instant::now());
+        }
         if n == 0 {
             if size == 0 {
                 continue;
             }
-            return Ok(Some((buf, size)));
+            return Ok(Some(if no_room {
+                Read::NoRoom(size)
+            } else if size > max_bytes_now {
+                Read::TooLarge(size)
+            } else {
+                Read::Whole(buf)
+            }));
         }
         size += n;
         if size > max_bytes_now && !rechecked {
             rechecked = true;
             max_bytes_now = signals.limit_after_earlier(max_bytes).await;
         }
-        if size <= max_bytes_now {
+        if size <= max_bytes_now && !no_room {
             let start = buf.len();
-            buf.resize(start + n, 0);
-            rd.read_exact(&mut buf[start..]).await?;
-        } else {
-            buf = Vec::new();
-            let mut skip = [0u8; 4096];
-            let mut left = n;
-            while left > 0 {
-                let k = left.min(skip.len());
-                rd.read_exact(&mut skip[..k]).await?;
-                left -= k;
+            buf.reserve(n);
+            let waiting = tokio::time::Instant::now();
+            no_room = size > messages.budget || !messages.cover(raw, buf.capacity()).await;
+            waited += waiting.elapsed();
+            if !no_room {
+                buf.resize(start + n, 0);
+                match within(
+                    deadline(started, waited, size),
+                    rd.read_exact(&mut buf[start..]),
+                )
+                .await
+                {
+                    Some(r) => r?,
+                    None => return Ok(Some(Read::Slow)),
+                };
+                continue;
             }
         }
+        buf = Vec::new();
+        raw.free();
+        let mut skip = [0u8; 4096];
+        let mut left = n;
+        while left > 0 {
+            let k = left.min(skip.len());
+            match within(
+                deadline(started, waited, size),
+                rd.read_exact(&mut skip[..k]),
+            )
+            .await
+            {
+                Some(r) => r?,
+                None => return Ok(Some(Read::Slow)),
+            };
+            left -= k;
+        }
+    }
+}
+
+/// `f`'s output, or `None` if `deadline` passes first.
+async fn within<T>(
+    deadline: Option<tokio::time::Instant>,
+    f: impl std::future::Future<Output = T>,
+) -> Option<T> {
+    match deadline {
+        Some(d) => tokio::time::timeout_at(d, f).await.ok(),
+        None => Some(f.await),
     }
 }
 

@@ -14,6 +14,7 @@ use super::{Conn, IoBox, Shared};
 use crate::functions::temporal::Temporal;
 use crate::functions::value::{value_at, Entity, Value};
 use bytes::Bytes;
+use datafusion::execution::memory_pool::MemoryReservation;
 use http_body_util::{combinators::BoxBody, BodyExt, Full, StreamBody};
 use hyper::body::{Frame, Incoming};
 use hyper::{Method, Request, Response, StatusCode};
@@ -89,7 +90,7 @@ async fn handle(
         (&Method::GET, ["metrics"]) => reply(
             StatusCode::OK,
             "text/plain; version=0.0.4",
-            shared.metrics.render(),
+            shared.metrics.render(shared.messages.held()),
         ),
         (&Method::GET, [""]) => {
             // The address bound (port 0 resolved).
@@ -144,8 +145,13 @@ async fn login(req: &Request<Incoming>, shared: &Arc<Shared>, conn: &Conn) -> Lo
 }
 
 /// A request's body, as fast as it must come: within the authentication timeout plus a
-/// second for each `min_body_rate` bytes received, and no larger than the server accepts.
-async fn read_body(body: Incoming, shared: &Shared) -> Result<Bytes, Response<Body>> {
+/// second for each `min_body_rate` bytes received, and no larger than the server accepts;
+/// held in `held` as it is read (the body is not read while there is no room for it).
+async fn read_body(
+    body: Incoming,
+    shared: &Shared,
+    held: &MemoryReservation,
+) -> Result<Bytes, Response<Body>> {
     let (limit, rate) = (
         shared.options.max_message_bytes,
         shared.options.min_body_rate.max(1),
@@ -179,6 +185,11 @@ async fn read_body(body: Incoming, shared: &Shared) -> Result<Bytes, Response<Bo
                     "the request is larger than the server accepts ({limit} bytes)"
                 ));
                 return Err(closing(error_reply(StatusCode::PAYLOAD_TOO_LARGE, &f)));
+            }
+            buf.reserve(data.len());
+            if !shared.messages.cover(held, buf.capacity()).await {
+                let f = shared.messages.no_room(buf.len() + data.len());
+                return Err(closing(error_reply(StatusCode::SERVICE_UNAVAILABLE, &f)));
             }
             buf.extend_from_slice(&data);
         }
@@ -235,7 +246,11 @@ async fn query(
         .get("accept")
         .and_then(|h| h.to_str().ok())
         .is_some_and(|a| a.contains(TYPED));
-    let body = match read_body(req.into_body(), &shared).await {
+    // The body, then what it decodes to, held from the server's room for messages until
+    // the response ends.
+    let messages = &shared.messages;
+    let held = messages.reservation(format!("http connection {}", conn.id));
+    let body = match read_body(req.into_body(), &shared, &held).await {
         Ok(b) => b,
         Err(r) => return r,
     };
@@ -243,16 +258,9 @@ async fn query(
         shared.metrics.http.record(started.elapsed(), false);
         error_reply(StatusCode::BAD_REQUEST, &f)
     };
-    // The body, then what it decodes to, held from the server's room for messages until
-    // the response ends.
-    let messages = &shared.messages;
-    let room = messages.reservation(format!("http connection {}", conn.id));
     let no_room = |bytes: usize| {
         shared.metrics.http.record(started.elapsed(), false);
         error_reply(StatusCode::SERVICE_UNAVAILABLE, &messages.no_room(bytes))
-    };
-    let Some(held) = Messages::take(&room, body.len()) else {
-        return no_room(body.len());
     };
     let request = match parse_request(&body, messages.budget) {
         Ok(r) => r,

@@ -1,5 +1,5 @@
-//! The memory the connections hold in what clients sent: decoded Bolt messages queued or
-//! being handled (a RUN's with what its query copies of its parameters while it is planned
+//! The memory the connections hold in what clients sent: the bytes of a message or request
+//! body as they are read, decoded Bolt messages queued or being handled (a RUN's with what its query copies of its parameters while it is planned
 //! and started), HTTP request bodies and what they decode to. One pool of the graph's memory
 //! limit for all of it: a connection that finds no room waits for its own earlier messages
 //! to be let go (its socket is not read meanwhile), and a message that still finds none is
@@ -77,10 +77,22 @@ impl Messages {
         false
     }
 
+    /// `held` grown to at least `bytes` (a buffer's capacity as it fills), waiting for room
+    /// as `grow` does; false when there is none in time.
+    pub async fn cover(&self, held: &MemoryReservation, bytes: usize) -> bool {
+        let more = bytes.saturating_sub(held.size());
+        more == 0 || held.try_grow(more).is_ok() || self.grow(held, more, || false).await
+    }
+
     /// What a query's request takes: what it decoded to, and what planning copies of its
     /// parameters (`copied`: the bytes of their strings and one-kind lists).
     pub fn query_cost(decoded: usize, copied: usize) -> usize {
         decoded.saturating_add(copied.saturating_mul(PARAMETER_COPIES - 1))
+    }
+
+    /// The bytes held now.
+    pub fn held(&self) -> usize {
+        self.pool.reserved()
     }
 
     /// The room's size (`usize::MAX`: no limit).

@@ -130,8 +130,9 @@ impl Metrics {
         self.closed[why as usize].fetch_add(1, Relaxed);
     }
 
-    /// Everything in Prometheus' text exposition format.
-    pub fn render(&self) -> String {
+    /// Everything in Prometheus' text exposition format, with the bytes of what clients sent
+    /// that the server holds (`message_bytes`).
+    pub fn render(&self, message_bytes: usize) -> String {
         let mut out = String::new();
         out.push_str("# TYPE lance_csr_queries_total counter\n");
         out.push_str("# TYPE lance_csr_query_failures_total counter\n");
@@ -171,6 +172,8 @@ impl Metrics {
                 n.load(Relaxed)
             ));
         }
+        out.push_str("# TYPE lance_csr_message_bytes gauge\n");
+        out.push_str(&format!("lance_csr_message_bytes {message_bytes}\n"));
         out
     }
 }
@@ -186,7 +189,7 @@ mod tests {
         m.bolt.record(Duration::from_millis(3), false);
         m.bolt.record(Duration::from_secs(60), true);
         m.closed(Closed::Idle);
-        let text = m.render();
+        let text = m.render(12);
         for line in [
             "lance_csr_queries_total{protocol=\"bolt\"} 3",
             "lance_csr_query_failures_total{protocol=\"bolt\"} 1",
@@ -198,6 +201,7 @@ mod tests {
             "lance_csr_connections_closed_total{reason=\"idle\"} 1",
             "lance_csr_connections_closed_total{reason=\"evicted\"} 0",
             "lance_csr_logins_refused_total{reason=\"locked\"} 0",
+            "lance_csr_message_bytes 12",
         ] {
             assert!(text.contains(line), "{line} not in\n{text}");
         }

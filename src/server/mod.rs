@@ -74,8 +74,9 @@ pub struct ServerOptions {
     /// message, or leave what the server writes unread; then it is closed (its query stopped,
     /// its memory freed).
     pub idle_timeout: Duration,
-    /// The slowest a request body may arrive (bytes a second) once `auth_timeout` has
-    /// passed: a body sent a byte at a time does not hold its connection.
+    /// The slowest a request body or a Bolt message may arrive (bytes a second) once
+    /// `auth_timeout` has passed: one sent a byte at a time does not hold its connection (or
+    /// the room its bytes take).
     pub min_body_rate: usize,
     /// How often the datasets are checked for new versions (appends, deletes, compactions);
     /// `None`: the graph stays as it was opened.
