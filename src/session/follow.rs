@@ -37,7 +37,7 @@ pub struct LiveGraph {
 }
 
 /// Every this many intervals, [`LiveGraph::follow`] reads every dataset's manifest, not only
-/// its latest version number (a dataset replaced by one of the same version number).
+/// its latest version number and its manifest file's tag (for a store that gives no tags).
 const FULL_CHECK_EVERY: u32 = 30;
 
 impl LiveGraph {

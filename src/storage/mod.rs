@@ -17,6 +17,7 @@ use datafusion::catalog::TableProvider;
 use datafusion::datasource::MemTable;
 use lance::dataset::{WriteMode, WriteParams};
 use lance::Dataset;
+use object_store::ObjectStoreExt;
 use std::path::Path;
 use std::sync::Arc;
 
@@ -65,15 +66,34 @@ impl TableHandle {
         }
     }
 
-    /// Whether its Lance dataset has a version newer than the one read (a look at the
-    /// dataset's latest version, no manifest read); a failed look counts as newer. Never for
-    /// in-memory tables.
+    /// Whether its Lance dataset has a version newer than the one read, or the manifest read
+    /// was replaced (a dataset deleted and written again, its numbering started over): a
+    /// look at the dataset's latest version and at the manifest file's tag, no manifest
+    /// read; a failed look counts as newer. Never for in-memory tables.
     pub async fn stale(&self) -> bool {
         let provider = self.data_provider();
         let any: &dyn std::any::Any = provider.as_ref();
-        match any.downcast_ref::<lance_table::LanceTable>() {
-            Some(t) => t.dataset().is_stale().await.unwrap_or(true),
-            None => false,
+        let Some(t) = any.downcast_ref::<lance_table::LanceTable>() else {
+            return false;
+        };
+        let ds = t.dataset();
+        if ds.is_stale().await.unwrap_or(true) {
+            return true;
+        }
+        // Where the store gives no tag (some object stores), the version alone tells.
+        let read = ds.manifest_location();
+        let Some(tag) = &read.e_tag else {
+            return false;
+        };
+        match ds.object_store(None).await {
+            Ok(store) => match store.inner.head(&read.path).await {
+                // The store quotes its tags, Lance's listing does not.
+                Ok(now) => {
+                    now.e_tag.as_deref().map(|t| t.trim_matches('"')) != Some(tag.trim_matches('"'))
+                }
+                Err(_) => true,
+            },
+            Err(_) => true,
         }
     }
 

@@ -195,3 +195,35 @@ async fn a_followed_graph_sees_a_write_by_itself() {
     let ended = tokio::time::timeout(Duration::from_secs(10), refreshed.recv()).await;
     assert_eq!(ended, Ok(None));
 }
+
+/// A dataset deleted and written again starts its version numbers over: the quick look a
+/// followed graph takes each interval sees it by its manifest file, not only the full check
+/// every 30 intervals. An unchanged dataset is never taken as moved (that would rebuild the
+/// catalog at every interval).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_dataset_written_again_at_the_same_version_is_seen_at_once() {
+    let (dir, cfg) = sample_on_disk().await;
+    let live = LiveGraph::new(Graph::open(&cfg).await.unwrap());
+    assert!(!live.current().moved().await);
+    let path = dir.path().join("person_knows_person.lance");
+    let version = dataset(dir.path(), "person_knows_person.lance")
+        .await
+        .version()
+        .version;
+    std::fs::remove_dir_all(&path).unwrap();
+    let b =
+        lance_csr_datasets::social::edge_batch(vec![6], vec![1], Some(("creationDate", vec![0])));
+    lance_csr::write_lance(&path, b.schema(), vec![b])
+        .await
+        .unwrap();
+    let again = dataset(dir.path(), "person_knows_person.lance").await;
+    assert_eq!(
+        again.version().version,
+        version,
+        "written again at the same number"
+    );
+    assert!(live.current().moved().await);
+    assert!(live.refresh().await.unwrap().is_some());
+    assert_eq!(answer(&live, KNOWS).await, vec![vec!["1".to_string()]]);
+    assert!(!live.current().moved().await);
+}
