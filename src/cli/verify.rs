@@ -186,11 +186,25 @@ struct Var {
 fn predicate(rng: &mut Rng, var: &str, p: &Prop) -> String {
     let v = rng.pick(&p.values).clone();
     if rng.below(8) == 0 {
-        // A list of two kinds (a value of the other kind never matches), which the
-        // parameterized run makes a long list parameter, or a map's entry holding one.
+        // A list of several kinds (a value of another kind never matches: a number, a
+        // string, a map, a list), which the parameterized run makes a long list parameter,
+        // or a map's entry holding one; one in four is itself written long (a literal list
+        // past the length a parameter is held compactly at).
         let w = rng.pick(&p.values).clone();
         let other = if p.numeric { "'x'" } else { "0" };
-        return format!("{var}.{} IN [{v}, {other}, {w}]", p.name);
+        let mut items = vec![v, other.to_string(), w];
+        if rng.below(2) == 0 {
+            let u = rng.pick(&p.values).clone();
+            items.insert(1, format!("{{k: {u}}}"));
+            items.push(format!("[{u}, {other}]"));
+        }
+        if rng.below(4) == 0 {
+            let n = items.len();
+            items = (0..lance_csr::COMPACT_LIST_ITEMS + 1)
+                .map(|i| items[i % n].clone())
+                .collect();
+        }
+        return format!("{var}.{} IN [{}]", p.name, items.join(", "));
     }
     if p.numeric {
         let op = *rng.pick(&["<", "<=", ">", ">=", "=", "<>"]);
@@ -1699,8 +1713,8 @@ pub fn parameterize(q: &str) -> Option<(String, Params, Params)> {
     Some((out, values, others))
 }
 
-/// At `tokens[i]`, the list of a `a.x IN [1, 'b', 2.5]` (numbers and strings only): the
-/// index of its `]` and its items.
+/// At `tokens[i]`, the list of a `a.x IN [1, 'b', {k: 2.5}, [3]]` (numbers, strings, and
+/// lists and maps of them): the index of its `]` and its items.
 fn property_in_list(
     tokens: &[cypher::token::SpannedToken],
     i: usize,
@@ -1714,21 +1728,67 @@ fn property_in_list(
     if !(matches!(at(i), Some(Token::LBracket)) && is_in && property) {
         return None;
     }
-    let mut items = Vec::new();
-    let mut j = i + 1;
-    loop {
-        items.push(match at(j)? {
-            Token::Integer(x) => lance_csr::param(*x),
-            Token::Float(x) => lance_csr::param(*x),
-            Token::Str(x) => lance_csr::param(x.as_str()),
-            _ => return None,
-        });
-        match at(j + 1)? {
-            Token::Comma => j += 2,
-            Token::RBracket => return Some((j + 1, items)),
-            _ => return None,
+    match written_value(tokens, i)? {
+        (lance_csr::Value::List(items), end) => Some((end - 1, items)),
+        _ => None,
+    }
+}
+
+/// The value written at `tokens[i]` (numbers, negative ones too, strings, and lists and maps
+/// of them) and the index past it.
+fn written_value(
+    tokens: &[cypher::token::SpannedToken],
+    i: usize,
+) -> Option<(lance_csr::Value, usize)> {
+    use cypher::token::Token;
+    use lance_csr::Value;
+    let at = |k: usize| tokens.get(k).map(|t| &t.token);
+    let (close, mut j) = match at(i)? {
+        Token::Integer(x) => return Some((Value::Int(*x), i + 1)),
+        Token::Float(x) => return Some((Value::Float(*x), i + 1)),
+        Token::Str(x) => return Some((Value::Str(x.clone()), i + 1)),
+        Token::Minus => {
+            return match written_value(tokens, i + 1)? {
+                (Value::Int(x), next) => Some((Value::Int(x.checked_neg()?), next)),
+                (Value::Float(x), next) => Some((Value::Float(-x), next)),
+                _ => None,
+            }
+        }
+        Token::LBracket => (Token::RBracket, i + 1),
+        Token::LBrace => (Token::RBrace, i + 1),
+        _ => return None,
+    };
+    let (mut items, mut entries) = (Vec::new(), Vec::new());
+    if at(j)? != &close {
+        loop {
+            if close == Token::RBrace {
+                let Some(Token::Word(k)) = at(j) else {
+                    return None;
+                };
+                if at(j + 1)? != &Token::Colon {
+                    return None;
+                }
+                let (v, next) = written_value(tokens, j + 2)?;
+                entries.push((k.clone(), v));
+                j = next;
+            } else {
+                let (v, next) = written_value(tokens, j)?;
+                items.push(v);
+                j = next;
+            }
+            match at(j)? {
+                Token::Comma => j += 1,
+                t if t == &close => break,
+                _ => return None,
+            }
         }
     }
+    let value = if close == Token::RBrace {
+        Value::Map(entries)
+    } else {
+        Value::List(items)
+    };
+    Some((value, j + 1))
 }
 
 /// Another value of `v`'s kind.

@@ -78,6 +78,28 @@ fn parameterize_turns_literals_into_parameters() {
     assert_eq!(shown, ["7", "'Ann'", "1.5", "4"]);
     assert!(values.iter().all(|(k, v)| others[k] != *v));
     assert!(cli_verify::parameterize("MATCH (a)-[*..2]->(b) RETURN a").is_none());
+    // A list a property is tested against, of several kinds, maps and lists among them: one
+    // long list parameter (the map's entry for the second such list).
+    let (q, values, _) = cli_verify::parameterize(
+        "MATCH (a) WHERE a.x IN [1, {k: -2}, ['y', 2.5]] AND a.y IN [-3, 'z'] RETURN a",
+    )
+    .unwrap();
+    assert_eq!(
+        q,
+        "MATCH (a) WHERE a.x IN $v1 AND a.y IN $v2.items RETURN a"
+    );
+    let lance_csr::Value::List(first) = &values["v1"] else {
+        panic!("{values:?}")
+    };
+    assert!(first.len() >= lance_csr::COMPACT_LIST_ITEMS);
+    assert_eq!(
+        first[..3].iter().map(|v| v.to_string()).collect::<Vec<_>>(),
+        ["1", "{k: -2}", "['y', 2.5]"]
+    );
+    let lance_csr::Value::Map(second) = &values["v2"] else {
+        panic!("{values:?}")
+    };
+    assert_eq!(second[0].0, "items");
 }
 
 /// The comparison is real: against a graph with one KNOWS edge fewer, queries over KNOWS differ.
