@@ -133,6 +133,11 @@ impl Catalog {
         self.tables().map(|t| t.version).collect()
     }
 
+    /// Every table's manifest file tag (see [`TableHandle::manifest_tag`]).
+    pub fn manifest_tags(&self) -> Vec<Option<String>> {
+        self.tables().map(|t| t.manifest_tag()).collect()
+    }
+
     /// Every table: the node tables, then the relationship tables.
     pub fn tables(&self) -> impl Iterator<Item = &TableHandle> {
         (self.nodes.values().map(|n| &n.table)).chain(self.rels.iter().map(|r| &r.table))

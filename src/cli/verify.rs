@@ -1729,7 +1729,7 @@ fn property_in_list(
         return None;
     }
     match written_value(tokens, i)? {
-        (lance_csr::Value::List(items), end) => Some((end - 1, items)),
+        (lance_csr::Value::List(items), end) if !items.is_empty() => Some((end - 1, items)),
         _ => None,
     }
 }

@@ -242,7 +242,7 @@ async fn read_messages(
                 break;
             }
             Ok(Some(Read::Whole(bytes))) => {
-                let incoming = decoded(&bytes, &shared.messages, &room, &signals).await;
+                let incoming = decoded(&bytes, &raw, &shared.messages, &room, &signals).await;
                 drop(bytes);
                 incoming
             }
@@ -279,6 +279,7 @@ const PARAMETER_DEPTH: usize = 2;
 /// theirs (holding only its bytes meanwhile), and is decoded again.
 async fn decoded(
     bytes: &[u8],
+    raw: &MemoryReservation,
     messages: &Messages,
     room: &MemoryReservation,
     signals: &Signals,
@@ -312,6 +313,9 @@ async fn decoded(
         return Incoming::Message(tag, fields, held);
     }
     drop(fields);
+    // Waiting, its bytes let go of their room (that room and the message's cost together
+    // might never fit).
+    raw.free();
     signals.handled_until(|s| s.queued.load(SeqCst) == 0).await;
     let held = room.new_empty();
     if !messages
@@ -355,7 +359,8 @@ async fn read_message(
         shared.options.auth_timeout,
         shared.options.min_body_rate.max(1) as f64,
     );
-    // Set at a message's first chunk; the time spent waiting for room does not count.
+    // Set at a message's first chunk; the time spent waiting for room or for earlier
+    // messages to be handled does not count.
     let mut started: Option<tokio::time::Instant> = None;
     let mut waited = Duration::ZERO;
     let deadline = |started: Option<tokio::time::Instant>, waited, size: usize| {
@@ -384,10 +389,10 @@ async fn read_message(
             if size == 0 {
                 continue;
             }
-            return Ok(Some(if no_room {
-                Read::NoRoom(size)
-            } else if size > max_bytes_now {
+            return Ok(Some(if size > max_bytes_now {
                 Read::TooLarge(size)
+            } else if no_room {
+                Read::NoRoom(size)
             } else {
                 Read::Whole(buf)
             }));
@@ -395,7 +400,9 @@ async fn read_message(
         size += n;
         if size > max_bytes_now && !rechecked {
             rechecked = true;
+            let waiting = tokio::time::Instant::now();
             max_bytes_now = signals.limit_after_earlier(max_bytes).await;
+            waited += waiting.elapsed();
         }
         if size <= max_bytes_now && !no_room {
             let start = buf.len();

@@ -157,10 +157,13 @@ async fn read_body(
         shared.options.min_body_rate.max(1),
     );
     let started = tokio::time::Instant::now();
+    // The time spent waiting for room does not count.
+    let mut waited = std::time::Duration::ZERO;
     let mut body = body;
     let mut buf = bytes::BytesMut::new();
     loop {
         let allowed = shared.options.auth_timeout
+            + waited
             + std::time::Duration::from_secs_f64(buf.len() as f64 / rate as f64);
         let frame = match tokio::time::timeout_at(started + allowed, body.frame()).await {
             Ok(Some(Ok(f))) => f,
@@ -187,7 +190,10 @@ async fn read_body(
                 return Err(closing(error_reply(StatusCode::PAYLOAD_TOO_LARGE, &f)));
             }
             buf.reserve(data.len());
-            if !shared.messages.cover(held, buf.capacity()).await {
+            let waiting = tokio::time::Instant::now();
+            let room = shared.messages.cover(held, buf.capacity()).await;
+            waited += waiting.elapsed();
+            if !room {
                 let f = shared.messages.no_room(buf.len() + data.len());
                 return Err(closing(error_reply(StatusCode::SERVICE_UNAVAILABLE, &f)));
             }

@@ -88,13 +88,25 @@ impl TableHandle {
         match ds.object_store(None).await {
             Ok(store) => match store.inner.head(&read.path).await {
                 // The store quotes its tags, Lance's listing does not.
-                Ok(now) => {
-                    now.e_tag.as_deref().map(|t| t.trim_matches('"')) != Some(tag.trim_matches('"'))
-                }
+                // A store that gives no tag here cannot tell.
+                Ok(now) => now
+                    .e_tag
+                    .is_some_and(|t| t.trim_matches('"') != tag.trim_matches('"')),
                 Err(_) => true,
             },
             Err(_) => true,
         }
+    }
+
+    /// The tag of the Lance dataset's manifest file read, where the store gives one: a
+    /// manifest rewritten at the same version number (a dataset written again, a copy) has
+    /// another.
+    pub fn manifest_tag(&self) -> Option<String> {
+        let provider = self.data_provider();
+        let any: &dyn std::any::Any = provider.as_ref();
+        let t = any.downcast_ref::<lance_table::LanceTable>()?;
+        let tag = t.dataset().manifest_location().e_tag.as_deref()?;
+        Some(tag.trim_matches('"').to_string())
     }
 
     /// The key-statistics wrapper of the provider, if it has one.

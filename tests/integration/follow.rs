@@ -226,4 +226,19 @@ async fn a_dataset_written_again_at_the_same_version_is_seen_at_once() {
     assert!(live.refresh().await.unwrap().is_some());
     assert_eq!(answer(&live, KNOWS).await, vec![vec!["1".to_string()]]);
     assert!(!live.current().moved().await);
+    // The same state in a manifest file rewritten (a copy): taken once, nothing rebuilt, and
+    // not seen as moved again.
+    let manifest = std::fs::read_dir(path.join("_versions"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .find(|p| p.extension().is_some_and(|x| x == "manifest"))
+        .unwrap();
+    let copy = manifest.with_extension("copy");
+    std::fs::copy(&manifest, &copy).unwrap();
+    std::fs::rename(&copy, &manifest).unwrap();
+    assert!(live.current().moved().await);
+    assert_eq!(live.refresh().await.unwrap(), Some(0));
+    assert!(!live.current().moved().await);
+    assert_eq!(live.refresh().await.unwrap(), None);
+    assert_eq!(answer(&live, KNOWS).await, vec![vec!["1".to_string()]]);
 }

@@ -78,6 +78,7 @@ fn parameterize_turns_literals_into_parameters() {
     assert_eq!(shown, ["7", "'Ann'", "1.5", "4"]);
     assert!(values.iter().all(|(k, v)| others[k] != *v));
     assert!(cli_verify::parameterize("MATCH (a)-[*..2]->(b) RETURN a").is_none());
+    assert!(cli_verify::parameterize("MATCH (a) WHERE a.x IN [] RETURN a").is_none());
     // A list a property is tested against, of several kinds, maps and lists among them: one
     // long list parameter (the map's entry for the second such list).
     let (q, values, _) = cli_verify::parameterize(
