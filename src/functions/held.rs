@@ -6,6 +6,8 @@
 //! makes the variable a literal of the list; [`HeldValue`] names it again there (a
 //! projection prints its expressions each time it runs).
 
+use super::members::Members;
+use arrow::array::{Array, AsArray, ListArray, StructArray};
 use datafusion::common::{DataFusionError, Result, ScalarValue};
 use datafusion::execution::context::ExecutionProps;
 use datafusion::logical_expr::interval_arithmetic::Interval;
@@ -26,8 +28,9 @@ pub const HELD_STRING_BYTES: usize = 64 << 10;
 pub struct Held {
     name: String,
     value: ScalarValue,
-    /// Its members sorted, once `IN` asks for them.
-    members: std::sync::OnceLock<Option<super::members::Members>>,
+    /// The members of its lists sorted, once `IN` asks for them: by the path of the list's
+    /// column within it (empty for the value itself).
+    members: Mutex<HashMap<Vec<usize>, Option<Arc<Members>>>>,
 }
 
 /// The values held now, by variable name.
@@ -95,15 +98,30 @@ impl Held {
         })
     }
 
-    /// Its members sorted (sorted the first time asked); `None` unless its elements are
-    /// 64-bit integers or strings.
-    pub fn members(&self) -> Option<&super::members::Members> {
-        let ScalarValue::List(list) = &self.value else {
+    /// The members, sorted, of `value` where it is a held list or a list a held map holds
+    /// (`$m.ids` reads it out of the map again for every batch: the same arrays, another
+    /// value); sorted the first time asked. `None` unless its elements are 64-bit integers
+    /// or strings.
+    pub fn members_of(value: &ScalarValue) -> Option<Arc<Members>> {
+        let ScalarValue::List(list) = value else {
             return None;
         };
-        self.members
-            .get_or_init(|| super::members::Members::sort(&list.value(0)))
-            .as_ref()
+        let alive: Vec<Arc<Held>> = {
+            let all = HELD.lock().unwrap_or_else(|e| e.into_inner());
+            all.values().filter_map(Weak::upgrade).collect()
+        };
+        alive.iter().find_map(|h| {
+            let (path, at) = match &h.value {
+                ScalarValue::List(l) if Arc::ptr_eq(l, list) => (Vec::new(), l.as_ref().clone()),
+                ScalarValue::Struct(s) => list_in(s, list, &mut Vec::new())?,
+                _ => return None,
+            };
+            let mut sorted = h.members.lock().unwrap_or_else(|e| e.into_inner());
+            let m = sorted
+                .entry(path)
+                .or_insert_with(|| Members::sort(&at.value(0)).map(Arc::new));
+            Some(m.clone())
+        })?
     }
 
     /// Whether any value is held now.
@@ -121,6 +139,32 @@ impl Held {
         };
         Some(held.value.clone())
     }
+}
+
+/// The path to the column of `s` (a map's entries, nested ones too) that holds `list`'s
+/// items, and that column.
+fn list_in(
+    s: &StructArray,
+    list: &ListArray,
+    path: &mut Vec<usize>,
+) -> Option<(Vec<usize>, ListArray)> {
+    for (i, c) in s.columns().iter().enumerate() {
+        path.push(i);
+        if let Some(l) = c.as_list_opt::<i32>() {
+            // The same items: a field read out of a map is another list array over them.
+            if l.len() == 1
+                && list.len() == 1
+                && l.value(0).to_data().ptr_eq(&list.value(0).to_data())
+            {
+                return Some((path.clone(), l.clone()));
+            }
+        }
+        if let Some(found) = c.as_struct_opt().and_then(|t| list_in(t, list, path)) {
+            return Some(found);
+        }
+        path.pop();
+    }
+    None
 }
 
 impl Drop for Held {
@@ -275,5 +319,61 @@ mod tests {
         assert_eq!(Held::value_of(names), None);
         let gone = HeldLists.get_value(names.clone()).unwrap_err().to_string();
         assert!(gone.contains("no longer held"), "{gone}");
+    }
+
+    /// `x IN $m.ids` reads the list out of the held map for every batch, another value
+    /// over the same arrays: its members are sorted once, as a held list's are, and only
+    /// for that list.
+    #[test]
+    fn a_list_a_held_map_holds_is_sorted_once_for_every_batch() {
+        let ints = |xs: &[i64]| {
+            ScalarValue::List(ScalarValue::new_list_nullable(
+                &xs.iter()
+                    .map(|&x| ScalarValue::Int64(Some(x)))
+                    .collect::<Vec<_>>(),
+                &arrow::datatypes::DataType::Int64,
+            ))
+        };
+        let inner = ScalarValue::Struct(Arc::new(StructArray::from(vec![(
+            Arc::new(arrow::datatypes::Field::new(
+                "deep",
+                ints(&[1]).data_type(),
+                true,
+            )),
+            ints(&[9, 3, 7]).to_array().unwrap(),
+        )])));
+        let map = StructArray::from(vec![
+            (
+                Arc::new(arrow::datatypes::Field::new(
+                    "ids",
+                    ints(&[1]).data_type(),
+                    true,
+                )),
+                ints(&[5, 1, 4]).to_array().unwrap(),
+            ),
+            (
+                Arc::new(arrow::datatypes::Field::new("in", inner.data_type(), true)),
+                inner.to_array().unwrap(),
+            ),
+        ]);
+        let held = Held::new("m", ScalarValue::Struct(Arc::new(map.clone())));
+        // What a field access gives, once per batch.
+        let read = |path: &[usize]| {
+            let mut c: arrow::array::ArrayRef = Arc::new(map.clone());
+            for &i in path {
+                c = c.as_struct().column(i).clone();
+            }
+            ScalarValue::try_from_array(&c, 0).unwrap()
+        };
+        let first = Held::members_of(&read(&[0])).expect("sorted");
+        let again = Held::members_of(&read(&[0])).expect("sorted");
+        assert!(Arc::ptr_eq(&first, &again));
+        assert!(first.has_int(4) && !first.has_int(9));
+        let deep = Held::members_of(&read(&[1, 0])).expect("sorted");
+        assert!(deep.has_int(9) && !deep.has_int(4));
+        // An equal list not read out of a held value is not one.
+        assert!(Held::members_of(&ints(&[5, 1, 4])).is_none());
+        drop(held);
+        assert!(Held::members_of(&read(&[0])).is_none());
     }
 }

@@ -846,9 +846,9 @@ fn in_constant_list(
     // A long parameter (the same array in every batch) is looked up in its members sorted
     // once; one value by a scan; other lists in a set built for the call.
     let held = (!scalar && items.len() >= members::SORTED_FROM)
-        .then(|| held::Held::find(given))
+        .then(|| held::Held::members_of(given))
         .flatten();
-    let sorted = || held.as_ref().and_then(|h| h.members());
+    let sorted = || held.clone();
     let ints = (
         xs.as_primitive_opt::<arrow::datatypes::Int64Type>(),
         items.as_primitive_opt::<arrow::datatypes::Int64Type>(),
