@@ -8,6 +8,7 @@
 
 use super::members::Members;
 use arrow::array::{Array, AsArray, ListArray, StructArray};
+use datafusion::common::tree_node::{Transformed, TreeNode};
 use datafusion::common::{DataFusionError, Result, ScalarValue};
 use datafusion::execution::context::ExecutionProps;
 use datafusion::logical_expr::interval_arithmetic::Interval;
@@ -172,6 +173,28 @@ impl Drop for Held {
         let mut all = HELD.lock().unwrap_or_else(|e| e.into_inner());
         all.remove(&self.name);
     }
+}
+
+/// `e` with each literal that is a held value replaced by its name ([`HeldValue`]): the
+/// same value, shown as `$xs#7`.
+pub fn named(e: &Arc<dyn PhysicalExpr>) -> Result<Transformed<Arc<dyn PhysicalExpr>>> {
+    e.clone().transform_up(|x| {
+        let held = x
+            .downcast_ref::<datafusion::physical_expr::expressions::Literal>()
+            .and_then(|l| Held::named(l.value()));
+        Ok(match held {
+            Some(h) => Transformed::yes(Arc::new(h) as Arc<dyn PhysicalExpr>),
+            None => Transformed::no(x),
+        })
+    })
+}
+
+/// `e` as EXPLAIN shows it: held values by their names.
+pub fn shown(e: &Arc<dyn PhysicalExpr>) -> String {
+    if !Held::any() {
+        return e.to_string();
+    }
+    named(e).map_or_else(|_| e.to_string(), |n| n.data.to_string())
 }
 
 /// A held list in a physical plan: the list, shown by its name.

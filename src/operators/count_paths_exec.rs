@@ -1302,10 +1302,16 @@ impl DisplayAs for CountPathsExec {
                             s.push_str(&format!("*{}..{}", h.lengths.0, h.lengths.1));
                         }
                         if let Some(p) = &h.target_filter {
-                            s.push_str(&format!(" filter={}", p.expr));
+                            s.push_str(&format!(
+                                " filter={}",
+                                crate::functions::held::shown(&p.expr)
+                            ));
                         }
                         if let Some(p) = &h.edge_filter {
-                            s.push_str(&format!(" edge_filter={}", p.expr));
+                            s.push_str(&format!(
+                                " edge_filter={}",
+                                crate::functions::held::shown(&p.expr)
+                            ));
                         }
                         s
                     })

@@ -536,10 +536,14 @@ impl DisplayAs for CsrExpandExec {
                 }
                 write!(f, ", edge={}[{}]", s.edge_var, s.edge_out.join(", "))?;
                 if let Some(p) = &s.target_filter {
-                    write!(f, ", filter={}", p.expr)?;
+                    write!(f, ", filter={}", crate::functions::held::shown(&p.expr))?;
                 }
                 if let Some(p) = &s.edge_filter {
-                    write!(f, ", edge_filter={}", p.expr)?;
+                    write!(
+                        f,
+                        ", edge_filter={}",
+                        crate::functions::held::shown(&p.expr)
+                    )?;
                 }
                 if let Some(n) = self.fetch {
                     write!(f, ", fetch={n}")?;

@@ -392,7 +392,7 @@ impl DisplayAs for CsrIntersectExec {
                     .chain(closing)
                     .flatten()
                 {
-                    write!(f, ", filter={}", p.expr)?;
+                    write!(f, ", filter={}", crate::functions::held::shown(&p.expr))?;
                 }
                 match self.count.as_ref().map(|m| &m.filter) {
                     Some(Some(p)) => write!(f, ", counted where {p}"),

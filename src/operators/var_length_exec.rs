@@ -678,7 +678,7 @@ impl DisplayAs for VarLengthExec {
                     s.target_out.join(", ")
                 )?;
                 if let Some(p) = &s.target_filter {
-                    write!(f, ", filter={}", p.expr)?;
+                    write!(f, ", filter={}", crate::functions::held::shown(&p.expr))?;
                 }
                 if let Some(n) = self.fetch {
                     write!(f, ", fetch={n}")?;

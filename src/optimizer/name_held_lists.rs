@@ -1,5 +1,6 @@
 //! `NameHeldLists` (physical): a long list (or map, or string) parameter shows by its name in
-//! projections, filters and sorts, not as all of its values.
+//! projections, filters, sorts and join filters, not as all of its values (our hop
+//! operators show theirs by name when they are displayed, `held::shown`).
 //!
 //! Logical plans name such a list by a variable (`$xs#7`, see `functions::held`); physical
 //! planning makes the variable a literal of the whole list. A projection writes each of its
@@ -18,16 +19,18 @@
 //! planning makes the variable a literal, so a string of 64 KiB or more is matched by value:
 //! one the query wrote equal to a held parameter shows by that name (the same value).
 
-use crate::functions::held::Held;
+use crate::functions::held::{named, Held};
 use datafusion::common::config::ConfigOptions;
 use datafusion::common::tree_node::{Transformed, TreeNode};
 use datafusion::error::Result;
-use datafusion::physical_expr::expressions::Literal;
 use datafusion::physical_expr::projection::ProjectionExpr;
-use datafusion::physical_expr::PhysicalExpr;
 use datafusion::physical_expr::{LexOrdering, PhysicalSortExpr};
 use datafusion::physical_optimizer::PhysicalOptimizerRule;
 use datafusion::physical_plan::filter::{FilterExec, FilterExecBuilder};
+use datafusion::physical_plan::joins::utils::JoinFilter;
+use datafusion::physical_plan::joins::{
+    HashJoinExec, NestedLoopJoinExec, NestedLoopJoinExecBuilder,
+};
 use datafusion::physical_plan::projection::ProjectionExec;
 use datafusion::physical_plan::sorts::sort::SortExec;
 use datafusion::physical_plan::sorts::sort_preserving_merge::SortPreservingMergeExec;
@@ -76,6 +79,18 @@ impl PhysicalOptimizerRule for NameHeldLists {
                         .with_fetch(merge.fetch());
                     return Ok(Transformed::yes(Arc::new(renamed) as Arc<dyn ExecutionPlan>));
                 }
+            } else if let Some(join) = p.downcast_ref::<HashJoinExec>() {
+                if let Some(filter) = named_filter(join.filter())? {
+                    let renamed = join.builder().with_filter(Some(filter)).build()?;
+                    return Ok(Transformed::yes(Arc::new(renamed) as Arc<dyn ExecutionPlan>));
+                }
+            } else if let Some(join) = p.downcast_ref::<NestedLoopJoinExec>() {
+                if let Some(filter) = named_filter(join.filter())? {
+                    let renamed = NestedLoopJoinExecBuilder::from(join)
+                        .with_filter(Some(filter))
+                        .build()?;
+                    return Ok(Transformed::yes(Arc::new(renamed) as Arc<dyn ExecutionPlan>));
+                }
             } else if let Some(filter) = p.downcast_ref::<FilterExec>() {
                 let predicate = named(filter.predicate())?;
                 if predicate.transformed {
@@ -99,6 +114,14 @@ impl PhysicalOptimizerRule for NameHeldLists {
     }
 }
 
+/// A join's `filter` with its held lists named; `None` when it holds none.
+fn named_filter(filter: Option<&JoinFilter>) -> Result<Option<JoinFilter>> {
+    let Some(f) = filter else { return Ok(None) };
+    let e = named(f.expression())?;
+    Ok(e.transformed
+        .then(|| JoinFilter::new(e.data, f.column_indices().to_vec(), f.schema().clone())))
+}
+
 /// `ordering` with its held lists named; `None` when it holds none.
 fn named_ordering(ordering: &LexOrdering) -> Result<Option<LexOrdering>> {
     let exprs = ordering
@@ -116,25 +139,13 @@ fn named_ordering(ordering: &LexOrdering) -> Result<Option<LexOrdering>> {
     Ok(LexOrdering::new(exprs.into_iter().map(|e| e.data)))
 }
 
-/// `e` with each literal that is a held list replaced by its name.
-fn named(e: &Arc<dyn PhysicalExpr>) -> Result<Transformed<Arc<dyn PhysicalExpr>>> {
-    e.clone().transform_up(|x| {
-        let held = x
-            .downcast_ref::<Literal>()
-            .and_then(|l| Held::named(l.value()));
-        Ok(match held {
-            Some(h) => Transformed::yes(Arc::new(h) as Arc<dyn PhysicalExpr>),
-            None => Transformed::no(x),
-        })
-    })
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
     use arrow::datatypes::{DataType, Field, Schema};
     use datafusion::common::ScalarValue;
     use datafusion::physical_expr::expressions::{col, lit};
+    use datafusion::physical_expr::PhysicalExpr;
     use datafusion::physical_plan::displayable;
     use datafusion::physical_plan::empty::EmptyExec;
 
@@ -157,7 +168,7 @@ mod tests {
             ))
         };
         let filter: Arc<dyn ExecutionPlan> =
-            Arc::new(FilterExec::try_new(is_not_null(&value), input).unwrap());
+            Arc::new(FilterExec::try_new(is_not_null(&value), input.clone()).unwrap());
         let exprs = vec![
             ProjectionExpr::new(col("x", &schema).unwrap(), "x".to_string()),
             ProjectionExpr::new(lit(value.clone()), "held".to_string()),
@@ -186,6 +197,27 @@ mod tests {
             datafusion::logical_expr::ColumnarValue::Scalar(v) => assert_eq!(v, value),
             other => panic!("{other:?}"),
         }
+        // A join's filter, and a hop's filter as it is displayed.
+        let filter = JoinFilter::new(is_not_null(&value), vec![], Arc::new(Schema::empty()));
+        let join: Arc<dyn ExecutionPlan> = Arc::new(
+            NestedLoopJoinExec::try_new(
+                input.clone(),
+                input.clone(),
+                Some(filter),
+                &datafusion::common::JoinType::Inner,
+                None,
+            )
+            .unwrap(),
+        );
+        let named_join = NameHeldLists
+            .optimize(join, &ConfigOptions::default())
+            .unwrap();
+        let text = displayable(named_join.as_ref()).indent(true).to_string();
+        assert!(
+            text.contains("filter=$xs#") && !text.contains("98765"),
+            "{text}"
+        );
+        assert!(crate::functions::held::shown(&is_not_null(&value)).starts_with("$xs#"));
         // Let go: the plan keeps its literals.
         drop(held);
         let kept = NameHeldLists
