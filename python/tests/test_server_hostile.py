@@ -521,6 +521,17 @@ def test_a_message_takes_room_as_it_is_read_and_must_come_in_time(cli, sample_pa
         assert recv_message(s)[:2] == b"\xb1\x70"
         assert recv_message(s) == b"\xb1\x71\x91\xca" + struct.pack(">i", m)
         assert time.time() - started < 20
+        # An open result keeps what its parameters decoded to (planning's copies let go),
+        # outside a transaction too, until it is pulled to its end.
+        assert recv_message(s)[:2] == b"\xb1\x70"
+        send_message(s, run_message("UNWIND [1, 2] AS x RETURN x, size($p) AS n",
+                                    b"\xd2" + struct.pack(">I", m) + b"a" * m))
+        assert recv_message(s)[:2] == b"\xb1\x70"
+        held = srv.metric("lance_csr_message_bytes")
+        assert m <= held < 3 * m, held
+        send_message(s, PULL_ALL)
+        assert [recv_message(s)[:2] for _ in range(3)] == [b"\xb1\x71", b"\xb1\x71", b"\xb1\x70"]
+        assert srv.metric("lance_csr_message_bytes") == 0
         s.close()
     finally:
         srv.stop()

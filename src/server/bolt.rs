@@ -84,8 +84,9 @@ const QUEUED_BYTES: usize = 16 << 20;
 /// What the reading task hands the connection.
 enum Incoming {
     /// A message: its tag, fields, and the memory they take (a RUN's, what its query copies
-    /// too), held in the server's room for messages until it is handled.
-    Message(u8, Vec<PackValue>, MemoryReservation),
+    /// too), held in the server's room for messages until it is handled, and what they
+    /// decoded to (a RUN's result keeps that much while it is open).
+    Message(u8, Vec<PackValue>, MemoryReservation, usize),
     /// A message that would decode to more than one may, or found no room: its failure.
     Refused(Failure),
     /// A message that is not a PackStream structure.
@@ -258,7 +259,7 @@ async fn read_messages(
             signals.resets.fetch_add(1, SeqCst);
             signals.notify.notify_one();
         }
-        if let Incoming::Message(.., held) = &incoming {
+        if let Incoming::Message(_, _, held, _) = &incoming {
             signals.queued.fetch_add(held.size(), SeqCst);
         }
         signals.sent.fetch_add(1, SeqCst);
@@ -292,7 +293,7 @@ async fn decoded(
                     msg::RUN => Messages::query_cost(u.decoded(), u.copied()),
                     _ => u.decoded(),
                 };
-                Ok((tag, fields, cost))
+                Ok((tag, fields, cost, u.decoded()))
             }
             Ok(_) => Err(Incoming::Malformed(
                 "a message must be one structure".into(),
@@ -301,16 +302,16 @@ async fn decoded(
             Err(e) => Err(Incoming::Malformed(e.to_string())),
         }
     };
-    let (tag, fields, cost) = match decode() {
+    let (tag, fields, cost, decoded) = match decode() {
         Ok(m) => m,
         Err(refused) => return refused,
     };
     // These end what holds the room: they take none.
     if matches!(tag, msg::RESET | msg::GOODBYE) && fields.is_empty() {
-        return Incoming::Message(tag, fields, room.new_empty());
+        return Incoming::Message(tag, fields, room.new_empty(), 0);
     }
     if let Some(held) = Messages::take(room, cost) {
-        return Incoming::Message(tag, fields, held);
+        return Incoming::Message(tag, fields, held, decoded);
     }
     drop(fields);
     // Waiting, its bytes let go of their room (that room and the message's cost together
@@ -325,7 +326,7 @@ async fn decoded(
         return Incoming::Refused(messages.no_room(cost));
     }
     match decode() {
-        Ok((tag, fields, _)) => Incoming::Message(tag, fields, held),
+        Ok((tag, fields, _, decoded)) => Incoming::Message(tag, fields, held, decoded),
         Err(refused) => refused,
     }
 }
@@ -471,9 +472,8 @@ struct Open {
     query: String,
     /// An error met looking ahead, reported at the next PULL.
     error: Option<crate::Error>,
-    /// In a transaction, the room its RUN took (its parameters), until the result is let
-    /// go: a transaction may hold many results. Outside one, a connection holds one result,
-    /// and its RUN's room is let go once the query has started.
+    /// The room its RUN's parameters take until the result is let go (what planning copied
+    /// of them is let go once the query has started).
     _params: Option<MemoryReservation>,
 }
 
@@ -501,8 +501,8 @@ struct Connection {
     tx: Option<Tx>,
     results: Vec<Open>,
     next_qid: i64,
-    /// The room the message being handled takes.
-    handling: Option<MemoryReservation>,
+    /// The room the message being handled takes, and what it decoded to.
+    handling: Option<(MemoryReservation, usize)>,
 }
 
 /// Whether the connection goes on after a message.
@@ -520,9 +520,9 @@ impl Connection {
                 return;
             };
             let next = match incoming {
-                Incoming::Message(tag, fields, held) => {
+                Incoming::Message(tag, fields, held, decoded) => {
                     let size = held.size();
-                    self.handling = Some(held);
+                    self.handling = Some((held, decoded));
                     let next = self.handle(tag, fields).await;
                     self.handling = None;
                     self.signals.queued.fetch_sub(size, SeqCst);
@@ -934,10 +934,10 @@ impl Connection {
             deadline,
             query,
             error: None,
-            _params: match self.tx {
-                Some(_) => self.handling.take(),
-                None => None,
-            },
+            _params: self.handling.take().map(|(room, decoded)| {
+                room.shrink(room.size().saturating_sub(decoded));
+                room
+            }),
         });
     }
 
