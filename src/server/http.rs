@@ -282,7 +282,7 @@ async fn query(
     if !messages.grow(&held, cost, || false).await {
         return no_room(cost);
     }
-    let (statement, params) = (request.statement, request.params);
+    let (statement, params, decoded) = (request.statement, request.params, request.decoded);
     let (columns, first, rest) =
         match super::procedures::call(&statement, || shared.graph.current().schema()) {
             Some(Ok(a)) => (a.columns, a.rows, None),
@@ -295,6 +295,8 @@ async fn query(
                 Err(e) => return fail(status::failure(&e, &statement)),
             },
         };
+    // Started: what planning copied of the parameters is let go.
+    held.shrink(held.size().saturating_sub(decoded));
     let (tx, rx) = tokio::sync::mpsc::channel::<Bytes>(4);
     let head = format!(
         "{{\"data\":{{\"fields\":{},\"values\":[",
