@@ -439,4 +439,8 @@ fn sliced_stream(
 }
 
 #[cfg(test)]
+mod exec_tests;
+#[cfg(test)]
+pub(crate) mod hand_built;
+#[cfg(test)]
 mod tests;

@@ -1,0 +1,249 @@
+//! Our execs on their own: each built from a hand-made logical node over the hand-built graph
+//! (`hand_built`: persons 1, 2, 3 aged 30, 40, 50; `KNOWS` 1->2 since 1, 1->3 since 5, 2->3
+//! since 9), its input replaced by in-memory batches: every answer worked out by hand, and the
+//! same however the input is split into batches, for empty input, a key the graph lacks, a
+//! LIMIT absorbed from above, and a consumer that stops reading.
+
+use super::hand_built::{expand, find, hop, lines, physical, traversal};
+use crate::optimizer::test_util::apply_plan;
+use arrow::array::{Int64Array, RecordBatch};
+use arrow::datatypes::SchemaRef;
+use datafusion::datasource::memory::MemorySourceConfig;
+use datafusion::execution::TaskContext;
+use datafusion::logical_expr::{lit, Expr, LogicalPlan, LogicalPlanBuilder};
+use datafusion::physical_plan::{collect, ExecutionPlan};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
+
+/// The exec named `name` in `plan` planned physically, and a context to run it.
+async fn exec_of(plan: &LogicalPlan, name: &str) -> (Arc<dyn ExecutionPlan>, Arc<TaskContext>) {
+    let (physical, ctx) = physical(plan).await;
+    (find(&physical, name), ctx)
+}
+
+/// `op` over `parts` (batches of its input's schema) as its only input, with `fetch`: its
+/// rows as text, sorted.
+async fn over(
+    op: &Arc<dyn ExecutionPlan>,
+    ctx: &Arc<TaskContext>,
+    parts: Vec<RecordBatch>,
+    fetch: Option<usize>,
+) -> Vec<String> {
+    let schema = op.children()[0].schema();
+    let source = MemorySourceConfig::try_new_exec(&[parts], schema, None).unwrap();
+    let mut node = op.clone().with_new_children(vec![source]).unwrap();
+    if fetch.is_some() {
+        node = node.with_fetch(fetch).expect("absorbs limits");
+    }
+    lines(&collect(node, ctx.clone()).await.unwrap())
+}
+
+/// Batches of one `Int64` column (`schema`'s only field): one per slice of `keys`.
+fn keys(schema: &SchemaRef, parts: &[&[i64]]) -> Vec<RecordBatch> {
+    (parts.iter())
+        .map(|k| {
+            RecordBatch::try_new(schema.clone(), vec![Arc::new(Int64Array::from(k.to_vec()))])
+                .unwrap()
+        })
+        .collect()
+}
+
+/// The rows of `op` over its own input's rows, cut into batches of `size` rows.
+async fn split(op: &Arc<dyn ExecutionPlan>, ctx: &Arc<TaskContext>, size: usize) -> Vec<String> {
+    let input = op.children()[0].clone();
+    let rows = collect(input.clone(), ctx.clone()).await.unwrap();
+    let all = arrow::compute::concat_batches(&input.schema(), &rows).unwrap();
+    let parts = (0..all.num_rows())
+        .step_by(size)
+        .map(|i| all.slice(i, size.min(all.num_rows() - i)))
+        .collect();
+    over(op, ctx, parts, None).await
+}
+
+#[tokio::test]
+async fn csr_expand_exec_walks_each_key_out_and_back() {
+    let (op, ctx) = exec_of(&hop(), "CsrExpandExec").await;
+    let schema = op.children()[0].schema();
+    // a, k.src, k.dst, k.since, b, b.age.
+    let out = ["1,1,2,1,2,40", "1,1,3,5,3,50", "2,2,3,9,3,50"];
+    // 3 has no edge out, 99 is no node; one batch, a row per batch, an empty batch between.
+    for parts in [
+        vec![&[1, 2, 3, 99][..]],
+        vec![&[1][..], &[2], &[3], &[99]],
+        vec![&[3, 1][..], &[], &[99, 2]],
+    ] {
+        assert_eq!(
+            over(&op, &ctx, keys(&schema, &parts), None).await,
+            out,
+            "{parts:?}"
+        );
+    }
+    assert!(over(&op, &ctx, vec![], None).await.is_empty());
+    assert!(over(&op, &ctx, keys(&schema, &[&[3, 99]]), None)
+        .await
+        .is_empty());
+    assert_eq!(
+        over(&op, &ctx, keys(&schema, &[&[2]]), None).await,
+        ["2,2,3,9,3,50"]
+    );
+    // A LIMIT above: that many of the rows, however the input comes.
+    for fetch in [1, 2] {
+        let some = over(&op, &ctx, keys(&schema, &[&[1], &[2]]), Some(fetch)).await;
+        assert_eq!(some.len(), fetch);
+        assert!(some.iter().all(|r| out.contains(&r.as_str())), "{some:?}");
+    }
+    // Walked backwards (incoming): 3 from 1 and from 2, 2 from 1, nothing into 1.
+    let back = expand(hop_input(), "a__id", true, "r", "c", None);
+    let (op, ctx) = exec_of(&back, "CsrExpandExec").await;
+    assert_eq!(
+        over(&op, &ctx, keys(&schema, &[&[1, 2], &[3]]), None).await,
+        ["2,1,2,1,30", "3,1,3,1,30", "3,2,3,2,40"]
+    );
+}
+
+/// `hop()`'s input: `a__id` 1 and 2.
+fn hop_input() -> LogicalPlan {
+    hop().inputs()[0].clone()
+}
+
+#[tokio::test]
+async fn var_length_exec_finds_every_path_from_each_key() {
+    let (op, ctx) = exec_of(&traversal(), "VarLengthExec").await;
+    let schema = op.children()[0].schema();
+    // From 1: 1->2, 1->3, 1->2->3; from 2: 2->3; from 3 and 99: none. The far node and its
+    // age after the path's relationships.
+    let ends = |rows: Vec<String>| -> Vec<String> {
+        rows.iter()
+            .map(|r| {
+                let cells: Vec<&str> = r.split(',').collect();
+                format!("{}->{}", cells[0], cells[cells.len() - 2])
+            })
+            .collect()
+    };
+    let want = ["1->2", "1->3", "1->3", "2->3"];
+    for parts in [
+        vec![&[1, 2, 3, 99][..]],
+        vec![&[99][..], &[2], &[], &[1], &[3]],
+    ] {
+        let mut got = ends(over(&op, &ctx, keys(&schema, &parts), None).await);
+        got.sort();
+        assert_eq!(got, want, "{parts:?}");
+    }
+    assert!(over(&op, &ctx, vec![], None).await.is_empty());
+    let one = over(&op, &ctx, keys(&schema, &[&[1, 2]]), Some(1)).await;
+    assert_eq!(one.len(), 1);
+}
+
+#[tokio::test]
+async fn csr_intersect_exec_closes_each_row_onto_its_bound_node() {
+    // (a)-[k]->(b)-[r2]->(c)<-[r3]-(a): the triangle 1 -> 2 -> 3 <- 1.
+    let bc = expand(hop(), "b__id", false, "r2", "c", None);
+    let closing = expand(bc, "c__id", true, "r3", "a", Some("a__id"));
+    let (fused, changed) = apply_plan(crate::optimizer::IntersectCycles::new(), closing);
+    assert!(changed);
+    let (op, ctx) = exec_of(&fused, "CsrIntersectExec").await;
+    let whole = split(&op, &ctx, usize::MAX).await;
+    assert_eq!(whole.len(), 1, "{whole:?}");
+    assert!(
+        whole[0].starts_with("1,1,2,1,2,40,2,3,3,50,1,3"),
+        "{whole:?}"
+    );
+    for size in [1, 2] {
+        assert_eq!(split(&op, &ctx, size).await, whole, "batches of {size}");
+    }
+    assert!(over(&op, &ctx, vec![], None).await.is_empty());
+}
+
+#[tokio::test]
+async fn count_paths_exec_counts_each_roots_paths() {
+    let plan = LogicalPlanBuilder::from(hop())
+        .aggregate(
+            Vec::<Expr>::new(),
+            vec![datafusion::functions_aggregate::expr_fn::count(lit(1i64)).alias("n")],
+        )
+        .unwrap()
+        .build()
+        .unwrap();
+    let (counted, changed) = apply_plan(crate::optimizer::FactorizeCounts::new(), plan);
+    assert!(changed);
+    let (op, ctx) = exec_of(&counted, "CountPathsExec").await;
+    let schema = op.children()[0].schema();
+    let total = |rows: Vec<String>| -> i64 { rows.iter().map(|r| r.parse::<i64>().unwrap()).sum() };
+    // Two edges out of 1, one out of 2, none out of 3 or 99: per batch or at once.
+    for parts in [
+        vec![&[1, 2, 3, 99][..]],
+        vec![&[1][..], &[], &[2, 3], &[99]],
+    ] {
+        assert_eq!(total(over(&op, &ctx, keys(&schema, &parts), None).await), 3);
+    }
+    assert_eq!(total(over(&op, &ctx, vec![], None).await), 0);
+    assert_eq!(
+        total(over(&op, &ctx, keys(&schema, &[&[3, 99]]), None).await),
+        0
+    );
+}
+
+/// An input that makes batches of the keys 1 and 2 for as long as it is read, counting them.
+#[derive(Debug)]
+struct Endless {
+    schema: SchemaRef,
+    made: Arc<AtomicUsize>,
+}
+
+impl datafusion::physical_plan::streaming::PartitionStream for Endless {
+    fn schema(&self) -> &SchemaRef {
+        &self.schema
+    }
+
+    fn execute(&self, _: Arc<TaskContext>) -> datafusion::execution::SendableRecordBatchStream {
+        let (schema, made) = (self.schema.clone(), self.made.clone());
+        let batches = futures::stream::repeat_with(move || {
+            made.fetch_add(1, Ordering::SeqCst);
+            Ok(keys(&schema, &[&[1, 2]]).remove(0))
+        });
+        Box::pin(
+            datafusion::physical_plan::stream::RecordBatchStreamAdapter::new(
+                self.schema.clone(),
+                batches,
+            ),
+        )
+    }
+}
+
+/// A consumer that stops reading stops the work: after the stream is dropped, its input
+/// is read no further (each of our hop operators).
+#[tokio::test]
+async fn a_dropped_stream_reads_its_input_no_further() {
+    use futures::StreamExt;
+    let (expand_op, ctx) = exec_of(&hop(), "CsrExpandExec").await;
+    let (var_op, _) = exec_of(&traversal(), "VarLengthExec").await;
+    for op in [expand_op, var_op] {
+        let schema = op.children()[0].schema();
+        let made = Arc::new(AtomicUsize::new(0));
+        let source = datafusion::physical_plan::streaming::StreamingTableExec::try_new(
+            schema.clone(),
+            vec![Arc::new(Endless {
+                schema: schema.clone(),
+                made: made.clone(),
+            })],
+            None,
+            vec![],
+            false,
+            None,
+        )
+        .unwrap();
+        let node = op
+            .clone()
+            .with_new_children(vec![Arc::new(source)])
+            .unwrap();
+        let mut stream = node.execute(0, ctx.clone()).unwrap();
+        let first = stream.next().await.unwrap().unwrap();
+        assert!(first.num_rows() > 0, "{}", op.name());
+        drop(stream);
+        let after = made.load(Ordering::SeqCst);
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+        assert_eq!(made.load(Ordering::SeqCst), after, "{}", op.name());
+        // A batch of output takes a bounded part of the endless input.
+        assert!(after < 10_000, "{}: {after}", op.name());
+    }
+}
