@@ -307,3 +307,59 @@ pub fn replan(
             .collect::<Result<_>>()?,
     }))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use arrow::array::{Int64Array, RecordBatch};
+    use arrow::datatypes::{DataType, Field, Schema};
+    use datafusion::datasource::memory::MemorySourceConfig;
+    use datafusion::physical_plan::coalesce_partitions::CoalescePartitionsExec;
+
+    /// `PlannedExec` is its operator in every way a plan sees, and keeps the logical node it
+    /// carries for the cluster through new children and a limit.
+    #[tokio::test]
+    async fn a_planned_exec_is_its_operator_and_keeps_its_node() {
+        let schema = Arc::new(Schema::new(vec![Field::new("x", DataType::Int64, false)]));
+        let batch = RecordBatch::try_new(
+            schema.clone(),
+            vec![Arc::new(Int64Array::from(vec![1, 2, 3]))],
+        )
+        .unwrap();
+        let source = MemorySourceConfig::try_new_exec(&[vec![batch]], schema, None).unwrap();
+        let inner: Arc<dyn ExecutionPlan> = Arc::new(CoalescePartitionsExec::new(source.clone()));
+        let planned: Arc<dyn ExecutionPlan> = Arc::new(PlannedExec {
+            inner: inner.clone(),
+            node: vec![7, 8],
+            inputs: vec![vec![9]],
+        });
+        assert_eq!(planned.name(), inner.name());
+        let shown = |p: &Arc<dyn ExecutionPlan>| {
+            datafusion::physical_plan::displayable(p.as_ref())
+                .indent(false)
+                .to_string()
+        };
+        assert_eq!(shown(&planned), shown(&inner));
+        let ctx = Arc::new(TaskContext::default());
+        let rows = |p: Arc<dyn ExecutionPlan>| {
+            let ctx = ctx.clone();
+            async move {
+                let b = datafusion::physical_plan::collect(p, ctx).await.unwrap();
+                b.iter().map(|b| b.num_rows()).sum::<usize>()
+            }
+        };
+        assert_eq!(rows(planned.clone()).await, 3);
+        let kept = |p: &Arc<dyn ExecutionPlan>| {
+            let p = p.downcast_ref::<PlannedExec>().expect("still planned");
+            (p.node.clone(), p.inputs.clone())
+        };
+        let renewed = planned.clone().with_new_children(vec![source]).unwrap();
+        assert_eq!(kept(&renewed), (vec![7, 8], vec![vec![9]]));
+        assert_eq!(rows(renewed).await, 3);
+        let limited = planned
+            .with_fetch(Some(1))
+            .expect("its operator takes a limit");
+        assert_eq!(kept(&limited), (vec![7, 8], vec![vec![9]]));
+        assert_eq!(rows(limited).await, 1);
+    }
+}

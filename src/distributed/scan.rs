@@ -491,7 +491,101 @@ impl ExecutionPlan for FragmentScanExec {
 
 #[cfg(test)]
 mod tests {
-    use super::{split, ScanPart};
+    use super::{split, FragmentScanExec, FragmentTable, ScanPart, ScanSpec, TableRef};
+    use datafusion::physical_plan::ExecutionPlan;
+    use std::sync::Arc;
+
+    /// A scan of two fragments of ids (1..=10, then 11..=15 appended): each partition reads
+    /// its fragments or its range of rows, with the filters and the limit applied.
+    #[test]
+    fn a_fragment_scan_reads_each_partitions_fragments_or_rows() {
+        crate::distributed::tests::deep(|| async {
+            use arrow::array::{Int64Array, RecordBatch};
+            use arrow::datatypes::{DataType, Field, Schema};
+            use datafusion::logical_expr::{col, lit};
+            let dir = tempfile::tempdir().unwrap();
+            let path = dir.path().join("t.lance");
+            let schema = Arc::new(Schema::new(vec![Field::new("id", DataType::Int64, false)]));
+            let ids = |r: std::ops::RangeInclusive<i64>| {
+                let a = Int64Array::from(r.collect::<Vec<_>>());
+                vec![RecordBatch::try_new(schema.clone(), vec![Arc::new(a)]).unwrap()]
+            };
+            crate::write_lance(&path, schema.clone(), ids(1..=10))
+                .await
+                .unwrap();
+            crate::append_lance(&path, schema.clone(), ids(11..=15))
+                .await
+                .unwrap();
+            let table = TableRef {
+                uri: path.to_string_lossy().to_string(),
+                version: 2,
+                row_id: false,
+                columns: Default::default(),
+            };
+            let t = FragmentTable::open(table.clone()).await.unwrap();
+            let read = |parts: Vec<ScanPart>, filters, limit| {
+                let spec = ScanSpec {
+                    table: table.clone(),
+                    projection: None,
+                    filters,
+                    limit,
+                    partitions: parts,
+                };
+                let scan = FragmentScanExec::try_new(spec, t.dataset.clone(), &t.schema).unwrap();
+                async move {
+                    let scan: Arc<dyn ExecutionPlan> = Arc::new(scan);
+                    let ctx = Arc::new(datafusion::execution::TaskContext::default());
+                    let mut out = vec![];
+                    for p in 0..scan.properties().partitioning.partition_count() {
+                        let batches = datafusion::physical_plan::common::collect(
+                            scan.execute(p, ctx.clone()).unwrap(),
+                        )
+                        .await
+                        .unwrap();
+                        let mut got: Vec<i64> = batches
+                            .iter()
+                            .flat_map(|b| {
+                                let c = b.column(0).as_any().downcast_ref::<Int64Array>();
+                                c.unwrap().values().to_vec()
+                            })
+                            .collect();
+                        got.sort_unstable();
+                        out.push(got);
+                    }
+                    out
+                }
+            };
+            let parts = vec![
+                ScanPart::Fragments(vec![1]),
+                ScanPart::Rows {
+                    fragment: 0,
+                    start: 2,
+                    end: 5,
+                },
+            ];
+            assert_eq!(
+                read(parts, vec![], None).await,
+                [vec![11, 12, 13, 14, 15], vec![3, 4, 5]]
+            );
+            let both = vec![ScanPart::Fragments(vec![0, 1])];
+            assert_eq!(
+                read(both.clone(), vec![col("id").gt(lit(12i64))], None).await,
+                [vec![13, 14, 15]]
+            );
+            let range = vec![ScanPart::Rows {
+                fragment: 0,
+                start: 0,
+                end: 10,
+            }];
+            assert_eq!(
+                read(range, vec![col("id").gt(lit(7i64))], None).await,
+                [vec![8, 9, 10]]
+            );
+            assert_eq!(read(both, vec![], Some(2)).await[0].len(), 2);
+            // No parts: one partition, empty.
+            assert_eq!(read(vec![], vec![], None).await, [Vec::<i64>::new()]);
+        });
+    }
 
     /// Every row of every fragment, in order, once.
     fn covered(parts: &[ScanPart], fragments: &[(u64, Option<usize>)]) -> bool {

@@ -247,3 +247,146 @@ async fn a_dropped_stream_reads_its_input_no_further() {
         assert!(after < 10_000, "{}: {after}", op.name());
     }
 }
+
+/// `NodeLookup` of the persons' ages from `input`'s `a__id`.
+fn lookup(input: LogicalPlan, keys_exist: bool) -> LogicalPlan {
+    let g = super::hand_built::GRAPH.clone();
+    let node = super::node_lookup::NodeLookup::try_new(
+        input,
+        "a__id".into(),
+        "Person".into(),
+        super::hand_built::take("a", &["id", "age"], Some(0)),
+        g.near_keys.clone(),
+        g.target.clone(),
+        keys_exist,
+    )
+    .unwrap();
+    LogicalPlan::Extension(datafusion::logical_expr::Extension {
+        node: Arc::new(node),
+    })
+}
+
+#[tokio::test]
+async fn node_lookup_exec_takes_each_nodes_columns_and_drops_what_is_no_node() {
+    let (op, ctx) = exec_of(&lookup(hop_input(), false), "NodeLookupExec").await;
+    let schema = op.children()[0].schema();
+    let out = ["1,1,30", "2,2,40", "3,3,50"];
+    for parts in [
+        vec![&[3, 99, 1, 2][..]],
+        vec![&[99][..], &[], &[1], &[2, 3]],
+    ] {
+        assert_eq!(
+            over(&op, &ctx, keys(&schema, &parts), None).await,
+            out,
+            "{parts:?}"
+        );
+    }
+    assert!(over(&op, &ctx, vec![], None).await.is_empty());
+    assert!(over(&op, &ctx, keys(&schema, &[&[0, 99]]), None)
+        .await
+        .is_empty());
+    // Keys known to be nodes or null: a null key is kept, with null columns.
+    let nullable = LogicalPlanBuilder::values(vec![
+        vec![lit(2i64)],
+        vec![lit(datafusion::common::ScalarValue::Int64(None))],
+    ])
+    .unwrap()
+    .project(vec![datafusion::logical_expr::col("column1").alias("a__id")])
+    .unwrap()
+    .build()
+    .unwrap();
+    let (op, ctx) = exec_of(&lookup(nullable, true), "NodeLookupExec").await;
+    let whole = split(&op, &ctx, usize::MAX).await;
+    assert_eq!(whole, [",,", "2,2,40"]);
+    assert_eq!(split(&op, &ctx, 1).await, whole);
+}
+
+#[tokio::test]
+async fn const_row_exec_makes_one_row_or_adds_its_columns_to_each() {
+    use super::const_row::ConstRow;
+    let node = |input: Option<LogicalPlan>| {
+        let c = ConstRow::over(input, vec![("k".into(), lit(7i64))]).unwrap();
+        LogicalPlan::Extension(datafusion::logical_expr::Extension { node: Arc::new(c) })
+    };
+    let (alone, ctx) = exec_of(&node(None), "ConstRowExec").await;
+    assert_eq!(lines(&collect(alone, ctx).await.unwrap()), ["7"]);
+    let (op, ctx) = exec_of(&node(Some(hop_input())), "ConstRowExec").await;
+    let schema = op.children()[0].schema();
+    for parts in [vec![&[1, 2, 3][..]], vec![&[1][..], &[], &[2, 3]]] {
+        assert_eq!(
+            over(&op, &ctx, keys(&schema, &parts), None).await,
+            ["1,7", "2,7", "3,7"]
+        );
+    }
+    assert!(over(&op, &ctx, vec![], None).await.is_empty());
+}
+
+/// An input that counts how often it is run.
+#[derive(Debug)]
+struct Counted {
+    schema: SchemaRef,
+    runs: Arc<AtomicUsize>,
+}
+
+impl datafusion::physical_plan::streaming::PartitionStream for Counted {
+    fn schema(&self) -> &SchemaRef {
+        &self.schema
+    }
+
+    fn execute(&self, _: Arc<TaskContext>) -> datafusion::execution::SendableRecordBatchStream {
+        self.runs.fetch_add(1, Ordering::SeqCst);
+        let batches = keys(&self.schema, &[&[1, 2], &[3]]);
+        Box::pin(
+            datafusion::physical_plan::stream::RecordBatchStreamAdapter::new(
+                self.schema.clone(),
+                futures::stream::iter(batches.into_iter().map(Ok)),
+            ),
+        )
+    }
+}
+
+#[tokio::test]
+async fn shared_subplan_exec_runs_its_subplan_once_for_every_reader() {
+    use super::shared::SharedCell;
+    use super::shared_exec::SharedSubplanExec;
+    let schema = hop_input().schema().inner().clone();
+    let runs = Arc::new(AtomicUsize::new(0));
+    let inner = datafusion::physical_plan::streaming::StreamingTableExec::try_new(
+        schema.clone(),
+        vec![Arc::new(Counted {
+            schema: schema.clone(),
+            runs: runs.clone(),
+        })],
+        None,
+        vec![],
+        false,
+        None,
+    )
+    .unwrap();
+    let cell = Arc::new(SharedCell::default());
+    let (_, ctx) = physical(&hop_input()).await;
+    let readers: Vec<Arc<dyn ExecutionPlan>> = (0..3)
+        .map(|_| {
+            Arc::new(SharedSubplanExec::new(
+                Arc::new(inner.clone()),
+                1,
+                3,
+                cell.clone(),
+            )) as _
+        })
+        .collect();
+    for r in &readers {
+        assert_eq!(
+            lines(&collect(r.clone(), ctx.clone()).await.unwrap()),
+            ["1", "2", "3"]
+        );
+    }
+    assert_eq!(runs.load(Ordering::SeqCst), 1);
+    // Another cell (the plan run again): the subplan runs again.
+    let again = SharedSubplanExec::new(Arc::new(inner), 1, 1, Arc::default());
+    assert_eq!(
+        lines(&collect(Arc::new(again), ctx).await.unwrap()),
+        ["1", "2", "3"]
+    );
+    assert_eq!(runs.load(Ordering::SeqCst), 2);
+}

@@ -439,3 +439,93 @@ impl ExecutionPlan for Named {
             .map(|p| Self::wrap(p, &self.uri))
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use arrow::array::{Int64Array, RecordBatch};
+    use arrow::datatypes::{DataType, Field, Schema, SchemaRef};
+    use datafusion::physical_plan::streaming::{PartitionStream, StreamingTableExec};
+
+    /// A scan of ids 1, 2, 3 that fails after `good` batches (`None`: never) with Lance's
+    /// own words.
+    #[derive(Debug)]
+    struct Scan {
+        schema: SchemaRef,
+        good: Option<usize>,
+    }
+
+    impl PartitionStream for Scan {
+        fn schema(&self) -> &SchemaRef {
+            &self.schema
+        }
+
+        fn execute(
+            &self,
+            _: Arc<datafusion::execution::TaskContext>,
+        ) -> datafusion::execution::SendableRecordBatchStream {
+            let batch = RecordBatch::try_new(
+                self.schema.clone(),
+                vec![Arc::new(Int64Array::from(vec![1, 2, 3]))],
+            )
+            .unwrap();
+            let good = self.good;
+            let items = (0..2).map(move |i| match good {
+                Some(g) if i >= g => Err(DataFusionError::Execution(
+                    "failed to fill whole buffer".into(),
+                )),
+                _ => Ok(batch.clone()),
+            });
+            Box::pin(
+                datafusion::physical_plan::stream::RecordBatchStreamAdapter::new(
+                    self.schema.clone(),
+                    futures::stream::iter(items),
+                ),
+            )
+        }
+    }
+
+    fn scan(good: Option<usize>) -> Arc<dyn ExecutionPlan> {
+        let schema = Arc::new(Schema::new(vec![Field::new("id", DataType::Int64, false)]));
+        let s = StreamingTableExec::try_new(
+            schema.clone(),
+            vec![Arc::new(Scan { schema, good })],
+            None,
+            vec![],
+            false,
+            None,
+        )
+        .unwrap();
+        Named::wrap(Arc::new(s), "/data/person.lance")
+    }
+
+    /// `Named` shows and runs as the scan it wraps, and its errors (at the first batch or a
+    /// later one) name the dataset.
+    #[tokio::test]
+    async fn a_named_scan_runs_as_its_scan_and_its_errors_name_the_dataset() {
+        let ctx = Arc::new(datafusion::execution::TaskContext::default());
+        let ok = datafusion::physical_plan::collect(scan(None), ctx.clone())
+            .await
+            .unwrap();
+        assert_eq!(ok.iter().map(|b| b.num_rows()).sum::<usize>(), 6);
+        assert_eq!(scan(None).name(), "StreamingTableExec");
+        for good in [0, 1] {
+            let e = datafusion::physical_plan::collect(scan(Some(good)), ctx.clone())
+                .await
+                .unwrap_err()
+                .to_string();
+            assert!(
+                e.contains("reading Lance dataset /data/person.lance")
+                    && e.contains("failed to fill whole buffer"),
+                "{e}"
+            );
+        }
+        // Given new children or a limit, it stays named.
+        let again = scan(Some(0)).with_new_children(vec![]).unwrap();
+        let e = datafusion::physical_plan::collect(again, ctx)
+            .await
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("/data/person.lance"), "{e}");
+    }
+}

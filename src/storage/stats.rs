@@ -286,6 +286,55 @@ impl ExecutionPlan for KeyStatisticsExec {
 mod tests {
     use crate::session::Graph;
 
+    /// The scan's rows unchanged, with each key column's distinct count in its statistics:
+    /// exact over the whole table, an upper bound under a filter or a limit.
+    #[tokio::test]
+    async fn a_scan_with_key_statistics_keeps_its_rows_and_counts_its_keys() {
+        use super::KeyStatisticsProvider;
+        use arrow::array::{Int64Array, RecordBatch};
+        use arrow::datatypes::{DataType, Field, Schema};
+        use datafusion::catalog::{MemTable, TableProvider};
+        use datafusion::common::stats::Precision;
+        use std::sync::Arc;
+        let schema = Arc::new(Schema::new(vec![
+            Field::new("src", DataType::Int64, false),
+            Field::new("w", DataType::Int64, false),
+        ]));
+        let batch = RecordBatch::try_new(
+            schema.clone(),
+            vec![
+                Arc::new(Int64Array::from(vec![1, 1, 2, 5, 5, 5])),
+                Arc::new(Int64Array::from(vec![1, 2, 3, 4, 5, 6])),
+            ],
+        )
+        .unwrap();
+        let mem = Arc::new(MemTable::try_new(schema, vec![vec![batch]]).unwrap());
+        let p = KeyStatisticsProvider::new(mem, 6, vec!["src".into()]);
+        let options = crate::config::options::GraphOptions::default();
+        let ctx = crate::optimizer::session::session(&options, Default::default()).unwrap();
+        let state = ctx.state();
+        let plan = p.scan(&state, None, &[], None).await.unwrap();
+        assert_eq!(plan.name(), "KeyStatisticsExec");
+        let stats = plan.partition_statistics(None).unwrap();
+        assert_eq!(
+            stats.column_statistics[0].distinct_count,
+            Precision::Exact(3)
+        );
+        assert_eq!(stats.column_statistics[1].distinct_count, Precision::Absent);
+        let rows = datafusion::physical_plan::collect(plan, ctx.task_ctx())
+            .await
+            .unwrap();
+        assert_eq!(rows.iter().map(|b| b.num_rows()).sum::<usize>(), 6);
+        // Counted once: a known count is not scanned for again.
+        assert_eq!(p.distinct("src"), Some(3));
+        let limited = p.scan(&state, Some(&vec![0]), &[], Some(2)).await.unwrap();
+        let stats = limited.partition_statistics(None).unwrap();
+        assert_eq!(
+            stats.column_statistics[0].distinct_count,
+            Precision::Inexact(3)
+        );
+    }
+
     async fn run(g: &Graph, q: &str) -> crate::QueryResult {
         g.query(q, &crate::Params::new()).await.unwrap()
     }
