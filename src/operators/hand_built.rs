@@ -151,6 +151,11 @@ pub(crate) fn expand(
 
 /// `(a)-[k:KNOWS*1..3]->(b)` of [`GRAPH`] from `hop()`'s input.
 pub(crate) fn traversal() -> LogicalPlan {
+    traversal_of((1, Some(3)))
+}
+
+/// `(a)-[k:KNOWS*min..max]->(b)` of [`GRAPH`] from `hop()`'s input.
+pub(crate) fn traversal_of(length: (u64, Option<u64>)) -> LogicalPlan {
     let LogicalPlan::Extension(e) = hop() else {
         unreachable!("hop() is an extension")
     };
@@ -172,7 +177,7 @@ pub(crate) fn traversal() -> LogicalPlan {
         hops,
         vec!["Person".into()],
         (0, 0),
-        (1, Some(3)),
+        length,
         "k__#eids".into(),
         take("b", &["id", "age"], Some(0)),
         data.near_keys.clone(),

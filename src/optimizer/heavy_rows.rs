@@ -92,3 +92,76 @@ fn carries_heavy_rows(plan: &Arc<dyn ExecutionPlan>) -> bool {
             .first()
             .is_some_and(|c| carries_heavy_rows(c))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::operators::hand_built::{find, physical, traversal_of};
+    use datafusion::physical_expr::expressions::{col, lit};
+    use datafusion::physical_plan::aggregates::{AggregateExec, AggregateMode, PhysicalGroupBy};
+    use datafusion::physical_plan::displayable;
+
+    /// A filter over a round-robin repartition over the traversal of `length` of the
+    /// hand-built graph, with an aggregate and another repartition above when `consumed`.
+    async fn plan(length: (u64, Option<u64>), consumed: bool) -> Arc<dyn ExecutionPlan> {
+        let (p, _) = physical(&traversal_of(length)).await;
+        let walk = find(&p, "VarLengthExec");
+        let spread: Arc<dyn ExecutionPlan> = Arc::new(
+            RepartitionExec::try_new(walk.clone(), Partitioning::RoundRobinBatch(2)).unwrap(),
+        );
+        let predicate = datafusion::physical_expr::expressions::binary(
+            col("b__age", &walk.schema()).unwrap(),
+            datafusion::logical_expr::Operator::Gt,
+            lit(35i64),
+            &walk.schema(),
+        )
+        .unwrap();
+        let filter: Arc<dyn ExecutionPlan> =
+            Arc::new(FilterExec::try_new(predicate, spread).unwrap());
+        if !consumed {
+            return filter;
+        }
+        let group = PhysicalGroupBy::new_single(vec![]);
+        let agg: Arc<dyn ExecutionPlan> = Arc::new(
+            AggregateExec::try_new(
+                AggregateMode::Partial,
+                group,
+                vec![],
+                vec![],
+                filter.clone(),
+                filter.schema(),
+            )
+            .unwrap(),
+        );
+        Arc::new(RepartitionExec::try_new(agg, Partitioning::RoundRobinBatch(2)).unwrap())
+    }
+
+    fn shown(p: &Arc<dyn ExecutionPlan>) -> String {
+        displayable(p.as_ref()).indent(true).to_string()
+    }
+
+    #[tokio::test]
+    async fn long_paths_are_not_gathered_up_to_the_first_consumer() {
+        let rule = KeepHeavyRowsApart;
+        let config = ConfigOptions::default();
+        // Without an upper bound: the repartition goes, the filter hands rows on one by one.
+        let after = rule
+            .optimize(plan((1, None), false).await, &config)
+            .unwrap();
+        let text = shown(&after);
+        assert!(!text.contains("RepartitionExec"), "{text}");
+        let filter = after
+            .downcast_ref::<FilterExec>()
+            .expect("the filter stays");
+        assert_eq!(filter.batch_size(), 1);
+        // Above the aggregate that consumes them, rows are small again: its repartition stays.
+        let after = rule.optimize(plan((1, None), true).await, &config).unwrap();
+        let text = shown(&after);
+        assert_eq!(text.matches("RepartitionExec").count(), 1, "{text}");
+        assert!(text.starts_with("RepartitionExec"), "{text}");
+        // Must not fire: paths of a few steps.
+        let short = plan((1, Some(3)), false).await;
+        let after = rule.optimize(short.clone(), &config).unwrap();
+        assert_eq!(shown(&after), shown(&short));
+    }
+}
