@@ -25,48 +25,85 @@ impl std::str::FromStr for Mode {
     }
 }
 
-/// One of the rules `RuleSwitches` switches (`--disable` takes their snake_case names).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-#[non_exhaustive]
-pub enum Rule {
-    PushCsrTargetFilters,
-    PruneCsrTargetColumns,
-    Reroot,
-    MergeMatches,
-    VarLengthDistinctEnds,
-    FactorizeCounts,
-    IntersectCycles,
-    FoldConstants,
-    AbsorbLimits,
-    KeyStatistics,
-    ShareSubplans,
-    PruneSharedSubplans,
-    SearchNearest,
+/// Declares every rule once: its variant in [`Rule`], its switch in [`RuleSwitches`] (the
+/// snake_case name `--disable` takes) and what it does.
+macro_rules! rules {
+    ($($(#[$doc:meta])* $variant:ident => $field:ident,)*) => {
+        /// One of the rules `RuleSwitches` switches (`--disable` takes their snake_case names).
+        #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+        #[non_exhaustive]
+        pub enum Rule {
+            $($variant,)*
+        }
+
+        impl Rule {
+            /// Every rule, in the order of [`RuleSwitches::NAMES`].
+            pub const ALL: [Rule; [$(stringify!($variant)),*].len()] = [$(Rule::$variant,)*];
+
+            /// Its snake_case name (what `--disable` takes).
+            pub fn name(self) -> &'static str {
+                match self {
+                    $(Rule::$variant => stringify!($field),)*
+                }
+            }
+        }
+
+        /// Switches for lance-csr's optimizer rules (all on by default; off in join mode).
+        #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+        pub struct RuleSwitches {
+            $($(#[$doc])* pub $field: bool,)*
+        }
+
+        impl RuleSwitches {
+            /// The switch names, as `disable` takes them.
+            pub const NAMES: &'static [&'static str] = &[$(stringify!($field),)*];
+
+            /// Switches `rule` off.
+            pub fn switch_off(&mut self, rule: Rule) {
+                match rule {
+                    $(Rule::$variant => self.$field = false,)*
+                }
+            }
+
+            /// Every switch `on`, or every one off.
+            fn all(on: bool) -> Self {
+                Self {
+                    $($field: on,)*
+                }
+            }
+        }
+    };
 }
 
-impl Rule {
-    /// Every rule, in the order of [`RuleSwitches::NAMES`].
-    pub const ALL: [Rule; 13] = [
-        Rule::PushCsrTargetFilters,
-        Rule::PruneCsrTargetColumns,
-        Rule::Reroot,
-        Rule::MergeMatches,
-        Rule::VarLengthDistinctEnds,
-        Rule::FactorizeCounts,
-        Rule::IntersectCycles,
-        Rule::FoldConstants,
-        Rule::AbsorbLimits,
-        Rule::KeyStatistics,
-        Rule::ShareSubplans,
-        Rule::PruneSharedSubplans,
-        Rule::SearchNearest,
-    ];
-
-    /// Its snake_case name (what `--disable` takes).
-    pub fn name(self) -> &'static str {
-        let i = Rule::ALL.iter().position(|r| *r == self).expect("listed");
-        RuleSwitches::NAMES[i]
-    }
+rules! {
+    /// Filters on a hop's far node and relationship evaluated inside the hop.
+    PushCsrTargetFilters => push_csr_target_filters,
+    /// A hop takes only the far columns used above it.
+    PruneCsrTargetColumns => prune_csr_target_columns,
+    /// Graph rewrite: start each MATCH at its most selective node.
+    Reroot => reroot,
+    /// Graph rewrite: consecutive MATCH clauses planned as one pattern (one join problem),
+    /// relationship uniqueness kept per clause.
+    MergeMatches => merge_matches,
+    /// Traverse breadth-first when only distinct end nodes are needed.
+    VarLengthDistinctEnds => var_length_distinct_ends,
+    /// Compute `count(*)` of hop chains from per-node counts.
+    FactorizeCounts => factorize_counts,
+    /// Find the node closing a cycle by intersecting sorted neighbour lists.
+    IntersectCycles => intersect_cycles,
+    /// Fold literals and operand-preserving identities (also inside the graph operators).
+    FoldConstants => fold_constants,
+    /// A LIMIT without ORDER BY stops expansions and traversals early.
+    AbsorbLimits => absorb_limits,
+    /// Scans report distinct counts of keys and endpoints (`KeyStatisticsProvider`), for
+    /// DataFusion's join estimates.
+    KeyStatistics => key_statistics,
+    /// Identical subplans (the anchor repeated in every branch) are evaluated once.
+    ShareSubplans => share_subplans,
+    /// A shared subplan computes only the columns its readers use.
+    PruneSharedSubplans => prune_shared_subplans,
+    /// The rows nearest a constant vector found by Lance's vector search.
+    SearchNearest => search_nearest,
 }
 
 impl std::str::FromStr for Rule {
@@ -94,118 +131,22 @@ impl Mode {
     }
 }
 
-/// Switches for lance-csr's optimizer rules (all on by default; off in join mode).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct RuleSwitches {
-    pub push_csr_target_filters: bool,
-    pub prune_csr_target_columns: bool,
-    /// Graph rewrite: start each MATCH at its most selective node.
-    pub reroot: bool,
-    /// Graph rewrite: consecutive MATCH clauses planned as one pattern (one join problem),
-    /// relationship uniqueness kept per clause.
-    pub merge_matches: bool,
-    /// Traverse breadth-first when only distinct end nodes are needed.
-    pub var_length_distinct_ends: bool,
-    /// Compute `count(*)` of hop chains from per-node counts.
-    pub factorize_counts: bool,
-    /// Find the node closing a cycle by intersecting sorted neighbour lists.
-    pub intersect_cycles: bool,
-    /// Fold literals and operand-preserving identities (also inside the graph operators).
-    pub fold_constants: bool,
-    /// A LIMIT without ORDER BY stops expansions and traversals early.
-    pub absorb_limits: bool,
-    /// Scans report distinct counts of keys and endpoints (`KeyStatisticsProvider`), for
-    /// DataFusion's join estimates.
-    pub key_statistics: bool,
-    /// Identical subplans (the anchor repeated in every branch) are evaluated once.
-    pub share_subplans: bool,
-    /// A shared subplan computes only the columns its readers use.
-    pub prune_shared_subplans: bool,
-    /// The rows nearest a constant vector found by Lance's vector search.
-    pub search_nearest: bool,
-}
-
 impl RuleSwitches {
-    /// The switch names, as `disable` takes them.
-    pub const NAMES: &'static [&'static str] = &[
-        "push_csr_target_filters",
-        "prune_csr_target_columns",
-        "reroot",
-        "merge_matches",
-        "var_length_distinct_ends",
-        "factorize_counts",
-        "intersect_cycles",
-        "fold_constants",
-        "absorb_limits",
-        "key_statistics",
-        "share_subplans",
-        "prune_shared_subplans",
-        "search_nearest",
-    ];
-
     /// Switches one rule off by name.
     pub fn disable(&mut self, name: &str) -> Result<()> {
         self.switch_off(name.parse()?);
         Ok(())
     }
 
-    /// Switches `rule` off.
-    pub fn switch_off(&mut self, rule: Rule) {
-        let slot = match rule {
-            Rule::PushCsrTargetFilters => &mut self.push_csr_target_filters,
-            Rule::PruneCsrTargetColumns => &mut self.prune_csr_target_columns,
-            Rule::Reroot => &mut self.reroot,
-            Rule::MergeMatches => &mut self.merge_matches,
-            Rule::VarLengthDistinctEnds => &mut self.var_length_distinct_ends,
-            Rule::FactorizeCounts => &mut self.factorize_counts,
-            Rule::IntersectCycles => &mut self.intersect_cycles,
-            Rule::FoldConstants => &mut self.fold_constants,
-            Rule::AbsorbLimits => &mut self.absorb_limits,
-            Rule::KeyStatistics => &mut self.key_statistics,
-            Rule::ShareSubplans => &mut self.share_subplans,
-            Rule::PruneSharedSubplans => &mut self.prune_shared_subplans,
-            Rule::SearchNearest => &mut self.search_nearest,
-        };
-        *slot = false;
-    }
-
     /// Every rule and rewrite off (what `Mode::Join` runs, minus the indexes).
     pub fn none() -> Self {
-        Self {
-            push_csr_target_filters: false,
-            prune_csr_target_columns: false,
-            reroot: false,
-            merge_matches: false,
-            var_length_distinct_ends: false,
-            factorize_counts: false,
-            intersect_cycles: false,
-            fold_constants: false,
-            absorb_limits: false,
-            key_statistics: false,
-            share_subplans: false,
-            prune_shared_subplans: false,
-            search_nearest: false,
-        }
+        Self::all(false)
     }
 }
 
 impl Default for RuleSwitches {
     fn default() -> Self {
-        Self {
-            push_csr_target_filters: true,
-            prune_csr_target_columns: true,
-            reroot: true,
-            merge_matches: true,
-            var_length_distinct_ends: true,
-            factorize_counts: true,
-            intersect_cycles: true,
-            fold_constants: true,
-            absorb_limits: true,
-            key_statistics: true,
-            share_subplans: true,
-            prune_shared_subplans: true,
-            search_nearest: true,
-        }
+        Self::all(true)
     }
 }
 
