@@ -24,9 +24,8 @@
 //! drop rows with unknown keys).
 
 use super::RuleCounters;
-use crate::operators::csr_expand::{CsrExpand, TakeSpec};
-use crate::operators::node_lookup::NodeLookup;
-use crate::operators::var_length::VarLengthExpand;
+use crate::operators::csr_expand::TakeSpec;
+use crate::operators::node::GraphNode;
 use datafusion::common::tree_node::{Transformed, TreeNode, TreeNodeRecursion};
 use datafusion::common::Result;
 use datafusion::logical_expr::{Extension, LogicalPlan};
@@ -70,27 +69,28 @@ pub fn used_columns(plan: &LogicalPlan) -> Result<HashSet<String>> {
                     used.extend(i.schema().fields().iter().map(|f| f.name().clone()));
                 }
             }
-            LogicalPlan::Extension(Extension { node: ext }) => {
-                if let Some(n) = ext.as_any().downcast_ref::<CsrExpand>() {
+            LogicalPlan::Extension(Extension { node: ext }) => match GraphNode::of(ext.as_ref()) {
+                Some(GraphNode::Expand(n)) => {
                     used.insert(n.key.clone());
                     used.extend(n.close.iter().cloned());
-                } else if let Some(n) = ext.as_any().downcast_ref::<NodeLookup>() {
+                }
+                Some(GraphNode::Lookup(n)) => {
                     used.insert(n.key.clone());
-                } else if ext
-                    .as_any()
-                    .downcast_ref::<crate::operators::const_row::ConstRow>()
-                    .is_some()
-                {
-                    // Adds columns; reads none of its input's.
-                } else if let Some(n) = ext.as_any().downcast_ref::<VarLengthExpand>() {
+                }
+                // Adds columns; reads none of its input's.
+                Some(GraphNode::ConstRow(_)) => {}
+                Some(GraphNode::VarLength(n)) => {
                     used.insert(n.key.clone());
                     used.extend(n.shortest.iter().filter_map(|s| s.target.clone()));
-                } else {
+                }
+                // Their inputs' columns are all read (or passed on).
+                Some(GraphNode::Intersect(_) | GraphNode::CountPaths(_) | GraphNode::Shared(_))
+                | None => {
                     for i in node.inputs() {
                         used.extend(i.schema().fields().iter().map(|f| f.name().clone()));
                     }
                 }
-            }
+            },
             _ => {}
         }
         Ok(TreeNodeRecursion::Continue)
@@ -127,62 +127,71 @@ impl OptimizerRule for PruneCsrTargetColumns {
         let mut changed = false;
         let out = plan.transform_up(|node| {
             if let LogicalPlan::Extension(Extension { node: ext }) = &node {
-                if let Some(n) = ext.as_any().downcast_ref::<CsrExpand>() {
-                    let c = &self.counters;
-                    let (e, t) = (narrow(&n.edge, &used, c), narrow(&n.target, &used, c));
-                    let mut m = n.clone();
-                    if e.is_none() && t.is_none() {
-                        // Children may have changed: refresh the schema.
+                match GraphNode::of(ext.as_ref()) {
+                    Some(GraphNode::Expand(n)) => {
+                        let c = &self.counters;
+                        let (e, t) = (narrow(&n.edge, &used, c), narrow(&n.target, &used, c));
+                        let mut m = n.clone();
+                        if e.is_none() && t.is_none() {
+                            // Children may have changed: refresh the schema.
+                            m.schema = m.compute_schema()?;
+                            return Ok(Transformed::no(LogicalPlan::Extension(Extension {
+                                node: Arc::new(m),
+                            })));
+                        }
+                        changed = true;
+                        RuleCounters::add(&self.counters.pruned_projections, 1);
+                        if let Some(e) = e {
+                            m.edge = e;
+                        }
+                        if let Some(t) = t {
+                            m.target = t;
+                        }
                         m.schema = m.compute_schema()?;
-                        return Ok(Transformed::no(LogicalPlan::Extension(Extension {
+                        return Ok(Transformed::yes(LogicalPlan::Extension(Extension {
                             node: Arc::new(m),
                         })));
                     }
-                    changed = true;
-                    RuleCounters::add(&self.counters.pruned_projections, 1);
-                    if let Some(e) = e {
-                        m.edge = e;
-                    }
-                    if let Some(t) = t {
-                        m.target = t;
-                    }
-                    m.schema = m.compute_schema()?;
-                    return Ok(Transformed::yes(LogicalPlan::Extension(Extension {
-                        node: Arc::new(m),
-                    })));
-                }
-                if let Some(n) = ext.as_any().downcast_ref::<NodeLookup>() {
-                    let mut m = n.clone();
-                    if let Some(t) = narrow(&n.target, &used, &self.counters) {
-                        changed = true;
-                        RuleCounters::add(&self.counters.pruned_projections, 1);
-                        m.target = t;
-                        if m.target.take.is_empty() && m.keys_exist {
-                            RuleCounters::add(&self.counters.dropped_nodes, 1);
-                            return Ok(Transformed::yes(n.input.clone()));
+                    Some(GraphNode::Lookup(n)) => {
+                        let mut m = n.clone();
+                        if let Some(t) = narrow(&n.target, &used, &self.counters) {
+                            changed = true;
+                            RuleCounters::add(&self.counters.pruned_projections, 1);
+                            m.target = t;
+                            if m.target.take.is_empty() && m.keys_exist {
+                                RuleCounters::add(&self.counters.dropped_nodes, 1);
+                                return Ok(Transformed::yes(n.input.clone()));
+                            }
                         }
+                        m.schema = m.compute_schema()?;
+                        return Ok(Transformed::yes(LogicalPlan::Extension(Extension {
+                            node: Arc::new(m),
+                        })));
                     }
-                    m.schema = m.compute_schema()?;
-                    return Ok(Transformed::yes(LogicalPlan::Extension(Extension {
-                        node: Arc::new(m),
-                    })));
-                }
-                if let Some(n) = ext.as_any().downcast_ref::<VarLengthExpand>() {
-                    let mut m = n.clone();
-                    let narrowed = narrow(&n.target, &used, &self.counters);
-                    if let Some(t) = &narrowed {
-                        changed = true;
-                        RuleCounters::add(&self.counters.pruned_projections, 1);
-                        m.target = t.clone();
+                    Some(GraphNode::VarLength(n)) => {
+                        let mut m = n.clone();
+                        let narrowed = narrow(&n.target, &used, &self.counters);
+                        if let Some(t) = &narrowed {
+                            changed = true;
+                            RuleCounters::add(&self.counters.pruned_projections, 1);
+                            m.target = t.clone();
+                        }
+                        m.schema = m.compute_schema()?;
+                        let node = LogicalPlan::Extension(Extension { node: Arc::new(m) });
+                        return Ok(match narrowed {
+                            Some(_) => Transformed::yes(node),
+                            None => Transformed::no(node),
+                        });
                     }
-                    m.schema = m.compute_schema()?;
-                    let node = LogicalPlan::Extension(Extension { node: Arc::new(m) });
-                    return Ok(match narrowed {
-                        Some(_) => Transformed::yes(node),
-                        None => Transformed::no(node),
-                    });
+                    // Nothing of theirs to narrow.
+                    Some(
+                        GraphNode::Intersect(_)
+                        | GraphNode::CountPaths(_)
+                        | GraphNode::Shared(_)
+                        | GraphNode::ConstRow(_),
+                    )
+                    | None => return Ok(Transformed::no(node)),
                 }
-                return Ok(Transformed::no(node));
             }
             // Parents of narrowed nodes: recompute stored schemas.
             Ok(Transformed::no(node.recompute_schema()?))
@@ -198,6 +207,7 @@ impl OptimizerRule for PruneCsrTargetColumns {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::operators::node_lookup::NodeLookup;
     use crate::optimizer::test_util::{apply, optimized_without_our_rules};
     use crate::optimizer::PushCsrTargetFilters;
     use datafusion::optimizer::OptimizerRule;

@@ -29,9 +29,7 @@
 
 use super::prune_shared_subplans::shared_of;
 use super::RuleCounters;
-use crate::operators::const_row::ConstRow;
-use crate::operators::csr_expand::CsrExpand;
-use crate::operators::node_lookup::NodeLookup;
+use crate::operators::node::GraphNode;
 use crate::operators::shared::{SharedCell, SharedSubplan};
 use datafusion::common::tree_node::{Transformed, TreeNode, TreeNodeRecursion};
 use datafusion::common::Result;
@@ -78,12 +76,18 @@ pub fn estimate_work(plan: &LogicalPlan) -> Option<f64> {
             let stats = source_as_provider(&s.source).ok()?.statistics()?;
             *stats.num_rows.get_value()? as f64
         }
-        LogicalPlan::Extension(Extension { node })
-            if node.as_any().downcast_ref::<CsrExpand>().is_some()
-                || node.as_any().downcast_ref::<NodeLookup>().is_some() =>
-        {
-            estimate_rows(plan)?
-        }
+        LogicalPlan::Extension(Extension { node }) => match GraphNode::of(node.as_ref()) {
+            Some(GraphNode::Expand(_) | GraphNode::Lookup(_)) => estimate_rows(plan)?,
+            // Not weighed: their work is not estimated (or, shared, done once).
+            Some(
+                GraphNode::Intersect(_)
+                | GraphNode::VarLength(_)
+                | GraphNode::CountPaths(_)
+                | GraphNode::Shared(_)
+                | GraphNode::ConstRow(_),
+            )
+            | None => 0.0,
+        },
         _ => 0.0,
     };
     let mut total = own;
@@ -143,15 +147,11 @@ pub fn estimate_rows(plan: &LogicalPlan) -> Option<f64> {
         | LogicalPlan::Distinct(_)
         | LogicalPlan::Window(_) => input(0),
         LogicalPlan::Union(u) => u.inputs.iter().map(|i| estimate_rows(i)).sum(),
-        LogicalPlan::Extension(Extension { node }) => {
-            if node.as_any().is::<ConstRow>() {
-                Some(1.0)
-            } else if node.as_any().downcast_ref::<NodeLookup>().is_some() {
-                input(0)
-            } else if let Some(n) = node.as_any().downcast_ref::<CsrExpand>() {
-                if n.count.is_some() {
-                    return input(0);
-                }
+        LogicalPlan::Extension(Extension { node }) => match GraphNode::of(node.as_ref())? {
+            GraphNode::ConstRow(_) => Some(1.0),
+            GraphNode::Lookup(_) => input(0),
+            GraphNode::Expand(n) if n.count.is_some() => input(0),
+            GraphNode::Expand(n) => {
                 let nodes = n.data.near_keys.len().max(1) as f64;
                 let degree = n.data.index.table_rows as f64 / nodes * n.orientations.len() as f64;
                 let filtered = if n.target_filter.is_some() || n.edge_filter.is_some() {
@@ -160,12 +160,10 @@ pub fn estimate_rows(plan: &LogicalPlan) -> Option<f64> {
                     1.0
                 };
                 Some(input(0)? * degree * filtered)
-            } else {
-                node.as_any()
-                    .downcast_ref::<SharedSubplan>()
-                    .and_then(|s| s.rows.map(|r| r as f64).or_else(|| input(0)))
             }
-        }
+            GraphNode::Shared(s) => s.rows.map(|r| r as f64).or_else(|| input(0)),
+            GraphNode::Intersect(_) | GraphNode::VarLength(_) | GraphNode::CountPaths(_) => None,
+        },
         _ => None,
     }
 }
