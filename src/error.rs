@@ -259,6 +259,18 @@ impl Error {
         )
     }
 
+    /// Whether no query should meet this error, valid or not: an internal error, or a plan
+    /// that names a column it lacks (the front end lost track of a name it had bound).
+    pub fn is_bug(&self) -> bool {
+        match self {
+            Error::Internal(_) => true,
+            Error::Plan(e) | Error::Execution(e) => {
+                matches!(e.find_root(), DataFusionError::SchemaError(..))
+            }
+            _ => false,
+        }
+    }
+
     /// The openCypher class of this error. Errors found before execution are `SyntaxError`s
     /// (as the TCK classifies semantic errors too); run-time ones carry their own class.
     pub fn class(&self) -> ErrorClass {

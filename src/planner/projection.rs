@@ -459,7 +459,10 @@ impl<'c> Lowerer<'c> {
                 ExprKind::Property(t, _) => matches!(t.kind, ExprKind::Variable(_)),
                 _ => false,
             };
-            if !it.expr.contains_aggregate() && simple {
+            // A node or relationship key has columns under its prefix, not one of its own:
+            // its variable is read through the scope.
+            let column = post_schema.has_column_with_unqualified_name(var);
+            if !it.expr.contains_aggregate() && simple && column {
                 key_overrides.push((it.expr.clone(), var.clone()));
             }
         }

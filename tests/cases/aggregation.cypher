@@ -397,3 +397,14 @@ Bob|2
 Carl|1
 Dana|2
 Eve|2
+
+# A node as a grouping key and its property next to an aggregate (the node's columns stand
+# for it; it has no column of its own).
+MATCH (p:Person)-[:KNOWS]->(f:Person) WITH p, p.age - max(f.age) AS d RETURN p.firstName AS name, d ORDER BY name
+---- ordered
+name|d
+Ann|-11
+Bob|5
+Carl|-12
+Dana|6
+Eve|-2
