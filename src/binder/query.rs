@@ -238,6 +238,10 @@ impl QueryBinder<'_> {
 
     /// The clauses of a query (`top`), or of a subquery seeing `scope`.
     fn clauses(&mut self, sq: &ast::SingleQuery, mut scope: Scope, top: bool) -> Result<()> {
+        // A subquery sees the outer query's variables to its end: a WITH inside it projects
+        // its own, the outer ones stay (`COUNT { WITH 'Ozzy' AS n MATCH (p)-->(d) ... }`
+        // reads the outer `p`).
+        let outer = (!top).then(|| scope.clone());
         for (i, c) in sq.clauses.iter().enumerate() {
             if top {
                 self.grouped_by = sq.clauses.get(i + 1).and_then(counts_grouped_by);
@@ -254,7 +258,10 @@ impl QueryBinder<'_> {
                         let resolved: Vec<&ast::Expr> = items.iter().collect();
                         self.expr(pred, &where_scope, &resolved)?;
                     }
-                    scope = next;
+                    scope = match &outer {
+                        Some(o) => o.with(&next),
+                        None => next,
+                    };
                 }
                 Clause::Return(r) => {
                     self.projection(&scope, r)?;

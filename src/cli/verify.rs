@@ -435,7 +435,13 @@ fn query(rng: &mut Rng, s: &Schema) -> Option<String> {
                         "reduce(t = 0, x IN [(a)-[:`{}`]->(z:`{}`) | z.{}] | t + coalesce(x, 0))",
                         r.0, r.2, p.name
                     ),
-                    _ => format!("COUNT {{ MATCH (a)-[:`{}`]->(z) }}", r.0),
+                    // Its MATCH first, or after a WITH of its own (the outer `a` still
+                    // seen).
+                    _ => format!(
+                        "COUNT {{ {}MATCH (a)-[:`{}`]->(z) }}",
+                        rng.pick(&["", "", "WITH * ", "WITH 1 AS one "]),
+                        r.0
+                    ),
                 });
             }
             let list: Vec<String> = cols

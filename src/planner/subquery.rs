@@ -1140,6 +1140,8 @@ impl<'c> Lowerer<'c> {
                         crate::binder::names::unescape(name)
                     )
                 }
+                // `WITH *` passes on every variable in scope already.
+                None if w.projection.star && !name.starts_with("__") => continue,
                 None => {}
             }
             w.projection.items.push(ast::ProjectionItem {

@@ -248,3 +248,19 @@ xs|kept
 [1, 2, 3]|[1, 2, 3]
 []|[]
 null|null
+
+# A subquery sees the outer variables after a WITH of its own, as after WITH *.
+MATCH (p:Person) WHERE COUNT { WITH 40 AS age MATCH (p)-[:KNOWS]->(d) WHERE d.age > age } = 1 RETURN p.firstName AS n ORDER BY n
+---- ordered
+n
+Ann
+
+MATCH (p:Person) RETURN p.firstName AS n, EXISTS { WITH * MATCH (p)-[:KNOWS]->(d) RETURN d } AS e, COUNT { WITH 'x' AS one MATCH (p)-[:KNOWS]->(d) RETURN d } AS c, COLLECT { WITH * MATCH (p)-[:KNOWS]->(d) RETURN d.firstName AS f ORDER BY f DESC } AS l ORDER BY n
+---- ordered
+n|e|c|l
+Ann|true|2|['Carl', 'Bob']
+Bob|true|2|['Dana', 'Carl']
+Carl|true|1|['Dana']
+Dana|true|1|['Ann']
+Eve|true|1|['Ann']
+Finn|false|0|[]
