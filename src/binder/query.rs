@@ -253,7 +253,8 @@ impl QueryBinder<'_> {
                     scope.bind(&u.alias.name, BoundVar::Value);
                 }
                 Clause::With(w) => {
-                    let (next, where_scope, items) = self.projection(&scope, &w.projection)?;
+                    let (next, where_scope, items) =
+                        self.projection(&scope, &w.projection, outer.as_ref())?;
                     if let Some(pred) = &w.where_ {
                         let resolved: Vec<&ast::Expr> = items.iter().collect();
                         self.expr(pred, &where_scope, &resolved)?;
@@ -264,7 +265,7 @@ impl QueryBinder<'_> {
                     };
                 }
                 Clause::Return(r) => {
-                    self.projection(&scope, r)?;
+                    self.projection(&scope, r, outer.as_ref())?;
                 }
                 Clause::Call(c) => self.call_clause(&mut scope, c)?,
             }
@@ -355,6 +356,7 @@ impl QueryBinder<'_> {
         &mut self,
         input: &Scope,
         p: &ast::Projection,
+        outer: Option<&Scope>,
     ) -> Result<(Scope, Scope, Vec<ast::Expr>)> {
         let mut items: Vec<(String, ast::Expr)> = Vec::new();
         if p.star {
@@ -389,11 +391,16 @@ impl QueryBinder<'_> {
         // Without aggregation or DISTINCT, ORDER BY (and WITH's WHERE, also without SKIP /
         // LIMIT) still see the variables before the projection.
         let keeps_input = !aggregating && !p.distinct;
-        let sort_scope = if keeps_input {
+        // In a subquery, the outer query's variables are seen too.
+        let seen = |s: Scope| match outer {
+            Some(o) => o.with(&s),
+            None => s,
+        };
+        let sort_scope = seen(if keeps_input {
             input.with(&out)
         } else {
             out.clone()
-        };
+        });
         let mut resolved: Vec<&ast::Expr> = exprs.iter().collect();
         resolved.extend(exprs.iter().flat_map(|e| e.aggregate_calls()));
         for s in &p.order_by {
@@ -402,11 +409,11 @@ impl QueryBinder<'_> {
         for e in p.skip.iter().chain(&p.limit) {
             self.params_of(e)?;
         }
-        let where_scope = if keeps_input && p.skip.is_none() && p.limit.is_none() {
+        let where_scope = seen(if keeps_input && p.skip.is_none() && p.limit.is_none() {
             input.with(&out)
         } else {
             out.clone()
-        };
+        });
         Ok((out, where_scope, exprs))
     }
 

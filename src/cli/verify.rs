@@ -1967,7 +1967,7 @@ async fn compare_one(on: &Graph, off: &Graph, q: String, report: &mut Report) {
         // Both fail at run time with the same Cypher error (an overflow, say): agreed.
         (Err(x @ lance_csr::Error::Runtime(_)), Err(y)) => x.kind_name() == y.kind_name(),
         // An internal error (or a plan missing a column it bound) is a bug in both modes.
-        (Err(x), Err(_)) if x.is_bug() => false,
+        (Err(x), Err(y)) if x.is_bug() || y.is_bug() => false,
         (Err(x), Err(_)) => {
             report.rejected.push((q.clone(), x.to_string()));
             return;

@@ -885,15 +885,11 @@ impl<'c> Lowerer<'c> {
                 self.optional_input(&st.scope, &used, base.plan()?, &row)?;
             (inner, join_keys)
         };
-        // What every WITH of the subquery passes on: the row number, or the outer variables.
-        let carry: Vec<String> = match &row {
-            Some(row) => vec![row.clone()],
-            None => {
-                let mut v: Vec<String> = used.iter().map(|s| s.to_string()).collect();
-                v.sort();
-                v
-            }
-        };
+        // What every WITH of the subquery passes on: the outer variables it reads (seen to
+        // its end), and the row number where there is one.
+        let mut carry: Vec<String> = used.iter().map(|s| s.to_string()).collect();
+        carry.sort();
+        carry.extend(row.clone());
         let (rows, value, order) =
             self.lower_subquery_body(inner, kind, body, row.as_deref(), &carry)?;
         let value_type = match &value {

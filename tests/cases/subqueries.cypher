@@ -264,3 +264,28 @@ Carl|true|1|['Dana']
 Dana|true|1|['Ann']
 Eve|true|1|['Ann']
 Finn|false|0|[]
+
+# Reading an outer value and an outer node after its own WITH (and after WITH DISTINCT, whose
+# WHERE sees the outer node too).
+UNWIND [35, 30] AS k MATCH (p:Person) RETURN k, p.firstName AS n, COUNT { WITH * MATCH (p)-[:KNOWS]->(d) WHERE d.age > k } AS c, COLLECT { WITH k AS lim MATCH (p)-[:KNOWS]->(d) WHERE d.age > lim RETURN d.firstName AS f ORDER BY f } AS l ORDER BY k, n
+---- ordered
+k|n|c|l
+30|Ann|1|['Bob']
+30|Bob|1|['Dana']
+30|Carl|1|['Dana']
+30|Dana|1|['Ann']
+30|Eve|1|['Ann']
+30|Finn|0|[]
+35|Ann|1|['Bob']
+35|Bob|1|['Dana']
+35|Carl|1|['Dana']
+35|Dana|0|[]
+35|Eve|0|[]
+35|Finn|0|[]
+
+MATCH (p:Person) WHERE COUNT { MATCH (p)-[:KNOWS]->(d) WITH DISTINCT d WHERE d.age > p.age } > 0 RETURN p.firstName AS n ORDER BY n
+---- ordered
+n
+Ann
+Carl
+Eve

@@ -191,12 +191,18 @@ impl RefGraph {
         if !matches!(sq.clauses.last(), Some(ast::Clause::Return(_))) {
             return error("query without RETURN");
         }
-        self.clauses(vec![Row::default()], sq)
+        self.clauses(vec![Row::default()], sq, None)
     }
 
     /// The clauses over `rows`: what RETURN returns, or without one (a subquery) a row of
-    /// no columns per row left.
-    fn clauses(&self, mut rows: Vec<Row>, sq: &ast::SingleQuery) -> R<(Vec<String>, Vec<Vec<V>>)> {
+    /// no columns per row left. A subquery's clauses see the `outer` row's variables to their
+    /// end: a WITH of its own projects over them.
+    fn clauses(
+        &self,
+        mut rows: Vec<Row>,
+        sq: &ast::SingleQuery,
+        outer: Option<&Row>,
+    ) -> R<(Vec<String>, Vec<Vec<V>>)> {
         for c in &sq.clauses {
             match c {
                 ast::Clause::Match(m) => rows = self.match_clause(rows, m)?,
@@ -219,7 +225,13 @@ impl RefGraph {
                     let (names, projected) = self.project(rows, &w.projection, false)?;
                     rows = projected
                         .into_iter()
-                        .map(|vals| Row(names.iter().cloned().zip(vals).collect()))
+                        .map(|vals| {
+                            let mut r = outer.cloned().unwrap_or_default();
+                            for (n, v) in names.iter().zip(vals) {
+                                r = r.with(n, v);
+                            }
+                            r
+                        })
                         .collect();
                     if let Some(p) = &w.where_ {
                         let mut kept = Vec::new();
@@ -264,7 +276,7 @@ impl RefGraph {
                 V::List(rows.iter().map(|r| self.eval(map, r)).collect::<R<_>>()?)
             }
             ExprKind::Subquery(kind, q) => {
-                let (_, vals) = self.clauses(vec![row.clone()], q)?;
+                let (_, vals) = self.clauses(vec![row.clone()], q, Some(row))?;
                 match kind {
                     ast::SubqueryKind::Exists => V::Bool(!vals.is_empty()),
                     ast::SubqueryKind::Count => V::Int(vals.len() as i64),
