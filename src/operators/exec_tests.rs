@@ -181,6 +181,27 @@ async fn count_paths_exec_counts_each_roots_paths() {
         total(over(&op, &ctx, keys(&schema, &[&[3, 99]]), None).await),
         0
     );
+    // Grouped by the root: each root's own count, however the roots come.
+    let grouped = LogicalPlanBuilder::from(hop())
+        .aggregate(
+            vec![datafusion::logical_expr::col("a__id")],
+            vec![datafusion::functions_aggregate::expr_fn::count(lit(1i64)).alias("n")],
+        )
+        .unwrap()
+        .build()
+        .unwrap();
+    let (counted, changed) = apply_plan(crate::optimizer::FactorizeCounts::new(), grouped);
+    assert!(changed);
+    let (op, ctx) = exec_of(&counted, "CountPathsExec").await;
+    for parts in [vec![&[1, 2, 3][..]], vec![&[2][..], &[], &[3, 1]]] {
+        let rows = over(&op, &ctx, keys(&schema, &parts), None).await;
+        let has = |r: &str| rows.iter().any(|x| x == r);
+        assert!(has("1,2") && has("2,1"), "{rows:?}");
+        assert!(
+            rows.iter().all(|r| !r.starts_with("3,") || r == "3,0"),
+            "{rows:?}"
+        );
+    }
 }
 
 /// An input that makes batches of the keys 1 and 2 for as long as it is read, counting them.
