@@ -154,11 +154,11 @@ async fn csr_intersect_exec_closes_each_row_onto_its_bound_node() {
     assert!(over(&op, &ctx, vec![], None).await.is_empty());
 }
 
-#[tokio::test]
-async fn count_paths_exec_counts_each_roots_paths() {
+/// The `CountPathsExec` that counting `hop()`'s paths grouped by `group` becomes.
+async fn count_paths_over_hop(group: Vec<Expr>) -> (Arc<dyn ExecutionPlan>, Arc<TaskContext>) {
     let plan = LogicalPlanBuilder::from(hop())
         .aggregate(
-            Vec::<Expr>::new(),
+            group,
             vec![datafusion::functions_aggregate::expr_fn::count(lit(1i64)).alias("n")],
         )
         .unwrap()
@@ -166,7 +166,12 @@ async fn count_paths_exec_counts_each_roots_paths() {
         .unwrap();
     let (counted, changed) = apply_plan(crate::optimizer::FactorizeCounts::new(), plan);
     assert!(changed);
-    let (op, ctx) = exec_of(&counted, "CountPathsExec").await;
+    exec_of(&counted, "CountPathsExec").await
+}
+
+#[tokio::test]
+async fn count_paths_exec_counts_each_roots_paths() {
+    let (op, ctx) = count_paths_over_hop(vec![]).await;
     let schema = op.children()[0].schema();
     let total = |rows: Vec<String>| -> i64 { rows.iter().map(|r| r.parse::<i64>().unwrap()).sum() };
     // Two edges out of 1, one out of 2, none out of 3 or 99: per batch or at once.
@@ -182,17 +187,7 @@ async fn count_paths_exec_counts_each_roots_paths() {
         0
     );
     // Grouped by the root: each root's own count, however the roots come.
-    let grouped = LogicalPlanBuilder::from(hop())
-        .aggregate(
-            vec![datafusion::logical_expr::col("a__id")],
-            vec![datafusion::functions_aggregate::expr_fn::count(lit(1i64)).alias("n")],
-        )
-        .unwrap()
-        .build()
-        .unwrap();
-    let (counted, changed) = apply_plan(crate::optimizer::FactorizeCounts::new(), grouped);
-    assert!(changed);
-    let (op, ctx) = exec_of(&counted, "CountPathsExec").await;
+    let (op, ctx) = count_paths_over_hop(vec![datafusion::logical_expr::col("a__id")]).await;
     for parts in [vec![&[1, 2, 3][..]], vec![&[2][..], &[], &[3, 1]]] {
         let rows = over(&op, &ctx, keys(&schema, &parts), None).await;
         let has = |r: &str| rows.iter().any(|x| x == r);
@@ -204,24 +199,33 @@ async fn count_paths_exec_counts_each_roots_paths() {
     }
 }
 
-/// An input that makes batches of the keys 1 and 2 for as long as it is read, counting them.
+/// An input of the keys 1, 2 and 3 (two batches; `endless`: batches of 1 and 2 for as long
+/// as it is read), counting the batches it makes and the times it is run.
 #[derive(Debug)]
-struct Endless {
+struct CountedKeys {
     schema: SchemaRef,
+    endless: bool,
     made: Arc<AtomicUsize>,
+    runs: Arc<AtomicUsize>,
 }
 
-impl datafusion::physical_plan::streaming::PartitionStream for Endless {
+impl datafusion::physical_plan::streaming::PartitionStream for CountedKeys {
     fn schema(&self) -> &SchemaRef {
         &self.schema
     }
 
     fn execute(&self, _: Arc<TaskContext>) -> datafusion::execution::SendableRecordBatchStream {
+        use futures::StreamExt;
+        self.runs.fetch_add(1, Ordering::SeqCst);
         let (schema, made) = (self.schema.clone(), self.made.clone());
-        let batches = futures::stream::repeat_with(move || {
+        let batch = move |k: &[i64]| {
             made.fetch_add(1, Ordering::SeqCst);
-            Ok(keys(&schema, &[&[1, 2]]).remove(0))
-        });
+            Ok(keys(&schema, &[k]).remove(0))
+        };
+        let batches = match self.endless {
+            true => futures::stream::repeat_with(move || batch(&[1, 2])).boxed(),
+            false => futures::stream::iter([batch(&[1, 2]), batch(&[3])]).boxed(),
+        };
         Box::pin(
             datafusion::physical_plan::stream::RecordBatchStreamAdapter::new(
                 self.schema.clone(),
@@ -229,6 +233,34 @@ impl datafusion::physical_plan::streaming::PartitionStream for Endless {
             ),
         )
     }
+}
+
+/// A [`CountedKeys`] input as an exec, with its counts of batches made and of runs.
+fn counted_keys(
+    schema: &SchemaRef,
+    endless: bool,
+) -> (
+    datafusion::physical_plan::streaming::StreamingTableExec,
+    Arc<AtomicUsize>,
+    Arc<AtomicUsize>,
+) {
+    let (made, runs) = (Arc::default(), Arc::default());
+    let source = CountedKeys {
+        schema: schema.clone(),
+        endless,
+        made: Arc::clone(&made),
+        runs: Arc::clone(&runs),
+    };
+    let exec = datafusion::physical_plan::streaming::StreamingTableExec::try_new(
+        schema.clone(),
+        vec![Arc::new(source)],
+        None,
+        vec![],
+        false,
+        None,
+    )
+    .unwrap();
+    (exec, made, runs)
 }
 
 /// A consumer that stops reading stops the work: after the stream is dropped, its input
@@ -240,19 +272,7 @@ async fn a_dropped_stream_reads_its_input_no_further() {
     let (var_op, _) = exec_of(&traversal(), "VarLengthExec").await;
     for op in [expand_op, var_op] {
         let schema = op.children()[0].schema();
-        let made = Arc::new(AtomicUsize::new(0));
-        let source = datafusion::physical_plan::streaming::StreamingTableExec::try_new(
-            schema.clone(),
-            vec![Arc::new(Endless {
-                schema: schema.clone(),
-                made: made.clone(),
-            })],
-            None,
-            vec![],
-            false,
-            None,
-        )
-        .unwrap();
+        let (source, made, _) = counted_keys(&schema, true);
         let node = op
             .clone()
             .with_new_children(vec![Arc::new(source)])
@@ -342,48 +362,12 @@ async fn const_row_exec_makes_one_row_or_adds_its_columns_to_each() {
     assert!(over(&op, &ctx, vec![], None).await.is_empty());
 }
 
-/// An input that counts how often it is run.
-#[derive(Debug)]
-struct Counted {
-    schema: SchemaRef,
-    runs: Arc<AtomicUsize>,
-}
-
-impl datafusion::physical_plan::streaming::PartitionStream for Counted {
-    fn schema(&self) -> &SchemaRef {
-        &self.schema
-    }
-
-    fn execute(&self, _: Arc<TaskContext>) -> datafusion::execution::SendableRecordBatchStream {
-        self.runs.fetch_add(1, Ordering::SeqCst);
-        let batches = keys(&self.schema, &[&[1, 2], &[3]]);
-        Box::pin(
-            datafusion::physical_plan::stream::RecordBatchStreamAdapter::new(
-                self.schema.clone(),
-                futures::stream::iter(batches.into_iter().map(Ok)),
-            ),
-        )
-    }
-}
-
 #[tokio::test]
 async fn shared_subplan_exec_runs_its_subplan_once_for_every_reader() {
     use super::shared::SharedCell;
     use super::shared_exec::SharedSubplanExec;
     let schema = hop_input().schema().inner().clone();
-    let runs = Arc::new(AtomicUsize::new(0));
-    let inner = datafusion::physical_plan::streaming::StreamingTableExec::try_new(
-        schema.clone(),
-        vec![Arc::new(Counted {
-            schema: schema.clone(),
-            runs: runs.clone(),
-        })],
-        None,
-        vec![],
-        false,
-        None,
-    )
-    .unwrap();
+    let (inner, _, runs) = counted_keys(&schema, false);
     let cell = Arc::new(SharedCell::default());
     let (_, ctx) = physical(&hop_input()).await;
     let readers: Vec<Arc<dyn ExecutionPlan>> = (0..3)
