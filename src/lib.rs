@@ -59,7 +59,9 @@ pub mod temporal {
 
 #[cfg(feature = "distributed")]
 pub mod cluster {
-    pub use crate::distributed::cluster::{run_executor, run_scheduler, standalone};
+    pub use crate::distributed::cluster::{
+        run_executor, run_scheduler, standalone, EXECUTOR_TIMEOUT_SECONDS,
+    };
 }
 
 /// Re-exported so users need no direct dependency for the usual types.

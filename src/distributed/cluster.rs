@@ -214,8 +214,12 @@ pub async fn run_executor(scheduler: &str, bind: SocketAddr, slots: usize) -> Re
 /// Starts a scheduler and `executors` executors of `slots` task slots each in this process
 /// (on free localhost ports); returns the scheduler's `df://` address.
 pub async fn standalone(executors: usize, slots: usize) -> Result<String> {
-    // Standalone executors poll the scheduler for tasks.
-    let config = scheduler_config(TaskSchedulingPolicy::PullStaged);
+    // Standalone executors poll the scheduler for tasks, and only while they have a free
+    // slot: a poll is their heartbeat, so one whose slots are all busy for longer than the
+    // timeout would be given up, its tasks run again and again and its shuffle output read
+    // twice. Executors in this process live and end with it: none is ever lost.
+    let mut config = scheduler_config(TaskSchedulingPolicy::PullStaged);
+    config.executor_timeout_seconds = u64::MAX;
     let (addr, _) = serve_scheduler(config, SocketAddr::from(([127, 0, 0, 1], 0))).await?;
     // The listener is bound before `serve_scheduler` returns: no retries needed.
     let scheduler = SchedulerGrpcClient::connect(format!("http://{addr}"))

@@ -139,6 +139,53 @@ fn case_queries_agree_on_a_standalone_cluster() {
     });
 }
 
+/// Tasks that keep every slot of the executors busy for longer than a lost executor takes to
+/// notice (a standalone executor asks for work, its sign of life, only with a free slot): no
+/// executor is given up, so they finish, once each, and a query beside them still agrees
+/// (given up, their tasks ran again until the time limit, and a shuffle was read twice).
+#[test]
+fn busy_slots_do_not_lose_a_standalone_executor() {
+    run(|| async {
+        let (_dir, local, remote) = sample_in_process_and_on_cluster().await;
+        let remote = std::sync::Arc::new(remote);
+        let long = "MATCH (a:Person), (b:Person), (c:Person), (d:Person), (e:Person), \
+                    (f:Person), (g:Person), (h:Person), (i:Person) \
+                    WHERE a.age + b.age + c.age + d.age + e.age + f.age + g.age + h.age + i.age > 0 \
+                    RETURN count(*) AS n";
+        let started = std::time::Instant::now();
+        let longs: Vec<_> = (0..4)
+            .map(|_| {
+                let remote = remote.clone();
+                tokio::spawn(async move {
+                    let r = remote.query(long, &lance_csr::Params::new()).await;
+                    (outcome(&r, true), started.elapsed())
+                })
+            })
+            .collect();
+        let q = "MATCH (p:Person) WHERE COUNT { MATCH (p)-[:KNOWS]->(d) WITH DISTINCT d \
+                 WHERE d.age > p.age } > 0 RETURN p.firstName AS n ORDER BY n";
+        let p = lance_csr::Params::new();
+        let want = outcome(&local.query(q, &p).await, true);
+        let mut beside = 0;
+        while !longs.iter().all(|l| l.is_finished()) {
+            assert_eq!(outcome(&remote.query(q, &p).await, true), want);
+            beside += 1;
+        }
+        let mut slowest = std::time::Duration::ZERO;
+        for l in longs {
+            let (got, took) = l.await.unwrap();
+            assert_eq!(got, format!("n\n{}", 6u64.pow(9)));
+            slowest = slowest.max(took);
+        }
+        // Busy for longer than the executors' timeout on a cluster of processes.
+        assert!(
+            slowest.as_secs() > lance_csr::cluster::EXECUTOR_TIMEOUT_SECONDS,
+            "the tasks took {slowest:?}: too short to test anything"
+        );
+        assert!(beside > 0);
+    });
+}
+
 #[test]
 fn random_queries_agree_on_a_standalone_cluster() {
     run(|| async {
