@@ -546,11 +546,13 @@ fn a_lost_executor_does_not_hang_the_cluster() {
         assert_eq!(query.stdout, local.stdout, "lost at {quarter}/4");
         executors.0.push(executor());
     }
-    // Both lost mid-query: an error at the time limit, not a wait without end.
+    // Both lost mid-query: an error at the time limit, not a wait without end. Early in the
+    // query: a run can take half the time of the one measured (the machine less loaded), and
+    // one that ended before its executors were lost tests nothing.
     let (query, took) = std::thread::scope(|s| {
         let t = Instant::now();
         let run = s.spawn(|| on_cluster("15s"));
-        std::thread::sleep(whole / 2);
+        std::thread::sleep(whole / 10);
         drop(std::mem::replace(&mut executors, Processes(vec![])));
         (run.join().unwrap(), t.elapsed())
     });
