@@ -485,6 +485,27 @@ impl<'a> Parser<'a> {
                     None
                 };
                 clauses.push(Clause::With(With { projection, where_ }));
+            } else if !clauses.is_empty()
+                && (self.is_kw("ORDER") && self.is_kw_at(1, "BY")
+                    || ["SKIP", "OFFSET", "LIMIT"].iter().any(|k| self.is_kw(k)))
+            {
+                // `ORDER BY`, `SKIP` / `OFFSET` and `LIMIT` as a clause (Cypher 25): the rows so
+                // far sorted and cut, every variable kept, as `WITH * ORDER BY ... LIMIT ...`.
+                let s = self.span().start;
+                let (order_by, skip, limit) = self.order_skip_limit()?;
+                let projection = Projection {
+                    distinct: false,
+                    star: true,
+                    items: vec![],
+                    order_by,
+                    skip,
+                    limit,
+                    span: self.span_from(s),
+                };
+                clauses.push(Clause::With(With {
+                    projection,
+                    where_: None,
+                }));
             } else if self.is_kw("RETURN") {
                 let s = self.advance().span.start;
                 let r = self.projection(s)?;
@@ -619,6 +640,21 @@ impl<'a> Parser<'a> {
                 items.push(self.projection_item()?);
             }
         }
+        let (order_by, skip, limit) = self.order_skip_limit()?;
+        Ok(Projection {
+            distinct,
+            star,
+            items,
+            order_by,
+            skip,
+            limit,
+            span: self.span_from(start),
+        })
+    }
+
+    /// `[ORDER BY items] [SKIP | OFFSET n] [LIMIT n]`, after a projection or as a clause.
+    #[allow(clippy::type_complexity)]
+    fn order_skip_limit(&mut self) -> PResult<(Vec<SortItem>, Option<Expr>, Option<Expr>)> {
         let mut order_by = Vec::new();
         if self.is_kw("ORDER") {
             self.advance();
@@ -637,7 +673,8 @@ impl<'a> Parser<'a> {
                 }
             }
         }
-        let skip = if self.eat_kw("SKIP") {
+        // OFFSET: GQL's name for SKIP.
+        let skip = if self.eat_kw("SKIP") || self.eat_kw("OFFSET") {
             Some(self.expr()?)
         } else {
             None
@@ -647,15 +684,7 @@ impl<'a> Parser<'a> {
         } else {
             None
         };
-        Ok(Projection {
-            distinct,
-            star,
-            items,
-            order_by,
-            skip,
-            limit,
-            span: self.span_from(start),
-        })
+        Ok((order_by, skip, limit))
     }
 
     fn projection_item(&mut self) -> PResult<ProjectionItem> {

@@ -437,11 +437,22 @@ fn query(rng: &mut Rng, s: &Schema) -> Option<String> {
                     ),
                     // Its MATCH first, or after a WITH of its own (the outer `a` still
                     // seen).
-                    _ => format!(
-                        "COUNT {{ {}MATCH (a)-[:`{}`]->(z) }}",
-                        rng.pick(&["", "", "WITH * ", "WITH 1 AS one "]),
-                        r.0
-                    ),
+                    // ... and its rows maybe cut per `a` (by a SKIP and LIMIT of a WITH,
+                    // of its RETURN or of their own).
+                    _ => {
+                        let cut = format!(" SKIP {} LIMIT {}", rng.below(3), rng.below(4));
+                        format!(
+                            "COUNT {{ {}MATCH (a)-[:`{}`]->(z){} }}",
+                            rng.pick(&["", "", "WITH * ", "WITH 1 AS one "]),
+                            r.0,
+                            match rng.below(6) {
+                                0 => format!(" WITH z ORDER BY id(z){cut}"),
+                                1 => format!(" RETURN z{cut}"),
+                                2 => format!(" ORDER BY id(z) DESC{cut}"),
+                                _ => String::new(),
+                            }
+                        )
+                    }
                 });
             }
             let list: Vec<String> = cols
@@ -450,11 +461,20 @@ fn query(rng: &mut Rng, s: &Schema) -> Option<String> {
                 .map(|(i, c)| format!("{c} AS c{i}"))
                 .collect();
             let order: Vec<String> = (0..cols.len()).map(|i| format!("c{i}")).collect();
+            let limit = 1 + rng.below(20);
+            if rng.chance(25) {
+                // The same rows cut by ORDER BY and LIMIT clauses of their own.
+                return Some(format!(
+                    "{q} ORDER BY {} LIMIT {limit} RETURN {} ORDER BY {}",
+                    cols.join(", "),
+                    list.join(", "),
+                    order.join(", ")
+                ));
+            }
             Some(format!(
-                "{q} RETURN {} ORDER BY {} LIMIT {}",
+                "{q} RETURN {} ORDER BY {} LIMIT {limit}",
                 list.join(", "),
                 order.join(", "),
-                1 + rng.below(20)
             ))
         }
         // DISTINCT rows, unordered.

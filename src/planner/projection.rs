@@ -590,7 +590,22 @@ impl<'c> Lowerer<'c> {
 
     /// SKIP and LIMIT.
     fn skip_limit(&self, mut plan: LogicalPlan, p: &ast::Projection) -> Result<LogicalPlan> {
-        // A count that is negative or not an integer is an ArgumentError when rows reach it.
+        let (skip, limit, fail) = self.skip_limit_counts(p)?;
+        if let Some(fail) = fail {
+            plan = LogicalPlanBuilder::from(plan).filter(fail)?.build()?;
+        }
+        if skip > 0 || limit.is_some() {
+            plan = LogicalPlanBuilder::from(plan).limit(skip, limit)?.build()?;
+        }
+        Ok(plan)
+    }
+
+    /// A projection's SKIP and LIMIT counts; where one is a parameter of a wrong value, none,
+    /// and a filter failing with the ArgumentError as rows reach it.
+    pub(super) fn skip_limit_counts(
+        &self,
+        p: &ast::Projection,
+    ) -> Result<(usize, Option<usize>, Option<Expr>)> {
         let mut invalid = None;
         let mut count = |e: &ast::Expr, what: &str| -> Result<usize> {
             Ok(match self.constant_count(e, what)? {
@@ -609,22 +624,18 @@ impl<'c> Lowerer<'c> {
             Some(e) => Some(count(e, "LIMIT")?),
             None => None,
         };
-        let invalid_count = invalid.is_some();
-        if let Some((detail, message)) = invalid {
-            let fail = crate::functions::CypherFn::fail(
-                crate::error::ErrorClass::ArgumentError,
-                detail,
-                &message,
-                &DataType::Boolean,
-            )?;
-            plan = LogicalPlanBuilder::from(plan).filter(fail)?.build()?;
-        }
-        let limit = if invalid_count { None } else { limit };
-        let skip = if invalid_count { 0 } else { skip };
-        if skip > 0 || limit.is_some() {
-            plan = LogicalPlanBuilder::from(plan).limit(skip, limit)?.build()?;
-        }
-        Ok(plan)
+        Ok(match invalid {
+            Some((detail, message)) => {
+                let fail = crate::functions::CypherFn::fail(
+                    crate::error::ErrorClass::ArgumentError,
+                    detail,
+                    &message,
+                    &DataType::Boolean,
+                )?;
+                (0, None, Some(fail))
+            }
+            None => (skip, limit, None),
+        })
     }
 
     /// SKIP / LIMIT operand: a non-negative integer literal or parameter.

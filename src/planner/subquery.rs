@@ -1009,6 +1009,7 @@ impl<'c> Lowerer<'c> {
         if let Some(row) = row {
             st.scope.bind(row, Binding::Value { col: row.into() });
         }
+        let outer = carry;
         let mut carry = carry.to_vec();
         // The column numbering the rows in the order the last WITH ... ORDER BY gave them:
         // COLLECT keeps it in its list.
@@ -1024,17 +1025,7 @@ impl<'c> Lowerer<'c> {
                     ret = Some(r);
                     break;
                 }
-                Clause::With(w) => {
-                    if w.projection.skip.is_some() || w.projection.limit.is_some() {
-                        return sem_err!(
-                            Unsupported,
-                            w.projection.span,
-                            "unsupported: SKIP or LIMIT in a WITH inside a subquery"
-                        );
-                    }
-                    let w = self.with_carried(w, &carry, body.span)?;
-                    self.lower_clause(st, &Clause::With(w))?
-                }
+                Clause::With(w) => self.subquery_with(st, w, &carry, outer, body.span)?,
                 c => self.lower_clause(st, c)?,
             };
             if let Some(seq) = self.output_order.clone() {
@@ -1044,15 +1035,7 @@ impl<'c> Lowerer<'c> {
                 order = Some(seq);
             }
         }
-        if let Some(r) = ret.filter(|r| r.skip.is_some() || r.limit.is_some()) {
-            if kind != SubqueryKind::Exists {
-                return sem_err!(
-                    Unsupported,
-                    r.span,
-                    "unsupported: SKIP or LIMIT in the RETURN of a COUNT or COLLECT subquery"
-                );
-            }
-        }
+        let cut = |r: &&ast::Projection| r.skip.is_some() || r.limit.is_some();
         if kind != SubqueryKind::Collect {
             // What EXISTS / COUNT RETURN does not change whether or how many rows there are
             // (unless it aggregates or deduplicates them).
@@ -1064,6 +1047,20 @@ impl<'c> Lowerer<'c> {
                     r.span,
                     "unsupported: an aggregating or DISTINCT RETURN in EXISTS / COUNT"
                 );
+            }
+            // Its SKIP and LIMIT do: a WITH of its items cutting the rows of each outer row.
+            if let Some(r) = ret.filter(cut) {
+                let mut p = r.clone();
+                for it in p.items.iter_mut() {
+                    if it.alias.is_none() && !matches!(it.expr.kind, ExprKind::Variable(_)) {
+                        it.alias = Some(ast::Ident::new(&self.fresh("returned"), it.expr.span));
+                    }
+                }
+                let w = ast::With {
+                    projection: p,
+                    where_: None,
+                };
+                st = self.subquery_with(st, &w, &carry, outer, body.span)?;
             }
             return Ok((st, None, None));
         }
@@ -1083,9 +1080,9 @@ impl<'c> Lowerer<'c> {
             );
         }
         let mut item = first.expr.clone();
-        if !r.order_by.is_empty() {
-            // `RETURN x ORDER BY k` as `WITH x AS v ORDER BY k`, its rows numbered in that
-            // order; the list collects `v` in it.
+        if !r.order_by.is_empty() || cut(&r) {
+            // `RETURN x ORDER BY k SKIP s LIMIT l` as `WITH x AS v ORDER BY k SKIP s LIMIT l`,
+            // its rows numbered in that order; the list collects `v` in it.
             let name = match (&first.alias, &first.expr.kind) {
                 (Some(a), _) => a.name.clone(),
                 (None, ExprKind::Variable(v)) => v.clone(),
@@ -1101,9 +1098,8 @@ impl<'c> Lowerer<'c> {
                 projection: p,
                 where_: None,
             };
-            let w = self.with_carried(&w, &carry, body.span)?;
             self.next_collects = true;
-            st = self.lower_clause(st, &Clause::With(w))?;
+            st = self.subquery_with(st, &w, &carry, outer, body.span)?;
             order = self.output_order.take().or(order);
             item = ast::Expr::new(ExprKind::Variable(name), first.expr.span);
         }
@@ -1112,6 +1108,89 @@ impl<'c> Lowerer<'c> {
         let value = self.expr(&item, &ExprCtx::new(&st.scope, &schema))?;
         let order = order.filter(|o| schema.has_column_with_unqualified_name(o));
         Ok((st, Some(value), order))
+    }
+
+    /// A WITH of a subquery, passing on `carry`. Its SKIP and LIMIT cut the rows of each
+    /// outer row (of each value of `outer`, the part of `carry` the rows join back on), not
+    /// all of them: the rows are numbered per outer row, in the order of its ORDER BY, and
+    /// kept in the range; its WHERE filters after.
+    fn subquery_with(
+        &mut self,
+        st: State,
+        w: &ast::With,
+        carry: &[String],
+        outer: &[String],
+        span: cypher::Span,
+    ) -> Result<State> {
+        let w = self.with_carried(w, carry, span)?;
+        let p = &w.projection;
+        if p.skip.is_none() && p.limit.is_none() {
+            return self.lower_clause(st, &Clause::With(w));
+        }
+        let (skip, limit, fail) = self.skip_limit_counts(p)?;
+        let mut uncut = w.clone();
+        (uncut.projection.skip, uncut.projection.limit, uncut.where_) = (None, None, None);
+        // An ORDER BY numbers the rows in its order.
+        self.next_collects |= !p.order_by.is_empty();
+        let mut st = self.lower_clause(st, &Clause::With(uncut))?;
+        if let Some(fail) = fail {
+            st.plan = LogicalPlanBuilder::from(st.plan).filter(fail)?.build()?;
+        }
+        let ents = self.entities();
+        let mut keys: Vec<Expr> = Vec::new();
+        for name in outer {
+            let Some(b) = st.scope.get(name) else {
+                return Err(crate::error::Error::Internal(format!(
+                    "a subquery's WITH did not pass on `{name}`"
+                )));
+            };
+            match (b, ents.identity_parts(b)) {
+                (_, Some(parts)) => {
+                    keys.extend(parts.into_iter().filter(|e| matches!(e, Expr::Column(_))))
+                }
+                (Binding::Value { col: c }, None) => keys.push(col(c)),
+                (b, None) => keys.extend(ents.columns(b).into_iter().map(|(c, _)| col(&c))),
+            }
+        }
+        let order = match &self.output_order {
+            Some(seq) if !p.order_by.is_empty() => vec![col(seq).sort(true, false)],
+            _ => vec![],
+        };
+        let kept: Vec<Expr> = st.columns().iter().map(|c| col(c)).collect();
+        let n = self.fresh("n");
+        // (DataFusion refuses an empty ORDER BY given; none is written as none given.)
+        let mut numbered = datafusion::functions_window::expr_fn::row_number().partition_by(keys);
+        if !order.is_empty() {
+            numbered = numbered.order_by(order);
+        }
+        let numbered = numbered.build()?.alias(&n);
+        let mut range = col(&n).gt(lit(skip as u64));
+        if let Some(limit) = limit {
+            range = range.and(col(&n).lt_eq(lit((skip + limit) as u64)));
+        }
+        st.plan = LogicalPlanBuilder::from(st.plan)
+            .window(vec![numbered])?
+            .filter(range)?
+            .project(kept)?
+            .build()?;
+        match &w.where_ {
+            Some(pred) => {
+                let after = ast::With {
+                    projection: ast::Projection {
+                        distinct: false,
+                        star: true,
+                        items: vec![],
+                        order_by: vec![],
+                        skip: None,
+                        limit: None,
+                        span: pred.span,
+                    },
+                    where_: Some(pred.clone()),
+                };
+                self.subquery_with(st, &after, carry, outer, span)
+            }
+            None => Ok(st),
+        }
     }
 
     /// `w` passing on `carry` (what the subquery's rows join back on, and their order) as

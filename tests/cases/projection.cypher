@@ -7,6 +7,28 @@ p.firstName
 Bob
 Dana
 
+# ORDER BY, SKIP / OFFSET and LIMIT as clauses of their own: the rows so far sorted and cut,
+# every variable kept; an aggregate after them follows their order.
+MATCH (p:Person) ORDER BY p.age DESC OFFSET 1 LIMIT 3 RETURN collect(p.firstName) AS names, count(*) AS n
+---- ordered
+names|n
+['Bob', 'Dana', 'Ann']|3
+
+MATCH (p:Person)-[:KNOWS]->(f) ORDER BY f.age, p.firstName LIMIT 2 MATCH (f)-[:KNOWS]->(g) ORDER BY p.firstName DESC SKIP 1 RETURN p.firstName AS p, f.firstName AS f, g.firstName AS g
+---- rowsort
+p|f|g
+Ann|Carl|Dana
+
+UNWIND [3, 1, 2] AS x ORDER BY x DESC WITH collect(x) AS xs UNWIND xs AS y SKIP 1 RETURN xs, y
+---- ordered
+xs|y
+[3, 2, 1]|2
+[3, 2, 1]|1
+
+# A negative count is refused where written.
+MATCH (p:Person) LIMIT -1 RETURN p
+---- error NegativeIntegerArgument
+
 # DISTINCT.
 MATCH (p:Person)-[:KNOWS]->(f:Person) RETURN DISTINCT f.gender ORDER BY f.gender
 ---- ordered

@@ -231,9 +231,36 @@ p|fs
 Ann|['Bob', 'Dana', 'Eve', 'Carl']
 Dana|['Bob', 'Ann', 'Carl']
 
-# A LIMIT in a COLLECT's RETURN would apply per outer row: refused, not ignored.
-MATCH (p:Person) RETURN COLLECT { MATCH (p)-[:KNOWS]->(f) RETURN f.firstName LIMIT 1 } AS fs
----- error Unsupported
+# SKIP and LIMIT in a subquery cut the rows of each outer row (in its ORDER BY's order), in a
+# WITH, a RETURN or a clause of their own; a WHERE of the WITH filters after the cut.
+MATCH (p:Person) RETURN p.firstName AS p, COLLECT { MATCH (p)-[:KNOWS]-(f) RETURN f.firstName ORDER BY f.age DESC SKIP 1 LIMIT 2 } AS next, COUNT { MATCH (p)-[:KNOWS]-(f) RETURN f LIMIT 2 } AS two, COLLECT { MATCH (p)-[:KNOWS]-(f) ORDER BY f.age LIMIT 1 RETURN f.firstName } AS youngest, COLLECT { MATCH (p)-[:KNOWS]-(f) WITH f ORDER BY f.firstName LIMIT 2 WHERE f.age > 30 RETURN f.firstName } AS cut ORDER BY p
+---- ordered
+p|next|two|youngest|cut
+Ann|['Dana', 'Eve']|2|['Carl']|['Bob']
+Bob|['Ann', 'Carl']|2|['Carl']|['Ann']
+Carl|['Dana', 'Ann']|2|['Ann']|['Ann', 'Bob']
+Dana|['Ann', 'Carl']|2|['Carl']|['Ann', 'Bob']
+Eve|[]|1|['Ann']|['Ann']
+Finn|[]|0|[]|[]
+
+# EXISTS with a SKIP: whether more rows than it skips (a SKIP is not ignored).
+MATCH (p:Person) WHERE EXISTS { MATCH (p)-[:KNOWS]-(f) RETURN f SKIP 3 } RETURN p.firstName AS p
+---- rowsort
+p
+Ann
+
+# SKIP and LIMIT of a parameter, per outer row; of a wrong value, an error of the values.
+-- param s=1
+-- param l=1
+MATCH (p:Person) WHERE p.id <= 2 RETURN p.id AS id, COLLECT { MATCH (p)-[:KNOWS]-(f) RETURN f.id ORDER BY f.id SKIP $s LIMIT $l } AS fs ORDER BY id
+---- ordered
+id|fs
+1|[3]
+2|[3]
+
+-- param l=-1
+MATCH (p:Person) RETURN COUNT { MATCH (p)-[:KNOWS]-(f) RETURN f LIMIT $l } AS c
+---- runtime-error NegativeIntegerArgument
 
 # A comprehension whose filter is a pattern keeps the list's own elements, in the list's order
 # (gathered by position, not collected as values).
