@@ -302,11 +302,24 @@ fn query(rng: &mut Rng, s: &Schema) -> Option<String> {
         conds.push(match rng.below(6) {
             0 => format!("{not}(a)-[:`{}`]->()", r.0),
             // Read per element of a list.
-            5 => format!(
+            5 if rng.chance(50) => format!(
                 "size([x IN [a, n0] WHERE {not}(x)-[:`{}`]->() | x]) >= {}",
                 r.0,
                 rng.below(2)
             ),
+            // ... of a list a pattern comprehension makes.
+            5 => {
+                let on: Vec<_> = s.rels.iter().filter(|q| q.1 == r.2).collect();
+                let test = match on.is_empty() {
+                    true => format!("(x)<-[:`{}`]-(a)", r.0),
+                    false => format!("(x)-[:`{}`]->()", rng.pick(&on).0),
+                };
+                format!(
+                    "size([x IN [(a)-[:`{}`]->(t) | t] WHERE {not}{test}]) >= {}",
+                    r.0,
+                    rng.below(3)
+                )
+            }
             1 => match into_a.is_empty() {
                 true => format!("{not}(a)-[:`{}`]->(:`{}`)", r.0, r.2),
                 false => format!("{not}(a)<-[:`{}`]-()", rng.pick(&into_a).0),

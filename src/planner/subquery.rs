@@ -320,7 +320,16 @@ impl<'c> Lowerer<'c> {
         }
         let mut names = Vec::new();
         body.iter().for_each(|b| b.mentioned_names(&mut names));
+        // A subquery in the list itself (`[x IN [(p)-->(t) | t] WHERE (x)-->()]`) becomes a
+        // column the shared input lacks: the comprehension then reads an input of its own.
+        let list_has_subquery = list.contains_subquery();
         self.replace_subqueries(st, base, list, locals)?;
+        let mut own = Base {
+            plan: None,
+            row: None,
+            readers: 1,
+        };
+        let base = if list_has_subquery { &mut own } else { base };
         list.mentioned_names(&mut names);
         if let Some(v) = names.iter().find(|n| locals.iter().any(|l| l == *n)) {
             return sem_err!(
@@ -335,8 +344,17 @@ impl<'c> Lowerer<'c> {
         let (filter, map) = (filter.as_deref().cloned(), map.as_deref().cloned());
         self.init_base(st, base)?;
         let taken = std::mem::replace(st, placeholder());
-        let (next, name) =
+        let (mut next, name) =
             self.comprehension_column(taken, base, &var, &list, filter, map, e.span)?;
+        if let Some(row) = own.row {
+            let kept: Vec<Expr> = next
+                .columns()
+                .iter()
+                .filter(|c| **c != row)
+                .map(|c| col(c))
+                .collect();
+            next.plan = LogicalPlanBuilder::from(next.plan).project(kept)?.build()?;
+        }
         *st = next;
         *e = ast::Expr::new(ExprKind::Variable(name), e.span);
         Ok(true)
