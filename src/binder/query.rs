@@ -231,6 +231,51 @@ struct QueryBinder<'a> {
     ends: usize,
 }
 
+/// `var` newly declared where `scope` is seen (and, in a subquery, `outer`): refused where
+/// the name is taken, as Neo4j does (a subquery may not shadow the enclosing query's names).
+fn declares(scope: &Scope, outer: Option<&Scope>, var: &ast::Ident) -> Result<()> {
+    if outer.is_some_and(|o| o.get(&var.name).is_some()) {
+        return shadowing(var);
+    }
+    if scope.get(&var.name).is_some() {
+        return sem_err!(
+            VariableAlreadyBound,
+            var.span,
+            "Variable `{}` already declared",
+            super::names::unescape(&var.name)
+        );
+    }
+    Ok(())
+}
+
+/// A WITH or RETURN inside a subquery binding a name of the enclosing query to anything
+/// but itself (`WITH x AS p` where the outer query has `p`): refused.
+fn projects_no_outer_name(p: &ast::Projection, outer: Option<&Scope>) -> Result<()> {
+    let Some(outer) = outer else {
+        return Ok(());
+    };
+    for it in &p.items {
+        let Some(alias) = &it.alias else {
+            continue;
+        };
+        let passed_on = matches!(&it.expr.kind, ExprKind::Variable(v) if *v == alias.name);
+        if !passed_on && outer.get(&alias.name).is_some() {
+            return shadowing(alias);
+        }
+    }
+    Ok(())
+}
+
+fn shadowing(var: &ast::Ident) -> Result<()> {
+    sem_err!(
+        VariableAlreadyBound,
+        var.span,
+        "The variable `{}` is shadowing a variable with the same name from the outer scope \
+         and needs to be renamed",
+        super::names::unescape(&var.name)
+    )
+}
+
 impl QueryBinder<'_> {
     fn single(&mut self, sq: &ast::SingleQuery) -> Result<()> {
         self.clauses(sq, Scope::default(), true)
@@ -250,9 +295,11 @@ impl QueryBinder<'_> {
                 Clause::Match(m) => self.match_clause(&mut scope, m)?,
                 Clause::Unwind(u) => {
                     self.expr(&u.expr, &scope, &[])?;
+                    declares(&scope, outer.as_ref(), &u.alias)?;
                     scope.bind(&u.alias.name, BoundVar::Value);
                 }
                 Clause::With(w) => {
+                    projects_no_outer_name(&w.projection, outer.as_ref())?;
                     let (next, where_scope, items) =
                         self.projection(&scope, &w.projection, outer.as_ref())?;
                     if let Some(pred) = &w.where_ {
@@ -265,6 +312,7 @@ impl QueryBinder<'_> {
                     };
                 }
                 Clause::Return(r) => {
+                    projects_no_outer_name(r, outer.as_ref())?;
                     self.projection(&scope, r, outer.as_ref())?;
                 }
                 Clause::Call(c) => self.call_clause(&mut scope, c)?,

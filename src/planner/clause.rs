@@ -8,7 +8,6 @@ use super::{Lowered, Lowerer, State};
 use crate::error::Result;
 use crate::operators::csr_expand::CsrExpand;
 use crate::operators::shared::SharedSubplan;
-use crate::sem_err;
 use arrow::datatypes::DataType;
 use cypher::ast::{self, ExprKind};
 use datafusion::common::{Column, JoinType, UnnestOptions};
@@ -28,14 +27,6 @@ pub(super) struct Item {
 
 impl<'c> Lowerer<'c> {
     pub fn lower_unwind(&mut self, mut st: State, u: &ast::Unwind) -> Result<State> {
-        if st.scope.get(&u.alias.name).is_some() {
-            return sem_err!(
-                VariableAlreadyBound,
-                u.alias.span,
-                "Variable `{}` already declared",
-                u.alias.name
-            );
-        }
         let schema = st.plan.schema().clone();
         let cx = ExprCtx {
             no_aggregates: "in UNWIND",

@@ -316,3 +316,31 @@ n
 Ann
 Carl
 Eve
+
+# A comprehension over a list a pattern comprehension or a subquery makes, its filter a pattern
+# or a subquery over the list's elements.
+MATCH (p:Person) RETURN p.firstName AS f, [x IN [(p)-[:KNOWS]->(t) | t] WHERE (x)-[:KNOWS]->() | x.firstName] AS l, size([x IN [(p)-[:KNOWS]->(t) | t] WHERE NOT (x)-[:KNOWS]->()]) AS n, [x IN COLLECT { MATCH (p)-[:KNOWS]-(t) RETURN t ORDER BY t.age } WHERE COUNT { (x)-[:KNOWS]-() } > 2 | x.firstName] AS busy ORDER BY f
+---- ordered
+f|l|n|busy
+Ann|['Bob', 'Carl']|0|['Carl', 'Dana', 'Bob']
+Bob|['Carl', 'Dana']|0|['Carl', 'Ann', 'Dana']
+Carl|['Dana']|0|['Ann', 'Dana', 'Bob']
+Dana|['Ann']|0|['Carl', 'Ann', 'Bob']
+Eve|['Ann']|0|['Ann']
+Finn|[]|0|[]
+
+# A subquery may not declare a name the enclosing query has (in an UNWIND, a WITH or its
+# RETURN); passing it on as itself is no declaration.
+MATCH (p:Person) RETURN COLLECT { MATCH (p)-[:KNOWS]->(x) RETURN x.age AS p } AS c
+---- error VariableAlreadyBound
+
+MATCH (p:Person) RETURN COUNT { MATCH (q:Person) UNWIND [1] AS p RETURN q } AS c
+---- error VariableAlreadyBound
+
+WITH 1 AS k RETURN COUNT { UNWIND [1, 2] AS x WITH x AS k RETURN k } AS c
+---- error VariableAlreadyBound
+
+MATCH (p:Person {id: 1}) RETURN COUNT { MATCH (p)-[:KNOWS]->(x) WITH p AS p, x AS y WITH * RETURN p AS p } AS c
+---- rowsort
+c
+2
