@@ -104,6 +104,9 @@ pub struct Unwind {
 pub struct With {
     pub projection: Projection,
     pub where_: Option<Expr>,
+    /// `ORDER BY`, `SKIP` / `OFFSET` or `LIMIT` written as a clause of its own: `WITH *` with
+    /// them, that also stands where no variable is in scope (`MATCH (:A) LIMIT 2`).
+    pub standalone: bool,
 }
 
 /// The body shared by WITH and RETURN.
@@ -1266,6 +1269,11 @@ impl Display for Clause {
                 Ok(())
             }
             Clause::Unwind(u) => write!(f, "UNWIND {} AS {}", u.expr, fmt_ident(&u.alias.name)),
+            Clause::With(w) if w.standalone => {
+                // `* ORDER BY ...`: the projection's sort and cut, as written.
+                let p = w.projection.to_string();
+                f.write_str(p.strip_prefix("* ").unwrap_or(&p))
+            }
             Clause::With(w) => {
                 write!(f, "WITH {}", w.projection)?;
                 if let Some(wh) = &w.where_ {

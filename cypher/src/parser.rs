@@ -484,7 +484,11 @@ impl<'a> Parser<'a> {
                 } else {
                     None
                 };
-                clauses.push(Clause::With(With { projection, where_ }));
+                clauses.push(Clause::With(With {
+                    projection,
+                    where_,
+                    standalone: false,
+                }));
             } else if !clauses.is_empty()
                 && (self.is_kw("ORDER") && self.is_kw_at(1, "BY")
                     || ["SKIP", "OFFSET", "LIMIT"].iter().any(|k| self.is_kw(k)))
@@ -505,6 +509,7 @@ impl<'a> Parser<'a> {
                 clauses.push(Clause::With(With {
                     projection,
                     where_: None,
+                    standalone: true,
                 }));
             } else if self.is_kw("RETURN") {
                 let s = self.advance().span.start;

@@ -115,25 +115,34 @@ fn canonical_forms() {
         "MATCH ()-[r:A|B]->() RETURN r",
     );
     // OFFSET is SKIP; ORDER BY, SKIP / OFFSET and LIMIT are also a clause: every variable
-    // kept, the rows sorted and cut (`WITH *` with them).
+    // kept, the rows sorted and cut (`WITH *` with them, marked standalone).
     parses_to(
         "RETURN x ORDER BY x OFFSET 2 LIMIT 1",
         "RETURN x ORDER BY x SKIP 2 LIMIT 1",
     );
     parses_to(
         "MATCH (n) ORDER BY n.name DESC OFFSET 1 LIMIT 2 RETURN n",
-        "MATCH (n) WITH * ORDER BY n.name DESC SKIP 1 LIMIT 2 RETURN n",
+        "MATCH (n) ORDER BY n.name DESC SKIP 1 LIMIT 2 RETURN n",
     );
     parses_to(
         "MATCH (n) LIMIT 2 ORDER BY n.x SKIP $s UNWIND [1] AS one SKIP 1 RETURN n",
-        "MATCH (n) WITH * LIMIT 2 WITH * ORDER BY n.x SKIP $s UNWIND [1] AS one WITH * SKIP 1 RETURN n",
+        "MATCH (n) LIMIT 2 ORDER BY n.x SKIP $s UNWIND [1] AS one SKIP 1 RETURN n",
     );
     parses_to(
         "MATCH (n) RETURN COUNT { MATCH (n)-->(m) ORDER BY m.x LIMIT 1 } AS c",
-        "MATCH (n) RETURN COUNT { MATCH (n)-[]->(m) WITH * ORDER BY m.x LIMIT 1 } AS c",
+        "MATCH (n) RETURN COUNT { MATCH (n)-[]->(m) ORDER BY m.x LIMIT 1 } AS c",
+    );
+    // Written as WITH *, a WITH still (which needs a variable in scope where it stands).
+    parses_to(
+        "MATCH (n) WITH * LIMIT 2 RETURN n",
+        "MATCH (n) WITH * LIMIT 2 RETURN n",
     );
     // Not a clause to start a query with, nor to end one (which RETURN ends).
-    for q in ["LIMIT 1 RETURN 1", "MATCH (n) LIMIT 1", "MATCH (n) ORDER n.x RETURN n"] {
+    for q in [
+        "LIMIT 1 RETURN 1",
+        "MATCH (n) LIMIT 1",
+        "MATCH (n) ORDER n.x RETURN n",
+    ] {
         assert!(parse_query(q).is_err(), "{q}");
     }
     // OFFSET is not reserved: a variable of that name still reads as one.

@@ -385,6 +385,12 @@ impl<'c> Lowerer<'c> {
             }
             ast::Clause::Unwind(u) => self.lower_unwind(st, u),
             ast::Clause::Call(c) => self.lower_call(st, c),
+            // A sort and cut where no variable is in scope (`MATCH (:A) LIMIT 2`): of the
+            // rows as they are (an ORDER BY can read nothing that would order them).
+            ast::Clause::With(w) if w.standalone && st.scope.visible_names().is_empty() => {
+                let plan = self.skip_limit(st.plan, &w.projection)?;
+                Ok(State { plan, ..st })
+            }
             ast::Clause::With(w) => {
                 // Only this WITH's own projection reads them, not the subqueries in it.
                 let identity = std::mem::take(&mut self.identity_collects);
@@ -392,6 +398,7 @@ impl<'c> Lowerer<'c> {
                 let w = ast::With {
                     projection,
                     where_: w.where_.clone(),
+                    standalone: w.standalone,
                 };
                 self.identity_collects = identity;
                 let st = self.lower_with(st, &w);

@@ -589,7 +589,11 @@ impl<'c> Lowerer<'c> {
     }
 
     /// SKIP and LIMIT.
-    fn skip_limit(&self, mut plan: LogicalPlan, p: &ast::Projection) -> Result<LogicalPlan> {
+    pub(super) fn skip_limit(
+        &self,
+        mut plan: LogicalPlan,
+        p: &ast::Projection,
+    ) -> Result<LogicalPlan> {
         let (skip, limit, fail) = self.skip_limit_counts(p)?;
         if let Some(fail) = fail {
             plan = LogicalPlanBuilder::from(plan).filter(fail)?.build()?;

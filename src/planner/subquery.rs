@@ -1027,15 +1027,17 @@ impl<'c> Lowerer<'c> {
         if let Some(row) = row {
             st.scope.bind(row, Binding::Value { col: row.into() });
         }
+        // What the rows join back on, which every WITH passes on.
         let outer = carry;
-        let mut carry = carry.to_vec();
-        // The column numbering the rows in the order the last WITH ... ORDER BY gave them:
-        // COLLECT keeps it in its list.
+        // The column numbering the rows in the order the last WITH ... ORDER BY gave them,
+        // passed on by the WITHs after it that keep rows as they are: a later SKIP / LIMIT
+        // cuts in that order, COLLECT keeps it in its list.
         let mut order: Option<String> = None;
         let mut ret = None;
         for (i, c) in body.clauses.iter().enumerate() {
             let next = body.clauses.get(i + 1);
             self.next_collects = next.is_some_and(super::collects)
+                || next.is_some_and(cuts_in_given_order)
                 || (kind == SubqueryKind::Collect && matches!(next, Some(Clause::Return(_))));
             self.input_order = self.output_order.take();
             st = match c {
@@ -1043,13 +1045,16 @@ impl<'c> Lowerer<'c> {
                     ret = Some(r);
                     break;
                 }
-                Clause::With(w) => self.subquery_with(st, w, &carry, outer, body.span)?,
+                Clause::With(w) => {
+                    if regroups(&w.projection) {
+                        order = None;
+                    }
+                    self.subquery_with(st, w, outer, order.as_deref(), body.span)?
+                }
                 c => self.lower_clause(st, c)?,
             };
             if let Some(seq) = self.output_order.clone() {
-                // Passed on by every WITH after this one, as the outer variables are.
                 st.scope.bind(&seq, Binding::Value { col: seq.clone() });
-                carry.push(seq.clone());
                 order = Some(seq);
             }
         }
@@ -1077,8 +1082,9 @@ impl<'c> Lowerer<'c> {
                 let w = ast::With {
                     projection: p,
                     where_: None,
+                    standalone: false,
                 };
-                st = self.subquery_with(st, &w, &carry, outer, body.span)?;
+                st = self.subquery_with(st, &w, outer, order.as_deref(), body.span)?;
             }
             return Ok((st, None, None));
         }
@@ -1115,9 +1121,10 @@ impl<'c> Lowerer<'c> {
             let w = ast::With {
                 projection: p,
                 where_: None,
+                standalone: false,
             };
             self.next_collects = true;
-            st = self.subquery_with(st, &w, &carry, outer, body.span)?;
+            st = self.subquery_with(st, &w, outer, order.as_deref(), body.span)?;
             order = self.output_order.take().or(order);
             item = ast::Expr::new(ExprKind::Variable(name), first.expr.span);
         }
@@ -1128,19 +1135,23 @@ impl<'c> Lowerer<'c> {
         Ok((st, Some(value), order))
     }
 
-    /// A WITH of a subquery, passing on `carry`. Its SKIP and LIMIT cut the rows of each
-    /// outer row (of each value of `outer`, the part of `carry` the rows join back on), not
-    /// all of them: the rows are numbered per outer row, in the order of its ORDER BY, and
-    /// kept in the range; its WHERE filters after.
+    /// A WITH of a subquery, passing on `outer` (what its rows join back on) and, unless it
+    /// aggregates or deduplicates (which would group by it), `order` (the column numbering
+    /// the rows in the order of an earlier ORDER BY). Its SKIP and LIMIT cut the rows of each
+    /// outer row, not all of them: the rows are numbered per outer row in the order of its
+    /// ORDER BY (or the earlier one) and kept in the range; its WHERE filters after the cut.
     fn subquery_with(
         &mut self,
         st: State,
         w: &ast::With,
-        carry: &[String],
         outer: &[String],
+        order: Option<&str>,
         span: cypher::Span,
     ) -> Result<State> {
-        let w = self.with_carried(w, carry, span)?;
+        let order = order.filter(|_| !regroups(&w.projection));
+        let mut carry = outer.to_vec();
+        carry.extend(order.map(str::to_string));
+        let w = self.with_carried(w, &carry, span)?;
         let p = &w.projection;
         if p.skip.is_none() && p.limit.is_none() {
             return self.lower_clause(st, &Clause::With(w));
@@ -1170,16 +1181,16 @@ impl<'c> Lowerer<'c> {
                 (b, None) => keys.extend(ents.columns(b).into_iter().map(|(c, _)| col(&c))),
             }
         }
-        let order = match &self.output_order {
-            Some(seq) if !p.order_by.is_empty() => vec![col(seq).sort(true, false)],
-            _ => vec![],
+        let seq = match &self.output_order {
+            Some(seq) if !p.order_by.is_empty() => Some(seq.clone()),
+            _ => order.map(str::to_string),
         };
         let kept: Vec<Expr> = st.columns().iter().map(|c| col(c)).collect();
         let n = self.fresh("n");
         // (DataFusion refuses an empty ORDER BY given; none is written as none given.)
         let mut numbered = datafusion::functions_window::expr_fn::row_number().partition_by(keys);
-        if !order.is_empty() {
-            numbered = numbered.order_by(order);
+        if let Some(seq) = &seq {
+            numbered = numbered.order_by(vec![col(seq).sort(true, false)]);
         }
         let numbered = numbered.build()?.alias(&n);
         let mut range = col(&n).gt(lit(skip as u64));
@@ -1191,24 +1202,29 @@ impl<'c> Lowerer<'c> {
             .filter(range)?
             .project(kept)?
             .build()?;
-        match &w.where_ {
-            Some(pred) => {
-                let after = ast::With {
-                    projection: ast::Projection {
-                        distinct: false,
-                        star: true,
-                        items: vec![],
-                        order_by: vec![],
-                        skip: None,
-                        limit: None,
-                        span: pred.span,
-                    },
-                    where_: Some(pred.clone()),
-                };
-                self.subquery_with(st, &after, carry, outer, span)
-            }
-            None => Ok(st),
+        let Some(pred) = &w.where_ else {
+            return Ok(st);
+        };
+        // The WHERE over the cut rows, the order passed on through it.
+        if let Some(seq) = &seq {
+            st.scope.bind(seq, Binding::Value { col: seq.clone() });
         }
+        let after = ast::With {
+            projection: ast::Projection {
+                distinct: false,
+                star: true,
+                items: vec![],
+                order_by: vec![],
+                skip: None,
+                limit: None,
+                span: pred.span,
+            },
+            where_: Some(pred.clone()),
+            standalone: false,
+        };
+        let st = self.subquery_with(st, &after, outer, seq.as_deref(), span)?;
+        self.output_order = seq;
+        Ok(st)
     }
 
     /// `w` passing on `carry` (what the subquery's rows join back on, and their order) as
@@ -1279,6 +1295,22 @@ fn end_node_call(e: &ast::Expr) -> Option<(&ast::Expr, bool)> {
         [arg] => Some((arg, start)),
         _ => None,
     }
+}
+
+/// A projection that aggregates or deduplicates: its rows are groups, in no order.
+fn regroups(p: &ast::Projection) -> bool {
+    p.distinct || p.items.iter().any(|i| i.expr.contains_aggregate())
+}
+
+/// A WITH or RETURN whose SKIP / LIMIT cuts rows in the order an earlier ORDER BY gave them
+/// (it has none of its own).
+fn cuts_in_given_order(c: &Clause) -> bool {
+    let p = match c {
+        Clause::With(w) => &w.projection,
+        Clause::Return(r) => r,
+        _ => return false,
+    };
+    (p.skip.is_some() || p.limit.is_some()) && p.order_by.is_empty() && !regroups(p)
 }
 
 /// Whether a pattern expression or subquery in `body` reads the variable `var`.

@@ -25,6 +25,12 @@ xs|y
 [3, 2, 1]|2
 [3, 2, 1]|1
 
+# Also where no variable is in scope (a WITH * there is an error).
+MATCH (:Person) LIMIT 2 RETURN count(*) AS n
+---- ordered
+n
+2
+
 # A negative count is refused where written.
 MATCH (p:Person) LIMIT -1 RETURN p
 ---- error NegativeIntegerArgument

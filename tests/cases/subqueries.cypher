@@ -243,6 +243,33 @@ Dana|['Ann', 'Carl']|2|['Carl']|['Ann', 'Bob']
 Eve|[]|1|['Ann']|['Ann']
 Finn|[]|0|[]|[]
 
+# A cut without an ORDER BY of its own keeps the order an earlier one gave; the order passes
+# through a WHERE after a cut to a later WITH; a later DISTINCT or aggregate does not group by it.
+MATCH (p:Person) RETURN p.firstName AS p, COLLECT { MATCH (p)-[:KNOWS]-(f) WITH f ORDER BY f.age LIMIT 2 WHERE f.age > 30 WITH f RETURN f.firstName } AS c, COUNT { MATCH (p)-[:KNOWS]-(f) ORDER BY f.age LIMIT 3 WITH DISTINCT f.gender AS g RETURN g } AS g, COLLECT { MATCH (p)-[:KNOWS]-(f) ORDER BY f.age RETURN f.firstName LIMIT 1 } AS youngest, COLLECT { MATCH (p)-[:KNOWS]-(f) WITH f ORDER BY f.age DESC WITH f SKIP 1 LIMIT 1 RETURN f.firstName } AS second ORDER BY p
+---- ordered
+p|c|g|youngest|second
+Ann|[]|2|['Carl']|['Dana']
+Bob|['Ann']|2|['Carl']|['Ann']
+Carl|['Ann', 'Dana']|2|['Ann']|['Dana']
+Dana|['Ann']|2|['Carl']|['Ann']
+Eve|['Ann']|1|['Ann']|[]
+Finn|[]|0|[]|[]
+
+MATCH (p:Person) WHERE p.id <= 5 RETURN p.firstName AS p, COLLECT { MATCH (p)-[:KNOWS]-(f) WITH f ORDER BY f.age LIMIT 2 WITH count(*) AS n RETURN n } AS n, COLLECT { UNWIND ['b', 'c', 'a'] AS y WITH y ORDER BY y WITH collect(y) AS ys RETURN ys } AS ys ORDER BY p
+---- ordered
+p|n|ys
+Ann|[2]|[['a', 'b', 'c']]
+Bob|[2]|[['a', 'b', 'c']]
+Carl|[2]|[['a', 'b', 'c']]
+Dana|[2]|[['a', 'b', 'c']]
+Eve|[1]|[['a', 'b', 'c']]
+
+# Uncorrelated cuts: one for every row.
+MATCH (p:Person) WHERE EXISTS { MATCH (:Person)-[:KNOWS]->() LIMIT 1 } RETURN count(*) AS n, sum(COUNT { MATCH (:Person)-[:KNOWS]->() SKIP 6 }) AS s
+---- ordered
+n|s
+6|6
+
 # EXISTS with a SKIP: whether more rows than it skips (a SKIP is not ignored).
 MATCH (p:Person) WHERE EXISTS { MATCH (p)-[:KNOWS]-(f) RETURN f SKIP 3 } RETURN p.firstName AS p
 ---- rowsort
