@@ -1076,7 +1076,7 @@ impl<'c> Lowerer<'c> {
                 let mut p = r.clone();
                 for it in p.items.iter_mut() {
                     if it.alias.is_none() && !matches!(it.expr.kind, ExprKind::Variable(_)) {
-                        it.alias = Some(ast::Ident::new(&self.fresh("returned"), it.expr.span));
+                        it.alias = Some(ast::Ident::new(self.fresh("returned"), it.expr.span));
                     }
                 }
                 let w = ast::With {
