@@ -797,6 +797,24 @@ impl Clause {
 }
 
 impl Projection {
+    /// `*`: every variable in scope, as it is, nothing sorted or cut.
+    pub fn star(span: Span) -> Self {
+        Projection {
+            distinct: false,
+            star: true,
+            items: vec![],
+            order_by: vec![],
+            skip: None,
+            limit: None,
+            span,
+        }
+    }
+
+    /// Whether it has a SKIP or a LIMIT.
+    pub fn cuts(&self) -> bool {
+        self.skip.is_some() || self.limit.is_some()
+    }
+
     fn mentioned_names<'a>(&'a self, out: &mut Vec<&'a str>) {
         self.items.iter().for_each(|i| i.expr.mentioned_names(out));
         self.order_by

@@ -442,15 +442,7 @@ impl<'a> Parser<'a> {
                 clauses.push(Clause::Call(call));
                 if standalone {
                     // `CALL p(...)` alone returns what it yields.
-                    clauses.push(Clause::Return(Projection {
-                        distinct: false,
-                        star: true,
-                        items: vec![],
-                        order_by: vec![],
-                        skip: None,
-                        limit: None,
-                        span,
-                    }));
+                    clauses.push(Clause::Return(Projection::star(span)));
                     break;
                 }
                 continue;
@@ -498,13 +490,10 @@ impl<'a> Parser<'a> {
                 let s = self.span().start;
                 let (order_by, skip, limit) = self.order_skip_limit()?;
                 let projection = Projection {
-                    distinct: false,
-                    star: true,
-                    items: vec![],
                     order_by,
                     skip,
                     limit,
-                    span: self.span_from(s),
+                    ..Projection::star(self.span_from(s))
                 };
                 clauses.push(Clause::With(With {
                     projection,

@@ -457,7 +457,7 @@ impl QueryBinder<'_> {
         for e in p.skip.iter().chain(&p.limit) {
             self.params_of(e)?;
         }
-        let where_scope = seen(if keeps_input && p.skip.is_none() && p.limit.is_none() {
+        let where_scope = seen(if keeps_input && !p.cuts() {
             input.with(&out)
         } else {
             out.clone()

@@ -48,6 +48,23 @@ fn keys(schema: &SchemaRef, parts: &[&[i64]]) -> Vec<RecordBatch> {
         .collect()
 }
 
+/// `op` over the keys cut into batches in each way of `splits`: every way gives `want`.
+async fn every_split_gives(
+    op: &Arc<dyn ExecutionPlan>,
+    ctx: &Arc<TaskContext>,
+    splits: &[&[&[i64]]],
+    want: &[&str],
+) {
+    let schema = op.children()[0].schema();
+    for parts in splits {
+        assert_eq!(
+            over(op, ctx, keys(&schema, parts), None).await,
+            want,
+            "{parts:?}"
+        );
+    }
+}
+
 /// The rows of `op` over its own input's rows, cut into batches of `size` rows.
 async fn split(op: &Arc<dyn ExecutionPlan>, ctx: &Arc<TaskContext>, size: usize) -> Vec<String> {
     let input = op.children()[0].clone();
@@ -67,17 +84,12 @@ async fn csr_expand_exec_walks_each_key_out_and_back() {
     // a, k.src, k.dst, k.since, b, b.age.
     let out = ["1,1,2,1,2,40", "1,1,3,5,3,50", "2,2,3,9,3,50"];
     // 3 has no edge out, 99 is no node; one batch, a row per batch, an empty batch between.
-    for parts in [
-        vec![&[1, 2, 3, 99][..]],
-        vec![&[1][..], &[2], &[3], &[99]],
-        vec![&[3, 1][..], &[], &[99, 2]],
-    ] {
-        assert_eq!(
-            over(&op, &ctx, keys(&schema, &parts), None).await,
-            out,
-            "{parts:?}"
-        );
-    }
+    let splits: [&[&[i64]]; 3] = [
+        &[&[1, 2, 3, 99]],
+        &[&[1], &[2], &[3], &[99]],
+        &[&[3, 1], &[], &[99, 2]],
+    ];
+    every_split_gives(&op, &ctx, &splits, &out).await;
     assert!(over(&op, &ctx, vec![], None).await.is_empty());
     assert!(over(&op, &ctx, keys(&schema, &[&[3, 99]]), None)
         .await
@@ -312,16 +324,8 @@ async fn node_lookup_exec_takes_each_nodes_columns_and_drops_what_is_no_node() {
     let (op, ctx) = exec_of(&lookup(hop_input(), false), "NodeLookupExec").await;
     let schema = op.children()[0].schema();
     let out = ["1,1,30", "2,2,40", "3,3,50"];
-    for parts in [
-        vec![&[3, 99, 1, 2][..]],
-        vec![&[99][..], &[], &[1], &[2, 3]],
-    ] {
-        assert_eq!(
-            over(&op, &ctx, keys(&schema, &parts), None).await,
-            out,
-            "{parts:?}"
-        );
-    }
+    let splits: [&[&[i64]]; 2] = [&[&[3, 99, 1, 2]], &[&[99], &[], &[1], &[2, 3]]];
+    every_split_gives(&op, &ctx, &splits, &out).await;
     assert!(over(&op, &ctx, vec![], None).await.is_empty());
     assert!(over(&op, &ctx, keys(&schema, &[&[0, 99]]), None)
         .await
@@ -352,13 +356,8 @@ async fn const_row_exec_makes_one_row_or_adds_its_columns_to_each() {
     let (alone, ctx) = exec_of(&node(None), "ConstRowExec").await;
     assert_eq!(lines(&collect(alone, ctx).await.unwrap()), ["7"]);
     let (op, ctx) = exec_of(&node(Some(hop_input())), "ConstRowExec").await;
-    let schema = op.children()[0].schema();
-    for parts in [vec![&[1, 2, 3][..]], vec![&[1][..], &[], &[2, 3]]] {
-        assert_eq!(
-            over(&op, &ctx, keys(&schema, &parts), None).await,
-            ["1,7", "2,7", "3,7"]
-        );
-    }
+    let splits: [&[&[i64]]; 2] = [&[&[1, 2, 3]], &[&[1], &[], &[2, 3]]];
+    every_split_gives(&op, &ctx, &splits, &["1,7", "2,7", "3,7"]).await;
     assert!(over(&op, &ctx, vec![], None).await.is_empty());
 }
 

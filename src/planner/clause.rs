@@ -341,7 +341,7 @@ impl<'c> Lowerer<'c> {
         let (Some(pred), p) = (&w.where_, &w.projection) else {
             return Ok((st, false));
         };
-        if p.distinct || p.skip.is_some() || p.limit.is_some() {
+        if p.distinct || p.cuts() {
             return Ok((st, false));
         }
         let items = self.items(&st, p, false)?;

@@ -1058,7 +1058,6 @@ impl<'c> Lowerer<'c> {
                 order = Some(seq);
             }
         }
-        let cut = |r: &&ast::Projection| r.skip.is_some() || r.limit.is_some();
         if kind != SubqueryKind::Collect {
             // What EXISTS / COUNT RETURN does not change whether or how many rows there are
             // (unless it aggregates or deduplicates them).
@@ -1072,7 +1071,7 @@ impl<'c> Lowerer<'c> {
                 );
             }
             // Its SKIP and LIMIT do: a WITH of its items cutting the rows of each outer row.
-            if let Some(r) = ret.filter(cut) {
+            if let Some(r) = ret.filter(|r| r.cuts()) {
                 let mut p = r.clone();
                 for it in p.items.iter_mut() {
                     if it.alias.is_none() && !matches!(it.expr.kind, ExprKind::Variable(_)) {
@@ -1104,7 +1103,7 @@ impl<'c> Lowerer<'c> {
             );
         }
         let mut item = first.expr.clone();
-        if !r.order_by.is_empty() || cut(&r) {
+        if !r.order_by.is_empty() || r.cuts() {
             // `RETURN x ORDER BY k SKIP s LIMIT l` as `WITH x AS v ORDER BY k SKIP s LIMIT l`,
             // its rows numbered in that order; the list collects `v` in it.
             let name = match (&first.alias, &first.expr.kind) {
@@ -1153,7 +1152,7 @@ impl<'c> Lowerer<'c> {
         carry.extend(order.map(str::to_string));
         let w = self.with_carried(w, &carry, span)?;
         let p = &w.projection;
-        if p.skip.is_none() && p.limit.is_none() {
+        if !p.cuts() {
             return self.lower_clause(st, &Clause::With(w));
         }
         let (skip, limit, fail) = self.skip_limit_counts(p)?;
@@ -1210,15 +1209,7 @@ impl<'c> Lowerer<'c> {
             st.scope.bind(seq, Binding::Value { col: seq.clone() });
         }
         let after = ast::With {
-            projection: ast::Projection {
-                distinct: false,
-                star: true,
-                items: vec![],
-                order_by: vec![],
-                skip: None,
-                limit: None,
-                span: pred.span,
-            },
+            projection: ast::Projection::star(pred.span),
             where_: Some(pred.clone()),
             standalone: false,
         };
@@ -1228,7 +1219,7 @@ impl<'c> Lowerer<'c> {
     }
 
     /// `w` passing on `carry` (what the subquery's rows join back on, and their order) as
-    /// they are; binding one of them to something else is refused.
+    /// they are.
     fn with_carried(
         &self,
         w: &ast::With,
@@ -1240,14 +1231,11 @@ impl<'c> Lowerer<'c> {
             let item = w.projection.items.iter().find(|i| &i.name() == name);
             match item.map(|i| &i.expr.kind) {
                 Some(ExprKind::Variable(v)) if v == name => continue,
+                // The binder refuses a subquery's name shadowing an outer one.
                 Some(_) => {
-                    return sem_err!(
-                        Unsupported,
-                        w.projection.span,
-                        "unsupported: a WITH inside a subquery binding `{}`, a variable of \
-                         the enclosing query, to something else",
-                        crate::binder::names::unescape(name)
-                    )
+                    return Err(crate::error::Error::Internal(format!(
+                        "a subquery's WITH binds `{name}`, which it passes on, to another value"
+                    )))
                 }
                 // `WITH *` passes on every variable in scope already.
                 None if w.projection.star && !name.starts_with("__") => continue,
@@ -1310,7 +1298,7 @@ fn cuts_in_given_order(c: &Clause) -> bool {
         Clause::Return(r) => r,
         _ => return false,
     };
-    (p.skip.is_some() || p.limit.is_some()) && p.order_by.is_empty() && !regroups(p)
+    p.cuts() && p.order_by.is_empty() && !regroups(p)
 }
 
 /// Whether a pattern expression or subquery in `body` reads the variable `var`.
