@@ -452,16 +452,33 @@ fn query(rng: &mut Rng, s: &Schema) -> Option<String> {
                     // seen).
                     // ... and its rows maybe cut per `a` (by a SKIP and LIMIT of a WITH,
                     // of its RETURN or of their own).
+                    // A list per `a` of one aggregate row.
+                    _ if rng.chance(15) => format!(
+                        "COLLECT {{ MATCH (a)-[:`{}`]->(z) RETURN count(z) * 10 + count(DISTINCT z) }}",
+                        r.0
+                    ),
                     _ => {
                         let cut = format!(" SKIP {} LIMIT {}", rng.below(3), rng.below(4));
                         format!(
                             "COUNT {{ {}MATCH (a)-[:`{}`]->(z){} }}",
                             rng.pick(&["", "", "WITH * ", "WITH 1 AS one "]),
                             r.0,
-                            match rng.below(6) {
+                            // ... or aggregated per `a` (one row where nothing matched,
+                            // which a WHERE may keep), or deduplicated.
+                            match rng.below(9) {
                                 0 => format!(" WITH z ORDER BY id(z){cut}"),
                                 1 => format!(" RETURN z{cut}"),
                                 2 => format!(" ORDER BY id(z) DESC{cut}"),
+                                3 => format!(
+                                    " WITH count(z) AS n WHERE n {} {} RETURN n",
+                                    rng.pick(&["<", ">="]),
+                                    rng.below(3)
+                                ),
+                                4 => format!(
+                                    " WITH a, count(*) AS n, sum(id(z)) AS s WHERE n + s >= {} RETURN s",
+                                    rng.below(3)
+                                ),
+                                5 => " RETURN DISTINCT id(z) % 2 AS m".to_string(),
                                 _ => String::new(),
                             }
                         )

@@ -1023,10 +1023,14 @@ impl<'c> Lowerer<'c> {
         row: Option<&str>,
         carry: &[String],
     ) -> Result<(State, Option<Expr>, Option<String>)> {
+        let body = &return_as_with(body, || self.fresh("returned"));
         let mut st = inner;
         if let Some(row) = row {
             st.scope.bind(row, Binding::Value { col: row.into() });
         }
+        // The outer rows, each once: a WITH aggregating per outer row has a row for each of
+        // them, rows matched or not.
+        let start = st.plan.clone();
         // What the rows join back on, which every WITH passes on.
         let outer = carry;
         // The column numbering the rows in the order the last WITH ... ORDER BY gave them,
@@ -1049,7 +1053,14 @@ impl<'c> Lowerer<'c> {
                     if regroups(&w.projection) {
                         order = None;
                     }
-                    self.subquery_with(st, w, outer, order.as_deref(), body.span)?
+                    if one_group_per_outer_row(&w.projection, outer) {
+                        let marker = self.fresh("matched");
+                        let st = self.padded_per_outer_row(st, &start, &marker)?;
+                        let w = aggregating_marked(w, &marker);
+                        self.subquery_with(st, &w, outer, order.as_deref(), body.span)?
+                    } else {
+                        self.subquery_with(st, w, outer, order.as_deref(), body.span)?
+                    }
                 }
                 c => self.lower_clause(st, c)?,
             };
@@ -1060,17 +1071,7 @@ impl<'c> Lowerer<'c> {
         }
         if kind != SubqueryKind::Collect {
             // What EXISTS / COUNT RETURN does not change whether or how many rows there are
-            // (unless it aggregates or deduplicates them).
-            if let Some(r) =
-                ret.filter(|r| r.distinct || r.items.iter().any(|i| i.expr.contains_aggregate()))
-            {
-                return sem_err!(
-                    Unsupported,
-                    r.span,
-                    "unsupported: an aggregating or DISTINCT RETURN in EXISTS / COUNT"
-                );
-            }
-            // Its SKIP and LIMIT do: a WITH of its items cutting the rows of each outer row.
+            // (an aggregating or DISTINCT one is a WITH by now). Its SKIP and LIMIT do: a WITH of its items cutting the rows of each outer row.
             if let Some(r) = ret.filter(|r| r.cuts()) {
                 let mut p = r.clone();
                 for it in p.items.iter_mut() {
@@ -1095,13 +1096,6 @@ impl<'c> Lowerer<'c> {
             );
         };
         let r = ret.expect("a RETURN item");
-        if r.distinct || first.expr.contains_aggregate() {
-            return sem_err!(
-                Unsupported,
-                r.span,
-                "unsupported: an aggregating or DISTINCT RETURN in COLLECT"
-            );
-        }
         let mut item = first.expr.clone();
         if !r.order_by.is_empty() || r.cuts() {
             // `RETURN x ORDER BY k SKIP s LIMIT l` as `WITH x AS v ORDER BY k SKIP s LIMIT l`,
@@ -1218,6 +1212,39 @@ impl<'c> Lowerer<'c> {
         Ok(st)
     }
 
+    /// `st`'s rows with `marker` true, and for every outer row (a row of `start`, where the
+    /// subquery began) one more with its outer values, every other column and `marker` null:
+    /// an aggregate over the marked rows only (`aggregating_marked`) then has a group for
+    /// every outer row, one without matches too, as the subquery run for that row alone has.
+    fn padded_per_outer_row(
+        &mut self,
+        mut st: State,
+        start: &datafusion::logical_expr::LogicalPlan,
+        marker: &str,
+    ) -> Result<State> {
+        let mut marked: Vec<Expr> = st.columns().iter().map(|c| col(c)).collect();
+        marked.push(lit(true).alias(marker));
+        let rows = LogicalPlanBuilder::from(st.plan).project(marked)?.build()?;
+        let from = start.schema();
+        let mut pad = Vec::new();
+        for f in rows.schema().fields() {
+            let name = f.name();
+            pad.push(
+                if name != marker && from.has_column_with_unqualified_name(name) {
+                    col(name)
+                } else {
+                    lit(datafusion::common::ScalarValue::try_from(f.data_type())?).alias(name)
+                },
+            );
+        }
+        let pad = LogicalPlanBuilder::from(start.clone())
+            .project(pad)?
+            .build()?;
+        st.plan = LogicalPlanBuilder::from(rows).union(pad)?.build()?;
+        st.scope.bind(marker, Binding::Value { col: marker.into() });
+        Ok(st)
+    }
+
     /// `w` passing on `carry` (what the subquery's rows join back on, and their order) as
     /// they are.
     fn with_carried(
@@ -1283,6 +1310,103 @@ fn end_node_call(e: &ast::Expr) -> Option<(&ast::Expr, bool)> {
         [arg] => Some((arg, start)),
         _ => None,
     }
+}
+
+/// `body` with a RETURN that aggregates or deduplicates written as a WITH of its items (and
+/// its ORDER BY, SKIP and LIMIT) and a RETURN of their names: the rows a subquery counts or
+/// collects are then always a plain RETURN's. Names for unnamed items come from `fresh`.
+fn return_as_with(
+    body: &ast::SingleQuery,
+    mut fresh: impl FnMut() -> String,
+) -> std::borrow::Cow<'_, ast::SingleQuery> {
+    let Some(Clause::Return(r)) = body.clauses.last() else {
+        return std::borrow::Cow::Borrowed(body);
+    };
+    if !regroups(r) {
+        return std::borrow::Cow::Borrowed(body);
+    }
+    let mut with = r.clone();
+    let mut ret = ast::Projection::star(r.span);
+    ret.star = false;
+    for it in with.items.iter_mut() {
+        let name = match (&it.alias, &it.expr.kind) {
+            (Some(a), _) => a.name.clone(),
+            (None, ExprKind::Variable(v)) => v.clone(),
+            (None, _) => fresh(),
+        };
+        it.alias = Some(ast::Ident::new(&name, it.expr.span));
+        ret.items.push(ast::ProjectionItem {
+            expr: ast::Expr::new(ExprKind::Variable(name.clone()), it.expr.span),
+            alias: None,
+            text: it.text.clone(),
+        });
+    }
+    let mut q = body.clone();
+    q.clauses.pop();
+    q.clauses.push(Clause::With(ast::With {
+        projection: with,
+        where_: None,
+        standalone: false,
+    }));
+    q.clauses.push(Clause::Return(ret));
+    std::borrow::Cow::Owned(q)
+}
+
+/// A WITH giving one row per outer row (before its WHERE), however many rows come in: it
+/// aggregates, and its other items read only the outer variables (`outer`).
+fn one_group_per_outer_row(p: &ast::Projection, outer: &[String]) -> bool {
+    !outer.is_empty()
+        && !p.star
+        && p.items.iter().any(|i| i.expr.contains_aggregate())
+        && p.items.iter().all(|i| {
+            let mut names = Vec::new();
+            i.expr.mentioned_names(&mut names);
+            i.expr.contains_aggregate() || names.iter().all(|n| outer.iter().any(|o| o == n))
+        })
+}
+
+/// `w` with each aggregate reading only the rows where `marker` holds (`count(*)` counts
+/// them; another aggregate's argument is null elsewhere, which it skips).
+fn aggregating_marked(w: &ast::With, marker: &str) -> ast::With {
+    fn mark(e: &mut ast::Expr, marker: &str) {
+        if !e.is_aggregate() {
+            e.children_mut().into_iter().for_each(|c| mark(c, marker));
+            return;
+        }
+        let m = ast::Expr::new(ExprKind::Variable(marker.into()), e.span);
+        match &mut e.kind {
+            ExprKind::CountStar => {
+                e.kind = ExprKind::Function {
+                    name: "count".into(),
+                    distinct: false,
+                    args: vec![m],
+                }
+            }
+            ExprKind::Function { args, .. } => {
+                if let Some(a) = args.first_mut() {
+                    let span = a.span;
+                    let arg = std::mem::replace(a, m.clone());
+                    *a = ast::Expr::new(
+                        ExprKind::Case {
+                            operand: None,
+                            whens: vec![(m, arg)],
+                            else_: None,
+                        },
+                        span,
+                    );
+                }
+            }
+            _ => {}
+        }
+    }
+    let mut w = w.clone();
+    for it in w.projection.items.iter_mut() {
+        mark(&mut it.expr, marker);
+    }
+    for s in w.projection.order_by.iter_mut() {
+        mark(&mut s.expr, marker);
+    }
+    w
 }
 
 /// A projection that aggregates or deduplicates: its rows are groups, in no order.

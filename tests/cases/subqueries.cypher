@@ -255,9 +255,8 @@ Dana|['Ann']|2|['Carl']|['Ann']
 Eve|['Ann']|1|['Ann']|[]
 Finn|[]|0|[]|[]
 
-# (Finn, without friends, is left out: an aggregating WITH over no rows of an outer row gives
-# no row here, where Neo4j gives one, `[0]`: a known gap.)
-MATCH (p:Person) WHERE p.id <= 5 RETURN p.firstName AS p, COLLECT { MATCH (p)-[:KNOWS]-(f) WITH f ORDER BY f.age LIMIT 2 WITH count(*) AS n RETURN n } AS n, COLLECT { UNWIND ['b', 'c', 'a'] AS y WITH y ORDER BY y WITH collect(y) AS ys RETURN ys } AS ys ORDER BY p
+# An aggregating WITH gives one row for every outer row, Finn's too (no friends: `[0]`).
+MATCH (p:Person) RETURN p.firstName AS p, COLLECT { MATCH (p)-[:KNOWS]-(f) WITH f ORDER BY f.age LIMIT 2 WITH count(*) AS n RETURN n } AS n, COLLECT { UNWIND ['b', 'c', 'a'] AS y WITH y ORDER BY y WITH collect(y) AS ys RETURN ys } AS ys ORDER BY p
 ---- ordered
 p|n|ys
 Ann|[2]|[['a', 'b', 'c']]
@@ -265,6 +264,38 @@ Bob|[2]|[['a', 'b', 'c']]
 Carl|[2]|[['a', 'b', 'c']]
 Dana|[2]|[['a', 'b', 'c']]
 Eve|[1]|[['a', 'b', 'c']]
+Finn|[0]|[['a', 'b', 'c']]
+
+# An aggregate over no rows of an outer row, as the subquery run for that row alone gives it:
+# one row (count 0, sum 0, collect [], avg null), which a WHERE after it may keep; grouping
+# keys that read only outer variables change nothing; a grouping key of the subquery's own
+# gives no group.
+MATCH (p:Person) RETURN p.firstName AS p, COLLECT { MATCH (p)-[:KNOWS]-(f) WITH sum(f.age) AS s, collect(f.firstName) AS fs, avg(f.age) AS a, count(DISTINCT f.gender) AS g RETURN [s, size(fs), a, g] } AS agg, COUNT { MATCH (p)-[:KNOWS]-(f) WITH count(f) AS n WHERE n = 0 RETURN n } AS none, COLLECT { MATCH (p)-[:KNOWS]-(f) WITH p, p.age AS a, count(*) AS k RETURN k + a } AS ka, COUNT { MATCH (p)-[:KNOWS]-(f) WITH f.gender AS g, count(*) AS k RETURN g } AS groups ORDER BY p
+---- ordered
+p|agg|none|ka|groups
+Ann|[[133, 4, 33.25, 2]]|0|[35]|2
+Bob|[[93, 3, 31.0, 2]]|0|[45]|2
+Carl|[[110, 3, 36.666666666666664, 2]]|0|[28]|2
+Dana|[[98, 3, 32.666666666666664, 2]]|0|[40]|2
+Eve|[[31, 1, 31.0, 1]]|0|[30]|1
+Finn|[[0, 0, null, 0]]|1|[55]|0
+
+# The same in WHERE, and a count(*) of no rows in a subquery inside a subquery.
+MATCH (p:Person) WHERE EXISTS { MATCH (p)-[:KNOWS]-(f) WITH count(f) AS n WHERE n = 0 RETURN n } RETURN p.firstName AS p, COLLECT { MATCH (p)-[:KNOWS]->(f) WITH count(*) AS c RETURN c + COUNT { MATCH (p)<-[:KNOWS]-(x) WITH count(*) AS k WHERE k = 0 RETURN k } } AS c
+---- ordered
+p|c
+Finn|[1]
+
+# An aggregating or DISTINCT RETURN: its rows are those of a WITH of its items.
+MATCH (p:Person) RETURN p.firstName AS p, COLLECT { MATCH (p)-[:KNOWS]-(f) RETURN count(f) } AS r, COUNT { MATCH (p)-[:KNOWS]-(f) RETURN DISTINCT f.gender } AS g, COLLECT { MATCH (p)-[:KNOWS]-(f) RETURN DISTINCT f.gender ORDER BY f.gender DESC } AS gs, EXISTS { MATCH (p)-[:KNOWS]-(f) RETURN max(f.age) AS m } AS e, COUNT { MATCH (p)-[:KNOWS]-(f) RETURN f.gender AS g, count(*) AS k ORDER BY k DESC LIMIT 1 } AS top, COLLECT { MATCH (p)-[:KNOWS]-(f) RETURN DISTINCT f.gender ORDER BY f.gender LIMIT 1 } AS first ORDER BY p
+---- ordered
+p|r|g|gs|e|top|first
+Ann|[4]|2|['male', 'female']|true|1|['female']
+Bob|[3]|2|['male', 'female']|true|1|['female']
+Carl|[3]|2|['male', 'female']|true|1|['female']
+Dana|[3]|2|['male', 'female']|true|1|['female']
+Eve|[1]|1|['female']|true|1|['female']
+Finn|[0]|0|[]|true|0|[]
 
 # Uncorrelated cuts: one for every row.
 MATCH (p:Person) WHERE EXISTS { MATCH (:Person)-[:KNOWS]->() LIMIT 1 } RETURN count(*) AS n, sum(COUNT { MATCH (:Person)-[:KNOWS]->() SKIP 6 }) AS s
