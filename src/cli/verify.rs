@@ -387,8 +387,15 @@ fn query(rng: &mut Rng, s: &Schema) -> Option<String> {
                 String::new()
             };
             let distinct = if rng.chance(30) { "DISTINCT " } else { "" };
+            // ... maybe through WITHs that keep the order (a projection, a WHERE, a LIMIT).
+            let through = match rng.below(4) {
+                0 => " WITH v".to_string(),
+                1 => " WITH v WHERE v IS NOT NULL WITH v AS v".to_string(),
+                2 => format!(" WITH v LIMIT {}", 1 + rng.below(10)),
+                _ => String::new(),
+            };
             Some(format!(
-                "{q} WITH {key} AS v ORDER BY v{desc}{limit} WITH collect({distinct}v) AS vs RETURN vs"
+                "{q} WITH {key} AS v ORDER BY v{desc}{limit}{through} WITH collect({distinct}v) AS vs RETURN vs"
             ))
         }
         // Grouped aggregates.

@@ -360,7 +360,7 @@ impl<'c> Lowerer<'c> {
             if let ast::Clause::Match(m) = clause {
                 self.record_written_labels(m);
             }
-            self.next_collects = sq.clauses.get(i + 1).is_some_and(collects);
+            self.next_collects = order_needed_after(&sq.clauses, i, collects);
             self.identity_collects = identity_lists::identity_collects(&sq.clauses, i);
             self.input_order = self.output_order.take();
             if let ast::Clause::Return(r) = clause {
@@ -501,6 +501,31 @@ fn distinct_by_value(plan: LogicalPlan) -> Result<LogicalPlan> {
         .aggregate(keys, firsts)?
         .project(names)?
         .build()?)
+}
+
+/// Whether a clause after the `i`th of `clauses` `needs` the order its rows come in, only
+/// WITHs that keep rows in the order they come between (see [`keeps_order`]): a WITH ...
+/// ORDER BY at `i` then numbers its rows, and those WITHs pass the numbering on.
+pub(super) fn order_needed_after(
+    clauses: &[ast::Clause],
+    i: usize,
+    needs: impl Fn(&ast::Clause) -> bool,
+) -> bool {
+    for c in clauses.iter().skip(i + 1) {
+        if needs(c) {
+            return true;
+        }
+        if !matches!(c, ast::Clause::With(w) if keeps_order(&w.projection)) {
+            return false;
+        }
+    }
+    false
+}
+
+/// A projection that keeps its rows in the order they come (Neo4j's pipelines do): it
+/// neither aggregates, deduplicates nor orders them anew.
+pub(super) fn keeps_order(p: &ast::Projection) -> bool {
+    !p.distinct && p.order_by.is_empty() && !p.items.iter().any(|i| i.expr.contains_aggregate())
 }
 
 fn collects(c: &ast::Clause) -> bool {

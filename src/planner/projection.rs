@@ -182,6 +182,17 @@ impl<'c> Lowerer<'c> {
             )?
         } else {
             sorted_before_projection = !p.order_by.is_empty() && !p.distinct;
+            let mut key_exprs = key_exprs;
+            if !is_return && self.next_collects && super::keeps_order(p) {
+                // The order an earlier WITH ... ORDER BY gave, passed on to what needs it.
+                let seq = self.input_order.clone();
+                if let Some(seq) = seq.filter(|s| in_schema.has_column_with_unqualified_name(s)) {
+                    if !key_exprs.iter().any(|e| e.schema_name().to_string() == seq) {
+                        key_exprs.push(col(&seq));
+                    }
+                    self.output_order = Some(seq);
+                }
+            }
             self.project_items(&st, key_exprs, sorted_before_projection, p.distinct)?
         };
         if !p.order_by.is_empty() {

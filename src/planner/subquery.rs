@@ -1039,10 +1039,11 @@ impl<'c> Lowerer<'c> {
         let mut order: Option<String> = None;
         let mut ret = None;
         for (i, c) in body.clauses.iter().enumerate() {
-            let next = body.clauses.get(i + 1);
-            self.next_collects = next.is_some_and(super::collects)
-                || next.is_some_and(cuts_in_given_order)
-                || (kind == SubqueryKind::Collect && matches!(next, Some(Clause::Return(_))));
+            self.next_collects = super::order_needed_after(&body.clauses, i, |next| {
+                super::collects(next)
+                    || cuts_in_given_order(next)
+                    || (kind == SubqueryKind::Collect && matches!(next, Clause::Return(_)))
+            });
             self.input_order = self.output_order.take();
             st = match c {
                 Clause::Return(r) => {

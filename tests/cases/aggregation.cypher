@@ -97,6 +97,22 @@ UNWIND [3, 1, 2, 5, 4] AS x WITH x ORDER BY x DESC LIMIT 3 RETURN collect(x) AS 
 xs
 [5, 4, 3]
 
+# The order passes through WITHs that keep rows as they come (a projection, a WHERE, a LIMIT)
+# to a later collect, per group too.
+MATCH (p:Person)-[:KNOWS]-(f) WITH p, f ORDER BY f.age WITH p, f WHERE f.age > 26 WITH p.firstName AS p, f.age AS a WITH p, collect(a) AS ages RETURN p, ages ORDER BY p
+---- ordered
+p|ages
+Ann|[29, 37, 42]
+Bob|[31, 37]
+Carl|[31, 37, 42]
+Dana|[31, 42]
+Eve|[31]
+
+MATCH (p:Person) WITH p ORDER BY p.age DESC WITH p WITH p LIMIT 4 RETURN collect(p.age) AS ages
+---- ordered
+ages
+[55, 42, 37, 31]
+
 # collect(DISTINCT ...) after ORDER BY: each value where it first comes.
 UNWIND [[1, 'b'], [2, 'a'], [3, 'b'], [4, 'c'], [5, 'a']] AS x WITH x[0] AS k, x[1] AS v ORDER BY k DESC WITH collect(DISTINCT v) AS vs RETURN vs
 ---- ordered

@@ -266,6 +266,18 @@ Dana|[2]|[['a', 'b', 'c']]
 Eve|[1]|[['a', 'b', 'c']]
 Finn|[0]|[['a', 'b', 'c']]
 
+# Inside a subquery too: the order passes through WITHs that keep rows as they come, to a
+# collect, a cut or the COLLECT's list.
+MATCH (p:Person) RETURN p.firstName AS p, COLLECT { MATCH (p)-[:KNOWS]-(f) WITH f ORDER BY f.age WITH f WITH collect(f.age) AS ages RETURN ages } AS b, COLLECT { MATCH (p)-[:KNOWS]-(f) WITH f ORDER BY f.age DESC WITH f WHERE f.age > 0 WITH f.age AS a RETURN a } AS c, COLLECT { MATCH (p)-[:KNOWS]-(f) WITH f ORDER BY f.age DESC WITH f WITH f LIMIT 2 RETURN f.age } AS d ORDER BY p
+---- ordered
+p|b|c|d
+Ann|[[25, 29, 37, 42]]|[42, 37, 29, 25]|[42, 37]
+Bob|[[25, 31, 37]]|[37, 31, 25]|[37, 31]
+Carl|[[31, 37, 42]]|[42, 37, 31]|[42, 37]
+Dana|[[25, 31, 42]]|[42, 31, 25]|[42, 31]
+Eve|[[31]]|[31]|[31]
+Finn|[[]]|[]|[]
+
 # An aggregate over no rows of an outer row, as the subquery run for that row alone gives it:
 # one row (count 0, sum 0, collect [], avg null), which a WHERE after it may keep; grouping
 # keys that read only outer variables change nothing; a grouping key of the subquery's own
