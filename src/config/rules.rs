@@ -87,6 +87,8 @@ rules! {
     MergeMatches => merge_matches,
     /// Traverse breadth-first when only distinct end nodes are needed.
     VarLengthDistinctEnds => var_length_distinct_ends,
+    /// A filter keeping one label of a branched variable reads that label's branch alone.
+    SelectLabelBranch => select_label_branch,
     /// Compute `count(*)` of hop chains from per-node counts.
     FactorizeCounts => factorize_counts,
     /// Find the node closing a cycle by intersecting sorted neighbour lists.

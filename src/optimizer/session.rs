@@ -7,7 +7,7 @@ use super::name_held_lists::NameHeldLists;
 use super::{
     FactorizeCounts, FoldConstants, IntersectCycles, KeepHeavyRowsApart, PruneCsrTargetColumns,
     PruneSharedSubplans, PushCsrTargetFilters, RepairDistribution, RuleCounters, SearchNearest,
-    ShareSubplans, VarLengthDistinctEnds, YieldPoints,
+    SelectLabelBranch, ShareSubplans, VarLengthDistinctEnds, YieldPoints,
 };
 use crate::config::options::GraphOptions;
 use crate::config::rules::{Mode, RuleSwitches};
@@ -54,6 +54,12 @@ pub fn rules(
         (
             switches.var_length_distinct_ends,
             Arc::new(VarLengthDistinctEnds::new()),
+        ),
+        // Before the graph rules that read chains of hops: a chain the planner split by label
+        // at each clause that branches on a variable is one chain per label again.
+        (
+            switches.select_label_branch,
+            Arc::new(SelectLabelBranch::new()),
         ),
         // After push: the hops' filters must be inside them to be counted per node.
         (switches.factorize_counts, Arc::new(FactorizeCounts::new())),
