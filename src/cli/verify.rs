@@ -1197,12 +1197,31 @@ fn whole_graph(
             if around.is_empty() {
                 return None;
             }
-            let mut q = format!("MATCH (a:`{from}`){l}[:`{t}`]{r}(b:`{to}`)");
+            // `b` maybe of a union of labels: its branches each counted.
+            let labels: Vec<&String> = s.labels.keys().filter(|x| *x != to).collect();
+            let b_labels = match labels.is_empty() || !rng.chance(30) {
+                true => format!("`{to}`"),
+                false => format!("`{to}`|`{}`", rng.pick(&labels)),
+            };
+            let mut q = format!("MATCH (a:`{from}`){l}[:`{t}`]{r}(b:{b_labels})");
             let n = 1 + rng.below(2);
             for i in 0..n {
                 // The optional node named, to be counted.
                 let hop = rng.pick(&around).replacen("(:", &format!("(o{i}:"), 1);
                 q.push_str(&format!(" OPTIONAL MATCH {hop}"));
+            }
+            // One out of `a` too; or one out of an optional node (whose missing rows a
+            // count must not count once).
+            let around_a = hops_around(s, from);
+            if !around_a.is_empty() && rng.chance(30) {
+                let hop = rng.pick(&around_a).replacen("(:", "(oa:", 1);
+                q.push_str(&format!(
+                    " OPTIONAL MATCH {}",
+                    hop.replacen("(b)", "(a)", 1)
+                ));
+            }
+            if rng.chance(15) {
+                q.push_str(" OPTIONAL MATCH (o0)-->(oz)");
             }
             match rng.below(4) {
                 0 => format!("{q} RETURN count(*) AS n"),

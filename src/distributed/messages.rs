@@ -458,6 +458,7 @@ wire!(CountHop as CountHopMsg {
     lengths: (u64, u64),
     fold: Option<Fold>,
     branches: Vec<Vec<CountHop>>,
+    optional: bool,
 });
 
 wire!(Fold as FoldMsg {

@@ -48,13 +48,15 @@ pub struct CountHop {
     /// Arms hanging from this hop's far node (a tree-shaped pattern): each path through the
     /// node combines with each of theirs.
     pub branches: Vec<Vec<CountHop>>,
+    /// An OPTIONAL MATCH's hop, alone in its arm: a node without a match counts once.
+    pub optional: bool,
 }
 
 /// Branches as a comparable value (they nest).
 fn branches_sig(branches: &[Vec<CountHop>]) -> String {
     let hop = |h: &CountHop| {
         format!(
-            "{}|{:?}|{:?}|{:?}|{:?}|{:?}|{:?}|[{}]",
+            "{}|{:?}|{:?}|{:?}|{:?}|{:?}|{:?}|{}|[{}]",
             h.rel_type,
             h.orientations,
             h.target_filter,
@@ -62,6 +64,7 @@ fn branches_sig(branches: &[Vec<CountHop>]) -> String {
             h.target,
             h.edge,
             h.lengths,
+            h.optional,
             branches_sig(&h.branches)
         )
     };
@@ -316,6 +319,9 @@ fn explain_hop(h: &CountHop) -> String {
     }
     if let Some(f) = &h.fold {
         s.push_str(&f.describe());
+    }
+    if h.optional {
+        s.push_str(" optional");
     }
     if !h.branches.is_empty() {
         let b: Vec<String> = h.branches.iter().map(|a| explain_arm(a)).collect();

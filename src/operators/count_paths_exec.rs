@@ -39,6 +39,8 @@ pub struct HopSpec {
     pub fold: Option<FoldSpec>,
     /// Arms hanging from this hop's far node (`count_paths::CountHop::branches`).
     pub branches: Vec<Vec<HopSpec>>,
+    /// Alone in its arm, a node without a match counts once (`count_paths::CountHop::optional`).
+    pub optional: bool,
 }
 
 /// Paths a hop and the next of its arm exclude (`count_paths::Fold`); counts only.
@@ -84,6 +86,21 @@ fn folds_valid(arm: &[HopSpec]) -> bool {
                 && (!f.distinct_edges || Arc::ptr_eq(&h.data.index, &next.data.index))
                 && absent_ok
         })
+}
+
+/// Whether each optional hop of `arm` (and of its branches) is the arm's only hop, taken once,
+/// with nothing hanging from it and no exclusion.
+fn optionals_valid(arm: &[HopSpec]) -> bool {
+    arm.iter().all(|h| {
+        let alone = arm.len() == 1 && h.branches.is_empty() && h.fold.is_none();
+        (!h.optional || (alone && h.lengths == (1, 1)))
+            && h.branches.iter().all(|b| optionals_valid(b))
+    })
+}
+
+/// Whether any hop of `arms` or of their branches is optional.
+fn any_optional(arms: &[Vec<HopSpec>]) -> bool {
+    (arms.iter().flatten()).any(|h| h.optional || any_optional(&h.branches))
 }
 
 /// A property of an arm's last node computed over the paths (`count_paths::PathValue`).
@@ -134,7 +151,7 @@ impl CountPathsExec {
         {
             return datafusion::common::internal_err!("CountPathsExec: bad cycle");
         }
-        let extra = |h: &HopSpec| h.fold.is_some() || !h.branches.is_empty();
+        let extra = |h: &HopSpec| h.fold.is_some() || !h.branches.is_empty() || h.optional;
         if !self.values.is_empty() || self.arms.iter().flatten().any(extra) {
             return datafusion::common::internal_err!(
                 "CountPathsExec: values or exclusions of a cycle"
@@ -152,7 +169,8 @@ impl CountPathsExec {
         });
         let folds = self.arms.iter().flatten().any(|h| h.fold.is_some());
         let distinct = self.output == (CountOutput::PerRow { distinct: true });
-        if bad || (!values.is_empty() && (distinct || folds)) {
+        let optional = any_optional(&self.arms);
+        if bad || (!values.is_empty() && (distinct || folds || optional)) {
             return datafusion::common::internal_err!("CountPathsExec: bad values");
         }
         self.values = Arc::new(values);
@@ -180,8 +198,9 @@ impl CountPathsExec {
             || arms.iter().any(|a| a.is_empty())
             || !arms.iter().flatten().all(repeatable)
             || key_idx >= input.schema().fields().len()
-            || (output == CountOutput::PerRow { distinct: true } && !one_hop)
-            || !arms.iter().all(|a| folds_valid(a))
+            || (output == CountOutput::PerRow { distinct: true }
+                && (!one_hop || any_optional(&arms)))
+            || !arms.iter().all(|a| folds_valid(a) && optionals_valid(a))
         {
             return datafusion::common::internal_err!("CountPathsExec: bad arguments");
         }
@@ -422,8 +441,23 @@ impl Work {
     }
 }
 
-/// Paths along `hops` from every near node of the first hop, counted backwards from the far end.
+/// Paths along `hops` from every near node of the first hop, counted backwards from the far end;
+/// over an optional hop (alone in its arm), one where there are none.
 fn arm_counts(hops: &[HopSpec], work: &mut Work) -> Result<Vec<u64>> {
+    let mut counts = matched_arm_counts(hops, work)?;
+    if optional(hops) {
+        counts.iter_mut().for_each(|c| *c = (*c).max(1));
+    }
+    Ok(counts)
+}
+
+/// An arm of one OPTIONAL MATCH's hop: a node without a match counts once.
+fn optional(hops: &[HopSpec]) -> bool {
+    matches!(hops, [h] if h.optional)
+}
+
+/// [`arm_counts`] of the paths there are.
+fn matched_arm_counts(hops: &[HopSpec], work: &mut Work) -> Result<Vec<u64>> {
     let last = hops.last().expect("an arm has a hop");
     let far_n = last.data.far_keys.len();
     // The last hop without filters (and no self-loop an undirected walk would see twice):
@@ -908,6 +942,26 @@ fn forward_count(
     suffixes: &mut Suffixes,
     starts: usize,
 ) -> Result<u64> {
+    if optional(hops) {
+        // Each start's matches, or one where there are none.
+        let mut total = 0u64;
+        for (x, c) in start {
+            let paths = forward_matched(hops, vec![(x, 1)], work, suffixes, starts)?;
+            total = total.saturating_add(c.saturating_mul(paths.max(1)));
+        }
+        return Ok(total);
+    }
+    forward_matched(hops, start, work, suffixes, starts)
+}
+
+/// [`forward_count`] of the paths there are.
+fn forward_matched(
+    hops: &[HopSpec],
+    start: Vec<(u32, u64)>,
+    work: &mut Work,
+    suffixes: &mut Suffixes,
+    starts: usize,
+) -> Result<u64> {
     let mut cur = start;
     let mut k = 0;
     while k < hops.len() {
@@ -930,7 +984,7 @@ fn forward_count(
         let share = backward_cost(&hops[k..]) / starts.max(1) as u64;
         if ahead.saturating_mul(FORWARD_EDGE_COST) > share {
             if !suffixes.iter().any(|s| s.0 == k) {
-                let counts = arm_counts(&hops[k..], work)?;
+                let counts = matched_arm_counts(&hops[k..], work)?;
                 suffixes.push((k, counts));
             }
             let (_, counts) = suffixes.iter().find(|s| s.0 == k).expect("just computed");
@@ -1537,6 +1591,7 @@ mod core_tests {
             lengths,
             fold: None,
             branches: vec![],
+            optional: false,
         }
     }
 
@@ -1866,6 +1921,57 @@ mod core_tests {
         let mut budgeted = Work::new(Checkpoint::with_budget(1000));
         assert!(arm_counts(&hops, &mut budgeted).is_err());
         assert!(budgeted.cp.over_budget());
+    }
+
+    /// An optional hop, alone in its arm (from the root or hanging from a node), counts a
+    /// node without a match once: in backward and forward counts, from few roots and from
+    /// many (the two ways `per_root` counts).
+    #[test]
+    fn optional_hops_count_a_node_without_a_match_once() {
+        for (n, m) in [(9, 6), (400, 300)] {
+            let (a, b, c) = (edges(n, 2 * m, 21), edges(n, m, 22), edges(n, m, 23));
+            let optional = |e: &[(i64, i64)], o: &[bool]| HopSpec {
+                optional: true,
+                ..hop(n, e, o.to_vec(), (1, 1))
+            };
+            let matched = |e: &[(i64, i64)], o: &[bool], x: i64| steps(e, o, x).len() as u64;
+            // x -a-> y, an optional b hanging from y; an optional c from the root.
+            let mut first = hop(n, &a, vec![false], (1, 1));
+            first.branches = vec![vec![optional(&b, &[true])]];
+            let arms = [vec![first], vec![optional(&c, &[false, true])]];
+            let arm0: Vec<u64> = (0..n)
+                .map(|x| {
+                    let ys = steps(&a, &[false], x);
+                    ys.iter()
+                        .map(|&(y, _)| matched(&b, &[true], y).max(1))
+                        .sum()
+                })
+                .collect();
+            assert!(arm0.iter().any(|&c| c > 0), "some paths");
+            let no_b = (0..n).filter(|&y| matched(&b, &[true], y) == 0).count();
+            assert!(
+                no_b > 0 && no_b < n as usize,
+                "nodes with and without matches"
+            );
+            let mut work = Work::default();
+            assert_eq!(arm_counts(&arms[0], &mut work).unwrap(), arm0);
+            let arm1: Vec<u64> = (0..n)
+                .map(|x| matched(&c, &[false, true], x).max(1))
+                .collect();
+            assert_eq!(arm_counts(&arms[1], &mut work).unwrap(), arm1);
+            for (arm, want) in arms.iter().zip([&arm0, &arm1]) {
+                let mut suffixes = Vec::new();
+                let forwards: Vec<u64> = (0..n as u32)
+                    .map(|x| forward_count(arm, vec![(x, 1)], &mut work, &mut suffixes, 1))
+                    .collect::<Result<_>>()
+                    .unwrap();
+                assert_eq!(&forwards, want);
+            }
+            let roots = vec![1u64; n as usize];
+            let (count, _) = total(&arms, None, &[], &roots, &mut work).unwrap();
+            let want: u64 = (0..n as usize).map(|x| arm0[x] * arm1[x]).sum();
+            assert_eq!(count as u64, want, "{n} nodes");
+        }
     }
 
     #[test]

@@ -366,6 +366,7 @@ async fn count_hop(h: &CountHop, state: &SessionState) -> Result<HopSpec> {
         target_filter: compile(&h.target_filter, &h.target, &h.data.target)?,
         edge_filter: compile(&h.edge_filter, &h.edge, &h.data.edges)?,
         lengths: h.lengths,
+        optional: h.optional,
         branches: {
             let mut arms = Vec::with_capacity(h.branches.len());
             for arm in &h.branches {

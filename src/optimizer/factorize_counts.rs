@@ -83,6 +83,7 @@
 
 use crate::operators::count_paths::{CountHop, CountPaths, Fold, PathValue, ValueKind};
 use crate::operators::csr_expand::{CsrData, CsrExpand, TakeSpec};
+use crate::operators::node::GraphNode;
 use crate::operators::var_length::VarLengthExpand;
 use arrow::datatypes::DataType;
 use datafusion::common::tree_node::{Transformed, TreeNode};
@@ -224,13 +225,10 @@ fn column_inequality(e: &Expr) -> Option<(String, String)> {
 }
 
 fn csr(plan: &LogicalPlan) -> Option<&CsrExpand> {
-    match plan {
-        // A counting hop keeps its input's rows, an optional one its unmatched rows: not
-        // hops of a chain of matches.
-        LogicalPlan::Extension(Extension { node }) => node
-            .as_any()
-            .downcast_ref::<CsrExpand>()
-            .filter(|n| n.count.is_none() && !n.optional),
+    // A counting hop keeps its input's rows: not a hop of a chain of matches. (An optional
+    // one keeps its unmatched rows once: `chain_shape` checks it stands alone.)
+    match GraphNode::of_plan(plan) {
+        Some(GraphNode::Expand(n)) if n.count.is_none() => Some(n),
         _ => None,
     }
 }
@@ -304,7 +302,7 @@ fn zero_column(e: &Expr) -> Option<String> {
 fn skip<'p>(mut plan: &'p LogicalPlan, cond: &mut Conditions<'p>) -> Option<&'p LogicalPlan> {
     loop {
         match plan {
-            LogicalPlan::Projection(p) if p.expr.iter().all(|e| matches!(e, Expr::Column(_))) => {
+            LogicalPlan::Projection(p) if p.expr.iter().all(keeps_rows_as_they_are) => {
                 plan = p.input.as_ref()
             }
             LogicalPlan::Filter(f) => {
@@ -328,6 +326,17 @@ fn skip<'p>(mut plan: &'p LogicalPlan, cond: &mut Conditions<'p>) -> Option<&'p 
             }
             _ => return Some(plan),
         }
+    }
+}
+
+/// A projection's expression that neither reads nor computes anything the count depends on:
+/// a column, named as it is or anew (a hop keyed on a renamed column then continues no arm,
+/// see `arms_of`), or a constant (a branch's label).
+fn keeps_rows_as_they_are(e: &Expr) -> bool {
+    match e {
+        Expr::Column(_) => true,
+        Expr::Alias(a) => matches!(a.expr.as_ref(), Expr::Column(_) | Expr::Literal(..)),
+        _ => false,
     }
 }
 
@@ -370,9 +379,11 @@ fn arms_of(chain: &[&CsrExpand]) -> Option<(Vec<Vec<usize>>, Vec<(usize, Vec<usi
             continue;
         }
         let last = |a: &Vec<usize>| *a.last().expect("non-empty");
-        if let Some(arm) = arms.iter_mut().find(|a| ends_at(last(a), key)) {
+        // An OPTIONAL MATCH's hop continues no arm: it hangs from the node as a branch.
+        let continues = |a: &Vec<usize>| !n.optional && ends_at(last(a), key);
+        if let Some(arm) = arms.iter_mut().find(|a| continues(a)) {
             arm.push(i);
-        } else if let Some((_, b)) = branches.iter_mut().find(|(_, b)| ends_at(last(b), key)) {
+        } else if let Some((_, b)) = branches.iter_mut().find(|(_, b)| continues(b)) {
             b.push(i);
         } else {
             let at = (0..i).find(|&j| ends_at(j, key))?;
@@ -436,11 +447,12 @@ fn uniqueness_implied(
     all_safe && carries_uniqueness(chain, uniqueness)
 }
 
-/// Every two hops over one table have their inequality among `uniqueness`.
+/// Every two hops over one table have their inequality among `uniqueness` (but an OPTIONAL
+/// MATCH's hop, which is its whole clause).
 fn carries_uniqueness(chain: &[&CsrExpand], uniqueness: &[(String, String)]) -> bool {
     for i in 0..chain.len() {
         for j in i + 1..chain.len() {
-            if chain[i].rel != chain[j].rel {
+            if chain[i].rel != chain[j].rel || chain[i].optional || chain[j].optional {
                 continue;
             }
             let (Some(x), Some(y)) = (edge_id_col(chain[i]), edge_id_col(chain[j])) else {
@@ -504,6 +516,7 @@ fn count_hop(n: &CsrExpand) -> CountHop {
         lengths: (1, 1),
         fold: None,
         branches: vec![],
+        optional: n.optional,
     }
 }
 
@@ -526,11 +539,16 @@ struct Shape<'a> {
 /// dropped, and one between the ends of a path of three hops left to [`triangle_correction`].
 fn chain_shape<'a>(mut chain: Vec<&'a CsrExpand>, cond: Conditions<'a>) -> Option<Shape<'a>> {
     let mut never_null = vec![chain[0].key.clone()];
-    for n in &chain {
+    // (An optional hop's are null where it found no match.)
+    for n in chain.iter().filter(|n| !n.optional) {
         never_null.extend(edge_id_col(n).map(str::to_string));
         never_null.extend(target_key(n));
     }
     let absent = cond.absent()?;
+    let optional = chain.iter().any(|n| n.optional);
+    if optional && (!absent.is_empty() || chain.iter().any(|n| n.close.is_some())) {
+        return None;
+    }
     let mut close = None;
     if chain.iter().any(|n| n.close.is_some()) {
         if !absent.is_empty() {
@@ -541,6 +559,9 @@ fn chain_shape<'a>(mut chain: Vec<&'a CsrExpand>, cond: Conditions<'a>) -> Optio
     }
     let (arm_idx, branches) = arms_of(&chain)?;
     if close.is_some() && !branches.is_empty() {
+        return None;
+    }
+    if optional && !optional_hops_stand_alone(&chain, &arm_idx, &branches, &cond.unequal) {
         return None;
     }
     let mut arms: Vec<Vec<CountHop>> = arm_idx
@@ -572,7 +593,7 @@ fn chain_shape<'a>(mut chain: Vec<&'a CsrExpand>, cond: Conditions<'a>) -> Optio
         if !uniqueness_implied(&chain, &uniqueness, &handled) {
             return None;
         }
-        if minus.is_some() && arms.iter().flatten().any(|h| h.fold.is_some()) {
+        if minus.is_some() && (optional || arms.iter().flatten().any(|h| h.fold.is_some())) {
             return None;
         }
     }
@@ -584,6 +605,35 @@ fn chain_shape<'a>(mut chain: Vec<&'a CsrExpand>, cond: Conditions<'a>) -> Optio
         minus,
         never_null,
     })
+}
+
+/// Whether every OPTIONAL MATCH's hop of `chain` is an arm or branch of its own, with nothing
+/// hanging from its far node and no inequality reading its relationship or far node: its
+/// count per node is then its matches, or one where there are none.
+fn optional_hops_stand_alone(
+    chain: &[&CsrExpand],
+    arms: &[Vec<usize>],
+    branches: &[(usize, Vec<usize>)],
+    unequal: &[(String, String)],
+) -> bool {
+    (0..chain.len()).filter(|&i| chain[i].optional).all(|i| {
+        let own = |hops: &Vec<usize>| hops.as_slice() == [i];
+        let alone = arms.iter().any(own) || branches.iter().any(|(_, b)| own(b));
+        let holds = branches.iter().any(|(at, _)| *at == i);
+        let cols: Vec<String> = (edge_id_col(chain[i]).map(str::to_string))
+            .into_iter()
+            .chain(target_key(chain[i]))
+            .collect();
+        let read = (unequal.iter()).any(|(x, z)| cols.contains(x) || cols.contains(z));
+        alone && !holds && !read
+    })
+}
+
+/// Whether any hop of `arms`, or of the branches hanging from them, is optional.
+fn any_optional(arms: &[Vec<CountHop>]) -> bool {
+    arms.iter()
+        .flatten()
+        .any(|h| h.optional || any_optional(&h.branches))
 }
 
 /// Whether `plan` gives the same rows whenever it runs: scans, values, and projections and
@@ -886,6 +936,7 @@ fn var_length_shape(input: &LogicalPlan) -> Option<Shape<'_>> {
         lengths: (v.min, max),
         fold: None,
         branches: vec![],
+        optional: false,
     };
     let mut never_null = vec![v.key.clone(), v.eids.clone()];
     never_null.extend(v.target.key.map(|k| v.target.all[k].1.clone()));
@@ -922,6 +973,11 @@ fn factorize(agg: &datafusion::logical_expr::Aggregate) -> Option<Result<Logical
     let folded = arms.iter().flatten().any(|h| h.fold.is_some());
     let values = path_values(&arms, &wants)?;
     if !values.is_empty() && (close.is_some() || folded) {
+        return None;
+    }
+    // Values and distinct far nodes are not counted over optional hops (a node without a
+    // match has one row, and no value there).
+    if any_optional(&arms) && (!values.is_empty() || distinct) {
         return None;
     }
     let count_out = wants

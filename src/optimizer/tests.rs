@@ -6,7 +6,7 @@
 use super::test_util::{apply, apply_plan};
 use super::{
     FactorizeCounts, FoldConstants, IntersectCycles, PruneCsrTargetColumns, PruneSharedSubplans,
-    PushCsrTargetFilters, ShareSubplans, VarLengthDistinctEnds,
+    PushCsrTargetFilters, SelectLabelBranch, ShareSubplans, VarLengthDistinctEnds,
 };
 use crate::csr::CsrIndex;
 use crate::operators::csr_expand::{CsrData, CsrExpand};
@@ -635,5 +635,136 @@ fn factorize_leaves_conditions_it_cannot_subtract_alone() {
         );
         let (_, changed) = apply(FactorizeCounts::new(), plan);
         assert!(!changed);
+    }
+}
+
+/// `plan` (a `CsrExpand`) as an OPTIONAL MATCH's hop: rows without a match kept once.
+fn optional(plan: LogicalPlan) -> LogicalPlan {
+    let LogicalPlan::Extension(e) = plan else {
+        unreachable!("a hop is an extension")
+    };
+    let mut node = (e.node.as_any().downcast_ref::<CsrExpand>())
+        .expect("a hop")
+        .clone();
+    node.optional = true;
+    LogicalPlan::Extension(Extension {
+        node: Arc::new(node),
+    })
+}
+
+#[test]
+fn factorize_counts_a_node_without_an_optional_match_once() {
+    // (a)-[k]->(b), OPTIONAL (b)-[r2]->(c), OPTIONAL (a)<-[r3]-(d): from a = 1, b = 2 has c
+    // = 3 and b = 3 none, and no d: 2 rows; from a = 2, b = 3 has no c, d = 1: 1 row.
+    let bc = optional(expand(hop(), "b__id", false, "r2", "c", None));
+    let ad = optional(expand(bc, "a__id", true, "r3", "d", None));
+    let plan = LogicalPlanBuilder::from(ad)
+        .aggregate(Vec::<Expr>::new(), vec![count(lit(1i64)).alias("__agg0")])
+        .unwrap()
+        .build()
+        .unwrap();
+    let (after, changed) = apply_plan(FactorizeCounts::new(), plan.clone());
+    assert!(changed);
+    insta::assert_snapshot!(after.display_indent(), @r"
+    Projection: __agg0 AS __agg0
+      CountPaths: key=a__id, arms=[[KNOWS with [KNOWS optional]], [KNOWS (in) optional]] -> __agg0
+        Projection: column1 AS a__id
+          Values: (Int64(1)), (Int64(2))
+    ");
+    assert_eq!(run(plan), ["3"]);
+    assert_eq!(run(after), ["3"]);
+}
+
+#[test]
+fn factorize_leaves_what_reads_an_optional_match_alone() {
+    let bc = || optional(expand(hop(), "b__id", false, "r2", "c", None));
+    let count_of = |input: LogicalPlan, e: Expr| {
+        LogicalPlanBuilder::from(input)
+            .aggregate(Vec::<Expr>::new(), vec![count(e).alias("__agg0")])
+            .unwrap()
+            .build()
+            .unwrap()
+    };
+    // A hop from the optional match's far node: its null rows are dropped, not counted once.
+    let cd = expand(bc(), "c__id", false, "r3", "d", None);
+    // The optional match's far node counted: a node without a match counts 0, not 1.
+    let cases = [
+        count_of(cd, lit(1i64)),
+        count_of(bc(), col("c__id")),
+        count_of(bc(), col("c__age")),
+    ];
+    for plan in cases {
+        let (after, changed) = apply(FactorizeCounts::new(), plan.clone());
+        assert!(!changed, "{after}");
+    }
+}
+
+/// Two branches of a union label (`l` names each), as the planner makes them: a constant
+/// label over each branch's rows.
+fn label_branches(limit_second: bool) -> LogicalPlan {
+    let branch = |label: &str, min_age: i64| {
+        LogicalPlanBuilder::from(hop())
+            .filter(col("b__age").gt(lit(min_age)))
+            .unwrap()
+            .project(vec![lit(label).alias("l"), col("a__id"), col("b__id")])
+            .unwrap()
+    };
+    let second = match limit_second {
+        true => branch("B", 0).limit(0, Some(1)).unwrap(),
+        false => branch("B", 45),
+    };
+    branch("A", 0)
+        .union(second.build().unwrap())
+        .unwrap()
+        .build()
+        .unwrap()
+}
+
+#[test]
+fn select_reads_the_one_branch_a_label_filter_keeps() {
+    use crate::operators::shared::SharedSubplan;
+    let shared = SharedSubplan::once(label_branches(false), 0, 2);
+    let plan = LogicalPlanBuilder::from(shared)
+        .project(vec![col("l"), col("a__id"), col("b__id")])
+        .unwrap()
+        .filter(col("l").eq(lit("A")).and(col("a__id").gt(lit(1i64))))
+        .unwrap()
+        .build()
+        .unwrap();
+    let (after, changed) = apply_plan(SelectLabelBranch::new(), plan.clone());
+    assert!(changed);
+    insta::assert_snapshot!(after.display_indent(), @r#"
+    Filter: a__id > Int64(1)
+      Projection: l, a__id, b__id
+        Projection: Utf8("A") AS l, a__id, b__id
+          Filter: b__age > Int64(0)
+            CsrExpand: key=a__id -> [k__src, k__dst], edges=3, take=b[b__id*, b__age], edge=k[k__src, k__dst, k__since]
+              Projection: column1 AS a__id
+                Values: (Int64(1)), (Int64(2))
+    "#);
+    assert_eq!(run(plan.clone()), ["A,2,3"]);
+    assert_eq!(run(after), run(plan));
+}
+
+#[test]
+fn select_leaves_branches_it_cannot_tell_apart_alone() {
+    use crate::operators::shared::SharedSubplan;
+    let filtered = |branches: LogicalPlan, label: Expr| {
+        LogicalPlanBuilder::from(SharedSubplan::once(branches, 0, 2))
+            .filter(col("l").eq(label))
+            .unwrap()
+            .build()
+            .unwrap()
+    };
+    // A branch whose rows may differ between evaluations (a LIMIT): readers must share them.
+    // A label no branch gives; a label compared with a column, not a constant.
+    let cases = [
+        filtered(label_branches(true), lit("A")),
+        filtered(label_branches(false), lit("C")),
+        filtered(label_branches(false), col("a__id")),
+    ];
+    for plan in cases {
+        let (after, changed) = apply(SelectLabelBranch::new(), plan);
+        assert!(!changed, "{after}");
     }
 }
