@@ -1203,7 +1203,13 @@ fn whole_graph(
                 true => format!("`{to}`"),
                 false => format!("`{to}`|`{}`", rng.pick(&labels)),
             };
-            let mut q = format!("MATCH (a:`{from}`){l}[:`{t}`]{r}(b:{b_labels})");
+            // ... or `b` itself optional (null where `a` has none), the hops out of it too.
+            let mut q = match rng.chance(15) {
+                true => {
+                    format!("MATCH (a:`{from}`) OPTIONAL MATCH (a){l}[:`{t}`]{r}(b:{b_labels})")
+                }
+                false => format!("MATCH (a:`{from}`){l}[:`{t}`]{r}(b:{b_labels})"),
+            };
             let n = 1 + rng.below(2);
             for i in 0..n {
                 // The optional node named, to be counted.

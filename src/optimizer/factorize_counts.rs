@@ -31,6 +31,9 @@
 //!   (c)-[:R]->(a)` with `(c)-[:R]->(d)`: `d = a` would be such an edge) is dropped, and
 //!   relationship uniqueness a node inequality implies (one edge for both would make the two
 //!   nodes one end of it) is not asked for;
+//! - the hop of an OPTIONAL MATCH (one hop from a bound node), alone in its arm or hanging
+//!   from a node as a branch: a node without a match counts once (`max(1, matches)`), as its
+//!   one row of nulls does;
 //! - a variable-length hop `*min..max` with max <= 2 over one table from a label to itself,
 //!   walked one way, over a table without self-loops: its paths are exactly its walks (two
 //!   edges one way can only be one edge if it is a self-loop), so counts are pushed back over
@@ -77,7 +80,10 @@
 //! hops share may have a self-loop; an inequality three hops apart but between the ends of a
 //! path of three hops (no branches, no other arm) of one table, counted per group, with
 //! values, beside other folds, with a filter on the end the third hop reaches or over root
-//! rows that may differ between two runs. A variable-length hop that is
+//! rows that may differ between two runs. An optional hop that a hop hangs from, that an
+//! inequality, a value or a distinct count reads, or that is the only kind of arm over root
+//! rows that are not a node table's (a null key has one row). A column renamed between the
+//! hops (hops are matched by column name). A variable-length hop that is
 //! undirected, longer than two, unbounded, of several types or tables, over a table with a
 //! self-loop, with distinct ends, or whose path or relationships are read.
 
@@ -302,7 +308,11 @@ fn zero_column(e: &Expr) -> Option<String> {
 fn skip<'p>(mut plan: &'p LogicalPlan, cond: &mut Conditions<'p>) -> Option<&'p LogicalPlan> {
     loop {
         match plan {
-            LogicalPlan::Projection(p) if p.expr.iter().all(keeps_rows_as_they_are) => {
+            LogicalPlan::Projection(p)
+                if p.expr
+                    .iter()
+                    .all(|e| keeps_rows_as_they_are(e, p.input.schema())) =>
+            {
                 plan = p.input.as_ref()
             }
             LogicalPlan::Filter(f) => {
@@ -329,13 +339,18 @@ fn skip<'p>(mut plan: &'p LogicalPlan, cond: &mut Conditions<'p>) -> Option<&'p 
     }
 }
 
-/// A projection's expression that neither reads nor computes anything the count depends on:
-/// a column, named as it is or anew (a hop keyed on a renamed column then continues no arm,
-/// see `arms_of`), or a constant (a branch's label).
-fn keeps_rows_as_they_are(e: &Expr) -> bool {
+/// A projection's expression that neither renames nor computes anything the count reads: a
+/// column under its own name, or a constant under a name its input does not have (a
+/// branch's label). (A renamed column could give a later hop's key the name of another
+/// node: hops are matched by column name.)
+fn keeps_rows_as_they_are(e: &Expr, input: &datafusion::common::DFSchema) -> bool {
     match e {
         Expr::Column(_) => true,
-        Expr::Alias(a) => matches!(a.expr.as_ref(), Expr::Column(_) | Expr::Literal(..)),
+        Expr::Alias(a) => match a.expr.as_ref() {
+            Expr::Column(c) => c.name == a.name,
+            Expr::Literal(..) => !input.has_column_with_unqualified_name(&a.name),
+            _ => false,
+        },
         _ => false,
     }
 }
@@ -978,6 +993,11 @@ fn factorize(agg: &datafusion::logical_expr::Aggregate) -> Option<Result<Logical
     // Values and distinct far nodes are not counted over optional hops (a node without a
     // match has one row, and no value there).
     if any_optional(&arms) && (!values.is_empty() || distinct) {
+        return None;
+    }
+    // A root row whose key is null or of no node of the table is counted with no paths;
+    // optional hops alone give it one row: the root rows must then be a node table's.
+    if arms.iter().all(|a| a[0].optional) && !one_row_per_node(root_rows) {
         return None;
     }
     let count_out = wants

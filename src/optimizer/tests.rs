@@ -14,6 +14,7 @@ use crate::operators::hand_built::{expand, hop, run, table, take, traversal, GRA
 use arrow::array::Int64Array;
 use datafusion::functions_aggregate::expr_fn::{count, count_distinct};
 use datafusion::logical_expr::{col, lit, Expr, Extension, LogicalPlan, LogicalPlanBuilder};
+use datafusion::scalar::ScalarValue;
 use std::sync::Arc;
 
 #[test]
@@ -767,4 +768,45 @@ fn select_leaves_branches_it_cannot_tell_apart_alone() {
         let (after, changed) = apply(SelectLabelBranch::new(), plan);
         assert!(!changed, "{after}");
     }
+}
+
+#[test]
+fn factorize_counts_no_hop_through_a_renamed_node() {
+    // (a)-[k]->(b), then b renamed a (`WITH b AS a`), then (a)-[r2]->(c): the second hop is
+    // keyed on the renamed column, not on the first hop's root.
+    let renamed = LogicalPlanBuilder::from(hop())
+        .project(vec![col("b__id").alias("a__id")])
+        .unwrap()
+        .build()
+        .unwrap();
+    let plan = LogicalPlanBuilder::from(expand(renamed, "a__id", false, "r2", "c", None))
+        .aggregate(Vec::<Expr>::new(), vec![count(lit(1i64)).alias("__agg0")])
+        .unwrap()
+        .build()
+        .unwrap();
+    let (after, _) = apply_plan(FactorizeCounts::new(), plan.clone());
+    // b = 2 (from 1) reaches 3, b = 3 (from 1 and 2) nothing.
+    assert_eq!(run(plan), ["1"]);
+    assert_eq!(run(after), ["1"]);
+}
+
+#[test]
+fn factorize_leaves_optional_hops_from_rows_that_may_have_no_node_alone() {
+    // Root rows 1 and null (an earlier OPTIONAL MATCH's): the null row has one row of nulls
+    // after the optional hop, which a count per node would miss.
+    let input =
+        LogicalPlanBuilder::values(vec![vec![lit(1i64)], vec![lit(ScalarValue::Int64(None))]])
+            .unwrap()
+            .project(vec![col("column1").alias("a__id")])
+            .unwrap()
+            .build()
+            .unwrap();
+    let plan = LogicalPlanBuilder::from(optional(expand(input, "a__id", false, "k", "b", None)))
+        .aggregate(Vec::<Expr>::new(), vec![count(lit(1i64)).alias("__agg0")])
+        .unwrap()
+        .build()
+        .unwrap();
+    let (after, changed) = apply_plan(FactorizeCounts::new(), plan.clone());
+    assert!(!changed, "{}", after.display_indent());
+    assert_eq!(run(plan), ["3"]);
 }

@@ -360,7 +360,7 @@ impl<'c> Lowerer<'c> {
             if let ast::Clause::Match(m) = clause {
                 self.record_written_labels(m);
             }
-            self.next_collects = order_needed_after(&sq.clauses, i, collects);
+            self.next_collects = order_needed_after(&sq.clauses, i, |c| collects(c) || cuts(c));
             self.identity_collects = identity_lists::identity_collects(&sq.clauses, i);
             self.input_order = self.output_order.take();
             if let ast::Clause::Return(r) = clause {
@@ -526,6 +526,17 @@ pub(super) fn order_needed_after(
 /// neither aggregates, deduplicates nor orders them anew.
 pub(super) fn keeps_order(p: &ast::Projection) -> bool {
     !p.distinct && p.order_by.is_empty() && !p.items.iter().any(|i| i.expr.contains_aggregate())
+}
+
+/// A WITH or RETURN whose SKIP / LIMIT cuts rows in the order they come (it has no ORDER BY
+/// of its own, and keeps rows as they are).
+fn cuts(c: &ast::Clause) -> bool {
+    let p = match c {
+        ast::Clause::With(w) => &w.projection,
+        ast::Clause::Return(r) => r,
+        _ => return false,
+    };
+    p.cuts() && keeps_order(p)
 }
 
 fn collects(c: &ast::Clause) -> bool {

@@ -183,17 +183,33 @@ impl<'c> Lowerer<'c> {
         } else {
             sorted_before_projection = !p.order_by.is_empty() && !p.distinct;
             let mut key_exprs = key_exprs;
-            if !is_return && self.next_collects && super::keeps_order(p) {
-                // The order an earlier WITH ... ORDER BY gave, passed on to what needs it.
-                let seq = self.input_order.clone();
-                if let Some(seq) = seq.filter(|s| in_schema.has_column_with_unqualified_name(s)) {
-                    if !key_exprs.iter().any(|e| e.schema_name().to_string() == seq) {
-                        key_exprs.push(col(&seq));
+            // The order an earlier WITH ... ORDER BY gave, passed on to what needs it.
+            let passed = (self.input_order.clone())
+                .filter(|s| in_schema.has_column_with_unqualified_name(s));
+            if let Some(seq) = passed.as_ref() {
+                if !is_return && self.next_collects && super::keeps_order(p) {
+                    if !key_exprs
+                        .iter()
+                        .any(|e| e.schema_name().to_string() == *seq)
+                    {
+                        key_exprs.push(col(seq));
                     }
-                    self.output_order = Some(seq);
+                    self.output_order = Some(seq.clone());
                 }
             }
-            self.project_items(&st, key_exprs, sorted_before_projection, p.distinct)?
+            match passed {
+                // A SKIP / LIMIT without an ORDER BY of its own cuts in that order.
+                Some(seq) if p.order_by.is_empty() && p.cuts() && !p.distinct => {
+                    let sorted = State {
+                        plan: LogicalPlanBuilder::from(st.plan.clone())
+                            .sort(vec![col(&seq).sort(true, false)])?
+                            .build()?,
+                        ..st.clone()
+                    };
+                    self.project_items(&sorted, key_exprs, false, false)?
+                }
+                _ => self.project_items(&st, key_exprs, sorted_before_projection, p.distinct)?,
+            }
         };
         if !p.order_by.is_empty() {
             let mut sort_scope = if sorted_before_projection {

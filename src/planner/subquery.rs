@@ -1353,17 +1353,14 @@ fn return_as_with(
     std::borrow::Cow::Owned(q)
 }
 
-/// A WITH giving one row per outer row (before its WHERE), however many rows come in: it
-/// aggregates, and its other items read only the outer variables (`outer`).
+/// A WITH giving one row per outer row (before its WHERE), however many rows come in: every
+/// item aggregates (with a grouping key, even one read from an outer variable or a constant,
+/// no rows make no groups, as in Neo4j), in a subquery that reads outer variables (`outer`).
 fn one_group_per_outer_row(p: &ast::Projection, outer: &[String]) -> bool {
     !outer.is_empty()
         && !p.star
-        && p.items.iter().any(|i| i.expr.contains_aggregate())
-        && p.items.iter().all(|i| {
-            let mut names = Vec::new();
-            i.expr.mentioned_names(&mut names);
-            i.expr.contains_aggregate() || names.iter().all(|n| outer.iter().any(|o| o == n))
-        })
+        && !p.items.is_empty()
+        && p.items.iter().all(|i| i.expr.contains_aggregate())
 }
 
 /// `w` with each aggregate reading only the rows where `marker` holds (`count(*)` counts

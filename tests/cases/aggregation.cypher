@@ -113,6 +113,19 @@ MATCH (p:Person) WITH p ORDER BY p.age DESC WITH p WITH p LIMIT 4 RETURN collect
 ages
 [55, 42, 37, 31]
 
+# A SKIP / LIMIT without an ORDER BY of its own, after WITHs that keep rows as they come, cuts
+# in the order an earlier ORDER BY gave (over enough rows to be split between threads).
+UNWIND range(1, 20000) AS x WITH x ORDER BY x DESC WITH x WHERE x % 2 = 0 WITH x SKIP 1 LIMIT 3 RETURN collect(x) AS xs
+---- ordered
+xs
+[19998, 19996, 19994]
+
+UNWIND range(1, 20000) AS x WITH x ORDER BY x DESC WITH x WHERE x % 3 = 0 RETURN x LIMIT 2
+---- ordered
+x
+19998
+19995
+
 # collect(DISTINCT ...) after ORDER BY: each value where it first comes.
 UNWIND [[1, 'b'], [2, 'a'], [3, 'b'], [4, 'c'], [5, 'a']] AS x WITH x[0] AS k, x[1] AS v ORDER BY k DESC WITH collect(DISTINCT v) AS vs RETURN vs
 ---- ordered

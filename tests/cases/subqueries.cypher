@@ -279,9 +279,8 @@ Eve|[[31]]|[31]|[31]
 Finn|[[]]|[]|[]
 
 # An aggregate over no rows of an outer row, as the subquery run for that row alone gives it:
-# one row (count 0, sum 0, collect [], avg null), which a WHERE after it may keep; grouping
-# keys that read only outer variables change nothing; a grouping key of the subquery's own
-# gives no group.
+# one row (count 0, sum 0, collect [], avg null), which a WHERE after it may keep; with a
+# grouping key, even one read from an outer variable, no rows make no group.
 MATCH (p:Person) RETURN p.firstName AS p, COLLECT { MATCH (p)-[:KNOWS]-(f) WITH sum(f.age) AS s, collect(f.firstName) AS fs, avg(f.age) AS a, count(DISTINCT f.gender) AS g RETURN [s, size(fs), a, g] } AS agg, COUNT { MATCH (p)-[:KNOWS]-(f) WITH count(f) AS n WHERE n = 0 RETURN n } AS none, COLLECT { MATCH (p)-[:KNOWS]-(f) WITH p, p.age AS a, count(*) AS k RETURN k + a } AS ka, COUNT { MATCH (p)-[:KNOWS]-(f) WITH f.gender AS g, count(*) AS k RETURN g } AS groups ORDER BY p
 ---- ordered
 p|agg|none|ka|groups
@@ -290,7 +289,7 @@ Bob|[[93, 3, 31.0, 2]]|0|[45]|2
 Carl|[[110, 3, 36.666666666666664, 2]]|0|[28]|2
 Dana|[[98, 3, 32.666666666666664, 2]]|0|[40]|2
 Eve|[[31, 1, 31.0, 1]]|0|[30]|1
-Finn|[[0, 0, null, 0]]|1|[55]|0
+Finn|[[0, 0, null, 0]]|1|[]|0
 
 # The same in WHERE, and a count(*) of no rows in a subquery inside a subquery.
 MATCH (p:Person) WHERE EXISTS { MATCH (p)-[:KNOWS]-(f) WITH count(f) AS n WHERE n = 0 RETURN n } RETURN p.firstName AS p, COLLECT { MATCH (p)-[:KNOWS]->(f) WITH count(*) AS c RETURN c + COUNT { MATCH (p)<-[:KNOWS]-(x) WITH count(*) AS k WHERE k = 0 RETURN k } } AS c
