@@ -29,7 +29,6 @@
 //! shared rows must then see the same ones), when the filter names a label no branch or
 //! several branches give, or when a branch does not give its label as a constant.
 
-use crate::operators::node::GraphNode;
 use crate::operators::shared::SharedSubplan;
 use datafusion::common::tree_node::Transformed;
 use datafusion::common::{Result, ScalarValue};
@@ -113,8 +112,8 @@ fn select(node: &LogicalPlan) -> Result<Option<LogicalPlan>> {
         projections.push(p.expr.clone());
         below = p.input.as_ref();
     }
-    let input = match GraphNode::of_plan(below) {
-        Some(GraphNode::Shared(s)) if s.after.is_none() => &s.input,
+    let input = match super::prune_shared_subplans::shared_of(below) {
+        Some(s) if s.after.is_none() => &s.input,
         _ => return Ok(None),
     };
     let LogicalPlan::Union(union) = input else {

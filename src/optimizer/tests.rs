@@ -121,11 +121,7 @@ fn fold_keeps_what_an_absorbing_identity_owes_to_its_operand() {
 
 #[test]
 fn factorize_counts_a_hop_per_root_without_its_rows() {
-    let plan = LogicalPlanBuilder::from(hop())
-        .aggregate(Vec::<Expr>::new(), vec![count(lit(1i64)).alias("__agg0")])
-        .unwrap()
-        .build()
-        .unwrap();
+    let plan = counted(LogicalPlanBuilder::from(hop()));
     let (after, changed) = apply_plan(FactorizeCounts::new(), plan.clone());
     assert!(changed);
     insta::assert_snapshot!(after.display_indent(), @r"
@@ -659,11 +655,7 @@ fn factorize_counts_a_node_without_an_optional_match_once() {
     // = 3 and b = 3 none, and no d: 2 rows; from a = 2, b = 3 has no c, d = 1: 1 row.
     let bc = optional(expand(hop(), "b__id", false, "r2", "c", None));
     let ad = optional(expand(bc, "a__id", true, "r3", "d", None));
-    let plan = LogicalPlanBuilder::from(ad)
-        .aggregate(Vec::<Expr>::new(), vec![count(lit(1i64)).alias("__agg0")])
-        .unwrap()
-        .build()
-        .unwrap();
+    let plan = counted(LogicalPlanBuilder::from(ad));
     let (after, changed) = apply_plan(FactorizeCounts::new(), plan.clone());
     assert!(changed);
     insta::assert_snapshot!(after.display_indent(), @r"
@@ -779,11 +771,9 @@ fn factorize_counts_no_hop_through_a_renamed_node() {
         .unwrap()
         .build()
         .unwrap();
-    let plan = LogicalPlanBuilder::from(expand(renamed, "a__id", false, "r2", "c", None))
-        .aggregate(Vec::<Expr>::new(), vec![count(lit(1i64)).alias("__agg0")])
-        .unwrap()
-        .build()
-        .unwrap();
+    let plan = counted(LogicalPlanBuilder::from(expand(
+        renamed, "a__id", false, "r2", "c", None,
+    )));
     let (after, _) = apply_plan(FactorizeCounts::new(), plan.clone());
     // b = 2 (from 1) reaches 3, b = 3 (from 1 and 2) nothing.
     assert_eq!(run(plan), ["1"]);
@@ -801,11 +791,9 @@ fn factorize_leaves_optional_hops_from_rows_that_may_have_no_node_alone() {
             .unwrap()
             .build()
             .unwrap();
-    let plan = LogicalPlanBuilder::from(optional(expand(input, "a__id", false, "k", "b", None)))
-        .aggregate(Vec::<Expr>::new(), vec![count(lit(1i64)).alias("__agg0")])
-        .unwrap()
-        .build()
-        .unwrap();
+    let plan = counted(LogicalPlanBuilder::from(optional(expand(
+        input, "a__id", false, "k", "b", None,
+    ))));
     let (after, changed) = apply_plan(FactorizeCounts::new(), plan.clone());
     assert!(!changed, "{}", after.display_indent());
     assert_eq!(run(plan), ["3"]);
