@@ -25,7 +25,8 @@ pub enum Shapes {
     /// Every shape: patterns, WITH chains, aggregates, paths and the special cases.
     All,
     /// Counts and values over the whole graph only: per node and in total over one hop,
-    /// two hops and a variable-length hop, triangles, 4-cycles and diamonds.
+    /// two hops and a variable-length hop, triangles, 4-cycles and diamonds, cycles of four
+    /// and five hops through several labels.
     WholeGraph,
     /// Every shape a cluster answers as one process does: all but a MATCH after a part that
     /// can differ between evaluations (a collected list, a LIMIT, a sum), which a cluster
@@ -1099,6 +1100,41 @@ fn rounds_of_three(s: &Schema) -> Vec<(String, String, String, [String; 3])> {
     out
 }
 
+/// A walk of `len` hops from a label back to it, found at random: the labels of its nodes
+/// from the first and the hops as written, each walked the way its type goes.
+fn round(rng: &mut Rng, s: &Schema, len: usize) -> Option<(Vec<String>, Vec<String>)> {
+    let mut ways = Vec::new();
+    for (t, from, to, _) in &s.rels {
+        ways.push((from.clone(), to.clone(), format!("-[:`{t}`]->")));
+        ways.push((to.clone(), from.clone(), format!("<-[:`{t}`]-")));
+    }
+    if ways.is_empty() {
+        return None;
+    }
+    for _ in 0..50 {
+        let first = rng.pick(&ways).clone();
+        let (mut labels, mut hops) = (vec![first.0.clone(), first.1.clone()], vec![first.2]);
+        while hops.len() < len {
+            let at = labels.last().expect("a label").clone();
+            let last = hops.len() + 1 == len;
+            let next: Vec<_> = (ways.iter())
+                .filter(|w| w.0 == at && (!last || w.1 == labels[0]))
+                .collect();
+            if next.is_empty() {
+                break;
+            }
+            let w = rng.pick(&next);
+            hops.push(w.2.clone());
+            labels.push(w.1.clone());
+        }
+        if hops.len() == len {
+            labels.pop();
+            return Some((labels, hops));
+        }
+    }
+    None
+}
+
 /// A hop as written (`-[:T]->`, `<-[:T]-`) walked either way (`-[:T]-`).
 fn either_way(hop: &str) -> String {
     format!("-{}-", hop.trim_matches(['<', '-', '>']))
@@ -1133,7 +1169,8 @@ fn hops_around(s: &Schema, to: &str) -> Vec<String> {
 /// Counts over the whole graph: per node (degrees, with filters at either end, distinct far
 /// nodes, sums, averages and extremes of the far node's properties, summed per property),
 /// counts and values over a variable-length hop within one label, triangles, 4-cycles,
-/// diamonds and 4-cliques (any directions, one label's types), counted or as rows.
+/// diamonds and 4-cliques (any directions, one label's types), counted or as rows; cycles of
+/// four and five hops through several labels.
 fn whole_graph(
     rng: &mut Rng,
     s: &Schema,
@@ -1153,7 +1190,40 @@ fn whole_graph(
         return None;
     }
     let pa = rng.pick(from_props).name.clone();
-    Some(match rng.below(10) {
+    Some(match rng.below(11) {
+        // A cycle of four or five hops through labels (LSQB's q2: a KNOWS edge closed by a
+        // comment's reply to a post), maybe with a filter inside, written as one path or as
+        // its first hop apart; counted in total or per `a`.
+        10 => {
+            let len = 4 + rng.below(2);
+            let (labels, mut hops) = round(rng, s, len)?;
+            for h in &mut hops {
+                if rng.chance(20) {
+                    *h = either_way(h);
+                }
+            }
+            let vars = ["a", "b", "c", "d", "e"];
+            let node = |i: usize| format!("({}:`{}`)", vars[i], labels[i]);
+            let rest: String = (1..len)
+                .map(|i| match i + 1 < len {
+                    true => format!("{}{}", hops[i], node(i + 1)),
+                    false => format!("{}(a)", hops[i]),
+                })
+                .collect();
+            let pattern = match rng.chance(50) {
+                true => format!("MATCH {}{}{}{rest}", node(0), hops[0], node(1)),
+                false => format!("MATCH {}{}{}, (b){rest}", node(0), hops[0], node(1)),
+            };
+            let props = s.labels.get(&labels[2]).cloned().unwrap_or_default();
+            let w = filter(rng, "c", &props);
+            match s.labels.get(&labels[0]).and_then(|ps| ps.first()) {
+                Some(p) if rng.chance(30) => format!(
+                    "{pattern}{w} RETURN a.{} AS x, count(*) AS n ORDER BY x, n",
+                    p.name
+                ),
+                _ => format!("{pattern}{w} RETURN count(*) AS n"),
+            }
+        }
         // Three hops from a label back to it through others, their ends required to differ
         // (counted as the paths less the triangles they would close), maybe also with an
         // absent edge that implies it (`NOT (c)-[:T]->(a)` where `(c)-[:T]->(d)`).
@@ -2348,6 +2418,59 @@ async fn vector_searches(on: &Graph, off: &Graph, seed: u64, report: &mut Report
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Whole-graph queries include cycles of four and five hops through several labels,
+    /// closed back onto their first node.
+    #[test]
+    fn whole_graph_queries_close_long_cycles_through_labels() {
+        let id = Prop {
+            name: "id".into(),
+            numeric: true,
+            integer: true,
+            values: vec!["1".into(), "2".into()],
+        };
+        let labels = ["Person", "Comment", "Post"];
+        let rel = |t: &str, from: &str, to: &str| (t.into(), from.into(), to.into(), vec![]);
+        let s = Schema {
+            labels: labels
+                .iter()
+                .map(|l| (l.to_string(), vec![id.clone()]))
+                .collect(),
+            label_sets: BTreeMap::new(),
+            all_labels: labels.iter().map(|l| l.to_string()).collect(),
+            rels: vec![
+                rel("KNOWS", "Person", "Person"),
+                rel("HAS_CREATOR", "Comment", "Person"),
+                rel("HAS_CREATOR", "Post", "Person"),
+                rel("REPLY_OF", "Comment", "Post"),
+            ],
+        };
+        let mut rng = Rng(5);
+        let cycles: Vec<String> = (0..2000)
+            .filter_map(|_| whole_graph_query(&mut rng, &s))
+            // Closed onto a bare `(a)` in the pattern, not in a `NOT (c)-[:T]->(a)`.
+            .filter(|q| q.contains("(a) ") && !q.contains("NOT ("))
+            .filter(|q| q.contains("(d:`"))
+            .collect();
+        let through_labels = |q: &&String| {
+            labels
+                .iter()
+                .filter(|l| q.contains(&format!(":`{l}`)")))
+                .count()
+                >= 2
+        };
+        let four = cycles
+            .iter()
+            .filter(|q| !q.contains("(e:`"))
+            .filter(through_labels)
+            .count();
+        let five = cycles
+            .iter()
+            .filter(|q| q.contains("(e:`"))
+            .filter(through_labels)
+            .count();
+        assert!(four > 0 && five > 0, "{cycles:#?}");
+    }
 
     #[test]
     fn a_matchs_patterns_become_consecutive_matches() {

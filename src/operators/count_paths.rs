@@ -257,7 +257,8 @@ impl CountPaths {
         Ok(self)
     }
 
-    /// Counts cycles closed by `close` (from the arm's last node back to the root).
+    /// Counts cycles closed by `close` (from the single arm's last node back to the root, or
+    /// from the second arm's last node onto the first's).
     pub fn with_close(mut self, close: CountHop) -> Self {
         self.close = Some(close);
         self

@@ -128,7 +128,8 @@ pub struct CountPathsExec {
     input: Arc<dyn ExecutionPlan>,
     key_idx: usize,
     arms: Arc<Vec<Vec<HopSpec>>>,
-    /// Closes the single arm onto the root: cycles are counted.
+    /// Closes the single arm onto the root (or the second of two arms onto the first's end):
+    /// cycles are counted.
     close: Option<Arc<HopSpec>>,
     values: Arc<Vec<ValueSpec>>,
     output: CountOutput,
@@ -138,13 +139,18 @@ pub struct CountPathsExec {
 }
 
 impl CountPathsExec {
-    /// Counts the triangles closed by `close` instead of the arms' paths: a single arm of two
-    /// hops and `close` from its end back to the root, or two arms of one hop and `close`
-    /// from the second's end to the first's.
+    /// Counts the cycles closed by `close` instead of the arms' paths: a single arm of two
+    /// hops or more and `close` from its end back to the root, or two arms and `close` from
+    /// the second's end to the first's.
     pub fn with_close(mut self, close: HopSpec) -> Result<Self> {
         let lens: Vec<usize> = self.arms.iter().map(|a| a.len()).collect();
         let once = self.arms.iter().flatten().all(|h| h.lengths == (1, 1));
-        if !(lens == [2] || lens == [1, 1])
+        let cycle = match lens.as_slice() {
+            [k] => *k >= 2,
+            [i, j] => *i >= 1 && *j >= 1,
+            _ => false,
+        };
+        if !cycle
             || !once
             || close.lengths != (1, 1)
             || self.output == (CountOutput::PerRow { distinct: true })
@@ -1191,6 +1197,12 @@ fn cycle_counts(
     work: &mut Work,
 ) -> Result<()> {
     let (p, xy, q, q_back) = match arms {
+        [arm] if arm.len() >= 3 => {
+            return long_cycle_counts((&[], arm), close, roots, out, work);
+        }
+        [a, b] if a.len() + b.len() >= 3 => {
+            return long_cycle_counts((a, b), close, roots, out, work);
+        }
         [arm] if arm.len() == 2 => (&arm[0], &arm[1], close, true),
         [a, b] if a.len() == 1 && b.len() == 1 => (&b[0], close, &a[0], false),
         _ => return datafusion::common::internal_err!("CountPathsExec: not a triangle"),
@@ -1271,6 +1283,180 @@ fn cycles_by_edge(
         }
     }
     Ok(())
+}
+
+/// Cycles through each root closed by `close` from the end of arm `b` onto the end of arm
+/// `a` (onto the root itself when `a` is empty), `a` and `b` three hops or more together:
+/// per root, both arms walked forward and the nodes `close` reaches from `b`'s ends matched
+/// against `a`'s ends. Few roots (or filtered arms from a small part of the roots' table):
+/// the arms' filters evaluated on the nodes reached; else once over whole tables, the roots
+/// split over the cores. (The closing hop's relationship filter is evaluated over its table.)
+fn long_cycle_counts(
+    (a, b): (&[HopSpec], &[HopSpec]),
+    close: &HopSpec,
+    roots: &[u32],
+    out: &mut [u64],
+    work: &mut Work,
+) -> Result<()> {
+    let closing = Closing::of(close, work)?;
+    let filtered =
+        (a.iter().chain(b)).any(|h| h.target_filter.is_some() || h.edge_filter.is_some());
+    if roots.len() <= FORWARD_ROOTS || (filtered && roots.len() * 2 < out.len()) {
+        let mut bufs = Default::default();
+        for &r in roots {
+            let ends_a = forward(a, vec![(r, 1)], work)?;
+            if ends_a.is_empty() {
+                continue;
+            }
+            let ends_b = forward(b, vec![(r, 1)], work)?;
+            let (n, looked) = closing.paths(&ends_a, &ends_b, &mut bufs, &work.cp)?;
+            work.edges += looked;
+            out[r as usize] = n;
+        }
+        return Ok(());
+    }
+    let masks = |hops: &[HopSpec], work: &mut Work| {
+        (hops.iter())
+            .map(|h| Masks::of(h, work))
+            .collect::<Result<Vec<_>>>()
+    };
+    let (ma, mb) = (masks(a, work)?, masks(b, work)?);
+    let mut live = vec![false; out.len()];
+    roots.iter().for_each(|&r| live[r as usize] = true);
+    over_cores(out, work, |first, slots, cp| {
+        let (mut ends_a, mut ends_b, mut next) = (Vec::new(), Vec::new(), Vec::new());
+        let mut bufs = Default::default();
+        let mut seen = 0;
+        for (k, slot) in slots.iter_mut().enumerate() {
+            let r = (first + k) as u32;
+            cp.tick(1)?;
+            if !live[r as usize] {
+                continue;
+            }
+            seen += ends_from(a, &ma, r, (&mut ends_a, &mut next), cp)?;
+            if ends_a.is_empty() {
+                continue;
+            }
+            seen += ends_from(b, &mb, r, (&mut ends_b, &mut next), cp)?;
+            let (n, looked) = closing.paths(&ends_a, &ends_b, &mut bufs, cp)?;
+            *slot = n;
+            seen += looked;
+        }
+        Ok(seen)
+    })
+}
+
+/// The hop that closes a cycle, with its relationship filter's mask (its far node is an
+/// arm's end, whose filter the arm applied).
+struct Closing<'a> {
+    hop: &'a HopSpec,
+    edges: Masks,
+    /// Both ways of the hop read as two sorted runs, unless a self-loop (seen once by an
+    /// undirected walk) or a relationship filter needs them merged.
+    split: bool,
+}
+
+impl<'a> Closing<'a> {
+    fn of(hop: &'a HopSpec, work: &Work) -> Result<Self> {
+        let t = &hop.data;
+        let edges = Masks {
+            nodes: None,
+            edges: passing(&hop.edge_filter, &t.edges, t.index.table_rows, work)?,
+        };
+        let split = edges.edges.is_none() && !t.index.has_self_loops();
+        Ok(Self { hop, edges, split })
+    }
+
+    /// The cycles from weighted ends `ends_b` closed onto weighted ends `ends_a` (both sorted
+    /// by node, each node once), and the edges looked at; `bufs` is scratch space. The hop is
+    /// walked from the side with fewer ends (backwards from `a`'s: from the root itself when
+    /// there is one arm, whose lists are read in the roots' order).
+    fn paths(
+        &self,
+        ends_a: &[(u32, u64)],
+        ends_b: &[(u32, u64)],
+        (nodes, to_buf): &mut (Vec<u32>, Vec<u32>),
+        cp: &Checkpoint,
+    ) -> Result<(u64, usize)> {
+        let (from, to, back) = match ends_a.len() <= ends_b.len() {
+            true => (ends_a, ends_b, true),
+            false => (ends_b, ends_a, false),
+        };
+        nodes.clear();
+        nodes.extend(to.iter().map(|e| e.0));
+        let (mut n, mut looked) = (0u64, 0);
+        for &(x, wx) in from {
+            let before = looked;
+            let mut add = |other: &[u32]| {
+                looked += other.len();
+                crate::csr::matching_runs(nodes, other, |i, ri, _, rj| {
+                    for &(_, wy) in &to[i..i + ri] {
+                        let paths = wx.saturating_mul(wy).saturating_mul(rj as u64);
+                        n = n.saturating_add(paths);
+                    }
+                });
+            };
+            match self.split {
+                true => self.hop.orientations.iter().for_each(|&rev| {
+                    let csr = self.hop.data.index.direction(rev != back);
+                    add(&csr.neighbors[csr.range(x)]);
+                }),
+                false => add(neighbours(self.hop, x, back, &self.edges, to_buf)),
+            }
+            cp.tick(looked - before + 1)?;
+        }
+        Ok((n, looked))
+    }
+}
+
+/// The far ends of `hops` from `x` into `ends`, each once with its number of paths, sorted;
+/// through edges and to nodes passing each hop's `masks` (`next` is scratch space). Returns
+/// the edges looked at.
+fn ends_from(
+    hops: &[HopSpec],
+    masks: &[Masks],
+    x: u32,
+    (ends, next): (&mut Vec<(u32, u64)>, &mut Vec<(u32, u64)>),
+    cp: &Checkpoint,
+) -> Result<usize> {
+    ends.clear();
+    ends.push((x, 1));
+    let mut seen = 0;
+    for (h, m) in hops.iter().zip(masks) {
+        next.clear();
+        let both = h.orientations.len() == 2;
+        for &(from, w) in ends.iter() {
+            let before = seen;
+            for (j, &rev) in h.orientations.iter().enumerate() {
+                let csr = h.data.index.direction(rev);
+                for e in csr.range(from) {
+                    seen += 1;
+                    let y = csr.neighbors[e];
+                    let node = m.nodes.as_ref().is_none_or(|ok| ok[y as usize]);
+                    let edge = (m.edges.as_ref()).is_none_or(|ok| ok[csr.edge_rows[e] as usize]);
+                    if node && edge && !(both && j == 1 && y == from) {
+                        next.push((y, w));
+                    }
+                }
+            }
+            cp.tick(seen - before + 1)?;
+        }
+        if next.len() > 1 {
+            next.sort_unstable_by_key(|e| e.0);
+            next.dedup_by(|later, kept| {
+                let same = later.0 == kept.0;
+                if same {
+                    kept.1 = kept.1.saturating_add(later.1);
+                }
+                same
+            });
+        }
+        std::mem::swap(ends, next);
+        if ends.is_empty() {
+            break;
+        }
+    }
+    Ok(seen)
 }
 
 /// `b`'s rows that have paths, each with its count and values (by root ordinal).
@@ -1766,6 +1952,107 @@ mod core_tests {
                 }
                 assert_eq!(by_edge, per_root, "{o:?}");
                 assert!(by_edge.iter().sum::<u64>() > 0, "{o:?}");
+            }
+        }
+    }
+
+    /// Cycles of four and five hops, any ways, parallel edges and self-loops included: one
+    /// arm closed onto the root, or two arms closed from the second's end onto the first's.
+    /// Counted for all roots at once (split over the cores when there are many) and for few,
+    /// against the walks counted one by one.
+    #[test]
+    fn long_cycles_agree_with_walks_counted_one_by_one() {
+        // Nodes' neighbours over `edges` walked in `orient` (a self-loop once when walked
+        // either way), one entry per edge.
+        let adj = |n: i64, edges: &[(i64, i64)], orient: &[bool]| {
+            let mut out = vec![Vec::new(); n as usize];
+            for &(a, b) in edges {
+                if orient.contains(&false) {
+                    out[a as usize].push(b);
+                }
+                if orient.contains(&true) && !(orient.len() == 2 && a == b) {
+                    out[b as usize].push(a);
+                }
+            }
+            out
+        };
+        let walk = |lists: &[Vec<Vec<i64>>], r: i64| {
+            let mut ends = vec![r];
+            for list in lists {
+                ends = ends
+                    .iter()
+                    .flat_map(|&x| list[x as usize].clone())
+                    .collect();
+            }
+            ends
+        };
+        let ways: [&[bool]; 3] = [&[false], &[true], &[false, true]];
+        // Nodes with edges spread over a table of `n`: all of them walked root by root over
+        // whole-table masks, on one core or (over many nodes) split over the cores.
+        for (nodes, spread) in [(600i64, 1i64), (200, 163)] {
+            let n = match spread {
+                1 => nodes,
+                _ => PARALLEL_NODES as i64 + 5,
+            };
+            let spread_out =
+                |e: Vec<(i64, i64)>| e.into_iter().map(|(a, b)| (a * spread, b * spread));
+            let with_loops: Vec<Vec<(i64, i64)>> = (0..5)
+                .map(|k| spread_out(edges(nodes, 3 * nodes as usize, 40 + k)).collect())
+                .collect();
+            // The lengths of the two arms (the first empty: one arm closed onto the root).
+            for (round, (la, lb)) in [(0, 3), (0, 4), (1, 2), (2, 1), (2, 2)]
+                .into_iter()
+                .enumerate()
+            {
+                // Every other round without self-loops: the closing hop's two ways read apart.
+                let tables: Vec<Vec<(i64, i64)>> = (with_loops.iter())
+                    .map(|t| {
+                        t.iter()
+                            .copied()
+                            .filter(|e| round % 2 == 0 || e.0 != e.1)
+                            .collect()
+                    })
+                    .collect();
+                let len = la + lb + 1;
+                let orient: Vec<&[bool]> = (0..len).map(|k| ways[(k * 7 + round) % 3]).collect();
+                let hops: Vec<HopSpec> = (0..len)
+                    .map(|k| hop(n, &tables[k], orient[k].to_vec(), (1, 1)))
+                    .collect();
+                let lists: Vec<_> = (0..len).map(|k| adj(n, &tables[k], orient[k])).collect();
+                let (arm_a, arm_b) = (hops[..la].to_vec(), hops[la..la + lb].to_vec());
+                let close = &hops[len - 1];
+                let arms = match la {
+                    0 => vec![arm_b],
+                    _ => vec![arm_a, arm_b],
+                };
+                let want = |r: i64| {
+                    let (ends_a, ends_b) = (walk(&lists[..la], r), walk(&lists[la..la + lb], r));
+                    let back = &lists[len - 1];
+                    let closing = |x: i64| {
+                        let to = back[x as usize].iter();
+                        to.map(|y| ends_a.iter().filter(|&a| a == y).count())
+                            .sum::<usize>()
+                    };
+                    ends_b.into_iter().map(closing).sum::<usize>() as u64
+                };
+                let all: Vec<u32> = (0..n as u32).collect();
+                let mut by_all = vec![0u64; n as usize];
+                let w = &mut Work::default();
+                cycle_counts(&arms, close, &all, &mut by_all, w).unwrap();
+                assert!(w.edges > 0);
+                let few: Vec<u32> = (0..nodes)
+                    .step_by(nodes as usize / 100)
+                    .map(|i| (i * spread) as u32)
+                    .collect();
+                let mut by_few = vec![0u64; n as usize];
+                cycle_counts(&arms, close, &few, &mut by_few, &mut Work::default()).unwrap();
+                for &r in &few {
+                    let want = want(r as i64);
+                    let at = format!("n {n}, arms {la} and {lb}, root {r}");
+                    assert_eq!(by_all[r as usize], want, "{at}");
+                    assert_eq!(by_few[r as usize], want, "{at}");
+                }
+                assert!(few.iter().any(|&r| by_all[r as usize] > 0), "{n} {la} {lb}");
             }
         }
     }

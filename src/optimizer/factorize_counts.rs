@@ -23,6 +23,8 @@
 //!   b)` of the one hop to `b` per node too (distinct neighbours of sorted runs);
 //! - a triangle (`(a)-[]->(b)-[]->(c)-[]->(a)`, any directions): the closing hop is kept as
 //!   `closed by`, and the executor intersects sorted neighbour lists instead of expanding;
+//!   likewise a longer cycle (one arm closed back onto the root, or two arms closed end to
+//!   end) whose relationship uniqueness holds hop by hop (its nodes need not be distinct);
 //! - conditions that exclude paths, subtracted instead of filtering rows: `a <> c` two hops
 //!   apart, relationship uniqueness between consecutive hops, `NOT (a)-[:R]-(c)` (folds on
 //!   the hop pair); `a <> d` between the ends of a path of three hops (one arm from the
@@ -72,7 +74,7 @@
 //! integer property of an arm's last node: a float sum's rounding depends on its order, so
 //! it stays row by row), a grouping by anything but the root's columns,
 //! `count(DISTINCT)` without one row per node or over more than one hop, a filter left between
-//! the hops (it reads the rows), a closing hop other than a triangle's, a hop whose key is not
+//! the hops (it reads the rows), a closing hop other than a cycle's, a hop whose key is not
 //! the previous hop's target, or relationship uniqueness that could exclude a path: only two
 //! hops of one table walked one after the other the same way or out of one node opposite ways
 //! over a table without self-loops are accepted (a repeated edge then can't occur), hops over
@@ -519,6 +521,40 @@ fn triangle<'a>(
     ok.then_some(ordered)
 }
 
+/// A cycle of four hops or more: one arm out of the root closed back onto it, or two arms
+/// closed from the end of one onto the end of the other. The hops in the order
+/// `CountPathsExec` expects (the arm closed onto first, the closing hop last). Its nodes need
+/// not be distinct (`a -> b -> a -> b -> a` walks a cycle of four), so unlike a triangle's,
+/// relationship uniqueness must hold hop by hop ([`uniqueness_implied`]); inequalities
+/// between nodes are left to the rows.
+fn long_cycle<'a>(
+    chain: &[&'a CsrExpand],
+    uniqueness: &[(String, String)],
+) -> Option<Vec<&'a CsrExpand>> {
+    let (last, rest) = chain.split_last()?;
+    let plain = rest.iter().all(|n| n.close.is_none()) && last.target_filter.is_none();
+    if rest.len() < 3 || !plain {
+        return None;
+    }
+    let (arms, branches) = arms_of(rest)?;
+    let end = |arm: &[usize]| arm.last().and_then(|&i| target_key(rest[i]));
+    let from_end = |arm: &[usize]| end(arm).as_deref() == Some(&last.key);
+    let onto_end = |arm: &[usize]| end(arm).as_deref() == last.close.as_deref();
+    let order = match arms.as_slice() {
+        [arm] if from_end(arm) && last.close.as_deref() == Some(&rest[0].key) => arm.clone(),
+        [a, b] if onto_end(a) && from_end(b) => [a.as_slice(), b].concat(),
+        [a, b] if onto_end(b) && from_end(a) => [b.as_slice(), a].concat(),
+        _ => return None,
+    };
+    let on_hops = |c: &str| hop_of_edge(chain, c).is_some();
+    let ok = branches.is_empty()
+        && uniqueness.iter().all(|(x, y)| on_hops(x) && on_hops(y))
+        && uniqueness_implied(chain, uniqueness, &[]);
+    let mut ordered: Vec<_> = order.into_iter().map(|i| rest[i]).collect();
+    ordered.push(last);
+    ok.then_some(ordered)
+}
+
 fn count_hop(n: &CsrExpand) -> CountHop {
     CountHop {
         rel_type: n.rel_type.clone(),
@@ -553,6 +589,8 @@ struct Shape<'a> {
 /// between nodes and absent edges excluded by [`folds`], an inequality an absent edge implies
 /// dropped, and one between the ends of a path of three hops left to [`triangle_correction`].
 fn chain_shape<'a>(mut chain: Vec<&'a CsrExpand>, cond: Conditions<'a>) -> Option<Shape<'a>> {
+    // The root's rows: under the first hop planned (a cycle's hops are reordered below).
+    let input = &chain[0].input;
     let mut never_null = vec![chain[0].key.clone()];
     // (An optional hop's are null where it found no match.)
     for n in chain.iter().filter(|n| !n.optional) {
@@ -569,7 +607,10 @@ fn chain_shape<'a>(mut chain: Vec<&'a CsrExpand>, cond: Conditions<'a>) -> Optio
         if !absent.is_empty() {
             return None;
         }
-        chain = triangle(&chain, &cond.unequal)?;
+        chain = match chain.len() {
+            3 => triangle(&chain, &cond.unequal)?,
+            _ => long_cycle(&chain, &cond.unequal)?,
+        };
         close = chain.pop().map(count_hop);
     }
     let (arm_idx, branches) = arms_of(&chain)?;
@@ -613,7 +654,7 @@ fn chain_shape<'a>(mut chain: Vec<&'a CsrExpand>, cond: Conditions<'a>) -> Optio
         }
     }
     Some(Shape {
-        input: &chain[0].input,
+        input,
         key: chain[0].key.clone(),
         arms,
         close,
@@ -1516,6 +1557,25 @@ mod tests {
         );
     }
 
+    /// A cycle of four hops over four tables (no two of its edges can be one), written as
+    /// two patterns: rooted at the comment, two arms closed end to end.
+    #[test]
+    fn counts_longer_cycles_by_intersection() {
+        let p = optimized("MATCH (p1:Person)-[:KNOWS]-(p2:Person), (p1)<-[:HAS_CREATOR]-(c:Comment)-[:REPLY_OF]->(m:Post)-[:HAS_CREATOR]->(p2) RETURN count(*)");
+        insta::assert_snapshot!(p, @r"
+        Projection: __agg0 AS count(*)
+          CountPaths: key=c__id, arms=[[HAS_CREATOR] closed by [KNOWS (both)], [REPLY_OF, HAS_CREATOR]] -> __agg0
+            Projection: node_Comment:Message.id AS c__id
+              TableScan: node_Comment:Message projection=[id]
+        ");
+        // Grouped by the root: per row.
+        let p = optimized("MATCH (p1:Person)-[:KNOWS]-(p2:Person), (p1)<-[:HAS_CREATOR]-(c:Comment)-[:REPLY_OF]->(m:Post)-[:HAS_CREATOR]->(p2) RETURN c.id, count(*)");
+        assert!(
+            p.contains("closed by [KNOWS (both)]") && p.contains("per row"),
+            "{p}"
+        );
+    }
+
     #[test]
     fn counts_a_variable_length_hop_as_walks() {
         let p = optimized(
@@ -1589,6 +1649,10 @@ mod tests {
             "UNWIND [1, 2] AS x MATCH (a:Person)-[:KNOWS]->(b:Person) RETURN a.id, count(DISTINCT b)",
             // A 4-cycle: uniqueness could exclude a path (a-b-a-b).
             "MATCH (a:Person)-[:KNOWS]-(b:Person)-[:KNOWS]-(c:Person)-[:KNOWS]-(d:Person)-[:KNOWS]-(a) RETURN count(*)",
+            // A directed 4-cycle of one table: its first and third hops could be one edge.
+            "MATCH (a:Person)-[:KNOWS]->(b:Person)-[:KNOWS]->(c:Person)-[:KNOWS]->(d:Person)-[:KNOWS]->(a) RETURN count(*)",
+            // A longer cycle with an inequality between its nodes.
+            "MATCH (p1:Person)-[:KNOWS]-(p2:Person), (p1)<-[:HAS_CREATOR]-(c:Comment)-[:REPLY_OF]->(m:Post)-[:HAS_CREATOR]->(p2) WHERE p1 <> p2 RETURN count(*)",
             // A filter that reads two hops' nodes stays between them.
             "MATCH (a:Person)-[:KNOWS]->(b:Person)-[:KNOWS]->(c:Person) WHERE a.age < c.age RETURN count(*)",
             // Three hops of one table: a-b-a-b repeats an edge.

@@ -9,7 +9,7 @@ use super::{
     PushCsrTargetFilters, SelectLabelBranch, ShareSubplans, VarLengthDistinctEnds,
 };
 use crate::csr::CsrIndex;
-use crate::operators::csr_expand::{CsrData, CsrExpand};
+use crate::operators::csr_expand::{CsrData, CsrExpand, TakeSpec};
 use crate::operators::hand_built::{expand, hop, run, table, take, traversal, GRAPH};
 use arrow::array::Int64Array;
 use datafusion::functions_aggregate::expr_fn::{count, count_distinct};
@@ -797,4 +797,89 @@ fn factorize_leaves_optional_hops_from_rows_that_may_have_no_node_alone() {
     let (after, changed) = apply_plan(FactorizeCounts::new(), plan.clone());
     assert!(!changed, "{}", after.display_indent());
     assert_eq!(run(plan), ["3"]);
+}
+
+/// `(a)-[k1:KNOWS]->(b)-[k2:KNOWS]->(c)-[l1:LIKES]->(d)-[l2:LIKES]->(a)` planned from `c`:
+/// arms `c <- b <- a` and `c -> d`, `d -> a` closing the second's end onto the first's;
+/// `likes_first`: the hop to `d` planned first.
+fn four_cycle_from_c(likes_first: bool) -> LogicalPlan {
+    let (c, d) = (persons("c__id"), "c__id");
+    let arms = match likes_first {
+        false => {
+            let b = one_way(c, d, ("KNOWS", 0, true), "k2", "b");
+            let a = one_way(b, "b__id", ("KNOWS", 0, true), "k1", "a");
+            one_way(a, "c__id", ("LIKES", 1, false), "l1", "d")
+        }
+        true => {
+            let d = one_way(c, d, ("LIKES", 1, false), "l1", "d");
+            let b = one_way(d, "c__id", ("KNOWS", 0, true), "k2", "b");
+            one_way(b, "b__id", ("KNOWS", 0, true), "k1", "a")
+        }
+    };
+    let close = CsrExpand::try_new(
+        arms,
+        "d__id".into(),
+        "LIKES".into(),
+        1,
+        vec![false],
+        take("l2", &["src", "dst", "since"], None),
+        // Onto the bound `a`: its columns are there already.
+        TakeSpec {
+            take: vec![],
+            ..take("a", &["id"], None)
+        },
+        Some("a__id".into()),
+        LIKES.clone(),
+    )
+    .unwrap();
+    LogicalPlan::Extension(Extension {
+        node: Arc::new(close),
+    })
+}
+
+#[test]
+fn factorize_counts_a_four_cycle_of_two_arms() {
+    // Each table's two hops one after the other the same way: no edge can be both.
+    let unique = col("k2__since")
+        .not_eq(col("k1__since"))
+        .and(col("l2__since").not_eq(col("l1__since")));
+    let plan = counted(
+        LogicalPlanBuilder::from(four_cycle_from_c(false))
+            .filter(unique.clone())
+            .unwrap(),
+    );
+    let (after, changed) = apply_plan(FactorizeCounts::new(), plan.clone());
+    assert!(changed);
+    // Planned the other way round, the arm closed onto comes first all the same, and the
+    // root's rows are still those under the first hop planned (not the LIKES hop's).
+    let likes_first = counted(
+        LogicalPlanBuilder::from(four_cycle_from_c(true))
+            .filter(unique.clone())
+            .unwrap(),
+    );
+    let (reordered, changed) = apply_plan(FactorizeCounts::new(), likes_first.clone());
+    assert!(changed);
+    assert_eq!(
+        reordered.display_indent().to_string(),
+        after.display_indent().to_string()
+    );
+    insta::assert_snapshot!(after.display_indent(), @r"
+    Projection: __agg0 AS __agg0
+      CountPaths: key=c__id, arms=[[KNOWS (in), KNOWS (in)] closed by [LIKES], [LIKES]] -> __agg0
+        Projection: column1 AS c__id
+          Values: (Int64(1)), (Int64(2)), (Int64(3))
+    ");
+    // 1 -> 2 -> 3 -> 2 -> 1.
+    assert_eq!(run(plan), ["1"]);
+    assert_eq!(run(after), ["1"]);
+    assert_eq!(run(likes_first), ["1"]);
+    assert_eq!(run(reordered), ["1"]);
+    // `a <> c` is the rows' to filter.
+    let unequal = counted(
+        LogicalPlanBuilder::from(four_cycle_from_c(false))
+            .filter(unique.and(col("a__id").not_eq(col("c__id"))))
+            .unwrap(),
+    );
+    let (_, changed) = apply(FactorizeCounts::new(), unequal);
+    assert!(!changed);
 }

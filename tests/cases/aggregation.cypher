@@ -243,6 +243,37 @@ MATCH (a:Person)-[:KNOWS]->(b:Person)-[:KNOWS]->(c:Person)-[k:KNOWS]->(a) WHERE 
 n
 3
 
+# Longer cycles through several tables (no relationship can be walked twice), counted
+# without rows: a comment's creator knows the creator of the post it replies to (LSQB's q2).
+MATCH (p1:Person)-[:KNOWS]-(p2:Person), (p1)<-[:HAS_CREATOR]-(c:Comment)-[:REPLY_OF]->(m:Post)-[:HAS_CREATOR]->(p2) RETURN count(*) AS n
+---- ordered
+n
+1
+
+# A post's likers who know someone who replied to it: per liker, and likes since 2020 only.
+MATCH (p1:Person)-[:LIKES]->(m:Post)<-[:REPLY_OF]-(c:Comment)-[:HAS_CREATOR]->(p2:Person)-[:KNOWS]-(p1) RETURN p1.firstName AS name, count(*) AS n ORDER BY name
+---- ordered
+name|n
+Ann|1
+Bob|1
+
+MATCH (p1:Person)-[l:LIKES]->(m:Post)<-[:REPLY_OF]-(c:Comment)-[:HAS_CREATOR]->(p2:Person)-[:KNOWS]-(p1) WHERE l.creationDate >= 1577880000000 RETURN count(*) AS n
+---- ordered
+n
+1
+
+# Five hops: a forum's members who know the creator of a reply to one of its posts (Ann and
+# Bob know Carl), with filters on an inner node and on the first.
+MATCH (p1:Person)<-[:HAS_MEMBER]-(f:Forum)-[:CONTAINER_OF]->(m:Post)<-[:REPLY_OF]-(c:Comment)-[:HAS_CREATOR]->(p2:Person)-[:KNOWS]-(p1) WHERE f.id = 10 RETURN count(*) AS n
+---- ordered
+n
+2
+
+MATCH (p1:Person)<-[:HAS_MEMBER]-(f:Forum)-[:CONTAINER_OF]->(m:Post)<-[:REPLY_OF]-(c:Comment)-[:HAS_CREATOR]->(p2:Person)-[:KNOWS]-(p1) WHERE p1.age > 35 RETURN count(*) AS n
+---- ordered
+n
+1
+
 # Sums, least, greatest and averages of the far node's property per node (pushed along the
 # hop in CSR mode).
 MATCH (a:Person)-[:KNOWS]->(b:Person) RETURN a.id, sum(b.age) AS s, min(b.age) AS lo, max(b.age) AS hi, avg(b.age) AS m ORDER BY a.id
