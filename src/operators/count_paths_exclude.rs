@@ -128,7 +128,7 @@ pub(super) fn subtract_excluded(
     };
     let absent = (fold.absent.as_deref()).map(|_| absent_own.as_ref().unwrap_or(&here));
     let mid = mid.as_deref();
-    over_cores(v, work, |first, out, cp: &Checkpoint| {
+    over_cores(v, h, work, |first, out, cp: &Checkpoint| {
         let mut seen = 0;
         for (i, slot) in out.iter_mut().enumerate() {
             let x = (first + i) as u32;
@@ -201,7 +201,7 @@ fn subtract_walked_back(
     let runs: Vec<&crate::csr::Csr> = (h.orientations.iter())
         .map(|&rev| h.data.index.direction(rev))
         .collect();
-    over_cores(v, work, |first, out, cp: &Checkpoint| {
+    over_cores(v, h, work, |first, out, cp: &Checkpoint| {
         let mut seen = 0;
         for (i, slot) in out.iter_mut().enumerate() {
             let x = (first + i) as u32;

@@ -24,6 +24,7 @@ use datafusion::physical_plan::{
 };
 use futures::{StreamExt, TryStreamExt};
 use std::fmt;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
 #[derive(Debug, Clone)]
@@ -616,23 +617,31 @@ fn push_back<W: Weight>(h: &HopSpec, w: &[W], work: &mut Work) -> Result<Vec<W>>
     let edge_ok = passing(&h.edge_filter, &h.data.edges, h.data.index.table_rows, work)?;
     let edge_ok = edge_ok.as_deref();
     let mut v = vec![W::ZERO; h.data.near_keys.len()];
-    over_cores(&mut v, work, |first, out, cp| {
+    over_cores(&mut v, h, work, |first, out, cp| {
         push_range(h, w, edge_ok, first, out, cp)
     })?;
     Ok(v)
 }
 
 /// `f` over the slots of `v` (one per node, each depending on its node alone), split into
-/// ranges over the machine's cores when there are many; `f(first, slots, checkpoint)` returns
-/// the edges it looked at. Each thread ticks a fork of the checkpoint: all of them stop once
-/// the query is dropped.
+/// ranges over the machine's cores when there are many nodes or, by `h`'s offsets (the near
+/// nodes of `h` being `v`'s), many edges: then ranges of about as many edges each, as a few
+/// nodes may hold most of them. `f(first, slots, checkpoint)` returns the edges it looked at.
+/// Each thread ticks a fork of the checkpoint: all of them stop once the query is dropped.
 pub(super) fn over_cores<T: Send>(
     v: &mut [T],
+    h: &HopSpec,
     work: &mut Work,
     f: impl Fn(usize, &mut [T], &Checkpoint) -> Result<usize> + Sync,
 ) -> Result<()> {
     let n = v.len();
-    let parts = match n >= PARALLEL_NODES {
+    // Offsets as written: a damaged mapped file gives a poor split, never a wrong count (the
+    // walks read each node's edges through `Csr::range`, which checks them).
+    let offsets = &h.data.index.direction(h.orientations[0]).offsets;
+    let offsets = &offsets[..offsets.len().min(n + 1)];
+    let edges = offsets.last().map_or(0, |&e| e as usize);
+    let many = n >= PARALLEL_NODES || (edges >= PARALLEL_EDGES && n >= 64);
+    let parts = match many {
         true => std::thread::available_parallelism().map_or(1, |p| p.get().min(4)),
         false => 1,
     };
@@ -640,17 +649,28 @@ pub(super) fn over_cores<T: Send>(
         work.edges += f(0, v, &work.cp)?;
         return Ok(());
     }
-    let chunk = n.div_ceil(parts);
+    // Part i starts at the first node past i/parts of the edges (or of the nodes, without
+    // edges to weigh them by).
+    let mut starts: Vec<usize> = (0..parts)
+        .map(|i| match edges {
+            0 => n * i / parts,
+            _ => offsets.partition_point(|&o| (o as usize) * parts < edges * i),
+        })
+        .collect();
+    starts.push(n);
+    for i in 1..starts.len() {
+        starts[i] = starts[i].clamp(starts[i - 1], n);
+    }
     let f = &f;
     let seen: Result<usize> = std::thread::scope(|s| {
-        let tasks: Vec<_> = v
-            .chunks_mut(chunk)
-            .enumerate()
-            .map(|(i, out)| {
-                let cp = work.cp.fork();
-                s.spawn(move || f(i * chunk, out, &cp))
-            })
-            .collect();
+        let mut rest = v;
+        let mut tasks = Vec::new();
+        for w in starts.windows(2) {
+            let (out, later) = rest.split_at_mut(w[1] - w[0]);
+            rest = later;
+            let (cp, first) = (work.cp.fork(), w[0]);
+            tasks.push(s.spawn(move || f(first, out, &cp)));
+        }
         tasks
             .into_iter()
             .map(|t| t.join().unwrap_or_else(|e| std::panic::resume_unwind(e)))
@@ -659,6 +679,9 @@ pub(super) fn over_cores<T: Send>(
     work.edges += seen?;
     Ok(())
 }
+
+/// Edges from which a pass over fewer nodes is split over the cores.
+const PARALLEL_EDGES: usize = 1 << 16;
 
 /// Nodes from which a backward pass is split over the cores.
 const PARALLEL_NODES: usize = 1 << 15;
@@ -1260,29 +1283,33 @@ fn cycles_by_edge(
         nodes: None,
         edges: mq.edges,
     };
-    let (mut x_roots, mut ys, mut y_roots) = (Vec::new(), Vec::new(), Vec::new());
-    for x in 0..p.data.far_keys.len() as u32 {
-        work.tick(1)?;
-        if mp.nodes.as_ref().is_some_and(|ok| !ok[x as usize]) {
-            continue;
-        }
-        let from = neighbours(p, x, true, &p_back, &mut x_roots);
-        if from.is_empty() {
-            continue;
-        }
-        for &y in neighbours(xy, x, false, &mxy, &mut ys) {
-            if !q_back && mq.nodes.as_ref().is_some_and(|ok| !ok[y as usize]) {
+    let (p_back, q_to_root) = (&p_back, &q_to_root);
+    sums_over_cores(p.data.far_keys.len(), out, work, |xs, out, cp| {
+        let (mut x_roots, mut ys, mut y_roots) = (Vec::new(), Vec::new(), Vec::new());
+        let mut seen = 0;
+        for x in xs {
+            cp.tick(1)?;
+            if mp.nodes.as_ref().is_some_and(|ok| !ok[x as usize]) {
                 continue;
             }
-            let to = neighbours(q, y, !q_back, &q_to_root, &mut y_roots);
-            work.add(to.len() + 1)?;
-            crate::csr::matching_runs(from, to, |i, ri, _, rj| {
-                let slot = &mut out[from[i] as usize];
-                *slot = slot.saturating_add((ri * rj) as u64);
-            });
+            let from = neighbours(p, x, true, p_back, &mut x_roots);
+            if from.is_empty() {
+                continue;
+            }
+            for &y in neighbours(xy, x, false, &mxy, &mut ys) {
+                if !q_back && mq.nodes.as_ref().is_some_and(|ok| !ok[y as usize]) {
+                    continue;
+                }
+                let to = neighbours(q, y, !q_back, q_to_root, &mut y_roots);
+                seen += to.len() + 1;
+                cp.tick(to.len() + 1)?;
+                crate::csr::matching_runs(from, to, |i, ri, _, rj| {
+                    out[from[i] as usize].fetch_add((ri * rj) as u64, Ordering::Relaxed);
+                });
+            }
         }
-    }
-    Ok(())
+        Ok(seen)
+    })
 }
 
 /// Cycles through each root closed by `close` from the end of arm `b` onto the end of arm
@@ -1323,7 +1350,7 @@ fn long_cycle_counts(
     let (ma, mb) = (masks(a, work)?, masks(b, work)?);
     let mut live = vec![false; out.len()];
     roots.iter().for_each(|&r| live[r as usize] = true);
-    over_cores(out, work, |first, slots, cp| {
+    over_cores(out, &b[0], work, |first, slots, cp| {
         let (mut ends_a, mut ends_b, mut next) = (Vec::new(), Vec::new(), Vec::new());
         let mut bufs = Default::default();
         let mut seen = 0;
@@ -1457,6 +1484,48 @@ fn ends_from(
         }
     }
     Ok(seen)
+}
+
+/// `f(nodes, sums, checkpoint)` over the nodes `0..n`, split into ranges over the machine's
+/// cores when there are many, all adding into one array of sums (a node's paths may end at
+/// any root), added into `out` afterwards. `f` returns the edges it looked at. Each thread
+/// ticks a fork of the checkpoint: all of them stop once the query is dropped.
+fn sums_over_cores(
+    n: usize,
+    out: &mut [u64],
+    work: &mut Work,
+    f: impl Fn(std::ops::Range<u32>, &[AtomicU64], &Checkpoint) -> Result<usize> + Sync,
+) -> Result<()> {
+    let parts = match n >= PARALLEL_NODES {
+        true => std::thread::available_parallelism().map_or(1, |p| p.get().min(4)),
+        false => 1,
+    };
+    // Added without saturating: a root's cycles number fewer than its table's edges squared.
+    let sums: Vec<AtomicU64> = (0..out.len()).map(|_| AtomicU64::new(0)).collect();
+    if parts <= 1 {
+        work.edges += f(0..n as u32, &sums, &work.cp)?;
+    } else {
+        let chunk = n.div_ceil(parts);
+        let (f, sums) = (&f, &sums);
+        let seen: Result<usize> = std::thread::scope(|s| {
+            let tasks: Vec<_> = (0..parts)
+                .map(|i| {
+                    let cp = work.cp.fork();
+                    let nodes = (i * chunk).min(n) as u32..((i + 1) * chunk).min(n) as u32;
+                    s.spawn(move || f(nodes, sums, &cp))
+                })
+                .collect();
+            tasks
+                .into_iter()
+                .map(|t| t.join().unwrap_or_else(|e| std::panic::resume_unwind(e)))
+                .sum()
+        });
+        work.edges += seen?;
+    }
+    for (slot, s) in out.iter_mut().zip(sums) {
+        *slot = slot.saturating_add(s.into_inner());
+    }
+    Ok(())
 }
 
 /// `b`'s rows that have paths, each with its count and values (by root ordinal).
@@ -1919,8 +1988,21 @@ mod core_tests {
 
     #[test]
     fn triangles_counted_by_edge_agree_with_triangles_counted_per_root() {
-        let n = 700;
-        let (a, b, c) = (edges(n, 4000, 21), edges(n, 4000, 22), edges(n, 4000, 23));
+        // 700 nodes, then the same spread over a table split over the cores.
+        for spread in [1, 47] {
+            triangles_by_edge_and_per_root(spread);
+        }
+    }
+
+    fn triangles_by_edge_and_per_root(spread: i64) {
+        let n = 700 * spread;
+        assert!(spread == 1 || n as usize >= PARALLEL_NODES);
+        let spread_out = |e: Vec<(i64, i64)>| -> Vec<(i64, i64)> {
+            e.into_iter()
+                .map(|(a, b)| (a * spread, b * spread))
+                .collect()
+        };
+        let [a, b, c] = [21, 22, 23].map(|seed| spread_out(edges(700, 4000, seed)));
         let all: Vec<u32> = (0..n as u32).collect();
         let orientations: [&[bool]; 3] = [&[false], &[true], &[false, true]];
         for o in orientations {
@@ -2157,6 +2239,35 @@ mod core_tests {
         let got = arm_counts(&hops, &mut Work::default()).unwrap();
         for x in [0, 1, n / 2, n - 1] {
             let want = walks(x, &[(&a, &[false, true], (1, 1)), (&a, &[false], (1, 2))]);
+            assert_eq!(got[x as usize], want, "node {x}");
+        }
+    }
+
+    /// Few nodes with many edges (most of them on a few nodes) are split over the cores by
+    /// their edges: the counts are the same.
+    #[test]
+    fn few_nodes_with_many_edges_split_over_cores_count_the_same() {
+        let n = 100;
+        let mut a = edges(n, PARALLEL_EDGES, 8);
+        // A hub among the last nodes: the ranges are cut by edges, not by nodes.
+        a.extend((0..3000).map(|k| (n - 1, k % n)));
+        let hops = [
+            hop(n, &a, vec![false, true], (1, 1)),
+            hop(n, &a, vec![false], (1, 1)),
+        ];
+        let got = arm_counts(&hops, &mut Work::default()).unwrap();
+        // x - y either way (a self-loop once), then y's out-degree.
+        let mut out_degree = vec![0u64; n as usize];
+        a.iter().for_each(|e| out_degree[e.0 as usize] += 1);
+        for x in 0..n {
+            let want: u64 = (a.iter())
+                .map(|&(u, v)| match (u == x, v == x) {
+                    (true, true) => out_degree[x as usize],
+                    (true, false) => out_degree[v as usize],
+                    (false, true) => out_degree[u as usize],
+                    (false, false) => 0,
+                })
+                .sum();
             assert_eq!(got[x as usize], want, "node {x}");
         }
     }
