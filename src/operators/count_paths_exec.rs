@@ -1283,8 +1283,8 @@ fn cycles_by_edge(
         nodes: None,
         edges: mq.edges,
     };
-    let (p_back, q_to_root) = (&p_back, &q_to_root);
-    sums_over_cores(p.data.far_keys.len(), out, work, |xs, out, cp| {
+    // Each `x` walks `xy` from its near side: its edges there weigh the split.
+    sums_over_cores(xy, out, work, |xs, out, cp| {
         let (mut x_roots, mut ys, mut y_roots) = (Vec::new(), Vec::new(), Vec::new());
         let mut seen = 0;
         for x in xs {
@@ -1292,7 +1292,7 @@ fn cycles_by_edge(
             if mp.nodes.as_ref().is_some_and(|ok| !ok[x as usize]) {
                 continue;
             }
-            let from = neighbours(p, x, true, p_back, &mut x_roots);
+            let from = neighbours(p, x, true, &p_back, &mut x_roots);
             if from.is_empty() {
                 continue;
             }
@@ -1300,7 +1300,7 @@ fn cycles_by_edge(
                 if !q_back && mq.nodes.as_ref().is_some_and(|ok| !ok[y as usize]) {
                     continue;
                 }
-                let to = neighbours(q, y, !q_back, q_to_root, &mut y_roots);
+                let to = neighbours(q, y, !q_back, &q_to_root, &mut y_roots);
                 seen += to.len() + 1;
                 cp.tick(to.len() + 1)?;
                 crate::csr::matching_runs(from, to, |i, ri, _, rj| {
@@ -1486,42 +1486,22 @@ fn ends_from(
     Ok(seen)
 }
 
-/// `f(nodes, sums, checkpoint)` over the nodes `0..n`, split into ranges over the machine's
-/// cores when there are many, all adding into one array of sums (a node's paths may end at
-/// any root), added into `out` afterwards. `f` returns the edges it looked at. Each thread
-/// ticks a fork of the checkpoint: all of them stop once the query is dropped.
+/// `f(nodes, sums, checkpoint)` over the near nodes of `h` split as [`over_cores`] splits
+/// them, all adding into one array of sums (a node's paths may end at any root), added into
+/// `out` afterwards. `f` returns the edges it looked at.
 fn sums_over_cores(
-    n: usize,
+    h: &HopSpec,
     out: &mut [u64],
     work: &mut Work,
     f: impl Fn(std::ops::Range<u32>, &[AtomicU64], &Checkpoint) -> Result<usize> + Sync,
 ) -> Result<()> {
-    let parts = match n >= PARALLEL_NODES {
-        true => std::thread::available_parallelism().map_or(1, |p| p.get().min(4)),
-        false => 1,
-    };
     // Added without saturating: a root's cycles number fewer than its table's edges squared.
     let sums: Vec<AtomicU64> = (0..out.len()).map(|_| AtomicU64::new(0)).collect();
-    if parts <= 1 {
-        work.edges += f(0..n as u32, &sums, &work.cp)?;
-    } else {
-        let chunk = n.div_ceil(parts);
-        let (f, sums) = (&f, &sums);
-        let seen: Result<usize> = std::thread::scope(|s| {
-            let tasks: Vec<_> = (0..parts)
-                .map(|i| {
-                    let cp = work.cp.fork();
-                    let nodes = (i * chunk).min(n) as u32..((i + 1) * chunk).min(n) as u32;
-                    s.spawn(move || f(nodes, sums, &cp))
-                })
-                .collect();
-            tasks
-                .into_iter()
-                .map(|t| t.join().unwrap_or_else(|e| std::panic::resume_unwind(e)))
-                .sum()
-        });
-        work.edges += seen?;
-    }
+    // No slots of its own: empty ones (taking no memory) only tell each range its nodes.
+    let mut nodes = vec![(); h.data.near_keys.len()];
+    over_cores(&mut nodes, h, work, |first, part, cp| {
+        f(first as u32..(first + part.len()) as u32, &sums, cp)
+    })?;
     for (slot, s) in out.iter_mut().zip(sums) {
         *slot = slot.saturating_add(s.into_inner());
     }

@@ -186,16 +186,15 @@ impl<'c> Lowerer<'c> {
             // The order an earlier WITH ... ORDER BY gave, passed on to what needs it.
             let passed = (self.input_order.clone())
                 .filter(|s| in_schema.has_column_with_unqualified_name(s));
-            if let Some(seq) = passed.as_ref() {
-                if !is_return && self.next_collects && super::keeps_order(p) {
-                    if !key_exprs
-                        .iter()
-                        .any(|e| e.schema_name().to_string() == *seq)
-                    {
-                        key_exprs.push(col(seq));
-                    }
-                    self.output_order = Some(seq.clone());
+            let passes_on = !is_return && self.next_collects && super::keeps_order(p);
+            if let Some(seq) = passed.as_ref().filter(|_| passes_on) {
+                if !key_exprs
+                    .iter()
+                    .any(|e| e.schema_name().to_string() == *seq)
+                {
+                    key_exprs.push(col(seq));
                 }
+                self.output_order = Some(seq.clone());
             }
             match passed {
                 // A SKIP / LIMIT without an ORDER BY of its own cuts in that order.
