@@ -10,11 +10,10 @@
 //! - one relationship walked there and back: `after[x]` times the edges `x -> y` the next hop
 //!   walks back from `y`;
 //! - `z` adjacent to `x` by the absent hop: for every `x -> y`, the sum of `after[z]` over the
-//!   `z` common to `y`'s run and `x`'s run of the absent hop (sorted lists intersected).
+//!   `z` of `y`'s run that `x`'s run of the absent hop holds (marked in a bit set per `x`).
 
 use super::cancel::Checkpoint;
 use super::count_paths_exec::{over_cores, passing, FoldSpec, HopSpec, Work};
-use crate::csr::matching_runs;
 use datafusion::common::Result;
 use std::collections::BTreeMap;
 
@@ -128,24 +127,42 @@ pub(super) fn subtract_excluded(
     };
     let absent = (fold.absent.as_deref()).map(|_| absent_own.as_ref().unwrap_or(&here));
     let mid = mid.as_deref();
+    let back = mirrored(h, next);
     over_cores(v, h, work, |first, out, cp: &Checkpoint| {
         let mut seen = 0;
+        // The far nodes of `x`'s absent hop, marked once per `x`: each `z` two hops away is
+        // then one bit read, not a merge of two runs per `y` (hubs' runs read again and
+        // again).
+        let mut marks = Marks::new(after.len());
         for (i, slot) in out.iter_mut().enumerate() {
             let x = (first + i) as u32;
             let near = absent.as_ref().map(|a| a.of_node(x).0);
+            if let Some(near) = near {
+                marks.set_all(near);
+                cp.tick(near.len())?;
+            }
             let (ys, rows) = here.of_node(x);
             let at_x = after.get(x as usize).copied().unwrap_or(0);
             let mut excluded = 0u64;
-            for (&y, &row) in ys.iter().zip(rows) {
+            // The edges from `x` to the current `y` (`ys` is sorted).
+            let mut to_y = 0;
+            for (k, (&y, &row)) in ys.iter().zip(rows).enumerate() {
+                if k == 0 || ys[k - 1] != y {
+                    to_y = ys[k..].iter().take_while(|&&w| w == y).count();
+                }
                 if mid.is_some_and(|ok| !ok[y as usize]) {
                     continue;
                 }
                 let (zs, back_rows) = there.of_node(y);
                 seen += zs.len();
-                // A merge with the absent hop's run is linear in both.
-                cp.tick(zs.len() + near.map_or(0, <[u32]>::len) + 1)?;
-                // Paths back to x: only counted when ends or edges must differ.
+                cp.tick(zs.len() + 1)?;
+                // Paths back to x: only counted when ends or edges must differ. A mirrored
+                // next hop walks back each of the edges between `x` and `y` (one of them the
+                // edge walked there), which `x`'s own run counts: no search in `y`'s.
                 let pairs = match (fold.distinct_ends, fold.distinct_edges) {
+                    _ if at_x == 0 => 0,
+                    (true, _) if back => to_y,
+                    (false, true) if back => 1,
                     (true, _) => positions_of(zs, x).len(),
                     (false, true) => (back_rows[positions_of(zs, x)].iter())
                         .filter(|&&r| r == row)
@@ -153,18 +170,57 @@ pub(super) fn subtract_excluded(
                     _ => 0,
                 };
                 excluded = excluded.saturating_add(at_x.saturating_mul(pairs as u64));
-                if let Some(near) = near {
-                    matching_runs(zs, near, |i, ri, _, _| {
-                        let w = after[zs[i] as usize].saturating_mul(ri as u64);
-                        excluded = excluded.saturating_add(w);
-                    });
+                if near.is_some() {
+                    // Each edge `y -> z` is a path; how many edges join `x` and `z` by the
+                    // absent hop does not matter (one excludes it).
+                    for &z in zs {
+                        if marks.get(z) {
+                            excluded = excluded.saturating_add(after[z as usize]);
+                        }
+                    }
                 }
+            }
+            if let Some(near) = near {
+                marks.clear_all(near);
             }
             *slot = slot.saturating_sub(excluded);
             cp.tick(1)?;
         }
         Ok(seen)
     })
+}
+
+/// A set of node ordinals below a bound, one bit each (a few kilobytes for a hundred thousand
+/// nodes: it stays in the nearest cache while runs are checked against it).
+struct Marks(Vec<u64>);
+
+impl Marks {
+    fn new(n: usize) -> Self {
+        Self(vec![0; n.div_ceil(64)])
+    }
+
+    fn set_all(&mut self, nodes: &[u32]) {
+        for &z in nodes {
+            // A node beyond the bound could reach nothing: no path ends there.
+            if let Some(w) = self.0.get_mut(z as usize / 64) {
+                *w |= 1 << (z % 64);
+            }
+        }
+    }
+
+    fn clear_all(&mut self, nodes: &[u32]) {
+        for &z in nodes {
+            if let Some(w) = self.0.get_mut(z as usize / 64) {
+                *w = 0;
+            }
+        }
+    }
+
+    fn get(&self, z: u32) -> bool {
+        self.0
+            .get(z as usize / 64)
+            .is_some_and(|w| w >> (z % 64) & 1 == 1)
+    }
 }
 
 /// Whether `next` walks back every edge `h` walks, and no other ending at `h`'s near nodes:

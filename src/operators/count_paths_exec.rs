@@ -1912,15 +1912,21 @@ mod core_tests {
 
     #[test]
     fn exclusions_agree_with_paths_counted_one_by_one() {
-        let n = 9;
+        // A small dense graph (parallel edges), and one past a word of node marks.
+        for (n, m) in [(9, [30, 25, 12]), (150, [260, 200, 300])] {
+            exclusions_agree_on(n, m);
+        }
+    }
+
+    fn exclusions_agree_on(n: i64, [ma, mb, mr]: [usize; 3]) {
         // No self-loops (exclusions need none); parallel edges kept.
         let no_loops = |e: Vec<(i64, i64)>| -> Vec<(i64, i64)> {
             e.into_iter().filter(|(a, b)| a != b).collect()
         };
         let (a, b, r) = (
-            no_loops(edges(n, 30, 7)),
-            no_loops(edges(n, 25, 8)),
-            no_loops(edges(n, 12, 9)),
+            no_loops(edges(n, ma, 7)),
+            no_loops(edges(n, mb, 8)),
+            no_loops(edges(n, mr, 9)),
         );
         let orientations: [&[bool]; 3] = [&[false], &[true], &[false, true]];
         let folds = [
