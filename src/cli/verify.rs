@@ -1190,7 +1190,45 @@ fn whole_graph(
         return None;
     }
     let pa = rng.pick(from_props).name.clone();
-    Some(match rng.below(11) {
+    Some(match rng.below(12) {
+        // Two cycles sharing hops (counted by joining node by node): a round of three or four
+        // hops through labels, and a second way from `a` to `c` through a node `x` of `b`'s
+        // label over `b`'s hops (LSQB's q3: three persons of one country who know each
+        // other); some of their edges could be one, which leaves the count to the rows.
+        11 => {
+            let len = 3 + rng.below(2);
+            let (labels, mut hops) = round(rng, s, len)?;
+            if rng.chance(30) {
+                hops[1] = either_way(&hops[1]);
+            }
+            let vars = ["a", "b", "c", "d"];
+            let node = |i: usize| format!("({}:`{}`)", vars[i], labels[i]);
+            let path: String = (1..len)
+                .map(|i| match i + 1 < len {
+                    true => format!("{}{}", hops[i], node(i + 1)),
+                    false => format!("{}(a)", hops[i]),
+                })
+                .collect();
+            let other = format!("(a){}(x:`{}`){}(c)", hops[0], labels[1], hops[1]);
+            let pattern = match rng.chance(50) {
+                true => format!("MATCH {}{}{}{path}, {other}", node(0), hops[0], node(1)),
+                false => format!(
+                    "MATCH {}{}{}{path} MATCH {other}",
+                    node(0),
+                    hops[0],
+                    node(1)
+                ),
+            };
+            let props = s.labels.get(&labels[1]).cloned().unwrap_or_default();
+            let w = filter(rng, "x", &props);
+            match s.labels.get(&labels[0]).and_then(|ps| ps.first()) {
+                Some(p) if rng.chance(30) => format!(
+                    "{pattern}{w} RETURN a.{} AS y, count(*) AS n ORDER BY y, n",
+                    p.name
+                ),
+                _ => format!("{pattern}{w} RETURN count(*) AS n"),
+            }
+        }
         // A cycle of four or five hops through labels (LSQB's q2: a KNOWS edge closed by a
         // comment's reply to a post), maybe with a filter inside, written as one path or as
         // its first hop apart; counted in total or per `a`.
@@ -2421,6 +2459,49 @@ mod tests {
 
     /// Whole-graph queries include cycles of four and five hops through several labels,
     /// closed back onto their first node.
+    #[test]
+    fn whole_graph_queries_join_cycles_sharing_hops() {
+        let id = Prop {
+            name: "id".into(),
+            numeric: true,
+            integer: true,
+            values: vec!["1".into(), "2".into()],
+        };
+        let labels = ["Person", "City"];
+        let rel = |t: &str, from: &str, to: &str| (t.into(), from.into(), to.into(), vec![]);
+        let s = Schema {
+            labels: labels
+                .iter()
+                .map(|l| (l.to_string(), vec![id.clone()]))
+                .collect(),
+            label_sets: BTreeMap::new(),
+            all_labels: labels.iter().map(|l| l.to_string()).collect(),
+            rels: vec![
+                rel("KNOWS", "Person", "Person"),
+                rel("IS_LOCATED_IN", "Person", "City"),
+            ],
+        };
+        let mut rng = Rng(11);
+        let joined: Vec<String> = (0..3000)
+            .filter_map(|_| whole_graph_query(&mut rng, &s))
+            .filter(|q| q.contains("(x:`"))
+            .collect();
+        // Both forms, through both labels, grouped and not.
+        for want in [
+            "), (a)",
+            " MATCH (a)",
+            ":`City`",
+            ":`Person`",
+            "AS y",
+            "(c) RETURN",
+        ] {
+            assert!(
+                joined.iter().any(|q| q.contains(want)),
+                "{want}: {joined:?}"
+            );
+        }
+    }
+
     #[test]
     fn whole_graph_queries_close_long_cycles_through_labels() {
         let id = Prop {

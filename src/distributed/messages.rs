@@ -8,7 +8,7 @@ use super::codec::{err, proto_err, Bytes};
 use super::planned::EmptyRows;
 use super::registry::{self, Opened, Part};
 use crate::operators::const_row::ConstRow;
-use crate::operators::count_paths::{CountHop, CountPaths, Fold, PathValue, ValueKind};
+use crate::operators::count_paths::{CountHop, CountPaths, Fold, JoinStep, PathValue, ValueKind};
 use crate::operators::csr_expand::{CsrData, CsrExpand, TakeSpec};
 use crate::operators::csr_intersect::{CsrIntersect, CycleCount};
 use crate::operators::node::GraphNode;
@@ -481,9 +481,15 @@ wire!(CountPaths as CountPathsMsg {
     per_row: bool,
     distinct: bool,
     close: Option<CountHop>,
+    joins: Vec<JoinStep>,
     values: Vec<PathValue>,
     schema: DFSchemaRef,
 } input input);
+
+wire!(JoinStep as JoinStepMsg {
+    from: usize,
+    closes: Vec<(usize, bool)>,
+});
 
 // Each decoded occurrence evaluates its input itself: sharing needs one process.
 wire!(SharedSubplan as SharedMsg {

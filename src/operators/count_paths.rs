@@ -146,6 +146,17 @@ impl PathValue {
     }
 }
 
+/// How step `j` of a cyclic pattern counted by joining (`CountPaths::joins`) binds its node:
+/// the first hop of arm `j` walks from node `from` (0 the root, `i + 1` the node step `i`
+/// bound) to the new node, and each further hop of the arm (`closes`, in order) joins the
+/// new node to node `onto`, its edges looked up from `onto` (walked backwards when
+/// `reversed`, the hop being from the new node onto `onto`).
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd)]
+pub struct JoinStep {
+    pub from: usize,
+    pub closes: Vec<(usize, bool)>,
+}
+
 #[derive(Clone)]
 pub struct CountPaths {
     /// Rows of the first node (one path start per row).
@@ -162,6 +173,10 @@ pub struct CountPaths {
     /// A hop from the end of the single arm back to the root: cycles are counted, by
     /// intersecting sorted neighbour lists.
     pub close: Option<CountHop>,
+    /// A pattern with several cycles (any shape), counted by joining node by node: one arm
+    /// per step (see [`JoinStep`]), each candidate of a step checked against the nodes its
+    /// closing hops reach from nodes bound before, never a row built.
+    pub joins: Vec<JoinStep>,
     /// Property values computed over the paths, output after the count.
     pub values: Vec<PathValue>,
     pub schema: DFSchemaRef,
@@ -183,6 +198,7 @@ impl CountPaths {
             per_row: false,
             distinct: false,
             close: None,
+            joins: vec![],
             values: vec![],
             schema: Arc::new(DFSchema::empty()),
         }
@@ -211,6 +227,7 @@ impl CountPaths {
             per_row: true,
             distinct,
             close: None,
+            joins: vec![],
             values: vec![],
             schema: Arc::new(DFSchema::empty()),
         }
@@ -257,6 +274,25 @@ impl CountPaths {
         Ok(self)
     }
 
+    /// Counts the patterns `joins` describes over the arms (counts only).
+    pub fn with_joins(mut self, joins: Vec<JoinStep>) -> Result<Self> {
+        let well_formed = joins.len() == self.arms.len()
+            && joins
+                .iter()
+                .zip(&self.arms)
+                .enumerate()
+                .all(|(j, (s, arm))| {
+                    s.from <= j
+                        && arm.len() == s.closes.len() + 1
+                        && s.closes.iter().all(|c| c.0 <= j)
+                });
+        if !well_formed || self.distinct || self.close.is_some() || !self.values.is_empty() {
+            return datafusion::common::internal_err!("CountPaths: bad joins");
+        }
+        self.joins = joins;
+        Ok(self)
+    }
+
     /// Counts cycles closed by `close` (from the single arm's last node back to the root, or
     /// from the second arm's last node onto the first's).
     pub fn with_close(mut self, close: CountHop) -> Self {
@@ -296,6 +332,7 @@ impl CountPaths {
             self.close
                 .as_ref()
                 .map(|h| (&h.rel_type, &h.orientations, &h.edge_filter)),
+            &self.joins,
             &self.values,
         )
     }
@@ -353,6 +390,14 @@ impl super::UnaryNode for CountPaths {
     fn explain(&self, f: &mut fmt::Formatter) -> fmt::Result {
         let arm = |hops: &Vec<CountHop>| explain_arm(hops);
         let mut arms: Vec<String> = self.arms.iter().map(arm).collect();
+        // Joined: each step's hop from its node, then its closing hops onto theirs.
+        for (a, s) in arms.iter_mut().zip(&self.joins) {
+            let onto: Vec<String> = s.closes.iter().map(|c| c.0.to_string()).collect();
+            *a = format!("{} from {} onto [{}]", a, s.from, onto.join(", "));
+        }
+        if !self.joins.is_empty() {
+            arms = vec![format!("joined {}", arms.join(", "))];
+        }
         if let Some(h) = &self.close {
             let back = arm(&vec![h.clone()]);
             arms[0] = format!("{} closed by {back}", arms[0]);

@@ -192,14 +192,14 @@ pub(super) fn subtract_excluded(
 
 /// A set of node ordinals below a bound, one bit each (a few kilobytes for a hundred thousand
 /// nodes: it stays in the nearest cache while runs are checked against it).
-struct Marks(Vec<u64>);
+pub(super) struct Marks(Vec<u64>);
 
 impl Marks {
-    fn new(n: usize) -> Self {
+    pub(super) fn new(n: usize) -> Self {
         Self(vec![0; n.div_ceil(64)])
     }
 
-    fn set_all(&mut self, nodes: &[u32]) {
+    pub(super) fn set_all(&mut self, nodes: &[u32]) {
         for &z in nodes {
             // A node beyond the bound could reach nothing: no path ends there.
             if let Some(w) = self.0.get_mut(z as usize / 64) {
@@ -208,7 +208,7 @@ impl Marks {
         }
     }
 
-    fn clear_all(&mut self, nodes: &[u32]) {
+    pub(super) fn clear_all(&mut self, nodes: &[u32]) {
         for &z in nodes {
             if let Some(w) = self.0.get_mut(z as usize / 64) {
                 *w = 0;
@@ -216,7 +216,7 @@ impl Marks {
         }
     }
 
-    fn get(&self, z: u32) -> bool {
+    pub(super) fn get(&self, z: u32) -> bool {
         self.0
             .get(z as usize / 64)
             .is_some_and(|w| w >> (z % 64) & 1 == 1)

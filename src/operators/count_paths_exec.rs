@@ -6,7 +6,7 @@
 //! values, least and greatest), then scaled by the other arms' counts.
 
 use super::cancel::Checkpoint;
-use super::count_paths::ValueKind;
+use super::count_paths::{JoinStep, ValueKind};
 use super::csr_expand::CsrData;
 use super::csr_expand_exec::{retain, CompiledFilter};
 use crate::csr::as_i64;
@@ -132,6 +132,8 @@ pub struct CountPathsExec {
     /// Closes the single arm onto the root (or the second of two arms onto the first's end):
     /// cycles are counted.
     close: Option<Arc<HopSpec>>,
+    /// A pattern of several cycles, one arm per step (`count_paths::JoinStep`).
+    joins: Arc<Vec<JoinStep>>,
     values: Arc<Vec<ValueSpec>>,
     output: CountOutput,
     schema: SchemaRef,
@@ -168,6 +170,44 @@ impl CountPathsExec {
         Ok(self)
     }
 
+    /// Counts the pattern `joins` describes over the arms instead (each arm a step: its hop
+    /// to a new node, then the closing hops from that node's table).
+    pub fn with_joins(mut self, joins: Vec<JoinStep>) -> Result<Self> {
+        let plain = |h: &HopSpec| {
+            h.lengths == (1, 1) && h.fold.is_none() && h.branches.is_empty() && !h.optional
+        };
+        let steps_ok = joins.len() == self.arms.len()
+            && joins
+                .iter()
+                .zip(self.arms.iter())
+                .enumerate()
+                .all(|(j, (s, arm))| {
+                    let new = &arm[0].data.far_keys;
+                    // A closing hop joins the new node (of its near table when walked backwards
+                    // onto an earlier node, else of its far table) to a node bound before.
+                    let closes_ok = s.closes.iter().zip(&arm[1..]).all(|(&(onto, back), c)| {
+                        // (Tables compared by their ordinals: a decoded plan's are copies.)
+                        let at_new = if back {
+                            &c.data.near_keys
+                        } else {
+                            &c.data.far_keys
+                        };
+                        onto <= j && at_new.len() == new.len() && c.target_filter.is_none()
+                    });
+                    s.from <= j && arm.len() == s.closes.len() + 1 && closes_ok
+                });
+        let bad = !steps_ok
+            || !self.arms.iter().flatten().all(plain)
+            || self.close.is_some()
+            || !self.values.is_empty()
+            || self.output == (CountOutput::PerRow { distinct: true });
+        if bad {
+            return datafusion::common::internal_err!("CountPathsExec: bad joins");
+        }
+        self.joins = Arc::new(joins);
+        Ok(self)
+    }
+
     /// Also computes `values` over the paths (not of cycles or distinct neighbours).
     pub fn with_values(mut self, values: Vec<ValueSpec>) -> Result<Self> {
         let bad = values.iter().any(|v| {
@@ -177,7 +217,8 @@ impl CountPathsExec {
         let folds = self.arms.iter().flatten().any(|h| h.fold.is_some());
         let distinct = self.output == (CountOutput::PerRow { distinct: true });
         let optional = any_optional(&self.arms);
-        if bad || (!values.is_empty() && (distinct || folds || optional)) {
+        if bad || (!values.is_empty() && (distinct || folds || optional || !self.joins.is_empty()))
+        {
             return datafusion::common::internal_err!("CountPathsExec: bad values");
         }
         self.values = Arc::new(values);
@@ -222,6 +263,7 @@ impl CountPathsExec {
             key_idx,
             arms: Arc::new(arms),
             close: None,
+            joins: Arc::new(vec![]),
             values: Arc::new(vec![]),
             output,
             schema,
@@ -366,8 +408,8 @@ impl Acc {
 /// runs again on the blocking pool), or once its query is dropped.
 #[derive(Debug, Default)]
 pub(super) struct Work {
-    edges: usize,
-    cp: Checkpoint,
+    pub(super) edges: usize,
+    pub(super) cp: Checkpoint,
     /// The backward counts of branches walked forward from many nodes, by the branch's
     /// address (its hops live as long as the count), computed once per count.
     branch_counts: Vec<(usize, Arc<Vec<u64>>)>,
@@ -796,7 +838,7 @@ struct PerRoot {
 /// The count (and values) of each root node with rows (`roots[r] > 0`).
 fn per_root(
     arms: &[Vec<HopSpec>],
-    close: Option<&HopSpec>,
+    (close, joins): Cycles,
     values: &[ValueSpec],
     output: CountOutput,
     roots: &[u64],
@@ -811,6 +853,10 @@ fn per_root(
     };
     if let Some(close) = close {
         cycle_counts(arms, close, &live, &mut out.counts, work)?;
+        return Ok(out);
+    }
+    if !joins.is_empty() {
+        super::count_paths_join::join_counts(arms, joins, &live, &mut out.counts, work)?;
         return Ok(out);
     }
     if output == (CountOutput::PerRow { distinct: true }) {
@@ -1095,12 +1141,12 @@ const FORWARD_ROOTS: usize = 256;
 /// The total: each root's count (see [`per_root`]) times its rows, and so each value.
 fn total(
     arms: &[Vec<HopSpec>],
-    close: Option<&HopSpec>,
+    cycles: Cycles,
     values: &[ValueSpec],
     roots: &[u64],
     work: &mut Work,
 ) -> Result<(i64, Vec<Acc>)> {
-    let per = per_root(arms, close, values, CountOutput::Total, roots, work)?;
+    let per = per_root(arms, cycles, values, CountOutput::Total, roots, work)?;
     let count = roots
         .iter()
         .zip(per.counts)
@@ -1139,13 +1185,13 @@ fn value_array(
 }
 
 /// The filter masks of a hop over every node and edge (`None`: all pass).
-struct Masks {
-    nodes: Option<Vec<bool>>,
-    edges: Option<Vec<bool>>,
+pub(super) struct Masks {
+    pub(super) nodes: Option<Vec<bool>>,
+    pub(super) edges: Option<Vec<bool>>,
 }
 
 impl Masks {
-    fn of(h: &HopSpec, work: &Work) -> Result<Self> {
+    pub(super) fn of(h: &HopSpec, work: &Work) -> Result<Self> {
         Ok(Self {
             nodes: passing(
                 &h.target_filter,
@@ -1161,7 +1207,7 @@ impl Masks {
 /// The far nodes of `x` over hop `h` (walked `reversed` when true: from the far side) through
 /// edges and to nodes passing `m`, sorted, one entry per edge (an undirected walk sees a
 /// self-loop once). Without filters over one orientation: the CSR's own run.
-fn neighbours<'a>(
+pub(super) fn neighbours<'a>(
     h: &'a HopSpec,
     x: u32,
     reversed: bool,
@@ -1543,11 +1589,14 @@ fn intact(h: &HopSpec) -> Result<()> {
     }
 }
 
+/// What closes cycles: a closing hop, or the steps of a join.
+type Cycles<'a> = (Option<&'a HopSpec>, &'a [JoinStep]);
+
 /// The output of a count: the total (and values), or each kept input row with its count,
 /// from the rows per root node in `start`.
 fn count(
     arms: &[Vec<HopSpec>],
-    close: Option<&HopSpec>,
+    (close, joins): Cycles,
     values: &[ValueSpec],
     output: CountOutput,
     schema: &SchemaRef,
@@ -1557,7 +1606,7 @@ fn count(
 ) -> Result<Vec<RecordBatch>> {
     let out = match output {
         CountOutput::Total => {
-            let (n, accs) = total(arms, close, values, start, work)?;
+            let (n, accs) = total(arms, (close, joins), values, start, work)?;
             let mut cols: Vec<arrow::array::ArrayRef> = vec![Arc::new(Int64Array::from(vec![n]))];
             for (v, acc) in values.iter().zip(accs) {
                 cols.push(value_array(v.kind, std::iter::once(Some(acc)))?);
@@ -1565,7 +1614,7 @@ fn count(
             vec![RecordBatch::try_new(schema.clone(), cols)?]
         }
         CountOutput::PerRow { .. } => {
-            let per = per_root(arms, close, values, output, start, work)?;
+            let per = per_root(arms, (close, joins), values, output, start, work)?;
             kept.iter()
                 .map(|(b, ords)| with_counts(schema, b, ords, &per, values))
                 .collect::<Result<Vec<_>>>()?
@@ -1605,7 +1654,11 @@ impl DisplayAs for CountPathsExec {
                         s
                     })
                     .collect();
-                let cycle = if self.close.is_some() { ", cycle" } else { "" };
+                let cycle = match (&self.close, self.joins.is_empty()) {
+                    (Some(_), _) => ", cycle",
+                    (None, false) => ", joined",
+                    (None, true) => "",
+                };
                 let values: Vec<String> = self
                     .values
                     .iter()
@@ -1650,6 +1703,7 @@ impl ExecutionPlan for CountPathsExec {
             key_idx: self.key_idx,
             arms: self.arms.clone(),
             close: self.close.clone(),
+            joins: self.joins.clone(),
             values: self.values.clone(),
             output: self.output,
             schema: self.schema.clone(),
@@ -1678,6 +1732,7 @@ impl ExecutionPlan for CountPathsExec {
             key_idx: self.key_idx,
             arms: Arc::new(arms),
             close,
+            joins: self.joins.clone(),
             values: self.values.clone(),
             output: self.output,
             schema: self.schema.clone(),
@@ -1707,6 +1762,7 @@ impl ExecutionPlan for CountPathsExec {
         let elapsed = MetricBuilder::new(&self.metrics).elapsed_compute(partition);
         let output = self.output;
         let close = self.close.clone();
+        let joins = self.joins.clone();
         let values = self.values.clone();
         let fut = async move {
             let near = &arms[0][0].data.near_keys;
@@ -1743,8 +1799,9 @@ impl ExecutionPlan for CountPathsExec {
             let timer = elapsed.timer();
             let mut work = Work::new(Checkpoint::with_budget(super::cancel::IN_POLL_UNITS));
             let close_ref = close.as_deref();
+            let cycles = (close_ref, joins.as_slice());
             let first = count(
-                &arms, close_ref, &values, output, &schema, &start, &kept, &mut work,
+                &arms, cycles, &values, output, &schema, &start, &kept, &mut work,
             );
             timer.done();
             let offload = first.is_err() && work.cp.over_budget();
@@ -1756,9 +1813,9 @@ impl ExecutionPlan for CountPathsExec {
                     super::cancel::run_blocking(move |cp| {
                         let mut work = Work::new(cp);
                         let timer = elapsed.timer();
-                        let close = close.as_deref();
+                        let cycles = (close.as_deref(), joins.as_slice());
                         let out = count(
-                            &arms, close, &values, output, &schema, &start, &kept, &mut work,
+                            &arms, cycles, &values, output, &schema, &start, &kept, &mut work,
                         );
                         timer.done();
                         Ok((out?, work.edges))
@@ -1969,6 +2026,101 @@ mod core_tests {
                     }
                 }
             }
+        }
+    }
+
+    /// Patterns of several cycles joined node by node, against their matches counted one by
+    /// one from the edge lists: per step, each edge of its hop from the node it starts at, times
+    /// each closing hop's edges between the new node and the node it closes onto. Few roots
+    /// (their first step's nodes shared out) and many (the roots shared out); parallel edges
+    /// and self-loops included.
+    #[test]
+    fn joined_patterns_agree_with_matches_counted_one_by_one() {
+        use crate::operators::count_paths::JoinStep;
+        use crate::operators::count_paths_join::SHARED_ROOTS as SHARED;
+        let ways: [&[bool]; 3] = [&[false], &[true], &[false, true]];
+        // (from, edges, ways, closes as (onto, reversed, edges, ways)) per step.
+        type Step<'e> = (
+            usize,
+            &'e [(i64, i64)],
+            &'e [bool],
+            Vec<(usize, bool, &'e [(i64, i64)], &'e [bool])>,
+        );
+        // Every way over a small graph; one over roots enough to be shared out themselves.
+        for (n, m, tried) in [(12, 150, 3), (SHARED as i64 + 20, 1800, 1)] {
+            let [a, b, c] = [31, 32, 33].map(|seed| edges(n, m, seed));
+            for (k, &w) in ways.iter().enumerate().take(tried) {
+                let v = ways[(k + 1) % 3];
+                let shapes: Vec<Vec<Step>> = vec![
+                    // Two triangles sharing the edge r -> x: r -> x, x -> y closed onto r, then
+                    // z from x closed onto r and y.
+                    vec![
+                        (0, &a, w, vec![]),
+                        (1, &b, v, vec![(0, true, &c, w)]),
+                        (1, &c, w, vec![(0, false, &a, v), (2, true, &b, w)]),
+                    ],
+                    // A triangle whose nodes hang from the root by one hop each (a shared
+                    // country): r -> p, p -> q closed by r -> q, q -> s closed onto p and by r -> s.
+                    vec![
+                        (0, &a, v, vec![]),
+                        (1, &b, w, vec![(0, false, &a, v)]),
+                        (2, &b, w, vec![(1, true, &b, w), (0, false, &a, v)]),
+                    ],
+                ];
+                for shape in &shapes {
+                    let arms: Vec<Vec<HopSpec>> = (shape.iter())
+                        .map(|(_, e, o, closes)| {
+                            let mut arm = vec![hop(n, e, o.to_vec(), (1, 1))];
+                            arm.extend(closes.iter().map(|c| hop(n, c.2, c.3.to_vec(), (1, 1))));
+                            arm
+                        })
+                        .collect();
+                    let joins: Vec<JoinStep> = (shape.iter())
+                        .map(|(from, _, _, closes)| JoinStep {
+                            from: *from,
+                            closes: closes.iter().map(|c| (c.0, c.1)).collect(),
+                        })
+                        .collect();
+                    let want: Vec<u64> =
+                        (0..n).map(|r| matches_from(shape, &mut vec![r])).collect();
+                    assert!(want.iter().sum::<u64>() > 0, "{w:?} {v:?}");
+                    for roots in [(0..n as u32).collect::<Vec<_>>(), vec![3, 7, 11]] {
+                        let mut got = vec![0u64; n as usize];
+                        let work = &mut Work::default();
+                        let join = crate::operators::count_paths_join::join_counts;
+                        join(&arms, &joins, &roots, &mut got, work).unwrap();
+                        for &r in &roots {
+                            assert_eq!(got[r as usize], want[r as usize], "root {r}: {w:?} {v:?}");
+                        }
+                    }
+                }
+            }
+        }
+
+        fn matches_from(shape: &[Step], bound: &mut Vec<i64>) -> u64 {
+            let Some((from, e, o, closes)) = shape.get(bound.len() - 1) else {
+                return 1;
+            };
+            let mut total = 0;
+            for (y, _) in steps(e, o, bound[*from]) {
+                // The edges of a closing hop from the new node onto an earlier one (walked
+                // from the earlier one when not reversed).
+                let ways: u64 = (closes.iter())
+                    .map(|&(onto, back, ce, co)| {
+                        let (from, to) = match back {
+                            true => (y, bound[onto]),
+                            false => (bound[onto], y),
+                        };
+                        steps(ce, co, from).iter().filter(|s| s.0 == to).count() as u64
+                    })
+                    .product();
+                if ways > 0 {
+                    bound.push(y);
+                    total += ways * matches_from(shape, bound);
+                    bound.pop();
+                }
+            }
+            total
         }
     }
 
@@ -2278,7 +2430,14 @@ mod core_tests {
             .collect();
         // Unflagged, the same counts answer.
         assert!(arm_counts(&hops, &mut flagged()).is_ok());
-        assert!(total(std::slice::from_ref(&hops), None, &[], &few, &mut flagged()).is_ok());
+        assert!(total(
+            std::slice::from_ref(&hops),
+            (None, &[]),
+            &[],
+            &few,
+            &mut flagged()
+        )
+        .is_ok());
         flag.cancel();
         let degrees = [hop(n, &a, vec![false], (1, 1))];
         let errors = [
@@ -2286,13 +2445,20 @@ mod core_tests {
             arm_counts(&degrees, &mut flagged()).map(|_| ()),
             total(
                 std::slice::from_ref(&hops),
-                None,
+                (None, &[]),
                 &[],
                 &roots,
                 &mut flagged(),
             )
             .map(|_| ()),
-            total(std::slice::from_ref(&hops), None, &[], &few, &mut flagged()).map(|_| ()),
+            total(
+                std::slice::from_ref(&hops),
+                (None, &[]),
+                &[],
+                &few,
+                &mut flagged(),
+            )
+            .map(|_| ()),
         ];
         for (i, e) in errors.into_iter().enumerate() {
             let e = e.expect_err("cancelled");
@@ -2352,7 +2518,7 @@ mod core_tests {
                 assert_eq!(&forwards, want);
             }
             let roots = vec![1u64; n as usize];
-            let (count, _) = total(&arms, None, &[], &roots, &mut work).unwrap();
+            let (count, _) = total(&arms, (None, &[]), &[], &roots, &mut work).unwrap();
             let want: u64 = (0..n as usize).map(|x| arm0[x] * arm1[x]).sum();
             assert_eq!(count as u64, want, "{n} nodes");
         }
@@ -2364,7 +2530,7 @@ mod core_tests {
         let a = edges(n, 8, 4);
         let arm = vec![hop(n, &a, vec![false], (1, 1))];
         let roots = [2, 0, 1, 0, 3];
-        let (count, _) = total(&[arm], None, &[], &roots, &mut Work::default()).unwrap();
+        let (count, _) = total(&[arm], (None, &[]), &[], &roots, &mut Work::default()).unwrap();
         let want: u64 = (0..n)
             .map(|x| roots[x as usize] * walks(x, &[(&a, &[false], (1, 1))]))
             .sum();

@@ -7,6 +7,7 @@ pub mod const_row;
 pub mod count_paths;
 pub mod count_paths_exclude;
 pub mod count_paths_exec;
+pub mod count_paths_join;
 pub mod csr_expand;
 pub mod csr_expand_exec;
 pub mod csr_intersect;

@@ -438,6 +438,9 @@ async fn plan_count_paths(
     if let Some(h) = &n.close {
         exec = exec.with_close(count_hop(h, state).await?)?;
     }
+    if !n.joins.is_empty() {
+        exec = exec.with_joins(n.joins.clone())?;
+    }
     Ok(Arc::new(exec.with_values(values)?))
 }
 

@@ -25,6 +25,10 @@
 //!   `closed by`, and the executor intersects sorted neighbour lists instead of expanding;
 //!   likewise a longer cycle (one arm closed back onto the root, or two arms closed end to
 //!   end) whose relationship uniqueness holds hop by hop (its nodes need not be distinct);
+//! - any other pattern with cycles (several closing hops: LSQB's q3, three persons of one
+//!   country who know each other) as the steps of a join (`arms=[joined ...]`: a hop to a new
+//!   node from one bound before, and the closing hops checked when their later node is
+//!   bound), when its relationship uniqueness is implied by the nodes its edges join;
 //! - conditions that exclude paths, subtracted instead of filtering rows: `a <> c` two hops
 //!   apart, relationship uniqueness between consecutive hops, `NOT (a)-[:R]-(c)` (folds on
 //!   the hop pair); `a <> d` between the ends of a path of three hops (one arm from the
@@ -89,7 +93,7 @@
 //! undirected, longer than two, unbounded, of several types or tables, over a table with a
 //! self-loop, with distinct ends, or whose path or relationships are read.
 
-use crate::operators::count_paths::{CountHop, CountPaths, Fold, PathValue, ValueKind};
+use crate::operators::count_paths::{CountHop, CountPaths, Fold, JoinStep, PathValue, ValueKind};
 use crate::operators::csr_expand::{CsrData, CsrExpand, TakeSpec};
 use crate::operators::node::GraphNode;
 use crate::operators::var_length::VarLengthExpand;
@@ -578,6 +582,8 @@ struct Shape<'a> {
     key: String,
     arms: Vec<Vec<CountHop>>,
     close: Option<CountHop>,
+    /// Steps of a join, one per arm (a pattern with several cycles).
+    joins: Vec<JoinStep>,
     /// Triangles whose count is subtracted: the paths where the ends of a path of three hops
     /// that must differ are one node (arms and the closing hop, see [`triangle_correction`]).
     minus: Option<(Vec<Vec<CountHop>>, CountHop)>,
@@ -607,10 +613,23 @@ fn chain_shape<'a>(mut chain: Vec<&'a CsrExpand>, cond: Conditions<'a>) -> Optio
         if !absent.is_empty() {
             return None;
         }
-        chain = match chain.len() {
-            3 => triangle(&chain, &cond.unequal)?,
-            _ => long_cycle(&chain, &cond.unequal)?,
+        let cycle = match chain.len() {
+            3 => triangle(&chain, &cond.unequal),
+            _ => long_cycle(&chain, &cond.unequal),
         };
+        let Some(cycle) = cycle else {
+            let (arms, joins) = joined(&chain, &cond.unequal)?;
+            return Some(Shape {
+                input,
+                key: chain[0].key.clone(),
+                arms,
+                close: None,
+                joins,
+                minus: None,
+                never_null,
+            });
+        };
+        chain = cycle;
         close = chain.pop().map(count_hop);
     }
     let (arm_idx, branches) = arms_of(&chain)?;
@@ -658,9 +677,93 @@ fn chain_shape<'a>(mut chain: Vec<&'a CsrExpand>, cond: Conditions<'a>) -> Optio
         key: chain[0].key.clone(),
         arms,
         close,
+        joins: vec![],
         minus,
         never_null,
     })
+}
+
+/// Any other pattern with cycles, as the steps of a join (`CountPaths::joins`): each hop that
+/// reaches a new node a step, each closing hop checked at the step that binds the later of
+/// its two nodes. Relationship uniqueness must be implied: two hops over one table could only
+/// share an edge if its source and target could be the same two nodes for both (as each
+/// walks it: out, in or either way), and two nodes are known to differ when a hop over a
+/// table without self-loops joins them, or they are of different tables. Node inequalities and absent edges are left to the rows.
+fn joined(
+    chain: &[&CsrExpand],
+    unequal: &[(String, String)],
+) -> Option<(Vec<Vec<CountHop>>, Vec<JoinStep>)> {
+    let mut bound: Vec<String> = vec![chain[0].key.clone()];
+    let mut steps: Vec<(Vec<CountHop>, JoinStep)> = Vec::new();
+    let mut ends: Vec<(String, String)> = Vec::new();
+    for n in chain {
+        let at = |v: &str| bound.iter().position(|b| *b == v);
+        let a = at(&n.key)?;
+        match n.close.as_deref() {
+            None => {
+                let far = target_key(n)?;
+                if at(&far).is_some() {
+                    return None;
+                }
+                let step = JoinStep {
+                    from: a,
+                    closes: vec![],
+                };
+                steps.push((vec![count_hop(n)], step));
+                ends.push((n.key.clone(), far.clone()));
+                bound.push(far);
+            }
+            Some(onto) => {
+                let b = at(onto)?;
+                if a == b || n.target_filter.is_some() {
+                    return None;
+                }
+                // Checked where the later node is bound, from the earlier one.
+                let (new, earlier, back) = if a > b { (a, b, true) } else { (b, a, false) };
+                let (hops, step) = &mut steps[new - 1];
+                hops.push(count_hop(n));
+                step.closes.push((earlier, back));
+                ends.push((n.key.clone(), onto.to_string()));
+            }
+        }
+    }
+    // The node table of each node, from any hop at it.
+    let table = |v: &str| {
+        chain
+            .iter()
+            .zip(&ends)
+            .find_map(|(n, (k, o))| match (k == v, o == v) {
+                (true, _) => Some(&n.data.near_keys),
+                (_, true) => Some(&n.data.far_keys),
+                _ => None,
+            })
+    };
+    let differ = |u: &str, w: &str| {
+        let joined_without_loops = chain.iter().zip(&ends).any(|(n, (k, o))| {
+            ((k == u && o == w) || (k == w && o == u)) && !n.data.index.has_self_loops()
+        });
+        let tables = match (table(u), table(w)) {
+            (Some(x), Some(y)) => !Arc::ptr_eq(x, y),
+            _ => false,
+        };
+        u != w && (joined_without_loops || tables)
+    };
+    let could_be = |u: &str, w: &str| !differ(u, w);
+    let find = |c: &str| hop_of_edge(chain, c);
+    // The (source, target) a hop's edge could have: walked from its key, out, in or both.
+    let walks = |i: usize| {
+        let (k, o) = (ends[i].0.as_str(), ends[i].1.as_str());
+        (chain[i].orientations.iter()).map(move |&rev| if rev { (o, k) } else { (k, o) })
+    };
+    let implied = unequal.iter().all(|(x, y)| match (find(x), find(y)) {
+        (Some(i), Some(j)) => {
+            !walks(i).any(|(s, t)| walks(j).any(|(u, v)| could_be(s, u) && could_be(t, v)))
+        }
+        _ => false,
+    });
+    // (Hops of one table without a uniqueness filter are of different MATCH clauses, merged
+    // into one pattern: their edges may be one.)
+    implied.then(|| steps.into_iter().unzip())
 }
 
 /// Whether every OPTIONAL MATCH's hop of `chain` is an arm or branch of its own, with nothing
@@ -1001,6 +1104,7 @@ fn var_length_shape(input: &LogicalPlan) -> Option<Shape<'_>> {
         key: v.key.clone(),
         arms: vec![vec![hop]],
         close: None,
+        joins: vec![],
         minus: None,
         never_null,
     })
@@ -1022,9 +1126,15 @@ fn factorize(agg: &datafusion::logical_expr::Aggregate) -> Option<Result<Logical
         key,
         arms,
         close,
+        joins,
         minus,
         ..
     } = shape;
+    // A join counts paths only.
+    let values_wanted = wants.iter().any(|w| matches!(w, Wanted::Value { .. }));
+    if !joins.is_empty() && (values_wanted || distinct) {
+        return None;
+    }
     // Some hop excludes paths: counts only.
     let folded = arms.iter().flatten().any(|h| h.fold.is_some());
     let values = path_values(&arms, &wants)?;
@@ -1096,6 +1206,10 @@ fn factorize(agg: &datafusion::logical_expr::Aggregate) -> Option<Result<Logical
         let n = match close {
             Some(h) => n.with_close(h),
             None => n,
+        };
+        let n = match joins.is_empty() {
+            true => n,
+            false => n.with_joins(joins)?,
         };
         n.with_values(values)
     });
@@ -1577,6 +1691,29 @@ mod tests {
     }
 
     #[test]
+    fn counts_patterns_of_several_cycles_by_joining() {
+        // Two triangles sharing an edge; three persons of one city who know each other; a
+        // cycle of two hops.
+        for q in [
+            "MATCH (a:Person)-[:KNOWS]->(b:Person)-[:KNOWS]->(a) RETURN count(*)",
+            "MATCH (a:Person)-[:KNOWS]->(b:Person)-[:KNOWS]->(c:Person)<-[:KNOWS]-(a), (b)-[:KNOWS]->(d:Person)<-[:KNOWS]-(c) RETURN count(*)",
+            "MATCH (c:City)<-[:IS_LOCATED_IN]-(a:Person)-[:KNOWS]-(b:Person)-[:IS_LOCATED_IN]->(c), (b)-[:KNOWS]-(d:Person)-[:KNOWS]-(a), (d)-[:IS_LOCATED_IN]->(c) RETURN count(*)",
+        ] {
+            let p = optimized(q);
+            assert!(p.contains("arms=[joined "), "{q}\n{p}");
+        }
+        insta::assert_snapshot!(optimized("MATCH (c:City)<-[:IS_LOCATED_IN]-(a:Person)-[:KNOWS]-(b:Person)-[:IS_LOCATED_IN]->(c), (b)-[:KNOWS]-(d:Person)-[:KNOWS]-(a), (d)-[:IS_LOCATED_IN]->(c) RETURN count(*)"), @r"
+        Projection: __agg0 AS count(*)
+          CountPaths: key=c__id, arms=[joined [IS_LOCATED_IN (in)] from 0 onto [], [KNOWS (both), IS_LOCATED_IN] from 1 onto [0], [KNOWS (both), KNOWS (both), IS_LOCATED_IN] from 2 onto [1, 0]] -> __agg0
+            Projection: node_City:Place.id AS c__id
+              TableScan: node_City:Place projection=[id]
+        ");
+        // Grouped by the root: per row.
+        let p = optimized("MATCH (c:City)<-[:IS_LOCATED_IN]-(a:Person)-[:KNOWS]-(b:Person)-[:IS_LOCATED_IN]->(c), (b)-[:KNOWS]-(d:Person)-[:KNOWS]-(a) RETURN c.id, count(*)");
+        assert!(p.contains("joined") && p.contains("per row"), "{p}");
+    }
+
+    #[test]
     fn counts_a_variable_length_hop_as_walks() {
         let p = optimized(
             "MATCH (a:Person)-[:KNOWS*1..2]->(b:Person) RETURN a.id, count(*) AS c, max(b.age)",
@@ -1647,6 +1784,15 @@ mod tests {
             // Rows that are not one per node (an UNWIND before): counts are summed, not
             // DISTINCT-counted.
             "UNWIND [1, 2] AS x MATCH (a:Person)-[:KNOWS]->(b:Person) RETURN a.id, count(DISTINCT b)",
+            // Two triangles sharing the edge b -> c whose edges a -> c and d -> c could be one
+            // (where a = d, with b -> a).
+            "MATCH (a:Person)-[:KNOWS]->(b:Person)-[:KNOWS]->(c:Person)<-[:KNOWS]-(a), (b)-[:KNOWS]->(d:Person)-[:KNOWS]->(c) RETURN count(*)",
+            // Two triangles sharing an edge, with values of a node, or an inequality between
+            // nodes (left to the rows).
+            "MATCH (a:Person)-[:KNOWS]->(b:Person)-[:KNOWS]->(c:Person)<-[:KNOWS]-(a), (b)-[:KNOWS]->(d:Person)<-[:KNOWS]-(c) RETURN sum(d.age)",
+            "MATCH (a:Person)-[:KNOWS]->(b:Person)-[:KNOWS]->(c:Person)<-[:KNOWS]-(a), (b)-[:KNOWS]->(d:Person)<-[:KNOWS]-(c) WHERE a <> d RETURN count(*)",
+            // Two 4-cycles over one table sharing an edge: two of their edges could be one.
+            "MATCH (a:Person)-[:KNOWS]-(b:Person)-[:KNOWS]-(c:Person)-[:KNOWS]-(d:Person)-[:KNOWS]-(a), (b)-[:KNOWS]-(e:Person)-[:KNOWS]-(c) RETURN count(*)",
             // A 4-cycle: uniqueness could exclude a path (a-b-a-b).
             "MATCH (a:Person)-[:KNOWS]-(b:Person)-[:KNOWS]-(c:Person)-[:KNOWS]-(d:Person)-[:KNOWS]-(a) RETURN count(*)",
             // A directed 4-cycle of one table: its first and third hops could be one edge.
@@ -1657,8 +1803,6 @@ mod tests {
             "MATCH (a:Person)-[:KNOWS]->(b:Person)-[:KNOWS]->(c:Person) WHERE a.age < c.age RETURN count(*)",
             // Three hops of one table: a-b-a-b repeats an edge.
             "MATCH (a:Person)-[:KNOWS]->(b:Person)-[:KNOWS]->(c:Person)-[:KNOWS]->(d:Person) RETURN count(*)",
-            // A closing hop that is not a triangle's.
-            "MATCH (a:Person)-[:KNOWS]->(b:Person)-[:KNOWS]->(a) RETURN count(*)",
             // count(NULL) counts no row (a property the inferred label lacks).
             "MATCH (f:Forum)-[:HAS_MODERATOR]->(p) RETURN count(p.content)",
             "MATCH (a:Person)-[:KNOWS]->(b:Person) RETURN count(null)",

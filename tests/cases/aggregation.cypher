@@ -468,3 +468,46 @@ Bob|5
 Carl|-12
 Dana|6
 Eve|-2
+
+# Patterns of several cycles counted by joining node by node: two triangles sharing the
+# edge b -> c (no two of its edges could be one).
+MATCH (a:Person)-[:KNOWS]->(b:Person)-[:KNOWS]->(c:Person)<-[:KNOWS]-(a), (b)-[:KNOWS]->(d:Person)<-[:KNOWS]-(c) RETURN count(*) AS n
+---- ordered
+n
+1
+
+# The same, grouped by a node of the pattern (the root, counted per row).
+MATCH (a:Person)-[:KNOWS]->(b:Person)-[:KNOWS]->(c:Person)<-[:KNOWS]-(a), (b)-[:KNOWS]->(d:Person)<-[:KNOWS]-(c) RETURN b.firstName AS b, count(*) AS n ORDER BY b
+---- ordered
+b|n
+Bob|1
+
+# The same from a filtered node, over three MATCH clauses.
+MATCH (a:Person)-[:KNOWS]->(b:Person)-[:KNOWS]->(c:Person) MATCH (a)-[:KNOWS]->(c) MATCH (b)-[:KNOWS]->(d:Person)<-[:KNOWS]-(c) WHERE d.age > 20 RETURN count(*) AS n
+---- ordered
+n
+1
+
+# Undirected, where a -> c and d -> c could be one edge (a = d): left to the rows.
+MATCH (a:Person)-[:KNOWS]-(b:Person)-[:KNOWS]-(c:Person)-[:KNOWS]-(a), (b)-[:KNOWS]-(d:Person)-[:KNOWS]-(c) RETURN count(*) AS n
+---- ordered
+n
+24
+
+# A cycle of two hops; persons of one city who know each other, per city; three who all
+# know each other in one city (as LSQB's q3 over countries).
+MATCH (a:Person)-[:KNOWS]->(b:Person)-[:KNOWS]->(a) RETURN count(*) AS n
+---- ordered
+n
+0
+
+MATCH (a:Person)-[:KNOWS]-(b:Person), (a)-[:IS_LOCATED_IN]->(c:City)<-[:IS_LOCATED_IN]-(b) RETURN c.name AS city, count(*) AS n ORDER BY city
+---- ordered
+city|n
+Berlin|4
+Lyon|2
+
+MATCH (c:City) MATCH (a:Person)-[:IS_LOCATED_IN]->(c) MATCH (b:Person)-[:IS_LOCATED_IN]->(c) MATCH (d:Person)-[:IS_LOCATED_IN]->(c) MATCH (a)-[:KNOWS]-(b)-[:KNOWS]-(d)-[:KNOWS]-(a) RETURN count(*) AS n
+---- ordered
+n
+0
