@@ -2457,8 +2457,8 @@ async fn vector_searches(on: &Graph, off: &Graph, seed: u64, report: &mut Report
 mod tests {
     use super::*;
 
-    /// Whole-graph queries include cycles of four and five hops through several labels,
-    /// closed back onto their first node.
+    /// Whole-graph queries include two cycles sharing hops, through several labels, written
+    /// as one MATCH or two, in total or grouped.
     #[test]
     fn whole_graph_queries_join_cycles_sharing_hops() {
         let id = Prop {
@@ -2502,6 +2502,8 @@ mod tests {
         }
     }
 
+    /// Whole-graph queries include cycles of four and five hops through several labels,
+    /// closed back onto their first node.
     #[test]
     fn whole_graph_queries_close_long_cycles_through_labels() {
         let id = Prop {

@@ -176,26 +176,29 @@ impl CountPathsExec {
         let plain = |h: &HopSpec| {
             h.lengths == (1, 1) && h.fold.is_none() && h.branches.is_empty() && !h.optional
         };
+        // Tables are compared by their sizes: a decoded plan's are copies.
+        let table_of = |node: usize| match node {
+            0 => self.arms[0][0].data.near_keys.len(),
+            i => self.arms[i - 1][0].data.far_keys.len(),
+        };
+        let step_ok = |j: usize, s: &JoinStep, arm: &[HopSpec]| {
+            // The hop starts at a node bound before; each closing hop joins the new node (at
+            // its near end when walked backwards from the earlier node, else at its far end)
+            // to a node bound before.
+            let closes_ok = s.closes.iter().zip(&arm[1..]).all(|(&(onto, back), c)| {
+                let at_new = match back {
+                    true => &c.data.near_keys,
+                    false => &c.data.far_keys,
+                };
+                onto <= j && at_new.len() == table_of(j + 1) && c.target_filter.is_none()
+            });
+            s.from <= j
+                && arm.len() == s.closes.len() + 1
+                && arm[0].data.near_keys.len() == table_of(s.from)
+                && closes_ok
+        };
         let steps_ok = joins.len() == self.arms.len()
-            && joins
-                .iter()
-                .zip(self.arms.iter())
-                .enumerate()
-                .all(|(j, (s, arm))| {
-                    let new = &arm[0].data.far_keys;
-                    // A closing hop joins the new node (of its near table when walked backwards
-                    // onto an earlier node, else of its far table) to a node bound before.
-                    let closes_ok = s.closes.iter().zip(&arm[1..]).all(|(&(onto, back), c)| {
-                        // (Tables compared by their ordinals: a decoded plan's are copies.)
-                        let at_new = if back {
-                            &c.data.near_keys
-                        } else {
-                            &c.data.far_keys
-                        };
-                        onto <= j && at_new.len() == new.len() && c.target_filter.is_none()
-                    });
-                    s.from <= j && arm.len() == s.closes.len() + 1 && closes_ok
-                });
+            && (joins.iter().zip(self.arms.iter()).enumerate()).all(|(j, (s, a))| step_ok(j, s, a));
         let bad = !steps_ok
             || !self.arms.iter().flatten().all(plain)
             || self.close.is_some()

@@ -688,7 +688,8 @@ fn chain_shape<'a>(mut chain: Vec<&'a CsrExpand>, cond: Conditions<'a>) -> Optio
 /// its two nodes. Relationship uniqueness must be implied: two hops over one table could only
 /// share an edge if its source and target could be the same two nodes for both (as each
 /// walks it: out, in or either way), and two nodes are known to differ when a hop over a
-/// table without self-loops joins them, or they are of different tables. Node inequalities and absent edges are left to the rows.
+/// table without self-loops joins them, or they are of different tables. Node inequalities
+/// and absent edges are left to the rows.
 fn joined(
     chain: &[&CsrExpand],
     unequal: &[(String, String)],
