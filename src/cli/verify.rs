@@ -2457,30 +2457,38 @@ async fn vector_searches(on: &Graph, off: &Graph, seed: u64, report: &mut Report
 mod tests {
     use super::*;
 
-    /// Whole-graph queries include two cycles sharing hops, through several labels, written
-    /// as one MATCH or two, in total or grouped.
-    #[test]
-    fn whole_graph_queries_join_cycles_sharing_hops() {
+    /// A schema of `labels` (each with an integer `id`) and relationship types (type, from,
+    /// to).
+    fn schema_of(labels: &[&str], rels: &[(&str, &str, &str)]) -> Schema {
         let id = Prop {
             name: "id".into(),
             numeric: true,
             integer: true,
             values: vec!["1".into(), "2".into()],
         };
-        let labels = ["Person", "City"];
-        let rel = |t: &str, from: &str, to: &str| (t.into(), from.into(), to.into(), vec![]);
-        let s = Schema {
-            labels: labels
-                .iter()
+        Schema {
+            labels: (labels.iter())
                 .map(|l| (l.to_string(), vec![id.clone()]))
                 .collect(),
             label_sets: BTreeMap::new(),
             all_labels: labels.iter().map(|l| l.to_string()).collect(),
-            rels: vec![
-                rel("KNOWS", "Person", "Person"),
-                rel("IS_LOCATED_IN", "Person", "City"),
+            rels: (rels.iter())
+                .map(|(t, from, to)| (t.to_string(), from.to_string(), to.to_string(), vec![]))
+                .collect(),
+        }
+    }
+
+    /// Whole-graph queries include two cycles sharing hops, through several labels, written
+    /// as one MATCH or two, in total or grouped.
+    #[test]
+    fn whole_graph_queries_join_cycles_sharing_hops() {
+        let s = schema_of(
+            &["Person", "City"],
+            &[
+                ("KNOWS", "Person", "Person"),
+                ("IS_LOCATED_IN", "Person", "City"),
             ],
-        };
+        );
         let mut rng = Rng(11);
         let joined: Vec<String> = (0..3000)
             .filter_map(|_| whole_graph_query(&mut rng, &s))
@@ -2506,28 +2514,16 @@ mod tests {
     /// closed back onto their first node.
     #[test]
     fn whole_graph_queries_close_long_cycles_through_labels() {
-        let id = Prop {
-            name: "id".into(),
-            numeric: true,
-            integer: true,
-            values: vec!["1".into(), "2".into()],
-        };
         let labels = ["Person", "Comment", "Post"];
-        let rel = |t: &str, from: &str, to: &str| (t.into(), from.into(), to.into(), vec![]);
-        let s = Schema {
-            labels: labels
-                .iter()
-                .map(|l| (l.to_string(), vec![id.clone()]))
-                .collect(),
-            label_sets: BTreeMap::new(),
-            all_labels: labels.iter().map(|l| l.to_string()).collect(),
-            rels: vec![
-                rel("KNOWS", "Person", "Person"),
-                rel("HAS_CREATOR", "Comment", "Person"),
-                rel("HAS_CREATOR", "Post", "Person"),
-                rel("REPLY_OF", "Comment", "Post"),
+        let s = schema_of(
+            &labels,
+            &[
+                ("KNOWS", "Person", "Person"),
+                ("HAS_CREATOR", "Comment", "Person"),
+                ("HAS_CREATOR", "Post", "Person"),
+                ("REPLY_OF", "Comment", "Post"),
             ],
-        };
+        );
         let mut rng = Rng(5);
         let cycles: Vec<String> = (0..2000)
             .filter_map(|_| whole_graph_query(&mut rng, &s))
