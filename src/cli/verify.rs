@@ -1337,11 +1337,15 @@ fn whole_graph(
             if rng.chance(15) {
                 q.push_str(" OPTIONAL MATCH (o0)-->(oz)");
             }
-            match rng.below(4) {
+            match rng.below(6) {
                 0 => format!("{q} RETURN count(*) AS n"),
                 1 => format!("{q} RETURN a.{pa} AS x, count(*) AS n ORDER BY x, n"),
                 // A filter on the optional node above it (rows of nulls included).
                 2 => format!("{q} WITH a, o0 WHERE o0 IS NULL RETURN count(*) AS n"),
+                // The optional node counted alone: where it matched (per `a`, a node without
+                // a match keeps its row of 0).
+                3 => format!("{q} RETURN count(o0) AS c"),
+                4 => format!("{q} RETURN a.{pa} AS x, count(o0) AS c ORDER BY x, c"),
                 _ => format!("{q} RETURN count(o0) AS c, count(*) AS n"),
             }
         }

@@ -39,7 +39,8 @@
 //!   nodes one end of it) is not asked for;
 //! - the hop of an OPTIONAL MATCH (one hop from a bound node), alone in its arm or hanging
 //!   from a node as a branch: a node without a match counts once (`max(1, matches)`), as its
-//!   one row of nulls does;
+//!   one row of nulls does; `count(l)` of its node or relationship alone, in a total, counts
+//!   the paths where it matched (the hop counted as a plain one);
 //! - a variable-length hop `*min..max` with max <= 2 over one table from a label to itself,
 //!   walked one way, over a table without self-loops: its paths are exactly its walks (two
 //!   edges one way can only be one edge if it is a self-loop), so counts are pushed back over
@@ -1125,12 +1126,17 @@ fn factorize(agg: &datafusion::logical_expr::Aggregate) -> Option<Result<Logical
     let Shape {
         input: root_rows,
         key,
-        arms,
+        mut arms,
         close,
         joins,
         minus,
         ..
     } = shape;
+    // (Grouped, a root without a match would lose its row of zero: per-row counts drop
+    // rows without paths.)
+    if agg.group_expr.is_empty() {
+        counts_of_an_optional_match(&mut wants, &mut arms);
+    }
     // A join counts paths only.
     let values_wanted = wants.iter().any(|w| matches!(w, Wanted::Value { .. }));
     if !joins.is_empty() && (values_wanted || distinct) {
@@ -1344,6 +1350,56 @@ fn count_values_not_paths(wants: &mut [Wanted], never_null: &[String]) {
             };
         }
     }
+}
+
+/// `count(l)` (or `count(r)`) of the node (relationship) of an OPTIONAL MATCH's hop, and no
+/// other aggregate, in a total: the paths where the hop matched, so the hop is counted as a plain one (no
+/// match: no path) and the aggregates as counts of paths. (A row without a match has `l`
+/// null, which `count(l)` skips.)
+fn counts_of_an_optional_match(wants: &mut [Wanted], arms: &mut [Vec<CountHop>]) {
+    let mut cols = wants.iter().map(|w| match w {
+        Wanted::Value {
+            kind: ValueKind::NonNull,
+            col,
+            ..
+        } => Some(col),
+        _ => None,
+    });
+    let Some(Some(col)) = cols.next() else { return };
+    let col = col.clone();
+    if !cols.all(|c| c == Some(&col)) {
+        return;
+    }
+    let Some(h) = optional_hop_mut(arms, &col) else {
+        return;
+    };
+    h.optional = false;
+    for w in wants.iter_mut() {
+        if let Wanted::Value { out, .. } = w {
+            let out = std::mem::take(out);
+            *w = Wanted::Count(Counted {
+                out,
+                arg: None,
+                distinct: false,
+            });
+        }
+    }
+}
+
+/// The optional hop of `arms` (or of their branches) whose far node's key or relationship's
+/// id is `col`.
+fn optional_hop_mut<'a>(arms: &'a mut [Vec<CountHop>], col: &str) -> Option<&'a mut CountHop> {
+    for h in arms.iter_mut().flatten() {
+        let far = h.target.key.map(|k| h.target.all[k].1.as_str());
+        let edge = h.edge.all.get(2).map(|c| c.1.as_str());
+        if h.optional && (far == Some(col) || edge == Some(col)) {
+            return Some(h);
+        }
+        if let Some(found) = optional_hop_mut(&mut h.branches, col) {
+            return Some(found);
+        }
+    }
+    None
 }
 
 /// The `PathValue`s the wanted values need: each column a property of the last node of an

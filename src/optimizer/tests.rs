@@ -680,16 +680,37 @@ fn factorize_leaves_what_reads_an_optional_match_alone() {
     };
     // A hop from the optional match's far node: its null rows are dropped, not counted once.
     let cd = expand(bc(), "c__id", false, "r3", "d", None);
-    // The optional match's far node counted: a node without a match counts 0, not 1.
-    let cases = [
-        count_of(cd, lit(1i64)),
-        count_of(bc(), col("c__id")),
-        count_of(bc(), col("c__age")),
-    ];
+    // A property of the optional match's far node (null where the node has none).
+    let cases = [count_of(cd, lit(1i64)), count_of(bc(), col("c__age"))];
     for plan in cases {
         let (after, changed) = apply(FactorizeCounts::new(), plan.clone());
         assert!(!changed, "{after}");
     }
+}
+
+#[test]
+fn factorize_counts_an_optional_matchs_node_where_it_matched() {
+    // The optional match's far node counted: where it matched (a node without a match counts
+    // 0, not 1), the hop counted as a plain one.
+    let bc = optional(expand(hop(), "b__id", false, "r2", "c", None));
+    let plan = LogicalPlanBuilder::from(bc)
+        .aggregate(
+            Vec::<Expr>::new(),
+            vec![count(col("c__id")).alias("__agg0")],
+        )
+        .unwrap()
+        .build()
+        .unwrap();
+    let (after, changed) = apply_plan(FactorizeCounts::new(), plan.clone());
+    assert!(changed);
+    let shown = after.display_indent().to_string();
+    assert!(
+        shown.contains("CountPaths") && !shown.contains("optional"),
+        "{shown}"
+    );
+    // From a = 1, b = 2 reaches c = 3 and b = 3 nothing; from a = 2, b = 3 nothing.
+    assert_eq!(run(plan), ["1"]);
+    assert_eq!(run(after), ["1"]);
 }
 
 /// Two branches of a union label (`l` names each), as the planner makes them: a constant

@@ -511,3 +511,35 @@ MATCH (c:City) MATCH (a:Person)-[:IS_LOCATED_IN]->(c) MATCH (b:Person)-[:IS_LOCA
 ---- ordered
 n
 0
+
+# count() of an OPTIONAL MATCH's node or relationship alone, in a total: the paths where it
+# matched (counted without rows); grouped, a node without a match keeps its row of 0.
+MATCH (t:Tag)<-[:HAS_TAG]-(m:Message) OPTIONAL MATCH (m)<-[:LIKES]-(l:Person) RETURN count(l) AS n
+---- ordered
+n
+6
+
+MATCH (p:Person) OPTIONAL MATCH (p)-[r:KNOWS]->(f:Person) RETURN count(r) AS n
+---- ordered
+n
+7
+
+MATCH (t:Tag)<-[:HAS_TAG]-(m:Message) OPTIONAL MATCH (m)<-[r:LIKES]-(l:Person) RETURN count(r) AS n, count(l) AS k
+---- ordered
+n|k
+6|6
+
+MATCH (p:Person) OPTIONAL MATCH (p)-[:KNOWS]->(f:Person) RETURN p.firstName AS name, count(f) AS n ORDER BY name
+---- ordered
+name|n
+Ann|2
+Bob|2
+Carl|1
+Dana|1
+Eve|1
+Finn|0
+
+MATCH (p:Person) OPTIONAL MATCH (p)-[:KNOWS]->(f:Person) RETURN count(f) AS n, count(*) AS m
+---- ordered
+n|m
+7|8
