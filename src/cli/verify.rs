@@ -1171,6 +1171,30 @@ fn hops_around(s: &Schema, to: &str) -> Vec<String> {
 /// counts and values over a variable-length hop within one label, triangles, 4-cycles,
 /// diamonds and 4-cliques (any directions, one label's types), counted or as rows; cycles of
 /// four and five hops through several labels.
+/// A round's hops after the first, from `b` through each label's node (`node(i)`) back onto
+/// `(a)`, as pattern text.
+fn back_to_a(hops: &[String], node: impl Fn(usize) -> String) -> String {
+    let len = hops.len();
+    (1..len)
+        .map(|i| match i + 1 < len {
+            true => format!("{}{}", hops[i], node(i + 1)),
+            false => format!("{}(a)", hops[i]),
+        })
+        .collect()
+}
+
+/// `pattern`'s paths counted in total, or sometimes per a property of `a` (of `label`),
+/// returned as `alias`.
+fn total_or_per_a(rng: &mut Rng, s: &Schema, label: &str, pattern: String, alias: &str) -> String {
+    match s.labels.get(label).and_then(|ps| ps.first()) {
+        Some(p) if rng.chance(30) => format!(
+            "{pattern} RETURN a.{} AS {alias}, count(*) AS n ORDER BY {alias}, n",
+            p.name
+        ),
+        _ => format!("{pattern} RETURN count(*) AS n"),
+    }
+}
+
 fn whole_graph(
     rng: &mut Rng,
     s: &Schema,
@@ -1201,14 +1225,8 @@ fn whole_graph(
             if rng.chance(30) {
                 hops[1] = either_way(&hops[1]);
             }
-            let vars = ["a", "b", "c", "d"];
-            let node = |i: usize| format!("({}:`{}`)", vars[i], labels[i]);
-            let path: String = (1..len)
-                .map(|i| match i + 1 < len {
-                    true => format!("{}{}", hops[i], node(i + 1)),
-                    false => format!("{}(a)", hops[i]),
-                })
-                .collect();
+            let node = |i: usize| format!("({}:`{}`)", ["a", "b", "c", "d"][i], labels[i]);
+            let path = back_to_a(&hops, node);
             let other = format!("(a){}(x:`{}`){}(c)", hops[0], labels[1], hops[1]);
             let pattern = match rng.chance(50) {
                 true => format!("MATCH {}{}{}{path}, {other}", node(0), hops[0], node(1)),
@@ -1221,13 +1239,7 @@ fn whole_graph(
             };
             let props = s.labels.get(&labels[1]).cloned().unwrap_or_default();
             let w = filter(rng, "x", &props);
-            match s.labels.get(&labels[0]).and_then(|ps| ps.first()) {
-                Some(p) if rng.chance(30) => format!(
-                    "{pattern}{w} RETURN a.{} AS y, count(*) AS n ORDER BY y, n",
-                    p.name
-                ),
-                _ => format!("{pattern}{w} RETURN count(*) AS n"),
-            }
+            total_or_per_a(rng, s, &labels[0], format!("{pattern}{w}"), "y")
         }
         // A cycle of four or five hops through labels (LSQB's q2: a KNOWS edge closed by a
         // comment's reply to a post), maybe with a filter inside, written as one path or as
@@ -1240,27 +1252,15 @@ fn whole_graph(
                     *h = either_way(h);
                 }
             }
-            let vars = ["a", "b", "c", "d", "e"];
-            let node = |i: usize| format!("({}:`{}`)", vars[i], labels[i]);
-            let rest: String = (1..len)
-                .map(|i| match i + 1 < len {
-                    true => format!("{}{}", hops[i], node(i + 1)),
-                    false => format!("{}(a)", hops[i]),
-                })
-                .collect();
+            let node = |i: usize| format!("({}:`{}`)", ["a", "b", "c", "d", "e"][i], labels[i]);
+            let rest = back_to_a(&hops, node);
             let pattern = match rng.chance(50) {
                 true => format!("MATCH {}{}{}{rest}", node(0), hops[0], node(1)),
                 false => format!("MATCH {}{}{}, (b){rest}", node(0), hops[0], node(1)),
             };
             let props = s.labels.get(&labels[2]).cloned().unwrap_or_default();
             let w = filter(rng, "c", &props);
-            match s.labels.get(&labels[0]).and_then(|ps| ps.first()) {
-                Some(p) if rng.chance(30) => format!(
-                    "{pattern}{w} RETURN a.{} AS x, count(*) AS n ORDER BY x, n",
-                    p.name
-                ),
-                _ => format!("{pattern}{w} RETURN count(*) AS n"),
-            }
+            total_or_per_a(rng, s, &labels[0], format!("{pattern}{w}"), "x")
         }
         // Three hops from a label back to it through others, their ends required to differ
         // (counted as the paths less the triangles they would close), maybe also with an

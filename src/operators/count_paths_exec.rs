@@ -525,7 +525,7 @@ fn matched_arm_counts(hops: &[HopSpec], work: &mut Work) -> Result<Vec<u64>> {
         let rest = &hops[..hops.len() - 1];
         let near_n = last.data.near_keys.len() as u32;
         let mut v: Vec<u64> = (0..near_n)
-            .map(|x| work.tick(1).map(|_| degree(last, x)))
+            .map(|x| work.tick(1).map(|_| degree(last, x, false)))
             .collect::<Result<_>>()?;
         if let Some(prev) = rest.last() {
             keep_passing(prev, &mut v, work)?;
@@ -626,9 +626,10 @@ fn keep_passing<W: Weight>(h: &HopSpec, v: &mut [W], work: &Work) -> Result<()> 
     Ok(())
 }
 
-/// Edges of node `x` over the hop's orientations, from the offsets alone.
-fn degree(h: &HopSpec, x: u32) -> u64 {
-    let of = |&rev: &bool| h.data.index.direction(rev).degree(x) as u64;
+/// Edges of node `x` over the hop's orientations (walked `reversed` when true), from the
+/// offsets alone: what a walk from it looks at, before any filter.
+pub(super) fn degree(h: &HopSpec, x: u32, reversed: bool) -> u64 {
+    let of = |&rev: &bool| h.data.index.direction(rev != reversed).degree(x) as u64;
     h.orientations.iter().map(of).sum()
 }
 
@@ -1055,9 +1056,9 @@ fn forward_matched(
                         csr.range(x).map(move |e| csr.neighbors[e])
                     })
                 })
-                .map(|y| degree(&hops[k + 1], y))
+                .map(|y| degree(&hops[k + 1], y, false))
                 .sum(),
-            None => cur.iter().map(|&(x, _)| degree(h, x)).sum::<u64>() * h.lengths.1.max(1),
+            None => cur.iter().map(|&(x, _)| degree(h, x, false)).sum::<u64>() * h.lengths.1.max(1),
         };
         let share = backward_cost(&hops[k..]) / starts.max(1) as u64;
         if ahead.saturating_mul(FORWARD_EDGE_COST) > share {

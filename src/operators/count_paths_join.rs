@@ -12,7 +12,7 @@
 use super::cancel::Checkpoint;
 use super::count_paths::JoinStep;
 use super::count_paths_exclude::Marks;
-use super::count_paths_exec::{neighbours, passing, HopSpec, Masks, Work};
+use super::count_paths_exec::{degree, neighbours, passing, HopSpec, Masks, Work};
 use datafusion::common::Result;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
@@ -243,8 +243,10 @@ impl<'a> Joiner<'a> {
                 o.run.extend_from_slice(run);
                 o.marks.set_all(&o.run);
                 o.node = Some(b);
-                cp.tick(o.run.len() + 1)?;
-                w.seen += o.run.len();
+                // Every edge looked at, those a filter drops too.
+                let looked = degree(&arm[k + 1], b, reversed) as usize;
+                cp.tick(looked + 1)?;
+                w.seen += looked;
             }
         }
         let (h, m) = (&arm[0], &self.open[j]);

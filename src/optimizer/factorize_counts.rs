@@ -248,11 +248,21 @@ fn csr(plan: &LogicalPlan) -> Option<&CsrExpand> {
 
 /// The far node's key column of a hop.
 fn target_key(n: &CsrExpand) -> Option<String> {
-    n.target.key.map(|k| n.target.all[k].1.clone())
+    key_column(&n.target).map(str::to_string)
 }
 
 fn edge_id_col(n: &CsrExpand) -> Option<&str> {
-    n.edge.all.get(2).map(|c| c.1.as_str())
+    id_column(&n.edge)
+}
+
+/// The key column of a hop's far node, as its columns name it.
+fn key_column(t: &TakeSpec) -> Option<&str> {
+    t.key.map(|k| t.all[k].1.as_str())
+}
+
+/// The relationship id column of a hop's edge columns (source, target, id, properties).
+fn id_column(e: &TakeSpec) -> Option<&str> {
+    e.all.get(2).map(|c| c.1.as_str())
 }
 
 /// The hop of `chain` whose edge id column is `col`.
@@ -1122,7 +1132,6 @@ fn factorize(agg: &datafusion::logical_expr::Aggregate) -> Option<Result<Logical
         Some((chain, cond)) => chain_shape(chain, cond)?,
         None => var_length_shape(&agg.input)?,
     };
-    count_values_not_paths(&mut wants, &shape.never_null);
     let Shape {
         input: root_rows,
         key,
@@ -1130,13 +1139,14 @@ fn factorize(agg: &datafusion::logical_expr::Aggregate) -> Option<Result<Logical
         close,
         joins,
         minus,
-        ..
+        never_null,
     } = shape;
     // (Grouped, a root without a match would lose its row of zero: per-row counts drop
     // rows without paths.)
     if agg.group_expr.is_empty() {
         counts_of_an_optional_match(&mut wants, &mut arms);
     }
+    count_values_not_paths(&mut wants, &never_null);
     // A join counts paths only.
     let values_wanted = wants.iter().any(|w| matches!(w, Wanted::Value { .. }));
     if !joins.is_empty() && (values_wanted || distinct) {
@@ -1214,11 +1224,7 @@ fn factorize(agg: &datafusion::logical_expr::Aggregate) -> Option<Result<Logical
             Some(h) => n.with_close(h),
             None => n,
         };
-        let n = match joins.is_empty() {
-            true => n,
-            false => n.with_joins(joins)?,
-        };
-        n.with_values(values)
+        n.with_joins(joins).with_values(values)
     });
     let plan = match node {
         Ok(n) => LogicalPlan::Extension(Extension { node: Arc::new(n) }),
@@ -1353,21 +1359,22 @@ fn count_values_not_paths(wants: &mut [Wanted], never_null: &[String]) {
 }
 
 /// `count(l)` (or `count(r)`) of the node (relationship) of an OPTIONAL MATCH's hop, and no
-/// other aggregate, in a total: the paths where the hop matched, so the hop is counted as a plain one (no
-/// match: no path) and the aggregates as counts of paths. (A row without a match has `l`
-/// null, which `count(l)` skips.)
+/// other aggregate, in a total: the paths where the hop matched, so the hop is counted as a
+/// plain one (no match: no path) and the aggregates as counts of paths. (A row without a
+/// match has `l` null, which `count(l)` skips.)
 fn counts_of_an_optional_match(wants: &mut [Wanted], arms: &mut [Vec<CountHop>]) {
-    let mut cols = wants.iter().map(|w| match w {
-        Wanted::Value {
-            kind: ValueKind::NonNull,
-            col,
+    let arg = |w: &Wanted| match w {
+        Wanted::Count(Counted {
+            arg: Some(c),
+            distinct: false,
             ..
-        } => Some(col),
+        }) => Some(c.clone()),
         _ => None,
-    });
-    let Some(Some(col)) = cols.next() else { return };
-    let col = col.clone();
-    if !cols.all(|c| c == Some(&col)) {
+    };
+    let Some(Some(col)) = wants.first().map(arg) else {
+        return;
+    };
+    if !wants.iter().all(|w| arg(w).as_ref() == Some(&col)) {
         return;
     }
     let Some(h) = optional_hop_mut(arms, &col) else {
@@ -1375,13 +1382,8 @@ fn counts_of_an_optional_match(wants: &mut [Wanted], arms: &mut [Vec<CountHop>])
     };
     h.optional = false;
     for w in wants.iter_mut() {
-        if let Wanted::Value { out, .. } = w {
-            let out = std::mem::take(out);
-            *w = Wanted::Count(Counted {
-                out,
-                arg: None,
-                distinct: false,
-            });
+        if let Wanted::Count(c) = w {
+            c.arg = None;
         }
     }
 }
@@ -1390,9 +1392,8 @@ fn counts_of_an_optional_match(wants: &mut [Wanted], arms: &mut [Vec<CountHop>])
 /// id is `col`.
 fn optional_hop_mut<'a>(arms: &'a mut [Vec<CountHop>], col: &str) -> Option<&'a mut CountHop> {
     for h in arms.iter_mut().flatten() {
-        let far = h.target.key.map(|k| h.target.all[k].1.as_str());
-        let edge = h.edge.all.get(2).map(|c| c.1.as_str());
-        if h.optional && (far == Some(col) || edge == Some(col)) {
+        let ends_at = key_column(&h.target) == Some(col) || id_column(&h.edge) == Some(col);
+        if h.optional && ends_at {
             return Some(h);
         }
         if let Some(found) = optional_hop_mut(&mut h.branches, col) {

@@ -635,6 +635,15 @@ fn factorize_leaves_conditions_it_cannot_subtract_alone() {
     }
 }
 
+/// `count(e)` of `input`'s rows, as `__agg0`.
+fn count_of(input: LogicalPlan, e: Expr) -> LogicalPlan {
+    LogicalPlanBuilder::from(input)
+        .aggregate(Vec::<Expr>::new(), vec![count(e).alias("__agg0")])
+        .unwrap()
+        .build()
+        .unwrap()
+}
+
 /// `plan` (a `CsrExpand`) as an OPTIONAL MATCH's hop: rows without a match kept once.
 fn optional(plan: LogicalPlan) -> LogicalPlan {
     let LogicalPlan::Extension(e) = plan else {
@@ -671,13 +680,6 @@ fn factorize_counts_a_node_without_an_optional_match_once() {
 #[test]
 fn factorize_leaves_what_reads_an_optional_match_alone() {
     let bc = || optional(expand(hop(), "b__id", false, "r2", "c", None));
-    let count_of = |input: LogicalPlan, e: Expr| {
-        LogicalPlanBuilder::from(input)
-            .aggregate(Vec::<Expr>::new(), vec![count(e).alias("__agg0")])
-            .unwrap()
-            .build()
-            .unwrap()
-    };
     // A hop from the optional match's far node: its null rows are dropped, not counted once.
     let cd = expand(bc(), "c__id", false, "r3", "d", None);
     // A property of the optional match's far node (null where the node has none).
@@ -693,14 +695,7 @@ fn factorize_counts_an_optional_matchs_node_where_it_matched() {
     // The optional match's far node counted: where it matched (a node without a match counts
     // 0, not 1), the hop counted as a plain one.
     let bc = optional(expand(hop(), "b__id", false, "r2", "c", None));
-    let plan = LogicalPlanBuilder::from(bc)
-        .aggregate(
-            Vec::<Expr>::new(),
-            vec![count(col("c__id")).alias("__agg0")],
-        )
-        .unwrap()
-        .build()
-        .unwrap();
+    let plan = count_of(bc, col("c__id"));
     let (after, changed) = apply_plan(FactorizeCounts::new(), plan.clone());
     assert!(changed);
     let shown = after.display_indent().to_string();
