@@ -424,6 +424,10 @@ def test_import_mirrors_the_cli(tmp_path):
 def test_explain_and_refresh(sample):
     text = sample.explain("MATCH (p:Person {id: 1})-[:KNOWS]->(f) RETURN f.firstName")
     assert "CsrExpand" in text
+    # Every node of the optimized plan with its estimated rows; the hop with what it reads.
+    estimates = text.split("== estimates", 1)[1].split("\n\n", 1)[0].splitlines()[1:]
+    assert estimates and all(line.startswith("rows ~") for line in estimates), text
+    assert any("reads ~" in line and "CsrExpand" in line for line in estimates), text
     analyzed = sample.explain("MATCH (p:Person) RETURN count(*)", analyze=True)
     assert "output_rows" in analyzed or "rows" in analyzed
     assert sample.refresh() == 0

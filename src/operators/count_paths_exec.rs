@@ -418,6 +418,9 @@ pub(super) struct Work {
     branch_counts: Vec<(usize, Arc<Vec<u64>>)>,
     /// Where forward steps sum their weights per node.
     tally: Tally,
+    /// Scratch that grows with the paths rather than the tables (a joined count's work
+    /// items), held from the query's memory pool; none in unit tests.
+    memory: Option<datafusion::execution::memory_pool::MemoryReservation>,
 }
 
 /// Weights summed per node in a dense array kept zero between uses, so that a step costs
@@ -479,6 +482,20 @@ impl Work {
         let counts = Arc::new(arm_counts(branch, self)?);
         self.branch_counts.push((key, counts.clone()));
         Ok(counts)
+    }
+
+    /// Its scratch held from `memory` (a reservation of the query's pool).
+    fn holding(mut self, memory: datafusion::execution::memory_pool::MemoryReservation) -> Self {
+        self.memory = Some(memory);
+        self
+    }
+
+    /// Scratch of `bytes` in all is held: an error once the query's memory pool has no room.
+    pub(super) fn hold(&mut self, bytes: usize) -> Result<()> {
+        match &mut self.memory {
+            Some(m) => m.try_resize(bytes),
+            None => Ok(()),
+        }
     }
 
     /// `edges` more looked at.
@@ -1801,7 +1818,8 @@ impl ExecutionPlan for CountPathsExec {
             // budget of work; past it, it runs again on the blocking pool, where it ticks a
             // checkpoint that stops it once this stream is dropped.
             let timer = elapsed.timer();
-            let mut work = Work::new(Checkpoint::with_budget(super::cancel::IN_POLL_UNITS));
+            let mut work = Work::new(Checkpoint::with_budget(super::cancel::IN_POLL_UNITS))
+                .holding(reservation.new_empty());
             let close_ref = close.as_deref();
             let cycles = (close_ref, joins.as_slice());
             let first = count(
@@ -1814,8 +1832,9 @@ impl ExecutionPlan for CountPathsExec {
             let (out, edges) = match offload {
                 false => (first?, edges),
                 true => {
+                    let memory = reservation.new_empty();
                     super::cancel::run_blocking(move |cp| {
-                        let mut work = Work::new(cp);
+                        let mut work = Work::new(cp).holding(memory);
                         let timer = elapsed.timer();
                         let cycles = (close.as_deref(), joins.as_slice());
                         let out = count(
@@ -2125,6 +2144,55 @@ mod core_tests {
                 }
             }
             total
+        }
+    }
+
+    /// A joined count from few roots holds its first step's items from the query's memory
+    /// pool while it counts, and gives them back.
+    #[test]
+    fn joined_counts_hold_their_work_items_from_the_memory_pool() {
+        use crate::operators::count_paths::JoinStep;
+        use crate::operators::count_paths_join::join_counts;
+        use datafusion::execution::memory_pool::{GreedyMemoryPool, MemoryConsumer, MemoryPool};
+        let n = 40;
+        let a = edges(n, 600, 5);
+        // r -> x, then y from x closed onto r: triangles.
+        let arms = vec![
+            vec![hop(n, &a, vec![false], (1, 1))],
+            vec![hop(n, &a, vec![false], (1, 1)), hop(n, &a, vec![false], (1, 1))],
+        ];
+        let joins = vec![
+            JoinStep {
+                from: 0,
+                closes: vec![],
+            },
+            JoinStep {
+                from: 1,
+                closes: vec![(0, false)],
+            },
+        ];
+        let roots: Vec<u32> = (0..n as u32).collect();
+        let mut want = vec![0u64; n as usize];
+        join_counts(&arms, &joins, &roots, &mut want, &mut Work::default()).unwrap();
+        for (limit, fits) in [(64, false), (1 << 20, true)] {
+            let pool: Arc<dyn MemoryPool> = Arc::new(GreedyMemoryPool::new(limit));
+            let memory = MemoryConsumer::new("test").register(&pool);
+            let mut work = Work::default().holding(memory);
+            let mut got = vec![0u64; n as usize];
+            let run = join_counts(&arms, &joins, &roots, &mut got, &mut work);
+            match fits {
+                true => {
+                    run.unwrap();
+                    assert_eq!(got, want);
+                    assert_eq!(pool.reserved(), 0, "given back once counted");
+                }
+                false => {
+                    let e = run.unwrap_err().to_string();
+                    assert!(e.contains("Resources exhausted"), "{e}");
+                }
+            }
+            drop(work);
+            assert_eq!(pool.reserved(), 0);
         }
     }
 

@@ -70,6 +70,8 @@ pub(super) fn join_counts(
                     items.push((r, Some(v), m));
                     Ok(())
                 })?;
+                // A hub's first step can hold as many items as the graph has edges.
+                work.hold(items.capacity() * std::mem::size_of::<(u32, Option<u32>, u64)>())?;
             }
             work.edges += w.seen;
             items
@@ -127,7 +129,8 @@ pub(super) fn join_counts(
             out[r as usize] = out[r as usize].saturating_add(n);
         }
     }
-    Ok(())
+    drop(items);
+    work.hold(0)
 }
 
 impl<'a> Joiner<'a> {

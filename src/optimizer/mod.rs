@@ -1,6 +1,7 @@
 //! lance-csr's own optimizer rules, run after DataFusion's (each can be switched off).
 
 pub mod counters;
+pub mod estimates;
 pub mod factorize_counts;
 pub mod fold_constants;
 pub mod heavy_rows;

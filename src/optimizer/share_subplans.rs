@@ -27,13 +27,12 @@
 //! Must not fire: a subtree seen once; one with a volatile expression; one whose estimate is
 //! unknown (a join) or too large; one too cheap to be worth it; a lone scan or VALUES.
 
+use super::estimates::{estimate_rows, estimate_work};
 use super::prune_shared_subplans::shared_of;
 use super::RuleCounters;
-use crate::operators::node::GraphNode;
 use crate::operators::shared::{SharedCell, SharedSubplan};
 use datafusion::common::tree_node::{Transformed, TreeNode, TreeNodeRecursion};
 use datafusion::common::Result;
-use datafusion::datasource::source_as_provider;
 use datafusion::logical_expr::{Extension, LogicalPlan};
 use datafusion::optimizer::{OptimizerConfig, OptimizerRule};
 use std::collections::HashMap;
@@ -68,35 +67,6 @@ impl ShareSubplans {
     }
 }
 
-/// Rows a subtree reads from storage or produces in graph operators: the work evaluating it
-/// again would repeat. `None` where we cannot tell.
-pub fn estimate_work(plan: &LogicalPlan) -> Option<f64> {
-    let own = match plan {
-        LogicalPlan::TableScan(s) => {
-            let stats = source_as_provider(&s.source).ok()?.statistics()?;
-            *stats.num_rows.get_value()? as f64
-        }
-        LogicalPlan::Extension(Extension { node }) => match GraphNode::of(node.as_ref()) {
-            Some(GraphNode::Expand(_) | GraphNode::Lookup(_)) => estimate_rows(plan)?,
-            // Not weighed: their work is not estimated (or, shared, done once).
-            Some(
-                GraphNode::Intersect(_)
-                | GraphNode::VarLength(_)
-                | GraphNode::CountPaths(_)
-                | GraphNode::Shared(_)
-                | GraphNode::ConstRow(_),
-            )
-            | None => 0.0,
-        },
-        _ => 0.0,
-    };
-    let mut total = own;
-    for c in plan.inputs() {
-        total += estimate_work(c)?;
-    }
-    Some(total)
-}
-
 /// Merkle fingerprints of every subtree, in pre-order, with the subtree (not descending into
 /// subtrees already shared).
 fn fingerprints<'a>(plan: &'a LogicalPlan, out: &mut Vec<(u64, &'a LogicalPlan)>) -> u64 {
@@ -114,58 +84,6 @@ fn fingerprints<'a>(plan: &'a LogicalPlan, out: &mut Vec<(u64, &'a LogicalPlan)>
     let fp = h.finish();
     out.push((fp, plan));
     fp
-}
-
-/// Rows a subtree is expected to produce; `None` where we cannot tell.
-pub fn estimate_rows(plan: &LogicalPlan) -> Option<f64> {
-    let input = |i: usize| estimate_rows(plan.inputs().get(i)?);
-    match plan {
-        LogicalPlan::Values(v) => Some(v.values.len() as f64),
-        LogicalPlan::EmptyRelation(e) => Some(e.produce_one_row as u8 as f64),
-        LogicalPlan::TableScan(s) => {
-            let stats = source_as_provider(&s.source).ok()?.statistics()?;
-            let rows = *stats.num_rows.get_value()? as f64;
-            // Each pushed filter keeps a quarter (a guess, like DataFusion's default).
-            let mut r = rows * 0.25f64.powi(s.filters.len() as i32);
-            if let Some(f) = s.fetch {
-                r = r.min(f as f64);
-            }
-            Some(r)
-        }
-        LogicalPlan::Filter(_) => Some(input(0)? * 0.25),
-        LogicalPlan::Limit(l) => {
-            let fetch = match l.get_fetch_type().ok()? {
-                datafusion::logical_expr::FetchType::Literal(Some(n)) => n as f64,
-                _ => f64::INFINITY,
-            };
-            Some(input(0)?.min(fetch))
-        }
-        LogicalPlan::Projection(_)
-        | LogicalPlan::Sort(_)
-        | LogicalPlan::SubqueryAlias(_)
-        | LogicalPlan::Aggregate(_)
-        | LogicalPlan::Distinct(_)
-        | LogicalPlan::Window(_) => input(0),
-        LogicalPlan::Union(u) => u.inputs.iter().map(|i| estimate_rows(i)).sum(),
-        LogicalPlan::Extension(Extension { node }) => match GraphNode::of(node.as_ref())? {
-            GraphNode::ConstRow(_) => Some(1.0),
-            GraphNode::Lookup(_) => input(0),
-            GraphNode::Expand(n) if n.count.is_some() => input(0),
-            GraphNode::Expand(n) => {
-                let nodes = n.data.near_keys.len().max(1) as f64;
-                let degree = n.data.index.table_rows as f64 / nodes * n.orientations.len() as f64;
-                let filtered = if n.target_filter.is_some() || n.edge_filter.is_some() {
-                    0.25
-                } else {
-                    1.0
-                };
-                Some(input(0)? * degree * filtered)
-            }
-            GraphNode::Shared(s) => s.rows.map(|r| r as f64).or_else(|| input(0)),
-            GraphNode::Intersect(_) | GraphNode::VarLength(_) | GraphNode::CountPaths(_) => None,
-        },
-        _ => None,
-    }
 }
 
 /// Reads data, so that evaluating it again costs something.
@@ -327,13 +245,5 @@ mod tests {
             .rewrite(plan, &OptimizerContext::new())
             .unwrap();
         assert!(!out.transformed);
-    }
-
-    #[test]
-    fn estimates_follow_tables_degrees_and_filters() {
-        let plan = optimized_without_our_rules("MATCH (p:Person)-[:KNOWS]->(f:Person) RETURN f.id");
-        // 6 persons, 7 KNOWS edges: about 7 rows.
-        let rows = estimate_rows(&plan).unwrap();
-        assert!((6.0..=8.0).contains(&rows), "{rows}\n{plan}");
     }
 }

@@ -352,8 +352,9 @@ fn plan_one(
                 .iter()
                 .map(|(v, why)| format!("{v} ({why})"))
                 .collect();
+            let orders: String = r.orders.iter().map(|o| format!("; {o}")).collect();
             notes.push(format!(
-                "{}  -- root: {}",
+                "{}  -- root: {}{orders}",
                 ast::Clause::Match(r.graph.clause.clone()),
                 roots.join(", ")
             ));

@@ -143,8 +143,9 @@ impl Graph {
             ),
             _ => String::new(),
         };
+        let estimates = crate::optimizer::estimates::annotate(&optimized);
         Ok(format!(
-            "{rewrites}== logical plan ==\n{}\n\n== optimized logical plan ==\n{}\n\n== rule counters ==\n{counters}\n\n== physical plan ==\n{}{kept}\n\n== plan cache ==\n{cache_use}",
+            "{rewrites}== logical plan ==\n{}\n\n== optimized logical plan ==\n{}\n\n== estimates (rows each node makes; neighbour-list entries our operators read) ==\n{estimates}\n== rule counters ==\n{counters}\n\n== physical plan ==\n{}{kept}\n\n== plan cache ==\n{cache_use}",
             plan.display_indent(),
             optimized.display_indent(),
             displayable(physical.as_ref()).indent(false)
