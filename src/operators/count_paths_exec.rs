@@ -420,7 +420,7 @@ pub(super) struct Work {
     tally: Tally,
     /// Scratch that grows with the paths rather than the tables (a joined count's work
     /// items), held from the query's memory pool; none in unit tests.
-    memory: Option<datafusion::execution::memory_pool::MemoryReservation>,
+    pub(super) memory: Option<datafusion::execution::memory_pool::MemoryReservation>,
 }
 
 /// Weights summed per node in a dense array kept zero between uses, so that a step costs
@@ -488,14 +488,6 @@ impl Work {
     fn holding(mut self, memory: datafusion::execution::memory_pool::MemoryReservation) -> Self {
         self.memory = Some(memory);
         self
-    }
-
-    /// Scratch of `bytes` in all is held: an error once the query's memory pool has no room.
-    pub(super) fn hold(&mut self, bytes: usize) -> Result<()> {
-        match &mut self.memory {
-            Some(m) => m.try_resize(bytes),
-            None => Ok(()),
-        }
     }
 
     /// `edges` more looked at.
@@ -2159,7 +2151,10 @@ mod core_tests {
         // r -> x, then y from x closed onto r: triangles.
         let arms = vec![
             vec![hop(n, &a, vec![false], (1, 1))],
-            vec![hop(n, &a, vec![false], (1, 1)), hop(n, &a, vec![false], (1, 1))],
+            vec![
+                hop(n, &a, vec![false], (1, 1)),
+                hop(n, &a, vec![false], (1, 1)),
+            ],
         ];
         let joins = vec![
             JoinStep {

@@ -58,20 +58,34 @@ pub(super) fn join_counts(
     work: &mut Work,
 ) -> Result<()> {
     let j = Joiner::new(arms, joins, work)?;
-    // (root, first step's node or none, edges to it): what a core takes.
-    let items: Vec<(u32, Option<u32>, u64)> = match roots.len() >= SHARED_ROOTS {
-        true => roots.iter().map(|&r| (r, None, 1)).collect(),
+    // (root, first step's node or none, edges to it): what a core takes. Held from the
+    // query's memory pool before they grow: a hub's first step can hold as many items as
+    // the graph has edges.
+    type Item = (u32, Option<u32>, u64);
+    let mut memory = work.memory.take();
+    let mut hold = |items: usize| match &mut memory {
+        Some(m) => m.try_resize(items * std::mem::size_of::<Item>()),
+        None => Ok(()),
+    };
+    let items: Vec<Item> = match roots.len() >= SHARED_ROOTS {
+        true => {
+            hold(roots.len())?;
+            roots.iter().map(|&r| (r, None, 1)).collect()
+        }
         false => {
             let mut w = j.walk();
-            let mut items = Vec::new();
+            let mut items: Vec<Item> = Vec::new();
             for &r in roots {
                 w.bound = vec![r];
                 j.step(0, &mut w, &work.cp, |v, m| {
+                    if items.len() == items.capacity() {
+                        let more = items.capacity().max(64);
+                        hold(items.capacity() + more)?;
+                        items.reserve_exact(more);
+                    }
                     items.push((r, Some(v), m));
                     Ok(())
                 })?;
-                // A hub's first step can hold as many items as the graph has edges.
-                work.hold(items.capacity() * std::mem::size_of::<(u32, Option<u32>, u64)>())?;
             }
             work.edges += w.seen;
             items
@@ -130,7 +144,9 @@ pub(super) fn join_counts(
         }
     }
     drop(items);
-    work.hold(0)
+    hold(0)?;
+    work.memory = memory;
+    Ok(())
 }
 
 impl<'a> Joiner<'a> {

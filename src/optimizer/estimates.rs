@@ -49,15 +49,17 @@ pub fn estimate_work(plan: &LogicalPlan) -> Option<f64> {
 /// Rows a subtree is expected to produce; `None` where we cannot tell (joins, and our
 /// operators whose output the rules do not weigh).
 pub fn estimate_rows(plan: &LogicalPlan) -> Option<f64> {
+    if let Some(rows) = fixed_rows(plan) {
+        return Some(rows);
+    }
     let inputs = (plan.inputs().into_iter())
         .map(estimate_rows)
         .collect::<Option<Vec<f64>>>()?;
     rows_from(plan, &inputs)
 }
 
-/// The rows `plan` makes from its inputs' rows.
-fn rows_from(plan: &LogicalPlan, inputs: &[f64]) -> Option<f64> {
-    let input = |i: usize| inputs.get(i).copied();
+/// The rows of the nodes whose rows do not depend on their inputs'.
+fn fixed_rows(plan: &LogicalPlan) -> Option<f64> {
     match plan {
         LogicalPlan::Values(v) => Some(v.values.len() as f64),
         LogicalPlan::EmptyRelation(e) => Some(e.produce_one_row as u8 as f64),
@@ -70,6 +72,23 @@ fn rows_from(plan: &LogicalPlan, inputs: &[f64]) -> Option<f64> {
             }
             Some(r)
         }
+        LogicalPlan::Aggregate(a) if a.group_expr.is_empty() => Some(1.0),
+        LogicalPlan::Extension(Extension { node }) => match GraphNode::of(node.as_ref())? {
+            GraphNode::ConstRow(c) if c.input.is_none() => Some(1.0),
+            GraphNode::Shared(s) => s.rows.map(|r| r as f64),
+            _ => None,
+        },
+        _ => None,
+    }
+}
+
+/// The rows `plan` makes from its inputs' rows.
+fn rows_from(plan: &LogicalPlan, inputs: &[f64]) -> Option<f64> {
+    if let Some(rows) = fixed_rows(plan) {
+        return Some(rows);
+    }
+    let input = |i: usize| inputs.get(i).copied();
+    match plan {
         LogicalPlan::Filter(_) => Some(input(0)? * FILTER_KEEPS),
         LogicalPlan::Limit(l) => {
             let fetch = match l.get_fetch_type().ok()? {
@@ -78,7 +97,6 @@ fn rows_from(plan: &LogicalPlan, inputs: &[f64]) -> Option<f64> {
             };
             Some(input(0)?.min(fetch))
         }
-        LogicalPlan::Aggregate(a) if a.group_expr.is_empty() => Some(1.0),
         LogicalPlan::Projection(_)
         | LogicalPlan::Sort(_)
         | LogicalPlan::SubqueryAlias(_)
@@ -87,29 +105,35 @@ fn rows_from(plan: &LogicalPlan, inputs: &[f64]) -> Option<f64> {
         | LogicalPlan::Window(_) => input(0),
         LogicalPlan::Union(_) => Some(inputs.iter().sum()),
         LogicalPlan::Extension(Extension { node }) => match GraphNode::of(node.as_ref())? {
-            GraphNode::ConstRow(_) => Some(1.0),
+            // With an input: one row for each of its rows.
+            GraphNode::ConstRow(_) => input(0),
             GraphNode::Lookup(_) => input(0),
             GraphNode::Expand(n) if n.count.is_some() => input(0),
             GraphNode::Expand(n) => {
-                let nodes = n.data.near_keys.len().max(1) as f64;
-                let degree = n.data.index.table_rows as f64 / nodes * n.orientations.len() as f64;
+                let d = degree(&n.data, &n.orientations);
+                // A close keeps the rows whose bound far node is among the neighbours.
+                let per_row = match n.close {
+                    Some(_) => (d / far_nodes(&n.data)).min(1.0),
+                    None => d,
+                };
                 let filtered = if n.target_filter.is_some() || n.edge_filter.is_some() {
                     FILTER_KEEPS
                 } else {
                     1.0
                 };
-                Some(input(0)? * degree * filtered)
+                Some(input(0)? * per_row * filtered)
             }
-            GraphNode::Shared(s) => s.rows.map(|r| r as f64).or_else(|| input(0)),
+            GraphNode::Shared(_) => input(0),
             GraphNode::Intersect(_) | GraphNode::VarLength(_) | GraphNode::CountPaths(_) => None,
         },
         _ => None,
     }
 }
 
-/// EXPLAIN's estimates: the rows of every node of `plan`, one line per node as
-/// `display_indent` prints it, and for our graph operators the neighbour-list entries they
-/// read (for a count: instead of the paths a join would build).
+/// EXPLAIN's estimates: a line per node of `plan`'s tree of inputs (subqueries inside
+/// expressions are not shown), with the rows it makes; for our graph operators, the
+/// neighbour-list entries they read, and for a count, the paths it counts without building
+/// them (the rows a join would have made).
 pub fn annotate(plan: &LogicalPlan) -> String {
     let mut out = String::new();
     annotated(plan, 0, &mut out);
@@ -124,27 +148,16 @@ fn annotated(plan: &LogicalPlan, depth: usize, out: &mut String) -> Option<f64> 
         .map(|c| annotated(c, depth + 1, &mut below))
         .collect();
     let known: Option<Vec<f64>> = inputs.iter().copied().collect();
-    let (rows, reads) = match &known {
-        Some(ins) => match rows_from(plan, ins) {
-            Some(r) => (Some(r), graph_reads(plan, ins).map(|g| g.1)),
-            None => match graph_reads(plan, ins) {
-                Some((r, e)) => (Some(r), Some(e)),
-                None => (wider_rows(plan, ins), None),
-            },
-        },
-        None => (None, None),
+    let read = known.as_deref().and_then(|ins| graph_reads(plan, ins));
+    let rows = match (fixed_rows(plan), &known, &read) {
+        (Some(r), _, _) => Some(r),
+        (None, _, Some(g)) => Some(g.rows),
+        (None, Some(ins), None) => rows_from(plan, ins).or_else(|| wider_rows(plan, ins)),
+        (None, None, None) => None,
     };
-    // What a count stands for: the paths a join would have built.
-    let counted = match (plan, &known) {
-        (LogicalPlan::Extension(Extension { node }), Some(ins)) => {
-            match (GraphNode::of(node.as_ref()), ins.first()) {
-                (Some(GraphNode::CountPaths(n)), Some(roots)) => {
-                    Some(count_estimate(n, *roots).0)
-                }
-                _ => None,
-            }
-        }
-        _ => None,
+    let (reads, counted) = match read {
+        Some(g) => (Some(g.reads), g.counted),
+        None => (None, None),
     };
     let mut line = String::new();
     let _ = write!(line, "{:depth$}{}", "", plan.display(), depth = depth * 2);
@@ -189,8 +202,16 @@ fn wider_rows(plan: &LogicalPlan, inputs: &[f64]) -> Option<f64> {
     }
 }
 
-/// For our operators that read neighbour lists: (rows out, list entries read).
-fn graph_reads(plan: &LogicalPlan, inputs: &[f64]) -> Option<(f64, f64)> {
+/// What one of our operators that read neighbour lists makes and reads.
+struct Reads {
+    rows: f64,
+    /// Neighbour-list entries read.
+    reads: f64,
+    /// A count's paths (counted, not built).
+    counted: Option<f64>,
+}
+
+fn graph_reads(plan: &LogicalPlan, inputs: &[f64]) -> Option<Reads> {
     let LogicalPlan::Extension(Extension { node }) = plan else {
         return None;
     };
@@ -199,8 +220,15 @@ fn graph_reads(plan: &LogicalPlan, inputs: &[f64]) -> Option<(f64, f64)> {
         GraphNode::Expand(n) => {
             let rows = rows_from(plan, inputs)?;
             // A count per row reads the lists; a close probes one list per row.
-            let read = input * degree(&n.data, &n.orientations);
-            Some((rows, if n.close.is_some() { input } else { read }))
+            let reads = match n.close {
+                Some(_) => input,
+                None => input * degree(&n.data, &n.orientations),
+            };
+            Some(Reads {
+                rows,
+                reads,
+                counted: None,
+            })
         }
         GraphNode::Intersect(n) => {
             let open = degree(&n.open.data, &n.open.orientations);
@@ -216,7 +244,11 @@ fn graph_reads(plan: &LogicalPlan, inputs: &[f64]) -> Option<(f64, f64)> {
             } else {
                 input * open * kept
             };
-            Some((rows, input * (open + closes)))
+            Some(Reads {
+                rows,
+                reads: input * (open + closes),
+                counted: None,
+            })
         }
         GraphNode::VarLength(n) => {
             let d: f64 = (n.hops.iter())
@@ -225,39 +257,58 @@ fn graph_reads(plan: &LogicalPlan, inputs: &[f64]) -> Option<(f64, f64)> {
                     csr.num_edges() as f64 / csr.num_nodes().max(1) as f64
                 })
                 .sum();
-            let max = n.max.unwrap_or(8).min(8) as i32;
-            let paths: f64 = (n.min.max(1) as i32..=max.max(1)).map(|k| d.powi(k)).sum();
+            let paths = walks(d, (n.min, n.max.unwrap_or(u64::MAX)));
             let rows = if n.count.is_some() {
                 input
             } else {
                 input * paths
             };
-            Some((rows, input * paths))
+            Some(Reads {
+                rows,
+                reads: input * paths,
+                counted: None,
+            })
         }
         GraphNode::CountPaths(n) => {
             let (paths, reads) = count_estimate(n, input);
             let rows = if n.per_row { input.min(paths) } else { 1.0 };
-            Some((rows, reads))
+            Some(Reads {
+                rows,
+                reads,
+                counted: Some(paths),
+            })
         }
         GraphNode::Lookup(_) | GraphNode::Shared(_) | GraphNode::ConstRow(_) => None,
     }
 }
 
+/// Walks of `min..=max` steps per start, `d` ways each step (at most 8 steps weighed; zero
+/// steps: the start itself).
+fn walks(d: f64, (min, max): (u64, u64)) -> f64 {
+    let min = min.min(64);
+    let max = max.min(min.max(8)) as i32;
+    (min as i32..=max).map(|k| d.powi(k)).sum()
+}
+
 /// A count's paths and the list entries it reads from `roots` rows: each hop of a tree reads
-/// the lists of the distinct nodes it walks from (at most its table), once; a cycle's
-/// closing hop is probed per path.
+/// the lists of the distinct nodes it walks from (at most its table), once per step (a
+/// branch from every node it hangs from); a cycle's closing hop is probed per path. Filters
+/// keep a share of the paths after the lists are read.
 fn count_estimate(n: &CountPaths, roots: f64) -> (f64, f64) {
+    // The paths of an arm from `from` start rows.
     fn arm(hops: &[CountHop], from: f64, reads: &mut f64) -> f64 {
         let mut paths = from;
         for h in hops {
-            let d = degree(&h.data, &h.orientations) * kept(h);
+            let d = degree(&h.data, &h.orientations);
+            let steps = walks(d, h.lengths);
             let walked = paths.min(h.data.near_keys.len().max(1) as f64);
-            let times = h.lengths.1.clamp(1, 8) as i32;
-            *reads += walked * d * times as f64;
-            paths *= d.powi(times);
+            // Each step reads the lists of the nodes it walks from.
+            *reads += walked * (steps / d.max(1.0)).max(1.0) * d;
+            paths *= steps * kept(h);
+            let ends = paths.min(h.data.far_keys.len().max(1) as f64);
             for b in &h.branches {
-                let per = arm(b, 1.0, reads);
-                paths *= per;
+                let per_end = arm(b, ends, reads) / ends.max(1.0);
+                paths *= per_end;
             }
         }
         paths
@@ -270,9 +321,9 @@ fn count_estimate(n: &CountPaths, roots: f64) -> (f64, f64) {
             let Some((open, closes)) = hops.split_first() else {
                 continue;
             };
-            let d = degree(&open.data, &open.orientations) * kept(open);
+            let d = degree(&open.data, &open.orientations);
             reads += paths * d;
-            paths *= d;
+            paths *= d * kept(open);
             for c in closes {
                 reads += paths;
                 paths *= (degree(&c.data, &c.orientations) / far_nodes(&c.data)).min(1.0);
@@ -280,8 +331,13 @@ fn count_estimate(n: &CountPaths, roots: f64) -> (f64, f64) {
         }
         return (paths, reads);
     }
+    // Arms multiply per root.
     for hops in &n.arms {
-        paths *= arm(hops, roots, &mut reads) / roots.max(1.0);
+        let per_root = match roots > 0.0 {
+            true => arm(hops, roots, &mut reads) / roots,
+            false => 0.0,
+        };
+        paths *= per_root;
     }
     if let Some(c) = &n.close {
         reads += paths * degree(&c.data, &c.orientations).min(far_nodes(&c.data));
@@ -323,6 +379,19 @@ mod tests {
         assert!((6.0..=8.0).contains(&rows), "{rows}\n{plan}");
     }
 
+    #[test]
+    fn a_total_is_one_row_and_walks_sum_their_lengths() {
+        let plan = optimized_without_our_rules("MATCH (p:Person)-[:KNOWS]->(f) RETURN count(*)");
+        assert_eq!(estimate_rows(&plan), Some(1.0), "{plan}");
+        assert_eq!(walks(2.0, (1, 1)), 2.0);
+        // Zero steps is the start itself; unbounded walks are weighed up to 8 steps; a
+        // range past 8 at its first length.
+        assert_eq!(walks(2.0, (0, 2)), 7.0);
+        assert_eq!(walks(2.0, (1, u64::MAX)), 510.0);
+        assert_eq!(walks(2.0, (10, 12)), 1024.0);
+        assert_eq!(walks(2.0, (u64::MAX, u64::MAX)), 2f64.powi(64));
+    }
+
     /// EXPLAIN's section: a line per node, rows for each, and what a count reads.
     #[test]
     fn explain_estimates_every_node_and_what_a_count_reads() {
@@ -342,9 +411,18 @@ mod tests {
             .collect();
         assert_eq!(section.len(), plan.len(), "{e}");
         // 6 persons, 7 KNOWS: each hop reads the lists of the 6 persons once (7 entries).
-        let count = section.iter().find(|l| l.contains("CountPaths")).expect("a count");
-        assert!(count.starts_with("rows ~1 ") && count.contains("reads ~14 "), "{count}");
-        let scan = section.iter().find(|l| l.contains("TableScan")).expect("a scan");
+        let count = section
+            .iter()
+            .find(|l| l.contains("CountPaths"))
+            .expect("a count");
+        assert!(
+            count.starts_with("rows ~1 ") && count.contains("reads ~14 "),
+            "{count}"
+        );
+        let scan = section
+            .iter()
+            .find(|l| l.contains("TableScan"))
+            .expect("a scan");
         assert!(scan.starts_with("rows ~6 "), "{scan}");
     }
 }
