@@ -862,7 +862,10 @@ fn per_root(
         .collect();
     let mut out = PerRoot {
         counts: vec![0u64; roots.len()],
-        values: vec![vec![Acc::ZERO; roots.len()]; values.len()],
+        // (Not `vec![vec![..; n]; k]`: that fills the element once even for no values.)
+        values: (values.iter())
+            .map(|_| vec![Acc::ZERO; roots.len()])
+            .collect(),
     };
     if let Some(close) = close {
         cycle_counts(arms, close, &live, &mut out.counts, work)?;
