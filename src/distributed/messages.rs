@@ -459,6 +459,7 @@ wire!(CountHop as CountHopMsg {
     fold: Option<Fold>,
     branches: Vec<Vec<CountHop>>,
     optional: bool,
+    matched_only: bool,
 });
 
 wire!(Fold as FoldMsg {

@@ -50,13 +50,17 @@ pub struct CountHop {
     pub branches: Vec<Vec<CountHop>>,
     /// An OPTIONAL MATCH's hop, alone in its arm: a node without a match counts once.
     pub optional: bool,
+    /// Of an optional hop, counted per row (`count(l)` of its node or relationship, grouped):
+    /// the count is of the paths where it matched, and a row whose paths all lack a match
+    /// keeps its row, with 0.
+    pub matched_only: bool,
 }
 
 /// Branches as a comparable value (they nest).
 fn branches_sig(branches: &[Vec<CountHop>]) -> String {
     let hop = |h: &CountHop| {
         format!(
-            "{}|{:?}|{:?}|{:?}|{:?}|{:?}|{:?}|{}|[{}]",
+            "{}|{:?}|{:?}|{:?}|{:?}|{:?}|{:?}|{:?}|[{}]",
             h.rel_type,
             h.orientations,
             h.target_filter,
@@ -64,7 +68,7 @@ fn branches_sig(branches: &[Vec<CountHop>]) -> String {
             h.target,
             h.edge,
             h.lengths,
-            h.optional,
+            (h.optional, h.matched_only),
             branches_sig(&h.branches)
         )
     };
@@ -303,6 +307,7 @@ impl CountPaths {
                             &h.target,
                             &h.edge,
                             h.lengths,
+                            (h.optional, h.matched_only),
                             h.fold.as_ref().map(Fold::sig),
                             branches_sig(&h.branches),
                         )
@@ -348,6 +353,9 @@ fn explain_hop(h: &CountHop) -> String {
     }
     if h.optional {
         s.push_str(" optional");
+    }
+    if h.matched_only {
+        s.push_str(" (counted where it matched)");
     }
     if !h.branches.is_empty() {
         let b: Vec<String> = h.branches.iter().map(|a| explain_arm(a)).collect();

@@ -42,6 +42,8 @@ pub struct HopSpec {
     pub branches: Vec<Vec<HopSpec>>,
     /// Alone in its arm, a node without a match counts once (`count_paths::CountHop::optional`).
     pub optional: bool,
+    /// Optional, counted per row only where it matched (`count_paths::CountHop::matched_only`).
+    pub matched_only: bool,
 }
 
 /// Paths a hop and the next of its arm exclude (`count_paths::Fold`); counts only.
@@ -99,9 +101,32 @@ fn optionals_valid(arm: &[HopSpec]) -> bool {
     })
 }
 
+/// Whether a hop counted only where it matched is not optional.
+fn matched_only_not_optional(arms: &[Vec<HopSpec>]) -> bool {
+    (arms.iter().flatten())
+        .any(|h| (h.matched_only && !h.optional) || matched_only_not_optional(&h.branches))
+}
+
 /// Whether any hop of `arms` or of their branches is optional.
 fn any_optional(arms: &[Vec<HopSpec>]) -> bool {
     (arms.iter().flatten()).any(|h| h.optional || any_optional(&h.branches))
+}
+
+/// Whether any hop of `arms` or of their branches counts only where it matched.
+fn any_matched_only(arms: &[Vec<HopSpec>]) -> bool {
+    (arms.iter().flatten()).any(|h| h.matched_only || any_matched_only(&h.branches))
+}
+
+/// `arms` with the hops counted only where they matched taken as plain hops: the paths
+/// where they matched.
+fn where_matched(arms: &[Vec<HopSpec>]) -> Vec<Vec<HopSpec>> {
+    let hop = |h: &HopSpec| HopSpec {
+        optional: h.optional && !h.matched_only,
+        matched_only: false,
+        branches: where_matched(&h.branches),
+        ..h.clone()
+    };
+    arms.iter().map(|a| a.iter().map(hop).collect()).collect()
 }
 
 /// A property of an arm's last node computed over the paths (`count_paths::PathValue`).
@@ -251,6 +276,9 @@ impl CountPathsExec {
             || key_idx >= input.schema().fields().len()
             || (output == CountOutput::PerRow { distinct: true }
                 && (!one_hop || any_optional(&arms)))
+            // Counted where matched: per row, of an optional hop.
+            || (any_matched_only(&arms) && output != CountOutput::PerRow { distinct: false })
+            || matched_only_not_optional(&arms)
             || !arms.iter().all(|a| folds_valid(a) && optionals_valid(a))
         {
             return datafusion::common::internal_err!("CountPathsExec: bad arguments");
@@ -1576,6 +1604,7 @@ fn with_counts(
     b: &RecordBatch,
     ordinals: &[Option<u32>],
     per: &PerRoot,
+    rows: Option<&[u64]>,
     values: &[ValueSpec],
 ) -> Result<RecordBatch> {
     let c: Int64Array = ordinals
@@ -1583,7 +1612,13 @@ fn with_counts(
         .map(|o| o.map_or(0, |o| per.counts[o as usize].min(i64::MAX as u64) as i64))
         .collect::<Vec<i64>>()
         .into();
-    let keep = arrow::array::BooleanArray::from_iter(c.values().iter().map(|&n| Some(n > 0)));
+    // A row is kept where it has paths (`rows`: where these counts may be 0).
+    let keep = match rows {
+        None => arrow::array::BooleanArray::from_iter(c.values().iter().map(|&n| Some(n > 0))),
+        Some(rows) => (ordinals.iter())
+            .map(|o| Some(o.is_some_and(|o| rows[o as usize] > 0)))
+            .collect(),
+    };
     let mut cols = b.columns().to_vec();
     cols.push(Arc::new(c));
     for (v, accs) in values.iter().zip(&per.values) {
@@ -1631,8 +1666,18 @@ fn count(
         }
         CountOutput::PerRow { .. } => {
             let per = per_root(arms, (close, joins), values, output, start, work)?;
+            // Hops counted where they matched: the rows are those with paths (a missing
+            // match counting once), their counts those of the paths where they matched.
+            let (counts, rows) = match any_matched_only(arms) {
+                false => (per, None),
+                true => {
+                    let matched = where_matched(arms);
+                    let counts = per_root(&matched, (close, joins), values, output, start, work)?;
+                    (counts, Some(per.counts))
+                }
+            };
             kept.iter()
-                .map(|(b, ords)| with_counts(schema, b, ords, &per, values))
+                .map(|(b, ords)| with_counts(schema, b, ords, &counts, rows.as_deref(), values))
                 .collect::<Result<Vec<_>>>()?
         }
     };
@@ -1902,6 +1947,7 @@ mod core_tests {
             fold: None,
             branches: vec![],
             optional: false,
+            matched_only: false,
         }
     }
 

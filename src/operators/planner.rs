@@ -367,6 +367,7 @@ async fn count_hop(h: &CountHop, state: &SessionState) -> Result<HopSpec> {
         edge_filter: compile(&h.edge_filter, &h.edge, &h.data.edges)?,
         lengths: h.lengths,
         optional: h.optional,
+        matched_only: h.matched_only,
         branches: {
             let mut arms = Vec::with_capacity(h.branches.len());
             for arm in &h.branches {

@@ -583,6 +583,7 @@ fn count_hop(n: &CsrExpand) -> CountHop {
         fold: None,
         branches: vec![],
         optional: n.optional,
+        matched_only: false,
     }
 }
 
@@ -1108,6 +1109,7 @@ fn var_length_shape(input: &LogicalPlan) -> Option<Shape<'_>> {
         fold: None,
         branches: vec![],
         optional: false,
+        matched_only: false,
     };
     let mut never_null = vec![v.key.clone(), v.eids.clone()];
     never_null.extend(v.target.key.map(|k| v.target.all[k].1.clone()));
@@ -1141,11 +1143,7 @@ fn factorize(agg: &datafusion::logical_expr::Aggregate) -> Option<Result<Logical
         minus,
         never_null,
     } = shape;
-    // (Grouped, a root without a match would lose its row of zero: per-row counts drop
-    // rows without paths.)
-    if agg.group_expr.is_empty() {
-        counts_of_an_optional_match(&mut wants, &mut arms);
-    }
+    counts_of_an_optional_match(&mut wants, &mut arms, !agg.group_expr.is_empty());
     count_values_not_paths(&mut wants, &never_null);
     // A join counts paths only.
     let values_wanted = wants.iter().any(|w| matches!(w, Wanted::Value { .. }));
@@ -1359,10 +1357,11 @@ fn count_values_not_paths(wants: &mut [Wanted], never_null: &[String]) {
 }
 
 /// `count(l)` (or `count(r)`) of the node (relationship) of an OPTIONAL MATCH's hop, and no
-/// other aggregate, in a total: the paths where the hop matched, so the hop is counted as a
-/// plain one (no match: no path) and the aggregates as counts of paths. (A row without a
-/// match has `l` null, which `count(l)` skips.)
-fn counts_of_an_optional_match(wants: &mut [Wanted], arms: &mut [Vec<CountHop>]) {
+/// other aggregate: the paths where the hop matched, and the aggregates counts of paths. (A
+/// row without a match has `l` null, which `count(l)` skips.) In a total the hop is counted
+/// as a plain one (no match: no path); `grouped`, it is counted where it matched, and a
+/// group whose rows all lack a match keeps its row, with 0.
+fn counts_of_an_optional_match(wants: &mut [Wanted], arms: &mut [Vec<CountHop>], grouped: bool) {
     let arg = |w: &Wanted| match w {
         Wanted::Count(Counted {
             arg: Some(c),
@@ -1380,7 +1379,10 @@ fn counts_of_an_optional_match(wants: &mut [Wanted], arms: &mut [Vec<CountHop>])
     let Some(h) = optional_hop_mut(arms, &col) else {
         return;
     };
-    h.optional = false;
+    match grouped {
+        true => h.matched_only = true,
+        false => h.optional = false,
+    }
     for w in wants.iter_mut() {
         if let Wanted::Count(c) = w {
             c.arg = None;

@@ -708,6 +708,30 @@ fn factorize_counts_an_optional_matchs_node_where_it_matched() {
     assert_eq!(run(after), ["1"]);
 }
 
+#[test]
+fn factorize_counts_an_optional_matchs_node_per_group_keeping_groups_without_a_match() {
+    // Grouped by a: from a = 1, b = 2 reaches c = 3 and b = 3 nothing (1); from a = 2, b = 3
+    // nothing: a row of 0, not no row.
+    let bc = optional(expand(hop(), "b__id", false, "r2", "c", None));
+    let plan = LogicalPlanBuilder::from(bc)
+        .aggregate(
+            vec![col("a__id")],
+            vec![count(col("c__id")).alias("__agg0")],
+        )
+        .unwrap()
+        .build()
+        .unwrap();
+    let (after, changed) = apply_plan(FactorizeCounts::new(), plan.clone());
+    assert!(changed);
+    let shown = after.display_indent().to_string();
+    assert!(
+        shown.contains("optional (counted where it matched)"),
+        "{shown}"
+    );
+    assert_eq!(run(plan), ["1,1", "2,0"]);
+    assert_eq!(run(after), ["1,1", "2,0"]);
+}
+
 /// Two branches of a union label (`l` names each), as the planner makes them: a constant
 /// label over each branch's rows.
 fn label_branches(limit_second: bool) -> LogicalPlan {

@@ -539,6 +539,32 @@ Dana|1
 Eve|1
 Finn|0
 
+# Grouped, counted where it matched: beside another optional match (each match of `f`
+# once per `m`), per a node reached by a hop, and with persons who like nothing left out.
+MATCH (p:Person) OPTIONAL MATCH (p)-[:KNOWS]->(f:Person) OPTIONAL MATCH (p)<-[:HAS_CREATOR]-(m) RETURN p.firstName AS n, count(f) AS c ORDER BY n
+---- ordered
+n|c
+Ann|2
+Bob|4
+Carl|1
+Dana|1
+Eve|1
+Finn|0
+
+MATCH (p:Person)-[:IS_LOCATED_IN]->(c:City) OPTIONAL MATCH (p)-[:KNOWS]->(f) RETURN c.name AS n, count(f) AS c ORDER BY n
+---- ordered
+n|c
+Berlin|5
+Lyon|2
+
+MATCH (p:Person)-[:LIKES]->(m) OPTIONAL MATCH (m)<-[:REPLY_OF]-(r) RETURN p.firstName AS n, count(r) AS c ORDER BY n
+---- ordered
+n|c
+Ann|1
+Bob|1
+Carl|1
+Dana|1
+
 MATCH (p:Person) OPTIONAL MATCH (p)-[:KNOWS]->(f:Person) RETURN count(f) AS n, count(*) AS m
 ---- ordered
 n|m
