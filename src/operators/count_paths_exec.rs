@@ -101,20 +101,17 @@ fn optionals_valid(arm: &[HopSpec]) -> bool {
     })
 }
 
-/// Whether a hop counted only where it matched is not optional.
-fn matched_only_not_optional(arms: &[Vec<HopSpec>]) -> bool {
-    (arms.iter().flatten())
-        .any(|h| (h.matched_only && !h.optional) || matched_only_not_optional(&h.branches))
+/// Whether any hop of `arms` or of their branches is `is`.
+fn any_hop(arms: &[Vec<HopSpec>], is: &dyn Fn(&HopSpec) -> bool) -> bool {
+    (arms.iter().flatten()).any(|h| is(h) || any_hop(&h.branches, is))
 }
 
-/// Whether any hop of `arms` or of their branches is optional.
 fn any_optional(arms: &[Vec<HopSpec>]) -> bool {
-    (arms.iter().flatten()).any(|h| h.optional || any_optional(&h.branches))
+    any_hop(arms, &|h| h.optional)
 }
 
-/// Whether any hop of `arms` or of their branches counts only where it matched.
 fn any_matched_only(arms: &[Vec<HopSpec>]) -> bool {
-    (arms.iter().flatten()).any(|h| h.matched_only || any_matched_only(&h.branches))
+    any_hop(arms, &|h| h.matched_only)
 }
 
 /// `arms` with the hops counted only where they matched taken as plain hops: the paths
@@ -278,7 +275,7 @@ impl CountPathsExec {
                 && (!one_hop || any_optional(&arms)))
             // Counted where matched: per row, of an optional hop.
             || (any_matched_only(&arms) && output != CountOutput::PerRow { distinct: false })
-            || matched_only_not_optional(&arms)
+            || any_hop(&arms, &|h| h.matched_only && !h.optional)
             || !arms.iter().all(|a| folds_valid(a) && optionals_valid(a))
         {
             return datafusion::common::internal_err!("CountPathsExec: bad arguments");

@@ -39,8 +39,9 @@
 //!   nodes one end of it) is not asked for;
 //! - the hop of an OPTIONAL MATCH (one hop from a bound node), alone in its arm or hanging
 //!   from a node as a branch: a node without a match counts once (`max(1, matches)`), as its
-//!   one row of nulls does; `count(l)` of its node or relationship alone, in a total, counts
-//!   the paths where it matched (the hop counted as a plain one);
+//!   one row of nulls does; `count(l)` of its node or relationship alone counts the paths
+//!   where it matched (in a total the hop counted as a plain one; grouped, a group whose rows
+//!   all lack a match keeps its row of 0);
 //! - a variable-length hop `*min..max` with max <= 2 over one table from a label to itself,
 //!   walked one way, over a table without self-loops: its paths are exactly its walks (two
 //!   edges one way can only be one edge if it is a self-loop), so counts are pushed back over
