@@ -737,6 +737,35 @@ fn factorize_counts_an_optional_matchs_node_per_group_keeping_groups_without_a_m
     assert_eq!(sorted(run(after)), ["1,1", "2,0"]);
 }
 
+#[test]
+fn factorize_drops_a_group_without_the_mandatory_match_beside_an_optional_counted_where_matched() {
+    // Roots 1, 2, 3; 3 knows no one, so it has no rows and no group (1 and 2 as above).
+    let roots = LogicalPlanBuilder::values(vec![vec![lit(1i64)], vec![lit(2i64)], vec![lit(3i64)]])
+        .unwrap()
+        .project(vec![col("column1").alias("a__id")])
+        .unwrap()
+        .build()
+        .unwrap();
+    let ab = expand(roots, "a__id", false, "k", "b", None);
+    let bc = optional(expand(ab, "b__id", false, "r2", "c", None));
+    let plan = LogicalPlanBuilder::from(bc)
+        .aggregate(
+            vec![col("a__id")],
+            vec![count(col("c__id")).alias("__agg0")],
+        )
+        .unwrap()
+        .build()
+        .unwrap();
+    let (after, changed) = apply_plan(FactorizeCounts::new(), plan.clone());
+    assert!(changed);
+    let sorted = |mut rows: Vec<String>| {
+        rows.sort();
+        rows
+    };
+    assert_eq!(sorted(run(plan)), ["1,1", "2,0"]);
+    assert_eq!(sorted(run(after)), ["1,1", "2,0"]);
+}
+
 /// Two branches of a union label (`l` names each), as the planner makes them: a constant
 /// label over each branch's rows.
 fn label_branches(limit_second: bool) -> LogicalPlan {

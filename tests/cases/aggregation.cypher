@@ -565,6 +565,27 @@ Bob|1
 Carl|1
 Dana|1
 
+# The same, as one label each (counted without rows; the unlabelled forms above branch):
+# each friend's posts, Finn (who knows no one) left out; beside another optional match.
+MATCH (p:Person)-[:KNOWS]->(q:Person) OPTIONAL MATCH (q)<-[:HAS_CREATOR]-(m:Post) RETURN p.firstName AS n, count(m) AS c ORDER BY n
+---- ordered
+n|c
+Ann|1
+Bob|1
+Carl|1
+Dana|1
+Eve|1
+
+MATCH (p:Person) OPTIONAL MATCH (p)-[:KNOWS]->(f:Person) OPTIONAL MATCH (p)<-[:HAS_CREATOR]-(m:Post) RETURN p.firstName AS n, count(f) AS c ORDER BY n
+---- ordered
+n|c
+Ann|2
+Bob|2
+Carl|1
+Dana|1
+Eve|1
+Finn|0
+
 MATCH (p:Person) OPTIONAL MATCH (p)-[:KNOWS]->(f:Person) RETURN count(f) AS n, count(*) AS m
 ---- ordered
 n|m

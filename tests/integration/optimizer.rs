@@ -297,6 +297,27 @@ async fn existence_between_bound_nodes_is_a_csr_probe() {
     }
 }
 
+/// `count()` of an OPTIONAL MATCH's node, grouped, is counted without rows (the hop counted
+/// where it matched), with the answers of the rows: a group without a match keeps its 0, a
+/// root without the mandatory match has none.
+#[tokio::test]
+async fn a_grouped_count_of_an_optional_matchs_node_is_counted_without_rows() {
+    let g = common::sample().await;
+    let rows_of = sample_with(RuleSwitches::none()).await;
+    for q in [
+        "MATCH (p:Person) OPTIONAL MATCH (p)-[:KNOWS]->(f:Person) OPTIONAL MATCH (p)<-[:HAS_CREATOR]-(m:Post) RETURN p.firstName AS n, count(f) AS c",
+        "MATCH (p:Person)-[:KNOWS]->(q:Person) OPTIONAL MATCH (q)<-[:HAS_CREATOR]-(m:Post) RETURN p.firstName AS n, count(m) AS c",
+    ] {
+        let text = g.explain(q, &Params::new()).await.unwrap();
+        assert!(text.contains("counted where it matched"), "{q}\n{text}");
+        let mut got = common::rows(&g.query(q, &Params::new()).await.unwrap());
+        let mut want = common::rows(&rows_of.query(q, &Params::new()).await.unwrap());
+        got.sort();
+        want.sort();
+        assert_eq!(got, want, "{q}");
+    }
+}
+
 /// A node taken from a list and matched again (`UNWIND xs AS x MATCH (x)-->()`) is looked up
 /// by the key its identity names, per row: no node table scanned and joined on identity.
 /// Nodes of several tables (a label union), values that are no node of a table (null), and a
